@@ -1,0 +1,137 @@
+package exec
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/state"
+)
+
+// TaskContext is what the runtime hands one subtask of an operator, source or sink at Open.
+type TaskContext struct {
+	Job         string
+	Operator    string // the operator's id, unique in the job
+	Subtask     int
+	Parallelism int
+	// KeyGroups is the range of key groups this subtask owns out of MaxKeyGroups.
+	KeyGroups    state.KeyGroupRange
+	MaxKeyGroups int
+	// State is the subtask's checkpointed state, already restored from the job's last completed checkpoint when
+	// there is one. Only the subtask's goroutine touches it; the runtime captures it at each barrier after
+	// OnBarrier returns.
+	State state.Backend
+	// Restored is the id of the checkpoint State was restored from, 0 for a fresh start.
+	Restored uint64
+	Alloc    memory.Allocator
+	FS       state.FS
+	// IsCompleted reports whether checkpoint id has a durable COMPLETED marker: what a 2PC sink's recovery needs
+	// to decide whether a staged file is committed or deleted.
+	IsCompleted func(id uint64) bool
+	Log         *slog.Logger
+	// Errors counts bad values an operator turned into NULL instead of failing (DESIGN.md's data-error policy).
+	Errors *Counter
+}
+
+// Emitter sends an operator's output downstream. Emit takes over the batch's reference; the runtime routes the rows
+// through the output exchange (forward, hash, broadcast) and blocks while downstream channels are full, which is
+// the backpressure.
+type Emitter interface {
+	Emit(b Batch) error
+}
+
+// Operator is one subtask's processing logic over Arrow batches. The runtime calls its methods from the subtask's
+// goroutine only, in stream order:
+//
+//   - Open once, with state already restored;
+//   - Process for each batch of logical input `input` (the index of the upstream edge the batch came through, so a
+//     join tells left from right; the channels of one edge are merged in this index). Process owns b and must
+//     release it;
+//   - OnWatermark when the combined watermark (min over inputs, a finished input counting as MaxWatermark)
+//     advances; timers and windows fire here. The runtime forwards the watermark after OnWatermark returns, so
+//     output emitted here precedes it downstream;
+//   - OnBarrier before the runtime captures State for checkpoint b.ID: the operator writes what it keeps in memory
+//     and has changed since the last barrier into State (the write-back cache). It must not emit;
+//   - Close once at the end, after the final OnWatermark(MaxWatermark) at end of input, or on cancel.
+//
+// An error from any method is a runtime failure of the job, which restarts it from its last completed checkpoint.
+type Operator interface {
+	Open(ctx *TaskContext) error
+	Process(input int, b Batch, out Emitter) error
+	OnWatermark(wm int64, out Emitter) error
+	OnBarrier(b checkpoint.Barrier) error
+	Close() error
+}
+
+// Unaligner is implemented by multi-input operators that cannot take an unaligned checkpoint (their in-flight
+// records cannot be captured and replayed); unaligned barriers degrade to aligned at such an operator. Operators
+// that do not implement it can unalign: the runtime captures in-flight records generically.
+type Unaligner interface {
+	CanUnalign() bool
+}
+
+// SourceStatus says what Produce returned.
+type SourceStatus uint8
+
+const (
+	// Produced: Batch holds rows (and WM the source's watermark after them).
+	Produced SourceStatus = iota
+	// Idle: nothing right now; the runtime calls again soon and, past the idle timeout, stops letting this source
+	// hold the watermark back.
+	Idle
+	// Finished: the source is exhausted (a bounded source); Produce is not called again.
+	Finished
+)
+
+// SourceResult is one call's output.
+type SourceResult struct {
+	Status SourceStatus
+	Batch  Batch
+	// WM is the source's watermark after this batch (a multi-split source returns the min over its splits).
+	// MinWatermark when it has none yet.
+	WM int64
+}
+
+// Source produces batches for one subtask. Its methods run on the subtask's goroutine. The runtime injects
+// barriers only between Produce calls: it calls SnapshotOffset, stages the bytes under the barrier's id and emits
+// the barrier, so the offset recorded for checkpoint N is exactly the position after the last record before
+// barrier N.
+type Source interface {
+	// RestoreOffset is called before Open with the bytes SnapshotOffset returned for the restored checkpoint.
+	RestoreOffset(offset []byte) error
+	Open(ctx *TaskContext) error
+	Produce(ctx context.Context) (SourceResult, error)
+	// SnapshotOffset returns the read position to resume from: everything produced so far is before it.
+	SnapshotOffset() ([]byte, error)
+	Close() error
+}
+
+// CheckpointListener is implemented by sources whose consume is irreversible (a broker ack) and by anything else
+// that must act once a checkpoint is globally durable or known aborted. Calls come from the coordinator's
+// goroutine, not the subtask's.
+type CheckpointListener interface {
+	NotifyCheckpointComplete(id uint64)
+	NotifyCheckpointAborted(id uint64)
+}
+
+// Sink is a two-phase-commit sink subtask.
+//
+//   - Open recovers staged work of earlier incarnations: it commits every staged transaction whose checkpoint
+//     IsCompleted, and deletes the rest, including in-progress files.
+//   - Write appends a batch to the in-progress transaction (subtask goroutine; takes over b's reference).
+//   - PreCommit(id) is phase 1 at barrier id: seal the in-progress transaction durably under id (subtask
+//     goroutine). Nothing is visible yet.
+//   - Commit(id) is phase 2, after checkpoint id completed: make every staged transaction with an id <= id
+//     visible. Abort(id) discards staged transaction id. Both are idempotent and may be called from another
+//     goroutine than Write, concurrently with it.
+//   - Close releases resources; it leaves staged transactions for the next Open to decide.
+type Sink interface {
+	Open(ctx *TaskContext) error
+	Write(b Batch) error
+	PreCommit(id uint64) error
+	Commit(id uint64) error
+	Abort(id uint64) error
+	Close() error
+}
