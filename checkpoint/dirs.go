@@ -1,0 +1,200 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/clinksql/clinksql/state"
+)
+
+// The checkpoint directory of a job, <data>/jobs/<job>/checkpoints, holds:
+//
+//	chk-<id>/<participant>/...  what each participant persisted for checkpoint id
+//	COMPLETED-<id>              the durable marker that makes id a restore point (empty file)
+//	HIGHWATER                   the highest id anything here ever named, written before retention deletes
+//	.<name>.part                temp files of WriteFsyncRename, never a record of anything
+const (
+	chkPrefix    = "chk-"
+	markerPrefix = "COMPLETED-"
+	highWater    = "HIGHWATER"
+)
+
+// SubtaskDir is where participant p persists its snapshot of checkpoint id.
+func SubtaskDir(dir string, id uint64, p ParticipantID) string {
+	return filepath.Join(chkDir(dir, id), string(p))
+}
+
+func chkDir(dir string, id uint64) string {
+	return filepath.Join(dir, chkPrefix+strconv.FormatUint(id, 10))
+}
+
+// MarkerPath is the COMPLETED marker of checkpoint id.
+func MarkerPath(dir string, id uint64) string {
+	return filepath.Join(dir, markerPrefix+strconv.FormatUint(id, 10))
+}
+
+func highWaterPath(dir string) string { return filepath.Join(dir, highWater) }
+
+// IsCompleted reports whether checkpoint id has a durable COMPLETED marker: a 2PC sink's recovery commits staged
+// output of id exactly when this is true.
+func IsCompleted(fsys state.FS, dir string, id uint64) bool {
+	fi, err := fsOrOS(fsys).Stat(MarkerPath(dir, id))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// LatestCompleted is the newest checkpoint with a COMPLETED marker: the restore point. A missing directory is a
+// job that never completed a checkpoint (ok = false), not an error.
+func LatestCompleted(fsys state.FS, dir string) (id uint64, ok bool, err error) {
+	l, err := scanDir(fsys, dir)
+	if err != nil {
+		return 0, false, err
+	}
+	if len(l.completed) == 0 {
+		return 0, false, nil
+	}
+	return l.completed[len(l.completed)-1], true, nil
+}
+
+// CompletedIDs lists the checkpoints with a COMPLETED marker, oldest first (SHOW CHECKPOINTS).
+func CompletedIDs(fsys state.FS, dir string) ([]uint64, error) {
+	l, err := scanDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.completed, nil
+}
+
+// NextID is the first checkpoint id a new incarnation of the job may use: one above every id any durable record in
+// dir names - markers, the high-water mark, and chk-<id> directories of checkpoints that never completed.
+// Numbering above markers alone would let a successor reuse the id of a dead incarnation's half-written
+// checkpoint, and a restore could then assemble one id from files of two vintages.
+func NextID(fsys state.FS, dir string) (uint64, error) {
+	l, err := scanDir(fsys, dir)
+	if err != nil {
+		return 0, err
+	}
+	return l.maxID() + 1, nil
+}
+
+// listing is what one directory scan found.
+type listing struct {
+	completed []uint64 // ascending
+	chks      []uint64 // ascending; chk-<id> directories, completed or not
+	highWater uint64
+}
+
+func (l listing) maxID() uint64 {
+	m := l.highWater
+	if n := len(l.completed); n > 0 && l.completed[n-1] > m {
+		m = l.completed[n-1]
+	}
+	if n := len(l.chks); n > 0 && l.chks[n-1] > m {
+		m = l.chks[n-1]
+	}
+	return m
+}
+
+func scanDir(fsys state.FS, dir string) (listing, error) {
+	fsys = fsOrOS(fsys)
+	var l listing
+	entries, err := fsys.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return l, fmt.Errorf("checkpoint dir %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") { // WriteFsyncRename temp files (".x.part") record nothing
+			continue
+		}
+		switch {
+		case name == highWater:
+			data, err := fsys.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return l, fmt.Errorf("checkpoint dir %s: %w", dir, err)
+			}
+			// Written with WriteFsyncRename, so it is whole or absent; anything else is corruption, and guessing
+			// low would reuse ids.
+			hw, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+			if err != nil {
+				return l, fmt.Errorf("checkpoint dir %s: corrupt %s: %w", dir, highWater, err)
+			}
+			l.highWater = hw
+		case strings.HasPrefix(name, markerPrefix):
+			if id, err := strconv.ParseUint(name[len(markerPrefix):], 10, 64); err == nil && !e.IsDir() {
+				l.completed = append(l.completed, id)
+			}
+		case strings.HasPrefix(name, chkPrefix):
+			if id, err := strconv.ParseUint(name[len(chkPrefix):], 10, 64); err == nil {
+				l.chks = append(l.chks, id)
+			}
+		}
+	}
+	sort.Slice(l.completed, func(i, j int) bool { return l.completed[i] < l.completed[j] })
+	sort.Slice(l.chks, func(i, j int) bool { return l.chks[i] < l.chks[j] })
+	return l, nil
+}
+
+func fsOrOS(fsys state.FS) state.FS {
+	if fsys == nil {
+		return state.OS
+	}
+	return fsys
+}
+
+// retain keeps the newest `keep` completed checkpoints of dir and deletes everything older: markers of older
+// completed checkpoints and every chk-<id> directory below the oldest retained one, except ids in inFlight (a
+// checkpoint still collecting acks owns its directory even if a newer one completed first). issued is the highest
+// id the caller has handed out; the high-water mark covers it too.
+func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issued uint64) error {
+	l, err := scanDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	if len(l.completed) <= keep {
+		return nil
+	}
+	floor := l.completed[len(l.completed)-keep]
+	var markers, chks []uint64
+	for _, id := range l.completed {
+		if id < floor && !inFlight[id] {
+			markers = append(markers, id)
+		}
+	}
+	for _, id := range l.chks {
+		if id < floor && !inFlight[id] {
+			chks = append(chks, id)
+		}
+	}
+	if len(markers) == 0 && len(chks) == 0 {
+		return nil
+	}
+	// The high-water mark is durable before the first deletion, so the ids about to vanish stay named.
+	hw := max(l.maxID(), issued)
+	if hw > l.highWater {
+		if err := state.WriteFsyncRename(fsOrOS(fsys), highWaterPath(dir), []byte(strconv.FormatUint(hw, 10)+"\n")); err != nil {
+			return fmt.Errorf("checkpoint retention: high-water mark: %w", err)
+		}
+	}
+	fsys = fsOrOS(fsys)
+	// Markers go before their directories: a crash in between leaves an uncompleted chk dir (cleaned next time),
+	// never a COMPLETED marker whose snapshot files are gone.
+	for _, id := range markers {
+		if err := fsys.Remove(MarkerPath(dir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("checkpoint retention: %w", err)
+		}
+	}
+	for _, id := range chks {
+		if err := fsys.RemoveAll(chkDir(dir, id)); err != nil {
+			return fmt.Errorf("checkpoint retention: %w", err)
+		}
+	}
+	return nil
+}

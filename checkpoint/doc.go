@@ -1,0 +1,90 @@
+// Package checkpoint takes globally consistent snapshots of a running job with in-band barriers, and decides when
+// such a snapshot is a restore point.
+//
+// # What it owns
+//
+//   - Barrier, Mode, ParticipantID: the in-band marker and who acknowledges it.
+//   - Coordinator: issues barriers (periodic or on demand), tracks acks, makes COMPLETED-<id> durable, advances the
+//     restore point, tells sinks to commit or abort, times checkpoints out, rewinds the job on failure, retains
+//     the newest completed checkpoints.
+//   - AdaptivePolicy: aligned versus unaligned per checkpoint from measured pressure, with hysteresis.
+//   - Aligner: the multi-input alignment state machine of one subtask (pure logic).
+//   - SnapshotWorker: persists one subtask's captures off its goroutine and acks after durable.
+//   - The layout of <data>/jobs/<job>/checkpoints: chk-<id>/<participant>/, COMPLETED-<id>, HIGHWATER; SubtaskDir,
+//     MarkerPath, IsCompleted, LatestCompleted, NextID.
+//
+// # What it must never do
+//
+//   - Import exec (imports flow exec -> checkpoint -> state). Runners, channels and operators are exec's; this
+//     package gives them decisions, not goroutines that touch records.
+//   - Treat a checkpoint as complete before its marker is durable, or report an ack before its Persist returned.
+//   - Reuse a checkpoint id that any durable file ever named.
+//   - Run a callback under its lock.
+//
+// # The protocol
+//
+// The Coordinator allocates id N, records every registered participant as owing an ack, stamps the mode (an
+// explicit override, else the resolver (e.g. EnableAdaptive), else Config.DefaultMode; terminal barriers are always
+// aligned) and pushes barrier N into every source through its injector, in id order. A source takes the barrier
+// between two produce calls, pins its offset for N and emits the barrier, which travels FIFO with the data: what
+// precedes barrier N on a channel belongs to checkpoint N.
+//
+// Every subtask is its own participant and snapshots its own state: clinksql does NOT fuse operator chains, so the
+// seed's chain-owner rule (only the most-downstream operator of a fused chain snapshots) and the quiescence
+// rendezvous of non-owners do not apply. A single-input subtask captures its state at the barrier, forwards the
+// barrier and hands the capture to its SnapshotWorker. A multi-input subtask first runs the barrier through its
+// Aligner: aligned, it pauses each input that delivered N until every alive input did, then captures and forwards;
+// unaligned, it captures and forwards on the first delivery and logs the records still arriving on the other
+// inputs before their barrier N (PendingUnaligned) into the checkpoint, to replay them on restore. The first
+// delivery pins the mode of N at that subtask; an operator that cannot capture in-flight records degrades to
+// aligned.
+//
+// A participant acks N once what it must make durable for N is durable. When the last ack arrives the
+// Coordinator writes COMPLETED-N with state.WriteFsyncRename, then advances LastCompleted, then calls OnComplete
+// (sinks commit), then applies retention. Any failure - a failed ack, the timeout, a marker write error, Abort -
+// aborts N (OnAbort: sinks discard its staged output) and rewinds the whole job (OnFailure): without the replay
+// from the last completed checkpoint, N's interval of output would simply be gone.
+//
+// # The seed's failure stories, and what prevents each
+//
+//   - Ack before the snapshot was durable let COMPLETED-N name a .part file: SnapshotWorker acks only after
+//     Persist returned (worker.go, run).
+//   - An unbounded persist backlog: the worker queue holds one capture behind the one persisting; Enqueue blocks
+//     (worker.go, Enqueue).
+//   - A cancelled job blocked forever on a full queue: Enqueue takes a context and fails on close (worker.go).
+//   - A restart chose its restore point between marker and in-memory advance and restored lower than the sinks
+//     had committed: LastCompleted advances only after the marker is durable, and Stop waits out a marker write
+//     (coordinator.go, complete and Stop).
+//   - A checkpoint above a failed one completed during the rewind and became a restore point minus one interval:
+//     the rewind floor discards it (coordinator.go, collectedLocked and complete).
+//   - A transient snapshot error lost one interval because the job sailed on: every failure calls OnFailure and
+//     refuses further triggers (coordinator.go, abortLocked).
+//   - A successor reused the ids of a dead incarnation's uncompleted snapshot files and a restore mixed two
+//     vintages: NextID counts chk-<id> directories and the HIGHWATER mark, not just markers (dirs.go, NextID).
+//   - Retention deleted the files that named the newest ids: HIGHWATER is durable before the first deletion, and
+//     markers go before their directories (dirs.go, retain).
+//   - A pending checkpoint that nobody answers left staged transactions staged forever: every checkpoint has a
+//     timeout and fails like any other (coordinator.go, expire).
+//   - A finished input wedged alignment: a closed input satisfies every barrier (aligner.go, OnInputClosed).
+//   - Aligned and unaligned semantics mixed within one checkpoint: the first delivery pins the mode
+//     (aligner.go, pin).
+//   - An operator that cannot capture in-flight records lost them under unaligned barriers: canUnalign false
+//     degrades to aligned (aligner.go, pin).
+//   - The adaptive mode oscillated on noise: switching takes a run of consecutive windows both ways, at least two
+//     (adaptive.go, withDefaults).
+//
+// # Decisions
+//
+//   - Concurrency: the periodic trigger does not wait for the previous checkpoint's acks, but skips a tick while
+//     Config.MaxInFlight (default 2) checkpoints are undecided. Completions and aborts are serialised on one
+//     coordinator goroutine, in decision order.
+//   - Abort is a failure: sinks discard the staged output of the aborted id, so the job must replay it. Only Stop
+//     aborts without rewinding (the job is going away).
+//   - OnFailure fires once per Coordinator (the first failure); the rewind floor is the lowest failed id.
+//     Checkpoints below the floor may still complete: their cut precedes the failure.
+//   - A checkpoint completing before an older in-flight one is allowed (LastCompleted only grows); retention never
+//     deletes the directory of an in-flight checkpoint.
+//   - Deregister removes a finished participant from the ack sets of later checkpoints and of undecided ones.
+//   - The forwarded barrier keeps its (override-applied) stamp when a subtask degrades to aligned locally, so
+//     downstream operators that can unalign still do; terminal barriers are forwarded aligned.
+package checkpoint

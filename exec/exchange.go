@@ -1,0 +1,188 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/state"
+)
+
+// channel is one producer-consumer pair's bounded queue: its own alignment input at the consumer. Its fill level
+// (len/cap) is the backpressure signal the adaptive checkpoint mode reads.
+type channel chan Element
+
+// outEdge routes one upstream subtask's output over one downstream edge.
+type outEdge struct {
+	exchange  Exchange
+	chans     []channel // Forward: one; otherwise one per downstream subtask
+	keyGroups int
+	rr        int
+	hashes    []uint64
+	targets   [][]int32
+}
+
+// output is an upstream subtask's Emitter: it partitions batches over its edges and broadcasts watermarks,
+// barriers and end of input to every channel.
+type output struct {
+	ctx   context.Context
+	edges []*outEdge
+	alloc memory.Allocator
+	rows  *Counter
+}
+
+var _ Emitter = (*output)(nil)
+
+func (o *output) send(ch channel, e Element) error {
+	select {
+	case ch <- e:
+		return nil
+	default:
+	}
+	select {
+	case ch <- e:
+		return nil
+	case <-o.ctx.Done():
+		if e.Kind == KindBatch {
+			e.Batch.Release()
+		}
+		return o.ctx.Err()
+	}
+}
+
+// broadcast sends a non-data element to every channel.
+func (o *output) broadcast(e Element) error {
+	for _, ed := range o.edges {
+		for _, ch := range ed.chans {
+			if err := o.send(ch, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Emit routes a batch; it takes over b's reference.
+func (o *output) Emit(b Batch) error {
+	n := b.Rows()
+	if n == 0 {
+		b.Release()
+		return nil
+	}
+	o.rows.Add(int64(n))
+	for i, ed := range o.edges {
+		eb := b
+		if i < len(o.edges)-1 {
+			eb.Rec.Retain() // every edge but the last takes its own reference
+		}
+		if err := o.emitEdge(ed, eb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *output) emitEdge(ed *outEdge, b Batch) error {
+	switch ed.exchange.Kind {
+	case Forward:
+		return o.send(ed.chans[0], BatchElement(b))
+	case Rebalance:
+		ch := ed.chans[ed.rr%len(ed.chans)]
+		ed.rr++
+		return o.send(ch, BatchElement(b))
+	case Broadcast:
+		for i, ch := range ed.chans {
+			if i < len(ed.chans)-1 {
+				b.Rec.Retain()
+			}
+			if err := o.send(ch, BatchElement(b)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case Hash:
+		return o.emitHash(ed, b)
+	}
+	b.Release()
+	return fmt.Errorf("unknown exchange %v", ed.exchange)
+}
+
+func (o *output) emitHash(ed *outEdge, b Batch) error {
+	p := len(ed.chans)
+	if p == 1 {
+		return o.send(ed.chans[0], BatchElement(b))
+	}
+	var err error
+	ed.hashes, err = HashKeys(b.Rec, ed.exchange.Keys, ed.hashes)
+	if err != nil {
+		b.Release()
+		return err
+	}
+	if ed.targets == nil {
+		ed.targets = make([][]int32, p)
+	}
+	for t := range ed.targets {
+		ed.targets[t] = ed.targets[t][:0]
+	}
+	for row, h := range ed.hashes {
+		t := state.SubtaskOf(state.KeyGroupOf(h, ed.keyGroups), ed.keyGroups, p)
+		ed.targets[t] = append(ed.targets[t], int32(row))
+	}
+	n := b.Rows()
+	for t, rows := range ed.targets {
+		if len(rows) == n { // the whole batch goes to one subtask: no copy
+			return o.send(ed.chans[t], BatchElement(b))
+		}
+	}
+	defer b.Release()
+	for t, rows := range ed.targets {
+		if len(rows) == 0 {
+			continue
+		}
+		part, err := takeRows(o.ctx, o.alloc, b, rows)
+		if err != nil {
+			return err
+		}
+		if err := o.send(ed.chans[t], BatchElement(part)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takeRows returns a new batch of the given rows of b, with arrow-go's take kernel.
+func takeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32) (Batch, error) {
+	ib := array.NewInt32Builder(alloc)
+	ib.AppendValues(rows, nil)
+	idx := ib.NewInt32Array()
+	ib.Release()
+	defer idx.Release()
+	kctx := compute.WithAllocator(ctx, alloc)
+	cols := make([]arrow.Array, b.Rec.NumCols())
+	for i := range cols {
+		c, err := compute.TakeArray(kctx, b.Rec.Column(i), idx)
+		if err != nil {
+			for _, done := range cols[:i] {
+				done.Release()
+			}
+			return Batch{}, fmt.Errorf("take: %w", err)
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(b.Rec.Schema(), cols, int64(len(rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	out := Batch{Rec: rec}
+	if b.Kinds != nil {
+		out.Kinds = make([]RowKind, len(rows))
+		for i, r := range rows {
+			out.Kinds[i] = b.Kinds[r]
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,120 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clinksql/clinksql/state"
+)
+
+// nullHash is the hash of a NULL key value: every NULL of a key column goes to the same key group.
+const nullHash = 0x9e3779b97f4a7c15
+
+// HashKeys computes the key hash of every row of rec over the key columns, a column at a time, into out (resized
+// as needed). The function is state.KeyHashVersion: fixed across processes and releases, since a restore routes
+// rows to key groups with it.
+func HashKeys(rec arrow.RecordBatch, keys []int, out []uint64) ([]uint64, error) {
+	n := int(rec.NumRows())
+	if cap(out) < n {
+		out = make([]uint64, n)
+	}
+	out = out[:n]
+	for i := range out {
+		out[i] = 0
+	}
+	for _, k := range keys {
+		if err := hashColumn(rec.Column(k), out); err != nil {
+			return nil, fmt.Errorf("hash key column %q: %w", rec.ColumnName(k), err)
+		}
+	}
+	return out, nil
+}
+
+func hashColumn(col arrow.Array, acc []uint64) error {
+	nulls := col.NullN() > 0
+	mix := func(i int, h uint64) {
+		if nulls && col.IsNull(i) {
+			h = nullHash
+		}
+		acc[i] = state.CombineHash(acc[i], h)
+	}
+	switch c := col.(type) {
+	case *array.Int64:
+		for i, v := range c.Int64Values() {
+			mix(i, state.MixInt64(uint64(v)))
+		}
+	case *array.Int32:
+		for i, v := range c.Int32Values() {
+			mix(i, state.MixInt64(uint64(int64(v))))
+		}
+	case *array.Int16:
+		for i, v := range c.Int16Values() {
+			mix(i, state.MixInt64(uint64(int64(v))))
+		}
+	case *array.Int8:
+		for i, v := range c.Int8Values() {
+			mix(i, state.MixInt64(uint64(int64(v))))
+		}
+	case *array.Uint64:
+		for i, v := range c.Uint64Values() {
+			mix(i, state.MixInt64(v))
+		}
+	case *array.Uint32:
+		for i, v := range c.Uint32Values() {
+			mix(i, state.MixInt64(uint64(v)))
+		}
+	case *array.Timestamp:
+		for i, v := range c.TimestampValues() {
+			mix(i, state.MixInt64(uint64(v)))
+		}
+	case *array.Date32:
+		for i, v := range c.Date32Values() {
+			mix(i, state.MixInt64(uint64(int64(v))))
+		}
+	case *array.Float64:
+		for i, v := range c.Float64Values() {
+			if v == 0 {
+				v = 0 // -0 and +0 are one key
+			}
+			mix(i, state.MixInt64(math.Float64bits(v)))
+		}
+	case *array.Float32:
+		for i, v := range c.Float32Values() {
+			if v == 0 {
+				v = 0
+			}
+			mix(i, state.MixInt64(math.Float64bits(float64(v))))
+		}
+	case *array.Boolean:
+		for i := 0; i < c.Len(); i++ {
+			var b uint64
+			if c.Value(i) {
+				b = 1
+			}
+			mix(i, state.MixInt64(b))
+		}
+	case *array.String:
+		for i := 0; i < c.Len(); i++ {
+			mix(i, state.HashKey(unsafeBytes(c.Value(i))))
+		}
+	case *array.LargeString:
+		for i := 0; i < c.Len(); i++ {
+			mix(i, state.HashKey(unsafeBytes(c.Value(i))))
+		}
+	case *array.Binary:
+		for i := 0; i < c.Len(); i++ {
+			mix(i, state.HashKey(c.Value(i)))
+		}
+	case *array.Decimal128:
+		for i := 0; i < c.Len(); i++ {
+			v := c.Value(i)
+			mix(i, state.CombineHash(state.MixInt64(uint64(v.HighBits())), state.MixInt64(v.LowBits())))
+		}
+	default:
+		return fmt.Errorf("type %s cannot be a key", col.DataType())
+	}
+	return nil
+}

@@ -1,0 +1,656 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/state"
+)
+
+// JobConfig configures a job.
+type JobConfig struct {
+	// Name is the job's id; it names its files (sinks put it in every file name).
+	Name string
+	// Dir is the job's directory, <data>/jobs/<job>: checkpoints in Dir/checkpoints, Pebble stores in Dir/state.
+	Dir string
+	FS  state.FS // nil: state.OS
+	// Alloc is the Arrow allocator of every subtask; nil: memory.DefaultAllocator.
+	Alloc      memory.Allocator
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+
+	CheckpointInterval time.Duration // 0: no periodic checkpoints
+	CheckpointTimeout  time.Duration // 0: 10 minutes
+	CheckpointMode     checkpoint.Mode
+	// Adaptive, when set, lets measured channel pressure choose the mode of each checkpoint.
+	Adaptive *checkpoint.AdaptiveConfig
+	Retain   int // completed checkpoints kept; 0: 2
+
+	ChannelCapacity int // elements per channel; 0: 16
+
+	RestartBudget  int           // restarts allowed within RestartWindow; 0: 10
+	RestartWindow  time.Duration // 0: 10 minutes
+	RestartBackoff time.Duration // first backoff, doubled per restart up to 5 s; 0: 100 ms
+}
+
+func (c *JobConfig) defaults() {
+	if c.FS == nil {
+		c.FS = state.OS
+	}
+	if c.Alloc == nil {
+		c.Alloc = memory.DefaultAllocator
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.CheckpointTimeout == 0 {
+		c.CheckpointTimeout = 10 * time.Minute
+	}
+	if c.Retain == 0 {
+		c.Retain = 2
+	}
+	if c.ChannelCapacity == 0 {
+		c.ChannelCapacity = 16
+	}
+	if c.RestartBudget == 0 {
+		c.RestartBudget = 10
+	}
+	if c.RestartWindow == 0 {
+		c.RestartWindow = 10 * time.Minute
+	}
+	if c.RestartBackoff == 0 {
+		c.RestartBackoff = 100 * time.Millisecond
+	}
+}
+
+// JobState is where a job is in its life.
+type JobState uint8
+
+const (
+	JobCreated JobState = iota
+	JobRunning
+	JobRestarting
+	JobFinished
+	JobFailed
+	JobCancelled
+)
+
+func (s JobState) String() string {
+	return [...]string{"CREATED", "RUNNING", "RESTARTING", "FINISHED", "FAILED", "CANCELLED"}[s]
+}
+
+// JobStatus is a point-in-time view of a job.
+type JobStatus struct {
+	State         JobState
+	LastCompleted uint64 // last completed checkpoint, 0 if none
+	Restarts      int
+	// Err is the last runtime failure; FailedOperator names the operator subtask that raised it.
+	Err            error
+	FailedOperator string
+	RowsIn         int64 // rows produced by sources
+	RowsOut        int64 // rows written to sinks
+	AlignWait      time.Duration
+}
+
+// Job runs a graph: it deploys one incarnation after another, each restored from the last completed checkpoint,
+// until the input ends, the job is cancelled, or failures exhaust the restart budget.
+type Job struct {
+	g     *Graph
+	cfg   JobConfig
+	cpDir string
+
+	mu       sync.Mutex
+	status   JobStatus
+	inc      *incarnation
+	restarts []time.Time
+	cancel   context.CancelFunc
+	done     chan struct{}
+
+	stats jobStats
+}
+
+type jobStats struct {
+	rowsIn, rowsOut, alignWait Counter
+}
+
+// NewJob validates the graph and prepares a job; Start runs it.
+func NewJob(g *Graph, cfg JobConfig) (*Job, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" || cfg.Dir == "" {
+		return nil, errors.New("job: Name and Dir are required")
+	}
+	cfg.defaults()
+	return &Job{g: g, cfg: cfg, cpDir: filepath.Join(cfg.Dir, "checkpoints"), done: make(chan struct{})}, nil
+}
+
+// CheckpointDir is where the job's checkpoints and COMPLETED markers live.
+func (j *Job) CheckpointDir() string { return j.cpDir }
+
+// Start runs the job in the background until it finishes, fails or ctx is cancelled.
+func (j *Job) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	j.mu.Lock()
+	j.cancel = cancel
+	j.status.State = JobRunning
+	j.mu.Unlock()
+	go func() {
+		defer close(j.done)
+		defer cancel()
+		j.run(ctx)
+	}()
+}
+
+// Wait blocks until the job ended (or ctx is done) and returns its final error: nil when it finished.
+func (j *Job) Wait(ctx context.Context) error {
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	st := j.Status()
+	switch st.State {
+	case JobFinished:
+		return nil
+	case JobCancelled:
+		return context.Canceled
+	}
+	return fmt.Errorf("job %s failed in %s: %w", j.cfg.Name, st.FailedOperator, st.Err)
+}
+
+// Done is closed when the job ended.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Cancel stops the job at once: nothing more is checkpointed; the next run resumes from the last completed
+// checkpoint.
+func (j *Job) Cancel() {
+	j.mu.Lock()
+	cancel := j.cancel
+	j.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	<-j.done
+}
+
+// Status returns the job's current status.
+func (j *Job) Status() JobStatus {
+	j.mu.Lock()
+	st := j.status
+	j.mu.Unlock()
+	st.RowsIn = j.stats.rowsIn.Load()
+	st.RowsOut = j.stats.rowsOut.Load()
+	st.AlignWait = time.Duration(j.stats.alignWait.Load())
+	return st
+}
+
+// Checkpoint triggers a checkpoint now and waits until it completed and every sink committed it.
+func (j *Job) Checkpoint(ctx context.Context) (uint64, error) {
+	id, err := j.TriggerCheckpoint()
+	if err != nil {
+		return 0, err
+	}
+	return id, j.WaitCheckpoint(ctx, id)
+}
+
+// TriggerCheckpoint starts a checkpoint and returns its id once its barrier was handed to every source.
+func (j *Job) TriggerCheckpoint() (uint64, error) {
+	inc := j.current()
+	if inc == nil {
+		return 0, errJobNotRunning
+	}
+	b, err := inc.coord.Trigger()
+	return b.ID, err
+}
+
+// WaitCheckpoint waits until checkpoint id completed and every sink committed it; an error if it failed or the
+// job restarted first.
+func (j *Job) WaitCheckpoint(ctx context.Context, id uint64) error {
+	inc := j.current()
+	if inc == nil {
+		return errJobNotRunning
+	}
+	return inc.coord.WaitCompleted(ctx, id)
+}
+
+var errJobNotRunning = errors.New("job is not running")
+
+func (j *Job) current() *incarnation {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.inc
+}
+
+// Stop takes a checkpoint, waits for it to commit, then cancels the job: a graceful stop that the next run
+// resumes from exactly.
+func (j *Job) Stop(ctx context.Context) error {
+	_, err := j.Checkpoint(ctx)
+	j.Cancel()
+	return err
+}
+
+// Pressure is the max fill level (len/cap) over the current incarnation's channels: the adaptive mode's signal.
+func (j *Job) Pressure() float64 {
+	inc := j.current()
+	if inc == nil {
+		return 0
+	}
+	return inc.pressure()
+}
+
+func (j *Job) setState(s JobState, err error, op string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.status.State = s
+	if err != nil {
+		j.status.Err, j.status.FailedOperator = err, op
+	}
+}
+
+func (j *Job) run(ctx context.Context) {
+	backoff := j.cfg.RestartBackoff
+	for {
+		finished, err, op := j.runIncarnation(ctx)
+		switch {
+		case finished:
+			j.setState(JobFinished, nil, "")
+			return
+		case ctx.Err() != nil:
+			j.setState(JobCancelled, nil, "")
+			return
+		}
+		now := time.Now()
+		j.mu.Lock()
+		kept := j.restarts[:0]
+		for _, t := range j.restarts {
+			if now.Sub(t) < j.cfg.RestartWindow {
+				kept = append(kept, t)
+			}
+		}
+		j.restarts = kept
+		exhausted := len(j.restarts) >= j.cfg.RestartBudget
+		if !exhausted {
+			j.restarts = append(j.restarts, now)
+			j.status.Restarts++
+		}
+		j.mu.Unlock()
+		if exhausted {
+			j.cfg.Logger.Error("job failed: restart budget exhausted", "job", j.cfg.Name, "operator", op, "err", err)
+			j.setState(JobFailed, err, op)
+			return
+		}
+		j.cfg.Logger.Warn("job failure -> whole-job restart from the last completed checkpoint", "job", j.cfg.Name, "operator", op, "err", err, "backoff", backoff)
+		j.setState(JobRestarting, err, op)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			j.setState(JobCancelled, nil, "")
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+		j.setState(JobRunning, nil, "")
+	}
+}
+
+// incarnation is one deployment of the graph, from a restore to its end.
+type incarnation struct {
+	job      *Job
+	ctx      context.Context
+	cancel   context.CancelFunc
+	coord    *checkpoint.Coordinator
+	cpDir    string
+	fs       state.FS
+	stats    *jobStats
+	restored uint64
+
+	subtasks    []*subtask
+	sinks       []Sink
+	listeners   []CheckpointListener
+	chans       []channel
+	sourcesLeft atomic.Int64
+	allFinished chan struct{}
+
+	failMu  sync.Mutex
+	failErr error
+	failOp  string
+}
+
+// fail records the first runtime failure and tears the incarnation down.
+func (inc *incarnation) fail(op string, err error) {
+	inc.failMu.Lock()
+	defer inc.failMu.Unlock()
+	if inc.failErr == nil {
+		inc.failErr, inc.failOp = err, op
+		inc.cancel()
+	}
+}
+
+func (inc *incarnation) failure() (error, string) {
+	inc.failMu.Lock()
+	defer inc.failMu.Unlock()
+	return inc.failErr, inc.failOp
+}
+
+func (inc *incarnation) sourceFinished() {
+	if inc.sourcesLeft.Add(-1) == 0 {
+		close(inc.allFinished)
+	}
+}
+
+func (inc *incarnation) pressure() float64 {
+	p := 0.0
+	for _, ch := range inc.chans {
+		if f := float64(len(ch)) / float64(cap(ch)); f > p {
+			p = f
+		}
+	}
+	return p
+}
+
+// runIncarnation deploys the graph restored from the last completed checkpoint and runs it to its end.
+func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, op string) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	inc := &incarnation{job: j, ctx: ctx, cancel: cancel, cpDir: j.cpDir, fs: j.cfg.FS, stats: &j.stats, allFinished: make(chan struct{})}
+	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
+		return false, err, "deploy"
+	}
+	restored, ok, err := checkpoint.LatestCompleted(j.cfg.FS, j.cpDir)
+	if err != nil {
+		return false, err, "deploy"
+	}
+	if ok {
+		inc.restored = restored
+	}
+	coord, err := checkpoint.NewCoordinator(checkpoint.Config{
+		Dir:         j.cpDir,
+		FS:          j.cfg.FS,
+		DefaultMode: j.cfg.CheckpointMode,
+		Interval:    j.cfg.CheckpointInterval,
+		Timeout:     j.cfg.CheckpointTimeout,
+		Retain:      j.cfg.Retain,
+		Logger:      j.cfg.Logger,
+		Registerer:  j.cfg.Registerer,
+		OnComplete:  inc.onComplete,
+		OnAbort:     inc.onAbort,
+		OnFailure: func(id uint64, err error) {
+			inc.fail("checkpoint", fmt.Errorf("checkpoint %d failed: %w", id, err))
+		},
+	})
+	if err != nil {
+		return false, err, "deploy"
+	}
+	inc.coord = coord
+	if j.cfg.Adaptive != nil {
+		coord.EnableAdaptive(inc.pressure, *j.cfg.Adaptive)
+	}
+	run, err := inc.deploy(j.g, j.cfg)
+	if err != nil {
+		for _, s := range inc.subtasks {
+			s.backend.Close()
+		}
+		return false, err, "deploy"
+	}
+	j.mu.Lock()
+	j.inc = inc
+	j.status.LastCompleted = inc.restored
+	j.mu.Unlock()
+	defer func() {
+		j.mu.Lock()
+		j.inc = nil
+		j.mu.Unlock()
+	}()
+
+	var wg sync.WaitGroup
+	for _, r := range run {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r()
+		}()
+	}
+	coord.Start(ctx)
+	finalDone := make(chan struct{})
+	go func() {
+		select {
+		case <-inc.allFinished:
+		case <-ctx.Done():
+			return
+		}
+		// End of input everywhere: one final coordinated checkpoint; the job is finished only once its sinks
+		// committed the tail (a crash before that replays the tail, never duplicates it).
+		b, err := coord.TriggerFinal()
+		if err != nil {
+			inc.fail("checkpoint", err)
+			return
+		}
+		if err := coord.WaitCompleted(ctx, b.ID); err != nil {
+			inc.fail("checkpoint", fmt.Errorf("final checkpoint %d: %w", b.ID, err))
+			return
+		}
+		close(finalDone)
+	}()
+	select {
+	case <-finalDone:
+		wg.Wait()
+		coord.Stop()
+		err, op := inc.failure()
+		return err == nil, err, op
+	case <-ctx.Done():
+	}
+	// Before the participants go: no checkpoint may complete while the job is torn down (the rewind floor).
+	coord.Stop()
+	wg.Wait()
+	err, op = inc.failure()
+	return false, err, op
+}
+
+func (inc *incarnation) onComplete(id uint64) {
+	inc.job.mu.Lock()
+	if id > inc.job.status.LastCompleted {
+		inc.job.status.LastCompleted = id
+	}
+	inc.job.mu.Unlock()
+	for _, s := range inc.sinks {
+		if err := s.Commit(id); err != nil {
+			// The marker is durable: the next incarnation's sink recovery commits what this one could not.
+			inc.fail("commit", fmt.Errorf("commit checkpoint %d: %w", id, err))
+			return
+		}
+	}
+	for _, l := range inc.listeners {
+		l.NotifyCheckpointComplete(id)
+	}
+}
+
+func (inc *incarnation) onAbort(id uint64, reason error) {
+	for _, s := range inc.sinks {
+		_ = s.Abort(id) // idempotent; a staged file left behind is deleted by the next Open's recovery
+	}
+	for _, l := range inc.listeners {
+		l.NotifyCheckpointAborted(id)
+	}
+}
+
+// deploy builds channels, opens every subtask's state and returns one runner func per subtask.
+func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
+	// inbound[node][subtask] lists the subtask's input channels, edge by edge.
+	inbound := make([][][]*input, len(g.Nodes))
+	outbound := make([][]*output, len(g.Nodes))
+	for _, n := range g.Nodes {
+		inbound[n.index] = make([][]*input, n.Parallelism)
+		outbound[n.index] = make([]*output, n.Parallelism)
+		for s := range outbound[n.index] {
+			outbound[n.index][s] = &output{ctx: inc.ctx, alloc: cfg.Alloc}
+			if n.Kind == SourceNode {
+				outbound[n.index][s].rows = &inc.stats.rowsIn
+			}
+		}
+	}
+	newChan := func() channel {
+		ch := make(channel, cfg.ChannelCapacity)
+		inc.chans = append(inc.chans, ch)
+		return ch
+	}
+	for _, n := range g.Nodes {
+		for logical, in := range n.Inputs {
+			up := in.From
+			for u := 0; u < up.Parallelism; u++ {
+				ed := &outEdge{exchange: in.Exchange, keyGroups: g.KeyGroups}
+				for d := 0; d < n.Parallelism; d++ {
+					if in.Exchange.Kind == Forward && d != u {
+						continue
+					}
+					ch := newChan()
+					ed.chans = append(ed.chans, ch)
+					inbound[n.index][d] = append(inbound[n.index][d], &input{ch: ch, logical: logical, wm: MinWatermark})
+				}
+				outbound[up.index][u].edges = append(outbound[up.index][u].edges, ed)
+			}
+		}
+	}
+
+	var runs []func()
+	var injectors []func(checkpoint.Barrier)
+	defer func() { inc.coord.SetInjectors(injectors) }()
+	for _, n := range g.Nodes {
+		for sub := 0; sub < n.Parallelism; sub++ {
+			s, err := inc.newSubtask(g, cfg, n, sub)
+			if err != nil {
+				return nil, err
+			}
+			inc.coord.Register(s.pid)
+			switch n.Kind {
+			case SourceNode:
+				s.out = outbound[n.index][sub]
+				src := n.newSource(sub)
+				if l, ok := src.(CheckpointListener); ok {
+					inc.listeners = append(inc.listeners, l)
+				}
+				q := newBarrierQueue()
+				injectors = append(injectors, q.inject)
+				inc.sourcesLeft.Add(1)
+				runs = append(runs, inc.runner(s, func() error { return s.runSource(inc.ctx, src, q) }))
+			case OperatorNode:
+				s.out = outbound[n.index][sub]
+				op := n.newOperator(sub)
+				canUnalign := true
+				if u, ok := op.(Unaligner); ok {
+					canUnalign = u.CanUnalign()
+				}
+				ins := inbound[n.index][sub]
+				runs = append(runs, inc.runner(s, func() error { return s.runOperator(op, ins, canUnalign) }))
+			case SinkNode:
+				sink := n.newSink(sub)
+				inc.sinks = append(inc.sinks, sink)
+				ins := inbound[n.index][sub]
+				runs = append(runs, inc.runner(s, func() error { return s.runSink(sink, ins) }))
+			}
+		}
+	}
+	return runs, nil
+}
+
+func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*subtask, error) {
+	pid := checkpoint.ParticipantID(fmt.Sprintf("%s-%d", n.ID, sub))
+	opts := state.Options{FS: cfg.FS}
+	if inc.restored > 0 {
+		opts.RestoreDir = filepath.Join(checkpoint.SubtaskDir(inc.cpDir, inc.restored, pid), "state")
+	}
+	var backend state.Backend
+	var err error
+	if n.State == KeyedState {
+		opts.Dir = filepath.Join(cfg.Dir, "state", string(pid))
+		backend, err = state.OpenPebble(opts)
+	} else {
+		backend, err = state.OpenMemory(opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: open state: %w", pid, err)
+	}
+	s := &subtask{inc: inc, node: n, index: sub, pid: pid, backend: backend, worker: checkpoint.NewSnapshotWorker()}
+	s.tctx = &TaskContext{
+		Job: cfg.Name, Operator: n.ID, Subtask: sub, Parallelism: n.Parallelism,
+		KeyGroups: state.RangeOf(sub, g.KeyGroups, n.Parallelism), MaxKeyGroups: g.KeyGroups,
+		State: backend, Restored: inc.restored, Alloc: cfg.Alloc, FS: cfg.FS,
+		IsCompleted: func(id uint64) bool { return checkpoint.IsCompleted(cfg.FS, inc.cpDir, id) },
+		Log:         cfg.Logger.With("job", cfg.Name, "subtask", string(pid)),
+		Errors:      &Counter{},
+	}
+	inc.subtasks = append(inc.subtasks, s)
+	return s, nil
+}
+
+// runner wraps a subtask's loop: a clean return drains its snapshot worker; an error fails the incarnation.
+func (inc *incarnation) runner(s *subtask, loop func() error) func() {
+	return func() {
+		err := loop()
+		clean := err == nil
+		if err != nil && !errors.Is(err, context.Canceled) {
+			inc.fail(string(s.pid), err)
+		}
+		s.finish(clean)
+	}
+}
+
+func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) (err error) {
+	h := handlers{
+		process:     func(logical int, b Batch) error { return op.Process(logical, b, s.out) },
+		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },
+		snapshot:    op.OnBarrier,
+		forward:     s.out.broadcast,
+	}
+	r := newInputRunner(s.inc.ctx, s, ins, canUnalign, h)
+	if err := r.restore(); err != nil {
+		r.release()
+		return err
+	}
+	if err := op.Open(s.tctx); err != nil {
+		r.release()
+		return fmt.Errorf("open: %w", err)
+	}
+	defer func() {
+		if cerr := op.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	return r.run()
+}
+
+func (s *subtask) runSink(sink Sink, ins []*input) (err error) {
+	h := handlers{
+		process: func(_ int, b Batch) error {
+			s.inc.stats.rowsOut.Add(int64(b.Rows()))
+			return sink.Write(b)
+		},
+		onWatermark: func(int64) error { return nil },
+		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
+		forward:     func(Element) error { return nil },
+	}
+	r := newInputRunner(s.inc.ctx, s, ins, true, h)
+	if err := r.restore(); err != nil {
+		r.release()
+		return err
+	}
+	if err := sink.Open(s.tctx); err != nil {
+		r.release()
+		return fmt.Errorf("open: %w", err)
+	}
+	defer func() {
+		if cerr := sink.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	return r.run()
+}

@@ -1,0 +1,656 @@
+package exec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/state"
+)
+
+// Runner-owned keys in a subtask's state.
+var (
+	keyInputWatermarks = state.OperatorKey("runner/watermarks")
+	keySourceOffset    = state.OperatorKey("source/offset")
+	keySourceWatermark = state.OperatorKey("source/watermark")
+)
+
+const inflightFile = "inflight"
+
+// subtask is what every runner shares: its place in the job, its state and its snapshot worker.
+type subtask struct {
+	inc     *incarnation
+	node    *Node
+	index   int
+	pid     checkpoint.ParticipantID
+	backend state.Backend
+	tctx    *TaskContext
+	worker  *checkpoint.SnapshotWorker
+	out     *output // nil for sinks
+
+	mu      sync.Mutex
+	pending []*persistTask // handed to the worker, cleaned up after it joined
+}
+
+// persistTask is one unit of work handed to the snapshot worker; cleanup releases what it holds whether it ran or
+// was dropped by a cancel.
+type persistTask struct {
+	once    sync.Once
+	cleanup func()
+}
+
+func (t *persistTask) release() { t.once.Do(func() { t.cleanup() }) }
+
+func (s *subtask) dir(id uint64) string { return checkpoint.SubtaskDir(s.inc.cpDir, id, s.pid) }
+
+// enqueue hands persist work to the worker; ack reports its result to the coordinator (nil ack: no report).
+func (s *subtask) enqueue(ctx context.Context, id uint64, persist func() error, ack func(error), cleanup func()) error {
+	pt := &persistTask{cleanup: cleanup}
+	s.mu.Lock()
+	s.pending = append(s.pending, pt)
+	s.mu.Unlock()
+	return s.worker.Enqueue(ctx, checkpoint.Task{
+		ID: id,
+		Persist: func() error {
+			defer pt.release()
+			return persist()
+		},
+		Ack: ack,
+	})
+}
+
+func (s *subtask) ack(id uint64) func(error) {
+	return func(err error) { s.inc.coord.Acknowledge(id, s.pid, err) }
+}
+
+// captureAndEnqueue captures the backend for barrier b and queues its persist. With a nil log the persist task
+// acks the checkpoint; otherwise the log's task will, once the log is complete.
+func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, log *inflightLog) error {
+	snap, err := s.backend.Capture(b.ID)
+	if err != nil {
+		s.inc.coord.Acknowledge(b.ID, s.pid, fmt.Errorf("%s: capture: %w", s.pid, err))
+		return err
+	}
+	dir := s.dir(b.ID)
+	persist := func() error {
+		if err := s.inc.fs.MkdirAll(dir); err != nil {
+			return err
+		}
+		return snap.Persist(filepath.Join(dir, "state"))
+	}
+	if log == nil {
+		return s.enqueue(ctx, b.ID, persist, s.ack(b.ID), snap.Release)
+	}
+	return s.enqueue(ctx, b.ID, persist, func(err error) { log.stateErr = err }, snap.Release)
+}
+
+// enqueueLog queues the persist of a complete in-flight log and the checkpoint's ack.
+func (s *subtask) enqueueLog(ctx context.Context, log *inflightLog) error {
+	dir := s.dir(log.id)
+	alloc := s.tctx.Alloc
+	persist := func() error {
+		if log.stateErr != nil {
+			return log.stateErr
+		}
+		data, err := encodeInflight(log.elements, alloc)
+		if err != nil {
+			return err
+		}
+		return state.WriteFsyncRename(s.inc.fs, filepath.Join(dir, inflightFile), data)
+	}
+	return s.enqueue(ctx, log.id, persist, s.ack(log.id), log.release)
+}
+
+// finish joins the worker (draining on a clean end, dropping on cancel) and releases everything.
+func (s *subtask) finish(clean bool) {
+	if clean {
+		s.worker.DrainAndJoin()
+	} else {
+		s.worker.CancelAndJoin()
+	}
+	s.mu.Lock()
+	for _, pt := range s.pending {
+		pt.release()
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	s.backend.Close()
+}
+
+// ---- sources ----
+
+// runSource drives a source subtask: barriers enter here only between Produce calls.
+func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQueue) (err error) {
+	wm := MinWatermark
+	if v, ok, err := s.backend.Get(keySourceWatermark); err != nil {
+		return err
+	} else if ok && len(v) == 8 {
+		wm = int64(binary.BigEndian.Uint64(v))
+	}
+	if v, ok, err := s.backend.Get(keySourceOffset); err != nil {
+		return err
+	} else if ok {
+		if err := src.RestoreOffset(v); err != nil {
+			return fmt.Errorf("restore offset: %w", err)
+		}
+	}
+	if err := src.Open(s.tctx); err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer func() {
+		if cerr := src.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	if wm != MinWatermark {
+		if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
+			return err
+		}
+	}
+	finished := false
+	idleSince := time.Time{}
+	idleSent := false
+	for {
+		for _, b := range barriers.takeAll() {
+			if s.node.ModeOverride != nil && !b.Terminal {
+				b.Mode = *s.node.ModeOverride
+			}
+			// Stage the offset for exactly this barrier: checkpoint N must never record N+1's offset.
+			off, err := src.SnapshotOffset()
+			if err != nil {
+				s.inc.coord.Acknowledge(b.ID, s.pid, err)
+				return fmt.Errorf("snapshot offset: %w", err)
+			}
+			s.backend.Put(keySourceOffset, off)
+			s.backend.Put(keySourceWatermark, binary.BigEndian.AppendUint64(nil, uint64(wm)))
+			if err := s.captureAndEnqueue(ctx, b, nil); err != nil {
+				return err
+			}
+			if err := s.out.broadcast(BarrierElement(b)); err != nil {
+				return err
+			}
+			if b.Terminal {
+				return s.out.broadcast(Element{Kind: KindEnd})
+			}
+		}
+		if finished {
+			select {
+			case <-barriers.ready:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		res, err := src.Produce(ctx)
+		if err != nil {
+			return err
+		}
+		switch res.Status {
+		case Produced:
+			idleSince, idleSent = time.Time{}, false
+			if err := s.out.Emit(res.Batch); err != nil {
+				return err
+			}
+			if res.WM > wm {
+				wm = res.WM
+				if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
+					return err
+				}
+			}
+		case Idle:
+			if idleSince.IsZero() {
+				idleSince = time.Now()
+			}
+			if to := s.node.IdleTimeout; to > 0 && !idleSent && time.Since(idleSince) >= to {
+				idleSent = true
+				if err := s.out.broadcast(Element{Kind: KindWatermark, WM: wm, Idle: true}); err != nil {
+					return err
+				}
+			}
+			select {
+			case <-barriers.ready:
+			case <-time.After(time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		case Finished:
+			finished = true
+			wm = MaxWatermark
+			if err := s.out.broadcast(WatermarkElement(MaxWatermark)); err != nil {
+				return err
+			}
+			s.inc.sourceFinished()
+		}
+	}
+}
+
+// barrierQueue hands barriers from the coordinator's injector to a source's loop.
+type barrierQueue struct {
+	mu    sync.Mutex
+	queue []checkpoint.Barrier
+	ready chan struct{}
+}
+
+func newBarrierQueue() *barrierQueue { return &barrierQueue{ready: make(chan struct{}, 1)} }
+
+func (q *barrierQueue) inject(b checkpoint.Barrier) {
+	q.mu.Lock()
+	q.queue = append(q.queue, b)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *barrierQueue) takeAll() []checkpoint.Barrier {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	bs := q.queue
+	q.queue = nil
+	return bs
+}
+
+// ---- operators and sinks ----
+
+// input is one channel into a subtask: its own alignment input.
+type input struct {
+	ch      channel
+	logical int
+	queue   []Element // received (drained, or replayed from an in-flight log) but not processed yet
+	closed  bool
+	wm      int64
+	idle    bool
+}
+
+// handlers is what differs between an operator and a sink subtask.
+type handlers struct {
+	process     func(logical int, b Batch) error
+	onWatermark func(wm int64) error
+	// snapshot runs at a barrier before the state capture: the operator flushes its write-back state, a sink
+	// pre-commits.
+	snapshot func(b checkpoint.Barrier) error
+	// forward sends a watermark, barrier or end of input downstream.
+	forward func(e Element) error
+}
+
+type inputRunner struct {
+	s        *subtask
+	ctx      context.Context
+	h        handlers
+	inputs   []*input
+	aligner  *checkpoint.Aligner
+	logs     map[uint64]*inflightLog
+	combined int64
+	idleOut  bool
+	rr       int
+	cases    []reflect.SelectCase
+	caseIdx  []int
+}
+
+func newInputRunner(ctx context.Context, s *subtask, inputs []*input, canUnalign bool, h handlers) *inputRunner {
+	a := checkpoint.NewAligner(len(inputs), canUnalign)
+	if s.node.ModeOverride != nil {
+		a.SetOverride(*s.node.ModeOverride)
+	}
+	return &inputRunner{s: s, ctx: ctx, h: h, inputs: inputs, aligner: a, logs: map[uint64]*inflightLog{}, combined: MinWatermark}
+}
+
+// restore reads the runner's own checkpointed state: input watermarks and the in-flight records of an
+// unaligned checkpoint, which go first into each input's queue.
+func (r *inputRunner) restore() error {
+	v, ok, err := r.s.backend.Get(keyInputWatermarks)
+	if err != nil {
+		return err
+	}
+	if ok && len(v) == 8*(len(r.inputs)+1) {
+		r.combined = int64(binary.BigEndian.Uint64(v))
+		for i, in := range r.inputs {
+			in.wm = int64(binary.BigEndian.Uint64(v[8*(i+1):]))
+		}
+	}
+	if r.s.tctx.Restored == 0 {
+		return nil
+	}
+	path := filepath.Join(r.s.dir(r.s.tctx.Restored), inflightFile)
+	if _, err := r.s.inc.fs.Stat(path); err != nil {
+		return nil // the checkpoint was aligned here, or nothing was in flight
+	}
+	data, err := r.s.inc.fs.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	elems, err := decodeInflight(data, r.s.tctx.Alloc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, le := range elems {
+		if le.input >= len(r.inputs) {
+			return fmt.Errorf("%s: input %d out of range", path, le.input)
+		}
+		r.inputs[le.input].queue = append(r.inputs[le.input].queue, le.e)
+	}
+	return nil
+}
+
+func (r *inputRunner) saveWatermarks() {
+	v := make([]byte, 8*(len(r.inputs)+1))
+	binary.BigEndian.PutUint64(v, uint64(r.combined))
+	for i, in := range r.inputs {
+		binary.BigEndian.PutUint64(v[8*(i+1):], uint64(in.wm))
+	}
+	r.s.backend.Put(keyInputWatermarks, v)
+}
+
+// release drops every batch the runner still holds (queues and open logs) when it stops.
+func (r *inputRunner) release() {
+	for _, in := range r.inputs {
+		for _, e := range in.queue {
+			if e.Kind == KindBatch {
+				e.Batch.Release()
+			}
+		}
+		in.queue = nil
+	}
+	for id, l := range r.logs {
+		l.release()
+		delete(r.logs, id)
+	}
+}
+
+func (r *inputRunner) allClosed() bool {
+	for _, in := range r.inputs {
+		if !in.closed {
+			return false
+		}
+	}
+	return true
+}
+
+// run processes elements until every input ended, then forwards end of input.
+func (r *inputRunner) run() error {
+	defer r.release()
+	for !r.allClosed() {
+		if err := r.drainOwing(); err != nil {
+			return err
+		}
+		if r.allClosed() {
+			break
+		}
+		i, e, err := r.next()
+		if err != nil {
+			return err
+		}
+		if err := r.handle(i, e); err != nil {
+			return err
+		}
+	}
+	if err := r.advanceWatermark(); err != nil {
+		return err
+	}
+	return r.h.forward(Element{Kind: KindEnd})
+}
+
+// received logs an element taken off channel i into every open unaligned checkpoint that input i still owes a
+// barrier for: such records precede that barrier at their source but are in no state captured for it.
+func (r *inputRunner) received(i int, e Element) {
+	if e.Kind != KindBatch && e.Kind != KindWatermark {
+		return
+	}
+	for _, id := range r.aligner.PendingUnaligned(i) {
+		if l := r.logs[id]; l != nil {
+			l.add(i, e)
+		}
+	}
+}
+
+// drainOwing moves everything already buffered on inputs that owe an unaligned barrier into their queues, so the
+// barrier overtakes the records in front of it instead of waiting for them to be processed.
+func (r *inputRunner) drainOwing() error {
+	for i, in := range r.inputs {
+		for !in.closed && len(r.aligner.PendingUnaligned(i)) > 0 && !endsWithControl(in.queue) {
+			var e Element
+			got := false
+			select {
+			case e = <-in.ch:
+				got = true
+			default:
+			}
+			if !got { // nothing more is buffered
+				break
+			}
+			if e.Kind == KindBarrier && r.owes(i, e.Barrier.ID) {
+				if err := r.apply(r.aligner.OnBarrier(i, e.Barrier)); err != nil {
+					return err
+				}
+				continue
+			}
+			r.received(i, e)
+			in.queue = append(in.queue, e)
+		}
+	}
+	return nil
+}
+
+func (r *inputRunner) owes(i int, id uint64) bool {
+	for _, p := range r.aligner.PendingUnaligned(i) {
+		if p == id {
+			return true
+		}
+	}
+	return false
+}
+
+// endsWithControl reports whether a queue ends in a barrier or end of input that must be handled in order before
+// anything behind it is taken off the channel.
+func endsWithControl(q []Element) bool {
+	return len(q) > 0 && (q[len(q)-1].Kind == KindBarrier || q[len(q)-1].Kind == KindEnd)
+}
+
+// next returns the next element to handle: queued elements first (round robin over unpaused inputs), then a
+// blocking receive on the unpaused inputs with empty queues.
+func (r *inputRunner) next() (int, Element, error) {
+	n := len(r.inputs)
+	for k := 0; k < n; k++ {
+		i := (r.rr + k) % n
+		in := r.inputs[i]
+		if len(in.queue) > 0 && !r.aligner.Paused(i) {
+			r.rr = i + 1
+			e := in.queue[0]
+			in.queue[0] = Element{}
+			in.queue = in.queue[1:]
+			return i, e, nil
+		}
+	}
+	// Poll the channels round robin from where the last element came from: inputs take turns in a fixed order,
+	// so no input starves and a run is repeatable.
+	for k := 0; k < n; k++ {
+		i := (r.rr + k) % n
+		in := r.inputs[i]
+		if in.closed || len(in.queue) > 0 || r.aligner.Paused(i) {
+			continue
+		}
+		select {
+		case e := <-in.ch:
+			r.rr = i + 1
+			r.received(i, e)
+			return i, e, nil
+		default:
+		}
+	}
+	r.cases = r.cases[:0]
+	r.caseIdx = r.caseIdx[:0]
+	for i, in := range r.inputs {
+		if in.closed || r.aligner.Paused(i) || len(in.queue) > 0 {
+			continue
+		}
+		r.cases = append(r.cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(in.ch)})
+		r.caseIdx = append(r.caseIdx, i)
+	}
+	var i int
+	var e Element
+	switch len(r.caseIdx) {
+	case 0:
+		return 0, Element{}, fmt.Errorf("%s: no input to read (alignment wedged)", r.s.pid)
+	case 1:
+		i = r.caseIdx[0]
+		select {
+		case e = <-r.inputs[i].ch:
+		case <-r.ctx.Done():
+			return 0, Element{}, r.ctx.Err()
+		}
+	default:
+		r.cases = append(r.cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.ctx.Done())})
+		chosen, v, _ := reflect.Select(r.cases)
+		if chosen == len(r.caseIdx) {
+			return 0, Element{}, r.ctx.Err()
+		}
+		i = r.caseIdx[chosen]
+		e = v.Interface().(Element)
+	}
+	r.rr = i + 1
+	r.received(i, e)
+	return i, e, nil
+}
+
+func (r *inputRunner) handle(i int, e Element) error {
+	in := r.inputs[i]
+	switch e.Kind {
+	case KindBatch:
+		if in.idle {
+			in.idle = false
+		}
+		return r.h.process(in.logical, e.Batch)
+	case KindWatermark:
+		if e.WM > in.wm {
+			in.wm = e.WM
+		}
+		in.idle = e.Idle
+		return r.advanceWatermark()
+	case KindBarrier:
+		return r.apply(r.aligner.OnBarrier(i, e.Barrier))
+	case KindEnd:
+		in.closed = true
+		in.wm = MaxWatermark
+		for _, adv := range r.aligner.OnInputClosed(i) {
+			if err := r.apply(adv); err != nil {
+				return err
+			}
+		}
+		return r.advanceWatermark()
+	}
+	return fmt.Errorf("unknown element kind %v", e.Kind)
+}
+
+// advanceWatermark recomputes the min over inputs (finished = +inf, idle inputs excluded) and, when it moved,
+// lets the operator fire and forwards it.
+func (r *inputRunner) advanceWatermark() error {
+	wm, active, open := MaxWatermark, false, false
+	for _, in := range r.inputs {
+		if in.closed {
+			continue
+		}
+		open = true
+		if in.idle {
+			continue
+		}
+		active = true
+		if in.wm < wm {
+			wm = in.wm
+		}
+	}
+	if open && !active {
+		if !r.idleOut {
+			r.idleOut = true
+			return r.h.forward(Element{Kind: KindWatermark, WM: r.combined, Idle: true})
+		}
+		return nil
+	}
+	r.idleOut = false
+	if wm <= r.combined {
+		return nil
+	}
+	r.combined = wm
+	if err := r.h.onWatermark(wm); err != nil {
+		return err
+	}
+	return r.h.forward(WatermarkElement(wm))
+}
+
+// apply carries out what the aligner decided for one barrier delivery.
+func (r *inputRunner) apply(adv checkpoint.Advance) error {
+	b := adv.Barrier
+	switch {
+	case adv.Forward && adv.UnalignedFirst:
+		if err := r.snapshot(b); err != nil {
+			return err
+		}
+		log := &inflightLog{id: b.ID}
+		if err := r.s.captureAndEnqueue(r.ctx, b, log); err != nil {
+			log.release()
+			return err
+		}
+		if err := r.h.forward(BarrierElement(b)); err != nil {
+			log.release()
+			return err
+		}
+		// What is queued on the inputs that still owe this barrier was received before it and is in no state
+		// just captured: it starts the log. A queue may end in that very barrier; it is delivered now.
+		var owed []int
+		for _, i := range r.aligner.PendingInputs(b.ID) {
+			in := r.inputs[i]
+			for _, e := range in.queue {
+				log.add(i, e)
+			}
+			if len(in.queue) > 0 {
+				last := in.queue[len(in.queue)-1]
+				if last.Kind == KindBarrier && last.Barrier.ID == b.ID {
+					in.queue = in.queue[:len(in.queue)-1]
+					owed = append(owed, i)
+				}
+			}
+		}
+		if adv.Complete {
+			return r.s.enqueueLog(r.ctx, log)
+		}
+		r.logs[b.ID] = log
+		for _, i := range owed {
+			if err := r.apply(r.aligner.OnBarrier(i, b)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case adv.Forward: // aligned: every alive input delivered the barrier
+		r.s.inc.stats.alignWait.Add(int64(adv.AlignWait))
+		if err := r.snapshot(b); err != nil {
+			return err
+		}
+		if err := r.s.captureAndEnqueue(r.ctx, b, nil); err != nil {
+			return err
+		}
+		return r.h.forward(BarrierElement(b))
+	case adv.Complete: // unaligned: the last input delivered; the in-flight log is complete
+		log := r.logs[b.ID]
+		delete(r.logs, b.ID)
+		if log == nil {
+			return fmt.Errorf("%s: unaligned checkpoint %d completed without a log", r.s.pid, b.ID)
+		}
+		return r.s.enqueueLog(r.ctx, log)
+	}
+	return nil
+}
+
+// snapshot lets the operator write its state (or the sink pre-commit) and records the runner's watermarks.
+func (r *inputRunner) snapshot(b checkpoint.Barrier) error {
+	if err := r.h.snapshot(b); err != nil {
+		r.s.inc.coord.Acknowledge(b.ID, r.s.pid, err)
+		return fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
+	}
+	r.saveWatermarks()
+	return nil
+}

@@ -1,0 +1,418 @@
+package exec_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
+)
+
+// The test pipelines' rows: (key, ts, val). ts is microseconds since the epoch.
+var eventSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "key", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us},
+	{Name: "val", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// Window results: (key, window_start, count, sum).
+var resultSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "key", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "window_start", Type: arrow.FixedWidthTypes.Timestamp_us},
+	{Name: "cnt", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "sum", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// event is one generated row; rows of a seqSource are a pure function of (seed, subtask, index).
+type event struct{ key, ts, val int64 }
+
+func mix(x uint64) uint64 { return state.MixInt64(x + 0x9e3779b97f4a7c15) }
+
+type seqConfig struct {
+	name      string
+	seed      uint64
+	rows      int // per subtask
+	batchRows int
+	keys      int
+	tsStep    int64 // microseconds between consecutive rows of one subtask
+	// gate, when set, must yield a token before each batch (a test holds the source behind it).
+	gate chan struct{}
+	// snapshotted, when set, is told every offset the runtime staged.
+	snapshotted func(sub int, next int)
+}
+
+func (c seqConfig) event(sub, i int) event {
+	h := mix(c.seed ^ uint64(sub)<<40 ^ uint64(i))
+	return event{key: int64(h % uint64(c.keys)), ts: int64(i) * c.tsStep, val: int64(sub)*1_000_000 + int64(i)}
+}
+
+// all returns every row all subtasks produce.
+func (c seqConfig) all(parallelism int) []event {
+	var out []event
+	for sub := 0; sub < parallelism; sub++ {
+		for i := 0; i < c.rows; i++ {
+			out = append(out, c.event(sub, i))
+		}
+	}
+	return out
+}
+
+// seqSource produces c.rows rows in batches; its offset is the next row index.
+type seqSource struct {
+	c     seqConfig
+	sub   int
+	next  int
+	alloc memory.Allocator
+}
+
+func newSeqSource(c seqConfig) func(int) exec.Source {
+	return func(sub int) exec.Source { return &seqSource{c: c, sub: sub} }
+}
+
+func (s *seqSource) RestoreOffset(b []byte) error {
+	if len(b) != 8 {
+		return fmt.Errorf("bad offset %x", b)
+	}
+	s.next = int(binary.BigEndian.Uint64(b))
+	return nil
+}
+
+func (s *seqSource) Open(ctx *exec.TaskContext) error { s.alloc = ctx.Alloc; return nil }
+
+func (s *seqSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	if s.next >= s.c.rows {
+		return exec.SourceResult{Status: exec.Finished}, nil
+	}
+	if s.c.gate != nil {
+		select {
+		case <-s.c.gate:
+		case <-ctx.Done():
+			return exec.SourceResult{}, ctx.Err()
+		}
+	}
+	n := min(s.c.batchRows, s.c.rows-s.next)
+	kb := array.NewInt64Builder(s.alloc)
+	tb := array.NewTimestampBuilder(s.alloc, arrow.FixedWidthTypes.Timestamp_us.(*arrow.TimestampType))
+	vb := array.NewInt64Builder(s.alloc)
+	defer kb.Release()
+	defer tb.Release()
+	defer vb.Release()
+	var last int64
+	for i := s.next; i < s.next+n; i++ {
+		e := s.c.event(s.sub, i)
+		kb.Append(e.key)
+		tb.Append(arrow.Timestamp(e.ts))
+		vb.Append(e.val)
+		last = e.ts
+	}
+	s.next += n
+	cols := []arrow.Array{kb.NewArray(), tb.NewArray(), vb.NewArray()}
+	rec := array.NewRecordBatch(eventSchema, cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: last}, nil
+}
+
+func (s *seqSource) SnapshotOffset() ([]byte, error) {
+	if s.c.snapshotted != nil {
+		s.c.snapshotted(s.sub, s.next)
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(s.next)), nil
+}
+
+func (s *seqSource) Close() error { return nil }
+
+// windowKey identifies one tumbling window of one key.
+type windowKey struct{ key, start int64 }
+
+type windowAcc struct{ cnt, sum int64 }
+
+// windowSum is a keyed tumbling-window COUNT/SUM over any number of inputs of eventSchema: the keyed aggregate of
+// the runtime's tests. Its working set lives in a Go map; changed windows are written to the state backend at
+// each barrier (the write-back discipline), and a restore rebuilds the map with a Scan.
+type windowSum struct {
+	size  int64
+	ctx   *exec.TaskContext
+	accs  map[windowKey]*windowAcc
+	dirty map[windowKey]bool
+	wm    int64
+	late  int64
+	// slow, when set, is called for every batch of the given input before it is processed.
+	slowInput int
+	slow      func()
+}
+
+func newWindowSum(size int64) func(int) exec.Operator {
+	return func(int) exec.Operator { return &windowSum{size: size} }
+}
+
+const windowState = 1
+
+var keyWindowWM = state.OperatorKey("windowsum/wm")
+
+func encodeWindowKey(k windowKey) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(k.key))
+	return binary.BigEndian.AppendUint64(b, uint64(k.start))
+}
+
+func (w *windowSum) keyGroup(key int64) int {
+	return state.KeyGroupOf(state.CombineHash(0, state.MixInt64(uint64(key))), w.ctx.MaxKeyGroups)
+}
+
+func (w *windowSum) Open(ctx *exec.TaskContext) error {
+	w.ctx = ctx
+	w.accs = map[windowKey]*windowAcc{}
+	w.dirty = map[windowKey]bool{}
+	w.wm = exec.MinWatermark
+	if v, ok, err := ctx.State.Get(keyWindowWM); err != nil {
+		return err
+	} else if ok {
+		w.wm = int64(binary.BigEndian.Uint64(v))
+	}
+	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
+		prefix := state.KeyedKey(kg, windowState, nil)
+		err := ctx.State.Scan(prefix, func(k, v []byte) error {
+			uk := k[len(prefix):]
+			wk := windowKey{int64(binary.BigEndian.Uint64(uk)), int64(binary.BigEndian.Uint64(uk[8:]))}
+			w.accs[wk] = &windowAcc{int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *windowSum) Process(input int, b exec.Batch, out exec.Emitter) error {
+	defer b.Release()
+	if w.slow != nil && input == w.slowInput {
+		w.slow()
+	}
+	keys := b.Rec.Column(0).(*array.Int64).Int64Values()
+	tss := b.Rec.Column(1).(*array.Timestamp).TimestampValues()
+	vals := b.Rec.Column(2).(*array.Int64).Int64Values()
+	for i := range keys {
+		start := int64(tss[i]) - int64(tss[i])%w.size
+		if start+w.size <= w.wm {
+			w.late++
+			continue
+		}
+		if kg := w.keyGroup(keys[i]); !w.ctx.KeyGroups.Contains(kg) {
+			return fmt.Errorf("key %d (group %d) reached subtask %d owning %v", keys[i], kg, w.ctx.Subtask, w.ctx.KeyGroups)
+		}
+		k := windowKey{keys[i], start}
+		a := w.accs[k]
+		if a == nil {
+			a = &windowAcc{}
+			w.accs[k] = a
+		}
+		a.cnt++
+		a.sum += vals[i]
+		w.dirty[k] = true
+	}
+	return nil
+}
+
+func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
+	w.wm = wm
+	var fire []windowKey
+	for k := range w.accs {
+		if k.start+w.size <= wm {
+			fire = append(fire, k)
+		}
+	}
+	if len(fire) == 0 {
+		return nil
+	}
+	sort.Slice(fire, func(i, j int) bool {
+		if fire[i].start != fire[j].start {
+			return fire[i].start < fire[j].start
+		}
+		return fire[i].key < fire[j].key
+	})
+	kb := array.NewInt64Builder(w.ctx.Alloc)
+	sb := array.NewTimestampBuilder(w.ctx.Alloc, arrow.FixedWidthTypes.Timestamp_us.(*arrow.TimestampType))
+	cb := array.NewInt64Builder(w.ctx.Alloc)
+	ub := array.NewInt64Builder(w.ctx.Alloc)
+	defer kb.Release()
+	defer sb.Release()
+	defer cb.Release()
+	defer ub.Release()
+	for _, k := range fire {
+		a := w.accs[k]
+		kb.Append(k.key)
+		sb.Append(arrow.Timestamp(k.start))
+		cb.Append(a.cnt)
+		ub.Append(a.sum)
+		delete(w.accs, k)
+		w.dirty[k] = true
+	}
+	cols := []arrow.Array{kb.NewArray(), sb.NewArray(), cb.NewArray(), ub.NewArray()}
+	rec := array.NewRecordBatch(resultSchema, cols, int64(len(fire)))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out.Emit(exec.Batch{Rec: rec})
+}
+
+func (w *windowSum) OnBarrier(checkpoint.Barrier) error {
+	for k := range w.dirty {
+		key := state.KeyedKey(w.keyGroup(k.key), windowState, encodeWindowKey(k))
+		if a := w.accs[k]; a != nil {
+			v := binary.BigEndian.AppendUint64(nil, uint64(a.cnt))
+			w.ctx.State.Put(key, binary.BigEndian.AppendUint64(v, uint64(a.sum)))
+		} else {
+			w.ctx.State.Delete(key)
+		}
+	}
+	clear(w.dirty)
+	w.ctx.State.Put(keyWindowWM, binary.BigEndian.AppendUint64(nil, uint64(w.wm)))
+	return nil
+}
+
+func (w *windowSum) Close() error { return nil }
+
+// expectedWindows computes the window results of events directly: the reference the pipelines are checked against.
+func expectedWindows(events []event, size int64) []string {
+	accs := map[windowKey]*windowAcc{}
+	for _, e := range events {
+		k := windowKey{e.key, e.ts - e.ts%size}
+		a := accs[k]
+		if a == nil {
+			a = &windowAcc{}
+			accs[k] = a
+		}
+		a.cnt++
+		a.sum += e.val
+	}
+	var out []string
+	for k, a := range accs {
+		out = append(out, fmt.Sprintf("%d|%d|%d|%d", k.key, k.start, a.cnt, a.sum))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// resultRows renders window-result batches as sorted "key|start|cnt|sum" lines.
+func resultRows(recs []arrow.RecordBatch) []string {
+	var out []string
+	for _, rec := range recs {
+		k := rec.Column(0).(*array.Int64)
+		s := rec.Column(1).(*array.Timestamp)
+		c := rec.Column(2).(*array.Int64)
+		u := rec.Column(3).(*array.Int64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out = append(out, fmt.Sprintf("%d|%d|%d|%d", k.Value(i), int64(s.Value(i)), c.Value(i), u.Value(i)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// txnStore is the "external system" behind memSink: what a sink staged and committed survives the job's
+// incarnations, as files on a disk would.
+type txnStore struct {
+	mu        sync.Mutex
+	staged    map[string][]string // "<sub>/<id>" -> rows
+	committed map[string][]string
+	commits   int
+}
+
+func newTxnStore() *txnStore {
+	return &txnStore{staged: map[string][]string{}, committed: map[string][]string{}}
+}
+
+// rows returns every committed row, sorted.
+func (s *txnStore) rows() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, rs := range s.committed {
+		out = append(out, rs...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// memSink is a two-phase-commit sink over a txnStore, for runtime tests.
+type memSink struct {
+	store *txnStore
+	sub   int
+	open  []string
+}
+
+func newMemSink(store *txnStore) func(int) exec.Sink {
+	return func(sub int) exec.Sink { return &memSink{store: store, sub: sub} }
+}
+
+func txnName(sub int, id uint64) string { return fmt.Sprintf("%d/%d", sub, id) }
+
+func (m *memSink) Open(ctx *exec.TaskContext) error {
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	for name, rows := range m.store.staged {
+		var sub int
+		var id uint64
+		fmt.Sscanf(name, "%d/%d", &sub, &id)
+		if sub != m.sub {
+			continue
+		}
+		if ctx.IsCompleted(id) {
+			m.store.committed[name] = rows
+		}
+		delete(m.store.staged, name)
+	}
+	return nil
+}
+
+func (m *memSink) Write(b exec.Batch) error {
+	m.open = append(m.open, resultRows([]arrow.RecordBatch{b.Rec})...)
+	b.Release()
+	return nil
+}
+
+func (m *memSink) PreCommit(id uint64) error {
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	m.store.staged[txnName(m.sub, id)] = m.open
+	m.open = nil
+	return nil
+}
+
+func (m *memSink) Commit(id uint64) error {
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	for name, rows := range m.store.staged {
+		var sub int
+		var sid uint64
+		fmt.Sscanf(name, "%d/%d", &sub, &sid)
+		if sub == m.sub && sid <= id {
+			if _, dup := m.store.committed[name]; dup {
+				panic("transaction committed twice: " + name)
+			}
+			m.store.committed[name] = rows
+			m.store.commits++
+			delete(m.store.staged, name)
+		}
+	}
+	return nil
+}
+
+func (m *memSink) Abort(id uint64) error {
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	delete(m.store.staged, txnName(m.sub, id))
+	return nil
+}
+
+func (m *memSink) Close() error { return nil }
