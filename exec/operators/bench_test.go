@@ -1,0 +1,174 @@
+package operators
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/exec"
+)
+
+// bidSchema is Nexmark's bid without its extra column: the shape the sink benchmark targets.
+var bidSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "auction", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "bidder", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "price", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "channel", Type: arrow.BinaryTypes.String},
+	{Name: "url", Type: arrow.BinaryTypes.String},
+	{Name: "date_time", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+}, nil)
+
+func bidGenerator(rows int64, batch int) exec.Source {
+	return NewGenerator(GeneratorConfig{
+		Schema: bidSchema,
+		Fields: []GenField{
+			{Kind: GenSequence, Start: 1000, End: math.MaxInt64},
+			{Kind: GenRandom, Min: 1, Max: 100_000},
+			{Kind: GenRandom, Min: 1, Max: 10_000_000},
+			{Kind: GenRandom, Length: 8},
+			{Kind: GenRandom, Length: 40},
+			{Kind: GenSequence, Start: ts2026ms, End: math.MaxInt64, Step: 1},
+		},
+		Seed: 1, Rows: rows, BatchRows: batch,
+	})
+}
+
+// benchBatches pre-generates the batches the sink benchmarks write, so only the sink is measured.
+func benchBatches(b *testing.B, mem memory.Allocator, n, rows int) []exec.Batch {
+	src := bidGenerator(int64(n*rows), rows)
+	if err := src.Open(newTask(mem, taskOpts{})); err != nil {
+		b.Fatal(err)
+	}
+	var out []exec.Batch
+	for len(out) < n {
+		res, err := src.Produce(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, res.Batch)
+	}
+	src.Close()
+	return out
+}
+
+// BenchmarkParquetSink2PC measures the Parquet sink end to end: writing 8192-row batches of six columns, with a
+// PreCommit and Commit (a complete file, staged and renamed) every commitRows rows.
+func BenchmarkParquetSink2PC(b *testing.B) {
+	b.Setenv("CLINK_STATE_FSYNC", "0")
+	const batchRows, commitRows = 8192, 1 << 20
+	mem := memory.NewGoAllocator()
+	batches := benchBatches(b, mem, 32, batchRows)
+	defer func() {
+		for _, bt := range batches {
+			bt.Release()
+		}
+	}()
+	dir := b.TempDir()
+	s := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: bidSchema})
+	if err := s.Open(newTask(mem, taskOpts{})); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	id, rows := uint64(0), 0
+	for i := 0; b.Loop(); i++ {
+		bt := batches[i%len(batches)]
+		bt.Rec.Retain()
+		if err := s.Write(bt); err != nil {
+			b.Fatal(err)
+		}
+		rows += batchRows
+		if rows%commitRows == 0 {
+			id++
+			if err := s.PreCommit(id); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Commit(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	id++
+	if err := s.PreCommit(id); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Commit(id); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+	b.StopTimer()
+	s.Close()
+}
+
+// BenchmarkFileSinkCSV is the same for CSV.
+func BenchmarkFileSinkCSV(b *testing.B) {
+	b.Setenv("CLINK_STATE_FSYNC", "0")
+	const batchRows, commitRows = 8192, 1 << 20
+	mem := memory.NewGoAllocator()
+	batches := benchBatches(b, mem, 32, batchRows)
+	dir := b.TempDir()
+	s := NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: bidSchema})
+	if err := s.Open(newTask(mem, taskOpts{})); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	id, rows := uint64(0), 0
+	for i := 0; b.Loop(); i++ {
+		bt := batches[i%len(batches)]
+		bt.Rec.Retain()
+		if err := s.Write(bt); err != nil {
+			b.Fatal(err)
+		}
+		rows += batchRows
+		if rows%commitRows == 0 {
+			id++
+			if err := s.PreCommit(id); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Commit(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	id++
+	if err := s.PreCommit(id); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Commit(id); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+	b.StopTimer()
+	s.Close()
+	for _, bt := range batches {
+		bt.Release()
+	}
+}
+
+// BenchmarkGenerator measures the generator producing the bid shape in 8192-row batches.
+func BenchmarkGenerator(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	src := bidGenerator(0, 8192)
+	if err := src.Open(newTask(mem, taskOpts{})); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	start := time.Now()
+	rows := 0
+	for b.Loop() {
+		res, err := src.Produce(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += res.Batch.Rows()
+		res.Batch.Release()
+	}
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+	src.Close()
+}

@@ -1,0 +1,60 @@
+// Package operators holds the operators of the dataflow over Arrow batches (projection, filter, windows, joins,
+// union), the sources (datagen, nexmark, files, internal streams) and the sinks (files, Parquet, blackhole,
+// internal streams). The runtime in package exec drives them through exec.Operator, exec.Source and exec.Sink.
+//
+// # What operators must never do
+//
+//   - Publish output before the checkpoint that produced it completed. A sink stages a transaction at the
+//     barrier (PreCommit) and makes it visible only in Commit, after the COMPLETED marker is durable.
+//   - Overwrite a committed file, or let a failed write leave bytes under a committed name. Commits are renames
+//     that refuse an existing target (state.FS.RenameNoReplace).
+//   - Touch the file system except through the state.FS of their TaskContext, so tests can inject faults.
+//   - Box values per row on a hot path: work column at a time over Arrow buffers, with one type switch per
+//     column and batch. (CollectSink, a test tool, is the exception and says so.)
+//   - Hold on to a batch after handing it on or releasing it; every Arrow allocation goes through
+//     TaskContext.Alloc so tests can check for leaks.
+//   - Use a stateful random stream in a source: a replay from a restored offset must reproduce the same rows.
+//
+// # Sink file layout
+//
+// The file sinks (NewFileSink for CSV and JSON lines, NewParquetSink) share one two-phase protocol. For a sink
+// with path P, job J, operator O, subtask S:
+//
+//	P/J-O-S-N.ext                    committed: the rows subtask S wrote between barriers N-1 and N
+//	P/_staging/J/J-O-S-N.ext         staged: sealed at barrier N, waiting for checkpoint N to complete
+//	P/_staging/J/J-O-S.inprogress    the transaction being written (never read)
+//
+// ext is csv, json or parquet. J and O are escaped so that '-' only separates fields: letters, digits and '_'
+// (except a leading one, which would hide the file) stay, any other byte is %XX. N is the checkpoint id in
+// decimal; a transaction without rows leaves no file. The staging directory starts with '_' so Parquet readers
+// and globs such as read_parquet('P/*.parquet') skip it.
+//
+//   - Write appends to the in-progress file (buffered).
+//   - PreCommit(N) finishes the file (a Parquet footer), fsyncs it, renames it to its staged name and fsyncs the
+//     staging directory. Any failure fails the checkpoint; nothing reaches P.
+//   - Commit(N) renames every staged file of the subtask with an id <= N into P without replacing, then fsyncs
+//     P. A target that exists already was committed by an earlier attempt: the staged copy is deleted.
+//   - Abort(N) deletes staged file N. Commit and Abort are idempotent and may run concurrently with Write.
+//   - Open recovers: every staged file of the subtask is committed if its checkpoint is completed and deleted
+//     otherwise, and its in-progress file is deleted. Subtask 0 also recovers the files of subtasks at or above
+//     the current parallelism, left by an incarnation that ran wider.
+//
+// CLINK_STATE_FSYNC=0 turns the fsyncs off (benchmarks only), as for state snapshots.
+//
+// # Text forms
+//
+// CSV and JSON lines carry values in the text forms Postgres prints (textform.go): integers in decimal; REAL and
+// DOUBLE as float4out/float8out do since Postgres 12 (shortest round-trip digits, scientific notation from
+// exponent 6 for REAL and 15 for DOUBLE or below -4: 1.5, 1e+20, 1e-05, NaN, Infinity); BOOLEAN t/f; TIMESTAMP
+// 2026-01-01 00:00:01.5 (microseconds at most, no trailing zeros, nanoseconds truncated); DATE 2026-01-01;
+// DECIMAL with exactly its scale; BYTEA \x hex; INTERVAL in the postgres IntervalStyle. CSV follows COPY ... CSV:
+// NULL is an empty field, an empty string is "", a header line only with 'csv.header'. JSON lines hold one object
+// per row with NULL as null, numbers and booleans as JSON values and the other types as strings in their text
+// form.
+//
+// # Generator
+//
+// NewGenerator (connector = 'datagen') derives every value from (seed, column name, global row number) with
+// splitmix64; subtask k of p produces rows k, k+p, k+2p, ...; its offset is its next row and largest event time
+// (restorable at the same parallelism only). GeneratorConfigFromOptions reads Flink's datagen WITH options.
+package operators

@@ -1,0 +1,239 @@
+package operators
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+)
+
+// FileSinkConfig configures a CSV or JSON-lines file sink.
+type FileSinkConfig struct {
+	// Path is the directory committed files appear in; staging lives in Path/_staging/<job>/.
+	Path string
+	// Format is "csv" or "json" (JSON lines: one object per row).
+	Format string
+	// CSVHeader writes the column names as the first line of every CSV file ('csv.header' = 'true').
+	CSVHeader bool
+	Schema    *arrow.Schema
+}
+
+// NewFileSink returns a two-phase-commit sink writing CSV or JSON lines in Postgres text forms. Each subtask
+// writes one file per checkpoint that saw rows: <job>-<op>-<subtask>-<checkpoint>.csv (or .json), visible in
+// Path only once the checkpoint completed. Configuration errors surface at Open.
+func NewFileSink(cfg FileSinkConfig) exec.Sink {
+	var enc encoder
+	switch cfg.Format {
+	case "csv":
+		enc = &csvEncoder{header: cfg.CSVHeader}
+	case "json":
+		enc = &jsonEncoder{}
+	default:
+		enc = badEncoder{fmt.Errorf("unknown format %q (want csv or json)", cfg.Format)}
+	}
+	return newTxnFileSink("file", cfg.Path, cfg.Schema, enc)
+}
+
+// badEncoder carries a configuration error to Open, where a Sink reports errors.
+type badEncoder struct{ err error }
+
+func (e badEncoder) ext() string                   { return "invalid" }
+func (e badEncoder) init(*arrow.Schema) error      { return e.err }
+func (e badEncoder) begin(io.Writer) error         { return e.err }
+func (e badEncoder) write(arrow.RecordBatch) error { return e.err }
+func (e badEncoder) finish() error                 { return e.err }
+func (e badEncoder) abandon()                      {}
+
+// lineFlush is how much encoded text a file encoder gathers before handing it to the writer.
+const lineFlush = 64 << 10
+
+// textEncoder holds what the CSV and JSON encoders share: the output and a reusable line buffer.
+type textEncoder struct {
+	w    io.Writer
+	line []byte
+	cols []textColumn
+}
+
+func (t *textEncoder) begin(w io.Writer) error {
+	t.w = w
+	t.line = t.line[:0]
+	return nil
+}
+
+func (t *textEncoder) columns(rec arrow.RecordBatch) error {
+	t.cols = t.cols[:0]
+	for _, arr := range rec.Columns() {
+		c, err := newTextColumn(arr)
+		if err != nil {
+			return err
+		}
+		t.cols = append(t.cols, c)
+	}
+	return nil
+}
+
+func (t *textEncoder) flushIfFull() error {
+	if len(t.line) < lineFlush {
+		return nil
+	}
+	return t.flush()
+}
+
+func (t *textEncoder) flush() error {
+	if len(t.line) == 0 {
+		return nil
+	}
+	_, err := t.w.Write(t.line)
+	t.line = t.line[:0]
+	return err
+}
+
+func (t *textEncoder) finish() error { return t.flush() }
+
+func (t *textEncoder) abandon() {
+	t.w = nil
+	t.line = t.line[:0]
+	clear(t.cols) // drop references to the last batch's arrays
+	t.cols = t.cols[:0]
+}
+
+func initTextSchema(schema *arrow.Schema) error {
+	for _, f := range schema.Fields() {
+		if err := checkTextType(f.Type); err != nil {
+			return fmt.Errorf("column %s: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// csvEncoder writes RFC 4180 CSV: NULL is an empty field, an empty string is "", lines end in \n.
+type csvEncoder struct {
+	textEncoder
+	header bool
+	names  []string
+}
+
+func (e *csvEncoder) ext() string { return "csv" }
+
+func (e *csvEncoder) init(schema *arrow.Schema) error {
+	e.names = e.names[:0]
+	for _, f := range schema.Fields() {
+		e.names = append(e.names, f.Name)
+	}
+	return initTextSchema(schema)
+}
+
+func (e *csvEncoder) begin(w io.Writer) error {
+	e.textEncoder.begin(w)
+	if e.header {
+		for i, n := range e.names {
+			if i > 0 {
+				e.line = append(e.line, ',')
+			}
+			e.line = appendCSVField(e.line, []byte(n))
+		}
+		e.line = append(e.line, '\n')
+	}
+	return nil
+}
+
+func (e *csvEncoder) write(rec arrow.RecordBatch) error {
+	if err := e.columns(rec); err != nil {
+		return err
+	}
+	defer clear(e.cols)
+	var scratch []byte
+	for i := range int(rec.NumRows()) {
+		for c := range e.cols {
+			col := &e.cols[c]
+			if c > 0 {
+				e.line = append(e.line, ',')
+			}
+			if col.isNull(i) {
+				continue
+			}
+			if col.class == classString {
+				scratch = col.text(scratch[:0], i)
+				e.line = appendCSVField(e.line, scratch)
+			} else {
+				e.line = col.text(e.line, i)
+			}
+		}
+		e.line = append(e.line, '\n')
+		if err := e.flushIfFull(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonEncoder writes JSON lines: one object per row, keys in column order, NULL as null, numbers and booleans as
+// JSON values, everything else (timestamps, dates, intervals, bytea) as a string in its Postgres text form. NaN
+// and ±Infinity, which JSON numbers cannot spell, are strings, as Postgres' to_json prints them.
+type jsonEncoder struct {
+	textEncoder
+	keys [][]byte // `{"a":` then `,"b":` ...
+}
+
+func (e *jsonEncoder) ext() string { return "json" }
+
+func (e *jsonEncoder) init(schema *arrow.Schema) error {
+	e.keys = e.keys[:0]
+	for i, f := range schema.Fields() {
+		sep := byte(',')
+		if i == 0 {
+			sep = '{'
+		}
+		k := appendJSONString([]byte{sep}, []byte(f.Name))
+		e.keys = append(e.keys, append(k, ':'))
+	}
+	return initTextSchema(schema)
+}
+
+func (e *jsonEncoder) write(rec arrow.RecordBatch) error {
+	if err := e.columns(rec); err != nil {
+		return err
+	}
+	defer clear(e.cols)
+	var scratch []byte
+	for i := range int(rec.NumRows()) {
+		if len(e.cols) == 0 {
+			e.line = append(e.line, '{')
+		}
+		for c := range e.cols {
+			col := &e.cols[c]
+			e.line = append(e.line, e.keys[c]...)
+			if col.isNull(i) {
+				e.line = append(e.line, "null"...)
+				continue
+			}
+			switch col.class {
+			case classNumber:
+				e.line = col.text(e.line, i)
+			case classBool:
+				if col.bools.Value(i) {
+					e.line = append(e.line, "true"...)
+				} else {
+					e.line = append(e.line, "false"...)
+				}
+			case classFloat:
+				start := len(e.line)
+				e.line = col.text(e.line, i)
+				if last := e.line[len(e.line)-1]; last < '0' || last > '9' { // NaN, Infinity
+					scratch = append(scratch[:0], e.line[start:]...)
+					e.line = appendJSONString(e.line[:start], scratch)
+				}
+			default:
+				scratch = col.text(scratch[:0], i)
+				e.line = appendJSONString(e.line, scratch)
+			}
+		}
+		e.line = append(e.line, '}', '\n')
+		if err := e.flushIfFull(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,443 @@
+package operators
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
+)
+
+// encoder turns the batches of one transaction into the bytes of one file. The two-phase protocol around it
+// (in-progress file, staging, commit, recovery) is the same for every format.
+type encoder interface {
+	// ext is the file extension, without the dot.
+	ext() string
+	// init checks the sink's schema once, at Open.
+	init(schema *arrow.Schema) error
+	// begin starts a new file on w.
+	begin(w io.Writer) error
+	write(rec arrow.RecordBatch) error
+	// finish writes whatever ends a file (a Parquet footer) into w.
+	finish() error
+	// abandon drops a transaction that will never be finished.
+	abandon()
+}
+
+// stagingDirName is the directory under a sink's path that holds staged transactions. The leading '_' hides it
+// from Parquet readers and globs such as read_parquet('path/*.parquet'), as Spark and Hadoop do.
+const stagingDirName = "_staging"
+
+// writeBufferSize is the buffer between the encoders and the in-progress file: large enough that a write system
+// call moves a useful amount of data.
+const writeBufferSize = 256 << 10
+
+// txnFileSink is the two-phase-commit protocol of the file sinks (CSV, JSON lines, Parquet): one in-progress file
+// per subtask, sealed into staging at each barrier, renamed into the sink's path when the checkpoint completed.
+type txnFileSink struct {
+	kind   string // "file" or "parquet", for messages
+	path   string
+	schema *arrow.Schema
+	enc    encoder
+
+	fsys       state.FS
+	sub        int
+	jobOp      string // "<job>-<op>-", escaped: the prefix of every file this operator writes
+	stageDir   string
+	inprogress string
+
+	// mu guards the open transaction. Write and PreCommit run on the subtask goroutine; the lock keeps Close safe
+	// and costs nothing uncontended.
+	mu   sync.Mutex
+	file state.File
+	buf  *bufio.Writer
+	rows int64
+
+	// stageMu guards the sealed transactions, which Commit and Abort touch from the coordinator's goroutine while
+	// the subtask goes on writing the next transaction under mu.
+	stageMu sync.Mutex
+	staged  []uint64 // ascending checkpoint ids
+}
+
+func newTxnFileSink(kind, path string, schema *arrow.Schema, enc encoder) *txnFileSink {
+	return &txnFileSink{kind: kind, path: path, schema: schema, enc: enc}
+}
+
+// escapeName makes a job or operator id safe as a file-name component: letters, digits and '_' (not leading, so
+// a name never starts hidden) stay, every other byte becomes %XX. Since '-' is escaped too, it separates the
+// components of a file name unambiguously.
+func escapeName(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' && i > 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// txnName is the file name of subtask sub's transaction for checkpoint id, the same in staging and when
+// committed: <job>-<op>-<sub>-<id>.<ext>.
+func (s *txnFileSink) txnName(sub int, id uint64) string {
+	return s.jobOp + strconv.Itoa(sub) + "-" + strconv.FormatUint(id, 10) + "." + s.enc.ext()
+}
+
+func (s *txnFileSink) stagedPath(id uint64) string {
+	return filepath.Join(s.stageDir, s.txnName(s.sub, id))
+}
+
+// parseTxnName returns the subtask and checkpoint id of a transaction file of this operator.
+func (s *txnFileSink) parseTxnName(name string) (sub int, id uint64, ok bool) {
+	rest, ok := strings.CutPrefix(name, s.jobOp)
+	if !ok {
+		return 0, 0, false
+	}
+	if rest, ok = strings.CutSuffix(rest, "."+s.enc.ext()); !ok {
+		return 0, 0, false
+	}
+	subStr, idStr, ok := strings.Cut(rest, "-")
+	if !ok || !allDigits(subStr) || !allDigits(idStr) {
+		return 0, 0, false
+	}
+	sub, err := strconv.Atoi(subStr)
+	if err != nil {
+		return 0, 0, false
+	}
+	id, err = strconv.ParseUint(idStr, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return sub, id, true
+}
+
+// parseInProgressName returns the subtask of an in-progress file of this operator.
+func (s *txnFileSink) parseInProgressName(name string) (sub int, ok bool) {
+	rest, ok := strings.CutPrefix(name, s.jobOp)
+	if !ok {
+		return 0, false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".inprogress"); !ok || !allDigits(rest) {
+		return 0, false
+	}
+	sub, err := strconv.Atoi(rest)
+	return sub, err == nil
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *txnFileSink) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s sink %s: %s", s.kind, s.path, fmt.Sprintf(format, args...))
+}
+
+// Open recovers what earlier incarnations of this subtask left in staging: a transaction whose checkpoint
+// completed is committed (its commit may have been cut short by a crash), every other one is deleted, and so is
+// the in-progress file. Subtask 0 also recovers the subtasks that no longer exist after a restart at a lower
+// parallelism, which nobody else would.
+func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
+	if s.schema == nil {
+		return s.errorf("no schema")
+	}
+	if err := s.enc.init(s.schema); err != nil {
+		return s.errorf("%v", err)
+	}
+	s.fsys = ctx.FS
+	if s.fsys == nil {
+		s.fsys = state.OS
+	}
+	s.sub = ctx.Subtask
+	s.jobOp = escapeName(ctx.Job) + "-" + escapeName(ctx.Operator) + "-"
+	s.stageDir = filepath.Join(s.path, stagingDirName, escapeName(ctx.Job))
+	s.inprogress = filepath.Join(s.stageDir, s.jobOp+strconv.Itoa(s.sub)+".inprogress")
+	if err := s.fsys.MkdirAll(s.stageDir); err != nil {
+		return s.errorf("%v", err)
+	}
+
+	mine := func(sub int) bool {
+		return sub == s.sub || s.sub == 0 && ctx.Parallelism > 0 && sub >= ctx.Parallelism
+	}
+	entries, err := s.fsys.ReadDir(s.stageDir)
+	if err != nil {
+		return s.errorf("recovery: %v", err)
+	}
+	type stagedFile struct {
+		sub int
+		id  uint64
+	}
+	var found []stagedFile
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		if sub, ok := s.parseInProgressName(e.Name()); ok && mine(sub) {
+			if err := s.fsys.Remove(filepath.Join(s.stageDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return s.errorf("recovery: %v", err)
+			}
+			continue
+		}
+		if sub, id, ok := s.parseTxnName(e.Name()); ok && mine(sub) {
+			found = append(found, stagedFile{sub, id})
+		}
+	}
+	slices.SortFunc(found, func(a, b stagedFile) int {
+		if a.id != b.id {
+			return compareUint64(a.id, b.id)
+		}
+		return a.sub - b.sub
+	})
+	published := false
+	for _, f := range found {
+		if ctx.IsCompleted == nil {
+			return s.errorf("recovery: staged transaction %d found but the task context cannot tell completed checkpoints", f.id)
+		}
+		name := s.txnName(f.sub, f.id)
+		if ctx.IsCompleted(f.id) {
+			if err := s.publish(name); err != nil {
+				return s.errorf("recovery: commit checkpoint %d: %v", f.id, err)
+			}
+			published = true
+		} else if err := s.fsys.Remove(filepath.Join(s.stageDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return s.errorf("recovery: %v", err)
+		}
+	}
+	if published && state.FsyncEnabled() {
+		if err := s.fsys.SyncDir(s.path); err != nil {
+			return s.errorf("recovery: fsync: %v", err)
+		}
+	}
+	s.stageMu.Lock()
+	s.staged = s.staged[:0]
+	s.stageMu.Unlock()
+	return nil
+}
+
+func compareUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Write appends the batch to the in-progress transaction. The file sinks are append-only: a retraction has no
+// meaning in a file of rows, so a batch with any non-insert row is an error (the planner refuses updating queries
+// into append-only sinks; this is the runtime's guard).
+func (s *txnFileSink) Write(b exec.Batch) error {
+	defer b.Release()
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	for i, k := range b.Kinds {
+		if k != exec.Insert {
+			return s.errorf("append-only sink got a %s row (row %d of a batch); an updating query must not reach it", k, i)
+		}
+	}
+	if err := checkSchema(s.schema, b.Rec.Schema()); err != nil {
+		return s.errorf("%v", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fsys == nil {
+		return s.errorf("write before open")
+	}
+	if s.file == nil {
+		f, err := s.fsys.Create(s.inprogress)
+		if err != nil {
+			return s.errorf("%v", err)
+		}
+		s.file = f
+		if s.buf == nil {
+			s.buf = bufio.NewWriterSize(f, writeBufferSize)
+		} else {
+			s.buf.Reset(f)
+		}
+		if err := s.enc.begin(s.buf); err != nil {
+			s.discardLocked()
+			return s.errorf("%v", err)
+		}
+	}
+	if err := s.enc.write(b.Rec); err != nil {
+		s.discardLocked()
+		return s.errorf("%v", err)
+	}
+	s.rows += int64(n)
+	return nil
+}
+
+// checkSchema checks a batch against the sink's schema by column types; names may differ (a query's aliases).
+func checkSchema(want, got *arrow.Schema) error {
+	if want.NumFields() != got.NumFields() {
+		return fmt.Errorf("batch has %d columns, the sink %d", got.NumFields(), want.NumFields())
+	}
+	for i := range want.NumFields() {
+		if !arrow.TypeEqual(want.Field(i).Type, got.Field(i).Type) {
+			return fmt.Errorf("column %d (%s) is %s in the batch, %s in the sink", i, want.Field(i).Name,
+				got.Field(i).Type, want.Field(i).Type)
+		}
+	}
+	return nil
+}
+
+// discardLocked drops the in-progress transaction after a failure; the job restarts and replays it.
+func (s *txnFileSink) discardLocked() {
+	s.enc.abandon()
+	if s.file != nil {
+		s.file.Close()
+		s.file = nil
+		_ = s.fsys.Remove(s.inprogress) // best-effort: the next Open deletes it anyway
+	}
+	s.rows = 0
+}
+
+// PreCommit seals the in-progress transaction as checkpoint id: the file is completed, made durable and renamed
+// into staging under the id; then the staging directory is made durable so the name survives a crash. Only a
+// nil return lets the subtask ack, so any failure here fails the checkpoint rather than losing rows. A transaction
+// without rows leaves no file.
+func (s *txnFileSink) PreCommit(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == nil {
+		return nil
+	}
+	fsync := state.FsyncEnabled()
+	if err := s.enc.finish(); err != nil {
+		s.discardLocked()
+		return s.errorf("pre-commit checkpoint %d: %v", id, err)
+	}
+	if err := s.buf.Flush(); err != nil {
+		s.discardLocked()
+		return s.errorf("pre-commit checkpoint %d: %v", id, err)
+	}
+	if fsync {
+		if err := s.file.Sync(); err != nil {
+			s.discardLocked()
+			return s.errorf("pre-commit checkpoint %d: fsync: %v", id, err)
+		}
+	}
+	err := s.file.Close()
+	s.file = nil
+	s.rows = 0
+	if err != nil {
+		_ = s.fsys.Remove(s.inprogress)
+		return s.errorf("pre-commit checkpoint %d: %v", id, err)
+	}
+	staged := s.stagedPath(id)
+	if err := s.fsys.RenameNoReplace(s.inprogress, staged); err != nil {
+		// An existing staged file for id would mean a reused checkpoint id; never overwrite it.
+		_ = s.fsys.Remove(s.inprogress)
+		return s.errorf("pre-commit checkpoint %d: %v", id, err)
+	}
+	if fsync {
+		// Strict, unlike the best-effort directory fsync of state snapshots: a staged name lost in a power
+		// failure after the checkpoint completed would be a transaction lost.
+		if err := s.fsys.SyncDir(s.stageDir); err != nil {
+			_ = s.fsys.Remove(staged)
+			return s.errorf("pre-commit checkpoint %d: fsync: %v", id, err)
+		}
+	}
+	s.stageMu.Lock()
+	s.staged = append(s.staged, id)
+	slices.Sort(s.staged)
+	s.stageMu.Unlock()
+	return nil
+}
+
+// Commit publishes every staged transaction with a checkpoint id <= id by renaming it into the sink's path,
+// never over an existing file, then makes the path's directory durable. Calling it again does nothing.
+func (s *txnFileSink) Commit(id uint64) error {
+	s.stageMu.Lock()
+	defer s.stageMu.Unlock()
+	published := 0
+	var err error
+	for len(s.staged) > 0 && s.staged[0] <= id {
+		sid := s.staged[0]
+		if err = s.publish(s.txnName(s.sub, sid)); err != nil {
+			err = s.errorf("commit checkpoint %d: %v", sid, err)
+			break
+		}
+		s.staged = s.staged[1:]
+		published++
+	}
+	if published > 0 && state.FsyncEnabled() {
+		if serr := s.fsys.SyncDir(s.path); serr != nil && err == nil {
+			err = s.errorf("commit checkpoint %d: fsync: %v", id, serr)
+		}
+	}
+	return err
+}
+
+// publish renames staged file name into the sink's path. A target that already exists means an earlier commit of
+// the same transaction got that far (ids are never reused, so the name is the transaction): the staged copy is
+// then a leftover and is deleted, never renamed over the committed file.
+func (s *txnFileSink) publish(name string) error {
+	src := filepath.Join(s.stageDir, name)
+	dst := filepath.Join(s.path, name)
+	err := s.fsys.RenameNoReplace(src, dst)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		if rerr := s.fsys.Remove(src); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return rerr
+		}
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		if _, serr := s.fsys.Stat(dst); serr == nil {
+			return nil // committed before, staged copy already gone
+		}
+	}
+	return err
+}
+
+// Abort deletes staged transaction id. It is forgotten first, so that whatever happens to the file, a later
+// Commit can never publish an aborted transaction; a file left behind is deleted by the next Open.
+func (s *txnFileSink) Abort(id uint64) error {
+	s.stageMu.Lock()
+	defer s.stageMu.Unlock()
+	if i := slices.Index(s.staged, id); i >= 0 {
+		s.staged = slices.Delete(s.staged, i, i+1)
+	}
+	if s.fsys == nil {
+		return nil
+	}
+	if err := s.fsys.Remove(s.stagedPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return s.errorf("abort checkpoint %d: %v", id, err)
+	}
+	return nil
+}
+
+// Close drops the in-progress transaction (its rows are replayed from the last checkpoint) and leaves staged
+// ones for the next Open to decide.
+func (s *txnFileSink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file != nil {
+		s.discardLocked()
+	}
+	return nil
+}

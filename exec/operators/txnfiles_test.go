@@ -1,0 +1,396 @@
+package operators
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
+)
+
+func newCSVSink(dir string) exec.Sink {
+	return NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: kvSchema})
+}
+
+// Pins: output visible in the sink's path before its checkpoint completed (a reader would see rows a restart
+// then replays, i.e. duplicates).
+func TestFileSinkNothingVisibleBeforeCommit(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	s := newCSVSink(dir)
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	must(t, s.Write(kvBatch(mem, 1, 2)))
+	if got := committedFiles(t, dir); len(got) != 0 {
+		t.Fatalf("after Write, path holds %v", got)
+	}
+	must(t, s.PreCommit(1))
+	if got := committedFiles(t, dir); len(got) != 0 {
+		t.Fatalf("after PreCommit, path holds %v", got)
+	}
+	if got, want := listFiles(t, dir), []string{"_staging/j1/j1-sink-0-1.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("after PreCommit: files %v, want %v", got, want)
+	}
+	must(t, s.Commit(1))
+	if got := readFile(t, filepath.Join(dir, "j1-sink-0-1.csv")); got != kvCSV(1, 2) {
+		t.Fatalf("committed %q, want %q", got, kvCSV(1, 2))
+	}
+	must(t, s.Close())
+}
+
+// Pins: a repeated Commit publishing twice or failing, a repeated Abort failing, and a Commit after Abort
+// publishing an aborted transaction.
+func TestFileSinkCommitAndAbortIdempotent(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	s := newCSVSink(dir)
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	must(t, s.Write(kvBatch(mem, 1)))
+	must(t, s.PreCommit(1))
+	must(t, s.Commit(1))
+	must(t, s.Commit(1))
+	must(t, s.Write(kvBatch(mem, 2)))
+	must(t, s.PreCommit(2))
+	must(t, s.Abort(2))
+	must(t, s.Abort(2))
+	must(t, s.Commit(2))
+	must(t, s.Commit(1))
+	if got, want := listFiles(t, dir), []string{"j1-sink-0-1.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("files %v, want %v", got, want)
+	}
+	if got := readFile(t, filepath.Join(dir, "j1-sink-0-1.csv")); got != kvCSV(1) {
+		t.Fatalf("committed %q", got)
+	}
+	must(t, s.Close())
+}
+
+// Pins: Commit(id) publishing only id when earlier staged transactions are still waiting (their commit
+// notification may have been skipped), or publishing later ones.
+func TestFileSinkCommitPublishesEveryEarlierStagedTransaction(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	s := newCSVSink(dir)
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	for id := uint64(1); id <= 3; id++ {
+		must(t, s.Write(kvBatch(mem, int64(id))))
+		must(t, s.PreCommit(id))
+	}
+	must(t, s.Commit(2))
+	if got, want := committedFiles(t, dir), []string{"j1-sink-0-1.csv", "j1-sink-0-2.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("after Commit(2): %v, want %v", got, want)
+	}
+	must(t, s.Commit(3))
+	if got := len(committedFiles(t, dir)); got != 3 {
+		t.Fatalf("after Commit(3): %d files", got)
+	}
+	must(t, s.Close())
+}
+
+// Pins: a checkpoint interval without rows leaving an empty file behind.
+func TestFileSinkEmptyTransactionLeavesNoFile(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	s := newCSVSink(dir)
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	must(t, s.Write(kvBatch(mem))) // zero rows
+	must(t, s.PreCommit(1))
+	must(t, s.Commit(1))
+	if got := listFiles(t, dir); len(got) != 0 {
+		t.Fatalf("files %v", got)
+	}
+	must(t, s.Close())
+}
+
+// Pins: recovery at Open losing a transaction whose checkpoint completed before the crash (the commit never ran),
+// publishing one whose checkpoint did not complete, keeping the dead in-progress file, or touching another
+// subtask's staging.
+func TestFileSinkRecoveryAtOpen(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	// First incarnation, parallelism 2: subtask 0 stages checkpoints 1..3 and is mid-way through 4; subtask 1
+	// stages 1. Then the process dies: nothing is committed or closed.
+	a0, a1 := newCSVSink(dir), newCSVSink(dir)
+	must(t, a0.Open(newTask(mem, taskOpts{sub: 0, par: 2})))
+	must(t, a1.Open(newTask(mem, taskOpts{sub: 1, par: 2})))
+	for id := uint64(1); id <= 3; id++ {
+		must(t, a0.Write(kvBatch(mem, int64(id))))
+		must(t, a0.PreCommit(id))
+	}
+	must(t, a0.Write(kvBatch(mem, 4)))
+	must(t, a0.(*txnFileSink).buf.Flush()) // the in-progress file has bytes on disk
+	must(t, a1.Write(kvBatch(mem, 100)))
+	must(t, a1.PreCommit(1))
+	defer a0.(*txnFileSink).file.Close() // the dead process's descriptor
+
+	// Checkpoints 1 and 3 completed (2 failed); the second incarnation's subtask 0 recovers.
+	b0 := newCSVSink(dir)
+	must(t, b0.Open(newTask(mem, taskOpts{sub: 0, par: 2, completed: map[uint64]bool{1: true, 3: true}})))
+	want := []string{
+		"_staging/j1/j1-sink-1-1.csv", // subtask 1's, for subtask 1 to decide
+		"j1-sink-0-1.csv",
+		"j1-sink-0-3.csv",
+	}
+	if got := listFiles(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("after recovery: %v, want %v", got, want)
+	}
+	if got := readFile(t, filepath.Join(dir, "j1-sink-0-3.csv")); got != kvCSV(3) {
+		t.Fatalf("recovered checkpoint 3 holds %q", got)
+	}
+	// A second recovery (a crash during the first) changes nothing.
+	b0 = newCSVSink(dir)
+	must(t, b0.Open(newTask(mem, taskOpts{sub: 0, par: 2, completed: map[uint64]bool{1: true, 3: true}})))
+	if got := listFiles(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("after second recovery: %v, want %v", got, want)
+	}
+	must(t, b0.Close())
+}
+
+// Pins: staged files of subtasks that no longer exist after a restart at lower parallelism staying in staging
+// forever (their completed rows never published).
+func TestFileSinkRecoveryAdoptsSubtasksBeyondParallelism(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	a2 := newCSVSink(dir)
+	must(t, a2.Open(newTask(mem, taskOpts{sub: 2, par: 3})))
+	must(t, a2.Write(kvBatch(mem, 7)))
+	must(t, a2.PreCommit(5))
+	must(t, a2.Write(kvBatch(mem, 8)))
+	must(t, a2.PreCommit(6))
+
+	b1 := newCSVSink(dir) // subtask 1 of 2 must leave subtask 2's files alone
+	must(t, b1.Open(newTask(mem, taskOpts{sub: 1, par: 2, completed: map[uint64]bool{5: true}})))
+	if got := len(listFiles(t, filepath.Join(dir, "_staging"))); got != 2 {
+		t.Fatalf("subtask 1 touched subtask 2's staging: %d files left", got)
+	}
+	b0 := newCSVSink(dir)
+	must(t, b0.Open(newTask(mem, taskOpts{sub: 0, par: 2, completed: map[uint64]bool{5: true}})))
+	if got, want := listFiles(t, dir), []string{"j1-sink-2-5.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("after recovery: %v, want %v", got, want)
+	}
+	must(t, b0.Close())
+	must(t, b1.Close())
+	must(t, a2.Close())
+}
+
+// Pins: a commit renaming over a file that is already committed (a retried commit, or a crash between link and
+// unlink of the no-replace fallback) instead of keeping it and dropping the staged copy.
+func TestFileSinkRenameNeverOverwrites(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	s := newCSVSink(dir)
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	must(t, s.Write(kvBatch(mem, 1)))
+	must(t, s.PreCommit(1))
+	committed := filepath.Join(dir, "j1-sink-0-1.csv")
+	must(t, os.WriteFile(committed, []byte("already committed\n"), 0o644))
+	must(t, s.Commit(1))
+	if got := readFile(t, committed); got != "already committed\n" {
+		t.Fatalf("commit overwrote the committed file: %q", got)
+	}
+	if got, want := listFiles(t, dir), []string{"j1-sink-0-1.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("files %v, want %v (staged copy should be gone)", got, want)
+	}
+
+	// The same through recovery.
+	must(t, s.Write(kvBatch(mem, 2)))
+	must(t, s.PreCommit(2))
+	committed2 := filepath.Join(dir, "j1-sink-0-2.csv")
+	must(t, os.WriteFile(committed2, []byte("x\n"), 0o644))
+	r := newCSVSink(dir)
+	must(t, r.Open(newTask(mem, taskOpts{completed: map[uint64]bool{2: true}})))
+	if got := readFile(t, committed2); got != "x\n" {
+		t.Fatalf("recovery overwrote the committed file: %q", got)
+	}
+	if got := len(listFiles(t, filepath.Join(dir, "_staging"))); got != 0 {
+		t.Fatalf("%d staged files left", got)
+	}
+	must(t, s.Close())
+	must(t, r.Close())
+}
+
+// Pins: two subtasks, two checkpoints, or two jobs/operators whose names differ only in where a '-' falls,
+// writing to the same file name.
+func TestFileSinkNamesNeverCollide(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	type inst struct {
+		job, op string
+		sub     int
+	}
+	insts := []inst{{"a-b", "c", 0}, {"a", "b-c", 0}, {"a", "b", 0}, {"a", "b", 1}, {"_x", "b", 0}}
+	var sinks []exec.Sink
+	for k, in := range insts {
+		s := newCSVSink(dir)
+		must(t, s.Open(newTask(mem, taskOpts{job: in.job, op: in.op, sub: in.sub, par: 2})))
+		for id := uint64(1); id <= 2; id++ {
+			must(t, s.Write(kvBatch(mem, int64(k*10)+int64(id))))
+			must(t, s.PreCommit(id))
+		}
+		sinks = append(sinks, s)
+	}
+	for _, s := range sinks {
+		must(t, s.Commit(2))
+		must(t, s.Close())
+	}
+	files := committedFiles(t, dir)
+	if len(files) != 2*len(insts) {
+		t.Fatalf("%d files for %d transactions: %v", len(files), 2*len(insts), files)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if strings.HasPrefix(f, "_") || strings.HasPrefix(f, ".") {
+			t.Errorf("committed file %s is hidden", f)
+		}
+		content := readFile(t, filepath.Join(dir, f))
+		if seen[content] {
+			t.Errorf("two files hold %q", content)
+		}
+		seen[content] = true
+	}
+	for _, want := range []string{"a-b-0-1.csv", "a%2Db-c-0-1.csv", "a-b%2Dc-0-1.csv", "a-b-1-2.csv", "%5Fx-b-0-2.csv"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("no file %s in %v", want, files)
+		}
+	}
+}
+
+// Pins: a disk that fails at any point of writing a transaction making PreCommit report success, or leaving
+// anything under a committed name, even if Commit is then called.
+func TestFileSinkFaultFailsPreCommit(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "1")
+	for _, format := range []string{"csv", "parquet"} {
+		failedSomewhere := false
+		for failAfter := int64(0); ; failAfter++ {
+			mem := checkedAlloc(t)
+			dir := t.TempDir()
+			ffs := &state.FaultFS{Inner: state.OS, FailAfter: failAfter}
+			var s exec.Sink
+			if format == "csv" {
+				s = newCSVSink(dir)
+			} else {
+				s = NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema})
+			}
+			err := s.Open(newTask(mem, taskOpts{fs: ffs}))
+			if err == nil {
+				// Small batches through a big buffer: make the transaction span several writes.
+				for k := range int64(3) {
+					if err = s.Write(kvBatch(mem, k)); err != nil {
+						break
+					}
+				}
+			}
+			if err == nil {
+				err = s.PreCommit(1)
+			}
+			if err != nil {
+				failedSomewhere = true
+				if !errors.Is(err, state.ErrInjected) && !strings.Contains(err.Error(), state.ErrInjected.Error()) {
+					t.Errorf("%s, fail after %d: error %v does not report the fault", format, failAfter, err)
+				}
+				_ = s.Commit(1) // a confused runtime committing anyway must publish nothing
+				if got := committedFiles(t, dir); len(got) != 0 {
+					t.Fatalf("%s, fail after %d: %v under committed names", format, failAfter, got)
+				}
+				// Recovery with a healthy disk and no completed checkpoint clears everything.
+				r := newCSVSink(dir)
+				if format != "csv" {
+					r = NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema})
+				}
+				must(t, r.Open(newTask(mem, taskOpts{})))
+				if got := listFiles(t, dir); len(got) != 0 {
+					t.Fatalf("%s, fail after %d: recovery left %v", format, failAfter, got)
+				}
+				_ = s.Close()
+				continue
+			}
+			if ffs.Tripped() {
+				t.Fatalf("%s, fail after %d: the fault tripped but PreCommit succeeded", format, failAfter)
+			}
+			ffs.FailAfter = -1 // the disk recovers
+			must(t, s.Commit(1))
+			must(t, s.Close())
+			if !failedSomewhere {
+				t.Fatalf("%s: no fault point was exercised", format)
+			}
+			t.Logf("%s: PreCommit failed cleanly at each of %d fault points", format, failAfter)
+			break // the whole transaction fits in failAfter mutating calls: every earlier point was covered
+		}
+	}
+}
+
+// Pins: the file sink accepting retractions from an updating query, which a file of rows cannot express.
+func TestFileSinkRejectsRetractions(t *testing.T) {
+	mem := checkedAlloc(t)
+	s := newCSVSink(t.TempDir())
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	b := kvBatch(mem, 1, 2)
+	b.Kinds = []exec.RowKind{exec.Insert, exec.UpdateBefore}
+	if err := s.Write(b); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("Write of a retraction: %v", err)
+	}
+	b = kvBatch(mem, 3)
+	b.Kinds = []exec.RowKind{exec.Insert}
+	must(t, s.Write(b))
+	must(t, s.Close())
+}
+
+// Pins: a batch whose column types differ from the sink's schema being written in the wrong form.
+func TestFileSinkRejectsSchemaMismatch(t *testing.T) {
+	mem := checkedAlloc(t)
+	s := newCSVSink(t.TempDir())
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	other := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(mem, other)
+	b.Field(0).(*array.Int32Builder).Append(1)
+	b.Field(1).(*array.StringBuilder).Append("x")
+	rec := b.NewRecordBatch()
+	b.Release()
+	if err := s.Write(exec.Batch{Rec: rec}); err == nil {
+		t.Fatal("Write of a mismatched batch succeeded")
+	}
+	must(t, s.Close())
+}
+
+// Pins: Commit/Abort from the coordinator goroutine racing with Write/PreCommit on the subtask goroutine (run
+// with -race), and a concurrent commit losing or duplicating a transaction.
+func TestFileSinkConcurrentCommitAndWrite(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	s := newCSVSink(dir)
+	must(t, s.Open(newTask(mem, taskOpts{})))
+	const n = 40
+	ids := make(chan uint64, n)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for id := range ids {
+			if id%5 == 0 {
+				must(t, s.Abort(id))
+			} else {
+				must(t, s.Commit(id))
+			}
+			must(t, s.Commit(id)) // idempotent, and a no-op after the abort
+		}
+	}()
+	for id := uint64(1); id <= n; id++ {
+		for k := range 3 {
+			must(t, s.Write(kvBatch(mem, int64(id*10)+int64(k))))
+		}
+		must(t, s.PreCommit(id))
+		ids <- id
+	}
+	close(ids)
+	wg.Wait()
+	must(t, s.Close())
+	if got, want := len(committedFiles(t, dir)), n-n/5; got != want {
+		t.Fatalf("%d committed files, want %d", got, want)
+	}
+}
