@@ -133,6 +133,7 @@ type Coordinator struct {
 	durNext       int
 	events        []event
 	draining      bool
+	drains        sync.WaitGroup // the goroutine running callbacks; Stop waits for it
 
 	startOnce sync.Once
 	loopStop  context.CancelFunc
@@ -421,7 +422,11 @@ func (c *Coordinator) unlockAndDrain() {
 	}
 	c.mu.Unlock()
 	if start {
-		go c.drain()
+		c.drains.Add(1)
+		go func() {
+			defer c.drains.Done()
+			c.drain()
+		}()
 	}
 }
 
@@ -507,10 +512,11 @@ func (c *Coordinator) complete(k *ckpt) {
 	if c.cfg.OnComplete != nil {
 		c.cfg.OnComplete(id)
 	}
+	c.finish(k, nil)
+	// Retention after finish: waiters (FLUSH) need the commit, not the clean-up.
 	if err := retain(c.fs, c.cfg.Dir, c.cfg.Retain, inFlight, issued); err != nil {
 		c.log.Warn("checkpoint retention failed", "id", id, "err", err)
 	}
-	c.finish(k, nil)
 }
 
 func (c *Coordinator) aborted(ev event) {
@@ -655,8 +661,8 @@ func (c *Coordinator) tick() (bool, error) {
 // Stop ends the periodic trigger and every timeout, and aborts the checkpoints still in flight (OnAbort, no
 // OnFailure: the job is going away, not rewinding). Later triggers are refused and later acks ignored. When Stop
 // returns, no marker write is in progress or will start, so the restore point on disk is final for this
-// incarnation; callbacks already queued may still be finishing on the coordinator's goroutine. Call it before the
-// participants are torn down.
+// incarnation, and every queued callback (and retention) has run. Call it before the participants are torn down,
+// and never from a callback.
 func (c *Coordinator) Stop() {
 	c.mu.Lock()
 	c.stopped = true
@@ -674,4 +680,5 @@ func (c *Coordinator) Stop() {
 	}
 	c.markerMu.Lock() // wait out a marker write in progress; none starts after stopped is set
 	c.markerMu.Unlock()
+	c.drains.Wait() // and the callbacks and retention already queued: nothing touches the job's files after Stop
 }

@@ -226,6 +226,25 @@ func (j *Job) WaitCheckpoint(ctx context.Context, id uint64) error {
 
 var errJobNotRunning = errors.New("job is not running")
 
+// AdaptiveSwitches counts the adaptive mode's flips in the current incarnation (0 when the job is not adaptive).
+func (j *Job) AdaptiveSwitches() uint64 {
+	inc := j.current()
+	if inc == nil || inc.adaptive == nil {
+		return 0
+	}
+	return inc.adaptive.Switches()
+}
+
+// CheckpointDurations returns the trigger-to-completion times of the current incarnation's recent checkpoints,
+// oldest first.
+func (j *Job) CheckpointDurations() []time.Duration {
+	inc := j.current()
+	if inc == nil {
+		return nil
+	}
+	return inc.coord.Durations()
+}
+
 func (j *Job) current() *incarnation {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -309,6 +328,7 @@ type incarnation struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	coord    *checkpoint.Coordinator
+	adaptive *checkpoint.AdaptivePolicy
 	cpDir    string
 	fs       state.FS
 	stats    *jobStats
@@ -393,7 +413,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, 
 	}
 	inc.coord = coord
 	if j.cfg.Adaptive != nil {
-		coord.EnableAdaptive(inc.pressure, *j.cfg.Adaptive)
+		inc.adaptive = coord.EnableAdaptive(inc.pressure, *j.cfg.Adaptive)
 	}
 	run, err := inc.deploy(j.g, j.cfg)
 	if err != nil {

@@ -16,17 +16,20 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
+// tsType is TIMESTAMP(6) without time zone.
+var tsType = &arrow.TimestampType{Unit: arrow.Microsecond}
+
 // The test pipelines' rows: (key, ts, val). ts is microseconds since the epoch.
 var eventSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "key", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us},
+	{Name: "ts", Type: tsType},
 	{Name: "val", Type: arrow.PrimitiveTypes.Int64},
 }, nil)
 
 // Window results: (key, window_start, count, sum).
 var resultSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "key", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "window_start", Type: arrow.FixedWidthTypes.Timestamp_us},
+	{Name: "window_start", Type: tsType},
 	{Name: "cnt", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "sum", Type: arrow.PrimitiveTypes.Int64},
 }, nil)
@@ -100,7 +103,7 @@ func (s *seqSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 	}
 	n := min(s.c.batchRows, s.c.rows-s.next)
 	kb := array.NewInt64Builder(s.alloc)
-	tb := array.NewTimestampBuilder(s.alloc, arrow.FixedWidthTypes.Timestamp_us.(*arrow.TimestampType))
+	tb := array.NewTimestampBuilder(s.alloc, tsType)
 	vb := array.NewInt64Builder(s.alloc)
 	defer kb.Release()
 	defer tb.Release()
@@ -241,7 +244,7 @@ func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
 		return fire[i].key < fire[j].key
 	})
 	kb := array.NewInt64Builder(w.ctx.Alloc)
-	sb := array.NewTimestampBuilder(w.ctx.Alloc, arrow.FixedWidthTypes.Timestamp_us.(*arrow.TimestampType))
+	sb := array.NewTimestampBuilder(w.ctx.Alloc, tsType)
 	cb := array.NewInt64Builder(w.ctx.Alloc)
 	ub := array.NewInt64Builder(w.ctx.Alloc)
 	defer kb.Release()

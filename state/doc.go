@@ -1,0 +1,80 @@
+// Package state owns the checkpointed state of subtasks: the Backend contract (backend.go), two backends, the
+// durable-write primitive every checkpoint file goes through (WriteFsyncRename, durable.go), the FS seam with its
+// fault injection (fs.go), key groups (keygroup.go), the key layout of keyed and operator state (keys.go), and
+// event-time timers (timers.go).
+//
+// # Rules
+//
+// What this package must never do:
+//   - touch disk on the per-row path: Put and Delete change an in-memory map; Get reads memory first and Pebble
+//     (its memtable and block cache, maybe a read) only for keys that are not in memory;
+//   - do I/O or copy keyed state in Capture: the Pebble backend hands its dirty map to the snapshot, O(1);
+//   - persist on the operator goroutine: Persist runs on the snapshot worker, one at a time, in capture order;
+//   - overwrite a persisted snapshot, or leave a partial one under its final name;
+//   - treat a working directory as state: Pebble's working store is scratch, rebuilt on every open from the
+//     restore directory (or empty), so a crash never needs it.
+//
+// # Backends
+//
+// OpenMemory keeps everything in a Go map and copies it at Capture: meant for small per-subtask state (source
+// offsets, sink bookkeeping, watermarks, in-flight records), not for keyed state.
+//
+// OpenPebble keeps keyed state in a Pebble store behind a write-back cache with these layers, newest first:
+//
+//	dirty map                 Put/Delete since the last Capture (operator goroutine only)
+//	pending snapshots         captured, not yet in Pebble (a list under a mutex)
+//	clean cache               the last few persisted snapshots' maps, and values Get read from Pebble
+//	Pebble
+//
+// Get walks them in that order and Scan merges them (the newest entry of a key wins; a delete hides older layers).
+// Persist writes the newest entry of every key of the pending snapshots up to its own into one sorted sstable and
+// ingests it (cheaper than a batch through the memtable plus a flush), and only after Pebble has it does it take
+// those snapshots off the pending list, so a concurrent Get never misses a value. It then checkpoints the store (see
+// below). A Released snapshot stays pending and goes to Pebble with the next Persist, since its changes are still
+// the newest for their keys. If Persist fails before its sstable is ingested, its snapshots stay pending the same
+// way; if it fails after, Pebble has the changes and the next checkpoint holds them.
+//
+// Pebble is tuned for many small stores per process: one block cache shared by all stores, a small memtable that
+// stays empty anyway (all writes are ingested), no WAL (durability comes from the checkpoint, never from the
+// working store), bloom filters so a Get of an absent key rarely reads a block, one compaction at a time, and a
+// format major version with row-based sstables (for small entries about half the CPU per persist of columnar
+// blocks, and compactions about a third less). Pebble's own files do not go through Options.FS (Pebble has its
+// own vfs); its fsyncs follow FsyncEnabled through a wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
+//
+// Scan costs O(entries in the in-memory layers under the prefix, plus a sort of the few keys added since the
+// previous Scan) plus the Pebble range: use it for enumeration (a key's map fields, timers at restore, key-group
+// ranges), not as a per-row full scan of a large store.
+//
+// # Persisted layout
+//
+// A memory-backend snapshot is dir/state.bin, written with WriteFsyncRename: "CLKS", a version byte (1), a uvarint
+// entry count, per entry uvarint key length, key, uvarint value length, value (ascending key order), then a
+// CRC-32C (Castagnoli) of all preceding bytes, 4 bytes little endian. A restore fails, naming the file, if it is
+// missing or its checksum, version or lengths are wrong.
+//
+// A Pebble snapshot is dir itself, a Pebble checkpoint: NNNNNN.sst (hard links to the working store's immutable
+// sstables), MANIFEST-NNNNNN and OPTIONS-NNNNNN (copies), marker.format-version.* and marker.manifest.* (empty files
+// whose names are the data), and possibly an empty NNNNNN.log. It is built in a sibling ".<name>.part" and renamed
+// to dir, so dir is complete or absent. A restore rebuilds the working directory from it: *.sst and *.blob are
+// hard-linked (copied if linking fails), everything else is copied, because the opened store appends to its
+// MANIFEST and rewrites OPTIONS. Checkpoints share sstables only through hard links, so deleting an old checkpoint
+// directory never affects a newer one, and a checkpoint costs what changed since the previous one (the new
+// sstables, plus a MANIFEST capped at 1 MiB before Pebble rolls it, plus OPTIONS), not the total state.
+//
+// # Pebble checkpoint durability (v2.1.7, read from checkpoint.go)
+//
+// DB.Checkpoint is durable by itself when it returns: it creates the destination and syncs every parent it had to
+// create plus the closest existing one; it writes OPTIONS, MANIFEST and WAL copies through a syncing vfs and
+// fsyncs each; the marker files are moved with a directory sync; and it fsyncs the destination directory last.
+// Hard-linked sstables need no sync of their own: Pebble fsyncs every sstable when it finishes writing it (flush,
+// compaction, and our ingested table on Close). What Checkpoint cannot cover is our rename of the ".part"
+// directory into place, so Persist fsyncs the parent after it. Checkpoint refuses an existing destination, which
+// the rename relies on to never overwrite: renaming onto a non-empty directory fails.
+//
+// # Keys
+//
+// Keyed state: KeyedKey = key group (2 bytes, big endian) + state id (1 byte) + user key; key group 0xFFFF is
+// invalid. Operator state: OperatorKey = 0xFF 0xFF + name; names starting with 0x00 are reserved for this package.
+// Timers live at OperatorKey("\x00timers/") + key group (2 bytes) + timestamp (8 bytes, sign bit flipped) + key,
+// written by TimerService.Flush at each barrier before Capture, so a restore neither re-fires nor loses a timer.
+package state
