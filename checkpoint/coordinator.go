@@ -512,11 +512,10 @@ func (c *Coordinator) complete(k *ckpt) {
 	if c.cfg.OnComplete != nil {
 		c.cfg.OnComplete(id)
 	}
-	c.finish(k, nil)
-	// Retention after finish: waiters (FLUSH) need the commit, not the clean-up.
 	if err := retain(c.fs, c.cfg.Dir, c.cfg.Retain, inFlight, issued); err != nil {
 		c.log.Warn("checkpoint retention failed", "id", id, "err", err)
 	}
+	c.finish(k, nil)
 }
 
 func (c *Coordinator) aborted(ev event) {
@@ -661,8 +660,8 @@ func (c *Coordinator) tick() (bool, error) {
 // Stop ends the periodic trigger and every timeout, and aborts the checkpoints still in flight (OnAbort, no
 // OnFailure: the job is going away, not rewinding). Later triggers are refused and later acks ignored. When Stop
 // returns, no marker write is in progress or will start, so the restore point on disk is final for this
-// incarnation, and every queued callback (and retention) has run. Call it before the participants are torn down,
-// and never from a callback.
+// incarnation; callbacks already queued may still be finishing on the coordinator's goroutine (Drain waits for
+// them). Call it before the participants are torn down.
 func (c *Coordinator) Stop() {
 	c.mu.Lock()
 	c.stopped = true
@@ -680,5 +679,8 @@ func (c *Coordinator) Stop() {
 	}
 	c.markerMu.Lock() // wait out a marker write in progress; none starts after stopped is set
 	c.markerMu.Unlock()
-	c.drains.Wait() // and the callbacks and retention already queued: nothing touches the job's files after Stop
 }
+
+// Drain waits until every queued callback (and retention) has run: after Stop and Drain nothing of this
+// coordinator touches the job's files. Never call it from a callback.
+func (c *Coordinator) Drain() { c.drains.Wait() }

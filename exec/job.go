@@ -465,6 +465,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, 
 	case <-finalDone:
 		wg.Wait()
 		coord.Stop()
+		coord.Drain()
 		err, op := inc.failure()
 		return err == nil, err, op
 	case <-ctx.Done():
@@ -472,6 +473,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, 
 	// Before the participants go: no checkpoint may complete while the job is torn down (the rewind floor).
 	coord.Stop()
 	wg.Wait()
+	coord.Drain()
 	err, op = inc.failure()
 	return false, err, op
 }
