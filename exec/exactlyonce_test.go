@@ -323,4 +323,3 @@ func TestExactlyOnceChild(t *testing.T) {
 	// Throttled so that a run takes about a second and the parent's kill lands mid-run.
 	runToEnd(t, eoGraph(filepath.Join(dir, "out"), seed, eoRowsPerSource/2), eoJobConfig(dir, os.Getenv("CLINK_EO_MODE"), nil))
 }
-
