@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -140,15 +141,16 @@ type windowKey struct{ key, start int64 }
 type windowAcc struct{ cnt, sum int64 }
 
 // windowSum is a keyed tumbling-window COUNT/SUM over any number of inputs of eventSchema: the keyed aggregate of
-// the runtime's tests. Its working set lives in a Go map; changed windows are written to the state backend at
-// each barrier (the write-back discipline), and a restore rebuilds the map with a Scan.
+// the runtime's tests. Its working set lives in Go maps (windows by start, then by key); changed windows are
+// written to the state backend at each barrier (the write-back discipline), and a restore rebuilds the maps with
+// a Scan.
 type windowSum struct {
-	size  int64
-	ctx   *exec.TaskContext
-	accs  map[windowKey]*windowAcc
-	dirty map[windowKey]bool
-	wm    int64
-	late  int64
+	size    int64
+	ctx     *exec.TaskContext
+	windows map[int64]map[int64]*windowAcc // start -> key -> accumulator
+	dirty   map[windowKey]bool
+	wm      int64
+	late    int64
 	// slow, when set, is called for every batch of the given input before it is processed.
 	slowInput int
 	slow      func()
@@ -163,7 +165,7 @@ const windowState = 1
 var keyWindowWM = state.OperatorKey("windowsum/wm")
 
 func encodeWindowKey(k windowKey) []byte {
-	b := binary.BigEndian.AppendUint64(nil, uint64(k.key))
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(k.key))
 	return binary.BigEndian.AppendUint64(b, uint64(k.start))
 }
 
@@ -171,9 +173,23 @@ func (w *windowSum) keyGroup(key int64) int {
 	return state.KeyGroupOf(state.CombineHash(0, state.MixInt64(uint64(key))), w.ctx.MaxKeyGroups)
 }
 
+func (w *windowSum) acc(k windowKey) *windowAcc {
+	win := w.windows[k.start]
+	if win == nil {
+		win = map[int64]*windowAcc{}
+		w.windows[k.start] = win
+	}
+	a := win[k.key]
+	if a == nil {
+		a = &windowAcc{}
+		win[k.key] = a
+	}
+	return a
+}
+
 func (w *windowSum) Open(ctx *exec.TaskContext) error {
 	w.ctx = ctx
-	w.accs = map[windowKey]*windowAcc{}
+	w.windows = map[int64]map[int64]*windowAcc{}
 	w.dirty = map[windowKey]bool{}
 	w.wm = exec.MinWatermark
 	if v, ok, err := ctx.State.Get(keyWindowWM); err != nil {
@@ -185,8 +201,8 @@ func (w *windowSum) Open(ctx *exec.TaskContext) error {
 		prefix := state.KeyedKey(kg, windowState, nil)
 		err := ctx.State.Scan(prefix, func(k, v []byte) error {
 			uk := k[len(prefix):]
-			wk := windowKey{int64(binary.BigEndian.Uint64(uk)), int64(binary.BigEndian.Uint64(uk[8:]))}
-			w.accs[wk] = &windowAcc{int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))}
+			a := w.acc(windowKey{int64(binary.BigEndian.Uint64(uk)), int64(binary.BigEndian.Uint64(uk[8:]))})
+			a.cnt, a.sum = int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))
 			return nil
 		})
 		if err != nil {
@@ -214,11 +230,7 @@ func (w *windowSum) Process(input int, b exec.Batch, out exec.Emitter) error {
 			return fmt.Errorf("key %d (group %d) reached subtask %d owning %v", keys[i], kg, w.ctx.Subtask, w.ctx.KeyGroups)
 		}
 		k := windowKey{keys[i], start}
-		a := w.accs[k]
-		if a == nil {
-			a = &windowAcc{}
-			w.accs[k] = a
-		}
+		a := w.acc(k)
 		a.cnt++
 		a.sum += vals[i]
 		w.dirty[k] = true
@@ -228,21 +240,16 @@ func (w *windowSum) Process(input int, b exec.Batch, out exec.Emitter) error {
 
 func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
 	w.wm = wm
-	var fire []windowKey
-	for k := range w.accs {
-		if k.start+w.size <= wm {
-			fire = append(fire, k)
+	var starts []int64
+	for start := range w.windows {
+		if start+w.size <= wm {
+			starts = append(starts, start)
 		}
 	}
-	if len(fire) == 0 {
+	if len(starts) == 0 {
 		return nil
 	}
-	sort.Slice(fire, func(i, j int) bool {
-		if fire[i].start != fire[j].start {
-			return fire[i].start < fire[j].start
-		}
-		return fire[i].key < fire[j].key
-	})
+	slices.Sort(starts)
 	kb := array.NewInt64Builder(w.ctx.Alloc)
 	sb := array.NewTimestampBuilder(w.ctx.Alloc, tsType)
 	cb := array.NewInt64Builder(w.ctx.Alloc)
@@ -251,17 +258,27 @@ func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
 	defer sb.Release()
 	defer cb.Release()
 	defer ub.Release()
-	for _, k := range fire {
-		a := w.accs[k]
-		kb.Append(k.key)
-		sb.Append(arrow.Timestamp(k.start))
-		cb.Append(a.cnt)
-		ub.Append(a.sum)
-		delete(w.accs, k)
-		w.dirty[k] = true
+	n := 0
+	for _, start := range starts {
+		win := w.windows[start]
+		keys := make([]int64, 0, len(win))
+		for k := range win {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, key := range keys {
+			a := win[key]
+			kb.Append(key)
+			sb.Append(arrow.Timestamp(start))
+			cb.Append(a.cnt)
+			ub.Append(a.sum)
+			w.dirty[windowKey{key, start}] = true
+			n++
+		}
+		delete(w.windows, start)
 	}
 	cols := []arrow.Array{kb.NewArray(), sb.NewArray(), cb.NewArray(), ub.NewArray()}
-	rec := array.NewRecordBatch(resultSchema, cols, int64(len(fire)))
+	rec := array.NewRecordBatch(resultSchema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()
 	}
@@ -271,8 +288,8 @@ func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
 func (w *windowSum) OnBarrier(checkpoint.Barrier) error {
 	for k := range w.dirty {
 		key := state.KeyedKey(w.keyGroup(k.key), windowState, encodeWindowKey(k))
-		if a := w.accs[k]; a != nil {
-			v := binary.BigEndian.AppendUint64(nil, uint64(a.cnt))
+		if a := w.windows[k.start][k.key]; a != nil {
+			v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(a.cnt))
 			w.ctx.State.Put(key, binary.BigEndian.AppendUint64(v, uint64(a.sum)))
 		} else {
 			w.ctx.State.Delete(key)

@@ -73,10 +73,10 @@ func BenchmarkKeyedStateUpdates(b *testing.B) {
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "updates/s")
-	b.ReportMetric(float64(id), "captures")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "state_keyed_updates_per_sec:updates/s")
+	b.ReportMetric(float64(id), "state_keyed_captures:count")
 	// CPU of the whole process (persist, Pebble compactions, GC) per update: comparable across runs on a busy machine.
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/update")
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "state_keyed_cpu_per_update:ns")
 	if err := be.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func BenchmarkParquetSink2PC(b *testing.B) {
 	if err := s.Commit(id); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "parquet_sink_2pc_rows_per_sec:rows/s")
 	b.StopTimer()
 	s.Close()
 }
@@ -143,7 +143,7 @@ func BenchmarkFileSinkCSV(b *testing.B) {
 	if err := s.Commit(id); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "csv_sink_2pc_rows_per_sec:rows/s")
 	b.StopTimer()
 	s.Close()
 	for _, bt := range batches {
@@ -169,6 +169,6 @@ func BenchmarkGenerator(b *testing.B) {
 		rows += res.Batch.Rows()
 		res.Batch.Release()
 	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "generator_rows_per_sec:rows/s")
 	src.Close()
 }
