@@ -162,14 +162,36 @@ func (a *Aligner) PendingUnaligned(input int) []uint64 {
 	return out
 }
 
-// pin opens checkpoint b.ID with the mode its first delivery decides.
-func (a *Aligner) pin(b Barrier) *alignment {
+// Unaligns reports whether barrier b is handled unaligned here: as pinned when its checkpoint is open, else as
+// its first delivery would pin it. The runner lets such a barrier overtake the records queued ahead of it.
+func (a *Aligner) Unaligns(b Barrier) bool {
+	if b.ID <= a.completed {
+		return false
+	}
+	if al := a.find(b.ID); al != nil {
+		return al.unaligned
+	}
+	return a.stamp(b).Mode == Unaligned && a.canUnalign
+}
+
+// CanUnalign reports whether this subtask can take any barrier unaligned (its operator captures in-flight
+// records and no override forces it aligned).
+func (a *Aligner) CanUnalign() bool { return a.canUnalign && (!a.hasOverride || a.override == Unaligned) }
+
+// stamp applies the per-operator override and the terminal rule to a delivered barrier.
+func (a *Aligner) stamp(b Barrier) Barrier {
 	if a.hasOverride {
 		b.Mode = a.override
 	}
 	if b.Terminal {
 		b.Mode = Aligned
 	}
+	return b
+}
+
+// pin opens checkpoint b.ID with the mode its first delivery decides.
+func (a *Aligner) pin(b Barrier) *alignment {
+	b = a.stamp(b)
 	al := &alignment{
 		b:         b,
 		unaligned: b.Mode == Unaligned && a.canUnalign,

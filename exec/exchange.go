@@ -3,23 +3,36 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/state"
 )
 
 // channel is one producer-consumer pair's bounded queue: its own alignment input at the consumer. Its fill level
 // (len/cap) is the backpressure signal the adaptive checkpoint mode reads.
-type channel chan Element
+type channel struct {
+	c chan Element
+	// announced is the id of the newest unaligned barrier the producer is sending on this channel. The consumer
+	// reads it between elements and, when it has not delivered that barrier yet, takes everything buffered in
+	// front of it at once: an unaligned barrier overtakes the records queued ahead of it, on its own channel as
+	// on the others, instead of waiting for them to be processed.
+	announced atomic.Uint64
+}
+
+func newChannel(capacity int) *channel { return &channel{c: make(chan Element, capacity)} }
+
+func (ch *channel) fill() float64 { return float64(len(ch.c)) / float64(cap(ch.c)) }
 
 // outEdge routes one upstream subtask's output over one downstream edge.
 type outEdge struct {
 	exchange  Exchange
-	chans     []channel // Forward: one; otherwise one per downstream subtask
+	chans     []*channel // Forward: one; otherwise one per downstream subtask
 	keyGroups int
 	rr        int
 	hashes    []uint64
@@ -37,14 +50,17 @@ type output struct {
 
 var _ Emitter = (*output)(nil)
 
-func (o *output) send(ch channel, e Element) error {
+func (o *output) send(ch *channel, e Element) error {
+	if e.Kind == KindBarrier && e.Barrier.Mode == checkpoint.Unaligned && !e.Barrier.Terminal {
+		ch.announced.Store(e.Barrier.ID) // before the send, which may block on a full channel
+	}
 	select {
-	case ch <- e:
+	case ch.c <- e:
 		return nil
 	default:
 	}
 	select {
-	case ch <- e:
+	case ch.c <- e:
 		return nil
 	case <-o.ctx.Done():
 		if e.Kind == KindBatch {

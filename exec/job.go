@@ -337,7 +337,7 @@ type incarnation struct {
 	subtasks    []*subtask
 	sinks       []Sink
 	listeners   []CheckpointListener
-	chans       []channel
+	chans       []*channel
 	sourcesLeft atomic.Int64
 	allFinished chan struct{}
 
@@ -371,7 +371,7 @@ func (inc *incarnation) sourceFinished() {
 func (inc *incarnation) pressure() float64 {
 	p := 0.0
 	for _, ch := range inc.chans {
-		if f := float64(len(ch)) / float64(cap(ch)); f > p {
+		if f := ch.fill(); f > p {
 			p = f
 		}
 	}
@@ -520,8 +520,8 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 			}
 		}
 	}
-	newChan := func() channel {
-		ch := make(channel, cfg.ChannelCapacity)
+	newChan := func() *channel {
+		ch := newChannel(cfg.ChannelCapacity)
 		inc.chans = append(inc.chans, ch)
 		return ch
 	}

@@ -260,12 +260,13 @@ func (q *barrierQueue) takeAll() []checkpoint.Barrier {
 
 // input is one channel into a subtask: its own alignment input.
 type input struct {
-	ch      channel
+	ch      *channel
 	logical int
 	queue   []Element // received (drained, or replayed from an in-flight log) but not processed yet
 	closed  bool
 	wm      int64
 	idle    bool
+	seen    uint64 // the newest barrier id taken off the channel
 }
 
 // handlers is what differs between an operator and a sink subtask.
@@ -376,7 +377,10 @@ func (r *inputRunner) allClosed() bool {
 func (r *inputRunner) run() error {
 	defer r.release()
 	for !r.allClosed() {
-		if err := r.drainOwing(); err != nil {
+		if err := r.drainAhead(); err != nil {
+			return err
+		}
+		if err := r.overtake(); err != nil {
 			return err
 		}
 		if r.allClosed() {
@@ -399,6 +403,9 @@ func (r *inputRunner) run() error {
 // received logs an element taken off channel i into every open unaligned checkpoint that input i still owes a
 // barrier for: such records precede that barrier at their source but are in no state captured for it.
 func (r *inputRunner) received(i int, e Element) {
+	if e.Kind == KindBarrier && e.Barrier.ID > r.inputs[i].seen {
+		r.inputs[i].seen = e.Barrier.ID
+	}
 	if e.Kind != KindBatch && e.Kind != KindWatermark {
 		return
 	}
@@ -409,15 +416,16 @@ func (r *inputRunner) received(i int, e Element) {
 	}
 }
 
-// drainOwing moves everything already buffered on inputs that owe an unaligned barrier into their queues, so the
-// barrier overtakes the records in front of it instead of waiting for them to be processed.
-func (r *inputRunner) drainOwing() error {
+// drainAhead moves everything already buffered on an input into its queue when an unaligned barrier is on its
+// way there: the input owes a barrier of an open unaligned checkpoint, or its producer announced one. The
+// barrier then overtakes the records in front of it instead of waiting for them to be processed.
+func (r *inputRunner) drainAhead() error {
 	for i, in := range r.inputs {
-		for !in.closed && len(r.aligner.PendingUnaligned(i)) > 0 && !endsWithControl(in.queue) {
+		for !in.closed && !endsWithControl(in.queue) && r.barrierAhead(i) {
 			var e Element
 			got := false
 			select {
-			case e = <-in.ch:
+			case e = <-in.ch.c:
 				got = true
 			default:
 			}
@@ -425,13 +433,42 @@ func (r *inputRunner) drainOwing() error {
 				break
 			}
 			if e.Kind == KindBarrier && r.owes(i, e.Barrier.ID) {
-				if err := r.apply(r.aligner.OnBarrier(i, e.Barrier)); err != nil {
+				r.received(i, e)
+				if err := r.apply(r.aligner.OnBarrier(i, e.Barrier), -1, nil); err != nil {
 					return err
 				}
 				continue
 			}
 			r.received(i, e)
 			in.queue = append(in.queue, e)
+		}
+	}
+	return nil
+}
+
+func (r *inputRunner) barrierAhead(i int) bool {
+	if len(r.aligner.PendingUnaligned(i)) > 0 {
+		return true
+	}
+	return r.aligner.CanUnalign() && r.inputs[i].ch.announced.Load() > r.inputs[i].seen
+}
+
+// overtake delivers an unaligned barrier that a drain left at the end of an input's queue ahead of the records
+// in front of it; those records precede the barrier at their source and are in no state it captures, so they go
+// into its in-flight log (and are still processed afterwards, in the next epoch).
+func (r *inputRunner) overtake() error {
+	for i, in := range r.inputs {
+		if !endsWithControl(in.queue) || r.aligner.Paused(i) {
+			continue
+		}
+		last := in.queue[len(in.queue)-1]
+		if last.Kind != KindBarrier || !r.aligner.Unaligns(last.Barrier) {
+			continue
+		}
+		in.queue[len(in.queue)-1] = Element{}
+		in.queue = in.queue[:len(in.queue)-1]
+		if err := r.apply(r.aligner.OnBarrier(i, last.Barrier), i, in.queue); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -476,7 +513,7 @@ func (r *inputRunner) next() (int, Element, error) {
 			continue
 		}
 		select {
-		case e := <-in.ch:
+		case e := <-in.ch.c:
 			r.rr = i + 1
 			r.received(i, e)
 			return i, e, nil
@@ -489,7 +526,7 @@ func (r *inputRunner) next() (int, Element, error) {
 		if in.closed || r.aligner.Paused(i) || len(in.queue) > 0 {
 			continue
 		}
-		r.cases = append(r.cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(in.ch)})
+		r.cases = append(r.cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(in.ch.c)})
 		r.caseIdx = append(r.caseIdx, i)
 	}
 	var i int
@@ -500,7 +537,7 @@ func (r *inputRunner) next() (int, Element, error) {
 	case 1:
 		i = r.caseIdx[0]
 		select {
-		case e = <-r.inputs[i].ch:
+		case e = <-r.inputs[i].ch.c:
 		case <-r.ctx.Done():
 			return 0, Element{}, r.ctx.Err()
 		}
@@ -533,12 +570,12 @@ func (r *inputRunner) handle(i int, e Element) error {
 		in.idle = e.Idle
 		return r.advanceWatermark()
 	case KindBarrier:
-		return r.apply(r.aligner.OnBarrier(i, e.Barrier))
+		return r.apply(r.aligner.OnBarrier(i, e.Barrier), -1, nil)
 	case KindEnd:
 		in.closed = true
 		in.wm = MaxWatermark
 		for _, adv := range r.aligner.OnInputClosed(i) {
-			if err := r.apply(adv); err != nil {
+			if err := r.apply(adv, -1, nil); err != nil {
 				return err
 			}
 		}
@@ -582,8 +619,9 @@ func (r *inputRunner) advanceWatermark() error {
 	return r.h.forward(WatermarkElement(wm))
 }
 
-// apply carries out what the aligner decided for one barrier delivery.
-func (r *inputRunner) apply(adv checkpoint.Advance) error {
+// apply carries out what the aligner decided for one barrier delivery. overtaken lists the records of input
+// `from` that the barrier overtook (queued ahead of it, not processed): an unaligned checkpoint logs them.
+func (r *inputRunner) apply(adv checkpoint.Advance, from int, overtaken []Element) error {
 	b := adv.Barrier
 	switch {
 	case adv.Forward && adv.UnalignedFirst:
@@ -600,7 +638,11 @@ func (r *inputRunner) apply(adv checkpoint.Advance) error {
 			return err
 		}
 		// What is queued on the inputs that still owe this barrier was received before it and is in no state
-		// just captured: it starts the log. A queue may end in that very barrier; it is delivered now.
+		// just captured: it starts the log, after what the barrier overtook on its own input. A queue may end in
+		// that very barrier; it is delivered now.
+		for _, e := range overtaken {
+			log.add(from, e)
+		}
 		var owed []int
 		for _, i := range r.aligner.PendingInputs(b.ID) {
 			in := r.inputs[i]
@@ -620,7 +662,7 @@ func (r *inputRunner) apply(adv checkpoint.Advance) error {
 		}
 		r.logs[b.ID] = log
 		for _, i := range owed {
-			if err := r.apply(r.aligner.OnBarrier(i, b)); err != nil {
+			if err := r.apply(r.aligner.OnBarrier(i, b), -1, nil); err != nil {
 				return err
 			}
 		}
