@@ -176,7 +176,9 @@ func (a *Aligner) Unaligns(b Barrier) bool {
 
 // CanUnalign reports whether this subtask can take any barrier unaligned (its operator captures in-flight
 // records and no override forces it aligned).
-func (a *Aligner) CanUnalign() bool { return a.canUnalign && (!a.hasOverride || a.override == Unaligned) }
+func (a *Aligner) CanUnalign() bool {
+	return a.canUnalign && (!a.hasOverride || a.override == Unaligned)
+}
 
 // stamp applies the per-operator override and the terminal rule to a delivered barrier.
 func (a *Aligner) stamp(b Barrier) Barrier {
