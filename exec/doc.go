@@ -1,0 +1,59 @@
+// Package exec is the dataflow runtime: it runs a Graph of sources, operators and sinks over Arrow batches as a
+// Job, and carries the checkpoint protocol of package checkpoint through it.
+//
+// # What it owns
+//
+//   - Stream elements (element.go): a batch with its row kinds, a watermark, a barrier, end of input. Typed; no
+//     interface{} payloads.
+//   - The operator, source and sink contracts (api.go).
+//   - Graph (graph.go): nodes with a parallelism, edges with an exchange (forward, hash by key, broadcast,
+//     rebalance). A union is an operator with several inputs, not a node of its own.
+//   - Exchanges (exchange.go): one bounded channel per producer-consumer pair of subtasks, so every channel is its
+//     own alignment input; hash routing by key group with the fixed key hash of package state (hash.go).
+//   - Runners (runner.go): one goroutine per subtask. A source runner takes barriers only between Produce calls;
+//     an input runner (operators and sinks) reads its channels round robin, aligns barriers, captures in-flight
+//     records of unaligned checkpoints, tracks watermarks.
+//   - Job (job.go): deploys incarnations of a graph restored from the last completed checkpoint, restarts the
+//     whole job on a runtime failure within a budget, takes the final checkpoint at end of input.
+//
+// # What it must never do
+//
+//   - Forward a barrier past a record that precedes it at its source, unless that record is captured into the
+//     checkpoint (the unaligned in-flight log). Every path below keeps this.
+//   - Merge a subtask's input channels into one Go channel: alignment must pause them one at a time.
+//   - Ack a checkpoint before what the subtask persisted for it is durable (the snapshot worker acks).
+//   - Let a checkpoint complete while an incarnation is torn down (Stop on the coordinator comes first).
+//   - Hash keys with a per-process seed (hash/maphash): restored state must meet its keys again.
+//
+// # Barriers through a subtask
+//
+// A source stages its offset for each barrier right when it emits it: checkpoint N records exactly the position
+// after the last record before barrier N, even when N's persist runs after N+1 was staged (the seed's "checkpoint 4
+// holding offset 12" story; TestSourceOffsetStagedPerBarrier).
+//
+// An input runner hands each barrier to its checkpoint.Aligner. Aligned: the inputs that delivered N pause until
+// every alive input did; then the operator writes its working state (OnBarrier) or the sink pre-commits, the
+// state backend is captured (cheap), the barrier is forwarded, and the persist goes to the snapshot worker, which
+// acks after it is durable. Unaligned: the first delivery captures and forwards at once; records that precede N
+// on the inputs that have not delivered it yet - already queued, or still arriving until their barrier - go into
+// an in-flight log persisted with the checkpoint and replayed first on restore (TestUnalignedCheckpointOvertakes
+// BackpressureAndReplays).
+//
+// An unaligned barrier also overtakes the records queued ahead of it on its own channel, as Flink's priority
+// barriers do: a producer announces on the channel (an atomic id) that it is sending unaligned barrier N, and the
+// consumer, between two elements, takes everything buffered on that channel into the input's queue until it
+// reaches the barrier, delivers the barrier first and logs the records it overtook. So a checkpoint under
+// backpressure waits for at most one batch of processing, not for the whole backlog.
+//
+// Watermarks: an input's watermark is the largest it received; the combined watermark is the min over the open,
+// non-idle inputs (a finished input counts as +infinity, an idle one not at all); when it advances the operator's
+// OnWatermark runs and the watermark is forwarded. Input watermarks are part of each snapshot.
+//
+// # End of input and failures
+//
+// A bounded source that finished sends +infinity and keeps taking barriers; when every source finished, the job
+// takes one final (terminal, aligned) checkpoint, the sources send end of input after it, and the job is FINISHED
+// only once that checkpoint completed and the sinks committed it. A runtime error in any subtask, or a failed
+// checkpoint, tears the incarnation down and deploys a new one from the last completed checkpoint after a backoff;
+// past the restart budget the job is FAILED with the failing subtask named.
+package exec
