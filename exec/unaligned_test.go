@@ -14,7 +14,7 @@ import (
 
 // backpressured is a two-input aggregate whose input 1 is processed one batch per token: the bottleneck. Before
 // waiting for a token it says so on entered, so a test knows where the operator stands.
-func backpressured(tokens, entered chan struct{}) func(int) exec.Operator {
+func backpressured(tokens, entered chan struct{}, canUnalign bool) func(int) exec.Operator {
 	return func(sub int) exec.Operator {
 		w := newWindowSum(windowSize)(sub).(*windowSum)
 		w.slowInput = 1
@@ -22,19 +22,27 @@ func backpressured(tokens, entered chan struct{}) func(int) exec.Operator {
 			entered <- struct{}{}
 			<-tokens
 		}
+		if !canUnalign {
+			return cannotUnalign{w}
+		}
 		return w
 	}
 }
+
+// cannotUnalign is an operator that says it cannot capture in-flight records.
+type cannotUnalign struct{ *windowSum }
+
+func (cannotUnalign) CanUnalign() bool { return false }
 
 const backpressureCap = 24
 
 // startBackpressured runs source a (one batch) and slow source b into the backpressured aggregate and returns
 // once a's elements were consumed, b's channel is full and the operator is stuck on input 1.
-func startBackpressured(t *testing.T, dir string, mode checkpoint.Mode, tokens, entered chan struct{}, store *txnStore, a, b seqConfig) *exec.Job {
+func startBackpressured(t *testing.T, dir string, mode checkpoint.Mode, canUnalign bool, tokens, entered chan struct{}, store *txnStore, a, b seqConfig) *exec.Job {
 	g := exec.NewGraph()
 	sa := g.AddSource("gen-a", 1, newSeqSource(a))
 	sb := g.AddSource("gen-b", 1, newSeqSource(b))
-	agg := g.AddOperator("agg", 1, backpressured(tokens, entered),
+	agg := g.AddOperator("agg", 1, backpressured(tokens, entered, canUnalign),
 		exec.From(sa, exec.ForwardExchange()), exec.From(sb, exec.ForwardExchange())).WithKeyedState()
 	g.AddSink("sink", 1, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
 	cfg := jobConfig(t, dir)
@@ -66,37 +74,22 @@ func TestUnalignedCheckpointOvertakesBackpressureAndReplays(t *testing.T) {
 	b := seqConfig{seed: 12, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
 	want := expectedWindows(events(a, b, 1), windowSize)
 
-	t.Run("aligned waits", func(t *testing.T) {
-		tokens, entered := make(chan struct{}), make(chan struct{})
-		j := startBackpressured(t, t.TempDir(), checkpoint.Aligned, tokens, entered, newTxnStore(), a, b)
-		done := make(chan error, 1)
-		go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
-		waitFor(t, func() bool { return j.Status().LastCompleted == 0 && barrierStaged(j, 1, "gen-a-0") })
-		for i := 0; i < backpressureCap/2; i++ {
-			tokens <- struct{}{}
-			<-entered
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("aligned checkpoint completed (%v) with %d batches still ahead of the slow input's barrier", err, backpressureCap/2)
-		default:
-		}
-		close(tokens)
-		go func() {
-			for range entered {
-			}
-		}()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		j.Cancel()
-	})
+	// An aligned checkpoint waits behind the backlog, and so does an unaligned one at an operator that cannot
+	// capture in-flight records: it degrades to aligned rather than lose them.
+	for _, tc := range []struct {
+		name       string
+		mode       checkpoint.Mode
+		canUnalign bool
+	}{{"aligned waits", checkpoint.Aligned, true}, {"unaligned degrades to aligned", checkpoint.Unaligned, false}} {
+		t.Run(tc.name, func(t *testing.T) { waitsBehindBacklog(t, tc.mode, tc.canUnalign, a, b) })
+	}
 
 	t.Run("unaligned overtakes and replays", func(t *testing.T) {
 		dir := t.TempDir()
 		tokens, entered := make(chan struct{}), make(chan struct{})
 		store := newTxnStore()
-		j := startBackpressured(t, dir, checkpoint.Unaligned, tokens, entered, store, a, b)
+		j := startBackpressured(t, dir, checkpoint.Unaligned, true, tokens, entered, store, a, b)
+
 		done := make(chan error, 1)
 		go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
 		waitFor(t, func() bool { return barrierStaged(j, 1, "gen-a-0") })
@@ -133,6 +126,32 @@ func TestUnalignedCheckpointOvertakesBackpressureAndReplays(t *testing.T) {
 		}
 		checkRows(t, store.rows(), want)
 	})
+}
+
+func waitsBehindBacklog(t *testing.T, mode checkpoint.Mode, canUnalign bool, a, b seqConfig) {
+	tokens, entered := make(chan struct{}), make(chan struct{})
+	j := startBackpressured(t, t.TempDir(), mode, canUnalign, tokens, entered, newTxnStore(), a, b)
+	done := make(chan error, 1)
+	go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
+	waitFor(t, func() bool { return j.Status().LastCompleted == 0 && barrierStaged(j, 1, "gen-a-0") })
+	for i := 0; i < backpressureCap/4; i++ {
+		tokens <- struct{}{}
+		<-entered
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("aligned checkpoint completed (%v) with %d batches still ahead of the slow input's barrier", err, backpressureCap/4)
+	default:
+	}
+	close(tokens)
+	go func() {
+		for range entered {
+		}
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	j.Cancel()
 }
 
 func pipelineOneEach(a, b seqConfig, store *txnStore) *exec.Graph {
