@@ -418,7 +418,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, 
 	run, err := inc.deploy(j.g, j.cfg)
 	if err != nil {
 		for _, s := range inc.subtasks {
-			s.backend.Close()
+			s.finish(false)
 		}
 		return false, err, "deploy"
 	}
@@ -626,32 +626,17 @@ func (inc *incarnation) runner(s *subtask, loop func() error) func() {
 	}
 }
 
-func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) (err error) {
-	h := handlers{
+func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error {
+	return s.runInputs(ins, canUnalign, op.Open, op.Close, handlers{
 		process:     func(logical int, b Batch) error { return op.Process(logical, b, s.out) },
 		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },
 		snapshot:    op.OnBarrier,
 		forward:     s.out.broadcast,
-	}
-	r := newInputRunner(s.inc.ctx, s, ins, canUnalign, h)
-	if err := r.restore(); err != nil {
-		r.release()
-		return err
-	}
-	if err := op.Open(s.tctx); err != nil {
-		r.release()
-		return fmt.Errorf("open: %w", err)
-	}
-	defer func() {
-		if cerr := op.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
-	return r.run()
+	})
 }
 
-func (s *subtask) runSink(sink Sink, ins []*input) (err error) {
-	h := handlers{
+func (s *subtask) runSink(sink Sink, ins []*input) error {
+	return s.runInputs(ins, true, sink.Open, sink.Close, handlers{
 		process: func(_ int, b Batch) error {
 			s.inc.stats.rowsOut.Add(int64(b.Rows()))
 			return sink.Write(b)
@@ -659,18 +644,22 @@ func (s *subtask) runSink(sink Sink, ins []*input) (err error) {
 		onWatermark: func(int64) error { return nil },
 		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
 		forward:     func(Element) error { return nil },
-	}
-	r := newInputRunner(s.inc.ctx, s, ins, true, h)
+	})
+}
+
+// runInputs restores the runner's own state, opens the operator or sink, and runs it to the end of its inputs.
+func (s *subtask) runInputs(ins []*input, canUnalign bool, open func(*TaskContext) error, close func() error, h handlers) (err error) {
+	r := newInputRunner(s.inc.ctx, s, ins, canUnalign, h)
 	if err := r.restore(); err != nil {
 		r.release()
 		return err
 	}
-	if err := sink.Open(s.tctx); err != nil {
+	if err := open(s.tctx); err != nil {
 		r.release()
 		return fmt.Errorf("open: %w", err)
 	}
 	defer func() {
-		if cerr := sink.Close(); err == nil && cerr != nil {
+		if cerr := close(); err == nil && cerr != nil {
 			err = cerr
 		}
 	}()
