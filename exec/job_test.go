@@ -315,7 +315,7 @@ func TestSourceOffsetStagedPerBarrier(t *testing.T) {
 	}
 	for i, want := range offsets {
 		id := uint64(i + 1)
-		if got := persistedOffset(t, filepath.Join(checkpoint.SubtaskDir(j.CheckpointDir(), id, "gen-0"), "state")); got != want {
+		if got := persistedOffset(t, checkpoint.SubtaskDir(j.CheckpointDir(), id, "gen-0")); got != want {
 			t.Fatalf("checkpoint %d persisted offset %d, want the offset staged at its barrier, %d", id, got, want)
 		}
 	}

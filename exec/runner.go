@@ -20,7 +20,9 @@ var (
 	keySourceWatermark = state.OperatorKey("source/watermark")
 )
 
-const inflightFile = "inflight"
+// inflightSuffix names the in-flight log of an unaligned checkpoint: beside the subtask's snapshot directory, as
+// chk-<id>/<participant>.inflight.
+const inflightSuffix = ".inflight"
 
 // subtask is what every runner shares: its place in the job, its state and its snapshot worker.
 type subtask struct {
@@ -78,10 +80,10 @@ func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, l
 	}
 	dir := s.dir(b.ID)
 	persist := func() error {
-		if err := s.inc.fs.MkdirAll(dir); err != nil {
+		if err := s.inc.fs.MkdirAll(filepath.Dir(dir)); err != nil {
 			return err
 		}
-		return snap.Persist(filepath.Join(dir, "state"))
+		return snap.Persist(dir)
 	}
 	if log == nil {
 		return s.enqueue(ctx, b.ID, persist, s.ack(b.ID), snap.Release)
@@ -101,7 +103,7 @@ func (s *subtask) enqueueLog(ctx context.Context, log *inflightLog) error {
 		if err != nil {
 			return err
 		}
-		return state.WriteFsyncRename(s.inc.fs, filepath.Join(dir, inflightFile), data)
+		return state.WriteFsyncRename(s.inc.fs, dir+inflightSuffix, data)
 	}
 	return s.enqueue(ctx, log.id, persist, s.ack(log.id), log.release)
 }
@@ -318,7 +320,7 @@ func (r *inputRunner) restore() error {
 	if r.s.tctx.Restored == 0 {
 		return nil
 	}
-	path := filepath.Join(r.s.dir(r.s.tctx.Restored), inflightFile)
+	path := r.s.dir(r.s.tctx.Restored) + inflightSuffix
 	if _, err := r.s.inc.fs.Stat(path); err != nil {
 		return nil // the checkpoint was aligned here, or nothing was in flight
 	}

@@ -3,7 +3,6 @@ package exec_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -109,7 +108,7 @@ func TestUnalignedCheckpointOvertakesBackpressureAndReplays(t *testing.T) {
 		if !completed {
 			t.Fatal("unaligned checkpoint did not complete while the slow input was backpressured")
 		}
-		inflight := filepath.Join(checkpoint.SubtaskDir(j.CheckpointDir(), 1, "agg-0"), "inflight")
+		inflight := checkpoint.SubtaskDir(j.CheckpointDir(), 1, "agg-0") + ".inflight"
 		if st, err := os.Stat(inflight); err != nil || st.Size() < 100 {
 			t.Fatalf("no in-flight records captured: %v", err)
 		}
@@ -167,6 +166,6 @@ func pipelineOneEach(a, b seqConfig, store *txnStore) *exec.Graph {
 // barrierStaged reports whether participant p has persisted its part of checkpoint id: for a source, that it
 // emitted the barrier.
 func barrierStaged(j *exec.Job, id uint64, p checkpoint.ParticipantID) bool {
-	_, err := state.OS.Stat(filepath.Join(checkpoint.SubtaskDir(j.CheckpointDir(), id, p), "state"))
+	_, err := state.OS.Stat(checkpoint.SubtaskDir(j.CheckpointDir(), id, p))
 	return err == nil
 }
