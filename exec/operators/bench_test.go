@@ -55,9 +55,9 @@ func benchBatches(b *testing.B, mem memory.Allocator, n, rows int) []exec.Batch 
 	return out
 }
 
-// BenchmarkParquetSink2PC measures the Parquet sink end to end: writing 8192-row batches of six columns, with a
-// PreCommit and Commit (a complete file, staged and renamed) every commitRows rows.
-func BenchmarkParquetSink2PC(b *testing.B) {
+// benchSink writes 8192-row batches of six columns into a 2PC sink, with a PreCommit and Commit (a complete
+// file, staged and renamed) every 1M rows, and reports rows per second including the commits.
+func benchSink(b *testing.B, newSink func(dir string) exec.Sink, metric string) {
 	b.Setenv("CLINK_STATE_FSYNC", "0")
 	const batchRows, commitRows = 8192, 1 << 20
 	mem := memory.NewGoAllocator()
@@ -67,10 +67,18 @@ func BenchmarkParquetSink2PC(b *testing.B) {
 			bt.Release()
 		}
 	}()
-	dir := b.TempDir()
-	s := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: bidSchema})
+	s := newSink(b.TempDir())
 	if err := s.Open(newTask(mem, taskOpts{})); err != nil {
 		b.Fatal(err)
+	}
+	defer s.Close()
+	commit := func(id uint64) {
+		if err := s.PreCommit(id); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Commit(id); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -85,70 +93,26 @@ func BenchmarkParquetSink2PC(b *testing.B) {
 		rows += batchRows
 		if rows%commitRows == 0 {
 			id++
-			if err := s.PreCommit(id); err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Commit(id); err != nil {
-				b.Fatal(err)
-			}
+			commit(id)
 		}
 	}
-	id++
-	if err := s.PreCommit(id); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Commit(id); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "parquet_sink_2pc_rows_per_sec:rows/s")
+	commit(id + 1)
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), metric)
 	b.StopTimer()
-	s.Close()
+}
+
+// BenchmarkParquetSink2PC measures the Parquet sink end to end.
+func BenchmarkParquetSink2PC(b *testing.B) {
+	benchSink(b, func(dir string) exec.Sink {
+		return NewParquetSink(ParquetSinkConfig{Path: dir, Schema: bidSchema})
+	}, "parquet_sink_2pc_rows_per_sec:rows/s")
 }
 
 // BenchmarkFileSinkCSV is the same for CSV.
 func BenchmarkFileSinkCSV(b *testing.B) {
-	b.Setenv("CLINK_STATE_FSYNC", "0")
-	const batchRows, commitRows = 8192, 1 << 20
-	mem := memory.NewGoAllocator()
-	batches := benchBatches(b, mem, 32, batchRows)
-	dir := b.TempDir()
-	s := NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: bidSchema})
-	if err := s.Open(newTask(mem, taskOpts{})); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	start := time.Now()
-	id, rows := uint64(0), 0
-	for i := 0; b.Loop(); i++ {
-		bt := batches[i%len(batches)]
-		bt.Rec.Retain()
-		if err := s.Write(bt); err != nil {
-			b.Fatal(err)
-		}
-		rows += batchRows
-		if rows%commitRows == 0 {
-			id++
-			if err := s.PreCommit(id); err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Commit(id); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	id++
-	if err := s.PreCommit(id); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Commit(id); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "csv_sink_2pc_rows_per_sec:rows/s")
-	b.StopTimer()
-	s.Close()
-	for _, bt := range batches {
-		bt.Release()
-	}
+	benchSink(b, func(dir string) exec.Sink {
+		return NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: bidSchema})
+	}, "csv_sink_2pc_rows_per_sec:rows/s")
 }
 
 // BenchmarkGenerator measures the generator producing the bid shape in 8192-row batches.
