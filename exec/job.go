@@ -588,7 +588,7 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 	pid := checkpoint.ParticipantID(fmt.Sprintf("%s-%d", n.ID, sub))
 	opts := state.Options{FS: cfg.FS}
 	if inc.restored > 0 {
-		opts.RestoreDir = checkpoint.SubtaskDir(inc.cpDir, inc.restored, pid)
+		opts.RestorePath = checkpoint.SubtaskDir(inc.cpDir, inc.restored, pid)
 	}
 	var backend state.Backend
 	var err error

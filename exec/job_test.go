@@ -238,18 +238,19 @@ func TestPersistFailureRewindsJob(t *testing.T) {
 	}
 }
 
-// gateFS blocks the creation of files under one checkpoint's directory until released: a slow disk, held
-// deterministically.
+// gateFS blocks the creation of one snapshot (its temp file, or anything under it) until released: a slow disk,
+// held deterministically.
 type gateFS struct {
 	state.FS
-	hold    string // path fragment, e.g. "chk-1/"
+	hold    string // the snapshot's path
 	entered chan struct{}
 	release chan struct{}
 	once    sync.Once
 }
 
 func (g *gateFS) Create(name string) (state.File, error) {
-	if strings.Contains(name, g.hold) {
+	tmp := filepath.Join(filepath.Dir(g.hold), "."+filepath.Base(g.hold)) // WriteFsyncRename's temp file
+	if strings.HasPrefix(name, g.hold) || strings.HasPrefix(name, tmp) {
 		g.once.Do(func() { close(g.entered) })
 		<-g.release
 	}
@@ -271,7 +272,7 @@ func TestSourceOffsetStagedPerBarrier(t *testing.T) {
 	agg := g.AddOperator("agg", 1, newWindowSum(windowSize), exec.From(src, exec.ForwardExchange()))
 	g.AddSink("sink", 1, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
 	dir := t.TempDir()
-	fs := &gateFS{FS: state.OS, hold: "chk-1" + string(filepath.Separator) + "gen-0", entered: make(chan struct{}), release: make(chan struct{})}
+	fs := &gateFS{FS: state.OS, hold: filepath.Join(checkpoint.SubtaskDir(filepath.Join(dir, "checkpoints"), 1, "gen-0")), entered: make(chan struct{}), release: make(chan struct{})}
 	cfg := jobConfig(t, dir)
 	cfg.CheckpointInterval = 0
 	cfg.FS = fs
@@ -324,7 +325,7 @@ func TestSourceOffsetStagedPerBarrier(t *testing.T) {
 
 func persistedOffset(t *testing.T, dir string) int {
 	t.Helper()
-	b, err := state.OpenMemory(state.Options{RestoreDir: dir})
+	b, err := state.OpenMemory(state.Options{RestorePath: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, l
 		if err := s.inc.fs.MkdirAll(filepath.Dir(dir)); err != nil {
 			return err
 		}
-		return snap.Persist(dir)
+		return snap.Persist(dir) // a file (small state) or a directory (Pebble) named after the participant
 	}
 	if log == nil {
 		return s.enqueue(ctx, b.ID, persist, s.ack(b.ID), snap.Release)

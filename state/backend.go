@@ -33,9 +33,10 @@ type Backend interface {
 type Snapshot interface {
 	// ID is the checkpoint id the snapshot was captured for.
 	ID() uint64
-	// Persist writes the snapshot durably into dir (which it creates) and returns only once it is durable
-	// (fsync on, see FsyncEnabled). A Snapshot is persisted at most once.
-	Persist(dir string) error
+	// Persist writes the snapshot durably at path, which it creates in an existing directory: one file (memory
+	// backend) or a directory (Pebble). It returns only once the snapshot and its name in the parent directory
+	// are durable (fsync on, see FsyncEnabled). A Snapshot is persisted at most once.
+	Persist(path string) error
 	// Release drops the snapshot without persisting it (the job was cancelled).
 	Release()
 }
@@ -46,8 +47,8 @@ type Options struct {
 	FS FS
 	// Dir is the working directory of a disk-backed store (Pebble); unused by the memory backend.
 	Dir string
-	// RestoreDir is a directory a Snapshot was persisted into, to start from; "" starts empty.
-	RestoreDir string
+	// RestorePath is where a Snapshot was persisted, to start from; "" starts empty.
+	RestorePath string
 	// CacheBytes bounds the clean entries the write-back cache keeps in memory (dirty entries are always kept
 	// until persisted); 0 means a default.
 	CacheBytes int64

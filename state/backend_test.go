@@ -31,7 +31,7 @@ var backendKinds = []backendKind{
 
 func (k backendKind) open(t testing.TB, root, restore string) Backend {
 	t.Helper()
-	opts := Options{Dir: filepath.Join(root, "work"), RestoreDir: restore, CacheBytes: k.cacheBytes}
+	opts := Options{Dir: filepath.Join(root, "work"), RestorePath: restore, CacheBytes: k.cacheBytes}
 	var b Backend
 	var err error
 	if k.pebble {
@@ -369,7 +369,7 @@ func TestPebbleCaptureHandsOverDirtyMap(t *testing.T) {
 	}
 }
 
-// Pins: a memory restore that silently starts empty or trusts a damaged state.bin.
+// Pins: a memory restore that silently starts empty or trusts a damaged snapshot file.
 func TestMemoryRestoreRejectsMissingAndCorruptFiles(t *testing.T) {
 	t.Setenv("CLINK_STATE_FSYNC", "0")
 	root := t.TempDir()
@@ -382,12 +382,12 @@ func TestMemoryRestoreRejectsMissingAndCorruptFiles(t *testing.T) {
 	if err := s.Persist(dir); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, MemoryStateFile)
+	path := dir
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := OpenMemory(Options{RestoreDir: dir}); err != nil {
+	if r, err := OpenMemory(Options{RestorePath: dir}); err != nil {
 		t.Fatal(err)
 	} else if got := scanAll(t, r, nil); len(got) != 100 || got["k7"] != string(bytes.Repeat([]byte{7}, 7)) {
 		t.Fatalf("round trip lost data: %d keys", len(got))
@@ -395,8 +395,8 @@ func TestMemoryRestoreRejectsMissingAndCorruptFiles(t *testing.T) {
 
 	empty := filepath.Join(root, "empty")
 	os.Mkdir(empty, 0o755)
-	if _, err := OpenMemory(Options{RestoreDir: empty}); err == nil {
-		t.Fatal("restore from a directory without state.bin succeeded")
+	if _, err := OpenMemory(Options{RestorePath: empty}); err == nil {
+		t.Fatal("restore from a directory instead of a snapshot file succeeded")
 	}
 	for _, damage := range []struct {
 		name string
@@ -409,14 +409,14 @@ func TestMemoryRestoreRejectsMissingAndCorruptFiles(t *testing.T) {
 		if err := os.WriteFile(path, damage.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := OpenMemory(Options{RestoreDir: dir})
+		_, err := OpenMemory(Options{RestorePath: dir})
 		if err == nil || !strings.Contains(err.Error(), path) {
 			t.Fatalf("%s: restore error %v, want one naming %s", damage.name, err, path)
 		}
 	}
 }
 
-// Pins: a failing disk leaving a partial state.bin under the final name, or a success that is not on disk.
+// Pins: a failing disk leaving a partial snapshot file under the final name, or a success that is not on disk.
 func TestMemoryPersistUnderFaultsNeverLeavesPartialFile(t *testing.T) {
 	t.Setenv("CLINK_STATE_FSYNC", "1") // the fsync steps are part of what can fail
 	root := t.TempDir()
@@ -436,7 +436,7 @@ func TestMemoryPersistUnderFaultsNeverLeavesPartialFile(t *testing.T) {
 				t.Fatalf("FailAfter=%d: error %v does not wrap ErrInjected", k, err)
 			}
 		}
-		data, rerr := os.ReadFile(filepath.Join(dir, MemoryStateFile))
+		data, rerr := os.ReadFile(dir)
 		switch {
 		case rerr != nil && err == nil:
 			t.Fatalf("FailAfter=%d: Persist succeeded but the file is missing: %v", k, rerr)
@@ -479,7 +479,7 @@ func TestPebblePersistFailureLeavesNoDirectory(t *testing.T) {
 	if err := s2.Persist(dir2); err != nil {
 		t.Fatal(err)
 	}
-	r, err := OpenPebble(Options{Dir: filepath.Join(root, "r"), RestoreDir: dir2})
+	r, err := OpenPebble(Options{Dir: filepath.Join(root, "r"), RestorePath: dir2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +511,7 @@ func TestOpenPebbleRefusesForeignDirectories(t *testing.T) {
 	}
 	empty := filepath.Join(root, "empty")
 	os.Mkdir(empty, 0o755)
-	if b, err := OpenPebble(Options{Dir: filepath.Join(root, "w"), RestoreDir: empty}); err == nil {
+	if b, err := OpenPebble(Options{Dir: filepath.Join(root, "w"), RestorePath: empty}); err == nil {
 		b.Close()
 		t.Fatal("restore from an empty directory succeeded")
 	}

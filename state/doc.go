@@ -47,7 +47,7 @@
 //
 // # Persisted layout
 //
-// A memory-backend snapshot is dir/state.bin, written with WriteFsyncRename: "CLKS", a version byte (1), a uvarint
+// A memory-backend snapshot is one file at the path Persist is given, written with WriteFsyncRename: "CLKS", a version byte (1), a uvarint
 // entry count, per entry uvarint key length, key, uvarint value length, value (ascending key order), then a
 // CRC-32C (Castagnoli) of all preceding bytes, 4 bytes little endian. A restore fails, naming the file, if it is
 // missing or its checksum, version or lengths are wrong.

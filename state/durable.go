@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // FsyncEnabled reports whether durable writes fsync. It reads CLINK_STATE_FSYNC on every call (once per snapshot,
@@ -47,7 +48,62 @@ func WriteFsyncRename(fsys FS, path string, data []byte) error {
 		return fmt.Errorf("durable write %s: %w", path, err)
 	}
 	if FsyncEnabled() {
-		_ = fsys.SyncDir(dir) // best-effort, see above
+		_ = syncDir(fsys, dir) // best-effort, see above
 	}
 	return nil
+}
+
+// syncDir fsyncs a directory, coalescing concurrent requests on the real file system: when every participant of
+// a checkpoint renames its snapshot into the same directory at once, one fsync that starts after a rename covers
+// every rename before it, so they share rounds instead of queueing a fsync each (group commit). A request joins
+// the next round that has not started yet, never one already running, so the sync it waits for always began
+// after its own rename.
+func syncDir(fsys FS, dir string) error {
+	if fsys != OS {
+		return fsys.SyncDir(dir)
+	}
+	dirSyncs.mu.Lock()
+	st := dirSyncs.dirs[dir]
+	if st == nil {
+		st = &dirSyncState{}
+		dirSyncs.dirs[dir] = st
+	}
+	if st.next == nil {
+		st.next = &syncRound{done: make(chan struct{})}
+	}
+	r := st.next
+	if st.running {
+		dirSyncs.mu.Unlock()
+		<-r.done
+		return r.err
+	}
+	// This caller runs rounds until none is waiting.
+	st.running = true
+	for st.next != nil {
+		round := st.next
+		st.next = nil
+		dirSyncs.mu.Unlock()
+		round.err = fsys.SyncDir(dir)
+		close(round.done)
+		dirSyncs.mu.Lock()
+	}
+	st.running = false
+	delete(dirSyncs.dirs, dir)
+	dirSyncs.mu.Unlock()
+	return r.err
+}
+
+var dirSyncs = struct {
+	mu   sync.Mutex
+	dirs map[string]*dirSyncState
+}{dirs: map[string]*dirSyncState{}}
+
+type dirSyncState struct {
+	running bool
+	next    *syncRound // the round that has not started; requests join it
+}
+
+type syncRound struct {
+	done chan struct{}
+	err  error
 }

@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 )
-
-// MemoryStateFile is the one file a memory-backend snapshot is persisted into, inside the snapshot's directory.
-const MemoryStateFile = "state.bin"
 
 const (
 	memMagic   = "CLKS"
@@ -26,8 +22,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // state of at most a few thousand entries; keyed operator state belongs in OpenPebble.
 func OpenMemory(opts Options) (Backend, error) {
 	b := &memBackend{fsys: orOS(opts.FS), t: newMemtable()}
-	if opts.RestoreDir != "" {
-		path := filepath.Join(opts.RestoreDir, MemoryStateFile)
+	if path := opts.RestorePath; path != "" {
 		data, err := b.fsys.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("state: restore %s: %w", path, err)
@@ -98,21 +93,17 @@ type memSnapshot struct {
 func (s *memSnapshot) ID() uint64 { return s.id }
 func (s *memSnapshot) Release()   { s.used.Store(true); s.kvs = nil }
 
-func (s *memSnapshot) Persist(dir string) error {
+// Persist writes the snapshot as one file at path (WriteFsyncRename: the file and its name are durable).
+func (s *memSnapshot) Persist(path string) error {
 	if s.used.Swap(true) {
 		return fmt.Errorf("state: snapshot %d persisted or released already", s.id)
 	}
 	data := encodeState(s.kvs)
 	s.kvs = nil
-	if err := s.fsys.MkdirAll(dir); err != nil {
+	if err := WriteFsyncRename(s.fsys, path, data); err != nil {
 		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 	}
-	if FsyncEnabled() { // the new directory's own entry must survive a crash too
-		if err := s.fsys.SyncDir(filepath.Dir(dir)); err != nil {
-			return fmt.Errorf("state: persist snapshot %d: fsync %s: %w", s.id, filepath.Dir(dir), err)
-		}
-	}
-	return WriteFsyncRename(s.fsys, filepath.Join(dir, MemoryStateFile), data)
+	return nil
 }
 
 // encodeState lays out a memory snapshot: "CLKS", a version byte, a uvarint entry count, then per entry a uvarint

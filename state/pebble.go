@@ -31,7 +31,7 @@ var errClosed = errors.New("state: backend closed")
 var sharedBlockCache = sync.OnceValue(func() *pebble.Cache { return pebble.NewCache(64 << 20) })
 
 // OpenPebble opens keyed state in a Pebble store at opts.Dir behind a write-back cache. The working directory is
-// scratch: it is rebuilt on every open, from opts.RestoreDir if set (immutable sstables hard-linked, everything else
+// scratch: it is rebuilt on every open, from opts.RestorePath if set (immutable sstables hard-linked, everything else
 // copied) and empty otherwise. Durability comes only from Snapshot.Persist.
 func OpenPebble(opts Options) (Backend, error) {
 	if opts.Dir == "" {
@@ -41,16 +41,16 @@ func OpenPebble(opts Options) (Backend, error) {
 	if err := resetWorkDir(fsys, opts.Dir); err != nil {
 		return nil, err
 	}
-	if opts.RestoreDir != "" {
-		if err := linkOrCopyStore(fsys, opts.RestoreDir, opts.Dir); err != nil {
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestoreDir, err)
+	if opts.RestorePath != "" {
+		if err := linkOrCopyStore(fsys, opts.RestorePath, opts.Dir); err != nil {
+			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
 		}
 	}
-	popts := pebbleOptions(opts.RestoreDir != "")
+	popts := pebbleOptions(opts.RestorePath != "")
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {
-		if opts.RestoreDir != "" {
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestoreDir, err)
+		if opts.RestorePath != "" {
+			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
 		}
 		return nil, fmt.Errorf("state: open %s: %w", opts.Dir, err)
 	}
