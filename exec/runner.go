@@ -34,36 +34,26 @@ type subtask struct {
 	tctx    *TaskContext
 	worker  *checkpoint.SnapshotWorker
 	out     *output // nil for sinks
-
-	mu      sync.Mutex
-	pending []*persistTask // handed to the worker, cleaned up after it joined
 }
-
-// persistTask is one unit of work handed to the snapshot worker; cleanup releases what it holds whether it ran or
-// was dropped by a cancel.
-type persistTask struct {
-	once    sync.Once
-	cleanup func()
-}
-
-func (t *persistTask) release() { t.once.Do(func() { t.cleanup() }) }
 
 func (s *subtask) dir(id uint64) string { return checkpoint.SubtaskDir(s.inc.cpDir, id, s.pid) }
 
-// enqueue hands persist work to the worker; ack reports its result to the coordinator (nil ack: no report).
+// enqueue hands persist work to the worker; ack reports its result. cleanup frees what the task holds exactly
+// once: after it persisted, when a cancel dropped it, or when the worker did not take it.
 func (s *subtask) enqueue(ctx context.Context, id uint64, persist func() error, ack func(error), cleanup func()) error {
-	pt := &persistTask{cleanup: cleanup}
-	s.mu.Lock()
-	s.pending = append(s.pending, pt)
-	s.mu.Unlock()
-	return s.worker.Enqueue(ctx, checkpoint.Task{
+	err := s.worker.Enqueue(ctx, checkpoint.Task{
 		ID: id,
 		Persist: func() error {
-			defer pt.release()
+			defer cleanup()
 			return persist()
 		},
-		Ack: ack,
+		Ack:     ack,
+		Release: cleanup,
 	})
+	if err != nil {
+		cleanup()
+	}
+	return err
 }
 
 func (s *subtask) ack(id uint64) func(error) {
@@ -108,19 +98,13 @@ func (s *subtask) enqueueLog(ctx context.Context, log *inflightLog) error {
 	return s.enqueue(ctx, log.id, persist, s.ack(log.id), log.release)
 }
 
-// finish joins the worker (draining on a clean end, dropping on cancel) and releases everything.
+// finish joins the worker (draining on a clean end, dropping on cancel) and closes the state.
 func (s *subtask) finish(clean bool) {
 	if clean {
 		s.worker.DrainAndJoin()
 	} else {
 		s.worker.CancelAndJoin()
 	}
-	s.mu.Lock()
-	for _, pt := range s.pending {
-		pt.release()
-	}
-	s.pending = nil
-	s.mu.Unlock()
 	s.backend.Close()
 }
 
