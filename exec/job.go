@@ -594,6 +594,12 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 	var err error
 	if n.State == KeyedState {
 		opts.Dir = filepath.Join(cfg.Dir, "state", string(pid))
+		// The files a keyed snapshot's chain names live outside the checkpoint directories that retention
+		// deletes; what no retained checkpoint names any more goes when the chain is re-based.
+		opts.SharedDir = filepath.Join(inc.cpDir, "shared", string(pid))
+		opts.LiveSnapshots = func() ([]string, error) {
+			return filepath.Glob(filepath.Join(inc.cpDir, "chk-*", string(pid)))
+		}
 		backend, err = state.OpenPebble(opts)
 	} else {
 		backend, err = state.OpenMemory(opts)

@@ -49,6 +49,13 @@ type Options struct {
 	Dir string
 	// RestorePath is where a Snapshot was persisted, to start from; "" starts empty.
 	RestorePath string
+	// SharedDir is where a disk-backed store keeps the files its persisted snapshots share (delta sstables and
+	// chain bases); "" means Dir + ".shared". It must outlive the snapshots that name files in it.
+	SharedDir string
+	// LiveSnapshots, when set, returns the paths of this store's persisted snapshots that still exist (those a
+	// restore may still read); files of SharedDir that none of them names are deleted when a chain is re-based.
+	// Nil never deletes anything.
+	LiveSnapshots func() ([]string, error)
 	// CacheBytes bounds the clean entries the write-back cache keeps in memory (dirty entries are always kept
 	// until persisted); 0 means a default.
 	CacheBytes int64

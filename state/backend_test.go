@@ -545,8 +545,8 @@ func TestPebbleCheckpointIsIncremental(t *testing.T) {
 	b.Delete(KeyedKey(5, 1, []byte("user-0000005")))
 	dir2 := persist(2)
 
-	total1, _ := dirBytes(t, dir1, nil)
-	_, fresh2 := dirBytes(t, dir2, inodes(t, dir1))
+	total1, _ := snapshotBytes(t, dir1, nil)
+	_, fresh2 := snapshotBytes(t, dir2, snapshotInodes(t, dir1))
 	t.Logf("checkpoint 1: %d bytes; checkpoint 2 new bytes: %d", total1, fresh2)
 	if total1 < 1<<20 {
 		t.Fatalf("checkpoint 1 is only %d bytes; the state did not reach the store", total1)
@@ -564,6 +564,85 @@ func TestPebbleCheckpointIsIncremental(t *testing.T) {
 	}
 	if v, _, _ := r.Get(KeyedKey(7, 1, []byte("user-0000007"))); !bytes.Equal(v, val) {
 		t.Fatal("restored unchanged key lost its value")
+	}
+}
+
+// Pins: a chain that grows forever (restore cost and disk without bound), a re-base that loses state, and a
+// garbage collection that deletes what a live snapshot still names (or keeps what none does).
+func TestPebbleChainRebasesAndCollectsGarbage(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	root := t.TempDir()
+	shared := filepath.Join(root, "shared")
+	var live []string      // the last two snapshots, as a retention of 2 would keep
+	var liveAtGC []string // what the last garbage collection was told
+	b, err := OpenPebble(Options{Dir: filepath.Join(root, "work"), SharedDir: shared,
+		LiveSnapshots: func() ([]string, error) { liveAtGC = slices.Clone(live); return liveAtGC, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	model := map[string]string{}
+	for id := uint64(1); id <= 2*maxChainDeltas+3; id++ {
+		for i := 0; i < 50; i++ {
+			k := fmt.Sprintf("k%03d", (int(id)*37+i*11)%400)
+			if i%7 == 0 {
+				b.Delete([]byte(k))
+				delete(model, k)
+			} else {
+				v := fmt.Sprintf("v%d-%d", id, i)
+				b.Put([]byte(k), []byte(v))
+				model[k] = v
+			}
+		}
+		s, _ := b.Capture(id)
+		path := filepath.Join(root, fmt.Sprintf("chk-%d", id))
+		if err := s.Persist(path); err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, path)
+		if len(live) > 2 {
+			live = live[1:]
+		}
+		c, err := readChain(OS, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.deltas) > maxChainDeltas {
+			t.Fatalf("snapshot %d: chain of %d deltas", id, len(c.deltas))
+		}
+	}
+	// Every live snapshot restores; the shared directory holds nothing that neither they nor the snapshots live at
+	// the last garbage collection name.
+	keep := map[string]bool{}
+	for _, p := range liveAtGC {
+		c, _ := readChain(OS, p)
+		for _, f := range c.files() {
+			keep[filepath.Base(f)] = true
+		}
+	}
+	for _, p := range live {
+		r, err := OpenPebble(Options{Dir: filepath.Join(root, "r"), RestorePath: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := scanAll(t, r, nil)
+		r.Close()
+		if p == live[len(live)-1] && !maps.Equal(got, model) {
+			t.Fatalf("restored %d keys, want %d", len(got), len(model))
+		}
+		c, _ := readChain(OS, p)
+		for _, f := range c.files() {
+			keep[filepath.Base(f)] = true
+		}
+	}
+	entries, _ := os.ReadDir(shared)
+	for _, e := range entries {
+		if !keep[e.Name()] {
+			t.Errorf("shared file %s outlived every snapshot that named it", e.Name())
+		}
+	}
+	if len(liveAtGC) == 0 || len(entries) > maxChainDeltas+4 {
+		t.Fatalf("no garbage collected: %d shared files after %d snapshots", len(entries), 2*maxChainDeltas+3)
 	}
 }
 
@@ -596,6 +675,58 @@ func TestPebbleCloseReleasesGoroutines(t *testing.T) {
 	}
 }
 
+// snapshotInodes returns the inodes of every file a persisted Pebble snapshot is made of (its listing, deltas and
+// base files).
+func snapshotInodes(t *testing.T, path string) map[uint64]bool {
+	out := map[uint64]bool{inode(t, path): true}
+	c, err := readChain(OS, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.deltas {
+		out[inode(t, d)] = true
+	}
+	if c.base != "" {
+		for ino := range inodes(t, c.base) {
+			out[ino] = true
+		}
+	}
+	return out
+}
+
+// snapshotBytes returns the total size of the files a persisted Pebble snapshot is made of, and the size of those
+// whose inode is not in shared.
+func snapshotBytes(t *testing.T, path string, shared map[uint64]bool) (total, fresh int64) {
+	add := func(p string) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += fi.Size()
+		if !shared[inode(t, p)] {
+			fresh += fi.Size()
+		}
+	}
+	add(path)
+	c, err := readChain(OS, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.deltas {
+		add(d)
+	}
+	if c.base != "" {
+		entries, err := os.ReadDir(c.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			add(filepath.Join(c.base, e.Name()))
+		}
+	}
+	return total, fresh
+}
+
 func inodes(t *testing.T, dir string) map[uint64]bool {
 	out := map[uint64]bool{}
 	entries, err := os.ReadDir(dir)
@@ -606,25 +737,6 @@ func inodes(t *testing.T, dir string) map[uint64]bool {
 		out[inode(t, filepath.Join(dir, e.Name()))] = true
 	}
 	return out
-}
-
-// dirBytes returns the total size of dir's files and the size of those whose inode is not in shared.
-func dirBytes(t *testing.T, dir string, shared map[uint64]bool) (total, fresh int64) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			t.Fatal(err)
-		}
-		total += fi.Size()
-		if !shared[inode(t, filepath.Join(dir, e.Name()))] {
-			fresh += fi.Size()
-		}
-	}
-	return total, fresh
 }
 
 func inode(t *testing.T, path string) uint64 {

@@ -41,12 +41,26 @@ func OpenPebble(opts Options) (Backend, error) {
 	if err := resetWorkDir(fsys, opts.Dir); err != nil {
 		return nil, err
 	}
+	shared := opts.SharedDir
+	if shared == "" {
+		shared = opts.Dir + ".shared"
+	}
+	if err := fsys.MkdirAll(shared); err != nil {
+		return nil, fmt.Errorf("state: open %s: %w", shared, err)
+	}
+	var restored chainSpec
 	if opts.RestorePath != "" {
-		if err := linkOrCopyStore(fsys, opts.RestorePath, opts.Dir); err != nil {
+		var err error
+		if restored, err = readChain(fsys, opts.RestorePath); err != nil {
 			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
 		}
+		if restored.base != "" {
+			if err := linkOrCopyStore(fsys, restored.base, opts.Dir); err != nil {
+				return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+			}
+		}
 	}
-	popts := pebbleOptions(opts.RestorePath != "")
+	popts := pebbleOptions(restored.base != "")
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {
 		if opts.RestorePath != "" {
@@ -54,18 +68,28 @@ func OpenPebble(opts Options) (Backend, error) {
 		}
 		return nil, fmt.Errorf("state: open %s: %w", opts.Dir, err)
 	}
+	// The deltas in order: each ingest gets newer sequence numbers, so a later delta shadows an earlier one.
+	for _, d := range restored.deltas {
+		if err := ingestShared(fsys, db, opts.Dir, d); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+		}
+	}
 	limit := opts.CacheBytes
 	if limit <= 0 {
 		limit = DefaultCacheBytes
 	}
 	return &pebbleBackend{
-		fsys:       fsys,
-		dir:        opts.Dir,
-		popts:      popts,
-		db:         db,
-		dirty:      newMemtable(),
-		reads:      make(map[string][]byte),
-		cacheLimit: limit,
+		fsys:          fsys,
+		dir:           opts.Dir,
+		shared:        shared,
+		liveSnapshots: opts.LiveSnapshots,
+		chain:         restored,
+		popts:         popts,
+		db:            db,
+		dirty:         newMemtable(),
+		reads:         make(map[string][]byte),
+		cacheLimit:    limit,
 	}, nil
 }
 
@@ -97,6 +121,12 @@ func pebbleOptions(mustExist bool) *pebble.Options {
 type pebbleBackend struct {
 	fsys       FS
 	dir        string
+	// shared holds the files persisted snapshots are made of; chain is what the newest one is made of, and
+	// unflushed the deltas persisted since but not yet ingested into Pebble (their snapshots are still pending).
+	shared        string
+	liveSnapshots func() ([]string, error)
+	chain         chainSpec
+	unflushed     []deltaFile
 	popts      *pebble.Options
 	db         *pebble.DB
 	dirty      *memtable // operator goroutine only
@@ -290,10 +320,23 @@ func (b *pebbleBackend) evict() {
 	}
 }
 
+// deltaFile is one persisted delta and how many pending snapshots it holds ("" when they held nothing).
+type deltaFile struct {
+	path  string
+	snaps int
+	bytes int64
+}
+
+// maxUnflushed bounds the persisted deltas kept in memory before they are ingested into Pebble.
+const maxUnflushed = 8
+
 type pebbleSnapshot struct {
 	b  *pebbleBackend
 	id uint64
 	t  *memtable
+	// persisted is set (under b.mu) once a delta holding the snapshot is durable; it stays pending (in memory,
+	// not in Pebble) until that delta is ingested.
+	persisted bool
 	// done is set (under b.mu) by Persist or Release. A released snapshot stays pending: its changes are still
 	// the newest for their keys and reach Pebble with the next Persist.
 	done bool
@@ -307,9 +350,11 @@ func (s *pebbleSnapshot) Release() {
 	s.b.mu.Unlock()
 }
 
-// Persist applies every pending snapshot up to s to Pebble (see apply) and checkpoints the store into dir, through a
-// temporary sibling renamed into place, so dir is complete or absent.
-func (s *pebbleSnapshot) Persist(dir string) error {
+// Persist makes the state as of s durable as a chain (see chain.go): it writes the entries of the snapshots not
+// persisted yet, up to s, as one delta sstable into the shared directory, then the chain's listing at path. The
+// delta stays in memory and reaches Pebble later, a few checkpoints' worth at a time (ingestUnflushed), and every
+// maxChainDeltas checkpoints the chain is re-based on a Pebble checkpoint.
+func (s *pebbleSnapshot) Persist(path string) error {
 	b := s.b
 	b.persistMu.Lock()
 	defer b.persistMu.Unlock()
@@ -325,16 +370,159 @@ func (s *pebbleSnapshot) Persist(dir string) error {
 		return fmt.Errorf("state: snapshot %d persisted or released already", s.id)
 	}
 	s.done = true
-	snaps := slices.Clone(b.pending[:n+1])
+	first := 0
+	for first < n && b.pending[first].persisted {
+		first++
+	}
+	snaps := slices.Clone(b.pending[first : n+1])
+	rebase := len(b.chain.deltas) >= maxChainDeltas
 	b.mu.Unlock()
 
-	if err := b.apply(snaps); err != nil {
+	if rebase {
+		if err := b.rebase(s.id, snaps, path); err != nil {
+			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+		}
+		return nil
+	}
+	next := b.chain
+	var delta deltaFile
+	delta.snaps = len(snaps)
+	if kvs, order := collectSorted(snaps); len(kvs) > 0 {
+		delta.path = filepath.Join(b.shared, fmt.Sprintf("%d.sst", s.id))
+		if err := b.writeTable(delta.path, kvs, order); err != nil {
+			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+		}
+		if FsyncEnabled() {
+			if err := syncDir(b.fsys, b.shared); err != nil {
+				return fmt.Errorf("state: persist snapshot %d: fsync %s: %w", s.id, b.shared, err)
+			}
+		}
+		if st, err := b.fsys.Stat(delta.path); err == nil {
+			delta.bytes = st.Size()
+		}
+		next = next.with(delta.path)
+	}
+	if err := writeChain(b.fsys, path, next); err != nil {
 		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 	}
-	if err := b.checkpoint(dir); err != nil {
-		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+	b.mu.Lock()
+	for _, p := range snaps {
+		p.persisted = true
+	}
+	b.chain = next
+	b.unflushed = append(b.unflushed, delta)
+	var unflushedBytes int64
+	for _, d := range b.unflushed {
+		unflushedBytes += d.bytes
+	}
+	flush := len(b.unflushed) >= maxUnflushed || unflushedBytes > b.cacheLimit/4
+	b.mu.Unlock()
+	if flush {
+		return b.ingestUnflushed()
 	}
 	return nil
+}
+
+// ingestUnflushed hands the persisted deltas to Pebble (Pebble links the files; the shared directory keeps its
+// names) and only then drops their snapshots from the pending list, so a concurrent Get finds every key in one
+// layer or the other.
+func (b *pebbleBackend) ingestUnflushed() error {
+	b.mu.Lock()
+	files := slices.Clone(b.unflushed)
+	b.mu.Unlock()
+	count := 0
+	for _, d := range files {
+		if d.path != "" {
+			if err := ingestShared(b.fsys, b.db, b.dir, d.path); err != nil {
+				return fmt.Errorf("state: %w", err)
+			}
+		}
+		count += d.snaps
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ts := make([]*memtable, count)
+	for i := range ts {
+		ts[i] = b.pending[i].t
+	}
+	b.pending = slices.Delete(b.pending, 0, count)
+	b.unflushed = b.unflushed[len(files):]
+	b.promote(ts)
+	return nil
+}
+
+// ingestShared ingests a shared sstable without giving it up: Pebble removes the path it ingests, so it gets a
+// scratch hard link in the working directory instead.
+func ingestShared(fsys FS, db *pebble.DB, workDir, path string) error {
+	tmp := filepath.Join(workDir, ingestFile)
+	_ = fsys.Remove(tmp)
+	if err := fsys.Link(path, tmp); err != nil {
+		return fmt.Errorf("ingest %s: %w", path, err)
+	}
+	if err := db.Ingest(context.Background(), []string{tmp}); err != nil {
+		_ = fsys.Remove(tmp)
+		return fmt.Errorf("ingest %s: %w", path, err)
+	}
+	return nil
+}
+
+// rebase brings Pebble up to s (the persisted deltas, then the rest of snaps) and makes a Pebble checkpoint the
+// base of a new chain, persisted at path; then files no live snapshot names are deleted.
+func (b *pebbleBackend) rebase(id uint64, snaps []*pebbleSnapshot, path string) error {
+	if err := b.ingestUnflushed(); err != nil {
+		return err
+	}
+	if err := b.apply(snaps); err != nil {
+		return err
+	}
+	next := chainSpec{base: filepath.Join(b.shared, fmt.Sprintf("base-%d", id))}
+	if err := b.checkpoint(next.base); err != nil {
+		return err
+	}
+	if err := writeChain(b.fsys, path, next); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.chain = next
+	b.mu.Unlock()
+	b.collectGarbage()
+	return nil
+}
+
+// collectGarbage deletes the shared files that neither the current chain nor any live snapshot names. Best
+// effort: a file left behind costs disk, never correctness.
+func (b *pebbleBackend) collectGarbage() {
+	if b.liveSnapshots == nil {
+		return
+	}
+	live, err := b.liveSnapshots()
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, f := range b.chain.files() {
+		keep[filepath.Clean(f)] = true
+	}
+	for _, p := range live {
+		c, err := readChain(b.fsys, p)
+		if err != nil {
+			return // a listing we cannot read may name anything: delete nothing
+		}
+		for _, f := range c.files() {
+			keep[filepath.Clean(f)] = true
+		}
+	}
+	entries, err := b.fsys.ReadDir(b.shared)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		full := filepath.Join(b.shared, e.Name())
+		if strings.HasPrefix(e.Name(), ".") || keep[full] {
+			continue
+		}
+		_ = b.fsys.RemoveAll(full)
+	}
 }
 
 // apply writes the snapshots' entries to Pebble as one sorted sstable that it ingests (newest snapshot wins on
