@@ -573,7 +573,7 @@ func TestPebbleChainRebasesAndCollectsGarbage(t *testing.T) {
 	t.Setenv("CLINK_STATE_FSYNC", "0")
 	root := t.TempDir()
 	shared := filepath.Join(root, "shared")
-	var live []string      // the last two snapshots, as a retention of 2 would keep
+	var live []string     // the last two snapshots, as a retention of 2 would keep
 	var liveAtGC []string // what the last garbage collection was told
 	b, err := OpenPebble(Options{Dir: filepath.Join(root, "work"), SharedDir: shared,
 		LiveSnapshots: func() ([]string, error) { liveAtGC = slices.Clone(live); return liveAtGC, nil }})

@@ -22,17 +22,18 @@
 // OpenPebble keeps keyed state in a Pebble store behind a write-back cache with these layers, newest first:
 //
 //	dirty map                 Put/Delete since the last Capture (operator goroutine only)
-//	pending snapshots         captured, not yet in Pebble (a list under a mutex)
-//	clean cache               the last few persisted snapshots' maps, and values Get read from Pebble
+//	pending snapshots         captured (some already persisted), not yet in Pebble (a list under a mutex)
+//	clean cache               the last few ingested snapshots' maps, and values Get read from Pebble
 //	Pebble
 //
 // Get walks them in that order and Scan merges them (the newest entry of a key wins; a delete hides older layers).
-// Persist writes the newest entry of every key of the pending snapshots up to its own into one sorted sstable and
-// ingests it (cheaper than a batch through the memtable plus a flush), and only after Pebble has it does it take
-// those snapshots off the pending list, so a concurrent Get never misses a value. It then checkpoints the store (see
-// below). A Released snapshot stays pending and goes to Pebble with the next Persist, since its changes are still
-// the newest for their keys. If Persist fails before its sstable is ingested, its snapshots stay pending the same
-// way; if it fails after, Pebble has the changes and the next checkpoint holds them.
+// Persist writes the newest entry of every key of the pending snapshots not persisted yet, up to its own, into one
+// sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). The persisted
+// snapshots stay pending, in memory, until their deltas are ingested into Pebble a few checkpoints' worth at a time
+// (after maxUnflushed deltas or a quarter of the cache budget); only after Pebble has a delta do its snapshots
+// leave the pending list, so a concurrent Get never misses a value. A Released snapshot stays pending and goes into
+// the next delta, since its changes are still the newest for their keys; so do the snapshots of a Persist that
+// failed.
 //
 // Pebble is tuned for many small stores per process: one block cache shared by all stores, a small memtable that
 // stays empty anyway (all writes are ingested), no WAL (durability comes from the checkpoint, never from the
@@ -52,14 +53,17 @@
 // CRC-32C (Castagnoli) of all preceding bytes, 4 bytes little endian. A restore fails, naming the file, if it is
 // missing or its checksum, version or lengths are wrong.
 //
-// A Pebble snapshot is dir itself, a Pebble checkpoint: NNNNNN.sst (hard links to the working store's immutable
-// sstables), MANIFEST-NNNNNN and OPTIONS-NNNNNN (copies), marker.format-version.* and marker.manifest.* (empty files
-// whose names are the data), and possibly an empty NNNNNN.log. It is built in a sibling ".<name>.part" and renamed
-// to dir, so dir is complete or absent. A restore rebuilds the working directory from it: *.sst and *.blob are
-// hard-linked (copied if linking fails), everything else is copied, because the opened store appends to its
-// MANIFEST and rewrites OPTIONS. Checkpoints share sstables only through hard links, so deleting an old checkpoint
-// directory never affects a newer one, and a checkpoint costs what changed since the previous one (the new
-// sstables, plus a MANIFEST capped at 1 MiB before Pebble rolls it, plus OPTIONS), not the total state.
+// A Pebble snapshot is a chain (chain.go): a small listing file at the path Persist is given ("clinksql-chain 1",
+// then "base <dir>", "delta <file>" lines relative to the listing's directory, then "end"), written with
+// WriteFsyncRename, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
+// oldest first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one
+// delta (what changed) and one listing: two files and three fsyncs, whatever the state's size. Every
+// maxChainDeltas (16) checkpoints the next one re-bases: it ingests everything into Pebble and takes a Pebble
+// checkpoint as the new base (hard links to immutable sstables; built in ".base-<id>.part" and renamed, so it is
+// complete or absent), then deletes the shared files no live snapshot names (Options.LiveSnapshots). A restore
+// rebuilds the working directory from the base (*.sst and *.blob hard-linked, the rest copied, because the opened
+// store appends to its MANIFEST and rewrites OPTIONS) and ingests the deltas in order; Pebble removes a path it
+// ingests, so it is handed a scratch hard link, never the shared file.
 //
 // # Pebble checkpoint durability (v2.1.7, read from checkpoint.go)
 //
@@ -67,8 +71,8 @@
 // create plus the closest existing one; it writes OPTIONS, MANIFEST and WAL copies through a syncing vfs and
 // fsyncs each; the marker files are moved with a directory sync; and it fsyncs the destination directory last.
 // Hard-linked sstables need no sync of their own: Pebble fsyncs every sstable when it finishes writing it (flush,
-// compaction, and our ingested table on Close). What Checkpoint cannot cover is our rename of the ".part"
-// directory into place, so Persist fsyncs the parent after it. Checkpoint refuses an existing destination, which
+// compaction, and our delta tables on Close). What Checkpoint cannot cover is our rename of the ".part"
+// directory into place, so the re-base fsyncs the parent after it. Checkpoint refuses an existing destination, which
 // the rename relies on to never overwrite: renaming onto a non-empty directory fails.
 //
 // # Keys

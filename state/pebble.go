@@ -119,18 +119,18 @@ func pebbleOptions(mustExist bool) *pebble.Options {
 }
 
 type pebbleBackend struct {
-	fsys       FS
-	dir        string
+	fsys FS
+	dir  string
 	// shared holds the files persisted snapshots are made of; chain is what the newest one is made of, and
 	// unflushed the deltas persisted since but not yet ingested into Pebble (their snapshots are still pending).
 	shared        string
 	liveSnapshots func() ([]string, error)
 	chain         chainSpec
 	unflushed     []deltaFile
-	popts      *pebble.Options
-	db         *pebble.DB
-	dirty      *memtable // operator goroutine only
-	cacheLimit int64
+	popts         *pebble.Options
+	db            *pebble.DB
+	dirty         *memtable // operator goroutine only
+	cacheLimit    int64
 
 	persistMu sync.Mutex // one Persist at a time; Close waits for it
 
