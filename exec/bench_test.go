@@ -104,9 +104,10 @@ func spin(d time.Duration) {
 	}
 }
 
-// bottleneck runs fast source a and unthrottled source b into a two-input aggregate that costs perBatch per
-// batch of b, so b's channel is full and barriers on a arrive first.
-func bottleneck(b *testing.B, mode checkpoint.Mode, adaptive *checkpoint.AdaptiveConfig, fast *atomic.Bool, perBatch time.Duration) *exec.Job {
+// bottleneck runs source a (a batch every 5 ms) and source b (a batch every slowEvery, or as fast as it can while
+// *fast) into a two-input aggregate that costs perBatch per batch of b: when b outpaces it, b's channel is full and
+// barriers on a arrive first.
+func bottleneck(b *testing.B, mode checkpoint.Mode, adaptive *checkpoint.AdaptiveConfig, fast *atomic.Bool, slowEvery, perBatch time.Duration) *exec.Job {
 	a := seqConfig{seed: 31, rows: 1 << 30, batchRows: 64, keys: 100, tsStep: 10}
 	src := seqConfig{seed: 32, rows: 1 << 30, batchRows: 64, keys: 100, tsStep: 10}
 	g := exec.NewGraph()
@@ -114,7 +115,7 @@ func bottleneck(b *testing.B, mode checkpoint.Mode, adaptive *checkpoint.Adaptiv
 		return &throttled{Source: newSeqSource(a)(sub), every: 5 * time.Millisecond, always: true}
 	})
 	sb := g.AddSource("gen-b", 1, func(sub int) exec.Source {
-		return &throttled{Source: newSeqSource(src)(sub), every: 20 * time.Millisecond, fast: fast}
+		return &throttled{Source: newSeqSource(src)(sub), every: slowEvery, fast: fast}
 	})
 	agg := g.AddOperator("agg", 1, func(sub int) exec.Operator {
 		w := newWindowSum(1_000_000)(sub).(*windowSum)
@@ -140,18 +141,19 @@ func BenchmarkBackpressureAlignedOverUnaligned(b *testing.B) {
 	for range b.N {
 		median := map[checkpoint.Mode]time.Duration{}
 		for _, mode := range []checkpoint.Mode{checkpoint.Aligned, checkpoint.Unaligned} {
-			fast := new(atomic.Bool)
-			fast.Store(true)
-			j := bottleneck(b, mode, nil, fast, 4*time.Millisecond)
-			time.Sleep(300 * time.Millisecond) // let the slow input's channel fill
+			// b sends a batch every 3 ms to an operator that takes 4 ms for one: its channel fills without b
+			// spinning on the second core.
+			j := bottleneck(b, mode, nil, new(atomic.Bool), 3*time.Millisecond, 4*time.Millisecond)
 			var ds []time.Duration
 			for range 10 {
+				for deadline := time.Now().Add(5 * time.Second); j.Pressure() < 0.95 && time.Now().Before(deadline); {
+					time.Sleep(5 * time.Millisecond) // wait until the slow input's channel is full again
+				}
 				start := time.Now()
 				if _, err := j.Checkpoint(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 				ds = append(ds, time.Since(start))
-				time.Sleep(50 * time.Millisecond)
 			}
 			j.Cancel()
 			median[mode] = percentile(ds, 0.5)
@@ -168,7 +170,7 @@ func BenchmarkAdaptiveMode(b *testing.B) {
 	b.Setenv("CLINK_STATE_FSYNC", "0")
 	for range b.N {
 		fast := new(atomic.Bool)
-		j := bottleneck(b, checkpoint.Aligned, &checkpoint.AdaptiveConfig{PressureThreshold: 0.5, WindowsToUnaligned: 3, WindowsToAligned: 3}, fast, time.Millisecond)
+		j := bottleneck(b, checkpoint.Aligned, &checkpoint.AdaptiveConfig{PressureThreshold: 0.5, WindowsToUnaligned: 3, WindowsToAligned: 3}, fast, 20*time.Millisecond, time.Millisecond)
 		for phase := range 6 {
 			fast.Store(phase%2 == 1)
 			time.Sleep(time.Second)
@@ -203,12 +205,12 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 		return time.Since(start), processCPU() - cpu0
 	}
 	for range b.N {
-		// Nine interleaved pairs; the median of the pairs' ratios: a pair's two runs share the machine's state of
+		// Eleven interleaved pairs; the median of the pairs' ratios: a pair's two runs share the machine's state of
 		// the moment, and the median drops the pairs that noise hit on one side only (identical runs vary by
 		// +-15% here, in elapsed and in CPU time alike).
 		var ratios, cpuRatios []float64
 		var baselines []time.Duration
-		for range 9 {
+		for range 11 {
 			with, withCPU := run(100 * time.Millisecond)
 			without, withoutCPU := run(0)
 			ratios = append(ratios, float64(with)/float64(without))
