@@ -108,3 +108,31 @@ func TestPositions(t *testing.T) {
 		t.Fatalf("CharOffset = %d, want 21 (the é is one character)", c)
 	}
 }
+
+// Whatever a client sends, the lexer returns tokens or a positioned error, never a panic, and its tokens tile the
+// source in order.
+func FuzzLex(f *testing.F) {
+	for _, s := range []string{"SELECT 'a''b', \"c\" FROM t -- x", "$tag$ body $tag$", "/* /* */ */ 1.5e3", "$1::int", "'", "\"", "/*", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		toks, err := Lex(src)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Pos < 0 || se.Pos > len(src) {
+				t.Fatalf("Lex(%q): error %v without a position in the source", src, err)
+			}
+			return
+		}
+		last := 0
+		for _, tok := range toks {
+			if tok.Pos < last || tok.End < tok.Pos || tok.End > len(src) {
+				t.Fatalf("Lex(%q): token %+v out of order or range", src, tok)
+			}
+			last = tok.End
+		}
+		if toks[len(toks)-1].Kind != EOF {
+			t.Fatalf("Lex(%q): no EOF token", src)
+		}
+	})
+}
