@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-
-	"github.com/clinksql/clinksql/state"
 )
 
 // Task is one captured checkpoint waiting to be made durable by a SnapshotWorker.
@@ -80,30 +78,6 @@ func (w *SnapshotWorker) Enqueue(ctx context.Context, t Task) error {
 	w.queue = append(w.queue, t)
 	w.mu.Unlock()
 	w.signal()
-	return nil
-}
-
-// Submit captures backend for checkpoint id on the calling (subtask) goroutine and enqueues the persist of the
-// capture into dir, acked through ack. A capture failure is acked as a failure right here, inline, and never
-// reaches the worker: there is nothing to persist, and the checkpoint must fail now rather than at its timeout.
-// Submit then returns nil, because the subtask itself is healthy (the failed checkpoint rewinds the job).
-// A non-nil return is Enqueue's (cancelled or closed); the capture was released and nothing was acked.
-func (w *SnapshotWorker) Submit(ctx context.Context, backend state.Backend, id uint64, dir string, ack func(error)) error {
-	snap, err := backend.Capture(id)
-	if err != nil {
-		ack(err)
-		return nil
-	}
-	t := Task{
-		ID:      id,
-		Persist: func() error { return snap.Persist(dir) },
-		Ack:     ack,
-		Release: snap.Release,
-	}
-	if err := w.Enqueue(ctx, t); err != nil {
-		snap.Release()
-		return err
-	}
 	return nil
 }
 

@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-
-	"github.com/clinksql/clinksql/state"
 )
 
 // ackLog records acks in order.
@@ -242,65 +240,6 @@ func TestWorkerCancelDropsQueuedWithoutAck(t *testing.T) {
 			t.Fatalf("task %d started after cancel", id)
 		}
 	default:
-	}
-}
-
-// memBackend is the smallest state.Backend Submit needs.
-type memBackend struct {
-	state.Backend
-	captureErr error
-	persisted  chan string
-	released   chan uint64
-}
-
-type memSnap struct {
-	b  *memBackend
-	id uint64
-}
-
-func (b *memBackend) Capture(id uint64) (state.Snapshot, error) {
-	if b.captureErr != nil {
-		return nil, b.captureErr
-	}
-	return memSnap{b, id}, nil
-}
-func (s memSnap) ID() uint64                           { return s.id }
-func (s memSnap) Persist(dir string) error             { s.b.persisted <- dir; return nil }
-func (s memSnap) Release()                             { s.b.released <- s.id }
-func (b *memBackend) Close() error                     { return nil }
-func (b *memBackend) Get([]byte) ([]byte, bool, error) { return nil, false, nil }
-
-// Pins that a capture failure on the subtask goroutine is acked as a failure inline, never reaching the worker,
-// so the checkpoint fails now instead of at its timeout.
-func TestSubmitCaptureFailureAckedInline(t *testing.T) {
-	w := NewSnapshotWorker()
-	defer w.CancelAndJoin()
-	boom := errors.New("capture failed")
-	b := &memBackend{captureErr: boom}
-	var acked error
-	if err := w.Submit(context.Background(), b, 3, "unused", func(err error) { acked = err }); err != nil {
-		t.Fatalf("Submit = %v, want nil (the failure travels in the ack)", err)
-	}
-	// No goroutine involved: the ack is already there when Submit returns.
-	if !errors.Is(acked, boom) {
-		t.Fatalf("inline ack %v, want %v", acked, boom)
-	}
-}
-
-// Pins that Submit persists the capture into the given dir and acks after it.
-func TestSubmitPersistsCapture(t *testing.T) {
-	w := NewSnapshotWorker()
-	b := &memBackend{persisted: make(chan string, 1), released: make(chan uint64, 1)}
-	got := make(chan error, 1)
-	if err := w.Submit(context.Background(), b, 4, "/ckpt/chk-4/op-0", func(err error) { got <- err }); err != nil {
-		t.Fatal(err)
-	}
-	w.DrainAndJoin()
-	if dir := <-b.persisted; dir != "/ckpt/chk-4/op-0" {
-		t.Fatalf("persisted into %q", dir)
-	}
-	if err := <-got; err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -280,7 +280,7 @@ func (j *Job) setState(s JobState, err error, op string) {
 func (j *Job) run(ctx context.Context) {
 	backoff := j.cfg.RestartBackoff
 	for {
-		finished, err, op := j.runIncarnation(ctx)
+		finished, op, err := j.runIncarnation(ctx)
 		switch {
 		case finished:
 			j.setState(JobFinished, nil, "")
@@ -356,10 +356,10 @@ func (inc *incarnation) fail(op string, err error) {
 	}
 }
 
-func (inc *incarnation) failure() (error, string) {
+func (inc *incarnation) failure() (op string, err error) {
 	inc.failMu.Lock()
 	defer inc.failMu.Unlock()
-	return inc.failErr, inc.failOp
+	return inc.failOp, inc.failErr
 }
 
 func (inc *incarnation) sourceFinished() {
@@ -379,16 +379,16 @@ func (inc *incarnation) pressure() float64 {
 }
 
 // runIncarnation deploys the graph restored from the last completed checkpoint and runs it to its end.
-func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, op string) {
+func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, err error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	inc := &incarnation{job: j, ctx: ctx, cancel: cancel, cpDir: j.cpDir, fs: j.cfg.FS, stats: &j.stats, allFinished: make(chan struct{})}
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
-		return false, err, "deploy"
+		return false, "deploy", err
 	}
 	restored, ok, err := checkpoint.LatestCompleted(j.cfg.FS, j.cpDir)
 	if err != nil {
-		return false, err, "deploy"
+		return false, "deploy", err
 	}
 	if ok {
 		inc.restored = restored
@@ -409,7 +409,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, 
 		},
 	})
 	if err != nil {
-		return false, err, "deploy"
+		return false, "deploy", err
 	}
 	inc.coord = coord
 	if j.cfg.Adaptive != nil {
@@ -420,7 +420,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, 
 		for _, s := range inc.subtasks {
 			s.finish(false)
 		}
-		return false, err, "deploy"
+		return false, "deploy", err
 	}
 	j.mu.Lock()
 	j.inc = inc
@@ -466,16 +466,16 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, err error, 
 		wg.Wait()
 		coord.Stop()
 		coord.Drain()
-		err, op := inc.failure()
-		return err == nil, err, op
+		op, err := inc.failure()
+		return err == nil, op, err
 	case <-ctx.Done():
 	}
 	// Before the participants go: no checkpoint may complete while the job is torn down (the rewind floor).
 	coord.Stop()
 	wg.Wait()
 	coord.Drain()
-	err, op = inc.failure()
-	return false, err, op
+	op, err = inc.failure()
+	return false, op, err
 }
 
 func (inc *incarnation) onComplete(id uint64) {
@@ -545,7 +545,6 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 
 	var runs []func()
 	var injectors []func(checkpoint.Barrier)
-	defer func() { inc.coord.SetInjectors(injectors) }()
 	for _, n := range g.Nodes {
 		for sub := 0; sub < n.Parallelism; sub++ {
 			s, err := inc.newSubtask(g, cfg, n, sub)
@@ -581,6 +580,7 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 			}
 		}
 	}
+	inc.coord.SetInjectors(injectors)
 	return runs, nil
 }
 

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -334,7 +335,7 @@ func persistedOffset(t *testing.T, dir string) int {
 	if err != nil || !ok || len(v) != 8 {
 		t.Fatalf("no offset in %s: %v", dir, err)
 	}
-	return int(v[7]) | int(v[6])<<8 | int(v[5])<<16 | int(v[4])<<24
+	return int(binary.BigEndian.Uint64(v))
 }
 
 // waitFor polls a condition another goroutine will make true; it bounds the wait, it does not time the test.

@@ -62,41 +62,50 @@ func syncDir(fsys FS, dir string) error {
 	if fsys != OS {
 		return fsys.SyncDir(dir)
 	}
-	dirSyncs.mu.Lock()
-	st := dirSyncs.dirs[dir]
+	return dirSyncs.do(dir, func() error { return fsys.SyncDir(dir) })
+}
+
+// do runs sync for key, sharing rounds between concurrent callers: a caller joins the round that has not started
+// yet, and the caller that finds no round running runs rounds until none is waiting.
+func (g *syncGroup) do(key string, sync func() error) error {
+	g.mu.Lock()
+	st := g.dirs[key]
 	if st == nil {
 		st = &dirSyncState{}
-		dirSyncs.dirs[dir] = st
+		g.dirs[key] = st
 	}
 	if st.next == nil {
 		st.next = &syncRound{done: make(chan struct{})}
 	}
 	r := st.next
 	if st.running {
-		dirSyncs.mu.Unlock()
+		g.mu.Unlock()
 		<-r.done
 		return r.err
 	}
-	// This caller runs rounds until none is waiting.
 	st.running = true
 	for st.next != nil {
 		round := st.next
 		st.next = nil
-		dirSyncs.mu.Unlock()
-		round.err = fsys.SyncDir(dir)
+		g.mu.Unlock()
+		round.err = sync()
 		close(round.done)
-		dirSyncs.mu.Lock()
+		g.mu.Lock()
 	}
 	st.running = false
-	delete(dirSyncs.dirs, dir)
-	dirSyncs.mu.Unlock()
+	delete(g.dirs, key)
+	g.mu.Unlock()
 	return r.err
 }
 
-var dirSyncs = struct {
+var dirSyncs = newSyncGroup()
+
+type syncGroup struct {
 	mu   sync.Mutex
 	dirs map[string]*dirSyncState
-}{dirs: map[string]*dirSyncState{}}
+}
+
+func newSyncGroup() *syncGroup { return &syncGroup{dirs: map[string]*dirSyncState{}} }
 
 type dirSyncState struct {
 	running bool

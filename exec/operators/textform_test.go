@@ -18,12 +18,11 @@ import (
 // textCase is one column type with values and the text Postgres prints for each: in CSV (COPY ... CSV) and as a
 // JSON value (to_json). The expectations are written by hand from Postgres' documented output formats.
 type textCase struct {
-	name   string
-	typ    arrow.DataType
-	build  func(b array.Builder) // appends the values, in order
-	csv    []string
-	json   []string
-	floats bool
+	name  string
+	typ   arrow.DataType
+	build func(b array.Builder) // appends the values, in order
+	csv   []string
+	json  []string
 }
 
 func textCases() []textCase {
