@@ -31,8 +31,11 @@ type TaskContext struct {
 	// to decide whether a staged file is committed or deleted.
 	IsCompleted func(id uint64) bool
 	Log         *slog.Logger
-	// Errors counts bad values an operator turned into NULL instead of failing (DESIGN.md's data-error policy).
+	// Errors counts bad values an operator turned into NULL instead of failing (DESIGN.md's data-error policy),
+	// and Late the rows a window or interval operator dropped because the watermark had passed them. Both are
+	// job-wide (shared by all subtasks and incarnations) and shown by SHOW JOBS.
 	Errors *Counter
+	Late   *Counter
 }
 
 // Emitter sends an operator's output downstream. Emit takes over the batch's reference; the runtime routes the rows

@@ -99,6 +99,8 @@ type JobStatus struct {
 	FailedOperator string
 	RowsIn         int64 // rows produced by sources
 	RowsOut        int64 // rows written to sinks
+	Late           int64 // rows dropped as late (behind the watermark)
+	BadValues      int64 // bad values turned into NULL (errors.mode = 'null')
 	AlignWait      time.Duration
 }
 
@@ -120,7 +122,7 @@ type Job struct {
 }
 
 type jobStats struct {
-	rowsIn, rowsOut, alignWait Counter
+	rowsIn, rowsOut, alignWait, late, errors Counter
 }
 
 // NewJob validates the graph and prepares a job; Start runs it.
@@ -192,6 +194,8 @@ func (j *Job) Status() JobStatus {
 	st.RowsIn = j.stats.rowsIn.Load()
 	st.RowsOut = j.stats.rowsOut.Load()
 	st.AlignWait = time.Duration(j.stats.alignWait.Load())
+	st.Late = j.stats.late.Load()
+	st.BadValues = j.stats.errors.Load()
 	return st
 }
 
@@ -614,7 +618,8 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 		State: backend, Restored: inc.restored, Alloc: cfg.Alloc, FS: cfg.FS,
 		IsCompleted: func(id uint64) bool { return checkpoint.IsCompleted(cfg.FS, inc.cpDir, id) },
 		Log:         cfg.Logger.With("job", cfg.Name, "subtask", string(pid)),
-		Errors:      &Counter{},
+		Errors:      &inc.stats.errors,
+		Late:        &inc.stats.late,
 	}
 	inc.subtasks = append(inc.subtasks, s)
 	return s, nil
