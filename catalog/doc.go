@@ -1,5 +1,10 @@
-// Package catalog will own the streams, sinks, views, materialized views and jobs that SQL declares, persisted
-// under <data>/catalog/, and the DROP rules (refuse what a job or view still reads; CASCADE drops the readers).
-// Nothing is built here yet: the SQL front end is the next issue. It must never import exec's runtime internals or
-// the planner (imports flow planner -> catalog).
+// Package catalog owns the streams, sinks, views, materialized views and jobs that SQL declares, persisted under
+// <data>/catalog/catalog.json (one JSON file rewritten with fsync + rename on every change, so DDL is durable when
+// the statement returns), the SQL type names and their Arrow types and Postgres OIDs, and the DROP rules: refuse
+// what a view or running job still reads and name the readers (2BP01); CASCADE drops the readers too, recursively,
+// and stops their jobs. A view keeps its canonical query text and the names it reads; a job keeps the statement
+// that started it and the session settings it runs with, so an engine that opens the directory re-deploys it.
+//
+// It must never import exec's runtime or the planner (imports flow planner -> catalog), and it never interprets
+// SQL: texts are stored, not parsed.
 package catalog

@@ -1,0 +1,405 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/state"
+)
+
+// Kind is what a catalog object is.
+type Kind string
+
+const (
+	Stream           Kind = "STREAM"
+	Sink             Kind = "SINK"
+	View             Kind = "VIEW"
+	MaterializedView Kind = "MATERIALIZED VIEW"
+)
+
+// Column is a named, typed column of a stream, sink or view.
+type Column struct {
+	Name string `json:"name"`
+	Type Type   `json:"type"`
+}
+
+// Watermark is a stream's `WATERMARK FOR Column AS Expr`; Expr is canonical SQL text.
+type Watermark struct {
+	Column string `json:"column"`
+	Expr   string `json:"expr"`
+}
+
+// Object is a stream, sink, view or materialized view.
+type Object struct {
+	Kind    Kind     `json:"kind"`
+	Name    string   `json:"name"`
+	Columns []Column `json:"columns"`
+	// Watermark is a stream's event-time declaration, nil when it has none.
+	Watermark *Watermark `json:"watermark,omitempty"`
+	// Options are the WITH options, keys as written; an internal stream (no connector) has none.
+	Options map[string]string `json:"options,omitempty"`
+	// Query is a view's canonical query text, re-parsed where the view is used.
+	Query string `json:"query,omitempty"`
+	// Reads names the objects a view reads.
+	Reads []string `json:"reads,omitempty"`
+	// Job is the id of the job that maintains a materialized view.
+	Job     string    `json:"job,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// Connector returns the object's connector option, "" for an internal stream.
+func (o *Object) Connector() string { return o.Options["connector"] }
+
+// JobSpec is a continuous job: the statement that started it and the session settings it runs with.
+type JobSpec struct {
+	ID string `json:"id"`
+	// Statement is the canonical text of the INSERT ... SELECT or CREATE MATERIALIZED VIEW that started the job.
+	Statement string `json:"statement"`
+	// Target is the stream, sink or materialized view the job writes.
+	Target string `json:"target"`
+	// Reads names the objects the job reads (after view expansion: streams and materialized views).
+	Reads []string `json:"reads"`
+	// Settings are the session settings (checkpoint.interval, checkpoint.mode, parallelism, errors.mode) in force
+	// when the job started.
+	Settings map[string]string `json:"settings"`
+	// Stopped is set when the job was dropped or finished for good; a stopped job is not re-deployed.
+	Stopped bool      `json:"stopped,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// Catalog is the set of objects and jobs of one data directory. Methods are safe for concurrent use; every change
+// is durable (fsync + rename of the catalog file) before the method returns.
+type Catalog struct {
+	mu      sync.Mutex
+	fs      state.FS
+	path    string
+	objects map[string]*Object
+	jobs    map[string]*JobSpec
+	nextJob int
+}
+
+type file struct {
+	Version int        `json:"version"`
+	Objects []*Object  `json:"objects"`
+	Jobs    []*JobSpec `json:"jobs"`
+	NextJob int        `json:"next_job"`
+}
+
+const fileVersion = 1
+
+// Open loads the catalog of dir (the data directory's catalog/ subdirectory), creating an empty one.
+func Open(fsys state.FS, dir string) (*Catalog, error) {
+	if fsys == nil {
+		fsys = state.OS
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, err
+	}
+	c := &Catalog{fs: fsys, path: filepath.Join(dir, "catalog.json"), objects: map[string]*Object{},
+		jobs: map[string]*JobSpec{}, nextJob: 1}
+	data, err := fsys.ReadFile(c.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f file
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", c.path, err)
+	}
+	if f.Version != fileVersion {
+		return nil, fmt.Errorf("catalog %s: version %d, this build reads %d", c.path, f.Version, fileVersion)
+	}
+	for _, o := range f.Objects {
+		c.objects[o.Name] = o
+	}
+	for _, j := range f.Jobs {
+		c.jobs[j.ID] = j
+	}
+	c.nextJob = max(f.NextJob, 1)
+	return c, nil
+}
+
+func (c *Catalog) save() error {
+	f := file{Version: fileVersion, NextJob: c.nextJob}
+	for _, o := range c.objects {
+		f.Objects = append(f.Objects, o)
+	}
+	for _, j := range c.jobs {
+		f.Jobs = append(f.Jobs, j)
+	}
+	sort.Slice(f.Objects, func(a, b int) bool { return f.Objects[a].Name < f.Objects[b].Name })
+	sort.Slice(f.Jobs, func(a, b int) bool { return jobLess(f.Jobs[a].ID, f.Jobs[b].ID) })
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return state.WriteFsyncRename(c.fs, c.path, data)
+}
+
+// jobLess orders job ids job-2 before job-10.
+func jobLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// Get returns the object named name.
+func (c *Catalog) Get(name string) (*Object, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.objects[name]
+	return o, ok
+}
+
+// Objects returns the objects of the given kinds (all when none), by name.
+func (c *Catalog) Objects(kinds ...Kind) []*Object {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Object
+	for _, o := range c.objects {
+		if len(kinds) == 0 || slices.Contains(kinds, o.Kind) {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// Create adds o. An existing object of that name is an error (42P07) unless ifNotExists, which makes it a no-op
+// reported by the false result.
+func (c *Catalog) Create(o *Object, ifNotExists bool) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.objects[o.Name]; ok {
+		if ifNotExists {
+			return false, nil
+		}
+		return false, sqlerr.New(sqlerr.DuplicateTable, sqlerr.NoPos, "%s %q already exists", strings.ToLower(string(old.Kind)), o.Name)
+	}
+	if o.Created.IsZero() {
+		o.Created = time.Now().UTC()
+	}
+	c.objects[o.Name] = o
+	if err := c.save(); err != nil {
+		delete(c.objects, o.Name)
+		return false, err
+	}
+	return true, nil
+}
+
+// Replace swaps the object of o's name for o (CREATE OR REPLACE VIEW).
+func (c *Catalog) Replace(o *Object) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.objects[o.Name]
+	c.objects[o.Name] = o
+	if err := c.save(); err != nil {
+		if old != nil {
+			c.objects[o.Name] = old
+		} else {
+			delete(c.objects, o.Name)
+		}
+		return err
+	}
+	return nil
+}
+
+// Update changes object name in place under the catalog's lock and saves it (e.g. a materialized view's job id).
+func (c *Catalog) Update(name string, fn func(o *Object)) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.objects[name]
+	if !ok {
+		return sqlerr.New(sqlerr.UndefinedTable, sqlerr.NoPos, "relation %q does not exist", name)
+	}
+	fn(o)
+	return c.save()
+}
+
+// Dependents is what reads an object: views and materialized views (by name) and running jobs (by id).
+type Dependents struct {
+	Objects []string
+	Jobs    []string
+}
+
+func (d Dependents) empty() bool { return len(d.Objects) == 0 && len(d.Jobs) == 0 }
+
+func (d Dependents) String() string {
+	var parts []string
+	for _, o := range d.Objects {
+		parts = append(parts, o)
+	}
+	for _, j := range d.Jobs {
+		parts = append(parts, "job "+j)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// dependents lists what reads or writes name, directly. Caller holds mu.
+func (c *Catalog) dependents(name string) Dependents {
+	var d Dependents
+	for _, o := range c.objects {
+		if o.Name != name && slices.Contains(o.Reads, name) {
+			d.Objects = append(d.Objects, o.Name)
+		}
+	}
+	for _, j := range c.jobs {
+		if j.Stopped {
+			continue
+		}
+		if o := c.objects[name]; o != nil && o.Kind == MaterializedView && o.Job == j.ID {
+			continue // the view's own job goes with the view
+		}
+		if slices.Contains(j.Reads, name) || j.Target == name {
+			d.Jobs = append(d.Jobs, j.ID)
+		}
+	}
+	sort.Strings(d.Objects)
+	sort.Slice(d.Jobs, func(a, b int) bool { return jobLess(d.Jobs[a], d.Jobs[b]) })
+	return d
+}
+
+// DropPlan is what a DROP removes: the objects (dependents first, the named object last) and the jobs to stop.
+type DropPlan struct {
+	Objects []*Object
+	Jobs    []string
+}
+
+// PlanDrop works out what dropping name takes. Without cascade, anything that still reads name is an error
+// (2BP01) that names the readers; with cascade, the readers come too, recursively. kind, when not "", must match
+// the object's kind (DROP SINK of a stream is 42809-like, reported as 42P01 with a hint, as Postgres does for
+// DROP VIEW of a table).
+func (c *Catalog) PlanDrop(name string, kind Kind, cascade bool) (DropPlan, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.objects[name]
+	if !ok {
+		return DropPlan{}, sqlerr.New(sqlerr.UndefinedTable, sqlerr.NoPos, "%s %q does not exist", strings.ToLower(string(kind)), name)
+	}
+	if kind != "" && o.Kind != kind {
+		e := sqlerr.New(sqlerr.UndefinedTable, sqlerr.NoPos, "%q is not a %s", name, strings.ToLower(string(kind)))
+		e.Hint = fmt.Sprintf("Use DROP %s to remove a %s.", o.Kind, strings.ToLower(string(o.Kind)))
+		return DropPlan{}, e
+	}
+	var plan DropPlan
+	seenObj, seenJob := map[string]bool{}, map[string]bool{}
+	var visit func(n string) error
+	visit = func(n string) error {
+		if seenObj[n] {
+			return nil
+		}
+		seenObj[n] = true
+		d := c.dependents(n)
+		if !d.empty() && !cascade {
+			e := sqlerr.New(sqlerr.DependentObjects, sqlerr.NoPos, "cannot drop %s %q because other objects depend on it: %s",
+				strings.ToLower(string(c.objects[n].Kind)), n, d)
+			e.Hint = "Use DROP ... CASCADE to drop the dependent objects too."
+			return e
+		}
+		for _, j := range d.Jobs {
+			if !seenJob[j] {
+				seenJob[j] = true
+				plan.Jobs = append(plan.Jobs, j)
+			}
+		}
+		for _, dep := range d.Objects {
+			if err := visit(dep); err != nil {
+				return err
+			}
+		}
+		obj := c.objects[n]
+		if obj.Kind == MaterializedView && obj.Job != "" && !seenJob[obj.Job] {
+			seenJob[obj.Job] = true
+			plan.Jobs = append(plan.Jobs, obj.Job)
+		}
+		plan.Objects = append(plan.Objects, obj)
+		return nil
+	}
+	if err := visit(name); err != nil {
+		return DropPlan{}, err
+	}
+	return plan, nil
+}
+
+// Remove deletes the objects and marks the jobs of a plan stopped, in one durable write.
+func (c *Catalog) Remove(plan DropPlan) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range plan.Objects {
+		delete(c.objects, o.Name)
+	}
+	for _, id := range plan.Jobs {
+		if j := c.jobs[id]; j != nil {
+			j.Stopped = true
+		}
+	}
+	return c.save()
+}
+
+// NewJobID reserves the next job id ("job-1", "job-2", ...); ids are never reused.
+func (c *Catalog) NewJobID() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := fmt.Sprintf("job-%d", c.nextJob)
+	c.nextJob++
+	return id, c.save()
+}
+
+// AddJob records a job that is about to start.
+func (c *Catalog) AddJob(j *JobSpec) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if j.Created.IsZero() {
+		j.Created = time.Now().UTC()
+	}
+	c.jobs[j.ID] = j
+	if err := c.save(); err != nil {
+		delete(c.jobs, j.ID)
+		return err
+	}
+	return nil
+}
+
+// StopJob marks a job stopped: it is not re-deployed at the next open.
+func (c *Catalog) StopJob(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[id]
+	if !ok {
+		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
+	}
+	j.Stopped = true
+	return c.save()
+}
+
+// Job returns the job with id.
+func (c *Catalog) Job(id string) (*JobSpec, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[id]
+	return j, ok
+}
+
+// Jobs returns every job, stopped ones included, in id order.
+func (c *Catalog) Jobs() []*JobSpec {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*JobSpec
+	for _, j := range c.jobs {
+		out = append(out, j)
+	}
+	sort.Slice(out, func(a, b int) bool { return jobLess(out[a].ID, out[b].ID) })
+	return out
+}
