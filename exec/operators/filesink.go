@@ -39,12 +39,12 @@ func NewFileSink(cfg FileSinkConfig) exec.Sink {
 // badEncoder carries a configuration error to Open, where a Sink reports errors.
 type badEncoder struct{ err error }
 
-func (e badEncoder) ext() string                   { return "invalid" }
-func (e badEncoder) init(*arrow.Schema) error      { return e.err }
-func (e badEncoder) begin(io.Writer) error         { return e.err }
-func (e badEncoder) write(arrow.RecordBatch) error { return e.err }
-func (e badEncoder) finish() error                 { return e.err }
-func (e badEncoder) abandon()                      {}
+func (e badEncoder) ext() string                                   { return "invalid" }
+func (e badEncoder) init(*arrow.Schema) error                      { return e.err }
+func (e badEncoder) begin(io.Writer) error                         { return e.err }
+func (e badEncoder) write(arrow.RecordBatch, []exec.RowKind) error { return e.err }
+func (e badEncoder) finish() error                                 { return e.err }
+func (e badEncoder) abandon()                                      {}
 
 // lineFlush is how much encoded text a file encoder gathers before handing it to the writer.
 const lineFlush = 64 << 10
@@ -139,7 +139,7 @@ func (e *csvEncoder) begin(w io.Writer) error {
 	return nil
 }
 
-func (e *csvEncoder) write(rec arrow.RecordBatch) error {
+func (e *csvEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	if err := e.columns(rec); err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (e *jsonEncoder) init(schema *arrow.Schema) error {
 	return initTextSchema(schema)
 }
 
-func (e *jsonEncoder) write(rec arrow.RecordBatch) error {
+func (e *jsonEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	if err := e.columns(rec); err != nil {
 		return err
 	}

@@ -238,7 +238,7 @@ func (e *parquetEncoder) begin(w io.Writer) error {
 	return nil
 }
 
-func (e *parquetEncoder) write(rec arrow.RecordBatch) error {
+func (e *parquetEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	n := int(rec.NumRows())
 	for off, end := 0, 0; off < n; off = end {
 		// Cut row groups at exactly RowGroupRows.

@@ -27,7 +27,8 @@ type encoder interface {
 	init(schema *arrow.Schema) error
 	// begin starts a new file on w.
 	begin(w io.Writer) error
-	write(rec arrow.RecordBatch) error
+	// write appends a batch; kinds is nil for all inserts (only an encoder whose sink allows updates sees others).
+	write(rec arrow.RecordBatch, kinds []exec.RowKind) error
 	// finish writes whatever ends a file (a Parquet footer) into w.
 	finish() error
 	// abandon drops a transaction that will never be finished.
@@ -49,6 +50,11 @@ type txnFileSink struct {
 	path   string
 	schema *arrow.Schema
 	enc    encoder
+	// updating lets retractions through (the changelog of a materialized view); the file sinks are append-only.
+	updating bool
+	// publishTo, when set, replaces the rename into path at commit: the stream log renames into its next
+	// sequence number. It reports success when src no longer exists because an earlier commit published it.
+	publishTo func(src, name string) error
 
 	fsys       state.FS
 	sub        int
@@ -253,7 +259,7 @@ func (s *txnFileSink) Write(b exec.Batch) error {
 		return nil
 	}
 	for i, k := range b.Kinds {
-		if k != exec.Insert {
+		if k != exec.Insert && !s.updating {
 			return s.errorf("append-only sink got a %s row (row %d of a batch); an updating query must not reach it", k, i)
 		}
 	}
@@ -281,7 +287,7 @@ func (s *txnFileSink) Write(b exec.Batch) error {
 			return s.errorf("%v", err)
 		}
 	}
-	if err := s.enc.write(b.Rec); err != nil {
+	if err := s.enc.write(b.Rec, b.Kinds); err != nil {
 		s.discardLocked()
 		return s.errorf("%v", err)
 	}
@@ -396,6 +402,9 @@ func (s *txnFileSink) Commit(id uint64) error {
 // then a leftover and is deleted, never renamed over the committed file.
 func (s *txnFileSink) publish(name string) error {
 	src := filepath.Join(s.stageDir, name)
+	if s.publishTo != nil {
+		return s.publishTo(src, name)
+	}
 	dst := filepath.Join(s.path, name)
 	err := s.fsys.RenameNoReplace(src, dst)
 	switch {

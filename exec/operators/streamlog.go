@@ -1,0 +1,432 @@
+package operators
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
+)
+
+// Log is the storage of an internal stream and of a materialized view's changelog: an append-only, durable
+// sequence of immutable segments in one directory, seg-<seq>[-<txn>].arrow, each an Arrow IPC stream whose last
+// column (kindColumn, int8) holds the row kinds. Segments come from two writers:
+//
+//   - Append (INSERT INTO stream VALUES): the segment is written and made durable before Append returns;
+//   - a job's LogSink, two-phase: a checkpoint's rows are staged under _staging/<job>/ at the barrier and renamed
+//     in as the next segment when the checkpoint completed (Commit), so readers never see uncommitted rows.
+//
+// Readers (LogSource) go through segments in sequence order and remember (segment, batch) as their offset. One
+// engine process owns a data directory, so the sequence is allocated in memory under mu, starting above the
+// largest segment on disk.
+type Log struct {
+	dir    string
+	fsys   state.FS
+	schema *arrow.Schema // the data columns, without kindColumn
+
+	mu      sync.Mutex
+	next    uint64            // the next segment's sequence number
+	names   map[uint64]string // seq -> file name
+	changed chan struct{}     // closed and replaced when a segment arrives
+}
+
+// kindColumn is the name of the row-kind column every segment ends with.
+const kindColumn = "__kind"
+
+// OpenLog opens (creating) the log in dir for rows of schema.
+func OpenLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
+	if fsys == nil {
+		fsys = state.OS
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, err
+	}
+	l := &Log{dir: dir, fsys: fsys, schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{})}
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		seq, ok := parseSegmentName(e.Name())
+		if !ok {
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				_ = fsys.Remove(filepath.Join(dir, e.Name())) // an Append cut short by a crash
+			}
+			continue
+		}
+		l.names[seq] = e.Name()
+		l.next = max(l.next, seq+1)
+	}
+	return l, nil
+}
+
+// Schema returns the schema of the log's rows.
+func (l *Log) Schema() *arrow.Schema { return l.schema }
+
+// Dir returns the log's directory.
+func (l *Log) Dir() string { return l.dir }
+
+func segmentName(seq uint64, txn string) string {
+	name := fmt.Sprintf("seg-%020d", seq)
+	if txn != "" {
+		name += "-" + strings.TrimSuffix(txn, ".arrow")
+	}
+	return name + ".arrow"
+}
+
+func parseSegmentName(name string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, "seg-")
+	if !ok || !strings.HasSuffix(rest, ".arrow") || len(rest) < 20 {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(rest[:20], 10, 64)
+	return seq, err == nil
+}
+
+// Next returns the sequence number the next segment will get: a reader that started at 1 and reached Next has
+// read everything committed so far.
+func (l *Log) Next() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.next
+}
+
+// Changed returns a channel closed when the next segment arrives.
+func (l *Log) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+func (l *Log) publishedLocked(seq uint64, name string) {
+	l.names[seq] = name
+	l.next = seq + 1
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// Append writes one batch as a new segment and returns once it is durable. The caller keeps b's reference.
+func (l *Log) Append(b exec.Batch) error {
+	var buf bytes.Buffer
+	enc := &logEncoder{}
+	if err := enc.init(l.schema); err != nil {
+		return err
+	}
+	if err := enc.begin(&buf); err != nil {
+		return err
+	}
+	if err := enc.write(b.Rec, b.Kinds); err != nil {
+		return err
+	}
+	if err := enc.finish(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seq := l.next
+	name := segmentName(seq, "")
+	if err := state.WriteFsyncRename(l.fsys, filepath.Join(l.dir, name), buf.Bytes()); err != nil {
+		return err
+	}
+	l.publishedLocked(seq, name)
+	return nil
+}
+
+// commitStaged renames a staged, durable transaction file in as the next segment. A source that no longer exists
+// was published by an earlier commit of the same transaction (renames move, so a file is staged or published,
+// never both).
+func (l *Log) commitStaged(src, txn string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seq := l.next
+	name := segmentName(seq, txn)
+	err := l.fsys.RenameNoReplace(src, filepath.Join(l.dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	l.publishedLocked(seq, name)
+	return nil
+}
+
+// segmentAfter returns the first segment at or after seq, if any.
+func (l *Log) segmentAfter(seq uint64) (uint64, string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for s := seq; s < l.next; s++ {
+		if name, ok := l.names[s]; ok {
+			return s, name, true
+		}
+	}
+	return 0, "", false
+}
+
+// readSegment decodes every batch of a segment.
+func (l *Log) readSegment(name string, alloc memory.Allocator) ([]exec.Batch, error) {
+	data, err := l.fsys.ReadFile(filepath.Join(l.dir, name))
+	if err != nil {
+		return nil, err
+	}
+	r, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(alloc))
+	if err != nil {
+		return nil, fmt.Errorf("log segment %s: %w", name, err)
+	}
+	defer r.Release()
+	var out []exec.Batch
+	for r.Next() {
+		rec := r.RecordBatch()
+		b, err := splitKinds(rec)
+		if err != nil {
+			releaseBatches(out)
+			return nil, fmt.Errorf("log segment %s: %w", name, err)
+		}
+		out = append(out, b)
+	}
+	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
+		releaseBatches(out)
+		return nil, fmt.Errorf("log segment %s: %w", name, err)
+	}
+	return out, nil
+}
+
+func releaseBatches(bs []exec.Batch) {
+	for _, b := range bs {
+		b.Release()
+	}
+}
+
+// splitKinds turns a segment record (data columns + kindColumn) into a Batch with its own reference.
+func splitKinds(rec arrow.RecordBatch) (exec.Batch, error) {
+	n := int(rec.NumCols())
+	if n == 0 || rec.ColumnName(n-1) != kindColumn {
+		return exec.Batch{}, fmt.Errorf("no %s column", kindColumn)
+	}
+	kcol, ok := rec.Column(n - 1).(*array.Int8)
+	if !ok {
+		return exec.Batch{}, fmt.Errorf("%s is %s, not int8", kindColumn, rec.Column(n-1).DataType())
+	}
+	var kinds []exec.RowKind
+	for i, k := range kcol.Int8Values() {
+		if k != int8(exec.Insert) {
+			if kinds == nil {
+				kinds = make([]exec.RowKind, kcol.Len())
+			}
+			kinds[i] = exec.RowKind(k)
+		} else if kinds != nil {
+			kinds[i] = exec.Insert
+		}
+	}
+	fields := rec.Schema().Fields()[:n-1]
+	cols := rec.Columns()[:n-1]
+	data := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	return exec.Batch{Rec: data, Kinds: kinds}, nil
+}
+
+// logEncoder writes a transaction of the LogSink (or one Append) as an Arrow IPC stream with the kind column.
+type logEncoder struct {
+	schema *arrow.Schema // with kindColumn
+	w      *ipc.Writer
+	out    io.Writer
+}
+
+func (e *logEncoder) ext() string { return "arrow" }
+
+func (e *logEncoder) init(schema *arrow.Schema) error {
+	fields := append(slices.Clone(schema.Fields()), arrow.Field{Name: kindColumn, Type: arrow.PrimitiveTypes.Int8})
+	e.schema = arrow.NewSchema(fields, nil)
+	return nil
+}
+
+func (e *logEncoder) begin(w io.Writer) error {
+	e.out = w
+	e.w = ipc.NewWriter(w, ipc.WithSchema(e.schema))
+	return nil
+}
+
+func (e *logEncoder) write(rec arrow.RecordBatch, kinds []exec.RowKind) error {
+	n := int(rec.NumRows())
+	kb := array.NewInt8Builder(memory.DefaultAllocator)
+	defer kb.Release()
+	kb.Reserve(n)
+	for i := range n {
+		k := exec.Insert
+		if kinds != nil {
+			k = kinds[i]
+		}
+		kb.UnsafeAppend(int8(k))
+	}
+	karr := kb.NewArray()
+	defer karr.Release()
+	cols := append(slices.Clone(rec.Columns()), karr)
+	out := array.NewRecordBatch(e.schema, cols, int64(n))
+	defer out.Release()
+	return e.w.Write(out)
+}
+
+func (e *logEncoder) finish() error {
+	err := e.w.Close()
+	e.w = nil
+	return err
+}
+
+func (e *logEncoder) abandon() {
+	if e.w != nil {
+		_ = e.w.Close()
+		e.w = nil
+	}
+}
+
+// NewLogSink returns a two-phase sink into l: what a checkpoint's barrier sealed becomes visible to readers as one
+// segment when the checkpoint completed. It carries retractions (a materialized view's changelog).
+func NewLogSink(l *Log) exec.Sink {
+	s := newTxnFileSink("stream", l.dir, l.schema, &logEncoder{})
+	s.updating = true
+	s.publishTo = l.commitStaged
+	return s
+}
+
+// LogSourceConfig configures a reader of a Log.
+type LogSourceConfig struct {
+	Log *Log
+	// Bounded stops at the segments that exist when the source opens (a SELECT over a stream reads what is there);
+	// otherwise the source follows new segments for ever.
+	Bounded bool
+	// Watermark, when set, returns the largest watermark the rows of a batch imply (the stream's WATERMARK FOR
+	// expression, maximised over the batch); the source emits the running maximum. ok is false for a batch
+	// without event times.
+	Watermark func(rec arrow.RecordBatch) (wm int64, ok bool, err error)
+}
+
+// NewLogSource returns a source reading cfg.Log from its first segment (or the restored offset). It has one split:
+// run it at parallelism 1.
+func NewLogSource(cfg LogSourceConfig) exec.Source {
+	return &logSource{cfg: cfg, seq: 1, wm: exec.MinWatermark}
+}
+
+type logSource struct {
+	cfg   LogSourceConfig
+	alloc memory.Allocator
+	// The read position: segment seq, batch index within it; wm is the watermark so far.
+	seq   uint64
+	batch int
+	wm    int64
+	until uint64 // Bounded: stop before this segment
+
+	cur     []exec.Batch // the decoded batches of segment cur
+	curSeq  uint64
+	changed <-chan struct{}
+}
+
+func (s *logSource) RestoreOffset(offset []byte) error {
+	if len(offset) != 24 {
+		return fmt.Errorf("stream source: offset of %d bytes, want 24", len(offset))
+	}
+	s.seq = binary.BigEndian.Uint64(offset)
+	s.batch = int(binary.BigEndian.Uint64(offset[8:]))
+	s.wm = int64(binary.BigEndian.Uint64(offset[16:]))
+	return nil
+}
+
+func (s *logSource) SnapshotOffset() ([]byte, error) {
+	b := make([]byte, 24)
+	binary.BigEndian.PutUint64(b, s.seq)
+	binary.BigEndian.PutUint64(b[8:], uint64(s.batch))
+	binary.BigEndian.PutUint64(b[16:], uint64(s.wm))
+	return b, nil
+}
+
+func (s *logSource) Open(ctx *exec.TaskContext) error {
+	s.alloc = ctx.Alloc
+	if s.alloc == nil {
+		s.alloc = memory.DefaultAllocator
+	}
+	if s.cfg.Bounded {
+		s.until = s.cfg.Log.Next()
+	}
+	return nil
+}
+
+func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	for {
+		if s.cur != nil && s.curSeq == s.seq && s.batch < len(s.cur) {
+			b := s.cur[s.batch]
+			s.cur[s.batch] = exec.Batch{}
+			s.batch++
+			if s.cfg.Watermark != nil && b.Rows() > 0 {
+				wm, ok, err := s.cfg.Watermark(b.Rec)
+				if err != nil {
+					b.Release()
+					return exec.SourceResult{}, err
+				}
+				if ok && wm > s.wm {
+					s.wm = wm
+				}
+			}
+			return exec.SourceResult{Status: exec.Produced, Batch: b, WM: s.wm}, nil
+		}
+		if s.cur != nil && s.curSeq == s.seq {
+			// Segment done: move past it.
+			s.dropCurrent()
+			s.seq++
+			s.batch = 0
+		}
+		if s.cfg.Bounded && s.seq >= s.until {
+			return exec.SourceResult{Status: exec.Finished}, nil
+		}
+		if s.changed == nil {
+			s.changed = s.cfg.Log.Changed()
+		}
+		seq, name, ok := s.cfg.Log.segmentAfter(s.seq)
+		if !ok || s.cfg.Bounded && seq >= s.until {
+			if s.cfg.Bounded {
+				return exec.SourceResult{Status: exec.Finished}, nil
+			}
+			// Wait briefly for a new segment, then let the runtime inject barriers.
+			select {
+			case <-s.changed:
+				s.changed = nil
+				continue
+			case <-ctx.Done():
+				return exec.SourceResult{}, ctx.Err()
+			default:
+				s.changed = nil
+				return exec.SourceResult{Status: exec.Idle, WM: s.wm}, nil
+			}
+		}
+		if seq != s.seq {
+			s.seq, s.batch = seq, 0
+		}
+		batches, err := s.cfg.Log.readSegment(name, s.alloc)
+		if err != nil {
+			return exec.SourceResult{}, err
+		}
+		s.cur, s.curSeq = batches, seq
+	}
+}
+
+func (s *logSource) dropCurrent() {
+	releaseBatches(s.cur)
+	s.cur = nil
+}
+
+func (s *logSource) Close() error {
+	s.dropCurrent()
+	return nil
+}
