@@ -248,11 +248,13 @@ type OrderItem struct {
 // TableExpr is a FROM item: *TableName, *DerivedTable, *Join or *WindowTVF.
 type TableExpr interface{ tableExpr() }
 
-// TableName is a named stream, sink, view or CTE, with an optional alias.
+// TableName is a named stream, sink, view or CTE, with an optional alias. Schema is the qualifier of
+// schema.name (psql's pg_catalog.pg_class), "" when not written.
 type TableName struct {
-	P     int
-	Name  string
-	Alias string
+	P      int
+	Schema string
+	Name   string
+	Alias  string
 }
 
 // DerivedTable is (query) [AS] alias [(cols)].

@@ -1,11 +1,31 @@
-// Package parser owns the clinksql dialect: the TiDB parser for standard SQL plus a token-level layer for our
-// extensions (CREATE STREAM with WATERMARK FOR and WITH options, window table functions, INTERVAL arguments,
-// x::type, ...), keeping a map back to the user's text so every error carries its line and column.
+// Package parser owns the clinksql dialect: text in, the AST of ast.go out (Parse), and canonical SQL back out
+// (Format). The planner reads only that AST; no TiDB type crosses this package's boundary.
 //
-// Built so far: the lexer (lexer.go) with Postgres' lexical rules (standard strings without backslash escapes,
-// "quoted identifiers", dollar quoting, nested block comments, $n parameters), byte offsets on every token, the
-// script splitter the REPL and `clinksql exec -f` will use, and offset-to-line/column conversion. The statement
-// grammar comes with the SQL issue; DESIGN.md's "The dialect" is its contract.
+// How a script is read:
+//
+//   - lexer.go: Postgres' lexical rules (standard strings without backslash escapes, "quoted identifiers",
+//     backticks, dollar quoting, nested block comments, $n parameters), byte offsets on every token, the script
+//     splitter, and offset-to-line/column conversion (PositionOf, CharOffset).
+//   - parse.go: the statement grammar, a small recursive descent over those tokens: CREATE STREAM/TABLE/SINK/VIEW,
+//     INSERT, SELECT, FLUSH, SET/RESET/SHOW, DESCRIBE, EXPLAIN, DROP, DROP JOB, transaction statements, column
+//     types (with Postgres' synonyms), WITH options, VALUES lists.
+//   - rewrite.go: queries and expressions are re-emitted token by token as text the TiDB parser reads. What TiDB
+//     cannot read or would read with MySQL's meaning (INTERVAL, CAST to our types, x::type, EXTRACT fields,
+//     FILTER, NULLS FIRST, window table functions, typed literals, $n, ~ and friends, IS DISTINCT FROM, FULL JOIN,
+//     names TiDB reserves) is parsed here and stands in TiDB's text as a placeholder (clink$N).
+//   - convert.go: TiDB's tree becomes ours. Positions come from TiDB's start offsets and from walking the
+//     rewritten tokens in source order; every rewritten token knows the user's offset it stands for, so every
+//     node position and every syntax error points into the user's text.
+//   - format.go: Format prints any node as canonical SQL that parses back to the same tree (positions aside).
+//
+// Errors are *sqlerr.Error: 42601 with Postgres' wording (`syntax error at or near "FROM"`, `syntax error at end of
+// input`) at the offending token; 0A000 naming a construct we recognise but do not support; 42704 for an unknown
+// type. Whatever the input, Parse returns; it never panics (a panic inside TiDB becomes a 42601).
+//
+// Decisions (where Postgres, Flink and MySQL differ): unquoted names fold to lower case, quoted ones (also
+// backticks) keep theirs; adjacent string constants join only across a newline; `a || b + c` follows TiDB's
+// precedence (|| binds tighter) rather than Postgres'; COLLATE is accepted only for the default/"C" collation
+// (psql sends it); MySQL's operators (DIV, <=>, &&, XOR, string aliases) are errors.
 //
 // It must never evaluate anything or look at the catalog: it turns text into syntax, and errors into positions.
 package parser

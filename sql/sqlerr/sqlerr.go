@@ -11,38 +11,41 @@ import (
 
 // SQLSTATE codes used across the engine (Postgres' appendix A).
 const (
-	SyntaxError          = "42601"
-	UndefinedTable       = "42P01"
-	UndefinedColumn      = "42703"
-	UndefinedFunction    = "42883"
-	UndefinedObject      = "42704"
-	DuplicateObject      = "42710"
-	DuplicateTable       = "42P07"
-	AmbiguousColumn      = "42702"
-	DatatypeMismatch     = "42804"
-	GroupingError        = "42803"
-	InvalidParameter     = "22023" // invalid_parameter_value: a bad option or SET value
-	DependentObjects     = "2BP01" // dependent_objects_still_exist: DROP without CASCADE
-	FeatureNotSupported  = "0A000"
-	DataException        = "22000"
-	DivisionByZero       = "22012"
-	InvalidTextRep       = "22P02" // invalid_text_representation: '12x'::int
-	NumericOutOfRange    = "22003"
-	InvalidDatetime      = "22007" // invalid_datetime_format
-	InvalidRegex         = "2201B"
-	InvalidArgument      = "22023"
-	StringTooLong        = "22001"
-	InsufficientPriv     = "42501" // a connector path outside the allowed directories
-	ObjectInUse          = "55006"
-	InvalidJobState      = "55000" // object_not_in_prerequisite_state
-	QueryCanceled        = "57014"
-	InternalError        = "XX000"
-	IOError              = "58030"
-	ProtocolViolation    = "08P01"
-	InvalidSQLStatement  = "26000"
-	InvalidCursorState   = "24000"
-	ConfigurationLimit   = "53400"
-	CardinalityViolation = "21000"
+	SyntaxError            = "42601"
+	UndefinedTable         = "42P01"
+	UndefinedColumn        = "42703"
+	UndefinedFunction      = "42883"
+	UndefinedObject        = "42704"
+	DuplicateObject        = "42710"
+	DuplicateTable         = "42P07"
+	AmbiguousColumn        = "42702"
+	DuplicateColumn        = "42701"
+	InvalidColumnReference = "42P10"
+	WrongObjectType        = "42809"
+	DatatypeMismatch       = "42804"
+	GroupingError          = "42803"
+	InvalidParameter       = "22023" // invalid_parameter_value: a bad option or SET value
+	DependentObjects       = "2BP01" // dependent_objects_still_exist: DROP without CASCADE
+	FeatureNotSupported    = "0A000"
+	DataException          = "22000"
+	DivisionByZero         = "22012"
+	InvalidTextRep         = "22P02" // invalid_text_representation: '12x'::int
+	NumericOutOfRange      = "22003"
+	InvalidDatetime        = "22007" // invalid_datetime_format
+	InvalidRegex           = "2201B"
+	InvalidArgument        = "22023"
+	StringTooLong          = "22001"
+	InsufficientPriv       = "42501" // a connector path outside the allowed directories
+	ObjectInUse            = "55006"
+	InvalidJobState        = "55000" // object_not_in_prerequisite_state
+	QueryCanceled          = "57014"
+	InternalError          = "XX000"
+	IOError                = "58030"
+	ProtocolViolation      = "08P01"
+	InvalidSQLStatement    = "26000"
+	InvalidCursorState     = "24000"
+	ConfigurationLimit     = "53400"
+	CardinalityViolation   = "21000"
 )
 
 // NoPos marks an error that points at no particular place of the text.

@@ -1,0 +1,837 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// Parse parses a script of one or more statements separated by semicolons. Every position in the result (node P
+// fields, statement spans) is a byte offset into sql; every error is a *sqlerr.Error (42601 for syntax, 0A000
+// for constructs we recognise but do not support, 42704 for an unknown type) pointing into sql as well.
+func Parse(sql string) ([]Stmt, error) {
+	toks, err := Lex(sql)
+	if err != nil {
+		return nil, lexError(err)
+	}
+	p := &parser{src: sql, toks: toks}
+	var out []Stmt
+	for {
+		for p.isOp(";") {
+			p.i++
+		}
+		if p.peek().Kind == EOF {
+			return out, nil
+		}
+		s, err := p.statement()
+		if err != nil {
+			return nil, err
+		}
+		if t := p.peek(); t.Kind != EOF && !p.isOp(";") {
+			return nil, p.syntaxErrorAt(p.i)
+		}
+		out = append(out, s)
+	}
+}
+
+func lexError(err error) error {
+	if se, ok := err.(*SyntaxError); ok {
+		return sqlerr.New(sqlerr.SyntaxError, se.Pos, "%s", se.Msg)
+	}
+	return sqlerr.Wrap(sqlerr.SyntaxError, err)
+}
+
+// parser is the statement-level recursive descent over the script's tokens. Standard SQL inside a statement (a
+// query, an expression) is handed to the TiDB parser through rewrite.go and convert.go.
+type parser struct {
+	src  string
+	toks []Token
+	i    int // the next token
+	// phSeq numbers the placeholders of every rewrite of this script, so that their names never repeat.
+	phSeq int
+}
+
+func (p *parser) peek() Token         { return p.toks[p.i] }
+func (p *parser) at(i int) Token      { return p.toks[min(i, len(p.toks)-1)] }
+func (p *parser) next() Token         { t := p.toks[p.i]; p.advance(); return t }
+func (p *parser) advance()            { p.i = min(p.i+1, len(p.toks)-1) }
+func (p *parser) isOp(op string) bool { return isOp(p.peek(), op) }
+
+// isKw reports whether the next token is the unquoted word kw (lower case).
+func (p *parser) isKw(kw string) bool { return isKw(p.peek(), kw) }
+
+func isKw(t Token, kw string) bool           { return t.Kind == Ident && t.Value == kw }
+func isOp(t Token, op string) bool           { return t.Kind == Op && t.Text == op }
+func isName(t Token) bool                    { return t.Kind == Ident || t.Kind == QuotedIdent }
+func (p *parser) kwAt(i int, kw string) bool { return isKw(p.at(i), kw) }
+
+// eatKw consumes the word sequence kws if it is next.
+func (p *parser) eatKw(kws ...string) bool {
+	for k, kw := range kws {
+		if !p.kwAt(p.i+k, kw) {
+			return false
+		}
+	}
+	for range kws {
+		p.advance()
+	}
+	return true
+}
+
+func (p *parser) eatOp(op string) bool {
+	if p.isOp(op) {
+		p.advance()
+		return true
+	}
+	return false
+}
+
+func (p *parser) expectKw(kw string) error {
+	if !p.eatKw(kw) {
+		return p.syntaxErrorAt(p.i)
+	}
+	return nil
+}
+
+func (p *parser) expectOp(op string) error {
+	if !p.eatOp(op) {
+		return p.syntaxErrorAt(p.i)
+	}
+	return nil
+}
+
+// syntaxErrorAt is Postgres' "syntax error at or near" for token i.
+func (p *parser) syntaxErrorAt(i int) error {
+	return syntaxErrorTok(p.at(i))
+}
+
+func syntaxErrorTok(t Token) error {
+	if t.Kind == EOF {
+		return sqlerr.New(sqlerr.SyntaxError, t.Pos, "syntax error at end of input")
+	}
+	return sqlerr.New(sqlerr.SyntaxError, t.Pos, "syntax error at or near %q", t.Text)
+}
+
+func notSupported(pos int, format string, args ...any) error {
+	return sqlerr.New(sqlerr.FeatureNotSupported, pos, format, args...)
+}
+
+// name reads an identifier (unquoted, folded; or quoted, as written).
+func (p *parser) name() (string, int, error) {
+	t := p.peek()
+	if !isName(t) {
+		return "", 0, p.syntaxErrorAt(p.i)
+	}
+	p.advance()
+	return t.Value, t.Pos, nil
+}
+
+// dottedName reads name(.name)*, joined with dots (SET and SHOW variables, option keys).
+func (p *parser) dottedName() (string, int, error) {
+	n, pos, err := p.name()
+	if err != nil {
+		return "", 0, err
+	}
+	for p.isOp(".") && isName(p.at(p.i+1)) {
+		p.advance()
+		m, _, _ := p.name()
+		n += "." + m
+	}
+	return n, pos, nil
+}
+
+// stmtEnd is the index of the token that ends the statement starting at p.i: the next ";" outside parentheses, or EOF.
+func (p *parser) stmtEnd() int {
+	for j := p.i; j < len(p.toks); j++ {
+		if t := p.toks[j]; t.Kind == EOF || isOp(t, ";") {
+			return j
+		}
+	}
+	return len(p.toks) - 1
+}
+
+func (p *parser) base(start int) StmtBase {
+	s := p.toks[start].Pos
+	e := s
+	if p.i > start {
+		e = p.toks[p.i-1].End
+	}
+	return StmtBase{Start: s, End: e, Text: p.src[s:e]}
+}
+
+func (p *parser) statement() (Stmt, error) {
+	start := p.i
+	t := p.peek()
+	if t.Kind == Op && t.Text == "(" {
+		return p.selectStmt(start)
+	}
+	if t.Kind != Ident {
+		return nil, p.syntaxErrorAt(p.i)
+	}
+	switch t.Value {
+	case "select", "with", "values", "table":
+		return p.selectStmt(start)
+	case "create":
+		return p.create(start)
+	case "insert":
+		return p.insert(start)
+	case "flush":
+		p.advance()
+		return &Flush{StmtBase: p.base(start)}, nil
+	case "set":
+		return p.set(start)
+	case "reset":
+		p.advance()
+		n := "all"
+		if !p.eatKw("all") {
+			var err error
+			if n, _, err = p.dottedName(); err != nil {
+				return nil, err
+			}
+		}
+		return &Reset{StmtBase: p.base(start), Name: n}, nil
+	case "show":
+		return p.show(start)
+	case "describe", "desc":
+		p.advance()
+		n, np, err := p.name()
+		if err != nil {
+			return nil, err
+		}
+		return &Describe{StmtBase: p.base(start), Name: n, NameP: np}, nil
+	case "explain":
+		p.advance()
+		if p.isKw("analyze") || p.isOp("(") {
+			return nil, notSupported(p.peek().Pos, "EXPLAIN options are not supported")
+		}
+		inner, err := p.statement()
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := inner.(*Explain); ok {
+			return nil, p.syntaxErrorAt(start + 1)
+		}
+		return &Explain{StmtBase: p.base(start), Stmt: inner}, nil
+	case "drop":
+		return p.drop(start)
+	case "begin", "start", "commit", "end", "rollback", "abort":
+		return p.txn(start)
+	case "update", "delete", "alter", "truncate", "grant", "revoke", "copy", "prepare", "execute", "deallocate",
+		"listen", "notify", "vacuum", "analyze", "lock", "declare", "fetch", "close", "discard", "comment":
+		return nil, notSupported(t.Pos, "%s is not supported", strings.ToUpper(t.Value))
+	}
+	return nil, p.syntaxErrorAt(p.i)
+}
+
+func (p *parser) txn(start int) (Stmt, error) {
+	t := p.next()
+	op := map[string]string{"begin": "begin", "start": "begin", "commit": "commit", "end": "commit",
+		"rollback": "rollback", "abort": "rollback"}[t.Value]
+	if t.Value == "start" {
+		if err := p.expectKw("transaction"); err != nil {
+			return nil, err
+		}
+	} else if !p.eatKw("work") {
+		p.eatKw("transaction")
+	}
+	if op == "begin" {
+		// Transaction modes (ISOLATION LEVEL ..., READ ONLY) are accepted and ignored like the transaction.
+		for isName(p.peek()) || p.isOp(",") {
+			p.advance()
+		}
+	}
+	return &Txn{StmtBase: p.base(start), Op: op}, nil
+}
+
+func (p *parser) selectStmt(start int) (Stmt, error) {
+	end := p.stmtEnd()
+	q, err := p.parseQuery(p.i, end)
+	if err != nil {
+		return nil, err
+	}
+	p.i = end
+	return &Select{StmtBase: p.base(start), Query: q}, nil
+}
+
+func (p *parser) insert(start int) (Stmt, error) {
+	p.advance()
+	if err := p.expectKw("into"); err != nil {
+		return nil, err
+	}
+	n, np, err := p.name()
+	if err != nil {
+		return nil, err
+	}
+	s := &Insert{Target: n, TargetP: np}
+	if p.isOp("(") && !p.kwAt(p.i+1, "select") && !p.kwAt(p.i+1, "with") && !p.kwAt(p.i+1, "values") && !isOp(p.at(p.i+1), "(") {
+		if s.Columns, err = p.nameList(); err != nil {
+			return nil, err
+		}
+	}
+	end := p.stmtEnd()
+	if p.i == end {
+		return nil, p.syntaxErrorAt(p.i)
+	}
+	if s.Query, err = p.parseQuery(p.i, end); err != nil {
+		return nil, err
+	}
+	p.i = end
+	s.StmtBase = p.base(start)
+	return s, nil
+}
+
+// nameList reads ( name, ... ).
+func (p *parser) nameList() ([]string, error) {
+	if err := p.expectOp("("); err != nil {
+		return nil, err
+	}
+	var out []string
+	for {
+		n, _, err := p.name()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+		if p.eatOp(")") {
+			return out, nil
+		}
+		if err := p.expectOp(","); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (p *parser) create(start int) (Stmt, error) {
+	p.advance()
+	orReplace := p.eatKw("or", "replace")
+	switch {
+	case p.isKw("stream"), p.isKw("table"), p.isKw("source"):
+		if orReplace {
+			return nil, notSupported(p.toks[start+1].Pos, "CREATE OR REPLACE is only supported for views")
+		}
+		if p.isKw("source") {
+			return nil, notSupported(p.peek().Pos, "CREATE SOURCE is not supported; use CREATE STREAM")
+		}
+		p.advance()
+		return p.createStream(start)
+	case p.isKw("sink"):
+		if orReplace {
+			return nil, notSupported(p.toks[start+1].Pos, "CREATE OR REPLACE is only supported for views")
+		}
+		p.advance()
+		return p.createSink(start)
+	case p.isKw("materialized"), p.isKw("view"):
+		return p.createView(start, orReplace)
+	case p.isKw("index"), p.isKw("function"), p.isKw("schema"), p.isKw("database"), p.isKw("user"),
+		p.isKw("role"), p.isKw("type"), p.isKw("unique"), p.isKw("temporary"), p.isKw("temp"):
+		return nil, notSupported(p.peek().Pos, "CREATE %s is not supported", strings.ToUpper(p.peek().Value))
+	}
+	return nil, p.syntaxErrorAt(p.i)
+}
+
+func (p *parser) ifNotExists() bool { return p.eatKw("if", "not", "exists") }
+
+func (p *parser) createStream(start int) (Stmt, error) {
+	s := &CreateStream{IfNotExists: p.ifNotExists()}
+	var err error
+	if s.Name, s.NameP, err = p.name(); err != nil {
+		return nil, err
+	}
+	if s.Columns, s.Watermark, err = p.columnDefs(true); err != nil {
+		return nil, err
+	}
+	if p.isKw("with") {
+		if s.Options, err = p.options(); err != nil {
+			return nil, err
+		}
+	}
+	s.StmtBase = p.base(start)
+	return s, nil
+}
+
+func (p *parser) createSink(start int) (Stmt, error) {
+	s := &CreateSink{IfNotExists: p.ifNotExists()}
+	var err error
+	if s.Name, s.NameP, err = p.name(); err != nil {
+		return nil, err
+	}
+	if s.Columns, _, err = p.columnDefs(false); err != nil {
+		return nil, err
+	}
+	if !p.isKw("with") {
+		return nil, p.syntaxErrorAt(p.i)
+	}
+	if s.Options, err = p.options(); err != nil {
+		return nil, err
+	}
+	s.StmtBase = p.base(start)
+	return s, nil
+}
+
+func (p *parser) createView(start int, orReplace bool) (Stmt, error) {
+	s := &CreateView{OrReplace: orReplace, Materialized: p.eatKw("materialized")}
+	if err := p.expectKw("view"); err != nil {
+		return nil, err
+	}
+	s.IfNotExists = p.ifNotExists()
+	var err error
+	if s.Name, s.NameP, err = p.name(); err != nil {
+		return nil, err
+	}
+	if p.isOp("(") {
+		if s.Columns, err = p.nameList(); err != nil {
+			return nil, err
+		}
+	}
+	if p.isKw("with") && isOp(p.at(p.i+1), "(") {
+		return nil, notSupported(p.peek().Pos, "view options are not supported")
+	}
+	if err := p.expectKw("as"); err != nil {
+		return nil, err
+	}
+	end := p.stmtEnd()
+	if p.i == end {
+		return nil, p.syntaxErrorAt(p.i)
+	}
+	qStart := p.peek().Pos
+	if s.Query, err = p.parseQuery(p.i, end); err != nil {
+		return nil, err
+	}
+	p.i = end
+	s.StmtBase = p.base(start)
+	s.QueryText = p.src[qStart:s.End]
+	return s, nil
+}
+
+// columnDefs reads ( name type [NOT NULL | NULL], ... [, WATERMARK FOR col AS expr] ).
+func (p *parser) columnDefs(watermark bool) ([]ColumnDef, *Watermark, error) {
+	if err := p.expectOp("("); err != nil {
+		return nil, nil, err
+	}
+	var cols []ColumnDef
+	var wm *Watermark
+	for {
+		if p.isKw("watermark") && p.kwAt(p.i+1, "for") {
+			if !watermark || wm != nil {
+				return nil, nil, notSupported(p.peek().Pos, "WATERMARK is only supported once, in CREATE STREAM")
+			}
+			w := &Watermark{P: p.next().Pos}
+			p.advance()
+			var err error
+			if w.Column, w.ColP, err = p.name(); err != nil {
+				return nil, nil, err
+			}
+			if err := p.expectKw("as"); err != nil {
+				return nil, nil, err
+			}
+			end := p.listItemEnd(p.i)
+			if w.Expr, err = p.parseExpr(p.i, end); err != nil {
+				return nil, nil, err
+			}
+			p.i = end
+			wm = w
+		} else if p.isKw("primary") || p.isKw("constraint") || p.isKw("unique") {
+			return nil, nil, notSupported(p.peek().Pos, "constraints are not supported")
+		} else {
+			c := ColumnDef{P: p.peek().Pos}
+			var err error
+			if c.Name, _, err = p.name(); err != nil {
+				return nil, nil, err
+			}
+			if c.Type, err = p.typeName(); err != nil {
+				return nil, nil, err
+			}
+			if p.eatKw("not", "null") {
+				c.NotNull = true
+			} else {
+				p.eatKw("null")
+			}
+			cols = append(cols, c)
+		}
+		if p.eatOp(")") {
+			return cols, wm, nil
+		}
+		if err := p.expectOp(","); err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// listItemEnd is the index of the "," or ")" that ends the list item starting at token i (parentheses balanced),
+// or the statement's end.
+func (p *parser) listItemEnd(i int) int {
+	depth := 0
+	for ; i < len(p.toks); i++ {
+		t := p.toks[i]
+		switch {
+		case t.Kind == EOF || isOp(t, ";"):
+			return i
+		case isOp(t, "(") || isOp(t, "["):
+			depth++
+		case isOp(t, ")") || isOp(t, "]"):
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case isOp(t, ",") && depth == 0:
+			return i
+		}
+	}
+	return len(p.toks) - 1
+}
+
+// options reads WITH ( key = value, ... ).
+func (p *parser) options() ([]Option, error) {
+	p.advance() // WITH
+	if err := p.expectOp("("); err != nil {
+		return nil, err
+	}
+	var out []Option
+	if p.eatOp(")") {
+		return out, nil
+	}
+	for {
+		o := Option{P: p.peek().Pos}
+		if t := p.peek(); t.Kind == String {
+			o.Key = t.Value
+			p.advance()
+		} else {
+			k, _, err := p.dottedName()
+			if err != nil {
+				return nil, err
+			}
+			o.Key = k
+		}
+		if err := p.expectOp("="); err != nil {
+			return nil, err
+		}
+		v, err := p.optionValue()
+		if err != nil {
+			return nil, err
+		}
+		o.Value = v
+		out = append(out, o)
+		if p.eatOp(")") {
+			return out, nil
+		}
+		if err := p.expectOp(","); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// optionValue reads a string, a (signed) number or a word.
+func (p *parser) optionValue() (string, error) {
+	t := p.peek()
+	switch {
+	case t.Kind == String || t.Kind == Number || t.Kind == Ident:
+		p.advance()
+		return t.Value, nil
+	case (isOp(t, "-") || isOp(t, "+")) && p.at(p.i+1).Kind == Number:
+		p.advance()
+		n := p.next()
+		if t.Text == "-" {
+			return "-" + n.Value, nil
+		}
+		return n.Value, nil
+	}
+	return "", p.syntaxErrorAt(p.i)
+}
+
+// typeSynonyms folds the spellings of a type to the canonical names of TypeName.
+var typeSynonyms = map[string]string{
+	"boolean": "BOOLEAN", "bool": "BOOLEAN",
+	"smallint": "SMALLINT", "int2": "SMALLINT",
+	"int": "INT", "integer": "INT", "int4": "INT",
+	"bigint": "BIGINT", "int8": "BIGINT",
+	"real": "REAL", "float4": "REAL",
+	"double": "DOUBLE", "float8": "DOUBLE", "float": "DOUBLE",
+	"decimal": "DECIMAL", "numeric": "DECIMAL", "dec": "DECIMAL",
+	"varchar": "VARCHAR", "string": "VARCHAR",
+	"text":      "TEXT",
+	"date":      "DATE",
+	"timestamp": "TIMESTAMP",
+	"interval":  "INTERVAL",
+	"bytea":     "BYTEA",
+}
+
+// typeName reads a column or cast type.
+func (p *parser) typeName() (TypeName, error) {
+	t := p.peek()
+	tn := TypeName{P: t.Pos, Precision: -1, Scale: -1}
+	if t.Kind != Ident {
+		if t.Kind == QuotedIdent {
+			return tn, sqlerr.New(sqlerr.UndefinedObject, t.Pos, "type %q does not exist", t.Value)
+		}
+		return tn, p.syntaxErrorAt(p.i)
+	}
+	p.advance()
+	word := t.Value
+	switch {
+	case word == "double":
+		p.eatKw("precision")
+	case word == "character" || word == "char":
+		if !p.eatKw("varying") {
+			return tn, notSupported(t.Pos, "type %s is not supported; use VARCHAR", strings.ToUpper(word))
+		}
+		word = "varchar"
+	case word == "timestamptz" || word == "timetz" || word == "time" || word == "timestamp_ltz":
+		return tn, notSupported(t.Pos, "type %s is not supported", strings.ToUpper(word))
+	}
+	name, ok := typeSynonyms[word]
+	if !ok {
+		return tn, sqlerr.New(sqlerr.UndefinedObject, t.Pos, "type %q does not exist", word)
+	}
+	tn.Name = name
+	if p.isOp("(") {
+		switch name {
+		case "VARCHAR", "TIMESTAMP", "DECIMAL", "DOUBLE":
+		default:
+			return tn, p.syntaxErrorAt(p.i)
+		}
+		p.advance()
+		n, err := p.smallInt()
+		if err != nil {
+			return tn, err
+		}
+		tn.Precision = n
+		if name == "DECIMAL" && p.eatOp(",") {
+			if tn.Scale, err = p.smallInt(); err != nil {
+				return tn, err
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return tn, err
+		}
+		if name == "DOUBLE" { // FLOAT(p): Postgres' REAL for p <= 24, DOUBLE above
+			if tn.Precision <= 24 {
+				tn.Name = "REAL"
+			}
+			tn.Precision = -1
+		}
+	}
+	if name == "TIMESTAMP" {
+		if p.eatKw("without", "time", "zone") {
+		} else if p.kwAt(p.i, "with") && p.kwAt(p.i+1, "time") {
+			return tn, notSupported(p.peek().Pos, "TIMESTAMP WITH TIME ZONE is not supported")
+		}
+	}
+	if p.isOp("[") {
+		return tn, notSupported(p.peek().Pos, "array types are not supported")
+	}
+	return tn, nil
+}
+
+func (p *parser) smallInt() (int, error) {
+	t := p.peek()
+	if t.Kind != Number {
+		return 0, p.syntaxErrorAt(p.i)
+	}
+	n, err := strconv.Atoi(t.Value)
+	if err != nil || n > 1000 {
+		return 0, sqlerr.New(sqlerr.InvalidParameter, t.Pos, "type modifier %s is out of range", t.Text)
+	}
+	p.advance()
+	return n, nil
+}
+
+func (p *parser) set(start int) (Stmt, error) {
+	p.advance()
+	if !p.eatKw("session") {
+		p.eatKw("local")
+	}
+	s := &Set{NameP: p.peek().Pos}
+	if p.eatKw("time", "zone") {
+		s.Name = "timezone"
+	} else if p.isKw("session") || p.isKw("transaction") || p.isKw("role") || p.isKw("constraints") {
+		return nil, notSupported(p.peek().Pos, "SET %s is not supported", strings.ToUpper(p.peek().Value))
+	} else {
+		n, _, err := p.dottedName()
+		if err != nil {
+			return nil, err
+		}
+		s.Name = n
+		if !p.eatOp("=") && !p.eatKw("to") {
+			return nil, p.syntaxErrorAt(p.i)
+		}
+	}
+	s.ValueP = p.peek().Pos
+	if p.isKw("default") || s.Name == "timezone" && p.isKw("local") {
+		p.advance()
+		s.Default = true
+	} else {
+		var vals []string
+		for {
+			v, err := p.optionValue()
+			if err != nil {
+				return nil, err
+			}
+			vals = append(vals, v)
+			if !p.eatOp(",") {
+				break
+			}
+		}
+		s.Value = strings.Join(vals, ", ")
+	}
+	s.StmtBase = p.base(start)
+	return s, nil
+}
+
+func (p *parser) show(start int) (Stmt, error) {
+	p.advance()
+	s := &Show{}
+	var words []string
+	for {
+		t := p.peek()
+		if t.Kind != Ident && t.Kind != QuotedIdent {
+			break
+		}
+		if t.Kind == Ident && t.Value == "for" && len(words) > 0 && words[0] == "checkpoints" {
+			p.advance()
+			f := p.peek()
+			if f.Kind != Ident && f.Kind != QuotedIdent && f.Kind != String && f.Kind != Number {
+				return nil, p.syntaxErrorAt(p.i)
+			}
+			p.advance()
+			s.For = f.Value
+			break
+		}
+		p.advance()
+		w := t.Value
+		for p.isOp(".") && isName(p.at(p.i+1)) {
+			p.advance()
+			w += "." + p.next().Value
+		}
+		words = append(words, w)
+	}
+	if len(words) == 0 {
+		return nil, p.syntaxErrorAt(p.i)
+	}
+	s.What = strings.Join(words, " ")
+	s.StmtBase = p.base(start)
+	return s, nil
+}
+
+func (p *parser) drop(start int) (Stmt, error) {
+	p.advance()
+	var kind string
+	switch {
+	case p.eatKw("materialized", "view"):
+		kind = "MATERIALIZED VIEW"
+	case p.eatKw("stream"):
+		kind = "STREAM"
+	case p.eatKw("table"):
+		kind = "TABLE"
+	case p.eatKw("sink"):
+		kind = "SINK"
+	case p.eatKw("view"):
+		kind = "VIEW"
+	case p.eatKw("job"):
+		t := p.peek()
+		if t.Kind != Ident && t.Kind != QuotedIdent && t.Kind != String && t.Kind != Number {
+			return nil, p.syntaxErrorAt(p.i)
+		}
+		p.advance()
+		id := t.Value
+		// An unquoted job id may be written with dashes (job-3): glue adjacent pieces.
+		for (p.isOp("-")) && p.peek().Pos == p.toks[p.i-1].End && p.at(p.i+1).Pos == p.peek().End &&
+			(p.at(p.i+1).Kind == Ident || p.at(p.i+1).Kind == Number) && t.Kind != String {
+			p.advance()
+			id += "-" + p.next().Text
+		}
+		return &DropJob{StmtBase: p.base(start), ID: id, IDP: t.Pos}, nil
+	case p.isKw("index"), p.isKw("function"), p.isKw("schema"), p.isKw("database"), p.isKw("source"):
+		return nil, notSupported(p.peek().Pos, "DROP %s is not supported", strings.ToUpper(p.peek().Value))
+	default:
+		return nil, p.syntaxErrorAt(p.i)
+	}
+	s := &Drop{Kind: kind, IfExists: p.eatKw("if", "exists")}
+	for {
+		n, np, err := p.name()
+		if err != nil {
+			return nil, err
+		}
+		s.Names = append(s.Names, n)
+		s.NamesP = append(s.NamesP, np)
+		if !p.eatOp(",") {
+			break
+		}
+	}
+	if p.eatKw("cascade") {
+		s.Cascade = true
+	} else {
+		p.eatKw("restrict")
+	}
+	s.StmtBase = p.base(start)
+	return s, nil
+}
+
+// parseQuery parses the query in tokens [lo, hi): VALUES lists ourselves, everything else through TiDB.
+func (p *parser) parseQuery(lo, hi int) (*Query, error) {
+	if lo >= hi {
+		return nil, p.syntaxErrorAt(lo)
+	}
+	if p.kwAt(lo, "values") {
+		return p.valuesQuery(lo, hi)
+	}
+	if p.kwAt(lo, "table") && !isOp(p.at(lo+1), "(") {
+		return nil, notSupported(p.toks[lo].Pos, "TABLE name as a query is not supported; use SELECT * FROM name")
+	}
+	return p.tidbQuery(lo, hi)
+}
+
+// valuesQuery parses VALUES (e, ...), ... [ORDER BY/LIMIT are not supported here].
+func (p *parser) valuesQuery(lo, hi int) (*Query, error) {
+	v := &Values{P: p.toks[lo].Pos}
+	i := lo + 1
+	for {
+		if i >= hi || !isOp(p.toks[i], "(") {
+			return nil, p.syntaxErrorAt(i)
+		}
+		close := p.matchParen(i)
+		if close < 0 || close >= hi {
+			return nil, p.syntaxErrorAt(hi)
+		}
+		row, err := p.parseExprList(i+1, close)
+		if err != nil {
+			return nil, err
+		}
+		if len(v.Rows) > 0 && len(row) != len(v.Rows[0]) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, p.toks[i].Pos, "VALUES lists must all be the same length")
+		}
+		v.Rows = append(v.Rows, row)
+		i = close + 1
+		if i == hi {
+			break
+		}
+		if !isOp(p.toks[i], ",") {
+			if p.kwAt(i, "order") || p.kwAt(i, "limit") || p.kwAt(i, "offset") {
+				return nil, notSupported(p.toks[i].Pos, "ORDER BY, LIMIT and OFFSET on VALUES are not supported")
+			}
+			return nil, p.syntaxErrorAt(i)
+		}
+		i++
+	}
+	return &Query{P: v.P, Body: v}, nil
+}
+
+// matchParen returns the index of the ")" matching the "(" at i, or -1.
+func (p *parser) matchParen(i int) int {
+	depth := 0
+	for j := i; j < len(p.toks); j++ {
+		t := p.toks[j]
+		switch {
+		case isOp(t, "("):
+			depth++
+		case isOp(t, ")"):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		case t.Kind == EOF || isOp(t, ";"):
+			return -1
+		}
+	}
+	return -1
+}
