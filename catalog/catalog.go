@@ -71,8 +71,10 @@ type JobSpec struct {
 	// Settings are the session settings (checkpoint.interval, checkpoint.mode, parallelism, errors.mode) in force
 	// when the job started.
 	Settings map[string]string `json:"settings"`
-	// Stopped is set when the job was dropped or finished for good; a stopped job is not re-deployed.
+	// Stopped is set when the job finished (a bounded job committed its last rows) or was dropped; a stopped job
+	// is not re-deployed. Dropped tells the two apart.
 	Stopped bool      `json:"stopped,omitempty"`
+	Dropped bool      `json:"dropped,omitempty"`
 	Created time.Time `json:"created"`
 }
 
@@ -342,7 +344,7 @@ func (c *Catalog) Remove(plan DropPlan) error {
 	}
 	for _, id := range plan.Jobs {
 		if j := c.jobs[id]; j != nil {
-			j.Stopped = true
+			j.Stopped, j.Dropped = true, true
 		}
 	}
 	return c.save()
@@ -372,8 +374,13 @@ func (c *Catalog) AddJob(j *JobSpec) error {
 	return nil
 }
 
-// StopJob marks a job stopped: it is not re-deployed at the next open.
-func (c *Catalog) StopJob(id string) error {
+// FinishJob records that a job finished: it is not re-deployed at the next open.
+func (c *Catalog) FinishJob(id string) error { return c.stopJob(id, false) }
+
+// DropJob records that a job was dropped: it is not re-deployed at the next open.
+func (c *Catalog) DropJob(id string) error { return c.stopJob(id, true) }
+
+func (c *Catalog) stopJob(id string, dropped bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	j, ok := c.jobs[id]
@@ -381,6 +388,7 @@ func (c *Catalog) StopJob(id string) error {
 		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
 	}
 	j.Stopped = true
+	j.Dropped = j.Dropped || dropped
 	return c.save()
 }
 

@@ -116,7 +116,7 @@ func TestDropRules(t *testing.T) {
 	if _, ok := c.Get("v1"); ok {
 		t.Fatal("v1 survived the cascade")
 	}
-	if j, _ := c.Job("job-3"); !j.Stopped {
+	if j, _ := c.Job("job-3"); !j.Stopped || !j.Dropped {
 		t.Fatal("job-3 not stopped")
 	}
 	if _, err := c.PlanDrop("out", Sink, false); err != nil {

@@ -19,11 +19,19 @@ func main() {
 		Use:   "serve",
 		Short: "Serve the engine over the Postgres wire protocol",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fmt.Errorf("serve: not yet: the SQL front end and the pgwire server are not built yet (the runtime is usable from Go; see docs/checkpointing.md)")
+			return fmt.Errorf("serve: not yet: the pgwire server is the next issue; use `clinksql exec` meanwhile")
 		},
 	})
+	root.AddCommand(newExecCommand())
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "clinksql:", err)
+		if _, quiet := err.(exitError); !quiet {
+			fmt.Fprintln(os.Stderr, "clinksql:", err)
+		}
 		os.Exit(1)
 	}
 }
+
+// exitError is a failure already reported to the user (a statement error): exit non-zero without more output.
+type exitError struct{}
+
+func (exitError) Error() string { return "exit 1" }

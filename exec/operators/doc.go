@@ -41,6 +41,24 @@
 //
 // CLINK_STATE_FSYNC=0 turns the fsyncs off (benchmarks only), as for state snapshots.
 //
+// # Parquet source
+//
+// NewParquetSource is bounded. Its path is a directory (the *.parquet files directly in it; names starting with
+// '.' or '_', such as _staging, are skipped), a glob such as P/*.parquet (a wildcard does not match a leading '.'
+// or '_' either) or a single file. The list is made once at Open and sorted by path; subtask k of p reads files
+// k, k+p, ... whole and in order, then finishes. Schema columns are matched to top-level Parquet columns by name;
+// Open checks every file of the subtask and fails on a missing column or a type that does not convert. A file that
+// is not Parquet fails Produce when the read reaches it, naming the file. Its offset is (file index, rows of it
+// produced) plus the list's size and a fingerprint of its names and sizes; a restore at another parallelism or
+// over a changed list fails instead of skipping or repeating rows.
+//
+// Reading inverts the sink's mapping exactly, and accepts other writers' files when the logical type matches
+// without loss: integers widen (signed or unsigned into a wider signed type), FLOAT into DOUBLE, un-annotated
+// BYTE_ARRAY into VARCHAR if it is UTF-8, any BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY into VARBINARY, TIMESTAMP of any
+// unit and legacy INT96 into any timestamp unit (finer units floored; overflow is an error), DECIMAL on any physical
+// type into a DECIMAL with at least its scale and integer digits. The isAdjustedToUTC flag is not checked against
+// the Arrow time zone. Nested and repeated columns are not read.
+//
 // # Text forms
 //
 // CSV and JSON lines carry values in the text forms Postgres prints (textform.go): integers in decimal; REAL and
@@ -57,4 +75,33 @@
 // NewGenerator (connector = 'datagen') derives every value from (seed, column name, global row number) with
 // splitmix64; subtask k of p produces rows k, k+p, k+2p, ...; its offset is its next row and largest event time
 // (restorable at the same parallelism only). GeneratorConfigFromOptions reads Flink's datagen WITH options.
+//
+// # Window aggregate
+//
+// NewWindowAggregate (window*.go) computes GROUP BY window_start, window_end[, keys] over TUMBLE, HOP, CUMULATE
+// and SESSION with COUNT, COUNT(*), COUNT(DISTINCT), SUM, MIN, MAX, AVG and FILTER (WHERE ...); the contract,
+// the window definitions and the result types are in window.go. It owns:
+//
+//   - its working set: one accumulator per (window, key) in memory, kept column-wise per aggregate and indexed by
+//     a dense group id, found through a Go map per window (int64 keys) or by canonical key bytes;
+//   - its keyed state: at each barrier it writes the accumulators changed since the previous one under
+//     KeyedKey(key group, 1, window_end window_start key), deletes those of fired or merged-away windows, and
+//     stores the watermark under OperatorKey("window/wm"); Open rebuilds the working set by a Scan of its key
+//     groups;
+//   - firing: at a watermark, every window with end <= watermark is emitted (ordered by window_end,
+//     window_start, key bytes) and forgotten; late rows are counted in TaskContext.Late, NULL event times in
+//     TaskContext.Errors.
+//
+// It must never:
+//
+//   - touch the state backend per row: only Open, OnBarrier (and nothing else) read or write it;
+//   - emit a window before the watermark reaches its end, or again after a restore (the watermark is state);
+//   - accept a row of a key group it does not own (that is a routing bug: it fails the job), or hash keys any
+//     other way than exec.HashKeys, which the hash exchange routes with;
+//   - treat an updating input as append-only: a row kind other than Insert fails the operator;
+//   - turn an overflow into a wrong number: SUM(int) past BIGINT and decimal results past 38 digits are
+//     SQLSTATE 22003 errors.
+//
+// Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
+// row), per-key early firing, allowed lateness, and retracting input.
 package operators

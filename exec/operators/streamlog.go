@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -308,25 +309,23 @@ type LogSourceConfig struct {
 	// Bounded stops at the segments that exist when the source opens (a SELECT over a stream reads what is there);
 	// otherwise the source follows new segments for ever.
 	Bounded bool
-	// Watermark, when set, returns the largest watermark the rows of a batch imply (the stream's WATERMARK FOR
-	// expression, maximised over the batch); the source emits the running maximum. ok is false for a batch
-	// without event times.
-	Watermark func(rec arrow.RecordBatch) (wm int64, ok bool, err error)
+	// Progress, when set, is kept at the read position's segment: every segment below it has been produced (and
+	// so emitted ahead of any later barrier). FLUSH waits on it before it checkpoints.
+	Progress *atomic.Uint64
 }
 
 // NewLogSource returns a source reading cfg.Log from its first segment (or the restored offset). It has one split:
-// run it at parallelism 1.
+// run it at parallelism 1. It has no watermark of its own: wrap it in WithWatermark.
 func NewLogSource(cfg LogSourceConfig) exec.Source {
-	return &logSource{cfg: cfg, seq: 1, wm: exec.MinWatermark}
+	return &logSource{cfg: cfg, seq: 1}
 }
 
 type logSource struct {
 	cfg   LogSourceConfig
 	alloc memory.Allocator
-	// The read position: segment seq, batch index within it; wm is the watermark so far.
+	// The read position: segment seq, batch index within it.
 	seq   uint64
 	batch int
-	wm    int64
 	until uint64 // Bounded: stop before this segment
 
 	cur     []exec.Batch // the decoded batches of segment cur
@@ -335,20 +334,18 @@ type logSource struct {
 }
 
 func (s *logSource) RestoreOffset(offset []byte) error {
-	if len(offset) != 24 {
-		return fmt.Errorf("stream source: offset of %d bytes, want 24", len(offset))
+	if len(offset) != 16 {
+		return fmt.Errorf("stream source: offset of %d bytes, want 16", len(offset))
 	}
 	s.seq = binary.BigEndian.Uint64(offset)
 	s.batch = int(binary.BigEndian.Uint64(offset[8:]))
-	s.wm = int64(binary.BigEndian.Uint64(offset[16:]))
 	return nil
 }
 
 func (s *logSource) SnapshotOffset() ([]byte, error) {
-	b := make([]byte, 24)
+	b := make([]byte, 16)
 	binary.BigEndian.PutUint64(b, s.seq)
 	binary.BigEndian.PutUint64(b[8:], uint64(s.batch))
-	binary.BigEndian.PutUint64(b[16:], uint64(s.wm))
 	return b, nil
 }
 
@@ -360,7 +357,14 @@ func (s *logSource) Open(ctx *exec.TaskContext) error {
 	if s.cfg.Bounded {
 		s.until = s.cfg.Log.Next()
 	}
+	s.report()
 	return nil
+}
+
+func (s *logSource) report() {
+	if s.cfg.Progress != nil {
+		s.cfg.Progress.Store(s.seq)
+	}
 }
 
 func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
@@ -369,23 +373,14 @@ func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 			b := s.cur[s.batch]
 			s.cur[s.batch] = exec.Batch{}
 			s.batch++
-			if s.cfg.Watermark != nil && b.Rows() > 0 {
-				wm, ok, err := s.cfg.Watermark(b.Rec)
-				if err != nil {
-					b.Release()
-					return exec.SourceResult{}, err
-				}
-				if ok && wm > s.wm {
-					s.wm = wm
-				}
-			}
-			return exec.SourceResult{Status: exec.Produced, Batch: b, WM: s.wm}, nil
+			return exec.SourceResult{Status: exec.Produced, Batch: b, WM: exec.MinWatermark}, nil
 		}
 		if s.cur != nil && s.curSeq == s.seq {
 			// Segment done: move past it.
 			s.dropCurrent()
 			s.seq++
 			s.batch = 0
+			s.report()
 		}
 		if s.cfg.Bounded && s.seq >= s.until {
 			return exec.SourceResult{Status: exec.Finished}, nil
@@ -399,6 +394,7 @@ func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 				return exec.SourceResult{Status: exec.Finished}, nil
 			}
 			// Wait briefly for a new segment, then let the runtime inject barriers.
+			s.report()
 			select {
 			case <-s.changed:
 				s.changed = nil
@@ -407,11 +403,12 @@ func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 				return exec.SourceResult{}, ctx.Err()
 			default:
 				s.changed = nil
-				return exec.SourceResult{Status: exec.Idle, WM: s.wm}, nil
+				return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
 			}
 		}
 		if seq != s.seq {
 			s.seq, s.batch = seq, 0
+			s.report()
 		}
 		batches, err := s.cfg.Log.readSegment(name, s.alloc)
 		if err != nil {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/sql/parser"
+)
+
+// script is one -f file or -c string, in the order given on the command line.
+type script struct {
+	name, text string
+	file       bool
+}
+
+// scriptFlag appends -f and -c values to one list, keeping their relative order as psql does.
+type scriptFlag struct {
+	list *[]script
+	file bool
+}
+
+func (f scriptFlag) String() string { return "" }
+func (f scriptFlag) Type() string   { return "string" }
+func (f scriptFlag) Set(v string) error {
+	*f.list = append(*f.list, script{name: v, text: v, file: f.file})
+	return nil
+}
+
+func newExecCommand() *cobra.Command {
+	var scripts []script
+	var dataDir, format string
+	var wait bool
+	var allow []string
+	cmd := &cobra.Command{
+		Use:   "exec [-f file.sql] [-c 'sql'] [--data-dir DIR] [--format table|csv] [--wait]",
+		Short: "Run SQL statements against an embedded engine and print their results",
+		Long: `Runs the statements of each -f file and -c string, in order, against an engine on --data-dir, and prints
+every result set. A statement error prints the message with its SQLSTATE and position and exits non-zero. At exit
+the jobs stop gracefully (a final checkpoint) and resume when the data directory is opened again; --wait first
+waits until the jobs over bounded inputs have finished.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "table" && format != "csv" {
+				return fmt.Errorf("--format is table or csv, not %q", format)
+			}
+			if len(scripts) == 0 {
+				return errors.New("nothing to run: give -f file.sql or -c 'statements'")
+			}
+			for i := range scripts {
+				if scripts[i].file {
+					data, err := os.ReadFile(scripts[i].name)
+					if err != nil {
+						return err
+					}
+					scripts[i].text = string(data)
+				} else {
+					scripts[i].name = "-c"
+				}
+			}
+			return runExec(cmd.OutOrStdout(), cmd.ErrOrStderr(), engine.Config{DataDir: dataDir, AllowPaths: allow}, scripts, format, wait)
+		},
+	}
+	cmd.Flags().VarP(scriptFlag{&scripts, true}, "file", "f", "run the statements of a file (repeatable)")
+	cmd.Flags().VarP(scriptFlag{&scripts, false}, "command", "c", "run the statements of a string (repeatable)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "clinksql-data", "the data directory")
+	cmd.Flags().StringVar(&format, "format", "table", "result format: table or csv")
+	cmd.Flags().BoolVar(&wait, "wait", false, "before exiting, wait for the jobs over bounded inputs to finish")
+	cmd.Flags().StringSliceVar(&allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
+	return cmd
+}
+
+func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, format string, wait bool) (err error) {
+	e, err := engine.Open(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if cerr := e.Close(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sess := e.NewSession()
+	first := true
+	for _, sc := range scripts {
+		stmts, perr := parser.Parse(sc.text)
+		if perr != nil {
+			fmt.Fprint(stderr, engine.FormatError(sc.name, sc.text, perr))
+			return exitError{}
+		}
+		for _, st := range stmts {
+			res, xerr := sess.ExecuteStmt(ctx, st)
+			if xerr != nil {
+				fmt.Fprint(stderr, engine.FormatError(sc.name, sc.text, xerr))
+				return exitError{}
+			}
+			if res.Columns == nil && format == "csv" {
+				continue
+			}
+			if format == "csv" {
+				if !first {
+					fmt.Fprintln(stdout)
+				}
+				engine.WriteCSV(stdout, res)
+			} else {
+				engine.WriteTable(stdout, res)
+			}
+			first = false
+		}
+	}
+	if wait {
+		if err := e.WaitBounded(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// binary is the clinksql binary built once for these tests: `clinksql exec` is tested as users run it.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "clinksql-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "clinksql")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs the binary and returns stdout, stderr and whether it exited 0.
+func run(t *testing.T, args ...string) (string, string, bool) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("run %v: %v", args, err)
+		}
+	}
+	return out.String(), errb.String(), err == nil
+}
+
+// pins: --format csv prints each result set as a header line and rows in Postgres text form, NULL as an empty
+// field and the empty string quoted, result sets separated by one empty line; statements without rows print
+// nothing.
+func TestExecCSV(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, ok := run(t, "exec", "--data-dir", dir, "--format", "csv",
+		"-c", "CREATE STREAM s (a INT, b VARCHAR); SELECT 1 AS a, 'x,y' AS b, '' AS c, NULL::int AS d",
+		"-c", "SELECT TRUE AS t, 2.50 AS n, TIMESTAMP '2026-01-01 00:00:01.500' AS ts")
+	if !ok {
+		t.Fatalf("exit non-zero: %s", errOut)
+	}
+	want := "a,b,c,d\n1,\"x,y\",\"\",\n\nt,n,ts\nt,2.50,2026-01-01 00:00:01.5\n"
+	if out != want {
+		t.Fatalf("output:\n%q\nwant:\n%q", out, want)
+	}
+}
+
+// pins: a statement error prints its SQLSTATE and the line and column in the user's file, and exits non-zero;
+// the statements before it took effect.
+func TestExecErrorExitsNonZero(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "bad.sql")
+	script := "CREATE STREAM s (a INT);\n\nSELECT a,\n       nope FROM s;\nCREATE STREAM never (a INT);\n"
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, ok := run(t, "exec", "--data-dir", dir, "-f", file)
+	if ok {
+		t.Fatal("exit 0 on a statement error")
+	}
+	if !strings.Contains(errOut, "bad.sql:4:8: ERROR:  column \"nope\" does not exist (SQLSTATE 42703)") {
+		t.Fatalf("stderr: %s", errOut)
+	}
+	out, _, ok := run(t, "exec", "--data-dir", dir, "--format", "csv", "-c", "SHOW STREAMS")
+	if !ok || !strings.Contains(out, "\ns,") || strings.Contains(out, "never") {
+		t.Fatalf("after the error: %s", out)
+	}
+}

@@ -1,0 +1,442 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sys/unix"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/planner"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/state"
+)
+
+// Config opens an engine.
+type Config struct {
+	// DataDir holds the catalog, the jobs' checkpoints and state, and the internal streams.
+	DataDir string
+	// AllowPaths are directories outside DataDir that connector paths may name.
+	AllowPaths []string
+	Logger     *slog.Logger
+	// Alloc is the Arrow allocator of every job; nil: memory.DefaultAllocator.
+	Alloc memory.Allocator
+}
+
+// Engine runs statements against one data directory. It owns the catalog, the internal streams' logs and the
+// running jobs. One engine process owns a data directory at a time (a lock file says so).
+type Engine struct {
+	cfg  Config
+	dir  string
+	cat  *catalog.Catalog
+	lock *os.File
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	logs    map[string]*operators.Log
+	jobs    map[string]*runningJob
+	selects int
+	closed  bool
+}
+
+// runningJob is a deployed continuous job.
+type runningJob struct {
+	spec *catalog.JobSpec
+	job  *exec.Job
+	plan *planner.Physical
+}
+
+// Open opens (creating) the data directory and re-deploys every job that was running, each restored from its
+// last completed checkpoint.
+func Open(cfg Config) (*Engine, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("engine: no data directory")
+	}
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("data directory %s is in use by another clinksql process", dir)
+	}
+	cat, err := catalog.Open(state.OS, filepath.Join(dir, "catalog"))
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Alloc == nil {
+		cfg.Alloc = memory.DefaultAllocator
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Engine{cfg: cfg, dir: dir, cat: cat, lock: lock, log: cfg.Logger, ctx: ctx, cancel: cancel,
+		logs: map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
+	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
+	for _, spec := range cat.Jobs() {
+		if spec.Stopped {
+			continue
+		}
+		if err := e.redeploy(spec); err != nil {
+			e.log.Error("re-deploying job failed", "job", spec.ID, "err", err)
+		}
+	}
+	return e, nil
+}
+
+// Catalog returns the engine's catalog (planner.Env).
+func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
+
+// Log returns the log of an internal stream or materialized view (planner.Env).
+func (e *Engine) Log(obj *catalog.Object) (*operators.Log, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if l, ok := e.logs[obj.Name]; ok {
+		return l, nil
+	}
+	sub := "streams"
+	if obj.Kind == catalog.MaterializedView {
+		sub = "views"
+	}
+	schema, err := schemaOfObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	l, err := operators.OpenLog(state.OS, filepath.Join(e.dir, sub, obj.Name), schema)
+	if err != nil {
+		return nil, err
+	}
+	e.logs[obj.Name] = l
+	return l, nil
+}
+
+// Path resolves a connector path (planner.Env): relative paths are under the data directory; absolute paths must
+// be inside it or inside an allowed directory.
+func (e *Engine) Path(p string) (string, error) {
+	if p == "" {
+		return "", sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "empty path")
+	}
+	abs := p
+	if !filepath.IsAbs(p) {
+		abs = filepath.Join(e.dir, p)
+	}
+	abs = filepath.Clean(abs)
+	if under(abs, e.dir) {
+		internal := abs == e.dir
+		for _, d := range []string{"catalog", "jobs", "streams", "views", "tmp", "LOCK"} {
+			internal = internal || under(abs, filepath.Join(e.dir, d))
+		}
+		if !internal {
+			return abs, nil
+		}
+	} else {
+		for _, root := range e.cfg.AllowPaths {
+			if r, err := filepath.Abs(root); err == nil && under(abs, filepath.Clean(r)) {
+				return abs, nil
+			}
+		}
+	}
+	e2 := sqlerr.New(sqlerr.InsufficientPriv, sqlerr.NoPos,
+		"path %q is outside the data directory and the allowed paths, or is one of the engine's own directories", p)
+	e2.Hint = "Use a path relative to the data directory, or start the server with --allow-path."
+	return "", e2
+}
+
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// Close stops every job gracefully (a final checkpoint, so the next open resumes exactly) and releases the data
+// directory.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	jobs := make([]*runningJob, 0, len(e.jobs))
+	for _, j := range e.jobs {
+		jobs = append(jobs, j)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, j := range jobs {
+		select {
+		case <-j.job.Done():
+			continue
+		default:
+		}
+		if err := j.job.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, fmt.Errorf("stop %s: %w", j.spec.ID, err))
+		}
+	}
+	e.cancel()
+	for _, j := range jobs {
+		<-j.job.Done()
+	}
+	e.lock.Close()
+	return errors.Join(errs...)
+}
+
+// WaitBounded waits until every job whose sources all end has finished (clinksql exec --wait).
+func (e *Engine) WaitBounded(ctx context.Context) error {
+	e.mu.Lock()
+	var waits []*runningJob
+	for _, j := range e.jobs {
+		if j.plan.Bounded {
+			waits = append(waits, j)
+		}
+	}
+	e.mu.Unlock()
+	for _, j := range waits {
+		if err := j.job.Wait(ctx); err != nil {
+			return fmt.Errorf("job %s: %w", j.spec.ID, err)
+		}
+	}
+	return nil
+}
+
+// jobDir is where a job keeps its checkpoints and state.
+func (e *Engine) jobDir(id string) string { return filepath.Join(e.dir, "jobs", id) }
+
+// startJob deploys a planned job.
+func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
+	g, err := p.Graph()
+	if err != nil {
+		return err
+	}
+	s, err := settingsFrom(spec.Settings)
+	if err != nil {
+		return err
+	}
+	cfg := exec.JobConfig{
+		Name: spec.ID, Dir: e.jobDir(spec.ID), Alloc: e.cfg.Alloc,
+		Logger:             e.log.With("job", spec.ID),
+		CheckpointInterval: s.interval,
+		CheckpointMode:     s.mode,
+	}
+	if s.adaptive {
+		cfg.Adaptive = &checkpoint.AdaptiveConfig{}
+	}
+	job, err := exec.NewJob(g, cfg)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos, "the engine is shutting down")
+	}
+	rj := &runningJob{spec: spec, job: job, plan: p}
+	e.jobs[spec.ID] = rj
+	e.mu.Unlock()
+	job.Start(e.ctx)
+	go func() {
+		<-job.Done()
+		if job.Status().State == exec.JobFinished {
+			// A bounded job committed its last rows; it is not re-deployed.
+			if err := e.cat.FinishJob(spec.ID); err != nil {
+				e.log.Error("marking a finished job", "job", spec.ID, "err", err)
+			}
+		}
+	}()
+	return nil
+}
+
+// redeploy plans a job again from its statement and starts it; it restores from its last completed checkpoint.
+func (e *Engine) redeploy(spec *catalog.JobSpec) error {
+	stmts, err := parser.Parse(spec.Statement)
+	if err != nil {
+		return err
+	}
+	if len(stmts) != 1 {
+		return fmt.Errorf("job %s: statement is %d statements", spec.ID, len(stmts))
+	}
+	s, err := settingsFrom(spec.Settings)
+	if err != nil {
+		return err
+	}
+	var p *planner.Physical
+	switch st := stmts[0].(type) {
+	case *parser.Insert:
+		p, err = planner.PlanInsert(e, st, s.planner())
+	case *parser.CreateView:
+		obj, ok := e.cat.Get(st.Name)
+		if !ok {
+			return fmt.Errorf("job %s: materialized view %s is gone", spec.ID, st.Name)
+		}
+		p, err = planner.PlanMaterializedView(e, st.Query, obj, s.planner())
+	default:
+		return fmt.Errorf("job %s: statement %T cannot run as a job", spec.ID, st)
+	}
+	if err != nil {
+		return err
+	}
+	return e.startJob(spec, p)
+}
+
+// flush checkpoints every running job, upstream jobs first, and waits until each committed.
+func (e *Engine) flush(ctx context.Context) error {
+	e.mu.Lock()
+	var jobs []*runningJob
+	for _, j := range e.jobs {
+		select {
+		case <-j.job.Done():
+			continue
+		default:
+		}
+		jobs = append(jobs, j)
+	}
+	e.mu.Unlock()
+	// Upstream first: a job whose target another job reads goes before the reader. Repeated passes settle chains.
+	order := topoOrder(jobs)
+	for _, j := range order {
+		running, err := catchUp(ctx, j)
+		if err != nil {
+			return err
+		}
+		if !running {
+			continue
+		}
+		if _, err := j.job.Checkpoint(ctx); err != nil {
+			select {
+			case <-j.job.Done():
+				continue // finished or failed meanwhile: nothing to flush
+			default:
+			}
+			return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos, "FLUSH: job %s: %v", j.spec.ID, err)
+		}
+	}
+	return nil
+}
+
+// catchUp waits until job j has read everything committed to its input logs so far, so that a checkpoint
+// triggered next has its barrier after those rows. It reports false when the job ended meanwhile.
+func catchUp(ctx context.Context, j *runningJob) (bool, error) {
+	for _, r := range j.plan.LogReads {
+		end := r.Log.Next()
+		for r.Progress.Load() < end {
+			select {
+			case <-j.job.Done():
+				return false, nil
+			case <-ctx.Done():
+				return false, sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	return true, nil
+}
+
+func topoOrder(jobs []*runningJob) []*runningJob {
+	var out []*runningJob
+	done := map[string]bool{}
+	for len(out) < len(jobs) {
+		progress := false
+		for _, j := range jobs {
+			if done[j.spec.ID] {
+				continue
+			}
+			ready := true
+			for _, o := range jobs {
+				if o != j && !done[o.spec.ID] && slices.Contains(j.spec.Reads, o.spec.Target) {
+					ready = false
+				}
+			}
+			if ready {
+				done[j.spec.ID] = true
+				out = append(out, j)
+				progress = true
+			}
+		}
+		if !progress { // a cycle cannot happen (a job cannot read what it writes), but never spin
+			for _, j := range jobs {
+				if !done[j.spec.ID] {
+					done[j.spec.ID] = true
+					out = append(out, j)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stopJobs cancels jobs (DROP): they are not resumed.
+func (e *Engine) stopJobs(ids []string) {
+	for _, id := range ids {
+		e.mu.Lock()
+		j := e.jobs[id]
+		delete(e.jobs, id)
+		e.mu.Unlock()
+		if j != nil {
+			j.job.Cancel()
+		}
+	}
+}
+
+// dropStorage deletes what a dropped object kept on disk: an internal stream's or materialized view's log.
+func (e *Engine) dropStorage(o *catalog.Object) {
+	e.mu.Lock()
+	delete(e.logs, o.Name)
+	e.mu.Unlock()
+	switch {
+	case o.Kind == catalog.MaterializedView:
+		_ = os.RemoveAll(filepath.Join(e.dir, "views", o.Name))
+	case o.Kind == catalog.Stream && o.Connector() == "":
+		_ = os.RemoveAll(filepath.Join(e.dir, "streams", o.Name))
+	}
+}
+
+// newSelectDir returns a scratch directory for an ad-hoc SELECT's dataflow.
+func (e *Engine) newSelectDir() string {
+	e.mu.Lock()
+	e.selects++
+	n := e.selects
+	e.mu.Unlock()
+	return filepath.Join(e.dir, "tmp", fmt.Sprintf("select-%d-%d", os.Getpid(), n))
+}
+
+var _ planner.Env = (*Engine)(nil)
+
+// sinceStart is a small helper for SHOW JOBS durations.
+func sinceStart(t time.Time) string { return time.Since(t).Round(time.Second).String() }
+
+// schemaOfObject is the Arrow schema of a catalog object's rows.
+func schemaOfObject(obj *catalog.Object) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, len(obj.Columns))
+	for i, c := range obj.Columns {
+		t, err := c.Type.Arrow()
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", obj.Name, c.Name, err)
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// testEngine opens an engine on dir with a checked allocator; the cleanup closes it and checks for leaks.
+func testEngine(t *testing.T, dir string) (*Engine, *Session) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	e, err := Open(Config{DataDir: dir, Alloc: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			closeEngine(t, e)
+		}
+		mem.AssertSize(t, 0)
+	})
+	return e, e.NewSession()
+}
+
+func closeEngine(t *testing.T, e *Engine) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.Close(ctx); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
+
+// rows runs one query and returns its rows as "a|b" lines.
+func rows(t *testing.T, s *Session, sql string) []string {
+	t.Helper()
+	res, err := s.Execute(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	var out []string
+	for _, r := range res[len(res)-1].Rows {
+		vals := make([]string, len(r))
+		for i, v := range r {
+			if v == nil {
+				vals[i] = "NULL"
+			} else {
+				vals[i] = *v
+			}
+		}
+		out = append(out, strings.Join(vals, "|"))
+	}
+	return out
+}
+
+func mustExec(t *testing.T, s *Session, sql string) {
+	t.Helper()
+	if _, err := s.Execute(context.Background(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func equalLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%s:\n got %q\nwant %q", what, got, want)
+	}
+}
+
+// pins: DESIGN.md's clicks example end to end: an internal stream fed by INSERT VALUES, a tumbling-window
+// materialized view that shows a window once the watermark passed its end (after FLUSH), and that keeps exact
+// results across a restart of the engine.
+func TestClicksPerMinuteAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	e, s := testEngine(t, dir)
+	mustExec(t, s, `CREATE STREAM clicks (user_id BIGINT, url VARCHAR, ts TIMESTAMP(3),
+		WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)`)
+	mustExec(t, s, `INSERT INTO clicks VALUES
+		(1, 'a', TIMESTAMP '2026-01-01 00:00:01'),
+		(1, 'b', TIMESTAMP '2026-01-01 00:00:30'),
+		(2, 'c', TIMESTAMP '2026-01-01 00:00:59.5')`)
+	equalLines(t, "SELECT *", rows(t, s, "SELECT user_id, url, ts FROM clicks"),
+		[]string{"1|a|2026-01-01 00:00:01", "1|b|2026-01-01 00:00:30", "2|c|2026-01-01 00:00:59.5"})
+	mustExec(t, s, `CREATE MATERIALIZED VIEW per_minute AS
+		SELECT user_id, COUNT(*) AS n, window_start, window_end
+		FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+		GROUP BY user_id, window_start, window_end`)
+	// The watermark is 00:00:58.5: the first minute has not ended.
+	mustExec(t, s, "FLUSH")
+	equalLines(t, "before the watermark passes", rows(t, s, "SELECT * FROM per_minute"), nil)
+	// 00:01:02 moves the watermark to 00:01:01, past the first window's end.
+	mustExec(t, s, `INSERT INTO clicks VALUES (3, 'd', TIMESTAMP '2026-01-01 00:01:02')`)
+	mustExec(t, s, "FLUSH")
+	want := []string{
+		"1|2|2026-01-01 00:00:00|2026-01-01 00:01:00",
+		"2|1|2026-01-01 00:00:00|2026-01-01 00:01:00",
+	}
+	equalLines(t, "first minute", rows(t, s, "SELECT * FROM per_minute ORDER BY user_id"), want)
+
+	closeEngine(t, e)
+	_, s = testEngine(t, dir)
+	equalLines(t, "after restart", rows(t, s, "SELECT * FROM per_minute ORDER BY user_id"), want)
+	// A row late for the first minute is dropped; a row at 00:02:05 closes the second minute.
+	mustExec(t, s, `INSERT INTO clicks VALUES (9, 'late', TIMESTAMP '2026-01-01 00:00:10'), (3, 'e', TIMESTAMP '2026-01-01 00:02:05')`)
+	mustExec(t, s, "FLUSH")
+	want = append(want, "3|1|2026-01-01 00:01:00|2026-01-01 00:02:00")
+	equalLines(t, "second minute", rows(t, s, "SELECT * FROM per_minute ORDER BY window_start, user_id"), want)
+	jobs := rows(t, s, "SELECT 1") // the session works after restart
+	equalLines(t, "select 1", jobs, []string{"1"})
+}
+
+// pins: statement errors carry their SQLSTATE and the position of the offending name.
+func TestErrorsHaveCodeAndPosition(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM clicks (user_id BIGINT, ts TIMESTAMP)`)
+	cases := []struct {
+		sql, code string
+		pos       int
+	}{
+		{"SELECT nope FROM clicks", sqlerr.UndefinedColumn, 7},
+		{"SELECT user_id FROM nothing", sqlerr.UndefinedTable, 20},
+		{"SELECT user_id FROM clicks WHERE user_id", sqlerr.DatatypeMismatch, 33},
+		{"SELECT 1/0", sqlerr.DivisionByZero, sqlerr.NoPos},
+	}
+	for _, c := range cases {
+		_, err := s.Execute(context.Background(), c.sql)
+		e := sqlerr.As(err)
+		if e == nil || e.Code != c.code || (c.pos != sqlerr.NoPos && e.Pos != c.pos) {
+			t.Errorf("%s: got %+v, want code %s at %d", c.sql, e, c.code, c.pos)
+		}
+	}
+}

@@ -1,0 +1,450 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/planner"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// Column is a result column.
+type Column struct {
+	Name string
+	Type arrow.DataType
+	OID  uint32
+}
+
+// Result is what one statement returns: a command tag (as Postgres' CommandComplete carries it) and, for
+// statements that return rows, the columns and the rows in Postgres text form (nil is NULL).
+type Result struct {
+	Tag     string
+	Columns []Column
+	Rows    [][]*string
+}
+
+// Session is one client's connection to the engine: its variables (SET) apply to the jobs it starts afterwards.
+// A Session is used by one goroutine at a time.
+type Session struct {
+	e    *Engine
+	vars vars
+}
+
+// NewSession starts a session.
+func (e *Engine) NewSession() *Session { return &Session{e: e, vars: newVars()} }
+
+// Var returns a session variable's value (pgwire reports some at startup).
+func (s *Session) Var(name string) string { return s.vars[name] }
+
+// Execute parses sql (one or more statements) and runs them in order. It returns the results of the statements
+// that ran and the first error, whose position (if any) is a byte offset into sql.
+func (s *Session) Execute(ctx context.Context, sql string) ([]*Result, error) {
+	stmts, err := parser.Parse(sql)
+	if err != nil {
+		return nil, sqlerr.As(err)
+	}
+	var out []*Result
+	for _, st := range stmts {
+		r, err := s.ExecuteStmt(ctx, st)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ExecuteStmt runs one parsed statement.
+func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (res *Result, err error) {
+	defer func() {
+		if err != nil {
+			err = sqlerr.As(err)
+		}
+	}()
+	switch st := st.(type) {
+	case *parser.CreateStream:
+		obj, err := planner.StreamObject(s.e, st)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.e.cat.Create(obj, st.IfNotExists); err != nil {
+			return nil, withPos(err, st.NameP)
+		}
+		return &Result{Tag: "CREATE STREAM"}, nil
+	case *parser.CreateSink:
+		obj, err := planner.SinkObject(s.e, st)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.e.cat.Create(obj, st.IfNotExists); err != nil {
+			return nil, withPos(err, st.NameP)
+		}
+		return &Result{Tag: "CREATE SINK"}, nil
+	case *parser.CreateView:
+		return s.createView(st)
+	case *parser.Insert:
+		return s.insert(ctx, st)
+	case *parser.Select:
+		return s.query(ctx, st.Query)
+	case *parser.Flush:
+		if err := s.e.flush(ctx); err != nil {
+			return nil, err
+		}
+		return &Result{Tag: "FLUSH"}, nil
+	case *parser.Set:
+		if err := s.vars.set(st.Name, st.Value, st.Default); err != nil {
+			return nil, withPos(err, st.NameP)
+		}
+		return &Result{Tag: "SET"}, nil
+	case *parser.Reset:
+		if st.Name == "all" {
+			s.vars = newVars()
+		} else if err := s.vars.set(st.Name, "", true); err != nil {
+			return nil, err
+		}
+		return &Result{Tag: "RESET"}, nil
+	case *parser.Show:
+		return s.show(st)
+	case *parser.Describe:
+		return s.describe(st)
+	case *parser.Explain:
+		return s.explain(st)
+	case *parser.Drop:
+		return s.drop(st)
+	case *parser.DropJob:
+		return s.dropJob(st)
+	case *parser.Txn:
+		return &Result{Tag: strings.ToUpper(st.Op)}, nil
+	}
+	return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st), "statement %T is not supported", st)
+}
+
+func stmtStart(st parser.Stmt) int {
+	start, _ := st.Span()
+	return start
+}
+
+func withPos(err error, pos int) error {
+	var e *sqlerr.Error
+	if errors.As(err, &e) {
+		return e.WithPos(pos)
+	}
+	return err
+}
+
+func (s *Session) settings() (jobSettings, map[string]string, error) {
+	m := s.vars.jobSettings()
+	js, err := settingsFrom(m)
+	return js, m, err
+}
+
+// createView creates a view (a stored query) or a materialized view (a stored query and the job maintaining it).
+func (s *Session) createView(st *parser.CreateView) (*Result, error) {
+	info, err := planner.BindView(s.e, st.Query, st.Columns, st.Materialized)
+	if err != nil {
+		return nil, err
+	}
+	reads := append(append([]string{}, info.Reads...), info.Views...)
+	queryText := parser.Format(st.Query)
+	if !st.Materialized {
+		obj := &catalog.Object{Kind: catalog.View, Name: st.Name, Columns: info.Columns, Query: queryText, Reads: reads}
+		if st.OrReplace {
+			if old, ok := s.e.cat.Get(st.Name); ok && old.Kind != catalog.View {
+				return nil, sqlerr.New(sqlerr.WrongObjectType, st.NameP, "%q is not a view", st.Name)
+			}
+			if err := s.e.cat.Replace(obj); err != nil {
+				return nil, err
+			}
+		} else if _, err := s.e.cat.Create(obj, st.IfNotExists); err != nil {
+			return nil, withPos(err, st.NameP)
+		}
+		return &Result{Tag: "CREATE VIEW"}, nil
+	}
+	if st.OrReplace {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, st.NameP, "CREATE OR REPLACE MATERIALIZED VIEW is not supported; drop it first")
+	}
+	if old, ok := s.e.cat.Get(st.Name); ok {
+		if st.IfNotExists {
+			return &Result{Tag: "CREATE MATERIALIZED VIEW"}, nil
+		}
+		return nil, sqlerr.New(sqlerr.DuplicateTable, st.NameP, "%s %q already exists", strings.ToLower(string(old.Kind)), st.Name)
+	}
+	js, m, err := s.settings()
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.e.cat.NewJobID()
+	if err != nil {
+		return nil, err
+	}
+	obj := &catalog.Object{Kind: catalog.MaterializedView, Name: st.Name, Columns: info.Columns, Query: queryText,
+		Reads: reads, Job: id}
+	// A log left by an earlier view of the same name would be read as this one's.
+	s.e.dropStorage(obj)
+	p, err := planner.PlanMaterializedView(s.e, st.Query, obj, js.planner())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.e.cat.Create(obj, false); err != nil {
+		return nil, withPos(err, st.NameP)
+	}
+	spec := &catalog.JobSpec{ID: id, Statement: canonicalCreateMV(st.Name, st.Columns, queryText), Target: st.Name,
+		Reads: info.Reads, Settings: m}
+	if err := s.e.cat.AddJob(spec); err != nil {
+		return nil, err
+	}
+	if err := s.e.startJob(spec, p); err != nil {
+		return nil, err
+	}
+	return jobResult("CREATE MATERIALIZED VIEW", id), nil
+}
+
+func canonicalCreateMV(name string, cols []string, query string) string {
+	var sb strings.Builder
+	sb.WriteString("CREATE MATERIALIZED VIEW ")
+	sb.WriteString(parser.FormatName(name))
+	if len(cols) > 0 {
+		q := make([]string, len(cols))
+		for i, c := range cols {
+			q[i] = parser.FormatName(c)
+		}
+		sb.WriteString(" (" + strings.Join(q, ", ") + ")")
+	}
+	sb.WriteString(" AS ")
+	sb.WriteString(query)
+	return sb.String()
+}
+
+func jobResult(tag, id string) *Result {
+	return &Result{Tag: tag, Columns: []Column{textColumn("job_id")}, Rows: [][]*string{{&id}}}
+}
+
+func textColumn(name string) Column {
+	return Column{Name: name, Type: arrow.BinaryTypes.String, OID: catalog.OIDText}
+}
+
+// insert appends VALUES to an internal stream at once (durably), or starts a job.
+func (s *Session) insert(ctx context.Context, st *parser.Insert) (*Result, error) {
+	target, ok := s.e.cat.Get(st.Target)
+	if ok && target.Kind == catalog.Stream && target.Connector() == "" {
+		rec, isValues, err := planner.ValuesFor(s.e, st, target, s.e.cfg.Alloc)
+		if err != nil {
+			return nil, err
+		}
+		if isValues {
+			defer rec.Release()
+			l, err := s.e.Log(target)
+			if err != nil {
+				return nil, err
+			}
+			if err := l.Append(exec.Batch{Rec: rec}); err != nil {
+				return nil, sqlerr.Wrap(sqlerr.IOError, err)
+			}
+			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", rec.NumRows())}, nil
+		}
+	}
+	js, m, err := s.settings()
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.PlanInsert(s.e, st, js.planner())
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.e.cat.NewJobID()
+	if err != nil {
+		return nil, err
+	}
+	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads, Settings: m}
+	if err := s.e.cat.AddJob(spec); err != nil {
+		return nil, err
+	}
+	if err := s.e.startJob(spec, p); err != nil {
+		return nil, err
+	}
+	return jobResult("INSERT 0 0", id), nil
+}
+
+// errLimit stops a SELECT's dataflow once LIMIT rows arrived.
+var errLimit = errors.New("limit reached")
+
+// query runs an ad-hoc SELECT to completion (or to its LIMIT) and returns its rows.
+func (s *Session) query(ctx context.Context, q *parser.Query) (*Result, error) {
+	js, _, err := s.settings()
+	if err != nil {
+		return nil, err
+	}
+	ps := js.planner()
+	ps.Errors = expr.ErrorsFail // a bad value fails an ad-hoc SELECT (SQLSTATE 22xxx)
+	col := &collector{}
+	p, err := planner.PlanSelect(s.e, q, ps, col.add)
+	if err != nil {
+		return nil, err
+	}
+	col.order, col.limit, col.offset = p.Order, p.Limit, p.Offset
+	if err := s.e.runSelect(ctx, p); err != nil && !col.full() {
+		return nil, err
+	}
+	rows := col.result()
+	res := &Result{Tag: "SELECT " + strconv.Itoa(len(rows))}
+	for _, c := range p.Columns[:p.Visible] {
+		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type, OID: catalog.OID(c.Type)})
+	}
+	for _, r := range rows {
+		res.Rows = append(res.Rows, r.text[:p.Visible])
+	}
+	return res, nil
+}
+
+// runSelect runs a SELECT's dataflow in a scratch directory with no periodic checkpoints and no restarts.
+func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
+	g, err := p.Graph()
+	if err != nil {
+		return err
+	}
+	dir := e.newSelectDir()
+	defer os.RemoveAll(dir)
+	job, err := exec.NewJob(g, exec.JobConfig{Name: "select", Dir: dir, Alloc: e.cfg.Alloc, Logger: e.log,
+		RestartBudget: -1, CheckpointMode: checkpoint.Aligned})
+	if err != nil {
+		return err
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	job.Start(jctx)
+	if err := job.Wait(ctx); err != nil {
+		job.Cancel()
+		st := job.Status()
+		if st.Err != nil {
+			var se *sqlerr.Error
+			if errors.As(st.Err, &se) {
+				return se
+			}
+			return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "%v", st.Err)
+		}
+		if ctx.Err() != nil {
+			return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
+		}
+		return err
+	}
+	return nil
+}
+
+// collector gathers a SELECT's rows in text form, folding retractions (a materialized view's changelog) and
+// stopping the dataflow at LIMIT when there is no ORDER BY.
+type collector struct {
+	mu     sync.Mutex
+	rows   []collectedRow
+	live   map[string][]int // row text -> indexes of live rows with it, for retractions
+	order  []planner.OrderKey
+	limit  int64
+	offset int64
+	n      int64
+}
+
+type collectedRow struct {
+	text []*string
+	key  []sortValue
+	dead bool
+}
+
+func (c *collector) full() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit >= 0 && len(c.order) == 0 && c.n >= c.limit+c.offset
+}
+
+func (c *collector) add(b exec.Batch) error {
+	defer b.Release()
+	text, err := operators.TextRows(b.Rec)
+	if err != nil {
+		return err
+	}
+	var keys [][]sortValue
+	if len(c.order) > 0 {
+		keys = sortValues(b.Rec, c.order)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, row := range text {
+		k := b.Kind(i)
+		if k == exec.UpdateBefore || k == exec.Delete {
+			rk := rowKey(row)
+			if idx := c.live[rk]; len(idx) > 0 {
+				c.rows[idx[len(idx)-1]].dead = true
+				c.live[rk] = idx[:len(idx)-1]
+				c.n--
+			}
+			continue
+		}
+		r := collectedRow{text: row}
+		if keys != nil {
+			r.key = keys[i]
+		}
+		if b.Kinds != nil {
+			if c.live == nil {
+				c.live = map[string][]int{}
+			}
+			rk := rowKey(row)
+			c.live[rk] = append(c.live[rk], len(c.rows))
+		}
+		c.rows = append(c.rows, r)
+		c.n++
+	}
+	if c.limit >= 0 && len(c.order) == 0 && c.n >= c.limit+c.offset {
+		return errLimit
+	}
+	return nil
+}
+
+func rowKey(row []*string) string {
+	var sb strings.Builder
+	for _, v := range row {
+		if v == nil {
+			sb.WriteString("\x00N")
+		} else {
+			sb.WriteString("\x00V")
+			sb.WriteString(*v)
+		}
+	}
+	return sb.String()
+}
+
+// result returns the live rows, sorted, after OFFSET and LIMIT.
+func (c *collector) result() []collectedRow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []collectedRow
+	for _, r := range c.rows {
+		if !r.dead {
+			out = append(out, r)
+		}
+	}
+	if len(c.order) > 0 {
+		sortRows(out, c.order)
+	}
+	if c.offset > 0 {
+		if int64(len(out)) <= c.offset {
+			out = nil
+		} else {
+			out = out[c.offset:]
+		}
+	}
+	if c.limit >= 0 && int64(len(out)) > c.limit {
+		out = out[:c.limit]
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/sql/planner"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// The job settings a session carries into the jobs it starts, and their defaults (DESIGN.md: a checkpoint every
+// second, so views are readable soon after data arrives).
+var jobSettingDefaults = map[string]string{
+	"checkpoint.interval": "1s",
+	"checkpoint.mode":     "aligned",
+	"parallelism":         "1",
+	"errors.mode":         "null",
+}
+
+// pgSettings are the Postgres parameters clients read or set at connect time; they are accepted and shown, and
+// change nothing (times are always UTC, text always UTF-8).
+var pgSettings = map[string]string{
+	"server_version":                      "16.0",
+	"server_version_num":                  "160000",
+	"server_encoding":                     "UTF8",
+	"client_encoding":                     "UTF8",
+	"datestyle":                           "ISO, MDY",
+	"timezone":                            "UTC",
+	"intervalstyle":                       "postgres",
+	"integer_datetimes":                   "on",
+	"standard_conforming_strings":         "on",
+	"application_name":                    "",
+	"transaction_isolation":               "read committed",
+	"transaction isolation level":         "read committed",
+	"default_transaction_isolation":       "read committed",
+	"search_path":                         "public",
+	"extra_float_digits":                  "1",
+	"statement_timeout":                   "0",
+	"lock_timeout":                        "0",
+	"idle_in_transaction_session_timeout": "0",
+	"client_min_messages":                 "notice",
+	"bytea_output":                        "hex",
+	"is_superuser":                        "on",
+	"max_identifier_length":               "63",
+}
+
+// jobSettings are the parsed job settings.
+type jobSettings struct {
+	interval    time.Duration
+	mode        checkpoint.Mode
+	adaptive    bool
+	parallelism int
+	errors      expr.ErrorMode
+}
+
+func (s jobSettings) planner() planner.Settings {
+	return planner.Settings{Parallelism: s.parallelism, Errors: s.errors}
+}
+
+// settingsFrom parses job settings (missing ones take their defaults).
+func settingsFrom(m map[string]string) (jobSettings, error) {
+	var s jobSettings
+	get := func(k string) string {
+		if v, ok := m[k]; ok {
+			return v
+		}
+		return jobSettingDefaults[k]
+	}
+	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "parallelism", "errors.mode"} {
+		if err := applySetting(&s, k, get(k)); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// applySetting checks and applies one job setting.
+func applySetting(s *jobSettings, name, value string) error {
+	v := strings.ToLower(strings.TrimSpace(value))
+	switch name {
+	case "checkpoint.interval":
+		if v == "off" {
+			v = "0"
+		}
+		us, err := planner.ParseInterval(v, "")
+		if err != nil || us < 0 {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for checkpoint.interval: %q (e.g. '10s', '500 ms', '0' for off)", value)
+		}
+		s.interval = time.Duration(us) * time.Microsecond
+	case "checkpoint.mode":
+		switch v {
+		case "aligned":
+			s.mode, s.adaptive = checkpoint.Aligned, false
+		case "unaligned":
+			s.mode, s.adaptive = checkpoint.Unaligned, false
+		case "adaptive":
+			s.mode, s.adaptive = checkpoint.Aligned, true
+		default:
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for checkpoint.mode: %q (aligned, unaligned or adaptive)", value)
+		}
+	case "parallelism":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 256 {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for parallelism: %q (1 to 256)", value)
+		}
+		s.parallelism = n
+	case "errors.mode":
+		switch v {
+		case "null":
+			s.errors = expr.ErrorsNull
+		case "fail":
+			s.errors = expr.ErrorsFail
+		default:
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for errors.mode: %q (null or fail)", value)
+		}
+	default:
+		return fmt.Errorf("unknown job setting %s", name)
+	}
+	return nil
+}
+
+// vars is a session's variables: job settings and Postgres parameters.
+type vars map[string]string
+
+func newVars() vars {
+	v := vars{}
+	maps.Copy(v, pgSettings)
+	maps.Copy(v, jobSettingDefaults)
+	return v
+}
+
+// set checks and sets a variable; DEFAULT (value "", def) restores the default.
+func (v vars) set(name, value string, def bool) error {
+	name = strings.ToLower(name)
+	if name == "time zone" {
+		name = "timezone"
+	}
+	dflt, isJob := jobSettingDefaults[name]
+	pgDefault, isPG := pgSettings[name]
+	switch {
+	case isJob:
+		if def {
+			value = dflt
+		}
+		var s jobSettings
+		if err := applySetting(&s, name, value); err != nil {
+			return err
+		}
+	case isPG:
+		if def {
+			value = pgDefault
+		}
+		if name == "timezone" && !strings.EqualFold(value, "utc") && value != "UTC" && value != "Etc/UTC" && value != "GMT" {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "timezone %q is not supported: clinksql works in UTC", value)
+		}
+		if name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(value, "-", ""), "utf8") {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "client_encoding %q is not supported: only UTF8", value)
+		}
+	default:
+		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "unrecognized configuration parameter %q", name)
+	}
+	v[name] = value
+	return nil
+}
+
+// jobSettings returns the job settings in force, for a job started now.
+func (v vars) jobSettings() map[string]string {
+	out := map[string]string{}
+	for k := range jobSettingDefaults {
+		out[k] = v[k]
+	}
+	return out
+}
+
+func (v vars) sortedNames() []string {
+	var names []string
+	for k := range v {
+		if k == "transaction isolation level" {
+			continue
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/planner"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/state"
+)
+
+// table builds a text result set.
+type table struct {
+	cols []Column
+	rows [][]*string
+}
+
+func newTable(names ...string) *table {
+	t := &table{}
+	for _, n := range names {
+		t.cols = append(t.cols, textColumn(n))
+	}
+	return t
+}
+
+func (t *table) add(vals ...string) {
+	row := make([]*string, len(vals))
+	for i := range vals {
+		row[i] = &vals[i]
+	}
+	t.rows = append(t.rows, row)
+}
+
+func (t *table) result(tag string) *Result {
+	if tag == "" {
+		tag = "SHOW"
+	}
+	return &Result{Tag: tag, Columns: t.cols, Rows: t.rows}
+}
+
+func (s *Session) show(st *parser.Show) (*Result, error) {
+	cat := s.e.cat
+	switch st.What {
+	case "streams", "tables":
+		t := newTable("name", "connector", "columns", "watermark")
+		for _, o := range cat.Objects(catalog.Stream) {
+			wm := ""
+			if o.Watermark != nil {
+				wm = o.Watermark.Column + " AS " + o.Watermark.Expr
+			}
+			conn := o.Connector()
+			if conn == "" {
+				conn = "(internal)"
+			}
+			t.add(o.Name, conn, columnList(o.Columns), wm)
+		}
+		return t.result(""), nil
+	case "sinks":
+		t := newTable("name", "connector", "columns", "options")
+		for _, o := range cat.Objects(catalog.Sink) {
+			t.add(o.Name, o.Connector(), columnList(o.Columns), optionList(o.Options))
+		}
+		return t.result(""), nil
+	case "views":
+		t := newTable("name", "query")
+		for _, o := range cat.Objects(catalog.View) {
+			t.add(o.Name, o.Query)
+		}
+		return t.result(""), nil
+	case "materialized views":
+		t := newTable("name", "job_id", "query")
+		for _, o := range cat.Objects(catalog.MaterializedView) {
+			t.add(o.Name, o.Job, o.Query)
+		}
+		return t.result(""), nil
+	case "jobs":
+		return s.showJobs(), nil
+	case "checkpoints":
+		return s.showCheckpoints(st.For)
+	case "all":
+		t := newTable("name", "setting")
+		for _, n := range s.vars.sortedNames() {
+			t.add(n, s.vars[n])
+		}
+		return t.result(""), nil
+	}
+	name := st.What
+	if name == "time zone" {
+		name = "timezone"
+	}
+	v, ok := s.vars[name]
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, stmtStart(st), "unrecognized configuration parameter %q", st.What)
+	}
+	t := newTable(name)
+	t.add(v)
+	return t.result(""), nil
+}
+
+func columnList(cols []catalog.Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = c.Name + " " + c.Type.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func optionList(opts map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(opts) {
+		if k != "connector" {
+			parts = append(parts, fmt.Sprintf("%s=%s", k, opts[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// showJobs lists every job with its state, progress and failure.
+func (s *Session) showJobs() *Result {
+	t := newTable("id", "query", "state", "last_checkpoint", "rows_in", "rows_out", "late_rows", "bad_values", "error")
+	for _, spec := range s.e.cat.Jobs() {
+		s.e.mu.Lock()
+		rj := s.e.jobs[spec.ID]
+		s.e.mu.Unlock()
+		last := "0"
+		if id, ok, _ := checkpoint.LatestCompleted(state.OS, filepath.Join(s.e.jobDir(spec.ID), "checkpoints")); ok {
+			last = strconv.FormatUint(id, 10)
+		}
+		if rj == nil {
+			st := "STOPPED"
+			if spec.Stopped {
+				st = "FINISHED"
+				if spec.Dropped {
+					st = "DROPPED"
+				}
+			}
+			t.add(spec.ID, spec.Statement, st, last, "", "", "", "", "")
+			continue
+		}
+		js := rj.job.Status()
+		state := map[exec.JobState]string{exec.JobRunning: "RUNNING", exec.JobFinished: "FINISHED",
+			exec.JobRestarting: "RESTARTING", exec.JobFailed: "FAILED", exec.JobCancelled: "STOPPED"}[js.State]
+		if js.LastCompleted > 0 {
+			last = strconv.FormatUint(js.LastCompleted, 10)
+		}
+		errText := ""
+		if js.Err != nil && (js.State == exec.JobFailed || js.State == exec.JobRestarting) {
+			errText = fmt.Sprintf("%s: %v", js.FailedOperator, js.Err)
+		}
+		t.add(spec.ID, spec.Statement, state, last, strconv.FormatInt(js.RowsIn, 10), strconv.FormatInt(js.RowsOut, 10),
+			strconv.FormatInt(js.Late, 10), strconv.FormatInt(js.BadValues, 10), errText)
+	}
+	return t.result("")
+}
+
+// showCheckpoints lists the retained completed checkpoints of every job (or of one).
+func (s *Session) showCheckpoints(job string) (*Result, error) {
+	t := newTable("job_id", "checkpoint_id", "state")
+	found := job == ""
+	for _, spec := range s.e.cat.Jobs() {
+		if job != "" && spec.ID != job {
+			continue
+		}
+		found = true
+		ids, err := checkpoint.CompletedIDs(state.OS, filepath.Join(s.e.jobDir(spec.ID), "checkpoints"))
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			t.add(spec.ID, strconv.FormatUint(id, 10), "COMPLETED")
+		}
+	}
+	if !found {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", job)
+	}
+	return t.result(""), nil
+}
+
+func (s *Session) describe(st *parser.Describe) (*Result, error) {
+	o, ok := s.e.cat.Get(st.Name)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, st.NameP, "relation %q does not exist", st.Name)
+	}
+	t := newTable("column_name", "data_type", "is_nullable", "extra")
+	for _, c := range o.Columns {
+		extra := ""
+		if o.Watermark != nil && o.Watermark.Column == c.Name {
+			extra = "WATERMARK AS " + o.Watermark.Expr
+		}
+		t.add(c.Name, c.Type.String(), "YES", extra)
+	}
+	return t.result("DESCRIBE"), nil
+}
+
+// explain plans a statement without running it and prints its dataflow.
+func (s *Session) explain(st *parser.Explain) (*Result, error) {
+	js, _, err := s.settings()
+	if err != nil {
+		return nil, err
+	}
+	var p *planner.Physical
+	switch inner := st.Stmt.(type) {
+	case *parser.Select:
+		p, err = planner.PlanSelect(s.e, inner.Query, js.planner(), nil)
+	case *parser.Insert:
+		p, err = planner.PlanInsert(s.e, inner, js.planner())
+	case *parser.CreateView:
+		if !inner.Materialized {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(inner), "EXPLAIN CREATE VIEW: a view runs nothing; explain a query that reads it")
+		}
+		info, berr := planner.BindView(s.e, inner.Query, inner.Columns, true)
+		if berr != nil {
+			return nil, berr
+		}
+		obj := &catalog.Object{Kind: catalog.MaterializedView, Name: inner.Name, Columns: info.Columns}
+		p, err = planner.PlanMaterializedView(s.e, inner.Query, obj, js.planner())
+	default:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st.Stmt), "EXPLAIN works on SELECT, INSERT and CREATE MATERIALIZED VIEW")
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := newTable("QUERY PLAN")
+	for _, line := range strings.Split(strings.TrimRight(p.Explain(), "\n"), "\n") {
+		t.add(line)
+	}
+	return t.result("EXPLAIN"), nil
+}
+
+func (s *Session) drop(st *parser.Drop) (*Result, error) {
+	kind := catalog.Kind(st.Kind)
+	if st.Kind == "TABLE" {
+		kind = catalog.Stream
+	}
+	for i, name := range st.Names {
+		if _, ok := s.e.cat.Get(name); !ok && st.IfExists {
+			continue
+		}
+		plan, err := s.e.cat.PlanDrop(name, kind, st.Cascade)
+		if err != nil {
+			return nil, withPos(err, st.NamesP[i])
+		}
+		s.e.stopJobs(plan.Jobs)
+		if err := s.e.cat.Remove(plan); err != nil {
+			return nil, err
+		}
+		for _, o := range plan.Objects {
+			s.e.dropStorage(o)
+		}
+	}
+	return &Result{Tag: "DROP " + st.Kind}, nil
+}
+
+func (s *Session) dropJob(st *parser.DropJob) (*Result, error) {
+	spec, ok := s.e.cat.Job(st.ID)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, st.IDP, "job %q does not exist", st.ID)
+	}
+	for _, o := range s.e.cat.Objects(catalog.MaterializedView) {
+		if o.Job == spec.ID {
+			e := sqlerr.New(sqlerr.DependentObjects, st.IDP, "job %s maintains materialized view %q", spec.ID, o.Name)
+			e.Hint = fmt.Sprintf("Use DROP MATERIALIZED VIEW %s.", o.Name)
+			return nil, e
+		}
+	}
+	s.e.stopJobs([]string{spec.ID})
+	if err := s.e.cat.DropJob(spec.ID); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "DROP JOB"}, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

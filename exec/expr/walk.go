@@ -1,0 +1,71 @@
+package expr
+
+import "slices"
+
+// Children returns the direct arguments of e (nil for columns and constants).
+func Children(e Expr) []Expr {
+	if w, ok := e.(withArgs); ok {
+		return w.children()
+	}
+	return nil
+}
+
+// Columns returns the batch columns e reads, sorted, without duplicates.
+func Columns(es ...Expr) []int {
+	var out []int
+	var walk func(e Expr)
+	walk = func(e Expr) {
+		if c, ok := e.(*column); ok {
+			out = append(out, c.idx)
+			return
+		}
+		for _, ch := range Children(e) {
+			walk(ch)
+		}
+	}
+	for _, e := range es {
+		if e != nil {
+			walk(e)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// RemapColumns returns e with every column index i replaced by f(i) (e itself is not changed). Operators use it
+// to evaluate over a batch that holds only the columns an expression reads.
+func RemapColumns(e Expr, f func(int) int) Expr {
+	switch n := e.(type) {
+	case *column:
+		c := *n
+		c.idx = f(n.idx)
+		return &c
+	case *literal:
+		return n
+	case *callExpr:
+		c := *n
+		c.args = remapAll(n.args, f)
+		return &c
+	case *inExpr:
+		c := *n
+		c.args = remapAll(n.args, f)
+		return &c
+	case *lazyExpr:
+		c := *n
+		c.args = remapAll(n.args, f)
+		return &c
+	case *shortCircuit:
+		return &shortCircuit{or: n.or, left: RemapColumns(n.left, f), right: RemapColumns(n.right, f)}
+	}
+	return e
+}
+
+func remapAll(es []Expr, f func(int) int) []Expr {
+	out := make([]Expr, len(es))
+	for i, a := range es {
+		out[i] = RemapColumns(a, f)
+	}
+	return out
+}
+
+func (e *inExpr) children() []Expr { return e.args }

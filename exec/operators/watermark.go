@@ -1,0 +1,103 @@
+package operators
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clinksql/clinksql/exec"
+)
+
+// WatermarkFunc returns the watermark the rows of one batch imply (a stream's WATERMARK FOR expression,
+// maximised over the batch); ok is false when no row has an event time.
+type WatermarkFunc func(ctx *exec.TaskContext, rec arrow.RecordBatch) (wm int64, ok bool, err error)
+
+// WithWatermark wraps a source so that it emits the running maximum of fn over its batches as its watermark, and
+// keeps that maximum in its offset: after a restore the watermark does not go back.
+func WithWatermark(src exec.Source, fn WatermarkFunc) exec.Source {
+	return &watermarked{src: src, fn: fn, wm: exec.MinWatermark}
+}
+
+type watermarked struct {
+	src exec.Source
+	fn  WatermarkFunc
+	ctx *exec.TaskContext
+	wm  int64
+}
+
+func (w *watermarked) RestoreOffset(offset []byte) error {
+	if len(offset) < 8 {
+		return fmt.Errorf("watermarked source: offset of %d bytes", len(offset))
+	}
+	w.wm = int64(binary.BigEndian.Uint64(offset))
+	return w.src.RestoreOffset(offset[8:])
+}
+
+func (w *watermarked) SnapshotOffset() ([]byte, error) {
+	inner, err := w.src.SnapshotOffset()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 8, 8+len(inner))
+	binary.BigEndian.PutUint64(out, uint64(w.wm))
+	return append(out, inner...), nil
+}
+
+func (w *watermarked) Open(ctx *exec.TaskContext) error {
+	w.ctx = ctx
+	return w.src.Open(ctx)
+}
+
+func (w *watermarked) Produce(ctx context.Context) (exec.SourceResult, error) {
+	res, err := w.src.Produce(ctx)
+	if err != nil {
+		return res, err
+	}
+	if res.Status == exec.Produced && res.Batch.Rows() > 0 {
+		wm, ok, err := w.fn(w.ctx, res.Batch.Rec)
+		if err != nil {
+			res.Batch.Release()
+			return exec.SourceResult{}, err
+		}
+		if ok && wm > w.wm {
+			w.wm = wm
+		}
+	}
+	if res.Status != exec.Finished {
+		res.WM = max(res.WM, w.wm)
+	}
+	return res, nil
+}
+
+func (w *watermarked) Close() error { return w.src.Close() }
+
+// MaxTimestamp returns the largest non-NULL value of a TIMESTAMP (or BIGINT) array in microseconds.
+func MaxTimestamp(arr arrow.Array) (int64, bool) {
+	var vals []int64
+	switch a := arr.(type) {
+	case *array.Timestamp:
+		ts := a.TimestampValues()
+		best, ok := int64(0), false
+		for i, v := range ts {
+			if (a.NullN() == 0 || a.IsValid(i)) && (!ok || int64(v) > best) {
+				best, ok = int64(v), true
+			}
+		}
+		return best, ok
+	case *array.Int64:
+		vals = a.Int64Values()
+	default:
+		return 0, false
+	}
+	best, ok := int64(0), false
+	nulls := arr.NullN() > 0
+	for i, v := range vals {
+		if (!nulls || arr.IsValid(i)) && (!ok || v > best) {
+			best, ok = v, true
+		}
+	}
+	return best, ok
+}

@@ -1,0 +1,410 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
+// Canonical value bytes. The window aggregate names a group's key, a COUNT(DISTINCT) value and the state keys by
+// these bytes; they are stable across processes and releases (state written by one is read by the next).
+//
+//	key column      0x00 for NULL, else 0x01 then the value
+//	integer-like    8 bytes big endian of int64(v) with the sign bit flipped (int8..int64, uint8..uint32, date32,
+//	                date64, timestamp of any unit: the stored integer); so bytes sort like the numbers
+//	uint64          8 bytes big endian
+//	float           8 bytes: the float64 (float32 widened) with -0 as 0 and one NaN, sign-flipped to sort
+//	decimal128      16 bytes: high word sign-flipped, low word, big endian
+//	boolean         1 byte
+//	string, binary  uvarint length, then the bytes
+//
+// A key of no columns is empty.
+
+type winKeyMode uint8
+
+const (
+	winKeyNone  winKeyMode = iota // no GROUP BY keys besides the window: one group per window
+	winKeyInt                     // one integer-like key column: groups found by int64 (the fast path)
+	winKeyBytes                   // anything else: groups found by canonical bytes
+)
+
+// winKeyEncoding is how the operator finds and rebuilds the key of a row.
+type winKeyEncoding struct {
+	types []arrow.DataType
+	mode  winKeyMode
+}
+
+func newWinKeyEncoding(types []arrow.DataType) winKeyEncoding {
+	e := winKeyEncoding{types: types, mode: winKeyBytes}
+	switch {
+	case len(types) == 0:
+		e.mode = winKeyNone
+	case len(types) == 1 && winIntLike(types[0]):
+		e.mode = winKeyInt
+	}
+	return e
+}
+
+// winIntLike reports whether values of t are integers that fit int64 and encode as such.
+func winIntLike(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.DATE32,
+		arrow.DATE64, arrow.TIMESTAMP:
+		return true
+	}
+	return false
+}
+
+// winKeyType reports whether t can be a GROUP BY key: exactly the types exec.HashKeys hashes.
+func winKeyType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT32, arrow.UINT64, arrow.TIMESTAMP, arrow.DATE32,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:
+		return true
+	}
+	return false
+}
+
+const winSignBit = uint64(1) << 63
+
+// winInt64Values returns the values of an integer-like (or boolean) array as int64s: the array's own buffer for
+// int64 and timestamps, else a conversion into scratch. Values under NULLs are unspecified.
+func winInt64Values(arr arrow.Array, scratch *[]int64) []int64 {
+	n := arr.Len()
+	conv := func() []int64 {
+		if cap(*scratch) < n {
+			*scratch = make([]int64, n)
+		}
+		return (*scratch)[:n]
+	}
+	switch a := arr.(type) {
+	case *array.Int64:
+		return a.Int64Values()
+	case *array.Timestamp:
+		v := a.TimestampValues()
+		return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+	case *array.Date64:
+		v := a.Date64Values()
+		return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+	case *array.Int32:
+		out := conv()
+		for i, v := range a.Int32Values() {
+			out[i] = int64(v)
+		}
+		return out
+	case *array.Int16:
+		out := conv()
+		for i, v := range a.Int16Values() {
+			out[i] = int64(v)
+		}
+		return out
+	case *array.Int8:
+		out := conv()
+		for i, v := range a.Int8Values() {
+			out[i] = int64(v)
+		}
+		return out
+	case *array.Uint32:
+		out := conv()
+		for i, v := range a.Uint32Values() {
+			out[i] = int64(v)
+		}
+		return out
+	case *array.Uint16:
+		out := conv()
+		for i, v := range a.Uint16Values() {
+			out[i] = int64(v)
+		}
+		return out
+	case *array.Uint8:
+		out := conv()
+		for i, v := range a.Uint8Values() {
+			out[i] = int64(v)
+		}
+		return out
+	case *array.Date32:
+		out := conv()
+		for i, v := range a.Date32Values() {
+			out[i] = int64(v)
+		}
+		return out
+	case *array.Boolean:
+		out := conv()
+		for i := range out {
+			out[i] = 0
+			if a.Value(i) {
+				out[i] = 1
+			}
+		}
+		return out
+	}
+	panic(fmt.Sprintf("window aggregate: %s is not integer-like", arr.DataType()))
+}
+
+// winAppendInt64 appends v to an integer-like (or boolean) builder.
+func winAppendInt64(b array.Builder, v int64) {
+	switch b := b.(type) {
+	case *array.Int64Builder:
+		b.Append(v)
+	case *array.TimestampBuilder:
+		b.Append(arrow.Timestamp(v))
+	case *array.Int32Builder:
+		b.Append(int32(v))
+	case *array.Int16Builder:
+		b.Append(int16(v))
+	case *array.Int8Builder:
+		b.Append(int8(v))
+	case *array.Uint32Builder:
+		b.Append(uint32(v))
+	case *array.Uint16Builder:
+		b.Append(uint16(v))
+	case *array.Uint8Builder:
+		b.Append(uint8(v))
+	case *array.Date32Builder:
+		b.Append(arrow.Date32(v))
+	case *array.Date64Builder:
+		b.Append(arrow.Date64(v))
+	case *array.BooleanBuilder:
+		b.Append(v != 0)
+	default:
+		panic(fmt.Sprintf("window aggregate: %T is not integer-like", b))
+	}
+}
+
+func winAppendOrderedInt(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v)^winSignBit)
+}
+
+func winOrderedInt(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ winSignBit) }
+
+// winCanonicalFloat maps -0 to 0 and every NaN to one NaN, so equal SQL values have equal bits.
+func winCanonicalFloat(f float64) uint64 {
+	switch {
+	case f == 0:
+		return 0
+	case f != f:
+		return 0x7ff8000000000000
+	}
+	return math.Float64bits(f)
+}
+
+// winOrderedFloat makes float bits sort like the numbers (NaN last).
+func winOrderedFloat(f float64) uint64 {
+	u := winCanonicalFloat(f)
+	if u&winSignBit != 0 {
+		return ^u
+	}
+	return u | winSignBit
+}
+
+func winFloatFromOrdered(u uint64) float64 {
+	if u&winSignBit != 0 {
+		return math.Float64frombits(u &^ winSignBit)
+	}
+	return math.Float64frombits(^u)
+}
+
+func winAppendDecimal(dst []byte, n decimal128.Num) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(n.HighBits())^winSignBit)
+	return binary.BigEndian.AppendUint64(dst, n.LowBits())
+}
+
+func winDecimalFrom(b []byte) decimal128.Num {
+	return decimal128.New(int64(binary.BigEndian.Uint64(b)^winSignBit), binary.BigEndian.Uint64(b[8:]))
+}
+
+// winValueAppender appends the canonical bytes of element i (not NULL) of one array.
+type winValueAppender func(dst []byte, i int) []byte
+
+// newWinValueAppender picks the appender of arr's type: once per column and batch.
+func newWinValueAppender(arr arrow.Array, scratch *[]int64) (winValueAppender, error) {
+	if winIntLike(arr.DataType()) {
+		v := winInt64Values(arr, scratch)
+		return func(dst []byte, i int) []byte { return winAppendOrderedInt(dst, v[i]) }, nil
+	}
+	switch a := arr.(type) {
+	case *array.Uint64:
+		v := a.Uint64Values()
+		return func(dst []byte, i int) []byte { return binary.BigEndian.AppendUint64(dst, v[i]) }, nil
+	case *array.Float64:
+		v := a.Float64Values()
+		return func(dst []byte, i int) []byte { return binary.BigEndian.AppendUint64(dst, winOrderedFloat(v[i])) }, nil
+	case *array.Float32:
+		v := a.Float32Values()
+		return func(dst []byte, i int) []byte {
+			return binary.BigEndian.AppendUint64(dst, winOrderedFloat(float64(v[i])))
+		}, nil
+	case *array.Decimal128:
+		v := a.Values()
+		return func(dst []byte, i int) []byte { return winAppendDecimal(dst, v[i]) }, nil
+	case *array.Boolean:
+		return func(dst []byte, i int) []byte {
+			if a.Value(i) {
+				return append(dst, 1)
+			}
+			return append(dst, 0)
+		}, nil
+	case *array.String:
+		return func(dst []byte, i int) []byte { return winAppendLenPrefixed(dst, a.Value(i)) }, nil
+	case *array.LargeString:
+		return func(dst []byte, i int) []byte { return winAppendLenPrefixed(dst, a.Value(i)) }, nil
+	case *array.Binary:
+		return func(dst []byte, i int) []byte { return winAppendLenPrefixed(dst, winUnsafeString(a.Value(i))) }, nil
+	case *array.LargeBinary:
+		return func(dst []byte, i int) []byte { return winAppendLenPrefixed(dst, winUnsafeString(a.Value(i))) }, nil
+	}
+	return nil, fmt.Errorf("window aggregate: no canonical encoding for %s", arr.DataType())
+}
+
+func winAppendLenPrefixed(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func winUnsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// winDecodeValue appends the value whose canonical bytes start src to b and returns the rest of src.
+func winDecodeValue(b array.Builder, t arrow.DataType, src []byte) ([]byte, error) {
+	if winIntLike(t) {
+		if len(src) < 8 {
+			return nil, errWinState
+		}
+		winAppendInt64(b, winOrderedInt(src))
+		return src[8:], nil
+	}
+	switch b := b.(type) {
+	case *array.Uint64Builder:
+		if len(src) < 8 {
+			return nil, errWinState
+		}
+		b.Append(binary.BigEndian.Uint64(src))
+		return src[8:], nil
+	case *array.Float64Builder:
+		if len(src) < 8 {
+			return nil, errWinState
+		}
+		b.Append(winFloatFromOrdered(binary.BigEndian.Uint64(src)))
+		return src[8:], nil
+	case *array.Float32Builder:
+		if len(src) < 8 {
+			return nil, errWinState
+		}
+		b.Append(float32(winFloatFromOrdered(binary.BigEndian.Uint64(src))))
+		return src[8:], nil
+	case *array.Decimal128Builder:
+		if len(src) < 16 {
+			return nil, errWinState
+		}
+		b.Append(winDecimalFrom(src))
+		return src[16:], nil
+	case *array.BooleanBuilder:
+		if len(src) < 1 {
+			return nil, errWinState
+		}
+		b.Append(src[0] != 0)
+		return src[1:], nil
+	}
+	n, w := binary.Uvarint(src)
+	if w <= 0 || uint64(len(src)-w) < n {
+		return nil, errWinState
+	}
+	v := src[w : w+int(n)]
+	switch b := b.(type) {
+	case *array.StringBuilder:
+		b.BinaryBuilder.Append(v)
+	case *array.LargeStringBuilder:
+		b.BinaryBuilder.Append(v)
+	case *array.BinaryBuilder:
+		b.Append(v)
+	default:
+		return nil, fmt.Errorf("window aggregate: cannot decode a key into %T", b)
+	}
+	return src[w+int(n):], nil
+}
+
+var errWinState = fmt.Errorf("window aggregate: truncated value in state")
+
+// decodeKey appends the key whose canonical bytes are key to the key builders.
+func (e *winKeyEncoding) decodeKey(bs []array.Builder, key []byte) error {
+	for c, t := range e.types {
+		if len(key) == 0 {
+			return errWinState
+		}
+		null := key[0] == 0
+		key = key[1:]
+		if null {
+			bs[c].AppendNull()
+			continue
+		}
+		var err error
+		if key, err = winDecodeValue(bs[c], t, key); err != nil {
+			return err
+		}
+	}
+	if len(key) != 0 {
+		return fmt.Errorf("window aggregate: %d stray bytes after a key", len(key))
+	}
+	return nil
+}
+
+// winKeyRows is the keys of one batch in the form the group lookup wants.
+type winKeyRows struct {
+	ints   []int64     // winKeyInt: the values
+	nulls  arrow.Array // winKeyInt: the column, when it has NULLs
+	buf    []byte      // winKeyBytes: canonical bytes of every row, back to back
+	offs   []int32     // winKeyBytes: row i is buf[offs[i]:offs[i+1]]
+	scr    []int64
+	appnds []winValueAppender
+}
+
+// load extracts the keys of rec. The slices stay valid until the next load (or as long as rec for ints).
+func (k *winKeyRows) load(e *winKeyEncoding, rec arrow.RecordBatch, cols []int) error {
+	n := int(rec.NumRows())
+	switch e.mode {
+	case winKeyInt:
+		col := rec.Column(cols[0])
+		k.ints = winInt64Values(col, &k.scr)
+		k.nulls = nil
+		if col.NullN() > 0 {
+			k.nulls = col
+		}
+	case winKeyBytes:
+		k.appnds = k.appnds[:0]
+		scratch := make([][]int64, len(cols))
+		for c, ci := range cols {
+			a, err := newWinValueAppender(rec.Column(ci), &scratch[c])
+			if err != nil {
+				return err
+			}
+			k.appnds = append(k.appnds, a)
+		}
+		k.buf = k.buf[:0]
+		k.offs = append(k.offs[:0], 0)
+		for i := 0; i < n; i++ {
+			for c, ci := range cols {
+				if rec.Column(ci).IsNull(i) {
+					k.buf = append(k.buf, 0)
+					continue
+				}
+				k.buf = k.appnds[c](append(k.buf, 1), i)
+			}
+			k.offs = append(k.offs, int32(len(k.buf)))
+		}
+	}
+	return nil
+}
+
+func (k *winKeyRows) bytesOf(i int) []byte { return k.buf[k.offs[i]:k.offs[i+1]] }
+
+// winAppendIntKey appends the canonical key bytes of a winKeyInt key.
+func winAppendIntKey(dst []byte, v int64, null bool) []byte {
+	if null {
+		return append(dst, 0)
+	}
+	return winAppendOrderedInt(append(dst, 1), v)
+}

@@ -1,0 +1,831 @@
+package operators
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
+)
+
+// State layout of the window aggregate in the subtask's backend:
+//
+//	KeyedKey(kg, windowStateID, end(8) start(8) key)   accumulators of one (window, key): each aggregate's
+//	                                                   encode, in SELECT order
+//	OperatorKey("window/wm")                           the watermark (8 bytes big endian)
+//
+// end and start are sign-flipped big endian (winAppendOrderedInt), key is the canonical key bytes (window_keys.go).
+const windowStateID = 1
+
+var windowWMKey = state.OperatorKey("window/wm")
+
+// Group flags.
+const (
+	winLive    uint8 = 1 << iota
+	winDirty         // changed since the last barrier (listed in windowAgg.dirty)
+	winStored        // in the backend under (storedStart, storedEnd)
+	winNullKey       // winKeyInt: the key is NULL
+)
+
+type winPaneID struct{ start, end int64 }
+
+// winPane is one window of Tumble/Hop/Cumulate with its groups by key.
+type winPane struct {
+	start, end int64
+	ints       map[int64]int32  // winKeyInt
+	strs       map[string]int32 // winKeyBytes
+	null       int32            // the NULL key's group (winKeyInt), the only group (winKeyNone); -1 when none
+}
+
+// windowAgg is one subtask of a WindowAggregate. Groups (one window and one key) are dense int32 ids into
+// column-wise tables; freed ids are reused.
+type windowAgg struct {
+	p    *windowPlan
+	ctx  *exec.TaskContext
+	wm   int64
+	aggs []aggState
+
+	// The group table, indexed by group id.
+	gStart, gEnd             []int64
+	gStoredStart, gStoredEnd []int64
+	gKG                      []uint16
+	gInt                     []int64  // winKeyInt
+	gStr                     []string // winKeyBytes
+	gFlag                    []uint8
+	free                     []int32
+
+	panes map[winPaneID]*winPane // Tumble, Hop, Cumulate
+	// Session: the live sessions of each key, pairwise disjoint and not touching.
+	sessInt  map[int64][]int32
+	sessStr  map[string][]int32
+	sessNull []int32 // the NULL key's (winKeyInt) or the only key's (winKeyNone)
+	// paneHint sizes a new window's map: the groups of the last window fired (windows tend to look alike).
+	paneHint int
+	// nextFire is at most the smallest end of a live window: OnWatermark below it has nothing to do.
+	nextFire int64
+
+	dirty   []int32  // groups flagged dirty (may repeat ids whose flag was cleared since)
+	deletes [][]byte // backend keys of stored groups freed since the last barrier
+
+	// Per batch.
+	rec        arrow.RecordBatch
+	keys       winKeyRows
+	hashes     []uint64
+	hashed     bool
+	rows, grps []int32
+	frows      [][]int32 // per aggregate with a FILTER
+	fgrps      [][]int32
+	tsScratch  []int64
+	paneBuf    []*winPane
+	forward    map[int32]int32 // session: group merged away -> group it merged into, this batch
+	retired    []int32         // session: groups merged away, freed after the batch's updates
+	fired      []int32
+	out        *array.RecordBuilder
+	outRows    int
+}
+
+var _ exec.Operator = (*windowAgg)(nil)
+
+func newWindowAgg(p *windowPlan) *windowAgg {
+	w := &windowAgg{p: p}
+	for _, k := range p.aggs {
+		w.aggs = append(w.aggs, k.newState())
+	}
+	w.frows = make([][]int32, len(p.aggs))
+	w.fgrps = make([][]int32, len(p.aggs))
+	return w
+}
+
+func (w *windowAgg) Open(ctx *exec.TaskContext) error {
+	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
+		return fmt.Errorf("window aggregate: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
+	}
+	w.ctx = ctx
+	w.wm = exec.MinWatermark
+	w.nextFire = math.MaxInt64
+	w.panes = map[winPaneID]*winPane{}
+	w.sessInt = map[int64][]int32{}
+	w.sessStr = map[string][]int32{}
+	w.forward = map[int32]int32{}
+	if v, ok, err := ctx.State.Get(windowWMKey); err != nil {
+		return err
+	} else if ok {
+		if len(v) != 8 {
+			return fmt.Errorf("window aggregate: malformed watermark in state")
+		}
+		w.wm = int64(binary.BigEndian.Uint64(v))
+	}
+	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
+		prefix := state.KeyedKey(kg, windowStateID, nil)
+		if err := ctx.State.Scan(prefix, func(k, v []byte) error { return w.restoreGroup(kg, k[len(prefix):], v) }); err != nil {
+			return fmt.Errorf("window aggregate: restore key group %d: %w", kg, err)
+		}
+	}
+	return nil
+}
+
+// restoreGroup rebuilds one group from its backend entry.
+func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
+	if len(uk) < 16 {
+		return errWinState
+	}
+	end, start, key := winOrderedInt(uk), winOrderedInt(uk[8:]), uk[16:]
+	g := w.allocGroup()
+	w.gStart[g], w.gEnd[g], w.gKG[g] = start, end, uint16(kg)
+	w.gStoredStart[g], w.gStoredEnd[g] = start, end
+	w.gFlag[g] = winLive | winStored
+	null := false
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		if len(key) == 0 || (key[0] != 0 && len(key) != 9) {
+			return errWinState
+		}
+		if null = key[0] == 0; null {
+			w.gFlag[g] |= winNullKey
+		} else {
+			w.gInt[g] = winOrderedInt(key[1:])
+		}
+	case winKeyBytes:
+		w.gStr[g] = string(key)
+	}
+	rest := v
+	for _, a := range w.aggs {
+		var err error
+		if rest, err = a.decode(rest, g); err != nil {
+			return err
+		}
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
+	}
+	w.nextFire = min(w.nextFire, end)
+	if w.p.cfg.Kind == WindowSession {
+		w.setSessions(g, append(w.sessionsOfGroup(g), g))
+		return nil
+	}
+	p := w.winPane(start, end)
+	switch w.p.keyEnc.mode {
+	case winKeyNone:
+		p.null = g
+	case winKeyInt:
+		if null {
+			p.null = g
+		} else {
+			p.ints[w.gInt[g]] = g
+		}
+	case winKeyBytes:
+		p.strs[w.gStr[g]] = g
+	}
+	return nil
+}
+
+// allocGroup returns a free group id with empty accumulators.
+func (w *windowAgg) allocGroup() int32 {
+	if n := len(w.free); n > 0 {
+		g := w.free[n-1]
+		w.free = w.free[:n-1]
+		return g
+	}
+	g := int32(len(w.gStart))
+	w.gStart = append(w.gStart, 0)
+	w.gEnd = append(w.gEnd, 0)
+	w.gStoredStart = append(w.gStoredStart, 0)
+	w.gStoredEnd = append(w.gStoredEnd, 0)
+	w.gKG = append(w.gKG, 0)
+	w.gFlag = append(w.gFlag, 0)
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		w.gInt = append(w.gInt, 0)
+	case winKeyBytes:
+		w.gStr = append(w.gStr, "")
+	}
+	for _, a := range w.aggs {
+		a.grow()
+	}
+	return g
+}
+
+// newGroup creates the group of row i of the current batch in window [start, end).
+func (w *windowAgg) newGroup(start, end int64, i int) (int32, error) {
+	if !w.hashed {
+		var err error
+		if w.hashes, err = exec.HashKeys(w.rec, w.p.cfg.Keys, w.hashes); err != nil {
+			return 0, err
+		}
+		w.hashed = true
+	}
+	kg := state.KeyGroupOf(w.hashes[i], w.ctx.MaxKeyGroups)
+	if !w.ctx.KeyGroups.Contains(kg) {
+		return 0, fmt.Errorf("window aggregate: a row of key group %d reached subtask %d, which owns %v",
+			kg, w.ctx.Subtask, w.ctx.KeyGroups)
+	}
+	g := w.allocGroup()
+	w.gStart[g], w.gEnd[g], w.gKG[g] = start, end, uint16(kg)
+	w.gFlag[g] = winLive | winDirty
+	w.dirty = append(w.dirty, g)
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		if w.keys.nulls != nil && w.keys.nulls.IsNull(i) {
+			w.gFlag[g] |= winNullKey
+		} else {
+			w.gInt[g] = w.keys.ints[i]
+		}
+	case winKeyBytes:
+		w.gStr[g] = string(w.keys.bytesOf(i))
+	}
+	w.nextFire = min(w.nextFire, end)
+	return g, nil
+}
+
+// freeGroup forgets g; its backend entry, if any, is deleted at the next barrier.
+func (w *windowAgg) freeGroup(g int32) {
+	if w.gFlag[g]&winStored != 0 {
+		w.deletes = append(w.deletes, w.stateKey(g, w.gStoredStart[g], w.gStoredEnd[g]))
+	}
+	w.gFlag[g] = 0
+	if w.p.keyEnc.mode == winKeyBytes {
+		w.gStr[g] = ""
+	}
+	for _, a := range w.aggs {
+		a.reset(g)
+	}
+	w.free = append(w.free, g)
+}
+
+func (w *windowAgg) markDirty(g int32) {
+	if w.gFlag[g]&winDirty == 0 {
+		w.gFlag[g] |= winDirty
+		w.dirty = append(w.dirty, g)
+	}
+}
+
+// appendKey appends g's canonical key bytes.
+func (w *windowAgg) appendKey(dst []byte, g int32) []byte {
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		return winAppendIntKey(dst, w.gInt[g], w.gFlag[g]&winNullKey != 0)
+	case winKeyBytes:
+		return append(dst, w.gStr[g]...)
+	}
+	return dst
+}
+
+func (w *windowAgg) stateKey(g int32, start, end int64) []byte {
+	uk := make([]byte, 0, 16+1+8)
+	uk = winAppendOrderedInt(uk, end)
+	uk = winAppendOrderedInt(uk, start)
+	return state.KeyedKey(int(w.gKG[g]), windowStateID, w.appendKey(uk, g))
+}
+
+func (w *windowAgg) winPane(start, end int64) *winPane {
+	id := winPaneID{start, end}
+	p := w.panes[id]
+	if p == nil {
+		p = &winPane{start: start, end: end, null: -1}
+		switch w.p.keyEnc.mode {
+		case winKeyInt:
+			p.ints = make(map[int64]int32, w.paneHint)
+		case winKeyBytes:
+			p.strs = make(map[string]int32, w.paneHint)
+		}
+		w.panes[id] = p
+	}
+	return p
+}
+
+// timesMicros returns the event times of the batch in microseconds.
+func (w *windowAgg) timesMicros(col *array.Timestamp) []int64 {
+	unit := col.DataType().(*arrow.TimestampType).Unit
+	raw := winInt64Values(col, &w.tsScratch)
+	var mul, div int64 = 1, 1
+	switch unit {
+	case arrow.Microsecond:
+		return raw
+	case arrow.Second:
+		mul = 1_000_000
+	case arrow.Millisecond:
+		mul = 1000
+	case arrow.Nanosecond:
+		div = 1000
+	}
+	if cap(w.tsScratch) < len(raw) {
+		w.tsScratch = make([]int64, len(raw))
+	}
+	out := w.tsScratch[:len(raw)]
+	for i, v := range raw {
+		if div != 1 {
+			out[i] = winFloorDiv(v, div)
+		} else {
+			out[i] = v * mul
+		}
+	}
+	return out
+}
+
+func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
+	defer b.Release()
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	for _, k := range b.Kinds {
+		if k != exec.Insert {
+			return fmt.Errorf("window aggregate: input row of kind %s (the input must be append-only)", k)
+		}
+	}
+	w.rec, w.hashed = b.Rec, false
+	defer func() { w.rec = nil }()
+	tsCol, ok := b.Rec.Column(w.p.cfg.TimeCol).(*array.Timestamp)
+	if !ok {
+		return fmt.Errorf("window aggregate: time column is %s", b.Rec.Column(w.p.cfg.TimeCol).DataType())
+	}
+	ts := w.timesMicros(tsCol)
+	if err := w.keys.load(&w.p.keyEnc, b.Rec, w.p.cfg.Keys); err != nil {
+		return err
+	}
+	w.rows, w.grps = w.rows[:0], w.grps[:0]
+	var err error
+	if w.p.cfg.Kind == WindowSession {
+		err = w.assignSessions(n, ts, tsCol)
+	} else {
+		err = w.assignWindows(n, ts, tsCol)
+	}
+	if err != nil {
+		return err
+	}
+	if len(w.forward) > 0 {
+		for j, g := range w.grps {
+			for {
+				to, ok := w.forward[g]
+				if !ok {
+					break
+				}
+				g = to
+			}
+			w.grps[j] = g
+		}
+	}
+	for i, a := range w.aggs {
+		spec := w.p.cfg.Aggs[i]
+		rows, grps := w.rows, w.grps
+		if spec.Filter >= 0 {
+			rows, grps = w.filter(i, b.Rec.Column(spec.Filter).(*array.Boolean))
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		var col arrow.Array
+		if spec.Arg >= 0 {
+			col = b.Rec.Column(spec.Arg)
+		}
+		if err := a.update(col, rows, grps); err != nil {
+			return err
+		}
+	}
+	if len(w.retired) > 0 {
+		for _, g := range w.retired {
+			w.freeGroup(g)
+		}
+		w.retired = w.retired[:0]
+		clear(w.forward)
+	}
+	return nil
+}
+
+// filter keeps the assignments of rows where cond is true (NULL is false).
+func (w *windowAgg) filter(i int, cond *array.Boolean) ([]int32, []int32) {
+	fr, fg := w.frows[i][:0], w.fgrps[i][:0]
+	nulls := cond.NullN() > 0
+	for j, r := range w.rows {
+		if cond.Value(int(r)) && (!nulls || cond.IsValid(int(r))) {
+			fr = append(fr, r)
+			fg = append(fg, w.grps[j])
+		}
+	}
+	w.frows[i], w.fgrps[i] = fr, fg
+	return fr, fg
+}
+
+func winFloorStart(t, size, offset int64) int64 {
+	r := (t - offset) % size
+	if r < 0 {
+		r += size
+	}
+	return t - r
+}
+
+func winAddSat(a, b int64) int64 {
+	if s := a + b; (s > a) == (b > 0) {
+		return s
+	}
+	if b > 0 {
+		return math.MaxInt64
+	}
+	return math.MinInt64
+}
+
+// panesAt returns the panes of the not yet fired windows that contain t, creating them, and the interval [lo, hi)
+// around t on which that set is the same, so consecutive rows in it reuse the result.
+func (w *windowAgg) panesAt(t int64, dst []*winPane) (_ []*winPane, lo, hi int64) {
+	c := &w.p.cfg
+	add := func(start, end int64) {
+		if end > w.wm {
+			dst = append(dst, w.winPane(start, end))
+		}
+	}
+	switch c.Kind {
+	case WindowTumble:
+		s := winFloorStart(t, c.Size, c.Offset)
+		e := winAddSat(s, c.Size)
+		add(s, e)
+		return dst, s, e
+	case WindowHop:
+		last := winFloorStart(t, c.Slide, c.Offset)
+		first := last
+		for s := last; s > t-c.Size; s -= c.Slide {
+			add(s, winAddSat(s, c.Size))
+			first = s
+		}
+		return dst, max(last, first-c.Slide+c.Size), min(winAddSat(last, c.Slide), winAddSat(first, c.Size))
+	default: // WindowCumulate
+		s := winFloorStart(t, c.Size, c.Offset)
+		firstEnd := winAddSat(winFloorStart(t, c.Step, c.Offset), c.Step)
+		last := winAddSat(s, c.Size)
+		for e := firstEnd; e <= last; e += c.Step {
+			add(s, e)
+			if e == math.MaxInt64 {
+				break
+			}
+		}
+		return dst, firstEnd - c.Step, firstEnd
+	}
+}
+
+func (w *windowAgg) assignWindows(n int, ts []int64, tsCol arrow.Array) error {
+	panes := w.paneBuf[:0]
+	lo, hi := int64(1), int64(0) // empty: the first row computes its panes
+	tsNulls := tsCol.NullN() > 0
+	mode := w.p.keyEnc.mode
+	keyNulls := w.keys.nulls
+	ints := w.keys.ints
+	var late, bad int64
+	for i := 0; i < n; i++ {
+		if tsNulls && tsCol.IsNull(i) {
+			bad++
+			continue
+		}
+		t := ts[i]
+		if t < lo || t >= hi {
+			panes, lo, hi = w.panesAt(t, panes[:0])
+		}
+		if len(panes) == 0 {
+			late++
+			continue
+		}
+		for _, p := range panes {
+			var g int32
+			var ok bool
+			switch {
+			case mode == winKeyInt && (keyNulls == nil || keyNulls.IsValid(i)):
+				if g, ok = p.ints[ints[i]]; !ok {
+					var err error
+					if g, err = w.newGroup(p.start, p.end, i); err != nil {
+						return err
+					}
+					p.ints[ints[i]] = g
+				}
+			case mode == winKeyBytes:
+				if g, ok = p.strs[string(w.keys.bytesOf(i))]; !ok {
+					var err error
+					if g, err = w.newGroup(p.start, p.end, i); err != nil {
+						return err
+					}
+					p.strs[w.gStr[g]] = g
+				}
+			default: // winKeyNone, or a NULL winKeyInt key
+				if g = p.null; g < 0 {
+					var err error
+					if g, err = w.newGroup(p.start, p.end, i); err != nil {
+						return err
+					}
+					p.null = g
+				}
+			}
+			if w.gFlag[g]&winDirty == 0 {
+				w.gFlag[g] |= winDirty
+				w.dirty = append(w.dirty, g)
+			}
+			w.rows = append(w.rows, int32(i))
+			w.grps = append(w.grps, g)
+		}
+	}
+	w.paneBuf = panes[:0]
+	w.ctx.Late.Add(late)
+	w.ctx.Errors.Add(bad)
+	return nil
+}
+
+// sessionsOfRow returns the live sessions of row i's key.
+func (w *windowAgg) sessionsOfRow(i int) []int32 {
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		if w.keys.nulls == nil || w.keys.nulls.IsValid(i) {
+			return w.sessInt[w.keys.ints[i]]
+		}
+	case winKeyBytes:
+		return w.sessStr[string(w.keys.bytesOf(i))]
+	}
+	return w.sessNull
+}
+
+func (w *windowAgg) sessionsOfGroup(g int32) []int32 {
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		if w.gFlag[g]&winNullKey == 0 {
+			return w.sessInt[w.gInt[g]]
+		}
+	case winKeyBytes:
+		return w.sessStr[w.gStr[g]]
+	}
+	return w.sessNull
+}
+
+// setSessions stores the session list of g's key.
+func (w *windowAgg) setSessions(g int32, list []int32) {
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		if w.gFlag[g]&winNullKey == 0 {
+			if len(list) == 0 {
+				delete(w.sessInt, w.gInt[g])
+			} else {
+				w.sessInt[w.gInt[g]] = list
+			}
+			return
+		}
+	case winKeyBytes:
+		if len(list) == 0 {
+			delete(w.sessStr, w.gStr[g])
+		} else {
+			w.sessStr[w.gStr[g]] = list
+		}
+		return
+	}
+	w.sessNull = list
+}
+
+// assignSessions assigns each row to its key's session, merging the sessions it bridges. A merge folds the
+// accumulators of the merged-away group into the surviving one at once; assignments made earlier in this batch
+// to the merged-away group are redirected through w.forward before the updates run, and the group is freed only
+// after them, so its id is not reused within the batch.
+func (w *windowAgg) assignSessions(n int, ts []int64, tsCol arrow.Array) error {
+	gap := w.p.cfg.Gap
+	tsNulls := tsCol.NullN() > 0
+	var late, bad int64
+	for i := 0; i < n; i++ {
+		if tsNulls && tsCol.IsNull(i) {
+			bad++
+			continue
+		}
+		t := ts[i]
+		end := winAddSat(t, gap)
+		list := w.sessionsOfRow(i)
+		target := int32(-1)
+		start, stop := t, end
+		keep := list[:0]
+		for _, g := range list {
+			if w.gStart[g] <= end && w.gEnd[g] >= t { // overlaps or touches [t, end)
+				start, stop = min(start, w.gStart[g]), max(stop, w.gEnd[g])
+				if target < 0 {
+					target = g
+				} else {
+					for _, a := range w.aggs {
+						if err := a.merge(target, g); err != nil {
+							return err
+						}
+					}
+					w.forward[g] = target
+					w.retired = append(w.retired, g)
+					continue
+				}
+			}
+			keep = append(keep, g)
+		}
+		if target < 0 {
+			if end <= w.wm {
+				late++
+				continue
+			}
+			g, err := w.newGroup(t, end, i)
+			if err != nil {
+				return err
+			}
+			keep, target = append(keep, g), g
+		} else {
+			w.gStart[target], w.gEnd[target] = start, stop
+			w.markDirty(target)
+		}
+		w.setSessions(target, keep)
+		w.rows = append(w.rows, int32(i))
+		w.grps = append(w.grps, target)
+	}
+	for _, g := range w.retired {
+		// Still allocated until the updates ran, but no longer a session: it must not be written at a barrier
+		// (its backend entry is deleted when it is freed).
+		w.gFlag[g] &^= winLive | winDirty
+	}
+	w.ctx.Late.Add(late)
+	w.ctx.Errors.Add(bad)
+	return nil
+}
+
+func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
+	if wm <= w.wm {
+		return nil
+	}
+	w.wm = wm
+	if wm < w.nextFire {
+		return nil
+	}
+	if w.p.cfg.Kind == WindowSession {
+		return w.fireSessions(out)
+	}
+	var due []*winPane
+	next := int64(math.MaxInt64)
+	for _, p := range w.panes {
+		if p.end <= wm {
+			due = append(due, p)
+		} else {
+			next = min(next, p.end)
+		}
+	}
+	w.nextFire = next
+	slices.SortFunc(due, func(a, b *winPane) int {
+		return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.start, b.start))
+	})
+	for _, p := range due {
+		w.fired = w.fired[:0]
+		if p.null >= 0 {
+			w.fired = append(w.fired, p.null)
+		}
+		for _, g := range p.ints {
+			w.fired = append(w.fired, g)
+		}
+		for _, g := range p.strs {
+			w.fired = append(w.fired, g)
+		}
+		w.sortByKey(w.fired)
+		w.paneHint = len(w.fired)
+		for _, g := range w.fired {
+			if err := w.emitGroup(g, out); err != nil {
+				return err
+			}
+			w.freeGroup(g)
+		}
+		delete(w.panes, winPaneID{p.start, p.end})
+	}
+	return w.flush(out)
+}
+
+func (w *windowAgg) fireSessions(out exec.Emitter) error {
+	w.fired = w.fired[:0]
+	next := int64(math.MaxInt64)
+	for g, f := range w.gFlag {
+		if f&winLive == 0 {
+			continue
+		}
+		if w.gEnd[g] <= w.wm {
+			w.fired = append(w.fired, int32(g))
+		} else {
+			next = min(next, w.gEnd[g])
+		}
+	}
+	w.nextFire = next
+	w.sortByKey(w.fired)
+	slices.SortStableFunc(w.fired, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(w.gEnd[a], w.gEnd[b]), cmp.Compare(w.gStart[a], w.gStart[b]))
+	})
+	for _, g := range w.fired {
+		if err := w.emitGroup(g, out); err != nil {
+			return err
+		}
+		list := w.sessionsOfGroup(g)
+		w.setSessions(g, slices.DeleteFunc(list, func(x int32) bool { return x == g }))
+		w.freeGroup(g)
+	}
+	return w.flush(out)
+}
+
+// sortByKey orders groups by their canonical key bytes.
+func (w *windowAgg) sortByKey(gs []int32) {
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		slices.SortFunc(gs, func(a, b int32) int {
+			an, bn := w.gFlag[a]&winNullKey != 0, w.gFlag[b]&winNullKey != 0
+			switch {
+			case an || bn:
+				return -cmp.Compare(winBoolInt(an), winBoolInt(bn)) // NULL (0x00) first
+			}
+			return cmp.Compare(w.gInt[a], w.gInt[b])
+		})
+	case winKeyBytes:
+		slices.SortFunc(gs, func(a, b int32) int { return cmp.Compare(w.gStr[a], w.gStr[b]) })
+	}
+}
+
+func winBoolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// emitGroup appends g's row to the output, flushing a full batch.
+func (w *windowAgg) emitGroup(g int32, out exec.Emitter) error {
+	if w.out == nil {
+		w.out = array.NewRecordBuilder(w.ctx.Alloc, w.p.out)
+	}
+	nk := len(w.p.cfg.Keys)
+	switch w.p.keyEnc.mode {
+	case winKeyInt:
+		if w.gFlag[g]&winNullKey != 0 {
+			w.out.Field(0).AppendNull()
+		} else {
+			winAppendInt64(w.out.Field(0), w.gInt[g])
+		}
+	case winKeyBytes:
+		if err := w.p.keyEnc.decodeKey(w.out.Fields()[:nk], []byte(w.gStr[g])); err != nil {
+			return err
+		}
+	}
+	w.out.Field(nk).(*array.TimestampBuilder).Append(arrow.Timestamp(w.gStart[g]))
+	w.out.Field(nk + 1).(*array.TimestampBuilder).Append(arrow.Timestamp(w.gEnd[g]))
+	for i, a := range w.aggs {
+		if err := a.appendTo(w.out.Field(nk+2+i), g); err != nil {
+			return err
+		}
+	}
+	if w.outRows++; w.outRows == windowEmitRows {
+		return w.flush(out)
+	}
+	return nil
+}
+
+func (w *windowAgg) flush(out exec.Emitter) error {
+	if w.outRows == 0 {
+		return nil
+	}
+	w.outRows = 0
+	return out.Emit(exec.Batch{Rec: w.out.NewRecordBatch()})
+}
+
+func (w *windowAgg) OnBarrier(checkpoint.Barrier) error {
+	st := w.ctx.State
+	for _, k := range w.deletes {
+		st.Delete(k)
+	}
+	w.deletes = w.deletes[:0]
+	var buf []byte
+	for _, g := range w.dirty {
+		f := w.gFlag[g]
+		if f&(winDirty|winLive) != winDirty|winLive {
+			continue
+		}
+		if f&winStored != 0 && (w.gStoredStart[g] != w.gStart[g] || w.gStoredEnd[g] != w.gEnd[g]) {
+			st.Delete(w.stateKey(g, w.gStoredStart[g], w.gStoredEnd[g])) // a session that grew
+		}
+		buf = buf[:0]
+		for _, a := range w.aggs {
+			buf = a.encode(buf, g)
+		}
+		st.Put(w.stateKey(g, w.gStart[g], w.gEnd[g]), slices.Clone(buf))
+		w.gFlag[g] = f&^winDirty | winStored
+		w.gStoredStart[g], w.gStoredEnd[g] = w.gStart[g], w.gEnd[g]
+	}
+	w.dirty = w.dirty[:0]
+	st.Put(slices.Clone(windowWMKey), binary.BigEndian.AppendUint64(nil, uint64(w.wm)))
+	return nil
+}
+
+func (w *windowAgg) Close() error {
+	if w.out != nil {
+		w.out.Release()
+		w.out = nil
+	}
+	return nil
+}
+
+// winFloorDiv divides rounding toward negative infinity.
+func winFloorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}

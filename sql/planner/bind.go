@@ -1,0 +1,543 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// binder binds one statement's query against the catalog.
+type binder struct {
+	cat *catalog.Catalog
+	// bounded is set for an ad-hoc SELECT: internal streams are read up to now, and a plain GROUP BY is one
+	// window that ends with the input.
+	bounded bool
+	// ctes are the WITH entries in scope, innermost last.
+	ctes []map[string]*parser.Query
+	// reads collects the catalog objects the query reads (after view expansion), for the catalog's DROP rules.
+	reads []string
+	// views collects the views expanded, so a view records what it reads.
+	views []string
+	depth int
+}
+
+func (b *binder) read(name string) {
+	if !slices.Contains(b.reads, name) {
+		b.reads = append(b.reads, name)
+	}
+}
+
+// boundQuery is a bound query with its top-level ORDER BY and LIMIT, which only an ad-hoc SELECT may use.
+type boundQuery struct {
+	root    node
+	order   []orderKey
+	limit   int64 // -1: none
+	offset  int64
+	visible int // the first visible columns of root are the result; the rest are ORDER BY keys
+}
+
+type orderKey struct {
+	col        int
+	desc       bool
+	nullsFirst bool
+}
+
+func (b *binder) bindQuery(q *parser.Query) (*boundQuery, error) {
+	b.depth++
+	defer func() { b.depth-- }()
+	if b.depth > 64 {
+		return nil, sqlerr.New(sqlerr.ConfigurationLimit, q.P, "query nesting too deep (views referring to each other?)")
+	}
+	if len(q.With) > 0 {
+		m := map[string]*parser.Query{}
+		for _, c := range q.With {
+			if _, dup := m[c.Name]; dup {
+				return nil, sqlerr.New(sqlerr.DuplicateObject, c.P, "WITH query name %q specified more than once", c.Name)
+			}
+			if len(c.Columns) > 0 {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, c.P, "WITH column lists are not supported")
+			}
+			m[c.Name] = c.Query
+		}
+		b.ctes = append(b.ctes, m)
+		defer func() { b.ctes = b.ctes[:len(b.ctes)-1] }()
+	}
+	root, sel, err := b.bindBody(q.Body, len(q.OrderBy) > 0)
+	if err != nil {
+		return nil, err
+	}
+	bq := &boundQuery{root: root, limit: -1, visible: len(root.columns())}
+	if len(q.OrderBy) > 0 {
+		if err := b.bindOrderBy(bq, q.OrderBy, sel); err != nil {
+			return nil, err
+		}
+	}
+	if q.Limit != nil {
+		n, err := constInt(q.Limit, "LIMIT")
+		if err != nil {
+			return nil, err
+		}
+		bq.limit = n
+	}
+	if q.Offset != nil {
+		n, err := constInt(q.Offset, "OFFSET")
+		if err != nil {
+			return nil, err
+		}
+		bq.offset = n
+	}
+	return bq, nil
+}
+
+func constInt(e parser.Expr, what string) (int64, error) {
+	v, err := (&exprBinder{sc: &scope{}}).bind(e)
+	if err != nil {
+		return 0, err
+	}
+	n, null, ok := expr.ConstantInt64(v)
+	if !ok || null || n < 0 {
+		return 0, sqlerr.New(sqlerr.DatatypeMismatch, e.Pos(), "argument of %s must be a non-negative integer constant", what)
+	}
+	return n, nil
+}
+
+// selectInfo is what ORDER BY needs from the select that produced a result: its items' AST, to match ORDER BY
+// expressions against, and a way to bind more expressions in the select's scope.
+type selectInfo struct {
+	items []parser.SelectItem
+	names []string
+	// extra binds an ORDER BY expression that is not a select item as a hidden output column.
+	extra func(e parser.Expr) (int, error)
+}
+
+// bindOrderBy resolves ORDER BY items: an output column name, an ordinal, or an expression of the select.
+func (b *binder) bindOrderBy(bq *boundQuery, items []parser.OrderItem, sel *selectInfo) error {
+	cols := bq.root.columns()
+	for _, it := range items {
+		col := -1
+		switch e := it.Expr.(type) {
+		case *parser.Literal:
+			if e.Kind == parser.LitInt {
+				var n int
+				fmt.Sscan(e.Text, &n)
+				if n < 1 || n > bq.visible {
+					return sqlerr.New(sqlerr.InvalidColumnReference, e.P, "ORDER BY position %d is not in select list", n)
+				}
+				col = n - 1
+			}
+		case *parser.ColumnRef:
+			if e.Table == "" {
+				for i := 0; i < bq.visible; i++ {
+					if cols[i].Name == e.Name {
+						col = i
+						break
+					}
+				}
+			}
+		}
+		if col < 0 && sel != nil {
+			fp := fingerprint(nil, it.Expr)
+			for i, si := range sel.items {
+				if fingerprint(nil, si.Expr) == fp {
+					col = i
+					break
+				}
+			}
+			if col < 0 && sel.extra != nil {
+				var err error
+				if col, err = sel.extra(it.Expr); err != nil {
+					return err
+				}
+			}
+		}
+		if col < 0 {
+			return sqlerr.New(sqlerr.FeatureNotSupported, it.P, "ORDER BY must name an output column here")
+		}
+		nf := it.Desc
+		if it.NullsFirst != nil {
+			nf = *it.NullsFirst
+		}
+		bq.order = append(bq.order, orderKey{col: col, desc: it.Desc, nullsFirst: nf})
+	}
+	return nil
+}
+
+func (b *binder) bindBody(body parser.QueryBody, wantOrder bool) (node, *selectInfo, error) {
+	switch body := body.(type) {
+	case *parser.SelectCore:
+		return b.bindSelect(body, wantOrder)
+	case *parser.Values:
+		n, err := b.bindValues(body)
+		return n, nil, err
+	case *parser.Query:
+		bq, err := b.bindQuery(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(bq.order) > 0 || bq.limit >= 0 || bq.offset > 0 {
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, body.P, "ORDER BY and LIMIT are only supported at the top of a SELECT")
+		}
+		return bq.root, nil, nil
+	case *parser.SetOp:
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, body.P, "%s is not supported yet", setOpName(body))
+	}
+	return nil, nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "query body %T", body)
+}
+
+func setOpName(s *parser.SetOp) string {
+	name := map[string]string{"union": "UNION", "intersect": "INTERSECT", "except": "EXCEPT"}[s.Op]
+	if s.All {
+		name += " ALL"
+	}
+	return name
+}
+
+func (b *binder) bindValues(v *parser.Values) (node, error) {
+	if len(v.Rows) == 0 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES needs at least one row")
+	}
+	eb := &exprBinder{sc: &scope{}}
+	n := &valuesNode{}
+	width := len(v.Rows[0])
+	types := make([]arrow.DataType, width)
+	for _, row := range v.Rows {
+		if len(row) != width {
+			return nil, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES lists must all be the same length")
+		}
+		var out []expr.Expr
+		for j, e := range row {
+			x, err := eb.bind(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, x)
+			if types[j] == nil || types[j].ID() == arrow.NULL {
+				types[j] = x.Type()
+			}
+		}
+		n.rows = append(n.rows, out)
+	}
+	// Unify each column's type over the rows (VALUES (1), (2.5) is NUMERIC), as Postgres resolves UNION-like types.
+	for j := range width {
+		t := types[j]
+		for _, row := range n.rows {
+			if u, ok := commonType(t, row[j].Type()); ok {
+				t = u
+			} else {
+				return nil, sqlerr.New(sqlerr.DatatypeMismatch, v.Rows[0][j].Pos(), "VALUES types %s and %s cannot be matched",
+					catalog.TypeOf(t), catalog.TypeOf(row[j].Type()))
+			}
+		}
+		if t.ID() == arrow.NULL {
+			t = arrow.BinaryTypes.String // Postgres resolves an all-NULL column as text
+		}
+		for i, row := range n.rows {
+			if !arrow.TypeEqual(row[j].Type(), t) {
+				c, err := expr.Cast(row[j], t)
+				if err != nil {
+					return nil, posErr(err, v.Rows[i][j].Pos())
+				}
+				row[j] = c
+			}
+		}
+		n.out = append(n.out, Col{Name: fmt.Sprintf("column%d", j+1), Type: t})
+	}
+	return n, nil
+}
+
+// commonType is the type two values unify to (for VALUES columns and CASE-like contexts): NULL adopts the other,
+// numbers widen, and otherwise the types must be equal.
+func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
+	if a.ID() == arrow.NULL {
+		return b, true
+	}
+	if b.ID() == arrow.NULL || arrow.TypeEqual(a, b) {
+		return a, true
+	}
+	ra, na := numericRank(a)
+	rb, nb := numericRank(b)
+	if !na || !nb {
+		return nil, false
+	}
+	if ra == rankDecimal && rb == rankDecimal {
+		da, db := a.(*arrow.Decimal128Type), b.(*arrow.Decimal128Type)
+		s := max(da.Scale, db.Scale)
+		p := min(max(da.Precision-da.Scale, db.Precision-db.Scale)+s, 38)
+		return expr.TypeDecimal(p, s), true
+	}
+	if ra == rankDecimal || rb == rankDecimal {
+		if max(ra, rb) == rankDecimal {
+			if ra == rankDecimal {
+				return a, true
+			}
+			return b, true
+		}
+	}
+	if ra >= rb {
+		return a, true
+	}
+	return b, true
+}
+
+const (
+	rankInt16 = iota
+	rankInt32
+	rankInt64
+	rankDecimal
+	rankFloat32
+	rankFloat64
+)
+
+func numericRank(t arrow.DataType) (int, bool) {
+	switch t.ID() {
+	case arrow.INT16:
+		return rankInt16, true
+	case arrow.INT32:
+		return rankInt32, true
+	case arrow.INT64:
+		return rankInt64, true
+	case arrow.DECIMAL128:
+		return rankDecimal, true
+	case arrow.FLOAT32:
+		return rankFloat32, true
+	case arrow.FLOAT64:
+		return rankFloat64, true
+	}
+	return 0, false
+}
+
+// bindFrom binds a FROM list. One item is supported (joins come later).
+func (b *binder) bindFrom(from []parser.TableExpr) (node, error) {
+	if len(from) == 0 {
+		return &valuesNode{rows: [][]expr.Expr{{}}}, nil
+	}
+	if len(from) > 1 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, tablePos(from[1]), "joins are not supported yet")
+	}
+	return b.bindTable(from[0])
+}
+
+func tablePos(t parser.TableExpr) int {
+	switch t := t.(type) {
+	case *parser.TableName:
+		return t.P
+	case *parser.DerivedTable:
+		return t.P
+	case *parser.Join:
+		return t.P
+	case *parser.WindowTVF:
+		return t.P
+	}
+	return sqlerr.NoPos
+}
+
+func (b *binder) cte(name string) *parser.Query {
+	for i := len(b.ctes) - 1; i >= 0; i-- {
+		if q, ok := b.ctes[i][name]; ok {
+			return q
+		}
+	}
+	return nil
+}
+
+func (b *binder) bindTable(t parser.TableExpr) (node, error) {
+	switch t := t.(type) {
+	case *parser.TableName:
+		if t.Schema != "" && t.Schema != "public" {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation \"%s.%s\" does not exist", t.Schema, t.Name)
+		}
+		alias := t.Alias
+		if alias == "" {
+			alias = t.Name
+		}
+		if q := b.cte(t.Name); q != nil {
+			bq, err := b.bindQuery(q)
+			if err != nil {
+				return nil, err
+			}
+			return b.derived(bq, alias, nil, t.P)
+		}
+		obj, ok := b.cat.Get(t.Name)
+		if !ok {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation %q does not exist", t.Name)
+		}
+		switch obj.Kind {
+		case catalog.Sink:
+			return nil, sqlerr.New(sqlerr.WrongObjectType, t.P, "%q is a sink: sinks can be written, not read", t.Name)
+		case catalog.View:
+			q, err := parseViewQuery(obj)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(b.views, obj.Name) {
+				b.views = append(b.views, obj.Name)
+			}
+			bq, err := b.bindQuery(q)
+			if err != nil {
+				return nil, sqlerr.New(sqlerr.Code(err), t.P, "in view %q: %v", obj.Name, err)
+			}
+			names := make([]string, len(obj.Columns))
+			for i, c := range obj.Columns {
+				names[i] = c.Name
+			}
+			return b.derived(bq, alias, names, t.P)
+		}
+		b.read(obj.Name)
+		return b.scan(obj, alias)
+	case *parser.DerivedTable:
+		bq, err := b.bindQuery(t.Query)
+		if err != nil {
+			return nil, err
+		}
+		return b.derived(bq, t.Alias, t.Columns, t.P)
+	case *parser.WindowTVF:
+		return b.bindWindowTVF(t)
+	case *parser.Join:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, t.P, "joins are not supported yet")
+	}
+	return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "table expression %T", t)
+}
+
+// derived re-labels a subquery's output as the columns of range variable alias.
+func (b *binder) derived(bq *boundQuery, alias string, names []string, pos int) (node, error) {
+	if len(bq.order) > 0 || bq.limit >= 0 || bq.offset > 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos, "ORDER BY and LIMIT are only supported at the top of a SELECT")
+	}
+	in := bq.root.columns()
+	if len(names) > len(in) {
+		return nil, sqlerr.New(sqlerr.InvalidColumnReference, pos, "%q has %d columns available but %d columns specified", alias, len(in), len(names))
+	}
+	p := &projectNode{in: bq.root}
+	for i, c := range in {
+		if c.Hidden {
+			continue
+		}
+		name := c.Name
+		if i < len(names) {
+			name = names[i]
+		}
+		p.exprs = append(p.exprs, expr.Column(i, c.Name, c.Type))
+		p.out = append(p.out, Col{Name: name, Table: alias, Type: c.Type})
+	}
+	return p, nil
+}
+
+// scan reads a stream or a materialized view.
+func (b *binder) scan(obj *catalog.Object, alias string) (node, error) {
+	n := &scanNode{obj: obj, updating: obj.Kind == catalog.MaterializedView}
+	for _, c := range obj.Columns {
+		t, err := c.Type.Arrow()
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "column %s of %s: %v", c.Name, obj.Name, err)
+		}
+		n.out = append(n.out, Col{Name: c.Name, Table: alias, Type: t})
+	}
+	if obj.Watermark != nil {
+		e, err := parseExpr(obj.Watermark.Expr)
+		if err != nil {
+			return nil, err
+		}
+		wm, err := (&exprBinder{sc: &scope{cols: n.out}}).bind(e)
+		if err != nil {
+			return nil, err
+		}
+		n.wm, n.wmOf = wm, obj.Watermark.Expr
+	}
+	return n, nil
+}
+
+// bindWindowTVF binds TUMBLE/HOP/SESSION/CUMULATE over its input: the input's columns plus window_start and
+// window_end.
+func (b *binder) bindWindowTVF(t *parser.WindowTVF) (node, error) {
+	in, err := b.bindTable(t.Input)
+	if err != nil {
+		return nil, err
+	}
+	cols := in.columns()
+	sc := &scope{cols: cols}
+	tc, err := sc.resolve("", t.TimeCol, t.TimeColP)
+	if err != nil {
+		return nil, err
+	}
+	if cols[tc].Type.ID() != arrow.TIMESTAMP {
+		return nil, sqlerr.New(sqlerr.DatatypeMismatch, t.TimeColP, "the time attribute of %s must be a TIMESTAMP column, %q is %s",
+			upper(t.Kind), t.TimeCol, catalog.TypeOf(cols[tc].Type))
+	}
+	want := map[string]int{"tumble": 1, "hop": 2, "session": 1, "cumulate": 2}[t.Kind]
+	if len(t.Args) != want {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, t.P, "%s takes %d interval argument(s), got %d", upper(t.Kind), want, len(t.Args))
+	}
+	durs := make([]int64, len(t.Args))
+	for i, a := range t.Args {
+		v, err := (&exprBinder{sc: &scope{}}).bind(a)
+		if err != nil {
+			return nil, err
+		}
+		us, null, ok := expr.ConstantInt64(v)
+		if !ok || null || v.Type().ID() != arrow.DURATION {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, a.Pos(), "%s arguments must be INTERVAL constants", upper(t.Kind))
+		}
+		if us <= 0 {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, a.Pos(), "%s interval must be positive", upper(t.Kind))
+		}
+		durs[i] = us
+	}
+	w := &windowTVFNode{in: in, timeCol: t.TimeCol}
+	w.win.TimeCol = tc
+	switch t.Kind {
+	case "tumble":
+		w.win.Kind, w.win.Size = operators.WindowTumble, durs[0]
+	case "hop":
+		w.win.Kind, w.win.Slide, w.win.Size = operators.WindowHop, durs[0], durs[1]
+		if w.win.Size%w.win.Slide != 0 {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, t.Args[1].Pos(), "HOP size must be a multiple of its slide")
+		}
+	case "cumulate":
+		w.win.Kind, w.win.Step, w.win.Size = operators.WindowCumulate, durs[0], durs[1]
+		if w.win.Size%w.win.Step != 0 {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, t.Args[1].Pos(), "CUMULATE size must be a multiple of its step")
+		}
+	case "session":
+		w.win.Kind, w.win.Gap = operators.WindowSession, durs[0]
+		for _, p := range t.PartitionBy {
+			ref, ok := p.(*parser.ColumnRef)
+			if !ok {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, p.Pos(), "SESSION PARTITION BY takes column names")
+			}
+			i, err := sc.resolve(ref.Table, ref.Name, ref.P)
+			if err != nil {
+				return nil, err
+			}
+			w.partition = append(w.partition, i)
+		}
+	default:
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, t.P, "unknown window function %s", t.Kind)
+	}
+	alias := t.Alias
+	w.out = append(w.out, cols...)
+	if alias != "" {
+		for i := range w.out {
+			w.out[i].Table = alias
+		}
+	}
+	w.out = append(w.out, Col{Name: "window_start", Table: alias, Type: cols[tc].Type},
+		Col{Name: "window_end", Table: alias, Type: cols[tc].Type})
+	return w, nil
+}
+
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 32
+		}
+	}
+	return string(b)
+}

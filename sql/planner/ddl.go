@@ -1,0 +1,191 @@
+package planner
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// columnsOf checks column definitions: known types, no duplicate names.
+func columnsOf(defs []parser.ColumnDef) ([]catalog.Column, []Col, error) {
+	var cols []catalog.Column
+	var pcols []Col
+	seen := map[string]bool{}
+	for _, d := range defs {
+		if seen[d.Name] {
+			return nil, nil, sqlerr.New(sqlerr.DuplicateColumn, d.P, "column %q specified more than once", d.Name)
+		}
+		seen[d.Name] = true
+		t := catalogType(d.Type)
+		at, err := t.Arrow()
+		if err != nil {
+			return nil, nil, sqlerr.New(sqlerr.UndefinedObject, d.Type.P, "%v", err)
+		}
+		cols = append(cols, catalog.Column{Name: d.Name, Type: t})
+		pcols = append(pcols, Col{Name: d.Name, Type: at})
+	}
+	if len(cols) == 0 {
+		return nil, nil, sqlerr.New(sqlerr.SyntaxError, sqlerr.NoPos, "a stream or sink needs at least one column")
+	}
+	return cols, pcols, nil
+}
+
+// options collects WITH options; keys are case-insensitive, a repeated key is an error.
+func options(opts []parser.Option) (map[string]string, map[string]int, error) {
+	out := map[string]string{}
+	pos := map[string]int{}
+	for _, o := range opts {
+		k := strings.ToLower(o.Key)
+		if _, dup := out[k]; dup {
+			return nil, nil, sqlerr.New(sqlerr.InvalidParameter, o.P, "option '%s' given twice", o.Key)
+		}
+		out[k] = o.Value
+		pos[k] = o.P
+	}
+	return out, pos, nil
+}
+
+// StreamObject checks CREATE STREAM and returns the catalog object it creates.
+func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
+	cols, pcols, err := columnsOf(cs.Columns)
+	if err != nil {
+		return nil, err
+	}
+	opts, pos, err := options(cs.Options)
+	if err != nil {
+		return nil, err
+	}
+	obj := &catalog.Object{Kind: catalog.Stream, Name: cs.Name, Columns: cols}
+	if len(opts) > 0 {
+		obj.Options = opts
+	}
+	switch conn := opts["connector"]; conn {
+	case "":
+		if len(opts) > 0 {
+			k := firstKey(opts)
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "option '%s' needs a connector; a stream without WITH is fed by INSERT", k)
+		}
+	case "datagen":
+		if _, err := operators.GeneratorConfigFromOptions(schemaOf(pcols), dataOptions(opts)); err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+		}
+	case "nexmark":
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector 'nexmark' is not supported yet")
+	case "parquet", "file", "blackhole":
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector '%s' cannot be read yet; it is a sink connector (CREATE SINK)", conn)
+	default:
+		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown connector '%s' (streams: datagen, or none for a stream fed by INSERT)", conn)
+	}
+	if w := cs.Watermark; w != nil {
+		sc := &scope{cols: pcols}
+		i, err := sc.resolve("", w.Column, w.ColP)
+		if err != nil {
+			return nil, err
+		}
+		if pcols[i].Type.ID() != arrow.TIMESTAMP {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.ColP, "WATERMARK FOR column %q must be a TIMESTAMP, not %s", w.Column, catalog.PGName(pcols[i].Type))
+		}
+		e, err := (&exprBinder{sc: sc}).bind(w.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type().ID() != arrow.TIMESTAMP {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.Expr.Pos(), "the WATERMARK expression must be a TIMESTAMP, not %s", catalog.PGName(e.Type()))
+		}
+		obj.Watermark = &catalog.Watermark{Column: w.Column, Expr: parser.Format(w.Expr)}
+	}
+	return obj, nil
+}
+
+// SinkObject checks CREATE SINK and returns the catalog object it creates.
+func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
+	cols, _, err := columnsOf(cs.Columns)
+	if err != nil {
+		return nil, err
+	}
+	opts, pos, err := options(cs.Options)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{"connector": true}
+	switch conn := opts["connector"]; conn {
+	case "parquet", "file":
+		known["path"] = true
+		if opts["path"] == "" {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector '%s' needs a 'path' option", conn)
+		}
+		if _, err := env.Path(opts["path"]); err != nil {
+			return nil, posErr(err, pos["path"])
+		}
+		if conn == "file" {
+			known["format"], known["csv.header"] = true, true
+			switch strings.ToLower(opts["format"]) {
+			case "csv", "json":
+			case "":
+				return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'file' needs 'format' = 'csv' or 'json'")
+			default:
+				return nil, sqlerr.New(sqlerr.InvalidParameter, pos["format"], "format '%s' is not supported (csv or json)", opts["format"])
+			}
+		} else {
+			known["parquet.compression"] = true
+		}
+	case "blackhole":
+	case "":
+		return nil, sqlerr.New(sqlerr.InvalidParameter, cs.NameP, "CREATE SINK needs WITH (connector = 'parquet' | 'file' | 'blackhole', ...)")
+	default:
+		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown sink connector '%s' (parquet, file, blackhole)", conn)
+	}
+	for _, k := range sortedKeys(opts) {
+		if !known[k] {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "unknown option '%s' for connector '%s'", k, opts["connector"])
+		}
+	}
+	return &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts}, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func firstKey(m map[string]string) string { return sortedKeys(m)[0] }
+
+// parseViewQuery re-parses a view's stored query text.
+func parseViewQuery(obj *catalog.Object) (*parser.Query, error) {
+	stmts, err := parser.Parse(obj.Query)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "view %q: stored query does not parse: %v", obj.Name, err)
+	}
+	if len(stmts) != 1 {
+		return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "view %q: stored query is %d statements", obj.Name, len(stmts))
+	}
+	sel, ok := stmts[0].(*parser.Select)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "view %q: stored query is a %T", obj.Name, stmts[0])
+	}
+	return sel.Query, nil
+}
+
+// parseExpr re-parses a stored expression (a watermark).
+func parseExpr(text string) (parser.Expr, error) {
+	stmts, err := parser.Parse("SELECT " + text)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "stored expression %q does not parse: %v", text, err)
+	}
+	if sel, ok := stmts[0].(*parser.Select); ok {
+		if core, ok := sel.Query.Body.(*parser.SelectCore); ok && len(core.Items) == 1 {
+			return core.Items[0].Expr, nil
+		}
+	}
+	return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "stored expression %q is not an expression", text)
+}

@@ -1,0 +1,134 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
+)
+
+// node is a logical plan node: what a query computes, before exchanges and parallelism.
+type node interface {
+	columns() []Col
+}
+
+// scanNode reads a catalog object: a stream (internal or a connector) or a materialized view's changelog.
+type scanNode struct {
+	obj  *catalog.Object
+	out  []Col
+	wm   expr.Expr // the WATERMARK FOR expression over out, nil when the stream has none
+	wmOf string    // its text, for EXPLAIN
+	// updating is set for a materialized view's changelog (retractions flow).
+	updating bool
+}
+
+// filterNode keeps the rows where cond is true.
+type filterNode struct {
+	in   node
+	cond expr.Expr
+}
+
+// projectNode computes exprs over its input.
+type projectNode struct {
+	in    node
+	exprs []expr.Expr
+	out   []Col
+	// pos is where each output column's expression starts in the text (0 when unknown), for errors about it.
+	pos []int
+}
+
+// valuesNode is constant rows (VALUES, or SELECT without FROM).
+type valuesNode struct {
+	rows [][]expr.Expr
+	out  []Col
+}
+
+// windowTVFNode is a windowing table function in FROM; it only exists under an aggregation (which absorbs it) or
+// a TUMBLE projection.
+type windowTVFNode struct {
+	in      node
+	win     operators.WindowAggConfig // Kind, TimeCol (in in's columns) and sizes
+	timeCol string
+	// partition holds SESSION's PARTITION BY columns (indexes into in's columns).
+	partition []int
+	out       []Col
+}
+
+// aggNode is a windowed aggregation (or, in a bounded SELECT, a plain GROUP BY: one window that ends with the
+// input). Its input is pre, a projection of the keys, the event time, the aggregate arguments and FILTER
+// conditions; its output is keys, window_start, window_end, aggregates.
+type aggNode struct {
+	pre     *projectNode
+	cfg     operators.WindowAggConfig
+	global  bool // a plain GROUP BY over a bounded input
+	keys    int
+	label   string
+	factory func(int) exec.Operator
+	out     []Col
+}
+
+func (n *scanNode) columns() []Col      { return n.out }
+func (n *filterNode) columns() []Col    { return n.in.columns() }
+func (n *projectNode) columns() []Col   { return n.out }
+func (n *valuesNode) columns() []Col    { return n.out }
+func (n *windowTVFNode) columns() []Col { return n.out }
+func (n *aggNode) columns() []Col       { return n.out }
+
+// explainExprs renders a list of expressions for EXPLAIN.
+func explainExprs(es []expr.Expr, cols []Col) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		s := e.String()
+		if cols != nil && i < len(cols) && cols[i].Name != s {
+			s += " AS " + cols[i].Name
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, ", ")
+}
+
+func windowLabel(cfg operators.WindowAggConfig, timeCol string) string {
+	d := func(us int64) string { return formatInterval(us) }
+	switch cfg.Kind {
+	case operators.WindowTumble:
+		return fmt.Sprintf("TUMBLE(%s, %s)", timeCol, d(cfg.Size))
+	case operators.WindowHop:
+		return fmt.Sprintf("HOP(%s, slide %s, size %s)", timeCol, d(cfg.Slide), d(cfg.Size))
+	case operators.WindowCumulate:
+		return fmt.Sprintf("CUMULATE(%s, step %s, size %s)", timeCol, d(cfg.Step), d(cfg.Size))
+	case operators.WindowSession:
+		return fmt.Sprintf("SESSION(%s, gap %s)", timeCol, d(cfg.Gap))
+	}
+	return "?"
+}
+
+// formatInterval prints microseconds as the largest whole unit: 1 minute, 10 seconds, 1500 milliseconds.
+func formatInterval(us int64) string {
+	units := []struct {
+		name string
+		n    int64
+	}{{"day", 86400e6}, {"hour", 3600e6}, {"minute", 60e6}, {"second", 1e6}, {"millisecond", 1e3}, {"microsecond", 1}}
+	for _, u := range units {
+		if us != 0 && us%u.n == 0 {
+			v := us / u.n
+			if v == 1 || v == -1 {
+				return fmt.Sprintf("%d %s", v, u.name)
+			}
+			return fmt.Sprintf("%d %ss", v, u.name)
+		}
+	}
+	return "0 seconds"
+}
+
+func colsOfSchema(s *arrow.Schema, table string) []Col {
+	out := make([]Col, s.NumFields())
+	for i, f := range s.Fields() {
+		out[i] = Col{Name: f.Name, Table: table, Type: f.Type}
+	}
+	return out
+}

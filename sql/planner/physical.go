@@ -1,0 +1,322 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// PNode is one operator of a physical plan: a node of the runtime DAG with its parallelism, inputs and exchanges,
+// and what EXPLAIN says about it.
+type PNode struct {
+	ID          string
+	Kind        exec.NodeKind
+	Parallelism int
+	Inputs      []PEdge
+	Keyed       bool // Pebble keyed state
+	// Client marks the sink of an ad-hoc SELECT: rows go to the client as they come, nothing is staged.
+	Client  bool
+	Label   string
+	Details []string
+
+	newSource   func(int) exec.Source
+	newOperator func(int) exec.Operator
+	newSink     func(int) exec.Sink
+}
+
+// PEdge is an input of a PNode.
+type PEdge struct {
+	From     *PNode
+	Exchange exec.Exchange
+}
+
+// Physical is a planned statement: the DAG, and for a SELECT how to present its rows.
+type Physical struct {
+	Nodes []*PNode
+	// Columns are the result columns of a SELECT (the visible ones first, then hidden ORDER BY keys).
+	Columns []Col
+	Visible int
+	Order   []OrderKey
+	Limit   int64 // -1: none
+	Offset  int64
+	// Bounded is set when every source ends (the job finishes by itself).
+	Bounded bool
+	// Reads names the catalog objects read (streams and materialized views, after view expansion); Views the
+	// views expanded on the way.
+	Reads []string
+	Views []string
+	// Target is the object an INSERT or materialized view writes.
+	Target string
+	// LogReads are the internal streams and materialized views the job reads, with how far it has read each.
+	LogReads []LogRead
+}
+
+// LogRead is a job's reader of a log: Progress is the segment every earlier segment of Log was produced below.
+type LogRead struct {
+	Log      *operators.Log
+	Progress *atomic.Uint64
+}
+
+// OrderKey is one ORDER BY key of a SELECT's result: a column index of Columns.
+type OrderKey struct {
+	Col        int
+	Desc       bool
+	NullsFirst bool
+}
+
+// Graph builds the runtime graph. Each call builds a fresh graph (a job re-deployed at open gets its own).
+func (p *Physical) Graph() (*exec.Graph, error) {
+	g := exec.NewGraph()
+	built := map[*PNode]*exec.Node{}
+	for _, n := range p.Nodes {
+		var ins []exec.InputEdge
+		for _, e := range n.Inputs {
+			ins = append(ins, exec.From(built[e.From], e.Exchange))
+		}
+		var en *exec.Node
+		switch n.Kind {
+		case exec.SourceNode:
+			en = g.AddSource(n.ID, n.Parallelism, n.newSource)
+		case exec.OperatorNode:
+			en = g.AddOperator(n.ID, n.Parallelism, n.newOperator, ins...)
+		case exec.SinkNode:
+			en = g.AddSink(n.ID, n.Parallelism, n.newSink, ins...)
+		}
+		if n.Keyed {
+			en.WithKeyedState()
+		}
+		built[n] = en
+	}
+	return g, g.Validate()
+}
+
+// Explain prints the DAG, sources first: each operator with its parallelism, input exchanges, state, and whether
+// it takes part in checkpoints (every operator does: sources record offsets, stateful operators snapshot state,
+// sinks pre-commit).
+func (p *Physical) Explain() string {
+	var sb strings.Builder
+	for i := len(p.Nodes) - 1; i >= 0; i-- {
+		n := p.Nodes[i]
+		depth := len(p.Nodes) - 1 - i
+		indent := strings.Repeat("  ", depth)
+		arrow := ""
+		if depth > 0 {
+			arrow = "└─ "
+			indent = strings.Repeat("  ", depth-1)
+		}
+		fmt.Fprintf(&sb, "%s%s%s [%s] parallelism=%d", indent, arrow, n.Label, n.ID, n.Parallelism)
+		for _, e := range n.Inputs {
+			fmt.Fprintf(&sb, " input=%s(%s)", exchangeName(e.Exchange), e.From.ID)
+		}
+		switch {
+		case n.Keyed:
+			sb.WriteString(" state=keyed(pebble)")
+		case n.Kind == exec.SourceNode:
+			sb.WriteString(" state=offset")
+		case n.Client:
+			sb.WriteString(" state=none (to the client)")
+		case n.Kind == exec.SinkNode:
+			sb.WriteString(" state=2pc")
+		default:
+			sb.WriteString(" state=none")
+		}
+		sb.WriteString("\n")
+		for _, d := range n.Details {
+			pad := strings.Repeat("  ", depth+1)
+			fmt.Fprintf(&sb, "%s%s\n", pad, d)
+		}
+	}
+	fmt.Fprintf(&sb, "checkpoint participants: %d operators, %d subtasks\n", len(p.Nodes), p.subtasks())
+	return sb.String()
+}
+
+func (p *Physical) subtasks() int {
+	n := 0
+	for _, x := range p.Nodes {
+		n += x.Parallelism
+	}
+	return n
+}
+
+func exchangeName(e exec.Exchange) string {
+	switch e.Kind {
+	case exec.Forward:
+		return "forward"
+	case exec.Hash:
+		return fmt.Sprintf("hash%v", e.Keys)
+	case exec.Broadcast:
+		return "broadcast"
+	case exec.Rebalance:
+		return "rebalance"
+	}
+	return e.String()
+}
+
+// lowering turns a logical plan into PNodes.
+type lowering struct {
+	env      Env
+	settings Settings
+	bounded  bool
+	// allBounded stays set while every source lowered so far ends by itself.
+	allBounded bool
+	nodes      []*PNode
+	ids        map[string]int
+	logReads   []LogRead
+}
+
+func (l *lowering) add(n *PNode) *PNode {
+	base := n.ID
+	l.ids[base]++
+	if c := l.ids[base]; c > 1 {
+		n.ID = fmt.Sprintf("%s-%d", base, c)
+	}
+	l.nodes = append(l.nodes, n)
+	return n
+}
+
+// lower returns the PNode producing n's rows.
+func (l *lowering) lower(n node) (*PNode, error) {
+	switch n := n.(type) {
+	case *scanNode:
+		return l.source(n)
+	case *valuesNode:
+		return l.values(n)
+	case *filterNode:
+		in, err := l.lower(n.in)
+		if err != nil {
+			return nil, err
+		}
+		cols := n.in.columns()
+		proj := make([]expr.Expr, len(cols))
+		for i, c := range cols {
+			proj[i] = expr.Column(i, c.Name, c.Type)
+		}
+		return l.calc(in, n.cond, proj, cols), nil
+	case *projectNode:
+		var cond expr.Expr
+		input := n.in
+		if f, ok := n.in.(*filterNode); ok {
+			cond, input = f.cond, f.in
+		}
+		if cond == nil && isIdentity(n.exprs, input.columns()) {
+			return l.lower(input)
+		}
+		in, err := l.lower(input)
+		if err != nil {
+			return nil, err
+		}
+		return l.calc(in, cond, n.exprs, n.out), nil
+	case *aggNode:
+		if upd := updatingReason(n.pre); upd != "" {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
+				"WindowAggregate needs an append-only input, but %s", upd)
+		}
+		pre, err := l.lower(n.pre)
+		if err != nil {
+			return nil, err
+		}
+		par := l.settings.Parallelism
+		if n.keys == 0 || n.global {
+			par = 1
+		}
+		keys := make([]int, n.keys)
+		for i := range keys {
+			keys[i] = i
+		}
+		ex := exec.HashExchange(keys...)
+		if n.keys == 0 {
+			ex = exec.RebalanceExchange()
+			if pre.Parallelism == 1 {
+				ex = exec.ForwardExchange()
+			}
+		}
+		var keyNames, aggs []string
+		for i := 0; i < n.keys; i++ {
+			keyNames = append(keyNames, n.out[i].Name)
+		}
+		for i, a := range n.cfg.Aggs {
+			aggs = append(aggs, describeAgg(a, n.pre.out, n.out[n.keys+2+i].Name))
+		}
+		label := "WindowAggregate"
+		if n.global {
+			label = "Aggregate"
+		}
+		details := []string{
+			"window: " + n.label,
+			"keys: [" + strings.Join(keyNames, ", ") + "]",
+			"aggregates: [" + strings.Join(aggs, ", ") + "]",
+		}
+		if !n.global {
+			details = append(details, "fires: when the watermark passes window_end; late rows are dropped and counted")
+		}
+		return l.add(&PNode{ID: "window-agg", Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
+			Inputs: []PEdge{{From: pre, Exchange: ex}}, Label: label, Details: details,
+			newOperator: n.factory}), nil
+	case *windowTVFNode:
+		return nil, fmt.Errorf("planner: a window table function outside an aggregation")
+	}
+	return nil, fmt.Errorf("planner: cannot lower %T", n)
+}
+
+func describeAgg(a operators.AggSpec, pre []Col, name string) string {
+	var s string
+	arg := "*"
+	if a.Arg >= 0 {
+		arg = pre[a.Arg].Name
+	}
+	switch a.Func {
+	case operators.AggCountStar:
+		s = "count(*)"
+	case operators.AggCountDistinct:
+		s = "count(DISTINCT " + arg + ")"
+	default:
+		s = name + "(" + arg + ")"
+	}
+	if a.Filter >= 0 {
+		s += " FILTER (" + pre[a.Filter].Name + ")"
+	}
+	return s
+}
+
+func isIdentity(exprs []expr.Expr, in []Col) bool {
+	if len(exprs) != len(in) {
+		return false
+	}
+	for i, e := range exprs {
+		if j, ok := expr.ColumnIndex(e); !ok || j != i {
+			return false
+		}
+	}
+	return true
+}
+
+// calc adds a filter+project operator after in, at in's parallelism with a forward exchange.
+func (l *lowering) calc(in *PNode, cond expr.Expr, exprs []expr.Expr, out []Col) *PNode {
+	var details []string
+	if cond != nil {
+		details = append(details, "filter: "+cond.String())
+	}
+	details = append(details, "project: ["+explainExprs(exprs, out)+"]")
+	names := make([]string, len(out))
+	for i, c := range out {
+		names[i] = c.Name
+	}
+	cfg := operators.CalcConfig{Filter: cond, Project: exprs, Names: names, Mode: l.settings.Errors}
+	label := "Project"
+	if cond != nil {
+		label = "Calc"
+	}
+	return l.add(&PNode{ID: "calc", Kind: exec.OperatorNode, Parallelism: in.Parallelism,
+		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, Label: label, Details: details,
+		newOperator: operators.NewCalc(cfg)})
+}
+
+// schemaOfCols is the Arrow schema of plan columns.
+func schemaOfCols(cols []Col) *arrow.Schema { return schemaOf(cols) }

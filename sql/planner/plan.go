@@ -1,0 +1,528 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// Env is what planning needs from the engine that runs the plan.
+type Env interface {
+	Catalog() *catalog.Catalog
+	// Log returns the storage of an internal stream or a materialized view.
+	Log(obj *catalog.Object) (*operators.Log, error)
+	// Path resolves a connector path: relative paths are under the data directory; anything outside the data
+	// directory and the allowed directories is refused (42501).
+	Path(p string) (string, error)
+}
+
+// Settings are the session settings a plan depends on.
+type Settings struct {
+	Parallelism int
+	Errors      expr.ErrorMode
+}
+
+func (s Settings) norm() Settings {
+	if s.Parallelism < 1 {
+		s.Parallelism = 1
+	}
+	return s
+}
+
+// PlanSelect plans an ad-hoc SELECT: internal streams and materialized views are read as they are now, and each
+// result batch goes to deliver as it is produced.
+func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) error) (*Physical, error) {
+	b := &binder{cat: env.Catalog(), bounded: true}
+	bq, err := b.bindQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	l := &lowering{env: env, settings: s.norm(), bounded: true, ids: map[string]int{}, allBounded: true}
+	top, err := l.lower(bq.root)
+	if err != nil {
+		return nil, err
+	}
+	p := l.physical(b)
+	p.Columns = bq.root.columns()
+	p.Visible = bq.visible
+	p.Limit, p.Offset = bq.limit, bq.offset
+	for _, o := range bq.order {
+		p.Order = append(p.Order, OrderKey{Col: o.col, Desc: o.desc, NullsFirst: o.nullsFirst})
+	}
+	if !p.Bounded && p.Limit < 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P,
+			"this SELECT reads an unbounded source and would never end: add LIMIT, or keep the query running with CREATE MATERIALIZED VIEW or INSERT INTO a sink")
+	}
+	if !p.Bounded && len(p.Order) > 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY over an unbounded source is not supported")
+	}
+	l.add(&PNode{ID: "result", Kind: exec.SinkNode, Parallelism: top.Parallelism, Label: "Result", Client: true,
+		Inputs:  []PEdge{{From: top, Exchange: exec.ForwardExchange()}},
+		newSink: func(int) exec.Sink { return operators.NewResultSink(deliver) }})
+	p.Nodes = l.nodes
+	return p, nil
+}
+
+// PlanInsert plans INSERT INTO target SELECT ... (or VALUES into a sink) as a job.
+func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
+	cat := env.Catalog()
+	target, ok := cat.Get(ins.Target)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, ins.TargetP, "relation %q does not exist", ins.Target)
+	}
+	switch {
+	case target.Kind == catalog.View || target.Kind == catalog.MaterializedView:
+		return nil, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP, "cannot insert into %s %q", lower(string(target.Kind)), target.Name)
+	case target.Kind == catalog.Stream && target.Connector() != "":
+		return nil, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP,
+			"cannot insert into stream %q: its rows come from connector '%s'", target.Name, target.Connector())
+	}
+	b := &binder{cat: cat}
+	bq, err := b.bindQuery(ins.Query)
+	if err != nil {
+		return nil, err
+	}
+	if len(bq.order) > 0 || bq.limit >= 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.Query.P, "ORDER BY and LIMIT are not supported in a continuous query")
+	}
+	if slices.Contains(b.reads, target.Name) {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP, "a job cannot read the stream it writes (%q)", target.Name)
+	}
+	root, err := assignTo(bq.root, target, ins)
+	if err != nil {
+		return nil, err
+	}
+	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
+	top, err := l.lower(root)
+	if err != nil {
+		return nil, err
+	}
+	if upd := updatingReason(root); upd != "" {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
+			"%s %q is append-only, but the query gives an updating result (%s)", lower(string(target.Kind)), target.Name, upd)
+	}
+	if err := l.sink(top, target, schemaOf(root.columns())); err != nil {
+		return nil, err
+	}
+	p := l.physical(b)
+	p.Target = target.Name
+	p.Columns = root.columns()
+	p.Visible = len(p.Columns)
+	return p, nil
+}
+
+// PlanMaterializedView plans the job that maintains a materialized view: its query into the view's log. obj is
+// the view's catalog object (with its columns filled from BindView).
+func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Settings) (*Physical, error) {
+	b := &binder{cat: env.Catalog()}
+	bq, err := b.bindQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	if len(bq.order) > 0 || bq.limit >= 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY and LIMIT are not supported in a materialized view")
+	}
+	root := visibleOnly(bq.root, bq.visible)
+	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
+	top, err := l.lower(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.sink(top, obj, schemaOf(root.columns())); err != nil {
+		return nil, err
+	}
+	p := l.physical(b)
+	p.Target = obj.Name
+	p.Columns = root.columns()
+	p.Visible = len(p.Columns)
+	return p, nil
+}
+
+// ViewInfo is what CREATE [MATERIALIZED] VIEW records: the columns and what the query reads.
+type ViewInfo struct {
+	Columns []catalog.Column
+	Reads   []string // streams and materialized views read, after expanding views
+	Views   []string // views expanded
+}
+
+// BindView checks a view's query and returns its columns. names, when given, rename them. A materialized view
+// is bound as a continuous query; a plain view as what it is where used (bounded or not), so only errors common
+// to both are reported here.
+func BindView(env Env, q *parser.Query, names []string, materialized bool) (*ViewInfo, error) {
+	b := &binder{cat: env.Catalog(), bounded: !materialized}
+	bq, err := b.bindQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	cols := bq.root.columns()[:bq.visible]
+	if len(names) > len(cols) {
+		return nil, sqlerr.New(sqlerr.InvalidColumnReference, q.P, "the view has %d columns but %d names were given", len(cols), len(names))
+	}
+	info := &ViewInfo{Reads: b.reads, Views: b.views}
+	seen := map[string]bool{}
+	for i, c := range cols {
+		name := c.Name
+		if i < len(names) {
+			name = names[i]
+		}
+		if seen[name] {
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, q.P, "column %q specified more than once", name)
+		}
+		seen[name] = true
+		info.Columns = append(info.Columns, catalog.Column{Name: name, Type: catalog.TypeOf(c.Type)})
+	}
+	return info, nil
+}
+
+// visibleOnly drops hidden columns from the top of a plan.
+func visibleOnly(n node, visible int) node {
+	cols := n.columns()
+	if visible == len(cols) {
+		return n
+	}
+	p := &projectNode{in: n}
+	for i := 0; i < visible; i++ {
+		p.exprs = append(p.exprs, expr.Column(i, cols[i].Name, cols[i].Type))
+		p.out = append(p.out, cols[i])
+	}
+	return p
+}
+
+// updatingReason says why n's result has retractions, "" when it is append-only.
+func updatingReason(n node) string {
+	switch n := n.(type) {
+	case *scanNode:
+		if n.updating {
+			return fmt.Sprintf("it reads materialized view %q, whose rows change", n.obj.Name)
+		}
+	case *filterNode:
+		return updatingReason(n.in)
+	case *projectNode:
+		return updatingReason(n.in)
+	case *aggNode:
+		return ""
+	}
+	return ""
+}
+
+// assignTo maps a query's columns onto a target's columns: by position, or through INSERT's column list (missing
+// columns are NULL), with Postgres' assignment casts between numeric types.
+func assignTo(root node, target *catalog.Object, ins *parser.Insert) (node, error) {
+	src := root.columns()
+	nvis := 0
+	for _, c := range src {
+		if !c.Hidden {
+			nvis++
+		}
+	}
+	targetIdx := make([]int, len(target.Columns))
+	for i := range targetIdx {
+		targetIdx[i] = -1
+	}
+	if len(ins.Columns) > 0 {
+		for j, name := range ins.Columns {
+			k := slices.IndexFunc(target.Columns, func(c catalog.Column) bool { return c.Name == name })
+			if k < 0 {
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, ins.TargetP, "column %q of relation %q does not exist", name, target.Name)
+			}
+			targetIdx[k] = j
+		}
+		if nvis != len(ins.Columns) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, ins.Query.P, "INSERT has %s expressions than target columns",
+				map[bool]string{true: "more", false: "fewer"}[nvis > len(ins.Columns)])
+		}
+	} else {
+		if nvis > len(target.Columns) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, ins.Query.P, "INSERT has more expressions than target columns")
+		}
+		for k := range target.Columns {
+			if k < nvis {
+				targetIdx[k] = k
+			}
+		}
+	}
+	itemPos := func(j int) int {
+		if pn, ok := root.(*projectNode); ok && j < len(pn.pos) && pn.pos[j] != 0 {
+			return pn.pos[j]
+		}
+		return ins.Query.P
+	}
+	p := &projectNode{in: root}
+	for k, tc := range target.Columns {
+		t, err := tc.Type.Arrow()
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "%v", err)
+		}
+		var e expr.Expr
+		if j := targetIdx[k]; j >= 0 {
+			e = expr.Column(j, src[j].Name, src[j].Type)
+			if !arrow.TypeEqual(src[j].Type, t) {
+				if !assignable(src[j].Type, t) {
+					e := sqlerr.New(sqlerr.DatatypeMismatch, itemPos(j), "column %q is of type %s but expression is of type %s",
+						tc.Name, catalog.PGName(t), catalog.PGName(src[j].Type))
+					e.Hint = "You will need to rewrite or cast the expression."
+					return nil, e
+				}
+				c, err := expr.Cast(e, t)
+				if err != nil {
+					return nil, posErr(err, ins.Query.P)
+				}
+				e = c
+			}
+		} else {
+			e = expr.NullOf(t)
+		}
+		p.exprs = append(p.exprs, e)
+		p.out = append(p.out, Col{Name: tc.Name, Type: t})
+	}
+	return p, nil
+}
+
+// assignable reports whether Postgres would store a value of type from into a column of type to without an
+// explicit cast.
+func assignable(from, to arrow.DataType) bool {
+	if from.ID() == arrow.NULL || arrow.TypeEqual(from, to) {
+		return true
+	}
+	_, fn := numericRank(from)
+	_, tn := numericRank(to)
+	if fn && tn {
+		return true
+	}
+	return from.ID() == to.ID() // e.g. TIMESTAMP precisions, DECIMAL scales
+}
+
+// physical gathers what the lowering found.
+func (l *lowering) physical(b *binder) *Physical {
+	return &Physical{Nodes: l.nodes, Bounded: l.allBounded, Reads: b.reads, Views: b.views, Limit: -1, LogReads: l.logReads}
+}
+
+// source lowers a scan to a source node (plus its watermark).
+func (l *lowering) source(n *scanNode) (*PNode, error) {
+	obj := n.obj
+	schema := schemaOf(n.out)
+	var mk func(int) exec.Source
+	par := 1
+	var label string
+	var details []string
+	bounded := false
+	switch conn := obj.Connector(); {
+	case obj.Kind == catalog.MaterializedView || conn == "":
+		log, err := l.env.Log(obj)
+		if err != nil {
+			return nil, err
+		}
+		bounded = l.bounded
+		progress := new(atomic.Uint64)
+		l.logReads = append(l.logReads, LogRead{Log: log, Progress: progress})
+		mk = func(int) exec.Source {
+			return operators.NewLogSource(operators.LogSourceConfig{Log: log, Bounded: bounded, Progress: progress})
+		}
+		label = "Source: " + lower(string(obj.Kind)) + " " + obj.Name
+		if obj.Kind == catalog.MaterializedView {
+			label += " (changelog)"
+		}
+		if bounded {
+			details = append(details, "reads: the committed rows as of now")
+		} else {
+			details = append(details, "reads: the whole history, then follows new rows")
+		}
+	case conn == "datagen":
+		cfg, err := operators.GeneratorConfigFromOptions(schema, dataOptions(obj.Options))
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "stream %q: %v", obj.Name, err)
+		}
+		bounded = cfg.Rows > 0
+		par = l.settings.Parallelism
+		mk = func(int) exec.Source { return operators.NewGenerator(cfg) }
+		label = "Source: datagen " + obj.Name
+		if bounded {
+			details = append(details, fmt.Sprintf("rows: %d", cfg.Rows))
+		} else {
+			details = append(details, "rows: unbounded")
+		}
+	default:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "reading connector '%s' (stream %q) is not supported yet", conn, obj.Name)
+	}
+	if !bounded {
+		l.allBounded = false
+	}
+	if n.wm != nil {
+		wm := n.wm
+		inner := mk
+		mk = func(sub int) exec.Source {
+			var ectx *expr.Context
+			return operators.WithWatermark(inner(sub), func(tc *exec.TaskContext, rec arrow.RecordBatch) (int64, bool, error) {
+				if ectx == nil {
+					ectx = &expr.Context{Alloc: tc.Alloc, Mode: expr.ErrorsNull, BadValues: tc.Errors}
+				}
+				arr, err := wm.Eval(ectx, rec)
+				if err != nil {
+					return 0, false, err
+				}
+				defer arr.Release()
+				v, ok := operators.MaxTimestamp(arr)
+				return v, ok, nil
+			})
+		}
+		details = append(details, "watermark: "+n.wmOf)
+	}
+	return l.add(&PNode{ID: "source", Kind: exec.SourceNode, Parallelism: par, Label: label, Details: details,
+		newSource: mk}), nil
+}
+
+// dataOptions drops the connector option.
+func dataOptions(opts map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range opts {
+		if k != "connector" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// values lowers constant rows to a bounded source.
+func (l *lowering) values(n *valuesNode) (*PNode, error) {
+	rec, err := EvalValues(n, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	label := fmt.Sprintf("Values: %d rows", len(n.rows))
+	return l.add(&PNode{ID: "values", Kind: exec.SourceNode, Parallelism: 1, Label: label,
+		newSource: func(int) exec.Source { return operators.NewBatchSource([]arrow.RecordBatch{rec}) }}), nil
+}
+
+// EvalValues evaluates constant rows into one record batch (a VALUES list, or the one empty row of a SELECT without
+// FROM). Bad values are errors here: nothing is running yet.
+func EvalValues(n *valuesNode, mem memory.Allocator) (arrow.RecordBatch, error) {
+	schema := schemaOf(n.out)
+	if len(n.out) == 0 {
+		return array.NewRecordBatch(schema, nil, int64(len(n.rows))), nil
+	}
+	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	defer one.Release()
+	ctx := &expr.Context{Alloc: mem, Mode: expr.ErrorsFail}
+	cols := make([]arrow.Array, len(n.out))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for j := range n.out {
+		parts := make([]arrow.Array, len(n.rows))
+		for i, row := range n.rows {
+			a, err := row[j].Eval(ctx, one)
+			if err != nil {
+				for _, p := range parts[:i] {
+					p.Release()
+				}
+				return nil, err
+			}
+			parts[i] = a
+		}
+		c, err := array.Concatenate(parts, mem)
+		for _, p := range parts {
+			p.Release()
+		}
+		if err != nil {
+			return nil, err
+		}
+		cols[j] = c
+	}
+	return array.NewRecordBatch(schema, cols, int64(len(n.rows))), nil
+}
+
+// ValuesFor binds INSERT INTO stream VALUES ... into a batch of the stream's schema, for an append without a job.
+// ok is false when the insert is not a plain VALUES list.
+func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, mem memory.Allocator) (rec arrow.RecordBatch, ok bool, err error) {
+	v, isValues := ins.Query.Body.(*parser.Values)
+	if !isValues || len(ins.Query.With) > 0 || len(ins.Query.OrderBy) > 0 || ins.Query.Limit != nil {
+		return nil, false, nil
+	}
+	b := &binder{cat: env.Catalog()}
+	vn, err := b.bindValues(v)
+	if err != nil {
+		return nil, true, err
+	}
+	root, err := assignTo(vn, target, ins)
+	if err != nil {
+		return nil, true, err
+	}
+	p := root.(*projectNode)
+	in, err := EvalValues(vn.(*valuesNode), mem)
+	if err != nil {
+		return nil, true, err
+	}
+	defer in.Release()
+	ctx := &expr.Context{Alloc: mem, Mode: expr.ErrorsFail}
+	cols := make([]arrow.Array, len(p.exprs))
+	for i, e := range p.exprs {
+		a, err := e.Eval(ctx, in)
+		if err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			return nil, true, posErr(err, ins.Query.P)
+		}
+		cols[i] = a
+	}
+	out := array.NewRecordBatch(schemaOf(p.out), cols, in.NumRows())
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, true, nil
+}
+
+// sink adds the node that writes a job's output into target.
+func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema) error {
+	var mk func(int) exec.Sink
+	var details []string
+	label := "Sink: " + lower(string(target.Kind)) + " " + target.Name
+	switch conn := target.Connector(); {
+	case target.Kind == catalog.MaterializedView || conn == "":
+		log, err := l.env.Log(target)
+		if err != nil {
+			return err
+		}
+		mk = func(int) exec.Sink { return operators.NewLogSink(log) }
+		details = append(details, "commit: rows become visible to readers when the checkpoint completes")
+	case conn == "blackhole":
+		mk = func(int) exec.Sink { return operators.NewBlackhole() }
+	case conn == "parquet" || conn == "file":
+		path, err := l.env.Path(target.Options["path"])
+		if err != nil {
+			return err
+		}
+		details = append(details, "path: "+target.Options["path"], "commit: two-phase, files appear when the checkpoint completes")
+		if conn == "parquet" {
+			cfg := operators.ParquetSinkConfig{Path: path, Schema: schema, Compression: target.Options["parquet.compression"]}
+			mk = func(int) exec.Sink { return operators.NewParquetSink(cfg) }
+		} else {
+			header, _ := strconv.ParseBool(target.Options["csv.header"])
+			cfg := operators.FileSinkConfig{Path: path, Format: strings.ToLower(target.Options["format"]), CSVHeader: header, Schema: schema}
+			mk = func(int) exec.Sink { return operators.NewFileSink(cfg) }
+			details = append(details, "format: "+cfg.Format)
+		}
+	default:
+		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "writing connector '%s' is not supported", conn)
+	}
+	l.add(&PNode{ID: "sink", Kind: exec.SinkNode, Parallelism: in.Parallelism, Label: label, Details: details,
+		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk})
+	return nil
+}
