@@ -256,9 +256,25 @@ func (j *Job) current() *incarnation {
 }
 
 // Stop takes a checkpoint, waits for it to commit, then cancels the job: a graceful stop that the next run
-// resumes from exactly.
+// resumes from exactly. A job still deploying (or restarting) is waited for; a job that already ended is only
+// cancelled.
 func (j *Job) Stop(ctx context.Context) error {
-	_, err := j.Checkpoint(ctx)
+	var err error
+	for {
+		_, err = j.Checkpoint(ctx)
+		if !errors.Is(err, errJobNotRunning) {
+			break
+		}
+		select {
+		case <-j.done:
+			err = nil
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(time.Millisecond):
+			continue
+		}
+		break
+	}
 	j.Cancel()
 	return err
 }
@@ -478,8 +494,27 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	coord.Stop()
 	wg.Wait()
 	coord.Drain()
+	inc.releaseChannels()
 	op, err = inc.failure()
 	return false, op, err
+}
+
+// releaseChannels drops the batches left in the channels of a torn-down incarnation (every runner has stopped,
+// so nothing sends or receives any more).
+func (inc *incarnation) releaseChannels() {
+	for _, ch := range inc.chans {
+		for {
+			select {
+			case e := <-ch.c:
+				if e.Kind == KindBatch {
+					e.Batch.Release()
+				}
+				continue
+			default:
+			}
+			break
+		}
+	}
 }
 
 func (inc *incarnation) onComplete(id uint64) {
