@@ -186,18 +186,20 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.e.cat.NewJobID()
-	if err != nil {
-		return nil, err
-	}
 	obj := &catalog.Object{Kind: catalog.MaterializedView, Name: st.Name, Columns: info.Columns, Query: queryText,
-		Reads: reads, Job: id}
+		Reads: reads}
 	// A log left by an earlier view of the same name would be read as this one's.
 	s.e.dropStorage(obj)
 	p, err := planner.PlanMaterializedView(s.e, st.Query, obj, js.planner())
 	if err != nil {
 		return nil, err
 	}
+	// The id only once the plan is good: ids count the jobs that exist.
+	id, err := s.e.cat.NewJobID()
+	if err != nil {
+		return nil, err
+	}
+	obj.Job = id
 	if _, err := s.e.cat.Create(obj, false); err != nil {
 		return nil, withPos(err, st.NameP)
 	}

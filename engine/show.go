@@ -260,7 +260,7 @@ func (s *Session) drop(st *parser.Drop) (*Result, error) {
 
 func (s *Session) dropJob(st *parser.DropJob) (*Result, error) {
 	spec, ok := s.e.cat.Job(st.ID)
-	if !ok {
+	if !ok || spec.Dropped {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, st.IDP, "job %q does not exist", st.ID)
 	}
 	for _, o := range s.e.cat.Objects(catalog.MaterializedView) {

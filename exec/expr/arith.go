@@ -311,7 +311,14 @@ func floatKernel(op string, typ arrow.DataType) kernel {
 	return func(ec *evalCtx, args []value) (value, error) {
 		d, err := compute.CallFunction(ec.cc, fn, nil, args[0].datum(), args[1].datum())
 		if err == nil {
-			return fromDatum(d)
+			r, err := fromDatum(d)
+			if err != nil {
+				return r, err
+			}
+			if typ.ID() == arrow.FLOAT32 {
+				return floatOverflow[float32](ec, args[0], args[1], r)
+			}
+			return floatOverflow[float64](ec, args[0], args[1], r)
 		}
 		if op != "/" {
 			return value{}, sqlerr.Wrap(sqlerr.InternalError, err)
@@ -321,6 +328,60 @@ func floatKernel(op string, typ arrow.DataType) kernel {
 		}
 		return floatDivLoop[float64](ec, args[0], args[1], typ)
 	}
+}
+
+// floatOverflow turns an infinite result of finite operands into a bad value (22003 "value out of range:
+// overflow", as Postgres' float8 arithmetic reports it). r is taken over.
+func floatOverflow[T float32 | float64](ec *evalCtx, a, b, r value) (value, error) {
+	inf := func(x T) bool { return math.IsInf(float64(x), 0) }
+	pr := primOf[T](r)
+	if pr.isConst() {
+		if pr.cnull || !inf(pr.c) {
+			return r, nil
+		}
+	} else {
+		found := false
+		for _, x := range pr.vals {
+			if inf(x) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return r, nil
+		}
+	}
+	pa, pb := primOf[T](a), primOf[T](b)
+	at := func(p *prim[T], i int) T {
+		if p.isConst() {
+			return p.c
+		}
+		return p.vals[i]
+	}
+	arr, err := ec.materialize(r)
+	if err != nil {
+		return value{}, err
+	}
+	defer arr.Release()
+	out := newPrimOut[T](ec, arr.DataType())
+	out.initValidity(value{arr: arr})
+	vals := primOf[T](value{arr: arr}).vals
+	for i := range out.vals {
+		if out.isNull(i) {
+			continue
+		}
+		v := vals[i]
+		if inf(v) && !inf(at(&pa, i)) && !inf(at(&pb, i)) {
+			if err := ec.bad(sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: overflow"), i); err != nil {
+				out.release()
+				return value{}, err
+			}
+			out.setNull(i)
+			continue
+		}
+		out.vals[i] = v
+	}
+	return out.finish(), nil
 }
 
 func floatDivLoop[T float32 | float64](ec *evalCtx, a, b value, typ arrow.DataType) (value, error) {

@@ -129,11 +129,15 @@ func TestExprArithmetic(t *testing.T) {
 		{name: "dec mul", e: call("*", cd, ce), want: "1.36200,-2.25000,-49999999.99500,NULL,NULL,0.00000"},
 		// bigint * decimal(3,3) literal: 0.908 has scale 3; 7 * 0.908 = 6.356
 		{name: "int times dec", e: call("*", ci, dec("0.908")), want: "6.356,-6.356,8374821809464136432.756,-8374821809464136433.664,NULL,0.000"},
-		// decimal(10,2) / decimal(5,3): scale max(6, 2 + 5 + 1) = 8, rounded half away from zero
-		// 1.50/0.908 = 1.651982378..., -2.25/1 = -2.25, 99999999.99/-0.5 = -199999999.98, 0.00/0.001 = 0
-		{name: "dec div", e: call("/", cd, ce), want: "1.65198238,-2.25000000,-199999999.98000000,NULL,NULL,0.00000000"},
-		// decimal(5,3) / decimal(10,2): scale max(6, 3 + 10 + 1) = 14
-		{name: "dec div zero", e: call("/", ce, cd), want: "0.60533333333333,-0.44444444444444,-0.00000000500000,NULL,NULL,NULL", bad: 1, failErr: sqlerr.DivisionByZero},
+		// decimal(10,2) / decimal(5,3): scale max(16, 2, 3) = 16 (11 integer digits fit), rounded half away from
+		// zero: 1.50/0.908 = 1.65198237885462555..., -2.25/1 = -2.25, 99999999.99/-0.5 = -199999999.98, 0.00/0.001 = 0
+		{name: "dec div", e: call("/", cd, ce), want: "1.6519823788546256,-2.2500000000000000,-199999999.9800000000000000,NULL,NULL,0.0000000000000000"},
+		// decimal(5,3) / decimal(10,2): scale 16; 0.908/1.50 = 0.60533..., 1/-2.25 = -0.444..., -0.5/99999999.99 = -5.0000000005e-9
+		{name: "dec div zero", e: call("/", ce, cd), want: "0.6053333333333333,-0.4444444444444444,-0.0000000050000000,NULL,NULL,NULL", bad: 1, failErr: sqlerr.DivisionByZero},
+		// Two constants take Postgres' per-value scale: 10.0/4 has 16 places, 1.0/3 has 20 (the quotient's first
+		// base-10000 digit is a weight lower), 5/2.0 has 16.
+		{name: "dec const div", e: call("/", dec("10.0"), Int32(4)), want: "2.5000000000000000,2.5000000000000000,2.5000000000000000,2.5000000000000000,2.5000000000000000,2.5000000000000000"},
+		{name: "dec const div small", e: call("/", dec("1.0"), Int32(3)), want: "0.33333333333333333333,0.33333333333333333333,0.33333333333333333333,0.33333333333333333333,0.33333333333333333333,0.33333333333333333333"},
 		// numeric mod keeps the dividend's sign: 1.50 % 0.908 = 0.592
 		{name: "dec mod", e: call("%", cd, ce), want: "0.592,-0.250,0.490,NULL,NULL,0.000"},
 		{name: "dec neg", e: call("neg", cd), want: "-1.50,2.25,-99999999.99,NULL,-0.01,0.00"},

@@ -511,7 +511,7 @@ func textAppender(arr arrow.Array) (func(dst []byte, i int) []byte, error) {
 		return func(dst []byte, i int) []byte { return AppendDecimal128(dst, a.Value(i), scale) }, nil
 	case *array.Duration:
 		toMicros := TimeUnitToMicros(a.DataType().(*arrow.DurationType).Unit)
-		return func(dst []byte, i int) []byte { return AppendInterval(dst, 0, 0, toMicros(int64(a.Value(i)))) }, nil
+		return func(dst []byte, i int) []byte { return AppendDuration(dst, toMicros(int64(a.Value(i)))) }, nil
 	}
 	return nil, sqlerr.New(cannotCoerce, sqlerr.NoPos, "cannot cast type %s to text", TypeName(arr.DataType()))
 }

@@ -111,11 +111,76 @@ func compareValues(ec *evalCtx, fn string, a, b value) (value, error) {
 			return p || !q
 		})
 	}
+	switch a.dataType().ID() {
+	case arrow.FLOAT64:
+		if hasNaN[float64](a) || hasNaN[float64](b) {
+			return compareFloatsPG[float64](ec, fn, a, b)
+		}
+	case arrow.FLOAT32:
+		if hasNaN[float32](a) || hasNaN[float32](b) {
+			return compareFloatsPG[float32](ec, fn, a, b)
+		}
+	}
 	d, err := compute.CallFunction(ec.cc, fn, nil, a.datum(), b.datum())
 	if err != nil {
 		return value{}, sqlerr.Wrap(sqlerr.InternalError, err)
 	}
 	return fromDatum(d)
+}
+
+func hasNaN[T float32 | float64](v value) bool {
+	p := primOf[T](v)
+	if p.isConst() {
+		return !p.cnull && p.c != p.c
+	}
+	for _, x := range p.vals {
+		if x != x {
+			return true
+		}
+	}
+	return false
+}
+
+// compareFloatsPG compares floats the way Postgres does, so that NaN sorts and groups: NaN equals NaN and is
+// greater than every other value (IEEE says every comparison with NaN is false). Only batches with a NaN take
+// this loop.
+func compareFloatsPG[T float32 | float64](ec *evalCtx, fn string, a, b value) (value, error) {
+	x, y := primOf[T](a), primOf[T](b)
+	at := func(p *prim[T], i int) T {
+		if p.isConst() {
+			return p.c
+		}
+		return p.vals[i]
+	}
+	return boolLoop(ec, []value{a, b}, func(i int) bool {
+		p, q := at(&x, i), at(&y, i)
+		var c int
+		switch pn, qn := p != p, q != q; {
+		case pn && qn:
+			c = 0
+		case pn:
+			c = 1
+		case qn:
+			c = -1
+		case p < q:
+			c = -1
+		case p > q:
+			c = 1
+		}
+		switch fn {
+		case "equal":
+			return c == 0
+		case "not_equal":
+			return c != 0
+		case "less":
+			return c < 0
+		case "less_equal":
+			return c <= 0
+		case "greater":
+			return c > 0
+		}
+		return c >= 0
+	})
 }
 
 func needBool(what string, e Expr) (Expr, error) {

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,13 +17,15 @@ import (
 //
 //	+ -  scale max(s1,s2); precision max(p1-s1, p2-s2) + scale + 1
 //	*    scale s1+s2; precision p1+p2+1
-//	/    scale max(6, s1+p2+1), reduced (not below 6) so that the p1-s1+s2 integer digits fit in 38;
+//	/    scale max(16, s1, s2), reduced (not below 6) so that the p1-s1+s2 integer digits fit in 38; for two
+//	     constants, Postgres' own scale for those values (select_div_scale: at least 16 significant digits);
 //	     the quotient is rounded half away from zero, as Postgres rounds numeric division
 //	%    scale max(s1,s2) (the remainder has the dividend's sign, as Postgres' numeric mod)
 //
 // every precision capped at 38 (and a scale above it at 38). A result that does not fit its precision is
 // 22003 "numeric field overflow". Postgres' numeric is unbounded and picks the division scale per value (at
-// least 16 significant digits); a column needs one type, hence the fixed rule above (Spark's).
+// least 16 significant digits); a column needs one type, hence the fixed rule above, which gives Postgres'
+// digits for quotients from 1 to 9999 and constants exactly.
 
 var pow10Big [77]*big.Int
 
@@ -46,7 +49,7 @@ func decResultType(op string, a, b *arrow.Decimal128Type) *arrow.Decimal128Type 
 		p = p1 + p2 + 1
 	case "/":
 		intDig := p1 - s1 + s2
-		s = max(6, s1+p2+1)
+		s = max(16, s1, s2)
 		if intDig+s > 38 {
 			s = max(38-intDig, min(s, 6))
 		}
@@ -73,6 +76,12 @@ func bindDecimalArith(op string, a, b Expr) (Expr, error) {
 		return nil, err
 	}
 	rt := decResultType(op, da, db)
+	if op == "/" {
+		if rs, ok := pgDivScale(a, b, da, db); ok {
+			intDig := rt.Precision - rt.Scale
+			rt = &arrow.Decimal128Type{Precision: min(38, intDig+rs), Scale: min(rs, 38-min(intDig, 38))}
+		}
+	}
 	return &callExpr{name: op, args: []Expr{a, b}, typ: rt, strict: true, canFail: true, render: infix(op),
 		kern: decimalKernel(op, da, db, rt)}, nil
 }
@@ -336,4 +345,69 @@ func zeroScalar(t arrow.DataType) scalar.Scalar {
 		return scalar.NewDurationScalar(0, t)
 	}
 	return scalar.NewInt64Scalar(0)
+}
+
+// pgDivScale is the scale Postgres gives the quotient of two constants (numeric.c's select_div_scale): enough
+// fraction digits for at least 16 significant digits, judged by the base-10000 weights and first digits of the
+// operands, and never fewer than either operand's scale. ok is false unless both are non-NULL constants.
+func pgDivScale(a, b Expr, da, db *arrow.Decimal128Type) (int32, bool) {
+	va, okA := decimalConstant(a)
+	vb, okB := decimalConstant(b)
+	if !okA || !okB {
+		return 0, false
+	}
+	w1, f1 := base10000Lead(va, da.Scale)
+	w2, f2 := base10000Lead(vb, db.Scale)
+	q := w1 - w2
+	if f1 <= f2 {
+		q--
+	}
+	rs := int32(16 - q*4)
+	rs = max(rs, da.Scale, db.Scale, 0)
+	return min(rs, 38), true
+}
+
+func decimalConstant(e Expr) (*big.Int, bool) {
+	sc, ok := ConstantValue(e)
+	if !ok || !sc.IsValid() {
+		return nil, false
+	}
+	d, ok := sc.(*scalar.Decimal128)
+	if !ok {
+		return nil, false
+	}
+	var x big.Int
+	setBig(&x, d.Value)
+	return &x, true
+}
+
+// base10000Lead returns the weight and value of the first non-zero base-10000 digit of unscaled/10^scale, as
+// Postgres' numeric stores it (weight 0 is the units group, -1 the first four fraction digits); 0, 0 for zero.
+func base10000Lead(unscaled *big.Int, scale int32) (weight, first int) {
+	if unscaled.Sign() == 0 {
+		return 0, 0
+	}
+	digits := new(big.Int).Abs(unscaled).String()
+	var intPart, frac string
+	if int(scale) >= len(digits) {
+		intPart, frac = "", strings.Repeat("0", int(scale)-len(digits))+digits
+	} else {
+		intPart, frac = digits[:len(digits)-int(scale)], digits[len(digits)-int(scale):]
+	}
+	if strings.TrimLeft(intPart, "0") != "" {
+		intPart = strings.TrimLeft(intPart, "0")
+		weight = (len(intPart) - 1) / 4
+		lead := len(intPart) - weight*4
+		first, _ = strconv.Atoi(intPart[:lead])
+		return weight, first
+	}
+	for len(frac)%4 != 0 {
+		frac += "0"
+	}
+	for g := 0; g*4 < len(frac); g++ {
+		if v, _ := strconv.Atoi(frac[g*4 : g*4+4]); v != 0 {
+			return -(g + 1), v
+		}
+	}
+	return 0, 0
 }

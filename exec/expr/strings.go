@@ -731,3 +731,54 @@ func bindPad(name string, args []Expr) (Expr, error) {
 			return v, err
 		}}, nil
 }
+
+func init() {
+	register(bindVarcharFit, "varchar_check", "varchar_truncate")
+}
+
+// bindVarcharFit binds varchar_check(s, n) and varchar_truncate(s, n): a value stored into VARCHAR(n) (the
+// assignment: longer than n characters is 22001 "value too long for type character varying(n)", unless the excess
+// is spaces, which are cut, as Postgres does), and an explicit cast to VARCHAR(n) (cut to n characters).
+func bindVarcharFit(name string, args []Expr) (Expr, error) {
+	if len(args) != 2 {
+		return nil, fnNotExist(name, args)
+	}
+	a, err := textArgs(name, args[:1], 1)
+	if err != nil {
+		return nil, err
+	}
+	n, null, ok := ConstantInt64(args[1])
+	if !ok || null || n < 0 {
+		return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos, "%s needs a constant length", name)
+	}
+	check := name == "varchar_check"
+	return &callExpr{name: name, args: []Expr{a[0], args[1]}, typ: TypeText, strict: true, canFail: check,
+		kern: func(ec *evalCtx, vals []value) (value, error) {
+			ss := strsOf(vals[0])
+			var failed error
+			v, err := textLoop(ec, vals[:1], textHint(vals), func(dst []byte, i int) ([]byte, bool) {
+				s := ss.at(i)
+				if int64(utf8.RuneCountInString(s)) <= n {
+					return append(dst, s...), false
+				}
+				cut, k := 0, int64(0)
+				for cut < len(s) && k < n {
+					_, size := utf8.DecodeRuneInString(s[cut:])
+					cut += size
+					k++
+				}
+				if check && strings.TrimRight(s[cut:], " ") != "" {
+					if err := ec.bad(sqlerr.New(sqlerr.StringTooLong, sqlerr.NoPos, "value too long for type character varying(%d)", n), i); err != nil {
+						failed = err
+					}
+					return dst, true
+				}
+				return append(dst, s[:cut]...), false
+			})
+			if failed != nil {
+				v.release()
+				return value{}, failed
+			}
+			return v, err
+		}}, nil
+}

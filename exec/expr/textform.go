@@ -279,3 +279,10 @@ func abs64(v int64) int64 {
 	}
 	return v
 }
+
+// AppendDuration appends a duration of microseconds (our INTERVAL) the way Postgres prints the justified
+// interval: whole days as days, the rest as a time (26 hours is "1 day 02:00:00", as ts - ts shows it).
+func AppendDuration(dst []byte, us int64) []byte {
+	const day = 86_400_000_000
+	return AppendInterval(dst, 0, us/day, us%day)
+}

@@ -318,6 +318,9 @@ func checkGenField(f arrow.Field, col *genColumn) error {
 		if col.step < 0 {
 			return fmt.Errorf("negative step %d", col.step)
 		}
+		if integral && gf.End == math.MaxInt64 {
+			gf.End = hi // no end given: the sequence runs to the type's largest value
+		}
 		if gf.End < gf.Start {
 			return fmt.Errorf("sequence end %d is before its start %d", gf.End, gf.Start)
 		}

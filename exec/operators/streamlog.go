@@ -17,6 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -309,6 +310,9 @@ type LogSourceConfig struct {
 	// Bounded stops at the segments that exist when the source opens (a SELECT over a stream reads what is there);
 	// otherwise the source follows new segments for ever.
 	Bounded bool
+	// Consolidate (with Bounded) folds the retractions of a changelog and produces the resulting rows as inserts:
+	// what a materialized view holds as of its last commit, read by an ad-hoc SELECT.
+	Consolidate bool
 	// Progress, when set, is kept at the read position's segment: every segment below it has been produced (and
 	// so emitted ahead of any later barrier). FLUSH waits on it before it checkpoints.
 	Progress *atomic.Uint64
@@ -331,6 +335,9 @@ type logSource struct {
 	cur     []exec.Batch // the decoded batches of segment cur
 	curSeq  uint64
 	changed <-chan struct{}
+
+	alloc2       memory.Allocator
+	consolidated []exec.Batch // Consolidate: the folded rows, produced in order
 }
 
 func (s *logSource) RestoreOffset(offset []byte) error {
@@ -368,6 +375,9 @@ func (s *logSource) report() {
 }
 
 func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	if s.cfg.Consolidate {
+		return s.produceConsolidated()
+	}
 	for {
 		if s.cur != nil && s.curSeq == s.seq && s.batch < len(s.cur) {
 			b := s.cur[s.batch]
@@ -418,6 +428,146 @@ func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 	}
 }
 
+// produceConsolidated reads every segment below until at the first call, folds retractions, and then hands out
+// the live rows batch by batch. Its offset is not meaningful: a consolidating read is an ad-hoc SELECT's, which is
+// never restored.
+func (s *logSource) produceConsolidated() (exec.SourceResult, error) {
+	if s.consolidated == nil {
+		var all []exec.Batch
+		for seq := s.seq; seq < s.until; seq++ {
+			sq, name, ok := s.cfg.Log.segmentAfter(seq)
+			if !ok || sq >= s.until {
+				break
+			}
+			batches, err := s.cfg.Log.readSegment(name, s.alloc)
+			if err != nil {
+				releaseBatches(all)
+				return exec.SourceResult{}, err
+			}
+			all = append(all, batches...)
+			seq = sq
+		}
+		out, err := consolidate(s.alloc, all)
+		releaseBatches(all)
+		if err != nil {
+			return exec.SourceResult{}, err
+		}
+		s.consolidated = append(out, exec.Batch{}) // a sentinel keeps the slice non-nil when empty
+		s.seq = s.until
+	}
+	for len(s.consolidated) > 0 {
+		b := s.consolidated[0]
+		s.consolidated = s.consolidated[1:]
+		if b.Rec != nil {
+			return exec.SourceResult{Status: exec.Produced, Batch: b, WM: exec.MinWatermark}, nil
+		}
+	}
+	s.consolidated = []exec.Batch{}
+	return exec.SourceResult{Status: exec.Finished}, nil
+}
+
+// consolidate folds a changelog: an insert or update-after adds its row, a delete or update-before removes one
+// equal row. The live rows come back as insert-only batches (new references); without retractions the input
+// batches are simply retained.
+func consolidate(alloc memory.Allocator, in []exec.Batch) ([]exec.Batch, error) {
+	retracting := false
+	for _, b := range in {
+		retracting = retracting || b.Kinds != nil
+	}
+	if !retracting {
+		out := make([]exec.Batch, 0, len(in))
+		for _, b := range in {
+			if b.Rows() > 0 {
+				b.Rec.Retain()
+				out = append(out, exec.Batch{Rec: b.Rec})
+			}
+		}
+		return out, nil
+	}
+	type pos struct{ batch, row int }
+	live := map[string][]pos{}
+	alive := make([][]bool, len(in))
+	for bi, b := range in {
+		rows, err := TextRows(b.Rec)
+		if err != nil {
+			return nil, err
+		}
+		alive[bi] = make([]bool, len(rows))
+		for ri, row := range rows {
+			key := textRowKey(row)
+			switch b.Kind(ri) {
+			case exec.Insert, exec.UpdateAfter:
+				live[key] = append(live[key], pos{bi, ri})
+				alive[bi][ri] = true
+			default:
+				if ps := live[key]; len(ps) > 0 {
+					p := ps[len(ps)-1]
+					live[key] = ps[:len(ps)-1]
+					alive[p.batch][p.row] = false
+				}
+			}
+		}
+	}
+	var out []exec.Batch
+	for bi, b := range in {
+		var rows []int32
+		for ri, ok := range alive[bi] {
+			if ok {
+				rows = append(rows, int32(ri))
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		part, err := takeBatchRows(alloc, b.Rec, rows)
+		if err != nil {
+			releaseBatches(out)
+			return nil, err
+		}
+		out = append(out, exec.Batch{Rec: part})
+	}
+	return out, nil
+}
+
+func textRowKey(row []*string) string {
+	var sb strings.Builder
+	for _, v := range row {
+		if v == nil {
+			sb.WriteString("\x00N")
+		} else {
+			sb.WriteString("\x00V")
+			sb.WriteString(*v)
+		}
+	}
+	return sb.String()
+}
+
+// takeBatchRows returns a new record of the given rows of rec.
+func takeBatchRows(alloc memory.Allocator, rec arrow.RecordBatch, rows []int32) (arrow.RecordBatch, error) {
+	ib := array.NewInt32Builder(alloc)
+	ib.AppendValues(rows, nil)
+	idx := ib.NewInt32Array()
+	ib.Release()
+	defer idx.Release()
+	kctx := compute.WithAllocator(context.Background(), alloc)
+	cols := make([]arrow.Array, rec.NumCols())
+	for i := range cols {
+		c, err := compute.TakeArray(kctx, rec.Column(i), idx)
+		if err != nil {
+			for _, done := range cols[:i] {
+				done.Release()
+			}
+			return nil, err
+		}
+		cols[i] = c
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
+}
+
 func (s *logSource) dropCurrent() {
 	releaseBatches(s.cur)
 	s.cur = nil
@@ -425,5 +575,7 @@ func (s *logSource) dropCurrent() {
 
 func (s *logSource) Close() error {
 	s.dropCurrent()
+	releaseBatches(s.consolidated)
+	s.consolidated = nil
 	return nil
 }

@@ -126,7 +126,7 @@ func newTextColumn(arr arrow.Array) (textColumn, error) {
 	case *array.Duration:
 		c.class = classSafeString
 		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.DurationType).Unit)
-		c.text = func(dst []byte, i int) []byte { return expr.AppendInterval(dst, 0, 0, toMicros(int64(a.Value(i)))) }
+		c.text = func(dst []byte, i int) []byte { return expr.AppendDuration(dst, toMicros(int64(a.Value(i)))) }
 	case *array.MonthDayNanoInterval:
 		c.class = classSafeString
 		c.text = func(dst []byte, i int) []byte {

@@ -193,9 +193,10 @@ func textCases() []textCase {
 				`"-1 mons +1 day"`, `"1 mon"`, `"100:00:00"`, `"-00:00:00.000001"`},
 		},
 		{
+			// INTERVAL is a duration: whole days print as days, as Postgres prints ts - ts (25h 1m 1s).
 			name: "duration", typ: &arrow.DurationType{Unit: arrow.Microsecond},
 			build: func(b array.Builder) { b.(*array.DurationBuilder).Append(90061000000) },
-			csv:   []string{"25:01:01"}, json: []string{`"25:01:01"`},
+			csv:   []string{"1 day 01:01:01"}, json: []string{`"1 day 01:01:01"`},
 		},
 	}
 }

@@ -98,10 +98,11 @@ type CreateView struct {
 // Insert is INSERT INTO target [(cols)] query; VALUES is a Query whose Body is *Values.
 type Insert struct {
 	StmtBase
-	Target  string
-	TargetP int
-	Columns []string
-	Query   *Query
+	Target   string
+	TargetP  int
+	Columns  []string
+	ColumnsP []int
+	Query    *Query
 }
 
 // Select is a query run for its rows.

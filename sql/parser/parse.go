@@ -265,7 +265,7 @@ func (p *parser) insert(start int) (Stmt, error) {
 	}
 	s := &Insert{Target: n, TargetP: np}
 	if p.isOp("(") && !p.kwAt(p.i+1, "select") && !p.kwAt(p.i+1, "with") && !p.kwAt(p.i+1, "values") && !isOp(p.at(p.i+1), "(") {
-		if s.Columns, err = p.nameList(); err != nil {
+		if s.Columns, s.ColumnsP, err = p.nameListPos(); err != nil {
 			return nil, err
 		}
 	}
@@ -283,21 +283,29 @@ func (p *parser) insert(start int) (Stmt, error) {
 
 // nameList reads ( name, ... ).
 func (p *parser) nameList() ([]string, error) {
+	names, _, err := p.nameListPos()
+	return names, err
+}
+
+// nameListPos reads ( name, ... ) and where each name starts.
+func (p *parser) nameListPos() ([]string, []int, error) {
 	if err := p.expectOp("("); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []string
+	var pos []int
 	for {
-		n, _, err := p.name()
+		n, np, err := p.name()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, n)
+		pos = append(pos, np)
 		if p.eatOp(")") {
-			return out, nil
+			return out, pos, nil
 		}
 		if err := p.expectOp(","); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }

@@ -83,6 +83,11 @@ var tidbReserved = func() map[string]bool {
 			m[strings.ToLower(k.Word)] = true
 		}
 	}
+	// Words TiDB's grammar will not take as names although its keyword list says they are not reserved, and
+	// Postgres allows as names (found by trying every common name).
+	for _, w := range []string{"dec", "schema", "schemas"} {
+		m[w] = true
+	}
 	return m
 }()
 

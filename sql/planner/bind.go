@@ -199,44 +199,86 @@ func setOpName(s *parser.SetOp) string {
 	return name
 }
 
-func (b *binder) bindValues(v *parser.Values) (node, error) {
+func (b *binder) bindValues(v *parser.Values) (node, error) { return b.bindValuesAs(v, nil) }
+
+// isUnknownLiteral reports whether e is a quoted string or NULL literal: Postgres types such a constant by where it
+// goes ('2026-01-01' into a TIMESTAMP column is a timestamp).
+func isUnknownLiteral(e parser.Expr) bool {
+	lit, ok := e.(*parser.Literal)
+	return ok && (lit.Kind == parser.LitString || lit.Kind == parser.LitNull)
+}
+
+// bindValuesAs binds VALUES rows. hint, when given, is the type each column is headed for (INSERT's target
+// columns): quoted literals are read as that type directly.
+func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, error) {
 	if len(v.Rows) == 0 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES needs at least one row")
 	}
 	eb := &exprBinder{sc: &scope{}}
 	n := &valuesNode{}
 	width := len(v.Rows[0])
-	types := make([]arrow.DataType, width)
 	for _, row := range v.Rows {
 		if len(row) != width {
 			return nil, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES lists must all be the same length")
 		}
 		var out []expr.Expr
-		for j, e := range row {
+		for _, e := range row {
 			x, err := eb.bind(e)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, x)
-			if types[j] == nil || types[j].ID() == arrow.NULL {
-				types[j] = x.Type()
-			}
 		}
 		n.rows = append(n.rows, out)
 	}
-	// Unify each column's type over the rows (VALUES (1), (2.5) is NUMERIC), as Postgres resolves UNION-like types.
+	// Each column's type: the hint, else the common type of its typed values (VALUES (1), (2.5) is NUMERIC);
+	// quoted literals and NULLs adopt it. A column of only quoted literals is text, as in Postgres.
 	for j := range width {
-		t := types[j]
-		for _, row := range n.rows {
-			if u, ok := commonType(t, row[j].Type()); ok {
+		var t arrow.DataType
+		if j < len(hint) && hint[j] != nil {
+			t = hint[j]
+		} else {
+			t = arrow.Null
+			for i, row := range n.rows {
+				if isUnknownLiteral(v.Rows[i][j]) {
+					continue
+				}
+				u, ok := commonType(t, row[j].Type())
+				if !ok {
+					return nil, sqlerr.New(sqlerr.DatatypeMismatch, v.Rows[i][j].Pos(), "VALUES types %s and %s cannot be matched",
+						catalog.PGName(t), catalog.PGName(row[j].Type()))
+				}
 				t = u
-			} else {
-				return nil, sqlerr.New(sqlerr.DatatypeMismatch, v.Rows[0][j].Pos(), "VALUES types %s and %s cannot be matched",
-					catalog.TypeOf(t), catalog.TypeOf(row[j].Type()))
+			}
+			if t.ID() == arrow.NULL {
+				t = arrow.BinaryTypes.String
 			}
 		}
-		if t.ID() == arrow.NULL {
-			t = arrow.BinaryTypes.String // Postgres resolves an all-NULL column as text
+		for i, row := range n.rows {
+			if isUnknownLiteral(v.Rows[i][j]) && !arrow.TypeEqual(row[j].Type(), t) {
+				c, err := expr.Cast(row[j], t)
+				if err != nil {
+					return nil, posErr(err, v.Rows[i][j].Pos())
+				}
+				row[j] = c
+			}
+		}
+		if j < len(hint) && hint[j] != nil {
+			// Typed values keep their own type here; the INSERT's assignment casts (and checks) them.
+			t = nil
+			for i, row := range n.rows {
+				u, ok := commonType(orNull(t), row[j].Type())
+				if !ok {
+					e := sqlerr.New(sqlerr.DatatypeMismatch, v.Rows[i][j].Pos(), "column %d is of type %s but expression is of type %s",
+						j+1, catalog.PGName(hint[j]), catalog.PGName(row[j].Type()))
+					e.Hint = "You will need to rewrite or cast the expression."
+					return nil, e
+				}
+				t = u
+			}
+			if t.ID() == arrow.NULL {
+				t = hint[j]
+			}
 		}
 		for i, row := range n.rows {
 			if !arrow.TypeEqual(row[j].Type(), t) {
@@ -248,8 +290,16 @@ func (b *binder) bindValues(v *parser.Values) (node, error) {
 			}
 		}
 		n.out = append(n.out, Col{Name: fmt.Sprintf("column%d", j+1), Type: t})
+		n.pos = append(n.pos, exprStart(v.Rows[0][j]))
 	}
 	return n, nil
+}
+
+func orNull(t arrow.DataType) arrow.DataType {
+	if t == nil {
+		return arrow.Null
+	}
+	return t
 }
 
 // commonType is the type two values unify to (for VALUES columns and CASE-like contexts): NULL adopts the other,
@@ -431,7 +481,7 @@ func (b *binder) derived(bq *boundQuery, alias string, names []string, pos int) 
 
 // scan reads a stream or a materialized view.
 func (b *binder) scan(obj *catalog.Object, alias string) (node, error) {
-	n := &scanNode{obj: obj, updating: obj.Kind == catalog.MaterializedView}
+	n := &scanNode{obj: obj, updating: obj.Kind == catalog.MaterializedView && !b.bounded}
 	for _, c := range obj.Columns {
 		t, err := c.Type.Arrow()
 		if err != nil {
@@ -540,4 +590,25 @@ func upper(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// exprStart is where an expression's text begins (an operator node's P is its operator).
+func exprStart(e parser.Expr) int {
+	switch e := e.(type) {
+	case *parser.Binary:
+		return min(e.P, exprStart(e.L))
+	case *parser.IsNull:
+		return min(e.P, exprStart(e.X))
+	case *parser.IsBool:
+		return min(e.P, exprStart(e.X))
+	case *parser.Between:
+		return min(e.P, exprStart(e.X))
+	case *parser.InList:
+		return min(e.P, exprStart(e.X))
+	case *parser.Like:
+		return min(e.P, exprStart(e.X))
+	case *parser.Cast:
+		return min(e.P, exprStart(e.X))
+	}
+	return e.Pos()
 }

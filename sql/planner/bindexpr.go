@@ -98,9 +98,11 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, r, err = coerceUnknown(l, r, e.L, e.R)
-		if err != nil {
-			return nil, posErr(err, e.P)
+		if e.Op != "||" { // text || anything concatenates: a quoted literal stays text
+			l, r, err = coerceUnknown(l, r, e.L, e.R)
+			if err != nil {
+				return nil, posErr(err, e.P)
+			}
 		}
 		return b.call(e.P, e.Op, l, r)
 	case *parser.IsNull:
@@ -255,7 +257,15 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		}
 		c, err := expr.Cast(x, t)
 		if err != nil {
+			// A constant that does not convert is reported at the constant, as Postgres does.
+			if _, lit := e.X.(*parser.Literal); lit {
+				return nil, posErr(err, e.X.Pos())
+			}
 			return nil, posErr(err, e.P)
+		}
+		if e.Type.Name == "VARCHAR" && e.Type.Precision >= 0 {
+			// An explicit cast to VARCHAR(n) cuts the value to n characters.
+			return b.call(e.P, "varchar_truncate", c, expr.Int64(int64(e.Type.Precision)))
 		}
 		return c, nil
 	case *parser.Extract:

@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/sqlerr"
@@ -72,15 +74,35 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "option '%s' needs a connector; a stream without WITH is fed by INSERT", k)
 		}
 	case "datagen":
-		if _, err := operators.GeneratorConfigFromOptions(schemaOf(pcols), dataOptions(opts)); err != nil {
+		cfg, err := operators.GeneratorConfigFromOptions(schemaOf(pcols), dataOptions(opts))
+		if err == nil {
+			// Open checks the columns against their options (ranges, types); do it now rather than in the job.
+			g := operators.NewGenerator(cfg)
+			if err = g.Open(&exec.TaskContext{Parallelism: 1, Alloc: memory.DefaultAllocator}); err == nil {
+				err = g.Close()
+			}
+		}
+		if err != nil {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
 		}
 	case "nexmark":
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector 'nexmark' is not supported yet")
-	case "parquet", "file", "blackhole":
+	case "parquet":
+		if opts["path"] == "" {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'parquet' needs a 'path' option (a directory or a glob)")
+		}
+		if _, err := env.Path(strings.TrimSuffix(opts["path"], "/*.parquet")); err != nil {
+			return nil, posErr(err, pos["path"])
+		}
+		for _, k := range sortedKeys(opts) {
+			if k != "connector" && k != "path" {
+				return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "unknown option '%s' for connector 'parquet'", k)
+			}
+		}
+	case "file", "blackhole":
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector '%s' cannot be read yet; it is a sink connector (CREATE SINK)", conn)
 	default:
-		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown connector '%s' (streams: datagen, or none for a stream fed by INSERT)", conn)
+		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown connector '%s' (streams: datagen, parquet, or none for a stream fed by INSERT)", conn)
 	}
 	if w := cs.Watermark; w != nil {
 		sc := &scope{cols: pcols}

@@ -46,6 +46,7 @@ type projectNode struct {
 type valuesNode struct {
 	rows [][]expr.Expr
 	out  []Col
+	pos  []int // where each column's first value starts
 }
 
 // windowTVFNode is a windowing table function in FROM; it only exists under an aggregation (which absorbs it) or
@@ -58,6 +59,14 @@ type windowTVFNode struct {
 	partition []int
 	out       []Col
 }
+
+// assignNode is a window table function that is not aggregated: each row once per window it belongs to, with
+// window_start and window_end appended.
+type assignNode struct {
+	tvf *windowTVFNode
+}
+
+func (n *assignNode) columns() []Col { return n.tvf.out }
 
 // aggNode is a windowed aggregation (or, in a bounded SELECT, a plain GROUP BY: one window that ends with the
 // input). Its input is pre, a projection of the keys, the event time, the aggregate arguments and FILTER

@@ -259,6 +259,22 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		return l.add(&PNode{ID: "window-agg", Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 			Inputs: []PEdge{{From: pre, Exchange: ex}}, Label: label, Details: details,
 			newOperator: n.factory}), nil
+	case *assignNode:
+		if upd := updatingReason(n.tvf.in); upd != "" {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "a window table function needs an append-only input, but %s", upd)
+		}
+		in, err := l.lower(n.tvf.in)
+		if err != nil {
+			return nil, err
+		}
+		factory, _, err := operators.NewWindowAssign(n.tvf.win, schemaOf(n.tvf.in.columns()))
+		if err != nil {
+			return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err)
+		}
+		return l.add(&PNode{ID: "window-assign", Kind: exec.OperatorNode, Parallelism: in.Parallelism,
+			Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, Label: "WindowAssign",
+			Details:     []string{"window: " + windowLabel(n.tvf.win, n.tvf.timeCol), "adds: window_start, window_end (a row per window it falls in)"},
+			newOperator: factory}), nil
 	case *windowTVFNode:
 		return nil, fmt.Errorf("planner: a window table function outside an aggregation")
 	}

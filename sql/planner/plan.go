@@ -91,8 +91,15 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 			"cannot insert into stream %q: its rows come from connector '%s'", target.Name, target.Connector())
 	}
 	b := &binder{cat: cat}
-	bq, err := b.bindQuery(ins.Query)
-	if err != nil {
+	var bq *boundQuery
+	var err error
+	if v, ok := ins.Query.Body.(*parser.Values); ok && len(ins.Query.With) == 0 {
+		var vn node
+		if vn, err = b.bindValuesAs(v, insertHints(target, ins)); err != nil {
+			return nil, err
+		}
+		bq = &boundQuery{root: vn, limit: -1, visible: len(vn.columns())}
+	} else if bq, err = b.bindQuery(ins.Query); err != nil {
 		return nil, err
 	}
 	if len(bq.order) > 0 || bq.limit >= 0 {
@@ -212,6 +219,8 @@ func updatingReason(n node) string {
 		return updatingReason(n.in)
 	case *projectNode:
 		return updatingReason(n.in)
+	case *assignNode:
+		return updatingReason(n.tvf.in)
 	case *aggNode:
 		return ""
 	}
@@ -236,7 +245,14 @@ func assignTo(root node, target *catalog.Object, ins *parser.Insert) (node, erro
 		for j, name := range ins.Columns {
 			k := slices.IndexFunc(target.Columns, func(c catalog.Column) bool { return c.Name == name })
 			if k < 0 {
-				return nil, sqlerr.New(sqlerr.UndefinedColumn, ins.TargetP, "column %q of relation %q does not exist", name, target.Name)
+				pos := ins.TargetP
+				if j < len(ins.ColumnsP) {
+					pos = ins.ColumnsP[j]
+				}
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, pos, "column %q of relation %q does not exist", name, target.Name)
+			}
+			if targetIdx[k] >= 0 {
+				return nil, sqlerr.New(sqlerr.DuplicateColumn, ins.ColumnsP[j], "column %q specified more than once", name)
 			}
 			targetIdx[k] = j
 		}
@@ -257,6 +273,9 @@ func assignTo(root node, target *catalog.Object, ins *parser.Insert) (node, erro
 	itemPos := func(j int) int {
 		if pn, ok := root.(*projectNode); ok && j < len(pn.pos) && pn.pos[j] != 0 {
 			return pn.pos[j]
+		}
+		if vn, ok := root.(*valuesNode); ok && j < len(vn.pos) {
+			return vn.pos[j]
 		}
 		return ins.Query.P
 	}
@@ -284,6 +303,13 @@ func assignTo(root node, target *catalog.Object, ins *parser.Insert) (node, erro
 			}
 		} else {
 			e = expr.NullOf(t)
+		}
+		if tc.Type.Name == "VARCHAR" && tc.Type.Precision >= 0 {
+			c, err := expr.Call("varchar_check", e, expr.Int64(int64(tc.Type.Precision)))
+			if err != nil {
+				return nil, posErr(err, itemPos(max(targetIdx[k], 0)))
+			}
+			e = c
 		}
 		p.exprs = append(p.exprs, e)
 		p.out = append(p.out, Col{Name: tc.Name, Type: t})
@@ -329,13 +355,17 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		progress := new(atomic.Uint64)
 		l.logReads = append(l.logReads, LogRead{Log: log, Progress: progress})
 		mk = func(int) exec.Source {
-			return operators.NewLogSource(operators.LogSourceConfig{Log: log, Bounded: bounded, Progress: progress})
+			return operators.NewLogSource(operators.LogSourceConfig{Log: log, Bounded: bounded, Progress: progress,
+				Consolidate: bounded && obj.Kind == catalog.MaterializedView})
 		}
 		label = "Source: " + lower(string(obj.Kind)) + " " + obj.Name
 		if obj.Kind == catalog.MaterializedView {
 			label += " (changelog)"
 		}
-		if bounded {
+		if bounded && obj.Kind == catalog.MaterializedView {
+			label = "Source: materialized view " + obj.Name
+			details = append(details, "reads: the view's rows as of its last completed checkpoint")
+		} else if bounded {
 			details = append(details, "reads: the committed rows as of now")
 		} else {
 			details = append(details, "reads: the whole history, then follows new rows")
@@ -354,6 +384,17 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		} else {
 			details = append(details, "rows: unbounded")
 		}
+	case conn == "parquet":
+		path, err := l.env.Path(obj.Options["path"])
+		if err != nil {
+			return nil, err
+		}
+		bounded = true
+		par = l.settings.Parallelism
+		cfg := operators.ParquetSourceConfig{Path: path, Schema: schema}
+		mk = func(int) exec.Source { return operators.NewParquetSource(cfg) }
+		label = "Source: parquet " + obj.Name
+		details = append(details, "path: "+obj.Options["path"], "reads: the files present when the job starts")
 	default:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "reading connector '%s' (stream %q) is not supported yet", conn, obj.Name)
 	}
@@ -456,7 +497,7 @@ func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, mem memory.A
 		return nil, false, nil
 	}
 	b := &binder{cat: env.Catalog()}
-	vn, err := b.bindValues(v)
+	vn, err := b.bindValuesAs(v, insertHints(target, ins))
 	if err != nil {
 		return nil, true, err
 	}
@@ -487,6 +528,31 @@ func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, mem memory.A
 		c.Release()
 	}
 	return out, true, nil
+}
+
+// insertHints returns the type each VALUES column of an INSERT is headed for.
+func insertHints(target *catalog.Object, ins *parser.Insert) []arrow.DataType {
+	var hint []arrow.DataType
+	typeOf := func(name string) arrow.DataType {
+		for _, c := range target.Columns {
+			if c.Name == name {
+				t, _ := c.Type.Arrow()
+				return t
+			}
+		}
+		return nil
+	}
+	if len(ins.Columns) > 0 {
+		for _, name := range ins.Columns {
+			hint = append(hint, typeOf(name))
+		}
+		return hint
+	}
+	for _, c := range target.Columns {
+		t, _ := c.Type.Arrow()
+		hint = append(hint, t)
+	}
+	return hint
 }
 
 // sink adds the node that writes a job's output into target.

@@ -15,9 +15,30 @@ import (
 // bindSelect binds SELECT ... FROM ... WHERE ... GROUP BY ... HAVING ...: a filter, then an aggregation if there
 // is one, then the projection of the select list.
 func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *selectInfo, error) {
-	if s.Distinct {
-		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, s.P, "SELECT DISTINCT is not supported yet")
+	var aggCalls []*parser.Func
+	for _, it := range s.Items {
+		aggCalls = collectAggregates(it.Expr, aggCalls)
 	}
+	if s.Having != nil {
+		aggCalls = collectAggregates(s.Having, aggCalls)
+	}
+	if s.Distinct {
+		// SELECT DISTINCT a, b is GROUP BY a, b.
+		if len(s.GroupBy) > 0 || len(aggCalls) > 0 || s.Having != nil {
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, s.P, "SELECT DISTINCT with GROUP BY or aggregates is not supported")
+		}
+		d := *s
+		d.Distinct = false
+		for _, it := range s.Items {
+			if st, ok := it.Expr.(*parser.Star); ok {
+				return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, st.P, "SELECT DISTINCT * is not supported; list the columns")
+			}
+			d.GroupBy = append(d.GroupBy, it.Expr)
+		}
+		s = &d
+	}
+	grouped := len(s.GroupBy) > 0 || len(aggCalls) > 0 || s.Having != nil
+
 	from, err := b.bindFrom(s.From)
 	if err != nil {
 		return nil, nil, err
@@ -25,10 +46,18 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 	tvf, _ := from.(*windowTVFNode)
 	input := from
 	inCols := from.columns()
-	if tvf != nil {
+	switch {
+	case tvf != nil && grouped:
 		// The aggregation absorbs the window function: rows flow from its input, whose columns are the TVF's
 		// columns without window_start and window_end.
 		input, inCols = tvf.in, tvf.out[:len(tvf.out)-2]
+	case tvf != nil:
+		// Not aggregated: every row gets the window_start and window_end of each window it falls in.
+		if tvf.win.Kind == operators.WindowSession {
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, s.P,
+				"a SESSION window must be aggregated: GROUP BY window_start, window_end (sessions end only when they close)")
+		}
+		input = &assignNode{tvf: tvf}
 	}
 	sc := &scope{cols: inCols}
 
@@ -45,20 +74,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 		}
 		input = &filterNode{in: input, cond: cond}
 	}
-
-	var aggCalls []*parser.Func
-	for _, it := range s.Items {
-		aggCalls = collectAggregates(it.Expr, aggCalls)
-	}
-	if s.Having != nil {
-		aggCalls = collectAggregates(s.Having, aggCalls)
-	}
-	grouped := len(s.GroupBy) > 0 || len(aggCalls) > 0 || s.Having != nil
 	if !grouped {
-		if tvf != nil {
-			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, s.P,
-				"a window table function must be aggregated: GROUP BY window_start, window_end")
-		}
 		return b.project(input, sc, nil, s.Items, wantOrder)
 	}
 	agg, ab, err := b.bindAggregate(s, input, sc, tvf, aggCalls)
