@@ -69,3 +69,41 @@ func remapAll(es []Expr, f func(int) int) []Expr {
 }
 
 func (e *inExpr) children() []Expr { return e.args }
+
+// Substitute returns e with every column reference i replaced by f(i), which must have the column's type (the
+// planner merges a projection into what reads it: a filter pushed below a projection, two projections fused).
+// e itself is not changed; a nil f(i) keeps the column.
+func Substitute(e Expr, f func(int) Expr) Expr {
+	switch n := e.(type) {
+	case *column:
+		if r := f(n.idx); r != nil {
+			return r
+		}
+		return n
+	case *literal:
+		return n
+	case *callExpr:
+		c := *n
+		c.args = substituteAll(n.args, f)
+		return &c
+	case *inExpr:
+		c := *n
+		c.args = substituteAll(n.args, f)
+		return &c
+	case *lazyExpr:
+		c := *n
+		c.args = substituteAll(n.args, f)
+		return &c
+	case *shortCircuit:
+		return &shortCircuit{or: n.or, left: Substitute(n.left, f), right: Substitute(n.right, f)}
+	}
+	return e
+}
+
+func substituteAll(es []Expr, f func(int) Expr) []Expr {
+	out := make([]Expr, len(es))
+	for i, a := range es {
+		out[i] = Substitute(a, f)
+	}
+	return out
+}

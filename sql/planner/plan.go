@@ -51,7 +51,7 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 		return nil, err
 	}
 	l := &lowering{env: env, settings: s.norm(), bounded: true, ids: map[string]int{}, allBounded: true}
-	top, err := l.lower(bq.root)
+	top, err := l.lower(pushdown(bq.root))
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 		return nil, err
 	}
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
-	top, err := l.lower(root)
+	top, err := l.lower(pushdown(root))
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Setti
 	}
 	root := visibleOnly(bq.root, bq.visible)
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
-	top, err := l.lower(root)
+	top, err := l.lower(pushdown(root))
 	if err != nil {
 		return nil, err
 	}
