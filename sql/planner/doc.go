@@ -1,4 +1,22 @@
-// Package planner will own binding, type checking with Postgres-style errors, the logical plan and its rewrites,
-// and the physical plan: an exec.Graph with parallelism and exchanges, which EXPLAIN prints. Not built yet (the
-// SQL issue).
+// Package planner turns the parser's AST into dataflows. It owns:
+//
+//   - binding (bind.go, select.go, bindexpr.go): names against the catalog and the FROM scope, with Postgres-style
+//     errors (SQLSTATE and the position of the offending name); Postgres semantics where MySQL differs (quoted
+//     literals typed by context, integer literals INT then BIGINT then NUMERIC, unquoted names lower case);
+//     views and CTEs expanded in place; window table functions and legacy GROUP BY TUMBLE/HOP/SESSION;
+//   - the logical plan (logical.go): scan, filter, project, values, window assignment, and the windowed
+//     aggregation with its pre-projection (keys, event time, arguments, FILTER conditions as plain columns);
+//   - rewrites (rewrite.go): filters pushed below projections, projections fused, so a query over views runs as
+//     one Calc after its source;
+//   - the physical plan (physical.go, plan.go): a DAG of runtime operators with parallelism and exchanges (hash on
+//     the group keys before a keyed window aggregate, rebalance into a global one, forward elsewhere), the sources
+//     and sinks of the catalog's connectors, and EXPLAIN's rendering of it;
+//   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR.
+//
+// Decisions: an ad-hoc SELECT is bounded (internal streams and materialized views are read as of now; a plain
+// GROUP BY is one window that ends with the input); a continuous query refuses updating results (a GROUP BY
+// without a window, a window over a changelog) with 0A000 until updating operators exist; INTERVAL is a duration
+// in microseconds; TIMESTAMP(p) is always microseconds.
+//
+// It must never run anything: it builds plans that the engine deploys, and reads the catalog without changing it.
 package planner
