@@ -325,7 +325,7 @@ func (e *Engine) flush(ctx context.Context) error {
 		if !running {
 			continue
 		}
-		if _, err := j.job.Checkpoint(ctx); err != nil {
+		if _, err := j.job.Flush(ctx); err != nil {
 			select {
 			case <-j.job.Done():
 				continue // finished or failed meanwhile: nothing to flush

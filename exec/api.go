@@ -111,6 +111,13 @@ type Source interface {
 	Close() error
 }
 
+// IdleWaiter is implemented by sources that know when data arrives (a stream log): after Produce returned Idle,
+// the runtime waits on IdleWait's channel (or a barrier, or a long poll interval) instead of polling every
+// millisecond.
+type IdleWaiter interface {
+	IdleWait() <-chan struct{}
+}
+
 // CheckpointListener is implemented by sources whose consume is irreversible (a broker ack) and by anything else
 // that must act once a checkpoint is globally durable or known aborted. Calls come from the coordinator's
 // goroutine, not the subtask's.

@@ -208,6 +208,21 @@ func (j *Job) Checkpoint(ctx context.Context) (uint64, error) {
 	return id, j.WaitCheckpoint(ctx, id)
 }
 
+// Flush takes an aligned checkpoint and waits until it completed and every sink committed it: everything the
+// sources emitted before the barrier has been processed by every operator and committed by every sink (an
+// unaligned barrier would overtake records and leave them for the next checkpoint). SQL's FLUSH.
+func (j *Job) Flush(ctx context.Context) (uint64, error) {
+	inc := j.current()
+	if inc == nil {
+		return 0, errJobNotRunning
+	}
+	b, err := inc.coord.TriggerMode(checkpoint.Aligned)
+	if err != nil {
+		return 0, err
+	}
+	return b.ID, j.WaitCheckpoint(ctx, b.ID)
+}
+
 // TriggerCheckpoint starts a checkpoint and returns its id once its barrier was handed to every source.
 func (j *Job) TriggerCheckpoint() (uint64, error) {
 	inc := j.current()

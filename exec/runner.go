@@ -198,9 +198,18 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 					return err
 				}
 			}
+			// A source that can say when it has data again is woken by that; the others are polled.
+			var wake <-chan struct{}
+			poll := time.Millisecond
+			if w, ok := src.(IdleWaiter); ok {
+				if wake = w.IdleWait(); wake != nil {
+					poll = 50 * time.Millisecond
+				}
+			}
 			select {
 			case <-barriers.ready:
-			case <-time.After(time.Millisecond):
+			case <-wake:
+			case <-time.After(poll):
 			case <-ctx.Done():
 				return ctx.Err()
 			}

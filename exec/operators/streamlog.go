@@ -335,6 +335,7 @@ type logSource struct {
 	cur     []exec.Batch // the decoded batches of segment cur
 	curSeq  uint64
 	changed <-chan struct{}
+	idle    <-chan struct{} // the changed channel of the last Idle answer
 
 	alloc2       memory.Allocator
 	consolidated []exec.Batch // Consolidate: the folded rows, produced in order
@@ -412,6 +413,8 @@ func (s *logSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 			case <-ctx.Done():
 				return exec.SourceResult{}, ctx.Err()
 			default:
+				// Taken before the segment check, so a segment published since then has closed it already.
+				s.idle = s.changed
 				s.changed = nil
 				return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
 			}
@@ -567,6 +570,9 @@ func takeBatchRows(alloc memory.Allocator, rec arrow.RecordBatch, rows []int32) 
 	}
 	return out, nil
 }
+
+// IdleWait is closed when the log gets its next segment (exec.IdleWaiter).
+func (s *logSource) IdleWait() <-chan struct{} { return s.idle }
 
 func (s *logSource) dropCurrent() {
 	releaseBatches(s.cur)

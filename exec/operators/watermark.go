@@ -74,6 +74,14 @@ func (w *watermarked) Produce(ctx context.Context) (exec.SourceResult, error) {
 
 func (w *watermarked) Close() error { return w.src.Close() }
 
+// IdleWait forwards the wrapped source's wake-up channel, if it has one.
+func (w *watermarked) IdleWait() <-chan struct{} {
+	if iw, ok := w.src.(exec.IdleWaiter); ok {
+		return iw.IdleWait()
+	}
+	return nil
+}
+
 // MaxTimestamp returns the largest non-NULL value of a TIMESTAMP (or BIGINT) array in microseconds.
 func MaxTimestamp(arr arrow.Array) (int64, bool) {
 	var vals []int64
