@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,29 @@ func TestErrorsHaveCodeAndPosition(t *testing.T) {
 		e := sqlerr.As(err)
 		if e == nil || e.Code != c.code || (c.pos != sqlerr.NoPos && e.Pos != c.pos) {
 			t.Errorf("%s: got %+v, want code %s at %d", c.sql, e, c.code, c.pos)
+		}
+	}
+}
+
+// pins: FLUSH reflects every row inserted before it even when the jobs checkpoint unaligned (FLUSH's own
+// checkpoint is aligned: an unaligned barrier overtakes rows and leaves them for the next checkpoint).
+func TestFlushUnderUnalignedCheckpoints(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `SET checkpoint.mode = 'unaligned'`)
+	mustExec(t, s, `SET checkpoint.interval = '0'`)
+	mustExec(t, s, `SET parallelism = 2`)
+	mustExec(t, s, `CREATE STREAM ev (k BIGINT, ts TIMESTAMP, WATERMARK FOR ts AS ts)`)
+	mustExec(t, s, `CREATE MATERIALIZED VIEW per_sec AS SELECT k, COUNT(*) AS n, window_start
+		FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end`)
+	for i := 1; i <= 15; i++ {
+		// Second i-1 gets two rows of keys i and i+1; the row at second i closes it.
+		mustExec(t, s, fmt.Sprintf(`INSERT INTO ev VALUES (%d, TIMESTAMP '2026-01-01 00:00:%02d.1'), (%d, TIMESTAMP '2026-01-01 00:00:%02d.2')`, i, i-1, i+1, i-1))
+		mustExec(t, s, fmt.Sprintf(`INSERT INTO ev VALUES (0, TIMESTAMP '2026-01-01 00:00:%02d')`, i))
+		mustExec(t, s, "FLUSH")
+		got := rows(t, s, "SELECT COUNT(*), SUM(n) FROM per_sec WHERE k > 0")
+		// After round i: seconds 0..i-1 fired, each with two keyed rows (the closing rows have k = 0).
+		if want := fmt.Sprintf("%d|%d", 2*i, 2*i); len(got) != 1 || got[0] != want {
+			t.Fatalf("round %d: %q, want %s", i, got, want)
 		}
 	}
 }

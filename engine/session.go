@@ -301,6 +301,11 @@ func (s *Session) query(ctx context.Context, q *parser.Query) (*Result, error) {
 		return nil, err
 	}
 	rows := col.result()
+	if len(rows) == 0 && col.n == 0 && p.EmptyResult != nil && p.Offset == 0 && p.Limit != 0 {
+		for _, r := range p.EmptyResult {
+			rows = append(rows, collectedRow{text: r})
+		}
+	}
 	res := &Result{Tag: "SELECT " + strconv.Itoa(len(rows))}
 	for _, c := range p.Columns[:p.Visible] {
 		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type, OID: catalog.OID(c.Type)})

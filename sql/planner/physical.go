@@ -54,6 +54,9 @@ type Physical struct {
 	Views []string
 	// Target is the object an INSERT or materialized view writes.
 	Target string
+	// EmptyResult, when not nil, is what a SELECT returns if its dataflow produced no row: the one row of an
+	// aggregate without GROUP BY over no input (or none, when HAVING rejects it).
+	EmptyResult [][]*string
 	// LogReads are the internal streams and materialized views the job reads, with how far it has read each.
 	LogReads []LogRead
 }

@@ -51,11 +51,20 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 		return nil, err
 	}
 	l := &lowering{env: env, settings: s.norm(), bounded: true, ids: map[string]int{}, allBounded: true}
-	top, err := l.lower(pushdown(bq.root))
+	root := pushdown(bq.root)
+	top, err := l.lower(root)
 	if err != nil {
 		return nil, err
 	}
 	p := l.physical(b)
+	if row, ok, err := emptyAggregateRow(root, memory.DefaultAllocator); err != nil {
+		return nil, err
+	} else if ok {
+		p.EmptyResult = [][]*string{}
+		if row != nil {
+			p.EmptyResult = append(p.EmptyResult, row)
+		}
+	}
 	p.Columns = bq.root.columns()
 	p.Visible = bq.visible
 	p.Limit, p.Offset = bq.limit, bq.offset
@@ -591,4 +600,82 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 	l.add(&PNode{ID: "sink", Kind: exec.SinkNode, Parallelism: in.Parallelism, Label: label, Details: details,
 		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk})
 	return nil
+}
+
+// emptyAggregateRow returns the one row an aggregate without GROUP BY keys gives over no input at all (COUNT 0,
+// the other aggregates NULL, then HAVING and the select list), which the window operator cannot produce: it has no
+// window to fire. ok is false for every other plan.
+func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool, err error) {
+	p, isProject := root.(*projectNode)
+	if !isProject {
+		return nil, false, nil
+	}
+	var having expr.Expr
+	in := p.in
+	if f, isFilter := in.(*filterNode); isFilter {
+		having, in = f.cond, f.in
+	}
+	agg, isAgg := in.(*aggNode)
+	if !isAgg || !agg.global || agg.keys != 0 {
+		return nil, false, nil
+	}
+	// The aggregate's output with no rows: window_start, window_end, then COUNTs 0 and NULL for the rest.
+	cols := make([]arrow.Array, len(agg.out))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, c := range agg.out {
+		b := array.NewBuilder(mem, c.Type)
+		if i >= 2 {
+			switch agg.cfg.Aggs[i-2].Func {
+			case operators.AggCount, operators.AggCountStar, operators.AggCountDistinct:
+				b.(*array.Int64Builder).Append(0)
+			default:
+				b.AppendNull()
+			}
+		} else {
+			b.AppendNull()
+		}
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	rec := array.NewRecordBatch(schemaOf(agg.out), cols, 1)
+	defer rec.Release()
+	ctx := &expr.Context{Alloc: mem, Mode: expr.ErrorsFail}
+	if having != nil {
+		keep, err := having.Eval(ctx, rec)
+		if err != nil {
+			return nil, false, err
+		}
+		pass := keep.IsValid(0) && keep.(*array.Boolean).Value(0)
+		keep.Release()
+		if !pass {
+			return nil, true, nil
+		}
+	}
+	out := make([]arrow.Array, len(p.exprs))
+	for i, e := range p.exprs {
+		a, err := e.Eval(ctx, rec)
+		if err != nil {
+			for _, o := range out[:i] {
+				o.Release()
+			}
+			return nil, false, err
+		}
+		out[i] = a
+	}
+	res := array.NewRecordBatch(schemaOf(p.out), out, 1)
+	for _, o := range out {
+		o.Release()
+	}
+	defer res.Release()
+	rows, err := operators.TextRows(res)
+	if err != nil {
+		return nil, false, err
+	}
+	return rows[0], true, nil
 }
