@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clinksql/clinksql/sql/sqlerr"
 	tidb "github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -75,7 +76,22 @@ func (p *parser) tidbQuery(lo, hi int) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := rw.unusedColumns(p); err != nil {
+		return nil, err
+	}
 	return q, nil
+}
+
+// unusedColumns is the error at an alias's column list that no derived table took: TiDB read the alias as
+// something else.
+func (rw *rewritten) unusedColumns(p *parser) error {
+	for _, t := range rw.toks {
+		if t.cols != nil && !t.used {
+			u := sort.Search(len(p.toks), func(u int) bool { return p.toks[u].Pos >= t.colsP })
+			return syntaxErrorTok(p.at(u))
+		}
+	}
+	return nil
 }
 
 // parseExprList parses a comma-separated list of expressions of tokens [lo, hi) (as SELECT e1, e2, ...).
@@ -113,6 +129,9 @@ func (p *parser) parseExprList(lo, hi int) ([]Expr, error) {
 			return nil, c.errAt(k)
 		}
 		out = append(out, e)
+	}
+	if err := rw.unusedColumns(p); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -254,6 +273,10 @@ func (c *conv) query(n ast.Node) (*Query, error) {
 	depth := c.bodyDepth // ORDER BY, LIMIT and OFFSET are at the depth of the body's SELECT or UNION
 	if q.P < 0 {
 		q.P = bodyPos(body)
+	}
+	if _, ok := body.(*Values); ok && (order != nil || limit != nil) {
+		k := c.find(func(t rtok) bool { return t.kw && (t.val == "order" || t.val == "limit" || t.val == "offset") }, depth)
+		return nil, notSupported(c.origAt(k), "ORDER BY, LIMIT and OFFSET on VALUES are not supported")
 	}
 	if order != nil {
 		k := c.findKw("order", depth)
@@ -455,6 +478,9 @@ func (c *conv) setOps(l *ast.SetOprSelectList) (QueryBody, error) {
 }
 
 func (c *conv) selectCore(s *ast.SelectStmt) (QueryBody, error) {
+	if s.Kind == ast.SelectStmtKindValues {
+		return c.values(s)
+	}
 	if s.Kind != ast.SelectStmtKindSelect {
 		return nil, c.unsupported(c.cur, "this form of query")
 	}
@@ -546,6 +572,44 @@ func (c *conv) selectCore(s *ast.SelectStmt) (QueryBody, error) {
 		return nil, c.unsupported(c.findKw("window", depth), "the WINDOW clause")
 	}
 	return sc, nil
+}
+
+// values converts TiDB's VALUES ROW(...), ROW(...), rewrite.go's form of VALUES (...), (...).
+func (c *conv) values(s *ast.SelectStmt) (QueryBody, error) {
+	k := c.findKw("values", -1)
+	if k < 0 {
+		return nil, c.errAt(c.cur)
+	}
+	c.cur = k + 1
+	depth := c.rw.toks[k].depth
+	defer func() { c.bodyDepth = depth }()
+	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
+		return nil, c.unsupported(c.findKw("for", depth), "FOR UPDATE")
+	}
+	if s.SelectIntoOpt != nil {
+		return nil, c.unsupported(k, "VALUES INTO")
+	}
+	v := &Values{P: c.origAt(k)}
+	for _, row := range s.Lists {
+		// Every row's ROW is ours, standing at the row's "(".
+		rk := c.find(func(t rtok) bool { return t.synth && t.kw && t.val == "row" }, depth)
+		if rk < 0 || len(row.Values) == 0 {
+			return nil, c.errAt(c.cur)
+		}
+		c.cur = rk + 2
+		xs, err := c.exprs(row.Values)
+		if err != nil {
+			return nil, err
+		}
+		if len(v.Rows) > 0 && len(xs) != len(v.Rows[0]) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, c.origAt(rk), "VALUES lists must all be the same length")
+		}
+		v.Rows = append(v.Rows, xs)
+	}
+	if len(v.Rows) == 0 {
+		return nil, c.errAt(c.cur)
+	}
+	return v, nil
 }
 
 // fromItems converts a FROM list; top-level commas make separate items.
@@ -704,6 +768,15 @@ func (c *conv) tableExpr(n ast.ResultSetNode) (TableExpr, error) {
 				depth := c.rw.toks[open].depth
 				close := c.find(func(t rtok) bool { return t.kind == Op && t.text == ")" }, depth)
 				c.cur = max(c.cur, close+1)
+				// The alias, after an optional AS, may carry a column list (rewrite.go).
+				a := close + 1
+				if a > 0 && a < len(c.rw.toks) && c.rw.toks[a].kw && c.rw.toks[a].val == "as" {
+					a++
+				}
+				if a > 0 && a < len(c.rw.toks) && d.Alias != "" && c.rw.toks[a].cols != nil && c.rw.toks[a].val == d.Alias {
+					d.Columns = c.rw.toks[a].cols
+					c.rw.toks[a].used = true
+				}
 			}
 			return d, nil
 		}
@@ -778,6 +851,89 @@ func (c *conv) opBefore(op string, rOff int) int {
 		return k
 	}
 	return c.find(match, -1)
+}
+
+// arithLevel is Postgres' precedence of the arithmetic operators and ||: * / % bind tighter than + -, and those
+// tighter than || (TiDB binds || tightest of all).
+var arithLevel = map[string]int{"||": 1, "+": 2, "-": 2, "*": 3, "/": 3, "%": 3}
+
+// arithOp is the operator of a TiDB node that is x + y, x - y, x * y, x / y, x % y or x || y, or "".
+func (c *conv) arithOp(n ast.ExprNode) string {
+	switch n := n.(type) {
+	case *ast.BinaryOperationExpr:
+		switch n.Op {
+		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.Mod:
+			return binaryOps[n.Op]
+		}
+	case *ast.FuncCallExpr:
+		// TiDB reads a || b as concat(a, b), which starts where a starts; the user's concat(a, b) starts at its name.
+		if n.FnName.L == "concat" && n.Schema.O == "" && len(n.Args) == 2 {
+			k := c.idx(n.OriginTextPosition())
+			if tok := c.rw.toks[k]; n.Args[0].OriginTextPosition() == n.OriginTextPosition() ||
+				!(tok.fn && strings.EqualFold(tok.val, "concat")) {
+				return "||"
+			}
+		}
+	}
+	return ""
+}
+
+// arith converts a run of + - * / % and || in Postgres' precedence (arithLevel; all of them left-associative).
+// TiDB groups the run differently, but an in-order walk of its tree gives the operands (parenthesized ones
+// stay whole) and operators in the user's order, which are grouped again here.
+func (c *conv) arith(n ast.ExprNode) (Expr, error) {
+	var operands []ast.ExprNode
+	var ops []string
+	var walk func(n ast.ExprNode)
+	walk = func(n ast.ExprNode) {
+		op := c.arithOp(n)
+		if op == "" {
+			operands = append(operands, n)
+			return
+		}
+		var l, r ast.ExprNode
+		switch n := n.(type) {
+		case *ast.BinaryOperationExpr:
+			l, r = n.L, n.R
+		case *ast.FuncCallExpr:
+			l, r = n.Args[0], n.Args[1]
+		}
+		walk(l)
+		ops = append(ops, op)
+		walk(r)
+	}
+	walk(n)
+	xs := make([]Expr, len(operands))
+	ps := make([]int, len(ops))
+	var err error
+	if xs[0], err = c.expr(operands[0]); err != nil {
+		return nil, err
+	}
+	for i, op := range ops {
+		k := c.opBefore(op, operands[i+1].OriginTextPosition())
+		if k < 0 {
+			return nil, c.errAt(c.cur)
+		}
+		c.cur = max(c.cur, k+1)
+		ps[i] = c.origAt(k)
+		if xs[i+1], err = c.expr(operands[i+1]); err != nil {
+			return nil, err
+		}
+	}
+	// Precedence climbing: operator i stands between operands i and i+1.
+	i := 0
+	var climb func(minLevel int) Expr
+	climb = func(minLevel int) Expr {
+		lhs := xs[i]
+		for i < len(ops) && arithLevel[ops[i]] >= minLevel {
+			op, p := ops[i], ps[i]
+			i++
+			rhs := climb(arithLevel[op] + 1)
+			lhs = &Binary{P: p, Op: op, L: lhs, R: rhs}
+		}
+		return lhs
+	}
+	return climb(0), nil
 }
 
 // startDepth is the depth of the token where e starts.
@@ -860,6 +1016,9 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		}
 		return nil, c.unsupported(k, "operator "+c.rw.toks[k].text)
 	case *ast.BinaryOperationExpr:
+		if c.arithOp(n) != "" {
+			return c.arith(n)
+		}
 		l, err := c.expr(n.L)
 		if err != nil {
 			return nil, err
@@ -1101,6 +1260,9 @@ func (c *conv) starCall(k int) bool {
 }
 
 func (c *conv) funcCall(n *ast.FuncCallExpr) (Expr, error) {
+	if c.arithOp(n) != "" { // a || b
+		return c.arith(n)
+	}
 	p, k := c.leaf(n.OriginTextPosition())
 	name := n.FnName.O
 	if ph := c.rw.ph[name]; ph != nil && n.Schema.O == "" && c.rw.toks[k].synth {
@@ -1145,20 +1307,6 @@ func (c *conv) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 	}
 	tok := c.rw.toks[k]
 	lname := strings.ToLower(name)
-	// a || b: TiDB's concat, unless the user called concat.
-	if lname == "concat" && !(tok.fn && tok.val == "concat") && len(n.Args) == 2 {
-		l, err := c.expr(n.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		opk := c.opBefore("||", n.Args[1].OriginTextPosition())
-		c.cur = max(c.cur, opk+1)
-		r, err := c.expr(n.Args[1])
-		if err != nil {
-			return nil, err
-		}
-		return &Binary{P: c.origAt(opk), Op: "||", L: l, R: r}, nil
-	}
 	f := &Func{P: p, Name: lname}
 	if tok.kind == QuotedIdent {
 		f.Name = name // a quoted name keeps its case

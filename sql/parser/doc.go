@@ -3,29 +3,36 @@
 //
 // How a script is read:
 //
-//   - lexer.go: Postgres' lexical rules (standard strings without backslash escapes, "quoted identifiers",
-//     backticks, dollar quoting, nested block comments, $n parameters), byte offsets on every token, the script
-//     splitter, and offset-to-line/column conversion (PositionOf, CharOffset).
+//   - lexer.go: Postgres' lexical rules (standard strings without backslash escapes, E'...' strings with them,
+//     "quoted identifiers", backticks, dollar quoting, nested block comments, $n parameters), byte offsets on
+//     every token, the script splitter, and offset-to-line/column conversion (PositionOf, CharOffset).
 //   - parse.go: the statement grammar, a small recursive descent over those tokens: CREATE STREAM/TABLE/SINK/VIEW,
 //     INSERT, SELECT, FLUSH, SET/RESET/SHOW, DESCRIBE, EXPLAIN, DROP, DROP JOB, transaction statements, column
-//     types (with Postgres' synonyms), WITH options, VALUES lists.
-//   - rewrite.go: queries and expressions are re-emitted token by token as text the TiDB parser reads. What TiDB
-//     cannot read or would read with MySQL's meaning (INTERVAL, CAST to our types, x::type, EXTRACT fields,
-//     FILTER, NULLS FIRST, window table functions, typed literals, $n, ~ and friends, IS DISTINCT FROM, FULL JOIN,
-//     names TiDB reserves) is parsed here and stands in TiDB's text as a placeholder (clink$N).
+//     types (with Postgres' synonyms), WITH options.
+//   - rewrite.go: queries (VALUES lists included) and expressions are re-emitted token by token as text the TiDB
+//     parser reads. What TiDB cannot read or would read with MySQL's meaning (INTERVAL, CAST to our types,
+//     x::type, EXTRACT fields, FILTER, NULLS FIRST, window table functions, typed literals, $n, ~ and friends, IS
+//     DISTINCT FROM, FULL JOIN, names TiDB reserves) is parsed here and stands in TiDB's text as a placeholder
+//     (clink$N); VALUES (...) becomes TiDB's VALUES ROW(...), and the column list of a derived table's alias
+//     (`AS v(a, b)`) rides on the alias token.
 //   - convert.go: TiDB's tree becomes ours. Positions come from TiDB's start offsets and from walking the
 //     rewritten tokens in source order; every rewritten token knows the user's offset it stands for, so every
-//     node position and every syntax error points into the user's text.
+//     node position and every syntax error points into the user's text. Runs of + - * / % || are regrouped in
+//     Postgres' precedence, which TiDB's differs from.
 //   - format.go: Format prints any node as canonical SQL that parses back to the same tree (positions aside).
 //
 // Errors are *sqlerr.Error: 42601 with Postgres' wording (`syntax error at or near "FROM"`, `syntax error at end of
 // input`) at the offending token; 0A000 naming a construct we recognise but do not support; 42704 for an unknown
-// type. Whatever the input, Parse returns; it never panics (a panic inside TiDB becomes a 42601).
+// type; 22021 and 22025 for a bad escape in an E'...' string. Whatever the input, Parse returns; it never panics
+// (a panic inside TiDB becomes a 42601).
 //
 // Decisions (where Postgres, Flink and MySQL differ): unquoted names fold to lower case, quoted ones (also
-// backticks) keep theirs; adjacent string constants join only across a newline; `a || b + c` follows TiDB's
-// precedence (|| binds tighter) rather than Postgres'; COLLATE is accepted only for the default/"C" collation
-// (psql sends it); MySQL's operators (DIV, <=>, &&, XOR, string aliases) are errors.
+// backticks) keep theirs; adjacent standard string constants join only across a newline (an E'...' string is
+// continued the same way, escapes included); `a || b + c` is `a || (b + c)`, as in Postgres (|| binds looser than
+// arithmetic, tighter than comparison); VALUES is a query wherever a query goes, but ORDER BY, LIMIT and OFFSET
+// directly on a VALUES list are 0A000; a column list on an alias is accepted for derived tables (and CTEs), 0A000
+// on a table or window table function; COLLATE is accepted only for the default/"C" collation (psql sends it);
+// MySQL's operators (DIV, <=>, &&, XOR, string aliases) are errors.
 //
 // It must never evaluate anything or look at the catalog: it turns text into syntax, and errors into positions.
 package parser

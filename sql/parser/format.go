@@ -52,6 +52,43 @@ func FormatName(s string) string {
 
 func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
+// quoteLiteral prints a string constant: a standard string, or an E'...' string with escapes when it holds control
+// characters (a newline, a tab), so that the text stays on one line. An E'...' string must be valid UTF-8 without
+// NUL (lexer.go), which a standard string need not be.
+func quoteLiteral(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) || invalidUTF8(s) >= 0 {
+		return quoteString(s)
+	}
+	var b strings.Builder
+	b.WriteString("E'")
+	for k := 0; k < len(s); k++ {
+		switch c := s[k]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '\'':
+			b.WriteString(`\'`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if c < 0x20 || c == 0x7f {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteString("'")
+	return b.String()
+}
+
 func formatType(t TypeName) string {
 	switch {
 	case t.Precision >= 0 && t.Scale >= 0:
@@ -529,7 +566,7 @@ func (f *formatter) expr(e Expr, _ int) {
 		case LitBool:
 			f.WriteString(strings.ToUpper(e.Text))
 		case LitString:
-			f.WriteString(quoteString(e.Text))
+			f.WriteString(quoteLiteral(e.Text))
 		case LitTimestamp:
 			f.WriteString("TIMESTAMP " + quoteString(e.Text))
 		case LitDate:

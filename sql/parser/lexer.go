@@ -7,7 +7,8 @@ import (
 )
 
 // TokenKind classifies a token of the clinksql dialect's lexical grammar (Postgres' rules: standard strings
-// with no backslash escapes, "quoted identifiers", dollar quoting, nested block comments).
+// with no backslash escapes, E'...' strings with them, "quoted identifiers", dollar quoting, nested block
+// comments).
 type TokenKind uint8
 
 const (
@@ -31,15 +32,17 @@ type Token struct {
 	// Text is the token as written in the source.
 	Text string
 	// Value is what the token means: an identifier folded to lower case, a quoted identifier or string with its
-	// quotes removed and doubled quotes undone, a number or operator as written.
+	// quotes removed and doubled quotes undone (and an E'...' string's escapes), a number or operator as written.
 	Value    string
 	Pos, End int
 }
 
-// SyntaxError is a lexical or syntax error at a byte offset of the source.
+// SyntaxError is a lexical or syntax error at a byte offset of the source. Code is its SQLSTATE when it is not
+// 42601 (a bad escape of an E'...' string).
 type SyntaxError struct {
-	Pos int
-	Msg string
+	Pos  int
+	Msg  string
+	Code string
 }
 
 func (e *SyntaxError) Error() string { return e.Msg }
@@ -121,6 +124,8 @@ func lexOne(src string, i int) (Token, error) {
 	c := src[i]
 	r, size := utf8.DecodeRuneInString(src[i:])
 	switch {
+	case (c == 'e' || c == 'E') && i+1 < len(src) && src[i+1] == '\'':
+		return escapeString(src, i)
 	case c == '\'':
 		v, end, err := quoted(src, i, '\'')
 		if err != nil {
@@ -193,6 +198,130 @@ func quoted(src string, i int, q byte) (string, int, error) {
 		j++
 	}
 	return "", 0, fmt.Errorf("unterminated")
+}
+
+// escapeString reads Postgres' escape string constant E'...' at i: backslash escapes (\b \f \n \r \t, \ooo octal,
+// \xhh hex, \uXXXX and \UXXXXXXXX code points, \c for any other c) and doubled quotes. As in Postgres, a
+// plain '...' that follows after white space with a newline continues it, escapes included. The value must be
+// valid UTF-8 without NUL bytes.
+func escapeString(src string, i int) (Token, error) {
+	var b strings.Builder
+	j := i + 2 // after E'
+	for {
+		if j >= len(src) {
+			return Token{}, &SyntaxError{Pos: i, Msg: "unterminated quoted string"}
+		}
+		c := src[j]
+		switch {
+		case c == '\'' && j+1 < len(src) && src[j+1] == '\'':
+			b.WriteByte('\'')
+			j += 2
+			continue
+		case c == '\'':
+			end := j + 1
+			// A continuation: white space with a newline (comments allowed), then a quote.
+			if k, err := skipSpace(src, end); err == nil && k < len(src) && src[k] == '\'' && strings.Contains(src[end:k], "\n") {
+				j = k + 1
+				continue
+			}
+			v := b.String()
+			if k := invalidUTF8(v); k >= 0 {
+				return Token{}, &SyntaxError{Pos: i, Code: "22021",
+					Msg: fmt.Sprintf("invalid byte sequence for encoding \"UTF8\": 0x%02x", v[k])}
+			}
+			return Token{Kind: String, Text: src[i:end], Value: v, Pos: i, End: end}, nil
+		case c != '\\' || j+1 >= len(src):
+			b.WriteByte(c)
+			j++
+			continue
+		}
+		esc := j
+		e := src[j+1]
+		j += 2
+		switch e {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v := int(e - '0')
+			for n := 0; n < 2 && j < len(src) && src[j] >= '0' && src[j] <= '7'; n++ {
+				v = v*8 + int(src[j]-'0')
+				j++
+			}
+			b.WriteByte(byte(v))
+		case 'x':
+			n, k := hexDigits(src, j, 2)
+			if k == j {
+				b.WriteByte('x') // \x without digits is an x, as in Postgres
+				continue
+			}
+			b.WriteByte(byte(n))
+			j = k
+		case 'u', 'U':
+			width := 4
+			if e == 'U' {
+				width = 8
+			}
+			r, k := hexDigits(src, j, width)
+			if k-j != width {
+				return Token{}, &SyntaxError{Pos: i, Code: "22025", Msg: "invalid Unicode escape"}
+			}
+			j = k
+			if r >= 0xD800 && r <= 0xDBFF { // a UTF-16 surrogate pair
+				lo, k := hexDigits(src, j+2, 4)
+				if !strings.HasPrefix(src[j:], "\\u") || k-(j+2) != 4 || lo < 0xDC00 || lo > 0xDFFF {
+					return Token{}, &SyntaxError{Pos: esc, Msg: "invalid Unicode surrogate pair"}
+				}
+				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				j = k
+			}
+			if r == 0 || r > utf8.MaxRune || r >= 0xD800 && r <= 0xDFFF {
+				return Token{}, &SyntaxError{Pos: esc, Msg: "invalid Unicode escape value"}
+			}
+			b.WriteRune(rune(r))
+		default:
+			// Any other character stands for itself (\\, \', ...); a multi-byte one is copied whole below.
+			b.WriteByte(e)
+		}
+	}
+}
+
+// hexDigits reads up to n hex digits at j: their value and where they end.
+func hexDigits(src string, j, n int) (int, int) {
+	v, k := 0, j
+	for ; k < len(src) && k-j < n; k++ {
+		c := src[k]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v*16 + int(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v*16 + int(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			v = v*16 + int(c-'A') + 10
+		default:
+			return v, k
+		}
+	}
+	return v, k
+}
+
+// invalidUTF8 is the offset of the first byte of s that is not valid UTF-8 or is NUL, or -1.
+func invalidUTF8(s string) int {
+	for k := 0; k < len(s); {
+		r, n := utf8.DecodeRuneInString(s[k:])
+		if r == 0 || r == utf8.RuneError && n <= 1 {
+			return k
+		}
+		k += n
+	}
+	return -1
 }
 
 // dollarTag reads the opening $tag$ of a dollar-quoted string.

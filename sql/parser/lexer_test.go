@@ -33,6 +33,9 @@ func TestLex(t *testing.T) {
 		{"a /* outer /* nested */ still comment */ b", "ident:a ident:b"},
 		{"INTERVAL '10' SECOND", "ident:interval string:10 ident:second"},
 		{"café", "ident:café"},
+		{`E'a\nb' e'\'\\' E'\x41\101\u00e9\q'`, "string:a\nb string:'\\ string:AAéq"},   // escape strings
+		{"E'a'\n  'b\\t' E 'c'", "string:ab\t ident:e string:c"},                        // continued; E alone is a name
+		{`E'\uD83D\uDE00' E'\x' E'\u00e9''x'`, "string:\U0001F600 string:x string:é'x"}, // surrogate pair, \x alone
 		{"a.b.c", "ident:a op:. ident:b op:. ident:c"},
 		{"", ""},
 	} {
@@ -66,6 +69,12 @@ func TestLexErrors(t *testing.T) {
 		{`SELECT ""`, 7, "zero-length delimited identifier"},
 		{"SELECT 12abc", 7, "trailing junk"},
 		{"SELECT a \\ b", 9, "syntax error at or near"},
+		{`SELECT E'abc\'`, 7, "unterminated quoted string"},
+		{`SELECT E'\xc3'`, 7, "invalid byte sequence"},
+		{`SELECT E'\u00e'`, 7, "invalid Unicode escape"},
+		{`SELECT E'x\U00110000'`, 10, "invalid Unicode escape value"},
+		{`SELECT E'\uDE00'`, 9, "invalid Unicode escape value"},
+		{`SELECT E'\uD83Dx'`, 9, "invalid Unicode surrogate pair"},
 	} {
 		_, err := Lex(tc.src)
 		var se *SyntaxError

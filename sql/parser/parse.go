@@ -37,7 +37,11 @@ func Parse(sql string) ([]Stmt, error) {
 
 func lexError(err error) error {
 	if se, ok := err.(*SyntaxError); ok {
-		return sqlerr.New(sqlerr.SyntaxError, se.Pos, "%s", se.Msg)
+		code := se.Code
+		if code == "" {
+			code = sqlerr.SyntaxError
+		}
+		return sqlerr.New(code, se.Pos, "%s", se.Msg)
 	}
 	return sqlerr.Wrap(sqlerr.SyntaxError, err)
 }
@@ -775,53 +779,15 @@ func (p *parser) drop(start int) (Stmt, error) {
 	return s, nil
 }
 
-// parseQuery parses the query in tokens [lo, hi): VALUES lists ourselves, everything else through TiDB.
+// parseQuery parses the query in tokens [lo, hi) through TiDB (rewrite.go, convert.go); VALUES lists included.
 func (p *parser) parseQuery(lo, hi int) (*Query, error) {
 	if lo >= hi {
 		return nil, p.syntaxErrorAt(lo)
-	}
-	if p.kwAt(lo, "values") {
-		return p.valuesQuery(lo, hi)
 	}
 	if p.kwAt(lo, "table") && !isOp(p.at(lo+1), "(") {
 		return nil, notSupported(p.toks[lo].Pos, "TABLE name as a query is not supported; use SELECT * FROM name")
 	}
 	return p.tidbQuery(lo, hi)
-}
-
-// valuesQuery parses VALUES (e, ...), ... [ORDER BY/LIMIT are not supported here].
-func (p *parser) valuesQuery(lo, hi int) (*Query, error) {
-	v := &Values{P: p.toks[lo].Pos}
-	i := lo + 1
-	for {
-		if i >= hi || !isOp(p.toks[i], "(") {
-			return nil, p.syntaxErrorAt(i)
-		}
-		close := p.matchParen(i)
-		if close < 0 || close >= hi {
-			return nil, p.syntaxErrorAt(hi)
-		}
-		row, err := p.parseExprList(i+1, close)
-		if err != nil {
-			return nil, err
-		}
-		if len(v.Rows) > 0 && len(row) != len(v.Rows[0]) {
-			return nil, sqlerr.New(sqlerr.SyntaxError, p.toks[i].Pos, "VALUES lists must all be the same length")
-		}
-		v.Rows = append(v.Rows, row)
-		i = close + 1
-		if i == hi {
-			break
-		}
-		if !isOp(p.toks[i], ",") {
-			if p.kwAt(i, "order") || p.kwAt(i, "limit") || p.kwAt(i, "offset") {
-				return nil, notSupported(p.toks[i].Pos, "ORDER BY, LIMIT and OFFSET on VALUES are not supported")
-			}
-			return nil, p.syntaxErrorAt(i)
-		}
-		i++
-	}
-	return &Query{P: v.P, Body: v}, nil
 }
 
 // matchParen returns the index of the ")" matching the "(" at i, or -1.

@@ -450,7 +450,10 @@ func FuzzParse(f *testing.F) {
 		"SELECT * FROM a LEFT JOIN b ON a.x = b.x WHERE a.y ~* 'z' AND b.z IS DISTINCT FROM 1 ORDER BY 1 DESC NULLS LAST LIMIT 3",
 		"SELECT CASE WHEN a THEN 'x' END::text, TIMESTAMP '2026-01-01', $1 FROM (SELECT 1) AS s UNION ALL VALUES (1)",
 		"SELECT trim(both 'x' from s), position('a' in s), substring(s from 1 for 2) FROM t",
+		"SELECT * FROM (VALUES (1, E'x\\n'), (2, 'y')) AS v(a, b) JOIN (SELECT 1) w (c) ON a = c UNION ALL VALUES (3, 'z')",
+		"WITH t (a) AS (VALUES (1)) SELECT a || b + c * d - e || f, concat(a, b) || c FROM t WHERE a IN (VALUES (1))",
 		"EXPLAIN SELECT 1", "SELECT", "(", "SELECT (((", "::", "SELECT a::", "SELECT 1 FILTER (WHERE", "TABLE(TUMBLE(",
+		"VALUES (", "SELECT E'\\", "SELECT * FROM (SELECT 1) v(",
 	}
 	for _, s := range seeds {
 		f.Add(s)

@@ -23,6 +23,8 @@ import (
 //	a ~ b, a ~* b, a !~ b, OPERATOR(pg_catalog.~)         ->  a REGEXP b, a NOT REGEXP b (marked)
 //	a IS [NOT] DISTINCT FROM b                            ->  a <=> b            (marked)
 //	FULL [OUTER] JOIN                                     ->  LEFT JOIN          (marked)
+//	VALUES (a, b), (c, d) (where a query starts)          ->  VALUES ROW(a, b), ROW(c, d)
+//	(query) AS v(a, b)                                    ->  (query) AS v       (the alias token keeps a, b)
 //
 // Unquoted identifiers are emitted folded; identifiers TiDB reserves (out, key, mod) and function names without a
 // special TiDB grammar are emitted quoted, so TiDB reads them as plain names; strings are re-quoted as standard
@@ -45,6 +47,11 @@ type rtok struct {
 	fn    bool      // a function name (followed by "(")
 	synth bool      // not in the user's text
 	mark  string    // what a synthesized operator stands for
+	// cols is the column list of a FROM item's alias, `AS v(a, b)`, which TiDB cannot read: the alias token
+	// carries it (colsP is its "(") and the list is left out of the text.
+	cols  []string
+	colsP int
+	used  bool // cols was taken by the derived table it belongs to
 }
 
 // placeholder is what a clink$N name stands for.
@@ -206,6 +213,13 @@ func (r *rewriter) rewrite(lo, hi int) error {
 				return syntaxErrorTok(t)
 			}
 		}
+		if j, done, err := r.aliasColumns(i, hi); err != nil || done {
+			if err != nil {
+				return err
+			}
+			i = j
+			continue
+		}
 		switch t.Kind {
 		case Ident:
 			j, done, err := r.special(i, hi)
@@ -229,11 +243,13 @@ func (r *rewriter) rewrite(lo, hi int) error {
 				}
 			}
 			v := t.Value
-			// Postgres joins string constants separated by white space with at least one newline, and refuses
-			// them otherwise (MySQL would join them always).
+			// Postgres joins standard string constants separated by white space with at least one newline, and
+			// refuses them otherwise (MySQL would join them always). An E'...' string's continuations are part of
+			// its token (lexer.go); a dollar-quoted or E'...' string continues nothing and is continued by nothing.
 			j := i + 1
 			for j < hi && p.toks[j].Kind == String {
-				if !strings.Contains(p.src[p.toks[j-1].End:p.toks[j].Pos], "\n") {
+				if !strings.Contains(p.src[p.toks[j-1].End:p.toks[j].Pos], "\n") ||
+					!strings.HasPrefix(p.toks[j-1].Text, "'") || !strings.HasPrefix(p.toks[j].Text, "'") {
 					return syntaxErrorTok(p.toks[j])
 				}
 				v += p.toks[j].Value
@@ -392,10 +408,153 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 			return j + 1, true, nil
 		}
 		return 0, false, notSupported(t.Pos, "COLLATE is not supported")
+	case "values":
+		if r.queryStart() {
+			return r.values(i, hi)
+		}
 	case "similar", "isnull", "notnull":
 		return 0, false, notSupported(t.Pos, "%s is not supported", strings.ToUpper(t.Value))
 	}
 	return 0, false, nil
+}
+
+// queryStart reports whether a query starts here: at the start of the text, after "(" (a subquery, a CTE's
+// body), or after a set operator.
+func (r *rewriter) queryStart() bool {
+	n := len(r.out)
+	if n == 0 {
+		return true
+	}
+	setOp := func(t rtok) bool { return t.kw && (t.val == "union" || t.val == "intersect" || t.val == "except") }
+	t := r.out[n-1]
+	switch {
+	case t.kind == Op && t.text == "(", setOp(t):
+		return true
+	case t.kw && (t.val == "all" || t.val == "distinct"):
+		return n >= 2 && setOp(r.out[n-2])
+	}
+	return false
+}
+
+// values rewrites the VALUES list at token i, VALUES (a, b), (c, d), to TiDB's VALUES ROW(a, b), ROW(c, d). Each
+// ROW stands at its row's "(".
+func (r *rewriter) values(i, hi int) (int, bool, error) {
+	p := r.p
+	r.pushIdent(p.toks[i], false)
+	j := i + 1
+	for {
+		if j >= hi {
+			return 0, false, syntaxErrorTok(p.at(hi))
+		}
+		open := p.toks[j]
+		if !isOp(open, "(") {
+			return 0, false, syntaxErrorTok(open)
+		}
+		close := p.matchParen(j)
+		if close < 0 || close >= hi {
+			return 0, false, syntaxErrorTok(p.at(hi))
+		}
+		if close == j+1 { // VALUES (): TiDB takes an empty row, Postgres does not
+			return 0, false, syntaxErrorTok(p.toks[close])
+		}
+		r.push(r.synth("row", Ident, open.Pos))
+		r.push(rtok{text: "(", kind: Op, val: "(", orig: open.Pos})
+		if err := r.rewrite(j+1, close); err != nil {
+			return 0, false, err
+		}
+		r.push(rtok{text: ")", kind: Op, val: ")", orig: p.toks[close].Pos})
+		j = close + 1
+		if j < hi && isOp(p.toks[j], ",") {
+			r.push(rtok{text: ",", kind: Op, val: ",", orig: p.toks[j].Pos})
+			j++
+			continue
+		}
+		return j, true, nil
+	}
+}
+
+// aliasColumns handles the alias of a FROM item followed by a column list, `AS v(a, b)` or `v(a, b)`: the alias is
+// emitted carrying the list, which TiDB cannot read. Only a derived table's alias may have one.
+func (r *rewriter) aliasColumns(i, hi int) (int, bool, error) {
+	p := r.p
+	t := p.toks[i]
+	n := len(r.out)
+	if !isName(t) || i+1 >= hi || !isOp(p.toks[i+1], "(") || n == 0 || t.Kind == Ident && sqlKeywords[t.Value] ||
+		!r.inFrom() {
+		return 0, false, nil
+	}
+	// An alias follows the FROM item, after an optional AS.
+	before := n - 1
+	if r.out[before].kw && r.out[before].val == "as" {
+		before--
+	}
+	if before < 0 {
+		return 0, false, nil
+	}
+	// The FROM item: a parenthesized query, or a name (schema.name, or a window table function's placeholder).
+	start := -1
+	b := r.out[before]
+	switch {
+	case b.kind == Op && b.text == ")":
+		depth := 0
+		for k := before; k >= 0; k-- {
+			if r.out[k].kind == Op && r.out[k].text == ")" {
+				depth++
+			} else if r.out[k].kind == Op && r.out[k].text == "(" {
+				if depth--; depth == 0 {
+					start = k
+					break
+				}
+			}
+		}
+	case (b.kind == Ident || b.kind == QuotedIdent) && !b.kw && !b.fn:
+		start = before
+		for start >= 2 && r.out[start-1].kind == Op && r.out[start-1].text == "." {
+			start -= 2
+		}
+	}
+	if start <= 0 {
+		return 0, false, nil
+	}
+	if s := r.out[start-1]; !(s.kw && (s.val == "from" || s.val == "join" || s.val == "lateral") || s.kind == Op && (s.text == "," || s.text == "(")) {
+		return 0, false, nil // not a FROM item: TiDB reports what is wrong
+	}
+	open := p.toks[i+1]
+	if b.text != ")" {
+		what := "a table"
+		if b.synth {
+			what = "a window table function"
+		}
+		return 0, false, notSupported(open.Pos, "a column list on the alias of %s is not supported", what)
+	}
+	save := p.i
+	p.i = i + 1
+	cols, _, err := p.nameListPos()
+	j := p.i
+	p.i = save
+	if err != nil {
+		return 0, false, err
+	}
+	if j > hi {
+		return 0, false, syntaxErrorTok(p.at(hi))
+	}
+	if t.Kind == Ident {
+		r.pushIdent(t, false)
+	} else {
+		r.push(rtok{text: quoteIdent(t.Value), kind: t.Kind, val: t.Value, orig: t.Pos})
+	}
+	r.out[len(r.out)-1].cols, r.out[len(r.out)-1].colsP = cols, open.Pos
+	return j, true, nil
+}
+
+// inFrom reports whether the output is in a FROM clause, inside the parentheses of a join included.
+func (r *rewriter) inFrom() bool {
+	for d := r.depth; d >= 0; d-- {
+		if r.clause[d] != "" {
+			return r.clause[d] == "from"
+		}
+	}
+	return false
 }
 
 // op handles an operator token.

@@ -1,0 +1,21 @@
+// Package sqllogic holds the sqllogictest suites (testdata/*.slt) and their runner. Each file runs against a fresh
+// engine on its own data directory, in process, through the same engine.Session path the CLI and pgwire use.
+//
+// Directives (cockroach and RisingWave use the same ones):
+//
+//	statement ok                      the statement succeeds
+//	statement error <regexp>          it fails; the regexp is matched against "<SQLSTATE> <line>:<col> <message>"
+//	                                  (without "<line>:<col> " when the error has no position)
+//	query <types> [rowsort|valuesort] the rows after ---- are the result; one letter per column (I integer,
+//	                                  R decimal or float, T text, B boolean, D timestamp/date/interval); values are
+//	                                  separated by one space, NULL is NULL and an empty string is (empty)
+//	query error <regexp>              as statement error
+//	flush                             FLUSH: every job checkpoints and commits
+//	sleep <duration>                  wait (e.g. for a datagen job to make progress)
+//	restart                           close the engine (jobs stop gracefully) and open it again on the same data
+//	                                  directory; jobs resume from their last completed checkpoint
+//	wait                              wait until every job over bounded inputs has finished
+//
+// A statement runs until a blank line (or ---- for queries). Expected results are derived by hand or from a
+// reference database (the comments say which), never copied from our own output unchecked.
+package sqllogic

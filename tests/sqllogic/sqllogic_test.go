@@ -1,0 +1,278 @@
+package sqllogic
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+func TestSQLLogic(t *testing.T) {
+	pattern := "testdata/*.slt"
+	if p := os.Getenv("SQLLOGIC_FILES"); p != "" {
+		pattern = p // e.g. SQLLOGIC_FILES=/tmp/x.slt to run one file
+	}
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no .slt files")
+	}
+	total := 0
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".slt"), func(t *testing.T) {
+			total += runFile(t, f)
+		})
+	}
+	t.Logf("%d query cases", total)
+}
+
+// record is one directive of a file.
+type record struct {
+	line     int
+	kind     string // statement, query, flush, sleep, restart, wait
+	ok       bool
+	errRE    string
+	types    string
+	sortMode string
+	sql      string
+	expected []string
+	arg      string
+}
+
+func parseFile(t *testing.T, path string) []record {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	var recs []record
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		fields := strings.Fields(l)
+		r := record{line: i + 1, kind: fields[0]}
+		switch fields[0] {
+		case "statement", "query":
+			if len(fields) < 2 {
+				t.Fatalf("%s:%d: %s needs an argument", path, i+1, fields[0])
+			}
+			if fields[1] == "error" {
+				r.errRE = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(l, fields[0]), " error"))
+			} else if fields[0] == "statement" {
+				if fields[1] != "ok" {
+					t.Fatalf("%s:%d: statement ok|error", path, i+1)
+				}
+				r.ok = true
+			} else {
+				r.types = fields[1]
+				if len(fields) > 2 {
+					r.sortMode = fields[2]
+				}
+			}
+			var sql []string
+			i++
+			for ; i < len(lines) && strings.TrimSpace(lines[i]) != "" && strings.TrimSpace(lines[i]) != "----"; i++ {
+				sql = append(sql, lines[i])
+			}
+			r.sql = strings.Join(sql, "\n")
+			if r.kind == "query" && r.errRE == "" {
+				if i >= len(lines) || strings.TrimSpace(lines[i]) != "----" {
+					t.Fatalf("%s:%d: query without ----", path, r.line)
+				}
+				i++
+				for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
+					r.expected = append(r.expected, strings.TrimRight(lines[i], " "))
+				}
+			}
+		case "flush", "restart", "wait":
+		case "sleep":
+			if len(fields) != 2 {
+				t.Fatalf("%s:%d: sleep <duration>", path, i+1)
+			}
+			r.arg = fields[1]
+		default:
+			t.Fatalf("%s:%d: unknown directive %q", path, i+1, fields[0])
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// runFile runs one file and returns how many query cases it checked.
+func runFile(t *testing.T, path string) int {
+	recs := parseFile(t, path)
+	dir := t.TempDir()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	open := func() *engine.Engine {
+		e, err := engine.Open(engine.Config{DataDir: dir, Alloc: mem})
+		if err != nil {
+			t.Fatalf("open engine: %v", err)
+		}
+		return e
+	}
+	e := open()
+	closeEngine := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := e.Close(ctx); err != nil {
+			t.Errorf("close engine: %v", err)
+		}
+	}
+	defer func() {
+		closeEngine()
+		mem.AssertSize(t, 0)
+	}()
+	sess := e.NewSession()
+	ctx := context.Background()
+	queries := 0
+	for _, r := range recs {
+		where := fmt.Sprintf("%s:%d", path, r.line)
+		switch r.kind {
+		case "flush":
+			if _, err := sess.Execute(ctx, "FLUSH"); err != nil {
+				t.Fatalf("%s: flush: %v", where, err)
+			}
+		case "sleep":
+			d, err := time.ParseDuration(r.arg)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			time.Sleep(d)
+		case "restart":
+			closeEngine()
+			e = open()
+			sess = e.NewSession()
+		case "wait":
+			wctx, cancel := context.WithTimeout(ctx, time.Minute)
+			err := e.WaitBounded(wctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: wait: %v", where, err)
+			}
+		case "statement", "query":
+			if r.kind == "query" && r.errRE == "" {
+				queries++
+			}
+			qctx, cancel := context.WithTimeout(ctx, time.Minute)
+			results, err := sess.Execute(qctx, r.sql)
+			cancel()
+			if r.errRE != "" {
+				if err == nil {
+					t.Errorf("%s: expected error %q, got success", where, r.errRE)
+					continue
+				}
+				got := errorText(r.sql, err)
+				re, rerr := regexp.Compile(r.errRE)
+				if rerr != nil {
+					t.Fatalf("%s: bad regexp: %v", where, rerr)
+				}
+				if !re.MatchString(got) {
+					t.Errorf("%s: error %q does not match %q", where, got, r.errRE)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %s\n%s", where, r.sql, engine.FormatError(where, r.sql, err))
+				continue
+			}
+			if r.kind == "statement" {
+				continue
+			}
+			if len(results) != 1 {
+				t.Errorf("%s: a query gave %d results", where, len(results))
+				continue
+			}
+			res := results[0]
+			if len(res.Columns) != len(r.types) {
+				t.Errorf("%s: %d columns, types %q", where, len(res.Columns), r.types)
+				continue
+			}
+			got := formatRows(res.Rows, r.sortMode)
+			want := r.expected
+			if r.sortMode == "valuesort" {
+				want = sortedValues(want)
+			} else if r.sortMode == "rowsort" {
+				want = append([]string(nil), want...)
+				sort.Strings(want)
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", where, r.sql, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		}
+	}
+	return queries
+}
+
+func errorText(sql string, err error) string {
+	e := sqlerr.As(err)
+	if e.Pos == sqlerr.NoPos {
+		return e.Code + " " + e.Msg
+	}
+	p := parser.PositionOf(sql, e.Pos)
+	return fmt.Sprintf("%s %d:%d %s", e.Code, p.Line, p.Col, e.Msg)
+}
+
+func formatRows(rows [][]*string, mode string) []string {
+	var out []string
+	if mode == "valuesort" {
+		for _, row := range rows {
+			for _, v := range row {
+				out = append(out, formatValue(v))
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	for _, row := range rows {
+		vals := make([]string, len(row))
+		for i, v := range row {
+			vals[i] = formatValue(v)
+		}
+		out = append(out, strings.Join(vals, " "))
+	}
+	if mode == "rowsort" {
+		sort.Strings(out)
+	}
+	return out
+}
+
+func sortedValues(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, strings.Fields(l)...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func formatValue(v *string) string {
+	switch {
+	case v == nil:
+		return "NULL"
+	case *v == "":
+		return "(empty)"
+	}
+	return *v
+}
