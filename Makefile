@@ -1,7 +1,7 @@
 # clinksql: `make run` starts the engine, `make test` runs what CI runs.
 GO ?= go
 # Packages whose goroutines meet: always under the race detector.
-RACE_PKGS := ./exec/... ./checkpoint/... ./state/...
+RACE_PKGS := ./exec/... ./checkpoint/... ./state/... ./engine/...
 
 .PHONY: all build run test vet bench crashtest clean
 
