@@ -161,3 +161,38 @@ func TestFlushUnderUnalignedCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// pins: with errors.mode = 'fail' a bad value fails the job at once (a restart would meet the same row), and SHOW
+// JOBS says where and why; with the default mode it becomes NULL and is counted.
+func TestErrorsModeFailFailsTheJob(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM nums (a INT, b INT)`)
+	mustExec(t, s, `INSERT INTO nums VALUES (6, 3), (1, 0)`)
+	mustExec(t, s, `CREATE STREAM q (v INT)`)
+	mustExec(t, s, `INSERT INTO q SELECT a / b FROM nums`) // default: NULL and counted
+	mustExec(t, s, `SET errors.mode = 'fail'`)
+	mustExec(t, s, `CREATE STREAM q2 (v INT)`)
+	mustExec(t, s, `INSERT INTO q2 SELECT a / b FROM nums`)
+	// Without restarts it fails within milliseconds; ten restarts with backoff would take over 20 s.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		jobs := rows(t, s, "SHOW JOBS")
+		first, second := strings.Split(jobs[0], "|"), strings.Split(jobs[1], "|")
+		if second[2] == "FAILED" {
+			// id|query|state|last_checkpoint|rows_in|rows_out|late_rows|bad_values|error
+			if !strings.Contains(second[8], "division by zero") || first[2] != "RUNNING" {
+				t.Fatalf("SHOW JOBS: %q", jobs)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job-2 did not fail: %q", jobs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mustExec(t, s, "FLUSH")
+	equalLines(t, "q", rows(t, s, "SELECT v FROM q"), []string{"2", "NULL"})
+	if bad := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")[7]; bad != "1" {
+		t.Fatalf("bad_values of job-1 = %s, want 1", bad)
+	}
+}

@@ -245,6 +245,17 @@ func (j *Job) WaitCheckpoint(ctx context.Context, id uint64) error {
 
 var errJobNotRunning = errors.New("job is not running")
 
+// Permanent is implemented by errors that a restart cannot cure (a data error the query must fail on):
+// the job fails instead of restarting.
+type Permanent interface {
+	Permanent() bool
+}
+
+func isPermanent(err error) bool {
+	var p Permanent
+	return errors.As(err, &p) && p.Permanent()
+}
+
 // AdaptiveSwitches counts the adaptive mode's flips in the current incarnation (0 when the job is not adaptive).
 func (j *Job) AdaptiveSwitches() uint64 {
 	inc := j.current()
@@ -333,7 +344,9 @@ func (j *Job) run(ctx context.Context) {
 			}
 		}
 		j.restarts = kept
-		exhausted := len(j.restarts) >= j.cfg.RestartBudget
+		// A permanent failure (a bad value with errors.mode = 'fail') would fail the same way after every restore:
+		// the job fails at once.
+		exhausted := len(j.restarts) >= j.cfg.RestartBudget || isPermanent(err)
 		if !exhausted {
 			j.restarts = append(j.restarts, now)
 			j.status.Restarts++
