@@ -160,37 +160,3 @@ func OID(dt arrow.DataType) uint32 {
 	}
 	return OIDUnknown
 }
-
-// PGName is the name Postgres uses for a type in messages: bigint, integer, text, numeric, timestamp without
-// time zone.
-func PGName(dt arrow.DataType) string {
-	switch dt.ID() {
-	case arrow.NULL:
-		return "unknown"
-	case arrow.BOOL:
-		return "boolean"
-	case arrow.INT8, arrow.INT16:
-		return "smallint"
-	case arrow.INT32:
-		return "integer"
-	case arrow.INT64:
-		return "bigint"
-	case arrow.FLOAT32:
-		return "real"
-	case arrow.FLOAT64:
-		return "double precision"
-	case arrow.DECIMAL128:
-		return "numeric"
-	case arrow.STRING, arrow.LARGE_STRING:
-		return "text"
-	case arrow.DATE32:
-		return "date"
-	case arrow.TIMESTAMP:
-		return "timestamp without time zone"
-	case arrow.DURATION:
-		return "interval"
-	case arrow.BINARY:
-		return "bytea"
-	}
-	return dt.Name()
-}

@@ -389,7 +389,7 @@ func (c *collector) add(b exec.Batch) error {
 	for i, row := range text {
 		k := b.Kind(i)
 		if k == exec.UpdateBefore || k == exec.Delete {
-			rk := rowKey(row)
+			rk := operators.TextRowKey(row)
 			if idx := c.live[rk]; len(idx) > 0 {
 				c.rows[idx[len(idx)-1]].dead = true
 				c.live[rk] = idx[:len(idx)-1]
@@ -405,7 +405,7 @@ func (c *collector) add(b exec.Batch) error {
 			if c.live == nil {
 				c.live = map[string][]int{}
 			}
-			rk := rowKey(row)
+			rk := operators.TextRowKey(row)
 			c.live[rk] = append(c.live[rk], len(c.rows))
 		}
 		c.rows = append(c.rows, r)
@@ -415,19 +415,6 @@ func (c *collector) add(b exec.Batch) error {
 		return errLimit
 	}
 	return nil
-}
-
-func rowKey(row []*string) string {
-	var sb strings.Builder
-	for _, v := range row {
-		if v == nil {
-			sb.WriteString("\x00N")
-		} else {
-			sb.WriteString("\x00V")
-			sb.WriteString(*v)
-		}
-	}
-	return sb.String()
 }
 
 // result returns the live rows, sorted, after OFFSET and LIMIT.

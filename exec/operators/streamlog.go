@@ -497,7 +497,7 @@ func consolidate(alloc memory.Allocator, in []exec.Batch) ([]exec.Batch, error) 
 		}
 		alive[bi] = make([]bool, len(rows))
 		for ri, row := range rows {
-			key := textRowKey(row)
+			key := TextRowKey(row)
 			switch b.Kind(ri) {
 			case exec.Insert, exec.UpdateAfter:
 				live[key] = append(live[key], pos{bi, ri})
@@ -532,7 +532,9 @@ func consolidate(alloc memory.Allocator, in []exec.Batch) ([]exec.Batch, error) 
 	return out, nil
 }
 
-func textRowKey(row []*string) string {
+// TextRowKey is a map key of a row in text form (TextRows): equal rows, NULLs included, give equal keys. Folding a
+// changelog uses it to match a retraction with the row it retracts.
+func TextRowKey(row []*string) string {
 	var sb strings.Builder
 	for _, v := range row {
 		if v == nil {

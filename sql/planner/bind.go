@@ -246,7 +246,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 				u, ok := commonType(t, row[j].Type())
 				if !ok {
 					return nil, sqlerr.New(sqlerr.DatatypeMismatch, v.Rows[i][j].Pos(), "VALUES types %s and %s cannot be matched",
-						catalog.PGName(t), catalog.PGName(row[j].Type()))
+						expr.TypeName(t), expr.TypeName(row[j].Type()))
 				}
 				t = u
 			}
@@ -270,7 +270,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 				u, ok := commonType(orNull(t), row[j].Type())
 				if !ok {
 					e := sqlerr.New(sqlerr.DatatypeMismatch, v.Rows[i][j].Pos(), "column %d is of type %s but expression is of type %s",
-						j+1, catalog.PGName(hint[j]), catalog.PGName(row[j].Type()))
+						j+1, expr.TypeName(hint[j]), expr.TypeName(row[j].Type()))
 					e.Hint = "You will need to rewrite or cast the expression."
 					return nil, e
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/sqlerr"
@@ -111,14 +112,14 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 			return nil, err
 		}
 		if pcols[i].Type.ID() != arrow.TIMESTAMP {
-			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.ColP, "WATERMARK FOR column %q must be a TIMESTAMP, not %s", w.Column, catalog.PGName(pcols[i].Type))
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.ColP, "WATERMARK FOR column %q must be a TIMESTAMP, not %s", w.Column, expr.TypeName(pcols[i].Type))
 		}
 		e, err := (&exprBinder{sc: sc}).bind(w.Expr)
 		if err != nil {
 			return nil, err
 		}
 		if e.Type().ID() != arrow.TIMESTAMP {
-			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.Expr.Pos(), "the WATERMARK expression must be a TIMESTAMP, not %s", catalog.PGName(e.Type()))
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.Expr.Pos(), "the WATERMARK expression must be a TIMESTAMP, not %s", expr.TypeName(e.Type()))
 		}
 		obj.Watermark = &catalog.Watermark{Column: w.Column, Expr: parser.Format(w.Expr)}
 	}

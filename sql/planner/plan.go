@@ -300,7 +300,7 @@ func assignTo(root node, target *catalog.Object, ins *parser.Insert) (node, erro
 			if !arrow.TypeEqual(src[j].Type, t) {
 				if !assignable(src[j].Type, t) {
 					e := sqlerr.New(sqlerr.DatatypeMismatch, itemPos(j), "column %q is of type %s but expression is of type %s",
-						tc.Name, catalog.PGName(t), catalog.PGName(src[j].Type))
+						tc.Name, expr.TypeName(t), expr.TypeName(src[j].Type))
 					e.Hint = "You will need to rewrite or cast the expression."
 					return nil, e
 				}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -97,7 +96,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 
 func wantBool(e expr.Expr, clause string, pos int) error {
 	if e.Type().ID() != arrow.BOOL && e.Type().ID() != arrow.NULL {
-		return sqlerr.New(sqlerr.DatatypeMismatch, pos, "argument of %s must be type boolean, not type %s", clause, catalog.PGName(e.Type()))
+		return sqlerr.New(sqlerr.DatatypeMismatch, pos, "argument of %s must be type boolean, not type %s", clause, expr.TypeName(e.Type()))
 	}
 	return nil
 }
@@ -482,7 +481,7 @@ func aggFunc(f *parser.Func, t arrow.DataType) (operators.AggFunc, error) {
 			return 0, sqlerr.New(sqlerr.FeatureNotSupported, f.P, "%s(DISTINCT ...) is not supported", f.Name)
 		}
 		if !numeric && t.ID() != arrow.NULL {
-			return 0, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s(%s) does not exist", f.Name, catalog.PGName(t))
+			return 0, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s(%s) does not exist", f.Name, expr.TypeName(t))
 		}
 		if f.Name == "sum" {
 			return operators.AggSum, nil
@@ -491,7 +490,7 @@ func aggFunc(f *parser.Func, t arrow.DataType) (operators.AggFunc, error) {
 	case "min", "max":
 		switch t.ID() {
 		case arrow.BINARY, arrow.DURATION, arrow.NULL:
-			return 0, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s(%s) does not exist", f.Name, catalog.PGName(t))
+			return 0, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s(%s) does not exist", f.Name, expr.TypeName(t))
 		}
 		if f.Name == "min" {
 			return operators.AggMin, nil
