@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/clinksql/clinksql/exec/expr"
 )
 
 // unitMicros are the interval units an INTERVAL literal may use, in microseconds. Months and years have no fixed
@@ -20,32 +22,26 @@ var unitMicros = map[string]int64{
 }
 
 // ParseInterval reads an interval literal: INTERVAL '10' SECOND (value "10", unit "second"), INTERVAL '1:30'
-// MINUTE TO SECOND, INTERVAL '10 seconds', '1 minute 30 seconds', '10ms', '01:02:03' (unit ""). It returns
-// microseconds.
+// MINUTE TO SECOND, and the unit-less forms expr.ParseInterval reads ('10 seconds', '1 minute 30 seconds',
+// '10ms', '01:02:03'). It returns microseconds.
 func ParseInterval(value, unit string) (int64, error) {
 	v := strings.TrimSpace(value)
 	unit = strings.ToLower(strings.TrimSpace(unit))
-	if unit != "" {
-		if from, to, ok := strings.Cut(unit, " to "); ok {
-			return parseClock(v, from, to)
-		}
-		mul, ok := unitMicros[unit]
-		if !ok {
-			return 0, fmt.Errorf("interval unit %q is not supported (use microseconds to weeks)", unit)
-		}
-		if strings.Contains(v, ":") {
-			return 0, fmt.Errorf("invalid input syntax for type interval: %q", value)
-		}
-		// INTERVAL '10 seconds' SECOND is odd but legal in Postgres: a unit inside the value wins.
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			return scale(f, mul, value)
-		}
-		return parseWords(v, value)
+	if unit == "" {
+		return expr.ParseInterval(v)
 	}
-	if strings.Contains(v, ":") && !strings.ContainsAny(v, "abcdefghijklmnopqrstuvwxyz") {
-		return parseClock(v, "hour", "second")
+	if from, to, ok := strings.Cut(unit, " to "); ok {
+		return parseClock(v, from, to)
 	}
-	return parseWords(v, value)
+	mul, ok := unitMicros[unit]
+	if !ok {
+		return 0, fmt.Errorf("interval unit %q is not supported (use microseconds to weeks)", unit)
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return scale(f, mul, value)
+	}
+	// INTERVAL '10 seconds' SECOND is odd but legal in Postgres: a unit inside the value wins.
+	return expr.ParseInterval(v)
 }
 
 func scale(f float64, mul int64, orig string) (int64, error) {
@@ -54,58 +50,6 @@ func scale(f float64, mul int64, orig string) (int64, error) {
 		return 0, fmt.Errorf("interval out of range: %q", orig)
 	}
 	return int64(r), nil
-}
-
-// parseWords reads '1 minute 30 seconds', '10ms', '-2 hours'.
-func parseWords(v, orig string) (int64, error) {
-	v = strings.ToLower(v)
-	var total int64
-	any := false
-	for v != "" {
-		v = strings.TrimLeft(v, " ")
-		if v == "" {
-			break
-		}
-		i := 0
-		for i < len(v) && (v[i] == '-' || v[i] == '+' || v[i] == '.' || v[i] >= '0' && v[i] <= '9') {
-			i++
-		}
-		if i == 0 {
-			return 0, fmt.Errorf("invalid input syntax for type interval: %q", orig)
-		}
-		num := v[:i]
-		v = strings.TrimLeft(v[i:], " ")
-		j := 0
-		for j < len(v) && v[j] >= 'a' && v[j] <= 'z' {
-			j++
-		}
-		u := v[:j]
-		v = v[j:]
-		if u == "" {
-			u = "second" // Postgres reads a bare number as seconds
-		}
-		mul, ok := unitMicros[u]
-		if !ok {
-			if u == "month" || u == "months" || u == "mon" || u == "year" || u == "years" {
-				return 0, fmt.Errorf("interval unit %q is not supported (use microseconds to weeks)", u)
-			}
-			return 0, fmt.Errorf("invalid input syntax for type interval: %q", orig)
-		}
-		f, err := strconv.ParseFloat(num, 64)
-		if err != nil {
-			return 0, fmt.Errorf("invalid input syntax for type interval: %q", orig)
-		}
-		us, err := scale(f, mul, orig)
-		if err != nil {
-			return 0, err
-		}
-		total += us
-		any = true
-	}
-	if !any {
-		return 0, fmt.Errorf("invalid input syntax for type interval: %q", orig)
-	}
-	return total, nil
 }
 
 // parseClock reads '1:30' as MINUTE TO SECOND, '01:02:03' as HOUR TO SECOND, '1:30' HOUR TO MINUTE.
