@@ -70,6 +70,25 @@
 // per row with NULL as null, numbers and booleans as JSON values and the other types as strings in their text
 // form.
 //
+// # Stream logs
+//
+// A Log (streamlog.go) stores an internal stream or a materialized view's changelog: immutable Arrow IPC segments
+// seg-<seq>[-<txn>].arrow with a row-kind column. INSERT ... VALUES appends a durable segment at once; a job's
+// LogSink is the two-phase protocol above with a commit that renames the staged transaction in as the next
+// segment. A LogSource reads segments in order from its offset (segment, batch), follows new ones (waking on
+// IdleWait rather than polling), or, bounded, stops at the segments present at Open; Consolidate folds a changelog
+// into the rows it leaves (an ad-hoc SELECT of a materialized view). Its Progress lets FLUSH wait until a job has
+// read everything committed before it checkpoints. WithWatermark wraps any source with a WATERMARK FOR
+// expression, keeping the running maximum in the offset.
+//
+// # Calc, window assignment, values, results
+//
+// NewCalc evaluates a filter and a projection of exec/expr expressions over whole batches (row kinds follow the
+// rows). NewWindowAssign appends window_start/window_end to every row once per TUMBLE, HOP or CUMULATE window it
+// falls in (a window table function without GROUP BY). NewBatchSource emits constant rows (VALUES). ResultSink
+// hands an ad-hoc SELECT's batches to the engine as they come; it is not two-phase, and a SELECT is never
+// restarted.
+//
 // # Generator
 //
 // NewGenerator (connector = 'datagen') derives every value from (seed, column name, global row number) with
