@@ -68,7 +68,7 @@ func (e *Error) Error() string { return e.Msg }
 // Permanent reports whether the error is a data exception (class 22): evaluating the same rows again fails the
 // same way, so a job hitting one fails instead of restarting (exec.Permanent).
 func (e *Error) Permanent() bool { return len(e.Code) == 5 && e.Code[:2] == "22" }
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error   { return e.Err }
 
 // New returns an error with code and message at pos (NoPos for none).
 func New(code string, pos int, format string, args ...any) *Error {
