@@ -160,3 +160,34 @@ func OID(dt arrow.DataType) uint32 {
 	}
 	return OIDUnknown
 }
+
+// TypeOfOID returns the Arrow type of a Postgres type OID a client declared for a parameter.
+func TypeOfOID(oid uint32) (arrow.DataType, bool) {
+	switch oid {
+	case OIDBool:
+		return arrow.FixedWidthTypes.Boolean, true
+	case OIDInt2:
+		return arrow.PrimitiveTypes.Int16, true
+	case OIDInt4:
+		return arrow.PrimitiveTypes.Int32, true
+	case OIDInt8:
+		return arrow.PrimitiveTypes.Int64, true
+	case OIDFloat4:
+		return arrow.PrimitiveTypes.Float32, true
+	case OIDFloat8:
+		return arrow.PrimitiveTypes.Float64, true
+	case OIDNumeric:
+		return &arrow.Decimal128Type{Precision: 38, Scale: 10}, true
+	case OIDText, OIDVarchar, OIDUnknown, 1042: // 1042 bpchar
+		return arrow.BinaryTypes.String, true
+	case OIDDate:
+		return arrow.FixedWidthTypes.Date32, true
+	case OIDTimestamp, 1184: // timestamptz is read as a timestamp in UTC
+		return TimestampType, true
+	case OIDInterval:
+		return IntervalType, true
+	case OIDBytea:
+		return arrow.BinaryTypes.Binary, true
+	}
+	return nil, false
+}

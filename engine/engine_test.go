@@ -196,3 +196,47 @@ func TestErrorsModeFailFailsTheJob(t *testing.T) {
 		t.Fatalf("bad_values of job-1 = %s, want 1", bad)
 	}
 }
+
+// pins: a prepared statement's untyped $n take the type of where they are used (an INSERT's target column, the
+// other side of a comparison, LIMIT), and their text values are read as those types at execution.
+func TestPreparedParameters(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM s (a BIGINT, ts TIMESTAMP(3), note VARCHAR)`)
+	ctx := context.Background()
+	ins, err := s.Prepare(ctx, `INSERT INTO s VALUES ($1, $2, $3)`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ins.ParamOIDs); got != "[20 1114 1043]" || ins.Columns != nil {
+		t.Fatalf("insert params %s, columns %v", got, ins.Columns)
+	}
+	str := func(v string) *string { return &v }
+	for i, v := range [][]*string{{str("5"), str("2026-01-01 00:00:01"), str("x")}, {str("-2"), str("2026-01-01 00:00:02.5"), nil}} {
+		res, err := s.ExecutePrepared(ctx, ins, v)
+		if err != nil || res.Tag != "INSERT 0 1" {
+			t.Fatalf("insert %d: %v %v", i, res, err)
+		}
+	}
+	if _, err := s.ExecutePrepared(ctx, ins, []*string{str("x"), nil, nil}); sqlerr.Code(err) != sqlerr.InvalidTextRep {
+		t.Fatalf("bad bigint text: %v", err)
+	}
+	sel, err := s.Prepare(ctx, `SELECT a, ts FROM s WHERE a > $1 AND note IS NULL LIMIT $2`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(sel.ParamOIDs); got != "[20 20]" || len(sel.Columns) != 2 || sel.Columns[1].OID != 1114 {
+		t.Fatalf("select params %s, columns %+v", got, sel.Columns)
+	}
+	res, err := s.ExecutePrepared(ctx, sel, []*string{str("-3"), str("10")})
+	if err != nil || len(res.Rows) != 1 || *res.Rows[0][0] != "-2" || *res.Rows[0][1] != "2026-01-01 00:00:02.5" {
+		t.Fatalf("select: %+v %v", res, err)
+	}
+	// A declared type wins over inference.
+	typed, err := s.Prepare(ctx, `SELECT $1 AS v`, []uint32{23})
+	if err != nil || fmt.Sprint(typed.ParamOIDs) != "[23]" || typed.Columns[0].OID != 23 {
+		t.Fatalf("typed: %+v %v", typed, err)
+	}
+	if _, err := s.Prepare(ctx, `SELECT 1; SELECT 2`, nil); sqlerr.Code(err) != sqlerr.SyntaxError {
+		t.Fatalf("two statements: %v", err)
+	}
+}

@@ -39,8 +39,9 @@ type Result struct {
 // Session is one client's connection to the engine: its variables (SET) apply to the jobs it starts afterwards.
 // A Session is used by one goroutine at a time.
 type Session struct {
-	e    *Engine
-	vars vars
+	e     *Engine
+	vars  vars
+	inTxn bool // between BEGIN and COMMIT/ROLLBACK (reported to pgwire clients; every statement commits alone)
 }
 
 // NewSession starts a session.
@@ -68,7 +69,12 @@ func (s *Session) Execute(ctx context.Context, sql string) ([]*Result, error) {
 }
 
 // ExecuteStmt runs one parsed statement.
-func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (res *Result, err error) {
+func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (*Result, error) {
+	return s.execute(ctx, st, nil)
+}
+
+// execute runs one statement; params holds the values of its $n parameters (nil when it has none).
+func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.Params) (res *Result, err error) {
 	defer func() {
 		if err != nil {
 			err = sqlerr.As(err)
@@ -96,9 +102,9 @@ func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (res *Result,
 	case *parser.CreateView:
 		return s.createView(st)
 	case *parser.Insert:
-		return s.insert(ctx, st)
+		return s.insert(ctx, st, params)
 	case *parser.Select:
-		return s.query(ctx, st.Query)
+		return s.query(ctx, st.Query, params)
 	case *parser.Flush:
 		if err := s.e.flush(ctx); err != nil {
 			return nil, err
@@ -121,12 +127,13 @@ func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (res *Result,
 	case *parser.Describe:
 		return s.describe(st)
 	case *parser.Explain:
-		return s.explain(st)
+		return s.explain(st, params)
 	case *parser.Drop:
 		return s.drop(st)
 	case *parser.DropJob:
 		return s.dropJob(st)
 	case *parser.Txn:
+		s.inTxn = st.Op == "begin"
 		return &Result{Tag: strings.ToUpper(st.Op)}, nil
 	}
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st), "statement %T is not supported", st)
@@ -239,10 +246,16 @@ func textColumn(name string) Column {
 }
 
 // insert appends VALUES to an internal stream at once (durably), or starts a job.
-func (s *Session) insert(ctx context.Context, st *parser.Insert) (*Result, error) {
+func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner.Params) (*Result, error) {
+	js, m, err := s.settings()
+	if err != nil {
+		return nil, err
+	}
+	ps := js.planner()
+	ps.Params = params
 	target, ok := s.e.cat.Get(st.Target)
 	if ok && target.Kind == catalog.Stream && target.Connector() == "" {
-		rec, isValues, err := planner.ValuesFor(s.e, st, target, s.e.cfg.Alloc)
+		rec, isValues, err := planner.ValuesFor(s.e, st, target, ps, s.e.cfg.Alloc)
 		if err != nil {
 			return nil, err
 		}
@@ -258,11 +271,11 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert) (*Result, error
 			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", rec.NumRows())}, nil
 		}
 	}
-	js, m, err := s.settings()
-	if err != nil {
-		return nil, err
+	if params != nil && len(params.Given) > 0 {
+		// A job re-plans its statement at every open, where the values are gone.
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st), "INSERT ... SELECT that starts a job cannot take $n parameters")
 	}
-	p, err := planner.PlanInsert(s.e, st, js.planner())
+	p, err := planner.PlanInsert(s.e, st, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -284,12 +297,13 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert) (*Result, error
 var errLimit = errors.New("limit reached")
 
 // query runs an ad-hoc SELECT to completion (or to its LIMIT) and returns its rows.
-func (s *Session) query(ctx context.Context, q *parser.Query) (*Result, error) {
+func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Params) (*Result, error) {
 	js, _, err := s.settings()
 	if err != nil {
 		return nil, err
 	}
 	ps := js.planner()
+	ps.Params = params
 	ps.Errors = expr.ErrorsFail // a bad value fails an ad-hoc SELECT (SQLSTATE 22xxx)
 	col := &collector{}
 	p, err := planner.PlanSelect(s.e, q, ps, col.add)

@@ -200,17 +200,19 @@ func (s *Session) describe(st *parser.Describe) (*Result, error) {
 }
 
 // explain plans a statement without running it and prints its dataflow.
-func (s *Session) explain(st *parser.Explain) (*Result, error) {
+func (s *Session) explain(st *parser.Explain, params *planner.Params) (*Result, error) {
 	js, _, err := s.settings()
 	if err != nil {
 		return nil, err
 	}
+	ps := js.planner()
+	ps.Params = params
 	var p *planner.Physical
 	switch inner := st.Stmt.(type) {
 	case *parser.Select:
-		p, err = planner.PlanSelect(s.e, inner.Query, js.planner(), nil)
+		p, err = planner.PlanSelect(s.e, inner.Query, ps, nil)
 	case *parser.Insert:
-		p, err = planner.PlanInsert(s.e, inner, js.planner())
+		p, err = planner.PlanInsert(s.e, inner, ps)
 	case *parser.CreateView:
 		if !inner.Materialized {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(inner), "EXPLAIN CREATE VIEW: a view runs nothing; explain a query that reads it")

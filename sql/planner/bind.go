@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,6 +27,8 @@ type binder struct {
 	// views collects the views expanded, so a view records what it reads.
 	views []string
 	depth int
+	// params are the statement's $n parameters (nil: a statement without them, where $n is an error).
+	params *Params
 }
 
 func (b *binder) read(name string) {
@@ -80,14 +83,14 @@ func (b *binder) bindQuery(q *parser.Query) (*boundQuery, error) {
 		}
 	}
 	if q.Limit != nil {
-		n, err := constInt(q.Limit, "LIMIT")
+		n, err := b.constInt(q.Limit, "LIMIT")
 		if err != nil {
 			return nil, err
 		}
 		bq.limit = n
 	}
 	if q.Offset != nil {
-		n, err := constInt(q.Offset, "OFFSET")
+		n, err := b.constInt(q.Offset, "OFFSET")
 		if err != nil {
 			return nil, err
 		}
@@ -96,8 +99,17 @@ func (b *binder) bindQuery(q *parser.Query) (*boundQuery, error) {
 	return bq, nil
 }
 
-func constInt(e parser.Expr, what string) (int64, error) {
-	v, err := (&exprBinder{sc: &scope{}}).bind(e)
+func (b *binder) constInt(e parser.Expr, what string) (int64, error) {
+	if n, ok := b.params.isUntyped(e); ok {
+		b.params.infer(n, arrow.PrimitiveTypes.Int64)
+	}
+	if _, isParam := e.(*parser.ParamRef); isParam && b.params != nil && b.params.Values == nil {
+		return math.MaxInt64, nil // preparing: the value comes at execution
+	}
+	v, err := (&exprBinder{sc: &scope{}, params: b.params}).bind(e)
+	if err == nil && v.Type().ID() == arrow.STRING {
+		v, err = expr.Cast(v, arrow.PrimitiveTypes.Int64)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -201,6 +213,12 @@ func setOpName(s *parser.SetOp) string {
 
 func (b *binder) bindValues(v *parser.Values) (node, error) { return b.bindValuesAs(v, nil) }
 
+// isUntypedParam reports whether e is a $n whose type comes from its context.
+func (b *binder) isUntypedParam(e parser.Expr) bool {
+	_, ok := b.params.isUntyped(e)
+	return ok
+}
+
 // isUnknownLiteral reports whether e is a quoted string or NULL literal: Postgres types such a constant by where it
 // goes ('2026-01-01' into a TIMESTAMP column is a timestamp).
 func isUnknownLiteral(e parser.Expr) bool {
@@ -214,7 +232,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 	if len(v.Rows) == 0 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES needs at least one row")
 	}
-	eb := &exprBinder{sc: &scope{}}
+	eb := &exprBinder{sc: &scope{}, params: b.params}
 	n := &valuesNode{}
 	width := len(v.Rows[0])
 	for _, row := range v.Rows {
@@ -240,7 +258,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 		} else {
 			t = arrow.Null
 			for i, row := range n.rows {
-				if isUnknownLiteral(v.Rows[i][j]) {
+				if isUnknownLiteral(v.Rows[i][j]) || b.isUntypedParam(v.Rows[i][j]) {
 					continue
 				}
 				u, ok := commonType(t, row[j].Type())
@@ -255,7 +273,10 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 			}
 		}
 		for i, row := range n.rows {
-			if isUnknownLiteral(v.Rows[i][j]) && !arrow.TypeEqual(row[j].Type(), t) {
+			if pn, ok := b.params.isUntyped(v.Rows[i][j]); ok {
+				b.params.infer(pn, t)
+			}
+			if (isUnknownLiteral(v.Rows[i][j]) || b.isUntypedParam(v.Rows[i][j])) && !arrow.TypeEqual(row[j].Type(), t) {
 				c, err := expr.Cast(row[j], t)
 				if err != nil {
 					return nil, posErr(err, v.Rows[i][j].Pos())
@@ -526,7 +547,7 @@ func (b *binder) bindWindowTVF(t *parser.WindowTVF) (node, error) {
 	}
 	durs := make([]int64, len(t.Args))
 	for i, a := range t.Args {
-		v, err := (&exprBinder{sc: &scope{}}).bind(a)
+		v, err := (&exprBinder{sc: &scope{}, params: b.params}).bind(a)
 		if err != nil {
 			return nil, err
 		}

@@ -20,8 +20,9 @@ import (
 // SELECT list and HAVING of an aggregation: group keys and aggregate calls resolve to the aggregate's output
 // columns, and any other column is a grouping error.
 type exprBinder struct {
-	sc  *scope
-	agg *aggBinding
+	sc     *scope
+	agg    *aggBinding
+	params *Params
 }
 
 // posErr attaches pos to an error without one (expression binding errors come without positions).
@@ -71,7 +72,7 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		}
 		return expr.Interval(us), nil
 	case *parser.ParamRef:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P, "parameter $%d has no value here", e.N)
+		return b.params.bindParam(e)
 	case *parser.Unary:
 		x, err := b.bind(e.X)
 		if err != nil {
@@ -99,7 +100,7 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 			return nil, err
 		}
 		if e.Op != "||" { // text || anything concatenates: a quoted literal stays text
-			l, r, err = coerceUnknown(l, r, e.L, e.R)
+			l, r, err = b.coerceUnknown(l, r, e.L, e.R)
 			if err != nil {
 				return nil, posErr(err, e.P)
 			}
@@ -145,7 +146,7 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if _, v, err = coerceUnknown(x, v, e.X, item); err != nil {
+			if _, v, err = b.coerceUnknown(x, v, e.X, item); err != nil {
 				return nil, posErr(err, item.Pos())
 			}
 			allConst = allConst && expr.IsConstant(v)
@@ -224,7 +225,7 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 				return nil, err
 			}
 			if operand != nil {
-				o, c, err := coerceUnknown(operand, cond, e.Operand, w.Cond)
+				o, c, err := b.coerceUnknown(operand, cond, e.Operand, w.Cond)
 				if err != nil {
 					return nil, posErr(err, w.Cond.Pos())
 				}
@@ -338,11 +339,13 @@ func (b *exprBinder) call(pos int, name string, args ...expr.Expr) (expr.Expr, e
 	return c, nil
 }
 
-// coerceUnknown gives a string literal the type of the other side, as Postgres resolves an unknown-typed literal:
-// ts > '2026-01-01 00:00:00' compares timestamps, price = '10' compares numbers.
-func coerceUnknown(l, r expr.Expr, la, ra parser.Expr) (expr.Expr, expr.Expr, error) {
+// coerceUnknown gives a string literal (or an untyped $n) the type of the other side, as Postgres resolves an
+// unknown-typed literal: ts > '2026-01-01 00:00:00' compares timestamps, price = '10' compares numbers.
+func (b *exprBinder) coerceUnknown(l, r expr.Expr, la, ra parser.Expr) (expr.Expr, expr.Expr, error) {
 	conv := func(lit expr.Expr, litAST parser.Expr, other expr.Expr) (expr.Expr, error) {
-		if !isStringLiteral(litAST) {
+		if n, ok := b.params.isUntyped(litAST); ok {
+			b.params.infer(n, other.Type())
+		} else if !isStringLiteral(litAST) {
 			return lit, nil
 		}
 		switch other.Type().ID() {

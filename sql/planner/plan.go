@@ -33,6 +33,8 @@ type Env interface {
 type Settings struct {
 	Parallelism int
 	Errors      expr.ErrorMode
+	// Params are the statement's $n parameters, nil when it has none.
+	Params *Params
 }
 
 func (s Settings) norm() Settings {
@@ -45,7 +47,7 @@ func (s Settings) norm() Settings {
 // PlanSelect plans an ad-hoc SELECT: internal streams and materialized views are read as they are now, and each
 // result batch goes to deliver as it is produced.
 func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) error) (*Physical, error) {
-	b := &binder{cat: env.Catalog(), bounded: true}
+	b := &binder{cat: env.Catalog(), bounded: true, params: s.Params}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -99,7 +101,7 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 		return nil, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP,
 			"cannot insert into stream %q: its rows come from connector '%s'", target.Name, target.Connector())
 	}
-	b := &binder{cat: cat}
+	b := &binder{cat: cat, params: s.Params}
 	var bq *boundQuery
 	var err error
 	if v, ok := ins.Query.Body.(*parser.Values); ok && len(ins.Query.With) == 0 {
@@ -500,12 +502,12 @@ func EvalValues(n *valuesNode, mem memory.Allocator) (arrow.RecordBatch, error) 
 
 // ValuesFor binds INSERT INTO stream VALUES ... into a batch of the stream's schema, for an append without a job.
 // ok is false when the insert is not a plain VALUES list.
-func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, mem memory.Allocator) (rec arrow.RecordBatch, ok bool, err error) {
+func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, s Settings, mem memory.Allocator) (rec arrow.RecordBatch, ok bool, err error) {
 	v, isValues := ins.Query.Body.(*parser.Values)
 	if !isValues || len(ins.Query.With) > 0 || len(ins.Query.OrderBy) > 0 || ins.Query.Limit != nil {
 		return nil, false, nil
 	}
-	b := &binder{cat: env.Catalog()}
+	b := &binder{cat: env.Catalog(), params: s.Params}
 	vn, err := b.bindValuesAs(v, insertHints(target, ins))
 	if err != nil {
 		return nil, true, err

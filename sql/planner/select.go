@@ -64,7 +64,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 		if f := findAggregate(s.Where); f != nil {
 			return nil, nil, sqlerr.New(sqlerr.GroupingError, f.P, "aggregate functions are not allowed in WHERE")
 		}
-		cond, err := (&exprBinder{sc: sc}).bind(s.Where)
+		cond, err := (&exprBinder{sc: sc, params: b.params}).bind(s.Where)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -82,7 +82,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 	}
 	var top node = agg
 	if s.Having != nil {
-		cond, err := (&exprBinder{sc: &scope{cols: agg.out}, agg: ab}).bind(s.Having)
+		cond, err := (&exprBinder{sc: &scope{cols: agg.out}, agg: ab, params: b.params}).bind(s.Having)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,7 +103,7 @@ func wantBool(e expr.Expr, clause string, pos int) error {
 
 // project binds the select list over in.
 func (b *binder) project(in node, sc *scope, ab *aggBinding, items []parser.SelectItem, wantOrder bool) (node, *selectInfo, error) {
-	eb := &exprBinder{sc: sc, agg: ab}
+	eb := &exprBinder{sc: sc, agg: ab, params: b.params}
 	p := &projectNode{in: in}
 	info := &selectInfo{}
 	for _, it := range items {
@@ -255,7 +255,7 @@ func (a *aggBinding) lookup(e parser.Expr) (int, bool) {
 // bindAggregate builds the aggregation of a grouped select: the window (from a window TVF, a legacy GROUP BY
 // TUMBLE(...), or none in a bounded SELECT), the keys and the aggregate calls.
 func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf *windowTVFNode, calls []*parser.Func) (*aggNode, *aggBinding, error) {
-	eb := &exprBinder{sc: sc}
+	eb := &exprBinder{sc: sc, params: b.params}
 	ab := &aggBinding{in: sc, fps: map[string]int{}}
 	n := &aggNode{}
 	var cfg operators.WindowAggConfig
@@ -520,7 +520,7 @@ func (b *binder) legacyWindow(f *parser.Func, sc *scope) (operators.WindowAggCon
 	}
 	var durs []int64
 	for _, a := range f.Args[1:] {
-		v, err := (&exprBinder{sc: &scope{}}).bind(a)
+		v, err := (&exprBinder{sc: &scope{}, params: b.params}).bind(a)
 		if err != nil {
 			return cfg, nil, "", err
 		}

@@ -19,6 +19,7 @@ const (
 	DuplicateObject        = "42710"
 	DuplicateTable         = "42P07"
 	AmbiguousColumn        = "42702"
+	UndefinedParameter     = "42P02"
 	DuplicateColumn        = "42701"
 	InvalidColumnReference = "42P10"
 	WrongObjectType        = "42809"
