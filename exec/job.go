@@ -212,15 +212,31 @@ func (j *Job) Checkpoint(ctx context.Context) (uint64, error) {
 // sources emitted before the barrier has been processed by every operator and committed by every sink (an
 // unaligned barrier would overtake records and leave them for the next checkpoint). SQL's FLUSH.
 func (j *Job) Flush(ctx context.Context) (uint64, error) {
-	inc := j.current()
-	if inc == nil {
-		return 0, errJobNotRunning
+	for {
+		inc := j.current()
+		if inc != nil {
+			b, err := inc.coord.TriggerMode(checkpoint.Aligned)
+			if err == nil {
+				if err = inc.coord.WaitCompleted(ctx, b.ID); err == nil {
+					return b.ID, nil
+				}
+			}
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			// Refused or failed: this incarnation is ending (a restart after a failure, or the end of a bounded
+			// job). Flush the next one, if there is one.
+		}
+		for j.current() == inc {
+			select {
+			case <-j.done:
+				return 0, errJobNotRunning
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(time.Millisecond):
+			}
+		}
 	}
-	b, err := inc.coord.TriggerMode(checkpoint.Aligned)
-	if err != nil {
-		return 0, err
-	}
-	return b.ID, j.WaitCheckpoint(ctx, b.ID)
 }
 
 // TriggerCheckpoint starts a checkpoint and returns its id once its barrier was handed to every source.
