@@ -34,6 +34,8 @@ type Result struct {
 	Tag     string
 	Columns []Column
 	Rows    [][]*string
+	// Notices are warnings for the client (pgwire NoticeResponse), e.g. "relation already exists, skipping".
+	Notices []string
 }
 
 // Session is one client's connection to the engine: its variables (SET) apply to the jobs it starts afterwards.
@@ -53,6 +55,13 @@ func (s *Session) Var(name string) string { return s.vars[name] }
 // Execute parses sql (one or more statements) and runs them in order. It returns the results of the statements
 // that ran and the first error, whose position (if any) is a byte offset into sql.
 func (s *Session) Execute(ctx context.Context, sql string) ([]*Result, error) {
+	if r, ok, err := s.introspect(ctx, sql); ok {
+		// A client's catalog query (psql's \d, a driver's type lookup), answered from our catalog.
+		if err != nil {
+			return nil, err
+		}
+		return []*Result{r}, nil
+	}
 	stmts, err := parser.Parse(sql)
 	if err != nil {
 		return nil, sqlerr.As(err)
@@ -86,19 +95,21 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		if err != nil {
 			return nil, err
 		}
-		if _, err := s.e.cat.Create(obj, st.IfNotExists); err != nil {
+		created, err := s.e.cat.Create(obj, st.IfNotExists)
+		if err != nil {
 			return nil, withPos(err, st.NameP)
 		}
-		return &Result{Tag: "CREATE STREAM"}, nil
+		return &Result{Tag: "CREATE STREAM", Notices: existsNotice(created, st.Name)}, nil
 	case *parser.CreateSink:
 		obj, err := planner.SinkObject(s.e, st)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := s.e.cat.Create(obj, st.IfNotExists); err != nil {
+		created, err := s.e.cat.Create(obj, st.IfNotExists)
+		if err != nil {
 			return nil, withPos(err, st.NameP)
 		}
-		return &Result{Tag: "CREATE SINK"}, nil
+		return &Result{Tag: "CREATE SINK", Notices: existsNotice(created, st.Name)}, nil
 	case *parser.CreateView:
 		return s.createView(st)
 	case *parser.Insert:
@@ -137,6 +148,14 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		return &Result{Tag: strings.ToUpper(st.Op)}, nil
 	}
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st), "statement %T is not supported", st)
+}
+
+// existsNotice is Postgres' notice for CREATE ... IF NOT EXISTS of an existing name.
+func existsNotice(created bool, name string) []string {
+	if created {
+		return nil
+	}
+	return []string{fmt.Sprintf("relation %q already exists, skipping", name)}
 }
 
 func stmtStart(st parser.Stmt) int {

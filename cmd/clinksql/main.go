@@ -15,14 +15,9 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(&cobra.Command{
-		Use:   "serve",
-		Short: "Serve the engine over the Postgres wire protocol",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return fmt.Errorf("serve: not yet: the pgwire server is the next issue; use `clinksql exec` meanwhile")
-		},
-	})
+	root.AddCommand(newServeCommand())
 	root.AddCommand(newExecCommand())
+	addREPLFlags(root) // clinksql with no sub-command opens the REPL
 	if err := root.Execute(); err != nil {
 		if _, quiet := err.(exitError); !quiet {
 			fmt.Fprintln(os.Stderr, "clinksql:", err)
