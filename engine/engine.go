@@ -326,6 +326,9 @@ func (e *Engine) flush(ctx context.Context) error {
 			continue
 		}
 		if _, err := j.job.Flush(ctx); err != nil {
+			if ctx.Err() != nil {
+				return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
+			}
 			select {
 			case <-j.job.Done():
 				continue // finished or failed meanwhile: nothing to flush
