@@ -26,6 +26,9 @@ type Prepared struct {
 // Prepare parses one statement of sql and works out its parameter and result types. paramOIDs are the types
 // the client declared (0 or missing: infer from context; a parameter whose use says nothing is TEXT).
 func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (*Prepared, error) {
+	if p, ok, err := s.prepareIntrospection(sql, paramOIDs); ok {
+		return p, err // a client's catalog query (introspect.go)
+	}
 	stmts, err := parser.Parse(sql)
 	if err != nil {
 		return nil, sqlerr.As(err)
@@ -66,6 +69,9 @@ func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (
 // ExecutePrepared runs a prepared statement with parameter values in text form (nil is NULL; binary values are
 // the caller's to convert to text first).
 func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, values []*string) (*Result, error) {
+	if st, ok := p.Stmt.(*introStmt); ok {
+		return s.executeIntrospection(st, values)
+	}
 	if p.Stmt == nil {
 		return &Result{Tag: ""}, nil
 	}
