@@ -179,8 +179,8 @@ func TestErrorsModeFailFailsTheJob(t *testing.T) {
 		jobs := rows(t, s, "SHOW JOBS")
 		first, second := strings.Split(jobs[0], "|"), strings.Split(jobs[1], "|")
 		if second[2] == "FAILED" {
-			// id|query|state|last_checkpoint|rows_in|rows_out|late_rows|bad_values|error
-			if !strings.Contains(second[8], "division by zero") || first[2] != "RUNNING" {
+			// id|query|state|bounded|last_checkpoint|rows_in|rows_out|late_rows|bad_values|error
+			if !strings.Contains(second[9], "division by zero") || first[2] != "RUNNING" {
 				t.Fatalf("SHOW JOBS: %q", jobs)
 			}
 			break
@@ -192,7 +192,7 @@ func TestErrorsModeFailFailsTheJob(t *testing.T) {
 	}
 	mustExec(t, s, "FLUSH")
 	equalLines(t, "q", rows(t, s, "SELECT v FROM q"), []string{"2", "NULL"})
-	if bad := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")[7]; bad != "1" {
+	if bad := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")[8]; bad != "1" {
 		t.Fatalf("bad_values of job-1 = %s, want 1", bad)
 	}
 }

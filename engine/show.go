@@ -124,7 +124,7 @@ func optionList(opts map[string]string) string {
 
 // showJobs lists every job with its state, progress and failure.
 func (s *Session) showJobs() *Result {
-	t := newTable("id", "query", "state", "last_checkpoint", "rows_in", "rows_out", "late_rows", "bad_values", "error")
+	t := newTable("id", "query", "state", "bounded", "last_checkpoint", "rows_in", "rows_out", "late_rows", "bad_values", "error")
 	for _, spec := range s.e.cat.Jobs() {
 		s.e.mu.Lock()
 		rj := s.e.jobs[spec.ID]
@@ -141,7 +141,7 @@ func (s *Session) showJobs() *Result {
 					st = "DROPPED"
 				}
 			}
-			t.add(spec.ID, spec.Statement, st, last, "", "", "", "", "")
+			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", "")
 			continue
 		}
 		js := rj.job.Status()
@@ -154,7 +154,11 @@ func (s *Session) showJobs() *Result {
 		if js.Err != nil && (js.State == exec.JobFailed || js.State == exec.JobRestarting) {
 			errText = fmt.Sprintf("%s: %v", js.FailedOperator, js.Err)
 		}
-		t.add(spec.ID, spec.Statement, state, last, strconv.FormatInt(js.RowsIn, 10), strconv.FormatInt(js.RowsOut, 10),
+		bounded := "f"
+		if rj.plan.Bounded {
+			bounded = "t"
+		}
+		t.add(spec.ID, spec.Statement, state, bounded, last, strconv.FormatInt(js.RowsIn, 10), strconv.FormatInt(js.RowsOut, 10),
 			strconv.FormatInt(js.Late, 10), strconv.FormatInt(js.BadValues, 10), errText)
 	}
 	return t.result("")

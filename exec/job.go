@@ -297,25 +297,13 @@ func (j *Job) current() *incarnation {
 	return j.inc
 }
 
-// Stop takes a checkpoint, waits for it to commit, then cancels the job: a graceful stop that the next run
-// resumes from exactly. A job still deploying (or restarting) is waited for; a job that already ended is only
-// cancelled.
+// Stop takes an aligned checkpoint, waits for it to commit, then cancels the job: a graceful stop that the next
+// run resumes from exactly. A job still deploying or restarting is waited for; a job that is finishing by itself
+// (its final checkpoint under way) is left to finish; a job that already ended is only cancelled.
 func (j *Job) Stop(ctx context.Context) error {
-	var err error
-	for {
-		_, err = j.Checkpoint(ctx)
-		if !errors.Is(err, errJobNotRunning) {
-			break
-		}
-		select {
-		case <-j.done:
-			err = nil
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(time.Millisecond):
-			continue
-		}
-		break
+	_, err := j.Flush(ctx)
+	if errors.Is(err, errJobNotRunning) {
+		err = nil // it ended meanwhile: nothing left to checkpoint
 	}
 	j.Cancel()
 	return err
