@@ -318,7 +318,7 @@ func (b *exprBinder) bindFunc(e *parser.Func) (expr.Expr, error) {
 		}
 		args[i] = v
 	}
-	name := e.Name
+	name := strings.TrimPrefix(e.Name, "pg_catalog.")
 	switch name {
 	case "current_timestamp", "now", "localtimestamp", "current_date", "proctime":
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P,
