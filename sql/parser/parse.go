@@ -566,6 +566,8 @@ var typeSynonyms = map[string]string{
 	"timestamp": "TIMESTAMP",
 	"interval":  "INTERVAL",
 	"bytea":     "BYTEA",
+	// Postgres' object identifiers are unsigned 32-bit numbers; clients cast to them in catalog queries.
+	"oid": "BIGINT", "regtype": "BIGINT", "regclass": "BIGINT", "regproc": "BIGINT",
 }
 
 // typeName reads a column or cast type.
@@ -580,6 +582,13 @@ func (p *parser) typeName() (TypeName, error) {
 	}
 	p.advance()
 	word := t.Value
+	if (word == "pg_catalog" || word == "public") && p.isOp(".") && p.at(p.i+1).Kind == Ident {
+		// A schema-qualified built-in type ('1043'::pg_catalog.oid, as psql writes): the schema adds nothing.
+		p.advance()
+		t = p.peek()
+		p.advance()
+		word, tn.P = t.Value, t.Pos
+	}
 	switch {
 	case word == "double":
 		p.eatKw("precision")

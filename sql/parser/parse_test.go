@@ -370,7 +370,7 @@ func checkNode(n any, bad func(n any, pos int, want ...string), first func(strin
 		bad(n, n.P, n.Name)
 	case *TypeName:
 		bad(n, n.P, strings.ToLower(n.Name), "int", "integer", "int4", "int8", "int2", "bool", "float8", "float4",
-			"float", "double", "numeric", "dec", "string", "character", "char")
+			"float", "double", "numeric", "dec", "string", "character", "char", "oid", "regtype", "regclass", "regproc")
 	case *CreateStream:
 		bad(n, n.NameP, n.Name)
 	case *CreateSink:
