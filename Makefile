@@ -1,31 +1,48 @@
 # clinksql: `make run` starts the engine, `make test` runs what CI runs.
 GO ?= go
 # Packages whose goroutines meet: always under the race detector.
-RACE_PKGS := ./exec/... ./checkpoint/... ./state/... ./engine/...
+RACE_PKGS := ./exec/... ./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
-.PHONY: all build run test vet bench crashtest clean
+.PHONY: all build run test vet bench crashtest fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/clinksql ./cmd/clinksql
 
+# Serves ./clink-data on 127.0.0.1:4566 and prints the psql command that connects (SERVE_ARGS adds flags).
 run: build
-	./bin/clinksql serve
+	./bin/clinksql serve $(SERVE_ARGS)
 
 vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # The unit tests (short mode: the exactly-once crash suite runs a reduced number of iterations), then the
-# concurrent packages again under -race. Every suite has a timeout.
+# real clients (psql, pgx, psycopg2, JDBC against `clinksql serve`; budget 2 minutes, -v shows each client's
+# version and time), then the concurrent packages again under -race. Every suite has a timeout.
+CLIENT_PKGS := ./tests/clients/...
 test: vet
-	$(GO) test -short -timeout 8m ./...
+	$(GO) test -short -timeout 8m $$($(GO) list ./... | grep -v '/tests/clients')
+	$(GO) test -short -timeout 3m -v $(CLIENT_PKGS)
 	$(GO) test -short -race -timeout 8m $(RACE_PKGS)
 
-# The full exactly-once crash suite: CRASH_N seeded iterations (default 200) over every mode and crash kind.
+# The full crash suites, CRASH_N seeded iterations each (default 200): the runtime's exactly-once suite over every
+# mode and crash kind, then the harness that kill -9s the real `clinksql serve` (tests/crash; CRASH_SEED=n replays
+# one of its iterations, a failure keeps its data directory in /tmp/crash-<seed>).
 crashtest:
 	CRASH_N=$${CRASH_N:-200} $(GO) test -run 'ExactlyOnce' -timeout 60m -v ./exec/
+	CRASH_N=$${CRASH_N:-200} $(GO) test -run 'TestCrashKill9' -timeout 120m -v ./tests/crash/
+
+# Fuzzing: the pgwire protocol targets and the SQL lexer and parser, each for FUZZTIME (default 30s). `make test`
+# runs only their seeds.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLex$$' -fuzztime $(FUZZTIME) ./sql/parser/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./sql/parser/
+	$(GO) test -run '^$$' -fuzz '^FuzzStartup$$' -fuzztime $(FUZZTIME) ./pgwire/
+	$(GO) test -run '^$$' -fuzz '^FuzzMessages$$' -fuzztime $(FUZZTIME) ./pgwire/
+	$(GO) test -run '^$$' -fuzz '^FuzzBinaryValues$$' -fuzztime $(FUZZTIME) ./pgwire/
 
 # Benchmarks, reported as `BENCH <name> <value> <unit>` lines (BENCH=regexp selects some). -p 1: one package at a
 # time, so benchmarks never share the two cores.

@@ -1,18 +1,231 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/pgwire"
 )
 
 // newServeCommand is `clinksql serve`: the engine over the Postgres wire protocol.
 func newServeCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve",
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [--data-dir DIR] [--listen HOST:PORT] [--user NAME:PASSWORD]... [--tls-cert FILE --tls-key FILE]",
 		Short: "Serve the engine over the Postgres wire protocol",
+		Long: `Opens the engine on --data-dir (re-deploying the jobs that were running, each from its last completed
+checkpoint) and serves it to Postgres clients on --listen. Without --user or --users-file every user name is
+accepted without a password, which is allowed only on a loopback address; with users, clients authenticate with
+SCRAM-SHA-256. SIGTERM or SIGINT stops accepting, cancels running statements, stops the jobs with a final
+checkpoint and exits 0.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fmt.Errorf("serve: not yet")
+			return runServe(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataDir, "data-dir", "./clink-data", "the data directory")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:4566", "the address to listen on")
+	f.StringSliceVar(&o.allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
+	f.StringArrayVar(&o.users, "user", nil, "a user as name:password (repeatable); clients then authenticate with SCRAM-SHA-256")
+	f.StringVar(&o.usersFile, "users-file", "", "a file of users, one name:password a line (# starts a comment)")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "a PEM certificate: clients may then use TLS (with --tls-key)")
+	f.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	return cmd
+}
+
+type serveOptions struct {
+	dataDir, listen   string
+	allow, users      []string
+	usersFile         string
+	tlsCert, tlsKey   string
+	shutdownTimeout   time.Duration
+	engineCloseTimout time.Duration
+}
+
+func runServe(stdout, stderr io.Writer, o serveOptions) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	users, err := loadUsers(o.users, o.usersFile)
+	if err != nil {
+		return err
+	}
+	cfg := pgwire.Config{Users: users, Logger: log.With("component", "pgwire")}
+	if o.tlsCert != "" || o.tlsKey != "" {
+		if o.tlsCert == "" || o.tlsKey == "" {
+			return errors.New("--tls-cert and --tls-key go together")
+		}
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fmt.Errorf("loading the TLS certificate: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// Refuse before opening anything: trust authentication must not reach the network.
+	if len(users) == 0 {
+		if err := checkLoopback(o.listen); err != nil {
+			return err
+		}
+	}
+	e, err := engine.Open(engine.Config{DataDir: o.dataDir, AllowPaths: o.allow, Logger: log.With("component", "engine")})
+	if err != nil {
+		return err
+	}
+	closeEngine := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), orDefault(o.engineCloseTimout, 2*time.Minute))
+		defer cancel()
+		return e.Close(ctx)
+	}
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		closeEngine()
+		return err
+	}
+	srv := pgwire.NewServer(cfg, e)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	fmt.Fprintf(stdout, "clinksql: listening on %s (%s)\n", l.Addr(), psqlCommand(l.Addr(), users))
+	log.Info("serving", "listen", l.Addr().String(), "data_dir", o.dataDir, "tls", cfg.TLS != nil, "users", len(users))
+
+	var serveErr error
+	select {
+	case sig := <-sigs:
+		log.Info("shutting down", "signal", sig.String())
+	case serveErr = <-served:
+		log.Error("serving stopped", "err", serveErr)
+	}
+	go func() {
+		// A second signal does not wait for the graceful stop.
+		if sig, ok := <-sigs; ok {
+			log.Warn("second signal: exiting without a final checkpoint", "signal", sig.String())
+			os.Exit(1)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), orDefault(o.shutdownTimeout, 30*time.Second))
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("connections did not end in time; closed them", "err", err)
+	}
+	cancel()
+	if err := closeEngine(); err != nil {
+		log.Error("stopping the jobs", "err", err)
+		return err
+	}
+	log.Info("stopped")
+	if serveErr != nil && !errors.Is(serveErr, pgwire.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// checkLoopback refuses a listen address that is not a loopback one (or a host name resolving only to such).
+func checkLoopback(listen string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", listen, err)
+	}
+	refuse := fmt.Errorf("refusing to listen on %s without users: give --user name:password or --users-file (trust authentication is only allowed on a loopback address)", listen)
+	if host == "" {
+		return refuse // all interfaces
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		if !ip.IsLoopback() {
+			return refuse
+		}
+		return nil
+	}
+	addrs, err := net.LookupIP(host)
+	if err != nil || len(addrs) == 0 {
+		return fmt.Errorf("--listen %q: cannot resolve %s", listen, host)
+	}
+	for _, ip := range addrs {
+		if !ip.IsLoopback() {
+			return refuse
+		}
+	}
+	return nil
+}
+
+// loadUsers reads --user values and --users-file lines (name:password; the password may contain colons).
+func loadUsers(flags []string, file string) (map[string]string, error) {
+	users := map[string]string{}
+	add := func(where, line string) error {
+		name, password, ok := strings.Cut(line, ":")
+		if !ok || name == "" {
+			return fmt.Errorf("%s: want name:password, got %q", where, line)
+		}
+		users[name] = password
+		return nil
+	}
+	for _, u := range flags {
+		if err := add("--user", u); err != nil {
+			return nil, err
+		}
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimRight(sc.Text(), "\r")
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			if err := add(fmt.Sprintf("%s:%d", file, n), line); err != nil {
+				return nil, err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return users, nil
+}
+
+// psqlCommand is the command that connects to addr.
+func psqlCommand(addr net.Addr, users map[string]string) string {
+	host, port := "127.0.0.1", "4566"
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = fmt.Sprint(ta.Port)
+		if !ta.IP.IsUnspecified() {
+			host = ta.IP.String()
+		}
+	}
+	user := "clinksql"
+	if len(users) > 0 {
+		names := make([]string, 0, len(users))
+		for n := range users {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		user = names[0]
+	}
+	return fmt.Sprintf("psql -h %s -p %s -U %s", host, port, user)
 }

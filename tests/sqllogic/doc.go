@@ -1,5 +1,7 @@
-// Package sqllogic holds the sqllogictest suites (testdata/*.slt) and their runner. Each file runs against a fresh
-// engine on its own data directory, in process, through the same engine.Session path the CLI and pgwire use.
+// Package sqllogic holds the sqllogictest suites (testdata/*.slt) and their runner. Each file runs twice, each time
+// against a fresh engine on its own data directory: in process, through the same engine.Session path the CLI and
+// pgwire use, and over pgwire, against a real `clinksql serve` through pgx's simple protocol (pgwire_test.go), with
+// the same expectations. SQLLOGIC_MODES=inproc (or pgwire) runs one mode; SQLLOGIC_FILES=glob some files.
 //
 // Directives (cockroach and RisingWave use the same ones):
 //

@@ -19,6 +19,20 @@ import (
 	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
+// Each file runs twice: in process (engine.Session) and over pgwire (a real `clinksql serve` process, through
+// pgx's simple protocol, results as text), with the same expectations. SQLLOGIC_MODES=inproc or =pgwire runs one.
+const (
+	modeInproc = "inproc"
+	modePgwire = "pgwire"
+)
+
+func modes() []string {
+	if m := os.Getenv("SQLLOGIC_MODES"); m != "" {
+		return strings.Split(m, ",")
+	}
+	return []string{modeInproc, modePgwire}
+}
+
 func TestSQLLogic(t *testing.T) {
 	pattern := "testdata/*.slt"
 	if p := os.Getenv("SQLLOGIC_FILES"); p != "" {
@@ -31,13 +45,27 @@ func TestSQLLogic(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no .slt files")
 	}
-	total := 0
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".slt"), func(t *testing.T) {
-			total += runFile(t, f)
+	for _, mode := range modes() {
+		t.Run(mode, func(t *testing.T) {
+			var newTarget func(t *testing.T, dir string) target
+			switch mode {
+			case modeInproc:
+				newTarget = newInprocTarget
+			case modePgwire:
+				bin := serverBinary(t)
+				newTarget = func(t *testing.T, dir string) target { return newPgwireTarget(t, bin, dir) }
+			default:
+				t.Fatalf("SQLLOGIC_MODES: unknown mode %q (inproc, pgwire)", mode)
+			}
+			total := 0
+			for _, f := range files {
+				t.Run(strings.TrimSuffix(filepath.Base(f), ".slt"), func(t *testing.T) {
+					total += runFile(t, f, newTarget)
+				})
+			}
+			t.Logf("%d query cases", total)
 		})
 	}
-	t.Logf("%d query cases", total)
 }
 
 // record is one directive of a file.
@@ -120,38 +148,45 @@ func parseFile(t *testing.T, path string) []record {
 	return recs
 }
 
+// result is one statement's rows in Postgres text form (nil is NULL) and its column types.
+type result struct {
+	names []string
+	oids  []uint32
+	rows  [][]*string
+}
+
+// target is where a file's statements run: the in-process engine or a clinksql serve process.
+type target interface {
+	// exec runs sql (one or more statements) and returns the result of each.
+	exec(ctx context.Context, sql string) ([]result, error)
+	// errorText is "<SQLSTATE> <line>:<col> <message>" (without "<line>:<col> " when err has no position), the
+	// text that statement error and query error match.
+	errorText(sql string, err error) string
+	// describe renders an unexpected error for the test log.
+	describe(where, sql string, err error) string
+	// restart stops the engine (jobs stop gracefully) and opens it again on the same data directory.
+	restart()
+	// wait waits until every job over bounded inputs has finished.
+	wait(ctx context.Context) error
+	// close stops the engine for good and checks that it stopped cleanly.
+	close()
+}
+
 // runFile runs one file and returns how many query cases it checked.
-func runFile(t *testing.T, path string) int {
+func runFile(t *testing.T, path string, newTarget func(t *testing.T, dir string) target) int {
 	recs := parseFile(t, path)
-	dir := t.TempDir()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	open := func() *engine.Engine {
-		e, err := engine.Open(engine.Config{DataDir: dir, Alloc: mem})
-		if err != nil {
-			t.Fatalf("open engine: %v", err)
-		}
-		return e
-	}
-	e := open()
-	closeEngine := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("close engine: %v", err)
-		}
-	}
-	defer func() {
-		closeEngine()
-		mem.AssertSize(t, 0)
-	}()
-	sess := e.NewSession()
+	tg := newTarget(t, t.TempDir())
+	defer tg.close()
 	ctx := context.Background()
 	queries := 0
 	for _, r := range recs {
 		where := fmt.Sprintf("%s:%d", path, r.line)
 		switch r.kind {
 		case "flush":
-			if _, err := sess.Execute(ctx, "FLUSH"); err != nil {
+			fctx, cancel := context.WithTimeout(ctx, time.Minute)
+			_, err := tg.exec(fctx, "FLUSH")
+			cancel()
+			if err != nil {
 				t.Fatalf("%s: flush: %v", where, err)
 			}
 		case "sleep":
@@ -161,12 +196,10 @@ func runFile(t *testing.T, path string) int {
 			}
 			time.Sleep(d)
 		case "restart":
-			closeEngine()
-			e = open()
-			sess = e.NewSession()
+			tg.restart()
 		case "wait":
 			wctx, cancel := context.WithTimeout(ctx, time.Minute)
-			err := e.WaitBounded(wctx)
+			err := tg.wait(wctx)
 			cancel()
 			if err != nil {
 				t.Fatalf("%s: wait: %v", where, err)
@@ -176,14 +209,14 @@ func runFile(t *testing.T, path string) int {
 				queries++
 			}
 			qctx, cancel := context.WithTimeout(ctx, time.Minute)
-			results, err := sess.Execute(qctx, r.sql)
+			results, err := tg.exec(qctx, r.sql)
 			cancel()
 			if r.errRE != "" {
 				if err == nil {
 					t.Errorf("%s: expected error %q, got success", where, r.errRE)
 					continue
 				}
-				got := errorText(r.sql, err)
+				got := tg.errorText(r.sql, err)
 				re, rerr := regexp.Compile(r.errRE)
 				if rerr != nil {
 					t.Fatalf("%s: bad regexp: %v", where, rerr)
@@ -194,7 +227,7 @@ func runFile(t *testing.T, path string) int {
 				continue
 			}
 			if err != nil {
-				t.Errorf("%s: %s\n%s", where, r.sql, engine.FormatError(where, r.sql, err))
+				t.Errorf("%s: %s\n%s", where, r.sql, tg.describe(where, r.sql, err))
 				continue
 			}
 			if r.kind == "statement" {
@@ -205,11 +238,11 @@ func runFile(t *testing.T, path string) int {
 				continue
 			}
 			res := results[0]
-			if len(res.Columns) != len(r.types) {
-				t.Errorf("%s: %d columns, types %q", where, len(res.Columns), r.types)
+			if len(res.oids) != len(r.types) {
+				t.Errorf("%s: %d columns, types %q", where, len(res.oids), r.types)
 				continue
 			}
-			got := formatRows(res.Rows, r.sortMode)
+			got := formatRows(res.rows, r.sortMode)
 			want := r.expected
 			if r.sortMode == "valuesort" {
 				want = sortedValues(want)
@@ -225,13 +258,76 @@ func runFile(t *testing.T, path string) int {
 	return queries
 }
 
-func errorText(sql string, err error) string {
+// inprocTarget runs statements through engine.Session, as the CLI does.
+type inprocTarget struct {
+	t    *testing.T
+	dir  string
+	mem  *memory.CheckedAllocator
+	e    *engine.Engine
+	sess *engine.Session
+}
+
+func newInprocTarget(t *testing.T, dir string) target {
+	p := &inprocTarget{t: t, dir: dir, mem: memory.NewCheckedAllocator(memory.NewGoAllocator())}
+	p.open()
+	return p
+}
+
+func (p *inprocTarget) open() {
+	e, err := engine.Open(engine.Config{DataDir: p.dir, Alloc: p.mem})
+	if err != nil {
+		p.t.Fatalf("open engine: %v", err)
+	}
+	p.e, p.sess = e, e.NewSession()
+}
+
+func (p *inprocTarget) closeEngine() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.e.Close(ctx); err != nil {
+		p.t.Errorf("close engine: %v", err)
+	}
+}
+
+func (p *inprocTarget) exec(ctx context.Context, sql string) ([]result, error) {
+	results, err := p.sess.Execute(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]result, len(results))
+	for i, r := range results {
+		for _, c := range r.Columns {
+			out[i].names = append(out[i].names, c.Name)
+			out[i].oids = append(out[i].oids, c.OID)
+		}
+		out[i].rows = r.Rows
+	}
+	return out, nil
+}
+
+func (p *inprocTarget) errorText(sql string, err error) string {
 	e := sqlerr.As(err)
 	if e.Pos == sqlerr.NoPos {
 		return e.Code + " " + e.Msg
 	}
-	p := parser.PositionOf(sql, e.Pos)
-	return fmt.Sprintf("%s %d:%d %s", e.Code, p.Line, p.Col, e.Msg)
+	pos := parser.PositionOf(sql, e.Pos)
+	return fmt.Sprintf("%s %d:%d %s", e.Code, pos.Line, pos.Col, e.Msg)
+}
+
+func (p *inprocTarget) describe(where, sql string, err error) string {
+	return engine.FormatError(where, sql, err)
+}
+
+func (p *inprocTarget) restart() {
+	p.closeEngine()
+	p.open()
+}
+
+func (p *inprocTarget) wait(ctx context.Context) error { return p.e.WaitBounded(ctx) }
+
+func (p *inprocTarget) close() {
+	p.closeEngine()
+	p.mem.AssertSize(p.t, 0)
 }
 
 func formatRows(rows [][]*string, mode string) []string {

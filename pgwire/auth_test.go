@@ -1,0 +1,149 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+func TestSCRAM(t *testing.T) {
+	ts := startServer(t, Config{Users: map[string]string{"alice": "s3cret", "bob": "pässwörd:with colon"}})
+	ctx := context.Background()
+	for _, ok := range []string{"alice:s3cret", "bob:pässwörd:with colon"} {
+		user, password, _ := strings.Cut(ok, ":")
+		cfg := ts.pgxConfig(t, user)
+		cfg.Password = password
+		c := connectWith(t, cfg)
+		var one int32
+		if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.PgConn().ParameterStatus("session_authorization"); got != strings.Split(ok, ":")[0] {
+			t.Errorf("session_authorization %q", got)
+		}
+	}
+	for _, bad := range []string{"alice:wrong", "alice", "mallory:s3cret", "bob:s3cret"} {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := pgx.ConnectConfig(cctx, ts.pgxConfig(t, bad))
+		cancel()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "28P01" || pe.Severity != "FATAL" ||
+			pe.Message != fmt.Sprintf("password authentication failed for user %q", strings.Split(bad, ":")[0]) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+func TestSCRAMMalformed(t *testing.T) {
+	ts := startServer(t, Config{Users: map[string]string{"alice": "pw"}})
+	for name, first := range map[string]*pgproto3.SASLInitialResponse{
+		"other mechanism": {AuthMechanism: "SCRAM-SHA-1", Data: []byte("n,,n=,r=abc")},
+		"channel binding": {AuthMechanism: scramMechanism, Data: []byte("p=tls-server-end-point,,n=,r=abc")},
+		"garbage":         {AuthMechanism: scramMechanism, Data: []byte("xyz")},
+		"no nonce":        {AuthMechanism: scramMechanism, Data: []byte("n,,n=,")},
+		"authzid":         {AuthMechanism: scramMechanism, Data: []byte("n,a=bob,n=,r=abc")},
+	} {
+		rc := dialRaw(t, ts.addr)
+		rc.send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "alice"}})
+		rc.fe.Receive() // AuthenticationSASL
+		rc.send(first)
+		if got := rc.untilEOF(); len(got) != 1 || !strings.Contains(got[0], "FATAL") {
+			t.Errorf("%s: %v", name, got)
+		}
+	}
+	// A wrong final message: bad proof length, wrong nonce.
+	for name, final := range map[string]string{
+		"short proof": "c=biws,r=abcSERVER,p=AAAA",
+		"wrong nonce": "c=biws,r=other,p=" + strings.Repeat("A", 43) + "=",
+		"no proof":    "c=biws,r=abc",
+	} {
+		rc := dialRaw(t, ts.addr)
+		rc.send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "alice"}})
+		rc.fe.Receive()
+		rc.send(&pgproto3.SASLInitialResponse{AuthMechanism: scramMechanism, Data: []byte("n,,n=,r=abc")})
+		if m, err := rc.fe.Receive(); err != nil {
+			t.Fatal(err)
+		} else if _, ok := m.(*pgproto3.AuthenticationSASLContinue); !ok {
+			t.Fatalf("%s: got %T", name, m)
+		}
+		rc.send(&pgproto3.SASLResponse{Data: []byte(final)})
+		if got := rc.untilEOF(); len(got) != 1 || !strings.Contains(got[0], "FATAL") {
+			t.Errorf("%s: %v", name, got)
+		}
+	}
+}
+
+// selfSigned returns a certificate for 127.0.0.1 and a pool that trusts it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "clinksql test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pool
+}
+
+func TestTLS(t *testing.T) {
+	cert, pool := selfSigned(t)
+	ts := startServer(t, Config{Users: map[string]string{"alice": "pw"},
+		TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
+	cfg := ts.pgxConfig(t, "alice:pw")
+	cfg.TLSConfig = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+	c := connectWith(t, cfg)
+	if _, ok := c.PgConn().Conn().(*tls.Conn); !ok {
+		t.Fatalf("connection is %T, not TLS", c.PgConn().Conn())
+	}
+	var s string
+	if err := c.QueryRow(context.Background(), "SELECT 'over tls'").Scan(&s); err != nil || s != "over tls" {
+		t.Fatalf("%q %v", s, err)
+	}
+	// Plaintext stays allowed when the client does not ask for TLS.
+	plain := connectWith(t, ts.pgxConfig(t, "alice:pw"))
+	if _, ok := plain.PgConn().Conn().(*tls.Conn); ok {
+		t.Error("sslmode=disable got TLS")
+	}
+}
+
+func TestNoTLSConfigured(t *testing.T) {
+	ts := startServer(t, Config{})
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://u@%s/db?sslmode=require&connect_timeout=5", ts.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgx.ConnectConfig(context.Background(), cfg); err == nil {
+		t.Error("sslmode=require connected to a server without TLS")
+	}
+	cfg, err = pgx.ParseConfig(fmt.Sprintf("postgres://u@%s/db?sslmode=prefer&connect_timeout=5", ts.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectWith(t, cfg) // 'N', then plaintext
+}
