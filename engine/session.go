@@ -77,8 +77,17 @@ func (s *Session) Execute(ctx context.Context, sql string) ([]*Result, error) {
 	return out, nil
 }
 
-// ExecuteStmt runs one parsed statement.
+// ExecuteStmt runs one parsed statement (of a script the caller parsed, for positions in the whole text). A
+// client catalog query is answered as Execute answers it; its error positions are then relative to the
+// statement's own text.
 func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (*Result, error) {
+	if r, ok, err := s.introspect(ctx, st.SQL()); ok {
+		if err != nil {
+			start, _ := st.Span()
+			return nil, sqlerr.As(err).Shift(start)
+		}
+		return r, nil
+	}
 	return s.execute(ctx, st, nil)
 }
 

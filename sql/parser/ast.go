@@ -12,6 +12,8 @@ package parser
 type Stmt interface {
 	// Span is where the statement starts and ends in the text given to Parse.
 	Span() (start, end int)
+	// SQL is the statement's own original text.
+	SQL() string
 	stmtNode()
 }
 
@@ -22,6 +24,7 @@ type StmtBase struct {
 }
 
 func (s *StmtBase) Span() (int, int) { return s.Start, s.End }
+func (s *StmtBase) SQL() string      { return s.Text }
 func (*StmtBase) stmtNode()          {}
 
 // TypeName is a SQL type as written: Name is the canonical upper-case name (BOOLEAN, SMALLINT, INT, BIGINT, REAL,
