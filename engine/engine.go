@@ -61,6 +61,9 @@ type runningJob struct {
 	spec *catalog.JobSpec
 	job  *exec.Job
 	plan *planner.Physical
+	// settled is closed once the job ended and, if it finished, the catalog says so (so that neither Close nor
+	// WaitBounded returns while a finished job could still be re-deployed at the next open).
+	settled chan struct{}
 }
 
 // Open opens (creating) the data directory and re-deploys every job that was running, each restored from its
@@ -199,7 +202,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.cancel()
 	for _, j := range jobs {
-		<-j.job.Done()
+		<-j.settled
 	}
 	e.lock.Close()
 	return errors.Join(errs...)
@@ -218,6 +221,11 @@ func (e *Engine) WaitBounded(ctx context.Context) error {
 	for _, j := range waits {
 		if err := j.job.Wait(ctx); err != nil {
 			return fmt.Errorf("job %s: %w", j.spec.ID, err)
+		}
+		select {
+		case <-j.settled:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	return nil
@@ -254,11 +262,12 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		e.mu.Unlock()
 		return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos, "the engine is shutting down")
 	}
-	rj := &runningJob{spec: spec, job: job, plan: p}
+	rj := &runningJob{spec: spec, job: job, plan: p, settled: make(chan struct{})}
 	e.jobs[spec.ID] = rj
 	e.mu.Unlock()
 	job.Start(e.ctx)
 	go func() {
+		defer close(rj.settled)
 		<-job.Done()
 		if job.Status().State == exec.JobFinished {
 			// A bounded job committed its last rows; it is not re-deployed.

@@ -240,3 +240,28 @@ func TestPreparedParameters(t *testing.T) {
 		t.Fatalf("two statements: %v", err)
 	}
 }
+
+// pins: once WaitBounded returned (clinksql exec --wait), a finished bounded job is recorded as FINISHED, so the
+// next open does not re-deploy it.
+func TestFinishedJobIsNotRedeployed(t *testing.T) {
+	dir := t.TempDir()
+	for round := 0; round < 3; round++ {
+		e, s := testEngine(t, dir)
+		if round == 0 {
+			mustExec(t, s, `CREATE STREAM g (id BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '50',
+				'fields.id.kind' = 'sequence', 'fields.id.start' = '1')`)
+			mustExec(t, s, `CREATE STREAM copy (id BIGINT)`)
+			mustExec(t, s, `INSERT INTO copy SELECT id FROM g`)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if err := e.WaitBounded(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+		}
+		if got := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")[2]; got != "FINISHED" {
+			t.Fatalf("round %d: job-1 is %s", round, got)
+		}
+		equalLines(t, "copy", rows(t, s, "SELECT COUNT(*), SUM(id) FROM copy"), []string{"50|1275"})
+		closeEngine(t, e)
+	}
+}
