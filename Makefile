@@ -31,8 +31,8 @@ test: vet
 # mode and crash kind, then the harness that kill -9s the real `clinksql serve` (tests/crash; CRASH_SEED=n replays
 # one of its iterations, a failure keeps its data directory in /tmp/crash-<seed>).
 crashtest:
-	CRASH_N=$${CRASH_N:-200} $(GO) test -run 'ExactlyOnce' -timeout 60m -v ./exec/
-	CRASH_N=$${CRASH_N:-200} $(GO) test -run 'TestCrashKill9' -timeout 120m -v ./tests/crash/
+	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'ExactlyOnce' -timeout 60m -v ./exec/
+	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'TestCrashKill9' -timeout 120m -v ./tests/crash/
 
 # Fuzzing: the pgwire protocol targets and the SQL lexer and parser, each for FUZZTIME (default 30s). `make test`
 # runs only their seeds.
