@@ -883,21 +883,9 @@ func recogniseRelationList(n string, _ *introQuery) func(*Session, []*string) (*
 		}
 	}
 	return func(s *Session, _ []*string) (*Result, error) {
-		re, hasPattern, err := namePattern(rest, "c.relname")
+		rs, err := matchingObjects(s, rest, kinds)
 		if err != nil {
 			return nil, err
-		}
-		inSchema, err := schemaMatches(rest)
-		if err != nil {
-			return nil, err
-		}
-		var rs []*row
-		if inSchema {
-			for _, o := range s.e.cat.Objects() {
-				if (kinds == nil || slices.Contains(kinds, relKind(o))) && (!hasPattern || re.MatchString(o.Name)) {
-					rs = append(rs, &row{s: s, obj: o})
-				}
-			}
 		}
 		return project(items, rs, func(it selItem) (colSpec, bool) {
 			switch strings.ToLower(it.name) {
@@ -919,6 +907,26 @@ func recogniseRelationList(n string, _ *introQuery) func(*Session, []*string) (*
 	}
 }
 
+// matchingObjects returns the catalog objects that psql's name and schema patterns in rest select (c.relname,
+// n.nspname), of the given relkinds (all when nil).
+func matchingObjects(s *Session, rest string, kinds []string) ([]*row, error) {
+	re, hasPattern, err := namePattern(rest, "c.relname")
+	if err != nil {
+		return nil, err
+	}
+	inSchema, err := schemaMatches(rest)
+	if err != nil || !inSchema {
+		return nil, err
+	}
+	var rs []*row
+	for _, o := range s.e.cat.Objects() {
+		if (kinds == nil || slices.Contains(kinds, relKind(o))) && (!hasPattern || re.MatchString(o.Name)) {
+			rs = append(rs, &row{s: s, obj: o})
+		}
+	}
+	return rs, nil
+}
+
 // ---------- psql: \d NAME ----------
 
 // recogniseRelationLookup: the first query of \d NAME: oid, schema and name of the objects NAME matches.
@@ -928,21 +936,9 @@ func recogniseRelationLookup(n string, _ *introQuery) func(*Session, []*string) 
 	}
 	items, rest, _ := selectList(n)
 	return func(s *Session, _ []*string) (*Result, error) {
-		re, hasPattern, err := namePattern(rest, "c.relname")
+		rs, err := matchingObjects(s, rest, nil)
 		if err != nil {
 			return nil, err
-		}
-		inSchema, err := schemaMatches(rest)
-		if err != nil {
-			return nil, err
-		}
-		var rs []*row
-		if inSchema {
-			for _, o := range s.e.cat.Objects() {
-				if !hasPattern || re.MatchString(o.Name) {
-					rs = append(rs, &row{s: s, obj: o})
-				}
-			}
 		}
 		return project(items, rs, relationValues), nil
 	}
