@@ -198,9 +198,72 @@ func (b *binder) bindBody(body parser.QueryBody, wantOrder bool) (node, *selectI
 		}
 		return bq.root, nil, nil
 	case *parser.SetOp:
-		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, body.P, "%s is not supported yet", setOpName(body))
+		if body.Op != "union" || !body.All {
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, body.P, "%s is not supported yet (UNION ALL is)", setOpName(body))
+		}
+		n, err := b.bindUnionAll(body)
+		return n, nil, err
 	}
 	return nil, nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "query body %T", body)
+}
+
+// bindUnionAll binds L UNION ALL R (nested unions flatten into one node): the inputs must have the same number of
+// columns, each column's types must unify (as VALUES columns do), and the names are the first input's.
+func (b *binder) bindUnionAll(s *parser.SetOp) (node, error) {
+	var bodies []parser.QueryBody
+	var flatten func(q parser.QueryBody)
+	flatten = func(q parser.QueryBody) {
+		if op, ok := q.(*parser.SetOp); ok && op.Op == "union" && op.All {
+			flatten(op.L)
+			flatten(op.R)
+			return
+		}
+		bodies = append(bodies, q)
+	}
+	flatten(s)
+	var inputs []node
+	for _, q := range bodies {
+		n, _, err := b.bindBody(q, false)
+		if err != nil {
+			return nil, err
+		}
+		n = visibleOnly(n, len(visible(n.columns())))
+		if len(inputs) > 0 && len(n.columns()) != len(inputs[0].columns()) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, s.P, "each UNION query must have the same number of columns")
+		}
+		inputs = append(inputs, n)
+	}
+	first := inputs[0].columns()
+	u := &unionNode{}
+	for j, c := range first {
+		t := c.Type
+		for _, in := range inputs[1:] {
+			ct, ok := commonType(t, in.columns()[j].Type)
+			if !ok {
+				return nil, sqlerr.New(sqlerr.DatatypeMismatch, s.P, "UNION types %s and %s cannot be matched",
+					expr.TypeName(t), expr.TypeName(in.columns()[j].Type))
+			}
+			t = ct
+		}
+		u.out = append(u.out, Col{Name: c.Name, Type: t})
+	}
+	for _, in := range inputs {
+		p := &projectNode{in: in}
+		for j, c := range in.columns() {
+			e := expr.Column(j, c.Name, c.Type)
+			if !arrow.TypeEqual(c.Type, u.out[j].Type) {
+				cast, err := expr.Cast(e, u.out[j].Type)
+				if err != nil {
+					return nil, posErr(err, s.P)
+				}
+				e = cast
+			}
+			p.exprs = append(p.exprs, e)
+			p.out = append(p.out, Col{Name: u.out[j].Name, Type: u.out[j].Type})
+		}
+		u.inputs = append(u.inputs, p)
+	}
+	return u, nil
 }
 
 func setOpName(s *parser.SetOp) string {

@@ -60,6 +60,14 @@ type windowTVFNode struct {
 	out       []Col
 }
 
+// unionNode is UNION ALL: the rows of every input, each cast to the common column types.
+type unionNode struct {
+	inputs []node
+	out    []Col
+}
+
+func (n *unionNode) columns() []Col { return n.out }
+
 // assignNode is a window table function that is not aggregated: each row once per window it belongs to, with
 // window_start and window_end appended.
 type assignNode struct {

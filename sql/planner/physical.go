@@ -105,16 +105,13 @@ func (p *Physical) Graph() (*exec.Graph, error) {
 // sinks pre-commit).
 func (p *Physical) Explain() string {
 	var sb strings.Builder
-	for i := len(p.Nodes) - 1; i >= 0; i-- {
-		n := p.Nodes[i]
-		depth := len(p.Nodes) - 1 - i
-		indent := strings.Repeat("  ", depth)
-		arrow := ""
+	var walk func(n *PNode, depth int)
+	walk = func(n *PNode, depth int) {
+		indent, branch := "", ""
 		if depth > 0 {
-			arrow = "└─ "
-			indent = strings.Repeat("  ", depth-1)
+			indent, branch = strings.Repeat("  ", depth-1), "└─ "
 		}
-		fmt.Fprintf(&sb, "%s%s%s [%s] parallelism=%d", indent, arrow, n.Label, n.ID, n.Parallelism)
+		fmt.Fprintf(&sb, "%s%s%s [%s] parallelism=%d", indent, branch, n.Label, n.ID, n.Parallelism)
 		for _, e := range n.Inputs {
 			fmt.Fprintf(&sb, " input=%s(%s)", exchangeName(e.Exchange), e.From.ID)
 		}
@@ -132,9 +129,14 @@ func (p *Physical) Explain() string {
 		}
 		sb.WriteString("\n")
 		for _, d := range n.Details {
-			pad := strings.Repeat("  ", depth+1)
-			fmt.Fprintf(&sb, "%s%s\n", pad, d)
+			fmt.Fprintf(&sb, "%s%s\n", strings.Repeat("  ", depth+1), d)
 		}
+		for _, e := range n.Inputs {
+			walk(e.From, depth+1)
+		}
+	}
+	if len(p.Nodes) > 0 {
+		walk(p.Nodes[len(p.Nodes)-1], 0) // the sink (or the client's result) is added last
 	}
 	fmt.Fprintf(&sb, "checkpoint participants: %d operators, %d subtasks\n", len(p.Nodes), p.subtasks())
 	return sb.String()
@@ -262,6 +264,27 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		return l.add(&PNode{ID: "window-agg", Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 			Inputs: []PEdge{{From: pre, Exchange: ex}}, Label: label, Details: details,
 			newOperator: n.factory}), nil
+	case *unionNode:
+		var ins []*PNode
+		par := 1
+		for _, in := range n.inputs {
+			pn, err := l.lower(in)
+			if err != nil {
+				return nil, err
+			}
+			ins = append(ins, pn)
+			par = max(par, pn.Parallelism)
+		}
+		var edges []PEdge
+		for _, pn := range ins {
+			ex := exec.ForwardExchange()
+			if pn.Parallelism != par {
+				ex = exec.RebalanceExchange()
+			}
+			edges = append(edges, PEdge{From: pn, Exchange: ex})
+		}
+		return l.add(&PNode{ID: "union", Kind: exec.OperatorNode, Parallelism: par, Inputs: edges,
+			Label: fmt.Sprintf("Union: %d inputs (UNION ALL)", len(ins)), newOperator: operators.NewUnion()}), nil
 	case *assignNode:
 		if upd := updatingReason(n.tvf.in); upd != "" {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "a window table function needs an append-only input, but %s", upd)

@@ -232,6 +232,12 @@ func updatingReason(n node) string {
 		return updatingReason(n.in)
 	case *assignNode:
 		return updatingReason(n.tvf.in)
+	case *unionNode:
+		for _, in := range n.inputs {
+			if r := updatingReason(in); r != "" {
+				return r
+			}
+		}
 	case *aggNode:
 		return ""
 	}

@@ -46,6 +46,12 @@ func pushdown(n node) node {
 		}
 		// The aggregate's input must stay a projection (its columns are what the operator was built for).
 		return n
+	case *unionNode:
+		u := &unionNode{out: n.out}
+		for _, in := range n.inputs {
+			u.inputs = append(u.inputs, pushdown(in))
+		}
+		return u
 	case *assignNode:
 		c := *n.tvf
 		c.in = pushdown(c.in)
