@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/clinksql/clinksql/sql/sqlerr"
@@ -104,10 +105,10 @@ func TestDropRules(t *testing.T) {
 		names = append(names, o.Name)
 	}
 	// Readers before what they read; every job that reads any of them.
-	if got, want := names, []string{"mv2", "mv", "v1", "clicks"}; !equal(got, want) {
+	if got, want := names, []string{"mv2", "mv", "v1", "clicks"}; !slices.Equal(got, want) {
 		t.Fatalf("cascade objects = %v, want %v", got, want)
 	}
-	if got, want := plan.Jobs, []string{"job-1", "job-3", "job-2"}; !equal(got, want) {
+	if got, want := plan.Jobs, []string{"job-1", "job-3", "job-2"}; !slices.Equal(got, want) {
 		t.Fatalf("cascade jobs = %v, want %v", got, want)
 	}
 	if err := c.Remove(plan); err != nil {
@@ -122,16 +123,4 @@ func TestDropRules(t *testing.T) {
 	if _, err := c.PlanDrop("out", Sink, false); err != nil {
 		t.Fatalf("sink whose writer was stopped: %v", err)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

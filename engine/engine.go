@@ -437,9 +437,6 @@ func (e *Engine) newSelectDir() string {
 
 var _ planner.Env = (*Engine)(nil)
 
-// sinceStart is a small helper for SHOW JOBS durations.
-func sinceStart(t time.Time) string { return time.Since(t).Round(time.Second).String() }
-
 // schemaOfObject is the Arrow schema of a catalog object's rows.
 func schemaOfObject(obj *catalog.Object) (*arrow.Schema, error) {
 	fields := make([]arrow.Field, len(obj.Columns))

@@ -46,19 +46,7 @@ func rows(t *testing.T, s *Session, sql string) []string {
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
-	var out []string
-	for _, r := range res[len(res)-1].Rows {
-		vals := make([]string, len(r))
-		for i, v := range r {
-			if v == nil {
-				vals[i] = "NULL"
-			} else {
-				vals[i] = *v
-			}
-		}
-		out = append(out, strings.Join(vals, "|"))
-	}
-	return out
+	return resultLines(res[len(res)-1])
 }
 
 func mustExec(t *testing.T, s *Session, sql string) {

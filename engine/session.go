@@ -343,7 +343,7 @@ func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Pa
 		return nil, err
 	}
 	rows := col.result()
-	if len(rows) == 0 && col.n == 0 && p.EmptyResult != nil && p.Offset == 0 && p.Limit != 0 {
+	if len(rows) == 0 && len(col.rows) == 0 && p.EmptyResult != nil && p.Offset == 0 && p.Limit != 0 {
 		for _, r := range p.EmptyResult {
 			rows = append(rows, collectedRow{text: r})
 		}
@@ -392,32 +392,34 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 	return nil
 }
 
-// collector gathers a SELECT's rows in text form, folding retractions (a materialized view's changelog) and
-// stopping the dataflow at LIMIT when there is no ORDER BY.
+// collector gathers a SELECT's rows in text form and stops the dataflow at LIMIT when there is no ORDER BY. Its
+// rows are inserts only: an ad-hoc SELECT reads streams (append-only) and materialized views consolidated.
 type collector struct {
 	mu     sync.Mutex
 	rows   []collectedRow
-	live   map[string][]int // row text -> indexes of live rows with it, for retractions
 	order  []planner.OrderKey
 	limit  int64
 	offset int64
-	n      int64
 }
 
 type collectedRow struct {
 	text []*string
 	key  []sortValue
-	dead bool
 }
 
 func (c *collector) full() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.limit >= 0 && len(c.order) == 0 && c.n >= c.limit+c.offset
+	return c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset
 }
 
 func (c *collector) add(b exec.Batch) error {
 	defer b.Release()
+	for i := range b.Kinds {
+		if b.Kind(i) != exec.Insert {
+			return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "an ad-hoc SELECT produced a %s row", b.Kind(i))
+		}
+	}
 	text, err := operators.TextRows(b.Rec)
 	if err != nil {
 		return err
@@ -429,46 +431,23 @@ func (c *collector) add(b exec.Batch) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, row := range text {
-		k := b.Kind(i)
-		if k == exec.UpdateBefore || k == exec.Delete {
-			rk := operators.TextRowKey(row)
-			if idx := c.live[rk]; len(idx) > 0 {
-				c.rows[idx[len(idx)-1]].dead = true
-				c.live[rk] = idx[:len(idx)-1]
-				c.n--
-			}
-			continue
-		}
 		r := collectedRow{text: row}
 		if keys != nil {
 			r.key = keys[i]
 		}
-		if b.Kinds != nil {
-			if c.live == nil {
-				c.live = map[string][]int{}
-			}
-			rk := operators.TextRowKey(row)
-			c.live[rk] = append(c.live[rk], len(c.rows))
-		}
 		c.rows = append(c.rows, r)
-		c.n++
 	}
-	if c.limit >= 0 && len(c.order) == 0 && c.n >= c.limit+c.offset {
+	if c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset {
 		return errLimit
 	}
 	return nil
 }
 
-// result returns the live rows, sorted, after OFFSET and LIMIT.
+// result returns the rows, sorted, after OFFSET and LIMIT.
 func (c *collector) result() []collectedRow {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []collectedRow
-	for _, r := range c.rows {
-		if !r.dead {
-			out = append(out, r)
-		}
-	}
+	out := c.rows
 	if len(c.order) > 0 {
 		sortRows(out, c.order)
 	}

@@ -159,7 +159,7 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		if len(rows) == 0 {
 			continue
 		}
-		part, err := takeRows(o.ctx, o.alloc, b, rows)
+		part, err := TakeRows(o.ctx, o.alloc, b, rows)
 		if err != nil {
 			return err
 		}
@@ -170,8 +170,9 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 	return nil
 }
 
-// takeRows returns a new batch of the given rows of b, with arrow-go's take kernel.
-func takeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32) (Batch, error) {
+// TakeRows returns a new batch of the given rows of b (in that order, repeats allowed), kinds included, with
+// arrow-go's take kernel. b keeps its reference.
+func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32) (Batch, error) {
 	ib := array.NewInt32Builder(alloc)
 	ib.AppendValues(rows, nil)
 	idx := ib.NewInt32Array()

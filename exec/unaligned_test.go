@@ -89,34 +89,8 @@ func TestUnalignedCheckpointOvertakesBackpressureAndReplays(t *testing.T) {
 		store := newTxnStore()
 		j := startBackpressured(t, dir, checkpoint.Unaligned, true, tokens, entered, store, a, b)
 
-		done := make(chan error, 1)
-		go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
-		waitFor(t, func() bool { return barrierStaged(j, 1, "gen-a-0") })
-		completed := false
-		for i := 0; i < 3 && !completed; i++ {
-			tokens <- struct{}{}
-			<-entered // the operator is stuck on the next slow batch again
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-				completed = true
-			case <-time.After(2 * time.Second):
-			}
-		}
-		if !completed {
-			t.Fatal("unaligned checkpoint did not complete while the slow input was backpressured")
-		}
-		inflight := checkpoint.SubtaskDir(j.CheckpointDir(), 1, "agg-0") + ".inflight"
-		if st, err := os.Stat(inflight); err != nil || st.Size() < 100 {
-			t.Fatalf("no in-flight records captured: %v", err)
-		}
-		go func() {
-			for range entered {
-			}
-		}()
-		close(tokens)
+		checkpointOvertakes(t, j, tokens, entered, "agg-0")
+		releaseGate(tokens, entered)
 		j.Cancel()
 		// Restore from the unaligned checkpoint with the bottleneck gone.
 		j2 := runToEnd(t, pipelineOneEach(a, b, store), jobConfig(t, dir))
@@ -130,6 +104,15 @@ func TestUnalignedCheckpointOvertakesBackpressureAndReplays(t *testing.T) {
 func waitsBehindBacklog(t *testing.T, mode checkpoint.Mode, canUnalign bool, a, b seqConfig) {
 	tokens, entered := make(chan struct{}), make(chan struct{})
 	j := startBackpressured(t, t.TempDir(), mode, canUnalign, tokens, entered, newTxnStore(), a, b)
+	checkpointWaits(t, j, tokens, entered)
+	j.Cancel()
+}
+
+// checkpointWaits starts checkpoint 1 on a job whose slow input is gated (tokens, entered), lets a quarter of the
+// queued batches through, and fails if the checkpoint completed meanwhile: an aligned barrier waits behind the
+// queue. Then it opens the gate and waits for the checkpoint.
+func checkpointWaits(t *testing.T, j *exec.Job, tokens, entered chan struct{}) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
 	waitFor(t, func() bool { return j.Status().LastCompleted == 0 && barrierStaged(j, 1, "gen-a-0") })
@@ -142,15 +125,46 @@ func waitsBehindBacklog(t *testing.T, mode checkpoint.Mode, canUnalign bool, a, 
 		t.Fatalf("aligned checkpoint completed (%v) with %d batches still ahead of the slow input's barrier", err, backpressureCap/4)
 	default:
 	}
-	close(tokens)
+	releaseGate(tokens, entered)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkpointOvertakes starts checkpoint 1 on a job whose slow input is gated and fails unless it completes after at
+// most three more slow batches: the unaligned barrier overtook the queue. The participant op must have captured
+// in-flight records.
+func checkpointOvertakes(t *testing.T, j *exec.Job, tokens, entered chan struct{}, op checkpoint.ParticipantID) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
+	waitFor(t, func() bool { return barrierStaged(j, 1, "gen-a-0") })
+	for i := 0; i < 3; i++ {
+		tokens <- struct{}{}
+		<-entered // the operator is stuck on the next slow batch again
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			inflight := checkpoint.SubtaskDir(j.CheckpointDir(), 1, op) + ".inflight"
+			if st, err := os.Stat(inflight); err != nil || st.Size() < 100 {
+				t.Fatalf("no in-flight records captured at %s: %v", op, err)
+			}
+			return
+		case <-time.After(2 * time.Second):
+		}
+	}
+	t.Fatal("unaligned checkpoint did not complete while the slow input was backpressured")
+}
+
+// releaseGate lets every gated batch through from now on.
+func releaseGate(tokens, entered chan struct{}) {
 	go func() {
 		for range entered {
 		}
 	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	j.Cancel()
+	close(tokens)
 }
 
 func pipelineOneEach(a, b seqConfig, store *txnStore) *exec.Graph {

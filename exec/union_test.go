@@ -2,9 +2,7 @@ package exec_test
 
 import (
 	"context"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
@@ -73,32 +71,9 @@ func TestUnionUnalignedCheckpointUnderBackpressure(t *testing.T) {
 		waitFor(t, func() bool { return j.Pressure() == 1 })
 		return j, tokens, entered
 	}
-	release := func(tokens, entered chan struct{}) {
-		go func() {
-			for range entered {
-			}
-		}()
-		close(tokens)
-	}
-
 	t.Run("aligned waits", func(t *testing.T) {
 		j, tokens, entered := start(t, t.TempDir(), checkpoint.Aligned, newTxnStore())
-		done := make(chan error, 1)
-		go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
-		waitFor(t, func() bool { return barrierStaged(j, 1, "gen-a-0") })
-		for i := 0; i < backpressureCap/4; i++ {
-			tokens <- struct{}{}
-			<-entered
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("aligned checkpoint completed (%v) with batches still ahead of the gated input's barrier", err)
-		default:
-		}
-		release(tokens, entered)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		checkpointWaits(t, j, tokens, entered)
 		j.Cancel()
 	})
 
@@ -106,30 +81,8 @@ func TestUnionUnalignedCheckpointUnderBackpressure(t *testing.T) {
 		dir := t.TempDir()
 		store := newTxnStore()
 		j, tokens, entered := start(t, dir, checkpoint.Unaligned, store)
-		done := make(chan error, 1)
-		go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
-		waitFor(t, func() bool { return barrierStaged(j, 1, "gen-a-0") })
-		completed := false
-		for i := 0; i < 3 && !completed; i++ {
-			tokens <- struct{}{}
-			<-entered
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-				completed = true
-			case <-time.After(2 * time.Second):
-			}
-		}
-		if !completed {
-			t.Fatal("unaligned checkpoint did not complete while the union's input was backpressured")
-		}
-		inflight := checkpoint.SubtaskDir(j.CheckpointDir(), 1, "union-0") + ".inflight"
-		if st, err := os.Stat(inflight); err != nil || st.Size() < 100 {
-			t.Fatalf("no in-flight batches captured at the union: %v", err)
-		}
-		release(tokens, entered)
+		checkpointOvertakes(t, j, tokens, entered, "union-0")
+		releaseGate(tokens, entered)
 		j.Cancel()
 		j2 := runToEnd(t, unionPipeline(a, b, store, nil, nil), jobConfig(t, dir))
 		if st := j2.Status(); st.RowsIn >= int64(a.rows+b.rows) {

@@ -214,16 +214,6 @@ func scalarInt64(sc scalar.Scalar) int64 {
 	return 0
 }
 
-func scalarFloat64(sc scalar.Scalar) float64 {
-	switch s := sc.(type) {
-	case *scalar.Float32:
-		return float64(s.Value)
-	case *scalar.Float64:
-		return s.Value
-	}
-	return float64(scalarInt64(sc))
-}
-
 func scalarString(sc scalar.Scalar) string {
 	switch s := sc.(type) {
 	case *scalar.String:
@@ -245,11 +235,4 @@ func scalarBool(sc scalar.Scalar) bool {
 		return s.Value
 	}
 	return false
-}
-
-func scalarDecimal(sc scalar.Scalar) decimal128.Num {
-	if s, ok := sc.(*scalar.Decimal128); ok {
-		return s.Value
-	}
-	return decimal128.Num{}
 }

@@ -96,8 +96,6 @@ func strsOf(v value) strs {
 	return strs{cnull: true}
 }
 
-func (s *strs) isConst() bool { return s.arr == nil && s.bin == nil }
-
 func (s *strs) null(i int) bool {
 	switch {
 	case s.arr != nil:

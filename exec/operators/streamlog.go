@@ -17,7 +17,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -337,7 +336,6 @@ type logSource struct {
 	changed <-chan struct{}
 	idle    <-chan struct{} // the changed channel of the last Idle answer
 
-	alloc2       memory.Allocator
 	consolidated []exec.Batch // Consolidate: the folded rows, produced in order
 }
 
@@ -522,12 +520,13 @@ func consolidate(alloc memory.Allocator, in []exec.Batch) ([]exec.Batch, error) 
 		if len(rows) == 0 {
 			continue
 		}
-		part, err := takeBatchRows(alloc, b.Rec, rows)
+		part, err := exec.TakeRows(context.Background(), alloc, b, rows)
 		if err != nil {
 			releaseBatches(out)
 			return nil, err
 		}
-		out = append(out, exec.Batch{Rec: part})
+		part.Kinds = nil // the live rows, as inserts
+		out = append(out, part)
 	}
 	return out, nil
 }
@@ -545,32 +544,6 @@ func TextRowKey(row []*string) string {
 		}
 	}
 	return sb.String()
-}
-
-// takeBatchRows returns a new record of the given rows of rec.
-func takeBatchRows(alloc memory.Allocator, rec arrow.RecordBatch, rows []int32) (arrow.RecordBatch, error) {
-	ib := array.NewInt32Builder(alloc)
-	ib.AppendValues(rows, nil)
-	idx := ib.NewInt32Array()
-	ib.Release()
-	defer idx.Release()
-	kctx := compute.WithAllocator(context.Background(), alloc)
-	cols := make([]arrow.Array, rec.NumCols())
-	for i := range cols {
-		c, err := compute.TakeArray(kctx, rec.Column(i), idx)
-		if err != nil {
-			for _, done := range cols[:i] {
-				done.Release()
-			}
-			return nil, err
-		}
-		cols[i] = c
-	}
-	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(rows)))
-	for _, c := range cols {
-		c.Release()
-	}
-	return out, nil
 }
 
 // IdleWait is closed when the log gets its next segment (exec.IdleWaiter).

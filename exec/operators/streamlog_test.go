@@ -2,6 +2,7 @@ package operators
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -59,14 +60,14 @@ func TestLogAppendCommitAndRead(t *testing.T) {
 
 	src := NewLogSource(LogSourceConfig{Log: l})
 	must(t, src.Open(newTask(mem, taskOpts{})))
-	if got := drainSource(t, src); !slices64Equal(got, []int64{1, 2, 3}) {
+	if got := drainSource(t, src); !slices.Equal(got, []int64{1, 2, 3}) {
 		t.Fatalf("before commit: %v", got)
 	}
 	off, err := src.SnapshotOffset()
 	must(t, err)
 	must(t, sink.Commit(7))
 	must(t, sink.Commit(7)) // idempotent
-	if got := drainSource(t, src); !slices64Equal(got, []int64{4, -5}) {
+	if got := drainSource(t, src); !slices.Equal(got, []int64{4, -5}) {
 		t.Fatalf("after commit: %v", got)
 	}
 	must(t, src.Close())
@@ -82,7 +83,7 @@ func TestLogAppendCommitAndRead(t *testing.T) {
 	src2 := NewLogSource(LogSourceConfig{Log: l2, Bounded: true})
 	must(t, src2.RestoreOffset(off))
 	must(t, src2.Open(newTask(mem, taskOpts{})))
-	if got := drainSource(t, src2); !slices64Equal(got, []int64{4, -5, 6}) {
+	if got := drainSource(t, src2); !slices.Equal(got, []int64{4, -5, 6}) {
 		t.Fatalf("restored: %v", got)
 	}
 	must(t, src2.Close())
@@ -106,20 +107,8 @@ func TestLogSinkRecoveryDropsUncompleted(t *testing.T) {
 	must(t, again.Close())
 	src := NewLogSource(LogSourceConfig{Log: l, Bounded: true})
 	must(t, src.Open(newTask(mem, taskOpts{})))
-	if got := drainSource(t, src); !slices64Equal(got, []int64{1}) {
+	if got := drainSource(t, src); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("after recovery: %v", got)
 	}
 	must(t, src.Close())
-}
-
-func slices64Equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -84,27 +84,21 @@ func (w *watermarked) IdleWait() <-chan struct{} {
 
 // MaxTimestamp returns the largest non-NULL value of a TIMESTAMP (or BIGINT) array in microseconds.
 func MaxTimestamp(arr arrow.Array) (int64, bool) {
-	var vals []int64
 	switch a := arr.(type) {
 	case *array.Timestamp:
-		ts := a.TimestampValues()
-		best, ok := int64(0), false
-		for i, v := range ts {
-			if (a.NullN() == 0 || a.IsValid(i)) && (!ok || int64(v) > best) {
-				best, ok = int64(v), true
-			}
-		}
-		return best, ok
+		return maxValid(a.TimestampValues(), arr)
 	case *array.Int64:
-		vals = a.Int64Values()
-	default:
-		return 0, false
+		return maxValid(a.Int64Values(), arr)
 	}
+	return 0, false
+}
+
+func maxValid[T ~int64](vals []T, arr arrow.Array) (int64, bool) {
 	best, ok := int64(0), false
 	nulls := arr.NullN() > 0
 	for i, v := range vals {
-		if (!nulls || arr.IsValid(i)) && (!ok || v > best) {
-			best, ok = v, true
+		if (!nulls || arr.IsValid(i)) && (!ok || int64(v) > best) {
+			best, ok = int64(v), true
 		}
 	}
 	return best, ok

@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
@@ -109,46 +108,31 @@ func (w *windowAssign) Process(_ int, b exec.Batch, out exec.Emitter) error {
 		return nil
 	}
 	alloc := w.ctx.Alloc
-	ib := array.NewInt32Builder(alloc)
-	ib.AppendValues(w.rows, nil)
-	idx := ib.NewInt32Array()
-	ib.Release()
-	defer idx.Release()
-	kctx := compute.WithAllocator(context.Background(), alloc)
-	ncols := int(b.Rec.NumCols())
-	cols := make([]arrow.Array, 0, ncols+2)
-	release := func() {
-		for _, c := range cols {
+	taken, err := exec.TakeRows(context.Background(), alloc, b, w.rows)
+	if err != nil {
+		return err
+	}
+	defer taken.Release()
+	ncols := int(taken.Rec.NumCols())
+	cols := append(make([]arrow.Array, 0, ncols+2), taken.Rec.Columns()...)
+	var added []arrow.Array
+	defer func() {
+		for _, c := range added {
 			c.Release()
 		}
-	}
-	for i := range ncols {
-		c, err := compute.TakeArray(kctx, b.Rec.Column(i), idx)
-		if err != nil {
-			release()
-			return err
-		}
-		cols = append(cols, c)
-	}
+	}()
 	for _, v := range [][]int64{w.starts, w.ends} {
 		tb := array.NewTimestampBuilder(alloc, w.out.Field(ncols).Type.(*arrow.TimestampType))
 		tb.Reserve(len(v))
 		for _, x := range v {
 			tb.UnsafeAppend(arrow.Timestamp(x))
 		}
-		cols = append(cols, tb.NewArray())
+		added = append(added, tb.NewArray())
 		tb.Release()
 	}
+	cols = append(cols, added...)
 	rec := array.NewRecordBatch(w.out, cols, int64(len(w.rows)))
-	release()
-	var kinds []exec.RowKind
-	if b.Kinds != nil {
-		kinds = make([]exec.RowKind, len(w.rows))
-		for i, r := range w.rows {
-			kinds[i] = b.Kinds[r]
-		}
-	}
-	return out.Emit(exec.Batch{Rec: rec, Kinds: kinds})
+	return out.Emit(exec.Batch{Rec: rec, Kinds: taken.Kinds})
 }
 
 func (w *windowAssign) OnWatermark(int64, exec.Emitter) error { return nil }

@@ -124,7 +124,6 @@ func (b *binder) constInt(e parser.Expr, what string) (int64, error) {
 // expressions against, and a way to bind more expressions in the select's scope.
 type selectInfo struct {
 	items []parser.SelectItem
-	names []string
 	// extra binds an ORDER BY expression that is not a select item as a hidden output column.
 	extra func(e parser.Expr) (int, error)
 }

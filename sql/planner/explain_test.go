@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
@@ -158,5 +157,3 @@ func TestExplain(t *testing.T) {
 		})
 	})
 }
-
-var _ = strings.TrimSpace

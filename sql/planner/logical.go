@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -140,12 +138,4 @@ func formatInterval(us int64) string {
 		}
 	}
 	return "0 seconds"
-}
-
-func colsOfSchema(s *arrow.Schema, table string) []Col {
-	out := make([]Col, s.NumFields())
-	for i, f := range s.Fields() {
-		out[i] = Col{Name: f.Name, Table: table, Type: f.Type}
-	}
-	return out
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
@@ -359,6 +357,3 @@ func (l *lowering) calc(in *PNode, cond expr.Expr, exprs []expr.Expr, out []Col)
 		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, Label: label, Details: details,
 		newOperator: operators.NewCalc(cfg)})
 }
-
-// schemaOfCols is the Arrow schema of plan columns.
-func schemaOfCols(cols []Col) *arrow.Schema { return schemaOf(cols) }

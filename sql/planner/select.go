@@ -432,16 +432,12 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		ab.fps[fingerprint(sc, k)] = i
 	}
 	if tvf != nil {
-		ws := &parser.ColumnRef{Name: "window_start"}
-		we := &parser.ColumnRef{Name: "window_end"}
-		ab.fps[fingerprint(nil, ws)] = nk
-		ab.fps[fingerprint(nil, we)] = nk + 1
-		for _, c := range []string{"window_start", "window_end"} {
-			if tvf.out[0].Table != "" {
-				ab.fps[fingerprint(nil, &parser.ColumnRef{Table: tvf.out[0].Table, Name: c})] = nk
-				if c == "window_end" {
-					ab.fps[fingerprint(nil, &parser.ColumnRef{Table: tvf.out[0].Table, Name: c})] = nk + 1
-				}
+		// window_start and window_end, bare or qualified by the window function's alias, are the aggregate's
+		// window columns.
+		for i, name := range []string{"window_start", "window_end"} {
+			ab.fps[fingerprint(nil, &parser.ColumnRef{Name: name})] = nk + i
+			if table := tvf.out[0].Table; table != "" {
+				ab.fps[fingerprint(nil, &parser.ColumnRef{Table: table, Name: name})] = nk + i
 			}
 		}
 	}
