@@ -75,6 +75,14 @@ type Unaligner interface {
 	CanUnalign() bool
 }
 
+// WatermarkHolder is implemented by operators that emit rows older than their input watermark (an interval
+// join's outer rows, emitted when the watermark passes their bound): the runtime forwards OutputWatermark(wm)
+// instead of wm, so those rows are not late downstream. OutputWatermark must be monotone and at most wm; it is not
+// called for MinWatermark or MaxWatermark, which are forwarded as they are.
+type WatermarkHolder interface {
+	OutputWatermark(wm int64) int64
+}
+
 // SourceStatus says what Produce returned.
 type SourceStatus uint8
 

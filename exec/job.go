@@ -705,7 +705,12 @@ func (inc *incarnation) runner(s *subtask, loop func() error) func() {
 }
 
 func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error {
+	var hold func(int64) int64
+	if h, ok := op.(WatermarkHolder); ok {
+		hold = h.OutputWatermark
+	}
 	return s.runInputs(ins, canUnalign, op.Open, op.Close, handlers{
+		hold:        hold,
 		process:     func(logical int, b Batch) error { return op.Process(logical, b, s.out) },
 		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },
 		snapshot:    op.OnBarrier,

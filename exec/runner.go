@@ -273,6 +273,9 @@ type handlers struct {
 	snapshot func(b checkpoint.Barrier) error
 	// forward sends a watermark, barrier or end of input downstream.
 	forward func(e Element) error
+	// hold maps the combined input watermark to the one forwarded (an operator that emits rows older than its
+	// input watermark holds it back); nil forwards it as it is.
+	hold func(wm int64) int64
 }
 
 type inputRunner struct {
@@ -599,7 +602,7 @@ func (r *inputRunner) advanceWatermark() error {
 	if open && !active {
 		if !r.idleOut {
 			r.idleOut = true
-			return r.h.forward(Element{Kind: KindWatermark, WM: r.combined, Idle: true})
+			return r.h.forward(Element{Kind: KindWatermark, WM: r.held(r.combined), Idle: true})
 		}
 		return nil
 	}
@@ -611,7 +614,15 @@ func (r *inputRunner) advanceWatermark() error {
 	if err := r.h.onWatermark(wm); err != nil {
 		return err
 	}
-	return r.h.forward(WatermarkElement(wm))
+	return r.h.forward(WatermarkElement(r.held(wm)))
+}
+
+// held is the watermark forwarded for combined input watermark wm.
+func (r *inputRunner) held(wm int64) int64 {
+	if r.h.hold == nil || wm == MaxWatermark || wm == MinWatermark {
+		return wm
+	}
+	return r.h.hold(wm)
 }
 
 // apply carries out what the aligner decided for one barrier delivery. overtaken lists the records of input
