@@ -246,7 +246,9 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 	if err := s.e.startJob(spec, p); err != nil {
 		return nil, err
 	}
-	return jobResult("CREATE MATERIALIZED VIEW", id), nil
+	res := jobResult("CREATE MATERIALIZED VIEW", id)
+	res.Notices = p.Notices
+	return res, nil
 }
 
 func canonicalCreateMV(name string, cols []string, query string) string {
@@ -318,7 +320,9 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 	if err := s.e.startJob(spec, p); err != nil {
 		return nil, err
 	}
-	return jobResult("INSERT 0 0", id), nil
+	res := jobResult("INSERT 0 0", id)
+	res.Notices = p.Notices
+	return res, nil
 }
 
 // errLimit stops a SELECT's dataflow once LIMIT rows arrived.
@@ -338,12 +342,12 @@ func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Pa
 	if err != nil {
 		return nil, err
 	}
-	col.order, col.limit, col.offset = p.Order, p.Limit, p.Offset
+	col.order, col.limit, col.offset, col.updating = p.Order, p.Limit, p.Offset, p.Updating
 	if err := s.e.runSelect(ctx, p); err != nil && !col.full() {
 		return nil, err
 	}
 	rows := col.result()
-	if len(rows) == 0 && len(col.rows) == 0 && p.EmptyResult != nil && p.Offset == 0 && p.Limit != 0 {
+	if len(rows) == 0 && len(col.rows) == col.dead && p.EmptyResult != nil && p.Offset == 0 && p.Limit != 0 {
 		for _, r := range p.EmptyResult {
 			rows = append(rows, collectedRow{text: r})
 		}
@@ -392,32 +396,39 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 	return nil
 }
 
-// collector gathers a SELECT's rows in text form and stops the dataflow at LIMIT when there is no ORDER BY. Its
-// rows are inserts only: an ad-hoc SELECT reads streams (append-only) and materialized views consolidated.
+// collector gathers a SELECT's rows in text form and stops the dataflow at LIMIT when there is no ORDER BY. When
+// the plan is updating (an outer join, a GROUP BY over a changelog) its rows are a changelog: a retraction removes
+// one equal row collected before, and LIMIT waits for the end, since any row may still be retracted.
 type collector struct {
-	mu     sync.Mutex
-	rows   []collectedRow
-	order  []planner.OrderKey
-	limit  int64
-	offset int64
+	mu       sync.Mutex
+	rows     []collectedRow
+	order    []planner.OrderKey
+	limit    int64
+	offset   int64
+	updating bool
+	live     map[string][]int // updating: the indexes in rows of the live rows, by TextRowKey
+	dead     int
 }
 
 type collectedRow struct {
 	text []*string
 	key  []sortValue
+	dead bool
 }
 
 func (c *collector) full() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset
+	return !c.updating && c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset
 }
 
 func (c *collector) add(b exec.Batch) error {
 	defer b.Release()
-	for i := range b.Kinds {
-		if b.Kind(i) != exec.Insert {
-			return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "an ad-hoc SELECT produced a %s row", b.Kind(i))
+	if !c.updating {
+		for i := range b.Kinds {
+			if b.Kind(i) != exec.Insert {
+				return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "an ad-hoc SELECT produced a %s row", b.Kind(i))
+			}
 		}
 	}
 	text, err := operators.TextRows(b.Rec)
@@ -431,23 +442,48 @@ func (c *collector) add(b exec.Batch) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, row := range text {
+		if c.updating {
+			k := operators.TextRowKey(row)
+			if kind := b.Kind(i); kind == exec.UpdateBefore || kind == exec.Delete {
+				at := c.live[k]
+				if len(at) == 0 {
+					return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "an ad-hoc SELECT retracted a row it never produced")
+				}
+				c.rows[at[len(at)-1]].dead = true
+				c.live[k] = at[:len(at)-1]
+				c.dead++
+				continue
+			}
+			if c.live == nil {
+				c.live = map[string][]int{}
+			}
+			c.live[k] = append(c.live[k], len(c.rows))
+		}
 		r := collectedRow{text: row}
 		if keys != nil {
 			r.key = keys[i]
 		}
 		c.rows = append(c.rows, r)
 	}
-	if c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset {
+	if !c.updating && c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset {
 		return errLimit
 	}
 	return nil
 }
 
-// result returns the rows, sorted, after OFFSET and LIMIT.
+// result returns the live rows, sorted, after OFFSET and LIMIT.
 func (c *collector) result() []collectedRow {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := c.rows
+	if c.dead > 0 {
+		out = nil
+		for _, r := range c.rows {
+			if !r.dead {
+				out = append(out, r)
+			}
+		}
+	}
 	if len(c.order) > 0 {
 		sortRows(out, c.order)
 	}

@@ -21,6 +21,7 @@ var jobSettingDefaults = map[string]string{
 	"checkpoint.mode":     "aligned",
 	"parallelism":         "1",
 	"errors.mode":         "null",
+	"state.ttl":           "0",
 }
 
 // pgSettings are the Postgres parameters clients read or set at connect time; they are accepted and shown, and
@@ -57,10 +58,11 @@ type jobSettings struct {
 	adaptive    bool
 	parallelism int
 	errors      expr.ErrorMode
+	stateTTL    int64 // microseconds; 0 keeps join state forever
 }
 
 func (s jobSettings) planner() planner.Settings {
-	return planner.Settings{Parallelism: s.parallelism, Errors: s.errors}
+	return planner.Settings{Parallelism: s.parallelism, Errors: s.errors, StateTTL: s.stateTTL}
 }
 
 // settingsFrom parses job settings (missing ones take their defaults).
@@ -72,7 +74,7 @@ func settingsFrom(m map[string]string) (jobSettings, error) {
 		}
 		return jobSettingDefaults[k]
 	}
-	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "parallelism", "errors.mode"} {
+	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "parallelism", "errors.mode", "state.ttl"} {
 		if err := applySetting(&s, k, get(k)); err != nil {
 			return s, err
 		}
@@ -104,6 +106,15 @@ func applySetting(s *jobSettings, name, value string) error {
 		default:
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for checkpoint.mode: %q (aligned, unaligned or adaptive)", value)
 		}
+	case "state.ttl":
+		if v == "off" {
+			v = "0"
+		}
+		us, err := planner.ParseInterval(v, "")
+		if err != nil || us < 0 {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for state.ttl: %q (e.g. '1h', '30 min', '0' for no expiry)", value)
+		}
+		s.stateTTL = us
 	case "parallelism":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 256 {

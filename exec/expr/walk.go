@@ -107,3 +107,34 @@ func substituteAll(es []Expr, f func(int) Expr) []Expr {
 	}
 	return out
 }
+
+// CallName returns the function or operator name of a call ("=", ">=", "+", "and", "cast"...), ok false for a
+// column or a constant. The planner reads join conditions with it.
+func CallName(e Expr) (name string, ok bool) {
+	switch n := e.(type) {
+	case *callExpr:
+		return n.name, true
+	case *shortCircuit:
+		if n.or {
+			return "or", true
+		}
+		return "and", true
+	case *inExpr:
+		return "in", true
+	case *lazyExpr:
+		return n.name, true
+	}
+	return "", false
+}
+
+// Conjuncts splits e at its top-level ANDs: a AND (b AND c) gives a, b, c.
+func Conjuncts(e Expr) []Expr {
+	if name, ok := CallName(e); ok && name == "and" {
+		var out []Expr
+		for _, c := range Children(e) {
+			out = append(out, Conjuncts(c)...)
+		}
+		return out
+	}
+	return []Expr{e}
+}

@@ -446,15 +446,29 @@ func numericRank(t arrow.DataType) (int, bool) {
 	return 0, false
 }
 
-// bindFrom binds a FROM list. One item is supported (joins come later).
+// bindFrom binds a FROM list. Items after the first join it as inner joins whose conditions come from WHERE
+// (distributeWhere).
 func (b *binder) bindFrom(from []parser.TableExpr) (node, error) {
 	if len(from) == 0 {
 		return &valuesNode{rows: [][]expr.Expr{{}}}, nil
 	}
-	if len(from) > 1 {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, tablePos(from[1]), "joins are not supported yet")
+	if len(from) == 1 {
+		return b.bindTable(from[0])
 	}
-	return b.bindTable(from[0])
+	n, err := b.joinInput(from[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range from[1:] {
+		r, err := b.joinInput(t)
+		if err != nil {
+			return nil, err
+		}
+		j := newJoin(operators.JoinInner, n, r, tablePos(t))
+		j.comma = true
+		n = j
+	}
+	return n, nil
 }
 
 func tablePos(t parser.TableExpr) int {
@@ -533,7 +547,7 @@ func (b *binder) bindTable(t parser.TableExpr) (node, error) {
 	case *parser.WindowTVF:
 		return b.bindWindowTVF(t)
 	case *parser.Join:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, t.P, "joins are not supported yet")
+		return b.bindJoin(t)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "table expression %T", t)
 }

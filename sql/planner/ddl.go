@@ -164,10 +164,41 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	default:
 		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown sink connector '%s' (parquet, file, blackhole)", conn)
 	}
+	known["type"], known["primary_key"] = true, true
 	for _, k := range sortedKeys(opts) {
 		if !known[k] {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "unknown option '%s' for connector '%s'", k, opts["connector"])
 		}
+	}
+	switch strings.ToLower(opts["type"]) {
+	case "", "append-only":
+		if _, ok := opts["primary_key"]; ok {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["primary_key"], "'primary_key' is an option of an upsert sink (type = 'upsert')")
+		}
+	case "upsert":
+		keys := sinkPrimaryKey(opts)
+		if len(keys) == 0 {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["type"], "an upsert sink needs 'primary_key' = 'column[, column...]'")
+		}
+		for _, k := range keys {
+			found := false
+			for _, c := range cols {
+				found = found || c.Name == k
+			}
+			if !found {
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, pos["primary_key"], "primary key column %q is not a column of sink %q", k, cs.Name)
+			}
+			if k == sinkRowKindColumn {
+				return nil, sqlerr.New(sqlerr.InvalidParameter, pos["primary_key"], "%q is the row kind column of an upsert sink", k)
+			}
+		}
+		for _, c := range cols {
+			if c.Name == sinkRowKindColumn {
+				return nil, sqlerr.New(sqlerr.DuplicateColumn, cs.NameP, "column %q is the row kind column an upsert sink adds", c.Name)
+			}
+		}
+	default:
+		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["type"], "sink type '%s' is not supported (append-only or upsert)", opts["type"])
 	}
 	return &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts}, nil
 }
@@ -211,4 +242,23 @@ func parseExpr(text string) (parser.Expr, error) {
 		}
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "stored expression %q is not an expression", text)
+}
+
+// sinkRowKindColumn is the column an upsert sink writes first: the change each row is (+I, -U, +U, -D).
+const sinkRowKindColumn = "op"
+
+// sinkPrimaryKey reads an upsert sink's 'primary_key' option: column names separated by commas.
+func sinkPrimaryKey(opts map[string]string) []string {
+	var keys []string
+	for _, k := range strings.Split(opts["primary_key"], ",") {
+		if k = strings.ToLower(strings.TrimSpace(k)); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// isUpsertSink reports whether a sink takes a changelog.
+func isUpsertSink(obj *catalog.Object) bool {
+	return obj.Kind == catalog.Sink && strings.EqualFold(obj.Options["type"], "upsert")
 }

@@ -78,13 +78,24 @@ func (n *assignNode) columns() []Col { return n.tvf.out }
 // input). Its input is pre, a projection of the keys, the event time, the aggregate arguments and FILTER
 // conditions; its output is keys, window_start, window_end, aggregates.
 type aggNode struct {
-	pre     *projectNode
-	cfg     operators.WindowAggConfig
-	global  bool // a plain GROUP BY over a bounded input
+	pre    *projectNode
+	cfg    operators.WindowAggConfig
+	global bool // a plain GROUP BY over a bounded, append-only input: one window that ends with the input
+	// group is a GROUP BY without a window in a continuous query, or over a changelog: the operator is the
+	// updating group aggregate and there are no window columns.
+	group   bool
 	keys    int
 	label   string
 	factory func(int) exec.Operator
 	out     []Col
+}
+
+// winCols is how many window columns (window_start, window_end) follow the keys in the output.
+func (n *aggNode) winCols() int {
+	if n.group {
+		return 0
+	}
+	return 2
 }
 
 func (n *scanNode) columns() []Col      { return n.out }

@@ -24,6 +24,11 @@ type PNode struct {
 	Label   string
 	Details []string
 
+	// transactional marks a two-phase-commit sink; noReplay a source that cannot resume from a checkpoint's
+	// offset (the delivery-guarantee analysis reads both).
+	transactional bool
+	noReplay      bool
+
 	newSource   func(int) exec.Source
 	newOperator func(int) exec.Operator
 	newSink     func(int) exec.Sink
@@ -46,6 +51,10 @@ type Physical struct {
 	Offset  int64
 	// Bounded is set when every source ends (the job finishes by itself).
 	Bounded bool
+	// Updating is set when the result is a changelog (retractions flow to the sink).
+	Updating bool
+	// Notices are what the planner tells the user about the plan (the delivery guarantee it really has).
+	Notices []string
 	// Reads names the catalog objects read (streams and materialized views, after view expansion); Views the
 	// views expanded on the way.
 	Reads []string
@@ -216,8 +225,12 @@ func (l *lowering) lower(n node) (*PNode, error) {
 			return nil, err
 		}
 		return l.calc(in, cond, n.exprs, n.out), nil
+	case *joinNode:
+		return l.join(n)
+	case *topNNode:
+		return l.topN(n)
 	case *aggNode:
-		if upd := updatingReason(n.pre); upd != "" {
+		if upd := updatingReason(n.pre); upd != "" && !n.group {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
 				"WindowAggregate needs an append-only input, but %s", upd)
 		}
@@ -245,7 +258,7 @@ func (l *lowering) lower(n node) (*PNode, error) {
 			keyNames = append(keyNames, n.out[i].Name)
 		}
 		for i, a := range n.cfg.Aggs {
-			aggs = append(aggs, describeAgg(a, n.pre.out, n.out[n.keys+2+i].Name))
+			aggs = append(aggs, describeAgg(a, n.pre.out, n.out[n.keys+n.winCols()+i].Name))
 		}
 		label := "WindowAggregate"
 		if n.global {
@@ -256,10 +269,21 @@ func (l *lowering) lower(n node) (*PNode, error) {
 			"keys: [" + strings.Join(keyNames, ", ") + "]",
 			"aggregates: [" + strings.Join(aggs, ", ") + "]",
 		}
-		if !n.global {
+		switch {
+		case n.group && len(n.cfg.Aggs) == 0 && updatingReason(n.pre) == "":
+			label = "GroupAggregate"
+			details = append(details, "emits: each distinct row once, when it first arrives")
+		case n.group:
+			label = "GroupAggregate"
+			details = append(details, "emits: a changelog (+I a new group, -U/+U a changed result, -D a group whose rows were all retracted)")
+		case !n.global:
 			details = append(details, "fires: when the watermark passes window_end; late rows are dropped and counted")
 		}
-		return l.add(&PNode{ID: "window-agg", Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
+		id := "window-agg"
+		if n.group {
+			id = "group-agg"
+		}
+		return l.add(&PNode{ID: id, Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 			Inputs: []PEdge{{From: pre, Exchange: ex}}, Label: label, Details: details,
 			newOperator: n.factory}), nil
 	case *unionNode:

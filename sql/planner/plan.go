@@ -33,6 +33,9 @@ type Env interface {
 type Settings struct {
 	Parallelism int
 	Errors      expr.ErrorMode
+	// StateTTL (microseconds of processing time) is how long a regular join keeps a row nobody wrote since; 0
+	// keeps rows forever.
+	StateTTL int64
 	// Params are the statement's $n parameters, nil when it has none.
 	Params *Params
 }
@@ -69,6 +72,7 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 	}
 	p.Columns = bq.root.columns()
 	p.Visible = bq.visible
+	p.Updating = updatingReason(root) != ""
 	p.Limit, p.Offset = bq.limit, bq.offset
 	for _, o := range bq.order {
 		p.Order = append(p.Order, OrderKey{Col: o.col, Desc: o.desc, NullsFirst: o.nullsFirst})
@@ -76,6 +80,10 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 	if !p.Bounded && p.Limit < 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P,
 			"this SELECT reads an unbounded source and would never end: add LIMIT, or keep the query running with CREATE MATERIALIZED VIEW or INSERT INTO a sink")
+	}
+	if !p.Bounded && p.Updating {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P,
+			"this SELECT reads an unbounded source and gives an updating result, so it never has a final answer: keep it running with CREATE MATERIALIZED VIEW")
 	}
 	if !p.Bounded && len(p.Order) > 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY over an unbounded source is not supported")
@@ -123,22 +131,36 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 	if err != nil {
 		return nil, err
 	}
+	root = pushdown(root)
+	upd := updatingReason(root)
+	if upd != "" && !isUpsertSink(target) {
+		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
+			"%s %q is append-only, but the query gives an updating result: %s", lower(string(target.Kind)), target.Name, upd)
+		e.Hint = "Write it into a materialized view, or into a sink WITH (type = 'upsert', primary_key = '...')."
+		return nil, e
+	}
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
-	top, err := l.lower(pushdown(root))
+	top, err := l.lower(root)
 	if err != nil {
 		return nil, err
 	}
-	if upd := updatingReason(root); upd != "" {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
-			"%s %q is append-only, but the query gives an updating result (%s)", lower(string(target.Kind)), target.Name, upd)
+	schema := schemaOf(root.columns())
+	if isUpsertSink(target) {
+		factory, withKind := operators.NewRowKindColumn(sinkRowKindColumn, schema)
+		top = l.add(&PNode{ID: "row-kind", Kind: exec.OperatorNode, Parallelism: top.Parallelism,
+			Inputs: []PEdge{{From: top, Exchange: exec.ForwardExchange()}}, Label: "RowKind: column " + sinkRowKindColumn,
+			Details:     []string{"primary key: [" + strings.Join(sinkPrimaryKey(target.Options), ", ") + "]", "writes: every change as a row, its kind (+I, -U, +U, -D) first"},
+			newOperator: factory})
+		schema = withKind
 	}
-	if err := l.sink(top, target, schemaOf(root.columns())); err != nil {
+	if err := l.sink(top, target, schema); err != nil {
 		return nil, err
 	}
 	p := l.physical(b)
 	p.Target = target.Name
 	p.Columns = root.columns()
 	p.Visible = len(p.Columns)
+	p.Updating = upd != ""
 	return p, nil
 }
 
@@ -153,9 +175,9 @@ func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Setti
 	if len(bq.order) > 0 || bq.limit >= 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY and LIMIT are not supported in a materialized view")
 	}
-	root := visibleOnly(bq.root, bq.visible)
+	root := pushdown(visibleOnly(bq.root, bq.visible))
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
-	top, err := l.lower(pushdown(root))
+	top, err := l.lower(root)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +188,7 @@ func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Setti
 	p.Target = obj.Name
 	p.Columns = root.columns()
 	p.Visible = len(p.Columns)
+	p.Updating = updatingReason(root) != ""
 	return p, nil
 }
 
@@ -239,7 +262,20 @@ func updatingReason(n node) string {
 			}
 		}
 	case *aggNode:
-		return ""
+		if n.group {
+			what := "GroupAggregate (GROUP BY without a window) updates a group's result as rows arrive"
+			if n.keys > 0 && len(n.cfg.Aggs) == 0 {
+				if r := updatingReason(n.pre); r == "" {
+					return "" // DISTINCT over an append-only input only ever adds rows
+				}
+				what = "GroupAggregate (DISTINCT) retracts a row when its last copy is retracted"
+			}
+			return what
+		}
+	case *joinNode:
+		return joinUpdating(n)
+	case *topNNode:
+		return fmt.Sprintf("Rank (ROW_NUMBER() <= %d) replaces a row when a better one arrives", n.cfg.N)
 	}
 	return ""
 }
@@ -350,7 +386,8 @@ func assignable(from, to arrow.DataType) bool {
 
 // physical gathers what the lowering found.
 func (l *lowering) physical(b *binder) *Physical {
-	return &Physical{Nodes: l.nodes, Bounded: l.allBounded, Reads: b.reads, Views: b.views, Limit: -1, LogReads: l.logReads}
+	return &Physical{Nodes: l.nodes, Bounded: l.allBounded, Reads: b.reads, Views: b.views, Limit: -1, LogReads: l.logReads,
+		Notices: deliveryNotices(l.nodes)}
 }
 
 // source lowers a scan to a source node (plus its watermark).
@@ -606,7 +643,7 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "writing connector '%s' is not supported", conn)
 	}
 	l.add(&PNode{ID: "sink", Kind: exec.SinkNode, Parallelism: in.Parallelism, Label: label, Details: details,
-		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk})
+		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk, transactional: target.Connector() != "blackhole"})
 	return nil
 }
 
@@ -624,9 +661,10 @@ func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool,
 		having, in = f.cond, f.in
 	}
 	agg, isAgg := in.(*aggNode)
-	if !isAgg || !agg.global || agg.keys != 0 {
+	if !isAgg || !(agg.global || agg.group) || agg.keys != 0 {
 		return nil, false, nil
 	}
+	w := agg.winCols()
 	// The aggregate's output with no rows: window_start, window_end, then COUNTs 0 and NULL for the rest.
 	cols := make([]arrow.Array, len(agg.out))
 	defer func() {
@@ -638,8 +676,8 @@ func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool,
 	}()
 	for i, c := range agg.out {
 		b := array.NewBuilder(mem, c.Type)
-		if i >= 2 {
-			switch agg.cfg.Aggs[i-2].Func {
+		if i >= w {
+			switch agg.cfg.Aggs[i-w].Func {
 			case operators.AggCount, operators.AggCountStar, operators.AggCountDistinct:
 				b.(*array.Int64Builder).Append(0)
 			default:

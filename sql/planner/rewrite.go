@@ -25,6 +25,16 @@ func pushdown(n node) node {
 			if both, err := expr.Call("and", c.cond, n.cond); err == nil {
 				return &filterNode{in: c.in, cond: both}
 			}
+		case *topNNode:
+			t := *c
+			rest := absorbRankFilter(&t, n.cond)
+			if len(rest) == 0 {
+				return &t
+			}
+			if cond, err := expr.Call("and", rest...); len(rest) > 1 && err == nil {
+				return &filterNode{in: &t, cond: cond}
+			}
+			return &filterNode{in: &t, cond: rest[0]}
 		}
 		return &filterNode{in: in, cond: n.cond}
 	case *projectNode:
@@ -56,6 +66,14 @@ func pushdown(n node) node {
 		c := *n.tvf
 		c.in = pushdown(c.in)
 		return &assignNode{tvf: &c}
+	case *joinNode:
+		c := *n
+		c.left, c.right = pushdown(n.left), pushdown(n.right)
+		return &c
+	case *topNNode:
+		c := *n
+		c.in = pushdown(n.in)
+		return &c
 	}
 	return n
 }

@@ -15,6 +15,9 @@ type Col struct {
 	Type  arrow.DataType
 	// Hidden columns ride along for ORDER BY or aggregation but are not part of SELECT *.
 	Hidden bool
+	// QualOnly columns resolve only qualified (a USING column's own sides: the unqualified name is the merged
+	// column).
+	QualOnly bool
 }
 
 // scope is the set of columns a name resolves against: the output of the FROM clause.
@@ -33,6 +36,8 @@ func (s *scope) resolve(table, name string, pos int) (int, error) {
 				continue
 			}
 			tableSeen = true
+		} else if c.QualOnly {
+			continue
 		}
 		if c.Name != name {
 			continue

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -71,7 +72,22 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 		if err := wantBool(cond, "WHERE", s.Where.Pos()); err != nil {
 			return nil, nil, err
 		}
-		input = &filterNode{in: input, cond: cond}
+		var rest []expr.Expr
+		if input, rest, err = distributeWhere(input, cond); err != nil {
+			return nil, nil, posErr(err, s.Where.Pos())
+		}
+		if len(rest) > 0 {
+			cond = rest[0]
+			if len(rest) > 1 {
+				if cond, err = expr.Call("and", rest...); err != nil {
+					return nil, nil, posErr(err, s.Where.Pos())
+				}
+			}
+			input = &filterNode{in: input, cond: cond}
+		}
+	}
+	if input, err = analyzeJoins(input); err != nil {
+		return nil, nil, err
 	}
 	if !grouped {
 		return b.project(input, sc, nil, s.Items, wantOrder)
@@ -103,6 +119,10 @@ func wantBool(e expr.Expr, clause string, pos int) error {
 
 // project binds the select list over in.
 func (b *binder) project(in node, sc *scope, ab *aggBinding, items []parser.SelectItem, wantOrder bool) (node, *selectInfo, error) {
+	in, sc, items, err := b.bindRank(in, sc, items, ab != nil)
+	if err != nil {
+		return nil, nil, err
+	}
 	eb := &exprBinder{sc: sc, agg: ab, params: b.params}
 	p := &projectNode{in: in}
 	info := &selectInfo{}
@@ -318,11 +338,12 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		if err != nil {
 			return nil, nil, err
 		}
+	case !b.bounded || updatingReason(input) != "":
+		// A continuous GROUP BY without a window (or one over a changelog): every change of a group's result is
+		// emitted as it happens.
+		n.group = true
+		winLabel = "none: the result is updated as rows arrive"
 	default:
-		if !b.bounded {
-			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, s.P,
-				"GROUP BY without a window gives an updating result, which continuous queries do not support yet; group by window_start, window_end of a window table function")
-		}
 		n.global = true
 		cfg = operators.WindowAggConfig{Kind: operators.WindowTumble, Size: math.MaxInt64}
 		timeExpr = expr.Timestamp(0)
@@ -349,7 +370,9 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		cfg.Keys = append(cfg.Keys, addPre(e, c.Name))
 		keyCols = append(keyCols, c)
 	}
-	cfg.TimeCol = addPre(timeExpr, "event_time")
+	if !n.group {
+		cfg.TimeCol = addPre(timeExpr, "event_time")
+	}
 	cfg.Aggs = nil
 	var aggNames []string
 	seen := map[string]int{}
@@ -404,7 +427,15 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		aggOrder = append(aggOrder, fp)
 	}
 
-	factory, outSchema, err := operators.NewWindowAggregate(cfg, schemaOf(pre.out))
+	var factory func(int) exec.Operator
+	var outSchema *arrow.Schema
+	var err error
+	if n.group {
+		factory, outSchema, err = operators.NewGroupAggregate(operators.GroupAggConfig{Keys: cfg.Keys, Aggs: cfg.Aggs,
+			InputUpdating: updatingReason(input) != ""}, schemaOf(pre.out))
+	} else {
+		factory, outSchema, err = operators.NewWindowAggregate(cfg, schemaOf(pre.out))
+	}
 	if err != nil {
 		return nil, nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err).WithPos(s.P)
 	}
@@ -418,12 +449,12 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		case i < nk:
 			c = keyCols[i]
 			c.Type = f.Type
+		case i >= nk+n.winCols():
+			c.Name = aggNames[i-nk-n.winCols()]
 		case i == nk:
 			c.Name = "window_start"
 		case i == nk+1:
 			c.Name = "window_end"
-		default:
-			c.Name = aggNames[i-nk-2]
 		}
 		n.out = append(n.out, c)
 	}
@@ -454,7 +485,7 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		}
 	}
 	for i, fp := range aggOrder {
-		ab.fps[fp] = nk + 2 + i
+		ab.fps[fp] = nk + n.winCols() + i
 	}
 	n.label = winLabel
 	return n, ab, nil

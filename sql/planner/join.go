@@ -1,0 +1,808 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// joinStrategy is how a join runs.
+type joinStrategy uint8
+
+const (
+	joinRegular  joinStrategy = iota // every row kept in keyed state; the result is a changelog for outer joins
+	joinInterval                     // time-bounded on two time attributes; state cleaned by the watermark
+	joinWindow                       // equal window_start and window_end of the same windowing on both sides
+)
+
+// joinNode joins two inputs. Its columns are the left's then the right's. Until analyze runs (after the WHERE
+// clause of the SELECT it belongs to gave its conjuncts), cond is the whole condition; then keys, the time bound
+// or window and the residual are split out of it.
+type joinNode struct {
+	typ         operators.JoinType
+	left, right node
+	// cond is the ON condition (plus the WHERE conjuncts of an inner join that read both sides), over out.
+	cond  expr.Expr
+	pos   int  // where the join is written, for errors
+	comma bool // FROM a, b: a join only through conditions in WHERE
+
+	analyzed bool
+	strategy joinStrategy
+	// leftKeys and rightKeys index left's and right's columns pairwise (the equalities of the condition).
+	leftKeys, rightKeys []int
+	// residual is what remains of cond besides the keys (and the time bounds), over out; nil when nothing.
+	residual expr.Expr
+	// interval: leftTime + lower <= rightTime <= leftTime + upper (microseconds).
+	leftTime, rightTime int
+	lower, upper        int64
+	// window: the window columns of each side.
+	leftStart, leftEnd, rightStart, rightEnd int
+	out                                      []Col
+}
+
+func (n *joinNode) columns() []Col { return n.out }
+
+func joinType(kind string) (operators.JoinType, bool) {
+	switch kind {
+	case "inner", "cross", "":
+		return operators.JoinInner, true
+	case "left":
+		return operators.JoinLeft, true
+	case "right":
+		return operators.JoinRight, true
+	case "full":
+		return operators.JoinFull, true
+	}
+	return 0, false
+}
+
+// bindJoin binds L JOIN R ON/USING: both inputs, then the condition over their columns.
+func (b *binder) bindJoin(t *parser.Join) (node, error) {
+	typ, ok := joinType(t.Kind)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, t.P, "%s JOIN is not supported", strings.ToUpper(t.Kind))
+	}
+	left, err := b.joinInput(t.L)
+	if err != nil {
+		return nil, err
+	}
+	right, err := b.joinInput(t.R)
+	if err != nil {
+		return nil, err
+	}
+	j := newJoin(typ, left, right, t.P)
+	switch {
+	case len(t.Using) > 0:
+		return b.joinUsing(j, t)
+	case t.On != nil:
+		if f := findAggregate(t.On); f != nil {
+			return nil, sqlerr.New(sqlerr.GroupingError, f.P, "aggregate functions are not allowed in JOIN conditions")
+		}
+		cond, err := (&exprBinder{sc: &scope{cols: j.out}, params: b.params}).bind(t.On)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBool(cond, "JOIN/ON", t.On.Pos()); err != nil {
+			return nil, err
+		}
+		j.cond = cond
+	case t.Kind != "cross":
+		return nil, sqlerr.New(sqlerr.SyntaxError, t.P, "JOIN needs ON or USING")
+	}
+	return j, nil
+}
+
+// joinInput binds one side of a join; a window table function there assigns windows to its rows.
+func (b *binder) joinInput(t parser.TableExpr) (node, error) {
+	n, err := b.bindTable(t)
+	if err != nil {
+		return nil, err
+	}
+	if tvf, ok := n.(*windowTVFNode); ok {
+		if tvf.win.Kind == operators.WindowSession {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, tablePos(t), "a SESSION window must be aggregated before a join")
+		}
+		return &assignNode{tvf: tvf}, nil
+	}
+	return n, nil
+}
+
+func newJoin(typ operators.JoinType, left, right node, pos int) *joinNode {
+	j := &joinNode{typ: typ, left: left, right: right, pos: pos}
+	j.out = append(append(j.out, left.columns()...), right.columns()...)
+	return j
+}
+
+// joinUsing turns USING (c, ...) into equalities and shows each c once, first (COALESCE of both sides for a FULL
+// join, as Postgres does); the sides' own c stay reachable qualified.
+func (b *binder) joinUsing(j *joinNode, t *parser.Join) (node, error) {
+	nl := len(j.left.columns())
+	lsc, rsc := &scope{cols: j.out[:nl]}, &scope{cols: j.out[nl:]}
+	var conds []expr.Expr
+	p := &projectNode{in: j}
+	used := map[int]bool{}
+	for _, name := range t.Using {
+		li, err := lsc.resolve("", name, t.P)
+		if err != nil {
+			return nil, err
+		}
+		ri, err := rsc.resolve("", name, t.P)
+		if err != nil {
+			return nil, err
+		}
+		ri += nl
+		lc, rc := j.out[li], j.out[ri]
+		l, r := expr.Column(li, lc.Name, lc.Type), expr.Column(ri, rc.Name, rc.Type)
+		eq, err := expr.Call("=", l, r)
+		if err != nil {
+			return nil, posErr(err, t.P)
+		}
+		conds = append(conds, eq)
+		merged := l
+		switch j.typ {
+		case operators.JoinRight:
+			merged = r
+		case operators.JoinFull:
+			if merged, err = expr.Call("coalesce", l, r); err != nil {
+				return nil, posErr(err, t.P)
+			}
+		}
+		p.exprs = append(p.exprs, merged)
+		p.out = append(p.out, Col{Name: name, Type: merged.Type()})
+		used[li], used[ri] = true, true
+	}
+	for i, c := range j.out {
+		p.exprs = append(p.exprs, expr.Column(i, c.Name, c.Type))
+		if used[i] {
+			c.Hidden, c.QualOnly = true, true
+		}
+		p.out = append(p.out, c)
+	}
+	cond := conds[0]
+	if len(conds) > 1 {
+		var err error
+		if cond, err = expr.Call("and", conds...); err != nil {
+			return nil, posErr(err, t.P)
+		}
+	}
+	j.cond = cond
+	return p, nil
+}
+
+// distributeWhere hands the WHERE conjuncts of a SELECT to the joins of its FROM: a conjunct that reads both sides
+// of an inner join becomes part of that join's condition, one that reads a single input of inner joins only is
+// applied to that input. It returns the conjuncts left for a filter above the FROM.
+func distributeWhere(root node, cond expr.Expr) (node, []expr.Expr, error) {
+	var rest []expr.Expr
+	for _, c := range expr.Conjuncts(cond) {
+		n, placed, err := placeConjunct(root, c, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		root = n
+		if !placed {
+			rest = append(rest, c)
+		}
+	}
+	return root, rest, nil
+}
+
+// placeConjunct tries to move c (over n's columns, shifted by base) into n. Through joins only: a projection
+// (a subquery, USING) is a boundary, except the USING projection that re-shows the join's columns.
+func placeConjunct(n node, c expr.Expr, base int) (node, bool, error) {
+	j, ok := n.(*joinNode)
+	if !ok || j.analyzed || j.typ != operators.JoinInner {
+		return n, false, nil
+	}
+	cols := expr.Columns(c)
+	if len(cols) == 0 {
+		return n, false, nil
+	}
+	nl := len(j.left.columns())
+	lo, hi := cols[0]-base, cols[len(cols)-1]-base
+	shift := func(d int) expr.Expr { return expr.RemapColumns(c, func(i int) int { return i - d }) }
+	switch {
+	case hi < nl:
+		if l, placed, err := placeConjunct(j.left, c, base); err != nil || placed {
+			j.left = l
+			return j, placed, err
+		}
+		j.left = &filterNode{in: j.left, cond: shift(base)}
+		return j, true, nil
+	case lo >= nl:
+		if r, placed, err := placeConjunct(j.right, c, base+nl); err != nil || placed {
+			j.right = r
+			return j, placed, err
+		}
+		j.right = &filterNode{in: j.right, cond: shift(base + nl)}
+		return j, true, nil
+	}
+	c = shift(base)
+	if j.cond == nil {
+		j.cond = c
+	} else {
+		both, err := expr.Call("and", j.cond, c)
+		if err != nil {
+			return nil, false, err
+		}
+		j.cond = both
+	}
+	return j, true, nil
+}
+
+// analyzeJoins picks the strategy of every join in the FROM tree n that is not analyzed yet.
+func analyzeJoins(n node) (node, error) {
+	switch x := n.(type) {
+	case *joinNode:
+		if x.analyzed {
+			return x, nil
+		}
+		var err error
+		if x.left, err = analyzeJoins(x.left); err != nil {
+			return nil, err
+		}
+		if x.right, err = analyzeJoins(x.right); err != nil {
+			return nil, err
+		}
+		return x.analyze()
+	case *filterNode:
+		in, err := analyzeJoins(x.in)
+		if err != nil {
+			return nil, err
+		}
+		return &filterNode{in: in, cond: x.cond}, nil
+	case *projectNode:
+		if _, isJoin := x.in.(*joinNode); isJoin {
+			in, err := analyzeJoins(x.in)
+			if err != nil {
+				return nil, err
+			}
+			c := *x
+			c.in = in
+			return &c, nil
+		}
+	}
+	return n, nil
+}
+
+// timeTerm is a column plus a constant interval: ts, ts + INTERVAL, ts - INTERVAL.
+type timeTerm struct {
+	col int
+	off int64
+}
+
+func asTimeTerm(e expr.Expr) (timeTerm, bool) {
+	if i, ok := expr.ColumnIndex(e); ok {
+		return timeTerm{col: i}, e.Type().ID() == arrow.TIMESTAMP
+	}
+	name, ok := expr.CallName(e)
+	if !ok || (name != "+" && name != "-") {
+		return timeTerm{}, false
+	}
+	args := expr.Children(e)
+	if len(args) != 2 {
+		return timeTerm{}, false
+	}
+	col, k := args[0], args[1]
+	if name == "+" && expr.IsConstant(col) {
+		col, k = k, col
+	}
+	i, ok := expr.ColumnIndex(col)
+	if !ok || col.Type().ID() != arrow.TIMESTAMP || k.Type().ID() != arrow.DURATION {
+		return timeTerm{}, false
+	}
+	us, null, ok := expr.ConstantInt64(k)
+	if !ok || null {
+		return timeTerm{}, false
+	}
+	if name == "-" {
+		us = -us
+	}
+	return timeTerm{col: i, off: us}, true
+}
+
+// timeBound reads `x op y` where x and y are time terms of different sides: as right.ts >= left.ts + d (lower) or
+// right.ts <= left.ts + d (upper).
+type timeBound struct {
+	leftCol, rightCol int
+	lower             bool
+	d                 int64
+}
+
+func (j *joinNode) asTimeBound(c expr.Expr) (timeBound, bool) {
+	name, ok := expr.CallName(c)
+	if !ok {
+		return timeBound{}, false
+	}
+	args := expr.Children(c)
+	if len(args) != 2 {
+		return timeBound{}, false
+	}
+	x, okx := asTimeTerm(args[0])
+	y, oky := asTimeTerm(args[1])
+	if !okx || !oky {
+		return timeBound{}, false
+	}
+	nl := len(j.left.columns())
+	// normalize to r op l + d
+	switch {
+	case x.col >= nl && y.col < nl:
+	case x.col < nl && y.col >= nl:
+		x, y = y, x
+		switch name {
+		case ">=":
+			name = "<="
+		case "<=":
+			name = ">="
+		case ">":
+			name = "<"
+		case "<":
+			name = ">"
+		}
+	default:
+		return timeBound{}, false
+	}
+	d := y.off - x.off
+	b := timeBound{leftCol: y.col, rightCol: x.col - nl}
+	switch name {
+	case ">=":
+		b.lower, b.d = true, d
+	case ">":
+		b.lower, b.d = true, d+1
+	case "<=":
+		b.d = d
+	case "<":
+		b.d = d - 1
+	default:
+		return timeBound{}, false
+	}
+	return b, true
+}
+
+// analyze splits the condition: equalities between the sides are the keys; time bounds on two time attributes
+// make an interval join; equal window_start and window_end of one windowing make a window join; the rest is the
+// residual. Keys of different types are cast to their common type on each side.
+func (j *joinNode) analyze() (node, error) {
+	j.analyzed = true
+	nl := len(j.left.columns())
+	var residual []expr.Expr
+	var lks, rks []expr.Expr
+	var bounds []timeBound
+	if j.cond != nil {
+		for _, c := range expr.Conjuncts(j.cond) {
+			if name, _ := expr.CallName(c); name == "=" {
+				args := expr.Children(c)
+				lc, rc := expr.Columns(args[0]), expr.Columns(args[1])
+				switch {
+				case len(lc) > 0 && len(rc) > 0 && lc[len(lc)-1] < nl && rc[0] >= nl:
+					lks, rks = append(lks, args[0]), append(rks, args[1])
+					continue
+				case len(lc) > 0 && len(rc) > 0 && rc[len(rc)-1] < nl && lc[0] >= nl:
+					lks, rks = append(lks, args[1]), append(rks, args[0])
+					continue
+				}
+			}
+			if b, ok := j.asTimeBound(c); ok {
+				bounds = append(bounds, b)
+			}
+			residual = append(residual, c)
+		}
+	}
+	if len(lks) == 0 {
+		what := "this join"
+		if j.comma {
+			what = "a join written as FROM a, b"
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+			"%s has no equality between its two inputs: a streaming join needs at least one (a cross join would keep every row of both inputs forever)", what)
+	}
+
+	// window join: start = start and end = end of the same windowing
+	j.strategy = joinRegular
+	ls, le, rs, re := -1, -1, -1, -1
+	for k := range lks {
+		li, lok := expr.ColumnIndex(lks[k])
+		ri, rok := expr.ColumnIndex(rks[k])
+		if !lok || !rok {
+			continue
+		}
+		la, ra := attrOf(j.left, li), attrOf(j.right, ri-nl)
+		if la.window == "" || la.window != ra.window || la.role != ra.role {
+			continue
+		}
+		if la.role == roleWindowStart {
+			ls, rs = li, ri-nl
+		} else if la.role == roleWindowEnd {
+			le, re = li, ri-nl
+		}
+	}
+	if ls >= 0 && le >= 0 {
+		j.strategy = joinWindow
+		j.leftStart, j.leftEnd, j.rightStart, j.rightEnd = ls, le, rs, re
+	}
+
+	// interval join: a lower and an upper bound on the same two time attributes
+	if j.strategy == joinRegular {
+		for _, lo := range bounds {
+			if !lo.lower {
+				continue
+			}
+			for _, up := range bounds {
+				if up.lower || up.leftCol != lo.leftCol || up.rightCol != lo.rightCol {
+					continue
+				}
+				if !attrOf(j.left, lo.leftCol).rowtime || !attrOf(j.right, lo.rightCol).rowtime {
+					continue
+				}
+				if j.strategy == joinInterval && up.d-lo.d >= j.upper-j.lower {
+					continue // keep the tightest pair
+				}
+				j.strategy, j.leftTime, j.rightTime, j.lower, j.upper = joinInterval, lo.leftCol, lo.rightCol, lo.d, up.d
+			}
+		}
+		if j.strategy == joinInterval {
+			if j.lower > j.upper {
+				return nil, sqlerr.New(sqlerr.InvalidParameter, j.pos, "the join's time bounds are empty: no row can match")
+			}
+			// The bounds that define the interval are the operator's; only other conjuncts stay residual.
+			var rest []expr.Expr
+			for _, c := range residual {
+				if b, ok := j.asTimeBound(c); ok && b.leftCol == j.leftTime && b.rightCol == j.rightTime &&
+					((b.lower && b.d <= j.lower) || (!b.lower && b.d >= j.upper)) {
+					continue
+				}
+				rest = append(rest, c)
+			}
+			residual = rest
+		}
+	}
+
+	if len(residual) > 0 {
+		r := residual[0]
+		if len(residual) > 1 {
+			var err error
+			if r, err = expr.Call("and", residual...); err != nil {
+				return nil, posErr(err, j.pos)
+			}
+		}
+		j.residual = r
+	}
+	return j.keyColumns(lks, rks)
+}
+
+// keyColumns makes every key a column of its side, of one type on both sides: a plain column of the common type
+// is used as it is, anything else is computed by a projection that appends it to the side. When a side grows, a
+// projection above the join restores the columns the rest of the query was bound to.
+func (j *joinNode) keyColumns(lks, rks []expr.Expr) (node, error) {
+	nl, nr := len(j.left.columns()), len(j.right.columns())
+	var lextra, rextra []expr.Expr
+	for k := range lks {
+		t, ok := commonType(lks[k].Type(), rks[k].Type())
+		if !ok {
+			return nil, sqlerr.New(sqlerr.UndefinedFunction, j.pos, "operator does not exist: %s = %s",
+				expr.TypeName(lks[k].Type()), expr.TypeName(rks[k].Type()))
+		}
+		if !hashableKey(t) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "a join key of type %s is not supported", expr.TypeName(t))
+		}
+		side := func(e expr.Expr, base, width int, extra *[]expr.Expr) (int, error) {
+			e = expr.RemapColumns(e, func(i int) int { return i - base })
+			if !arrow.TypeEqual(e.Type(), t) {
+				c, err := expr.Cast(e, t)
+				if err != nil {
+					return 0, posErr(err, j.pos)
+				}
+				e = c
+			}
+			if i, ok := expr.ColumnIndex(e); ok {
+				return i, nil
+			}
+			*extra = append(*extra, e)
+			return width + len(*extra) - 1, nil
+		}
+		li, err := side(lks[k], 0, nl, &lextra)
+		if err != nil {
+			return nil, err
+		}
+		ri, err := side(rks[k], nl, nr, &rextra)
+		if err != nil {
+			return nil, err
+		}
+		j.leftKeys, j.rightKeys = append(j.leftKeys, li), append(j.rightKeys, ri)
+	}
+	if len(lextra) == 0 && len(rextra) == 0 {
+		return j, nil
+	}
+	orig := j.out
+	j.left, j.right = appendColumns(j.left, lextra), appendColumns(j.right, rextra)
+	// The condition was bound over the old layout: right columns move by the left's new columns.
+	shift := func(e expr.Expr) expr.Expr {
+		if e == nil {
+			return nil
+		}
+		return expr.RemapColumns(e, func(i int) int {
+			if i >= nl {
+				return i + len(lextra)
+			}
+			return i
+		})
+	}
+	j.residual, j.cond = shift(j.residual), shift(j.cond)
+	j.out = append(append([]Col{}, j.left.columns()...), j.right.columns()...)
+	p := &projectNode{in: j}
+	for i, c := range orig {
+		at := i
+		if i >= nl {
+			at += len(lextra)
+		}
+		p.exprs = append(p.exprs, expr.Column(at, c.Name, c.Type))
+		p.out = append(p.out, c)
+	}
+	return p, nil
+}
+
+// appendColumns projects n's columns plus extra (hidden, unreachable by name).
+func appendColumns(n node, extra []expr.Expr) node {
+	if len(extra) == 0 {
+		return n
+	}
+	p := &projectNode{in: n}
+	for i, c := range n.columns() {
+		p.exprs = append(p.exprs, expr.Column(i, c.Name, c.Type))
+		p.out = append(p.out, c)
+	}
+	for k, e := range extra {
+		p.exprs = append(p.exprs, e)
+		p.out = append(p.out, Col{Name: fmt.Sprintf("?join_key%d", k), Type: e.Type(), Hidden: true, QualOnly: true})
+	}
+	return p
+}
+
+// hashableKey reports whether values of t can be a key the exchanges hash and the join state encodes.
+func hashableKey(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT32, arrow.UINT64, arrow.TIMESTAMP, arrow.DATE32,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:
+		return true
+	}
+	return false
+}
+
+// spec is the operators' view of the join.
+func (j *joinNode) spec() operators.JoinSpec {
+	return operators.JoinSpec{Type: j.typ, Left: schemaOf(j.left.columns()), Right: schemaOf(j.right.columns()),
+		LeftKeys: j.leftKeys, RightKeys: j.rightKeys, Residual: j.residual}
+}
+
+// describe is what EXPLAIN prints about the join.
+func (j *joinNode) describe() (label string, details []string) {
+	lc, rc := j.left.columns(), j.right.columns()
+	var keys []string
+	for k := range j.leftKeys {
+		keys = append(keys, keyLabel(j.left, j.leftKeys[k])+" = "+keyLabel(j.right, j.rightKeys[k]))
+	}
+	details = append(details, "keys: ["+strings.Join(keys, ", ")+"]")
+	switch j.strategy {
+	case joinInterval:
+		label = "IntervalJoin: " + j.typ.String()
+		details = append(details, fmt.Sprintf("interval: %s BETWEEN %s AND %s", qualified(rc[j.rightTime]),
+			shifted(qualified(lc[j.leftTime]), j.lower), shifted(qualified(lc[j.leftTime]), j.upper)),
+			"state: rows of both inputs until the watermark passes their bound; append-only")
+	case joinWindow:
+		label = "WindowJoin: " + j.typ.String()
+		details = append(details, "window: "+attrOf(j.left, j.leftStart).window,
+			"fires: when the watermark passes window_end; append-only")
+	default:
+		label = "Join: " + j.typ.String()
+		st := "state: every row of both inputs, kept"
+		if j.typ != operators.JoinInner {
+			st += "; outer rows are retracted when a match arrives"
+		}
+		details = append(details, st)
+	}
+	if j.residual != nil {
+		named := expr.Substitute(j.residual, func(i int) expr.Expr {
+			return expr.Column(i, qualified(j.out[i]), j.out[i].Type)
+		})
+		details = append(details, "condition: "+named.String())
+	}
+	return label, details
+}
+
+// keyLabel names key column i of a join input: the column, or the expression computed for it.
+func keyLabel(side node, i int) string {
+	c := side.columns()[i]
+	if p, ok := side.(*projectNode); ok && strings.HasPrefix(c.Name, "?join_key") {
+		named := expr.Substitute(p.exprs[i], func(k int) expr.Expr {
+			in := p.in.columns()[k]
+			return expr.Column(k, qualified(in), in.Type)
+		})
+		return named.String()
+	}
+	return qualified(c)
+}
+
+func qualified(c Col) string {
+	if c.Table != "" {
+		return c.Table + "." + c.Name
+	}
+	return c.Name
+}
+
+func shifted(col string, us int64) string {
+	switch {
+	case us > 0:
+		return col + " + " + formatInterval(us)
+	case us < 0:
+		return col + " - " + formatInterval(-us)
+	}
+	return col
+}
+
+// colRole says what a column is to windows and watermarks.
+type colRole uint8
+
+const (
+	roleNone colRole = iota
+	roleWindowStart
+	roleWindowEnd
+)
+
+// colAttr is what the planner knows of a column beyond its type: whether it is a time attribute (the column of a
+// stream's WATERMARK FOR, passed through unchanged) and whether it is the window_start or window_end of a
+// windowing, named by window (the window's definition, the same for the two inputs of a window join).
+type colAttr struct {
+	rowtime bool
+	role    colRole
+	window  string
+}
+
+// attrOf finds the attributes of column i of n by following it down the plan.
+func attrOf(n node, i int) colAttr {
+	switch x := n.(type) {
+	case *scanNode:
+		if x.obj.Watermark != nil && !x.updating && x.out[i].Name == x.obj.Watermark.Column {
+			return colAttr{rowtime: true}
+		}
+	case *filterNode:
+		return attrOf(x.in, i)
+	case *projectNode:
+		if j, ok := expr.ColumnIndex(x.exprs[i]); ok {
+			return attrOf(x.in, j)
+		}
+	case *unionNode:
+		var a colAttr
+		for k, in := range x.inputs {
+			b := attrOf(in, i)
+			if k > 0 && b != a {
+				return colAttr{}
+			}
+			a = b
+		}
+		return a
+	case *assignNode:
+		n := len(x.tvf.out)
+		switch i {
+		case n - 2:
+			return colAttr{role: roleWindowStart, window: windowIdentity(x.tvf.win)}
+		case n - 1:
+			return colAttr{role: roleWindowEnd, window: windowIdentity(x.tvf.win)}
+		}
+		return attrOf(x.tvf.in, i)
+	case *aggNode:
+		if x.global || x.group {
+			return colAttr{}
+		}
+		switch i {
+		case x.keys:
+			return colAttr{role: roleWindowStart, window: windowIdentity(x.cfg)}
+		case x.keys + 1:
+			return colAttr{role: roleWindowEnd, window: windowIdentity(x.cfg)}
+		}
+	case *joinNode:
+		nl := len(x.left.columns())
+		switch x.strategy {
+		case joinInterval:
+			if i < nl {
+				return attrOf(x.left, i)
+			}
+			return attrOf(x.right, i-nl)
+		case joinWindow:
+			if i < nl {
+				if a := attrOf(x.left, i); a.role != roleNone {
+					return a
+				}
+			}
+		}
+	}
+	return colAttr{}
+}
+
+// windowIdentity names a windowing by its kind and sizes (not by its time column), so that two inputs windowed
+// alike can be joined window by window.
+func windowIdentity(w operators.WindowAggConfig) string {
+	switch w.Kind {
+	case operators.WindowTumble:
+		return fmt.Sprintf("TUMBLE(%s, offset %d)", formatInterval(w.Size), w.Offset)
+	case operators.WindowHop:
+		return fmt.Sprintf("HOP(slide %s, size %s, offset %d)", formatInterval(w.Slide), formatInterval(w.Size), w.Offset)
+	case operators.WindowCumulate:
+		return fmt.Sprintf("CUMULATE(step %s, size %s, offset %d)", formatInterval(w.Step), formatInterval(w.Size), w.Offset)
+	}
+	return "" // sessions differ per key: no window join
+}
+
+// joinUpdating says why a join's output has retractions, "" when it is append-only.
+func joinUpdating(j *joinNode) string {
+	if j.strategy != joinRegular {
+		return ""
+	}
+	for _, in := range []node{j.left, j.right} {
+		if r := updatingReason(in); r != "" {
+			return r
+		}
+	}
+	if j.typ != operators.JoinInner {
+		return fmt.Sprintf("Join (%s, regular) retracts a NULL-padded row when its first match arrives", j.typ)
+	}
+	return ""
+}
+
+// join lowers a join: both inputs hash-partitioned on their keys into one keyed operator.
+func (l *lowering) join(j *joinNode) (*PNode, error) {
+	if j.strategy != joinRegular {
+		for _, in := range []node{j.left, j.right} {
+			if r := updatingReason(in); r != "" {
+				kind := "an interval join"
+				if j.strategy == joinWindow {
+					kind = "a window join"
+				}
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "%s needs append-only inputs, but %s", kind, r)
+			}
+		}
+	}
+	left, err := l.lower(j.left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := l.lower(j.right)
+	if err != nil {
+		return nil, err
+	}
+	spec := j.spec()
+	spec.Mode = l.settings.Errors
+	var factory func(int) exec.Operator
+	var id string
+	switch j.strategy {
+	case joinInterval:
+		id = "interval-join"
+		factory, _, err = operators.NewIntervalJoin(operators.IntervalJoinConfig{JoinSpec: spec,
+			LeftTime: j.leftTime, RightTime: j.rightTime, Lower: j.lower, Upper: j.upper})
+	case joinWindow:
+		id = "window-join"
+		factory, _, err = operators.NewWindowJoin(operators.WindowJoinConfig{JoinSpec: spec,
+			LeftStart: j.leftStart, LeftEnd: j.leftEnd, RightStart: j.rightStart, RightEnd: j.rightEnd})
+	default:
+		id = "join"
+		factory, _, err = operators.NewJoin(operators.RegularJoinConfig{JoinSpec: spec, TTL: l.settings.StateTTL,
+			LeftUpdating: updatingReason(j.left) != "", RightUpdating: updatingReason(j.right) != ""})
+	}
+	if err != nil {
+		return nil, posErr(err, j.pos)
+	}
+	label, details := j.describe()
+	if j.strategy == joinRegular && l.settings.StateTTL > 0 {
+		details = append(details, "state.ttl: "+formatInterval(l.settings.StateTTL)+" (rows idle longer are forgotten)")
+	}
+	return l.add(&PNode{ID: id, Kind: exec.OperatorNode, Parallelism: l.settings.Parallelism, Keyed: true,
+		Inputs: []PEdge{{From: left, Exchange: exec.HashExchange(j.leftKeys...)},
+			{From: right, Exchange: exec.HashExchange(j.rightKeys...)}},
+		Label: label, Details: details, newOperator: factory}), nil
+}
