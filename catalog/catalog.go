@@ -64,8 +64,10 @@ type JobSpec struct {
 	ID string `json:"id"`
 	// Statement is the canonical text of the INSERT ... SELECT or CREATE MATERIALIZED VIEW that started the job.
 	Statement string `json:"statement"`
-	// Target is the stream, sink or materialized view the job writes.
-	Target string `json:"target"`
+	// Target is the stream, sink or materialized view the job writes; Targets lists every object a statement set
+	// writes (Target is its first).
+	Target  string   `json:"target"`
+	Targets []string `json:"targets,omitempty"`
 	// Reads names the objects the job reads (after view expansion: streams and materialized views).
 	Reads []string `json:"reads"`
 	// Settings are the session settings (checkpoint.interval, checkpoint.mode, parallelism, errors.mode) in force
@@ -264,7 +266,7 @@ func (c *Catalog) dependents(name string) Dependents {
 		if o := c.objects[name]; o != nil && o.Kind == MaterializedView && o.Job == j.ID {
 			continue // the view's own job goes with the view
 		}
-		if slices.Contains(j.Reads, name) || j.Target == name {
+		if slices.Contains(j.Reads, name) || j.Writes(name) {
 			d.Jobs = append(d.Jobs, j.ID)
 		}
 	}
@@ -410,4 +412,9 @@ func (c *Catalog) Jobs() []*JobSpec {
 	}
 	sort.Slice(out, func(a, b int) bool { return jobLess(out[a].ID, out[b].ID) })
 	return out
+}
+
+// Writes reports whether the job writes the named object.
+func (j *JobSpec) Writes(name string) bool {
+	return j.Target == name || slices.Contains(j.Targets, name)
 }

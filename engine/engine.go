@@ -285,12 +285,19 @@ func (e *Engine) redeploy(spec *catalog.JobSpec) error {
 	if err != nil {
 		return err
 	}
-	if len(stmts) != 1 {
-		return fmt.Errorf("job %s: statement is %d statements", spec.ID, len(stmts))
-	}
 	s, err := settingsFrom(spec.Settings)
 	if err != nil {
 		return err
+	}
+	if inserts, ok := statementSet(stmts); ok {
+		p, err := planner.PlanStatementSet(e, inserts, s.planner())
+		if err != nil {
+			return err
+		}
+		return e.startJob(spec, p)
+	}
+	if len(stmts) != 1 {
+		return fmt.Errorf("job %s: statement is %d statements", spec.ID, len(stmts))
 	}
 	var p *planner.Physical
 	switch st := stmts[0].(type) {
@@ -378,7 +385,7 @@ func topoOrder(jobs []*runningJob) []*runningJob {
 			}
 			ready := true
 			for _, o := range jobs {
-				if o != j && !done[o.spec.ID] && slices.Contains(j.spec.Reads, o.spec.Target) {
+				if o != j && !done[o.spec.ID] && slices.ContainsFunc(j.spec.Reads, o.spec.Writes) {
 					ready = false
 				}
 			}
@@ -448,4 +455,23 @@ func schemaOfObject(obj *catalog.Object) (*arrow.Schema, error) {
 		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: true}
 	}
 	return arrow.NewSchema(fields, nil), nil
+}
+
+// statementSet reads the stored text of a statement-set job: BEGIN STATEMENT SET, the INSERTs, END.
+func statementSet(stmts []parser.Stmt) ([]*parser.Insert, bool) {
+	if len(stmts) < 3 {
+		return nil, false
+	}
+	if b, ok := stmts[0].(*parser.Txn); !ok || !b.StatementSet {
+		return nil, false
+	}
+	var inserts []*parser.Insert
+	for _, st := range stmts[1 : len(stmts)-1] {
+		ins, ok := st.(*parser.Insert)
+		if !ok {
+			return nil, false
+		}
+		inserts = append(inserts, ins)
+	}
+	return inserts, true
 }

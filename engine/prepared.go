@@ -84,7 +84,7 @@ func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, values []*st
 
 // InTransaction reports whether the session is inside BEGIN ... COMMIT (pgwire's ReadyForQuery status); every
 // statement still commits on its own.
-func (s *Session) InTransaction() bool { return s.inTxn }
+func (s *Session) InTransaction() bool { return s.inTxn || s.inSet }
 
 // maxParam returns the highest $n of a statement.
 func maxParam(st parser.Stmt) int {

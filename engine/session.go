@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type Session struct {
 	e     *Engine
 	vars  vars
 	inTxn bool // between BEGIN and COMMIT/ROLLBACK (reported to pgwire clients; every statement commits alone)
+	// set holds the INSERTs of an open BEGIN STATEMENT SET (inSet), run as one job at END.
+	set   []*parser.Insert
+	inSet bool
 }
 
 // NewSession starts a session.
@@ -98,6 +102,9 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 			err = sqlerr.As(err)
 		}
 	}()
+	if s.inSet {
+		return s.inStatementSet(ctx, st, params)
+	}
 	switch st := st.(type) {
 	case *parser.CreateStream:
 		obj, err := planner.StreamObject(s.e, st)
@@ -153,6 +160,10 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 	case *parser.DropJob:
 		return s.dropJob(st)
 	case *parser.Txn:
+		if st.StatementSet {
+			s.inSet, s.set = true, nil
+			return &Result{Tag: "BEGIN"}, nil
+		}
 		s.inTxn = st.Op == "begin"
 		return &Result{Tag: strings.ToUpper(st.Op)}, nil
 	}
@@ -314,6 +325,79 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 		return nil, err
 	}
 	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads, Settings: m}
+	if err := s.e.cat.AddJob(spec); err != nil {
+		return nil, err
+	}
+	if err := s.e.startJob(spec, p); err != nil {
+		return nil, err
+	}
+	res := jobResult("INSERT 0 0", id)
+	res.Notices = p.Notices
+	return res, nil
+}
+
+// inStatementSet runs a statement between BEGIN STATEMENT SET and END: an INSERT ... SELECT joins the set (planned
+// with the others, so a bad one is refused at once), END starts the set as one job, ROLLBACK discards it.
+func (s *Session) inStatementSet(ctx context.Context, st parser.Stmt, params *planner.Params) (*Result, error) {
+	switch st := st.(type) {
+	case *parser.Insert:
+		if params != nil && len(params.Given) > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st), "INSERT ... SELECT that starts a job cannot take $n parameters")
+		}
+		if target, ok := s.e.cat.Get(st.Target); ok && target.Kind == catalog.Stream && target.Connector() == "" {
+			if _, isValues := st.Query.Body.(*parser.Values); isValues {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st),
+					"INSERT ... VALUES into a stream runs at once; it cannot be part of a statement set")
+			}
+		}
+		js, _, err := s.settings()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := planner.PlanStatementSet(s.e, append(slices.Clip(s.set), st), js.planner()); err != nil {
+			return nil, err
+		}
+		s.set = append(s.set, st)
+		return &Result{Tag: "INSERT 0 0", Notices: []string{fmt.Sprintf("added to the statement set (%d INSERTs); END starts them as one job", len(s.set))}}, nil
+	case *parser.Txn:
+		switch {
+		case st.Op == "rollback":
+			s.inSet, s.set = false, nil
+			return &Result{Tag: "ROLLBACK"}, nil
+		case st.Op == "commit":
+			set := s.set
+			s.inSet, s.set = false, nil
+			if len(set) == 0 {
+				return &Result{Tag: "COMMIT", Notices: []string{"the statement set is empty: no job started"}}, nil
+			}
+			return s.startStatementSet(set)
+		}
+	}
+	return nil, sqlerr.New(sqlerr.FeatureNotSupported, stmtStart(st),
+		"inside BEGIN STATEMENT SET only INSERT INTO ... SELECT is allowed; END starts the set as one job, ROLLBACK discards it")
+}
+
+// startStatementSet starts the INSERTs of a statement set as one job: one dataflow, one checkpoint, a sink each.
+func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
+	js, m, err := s.settings()
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.PlanStatementSet(s.e, set, js.planner())
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.e.cat.NewJobID()
+	if err != nil {
+		return nil, err
+	}
+	parts := []string{"BEGIN STATEMENT SET"}
+	for _, ins := range set {
+		parts = append(parts, parser.Format(ins))
+	}
+	parts = append(parts, "END")
+	spec := &catalog.JobSpec{ID: id, Statement: strings.Join(parts, ";\n"), Target: p.Target, Targets: p.Targets,
+		Reads: p.Reads, Settings: m}
 	if err := s.e.cat.AddJob(spec); err != nil {
 		return nil, err
 	}

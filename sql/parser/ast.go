@@ -180,6 +180,8 @@ type DropJob struct {
 type Txn struct {
 	StmtBase
 	Op string
+	// StatementSet marks BEGIN STATEMENT SET (Flink's SQL client): the INSERTs up to END run as one job.
+	StatementSet bool
 }
 
 // Query is a query expression: WITH ... body ORDER BY ... LIMIT ... OFFSET ... .

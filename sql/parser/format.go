@@ -245,6 +245,9 @@ func (f *formatter) stmt(s Stmt) {
 		f.WriteString("DROP JOB " + quoteString(s.ID))
 	case *Txn:
 		f.WriteString(strings.ToUpper(s.Op))
+		if s.StatementSet {
+			f.WriteString(" STATEMENT SET")
+		}
 	default:
 		fmt.Fprintf(f, "<%T>", s)
 	}

@@ -232,6 +232,10 @@ func (p *parser) txn(start int) (Stmt, error) {
 	t := p.next()
 	op := map[string]string{"begin": "begin", "start": "begin", "commit": "commit", "end": "commit",
 		"rollback": "rollback", "abort": "rollback"}[t.Value]
+	if t.Value == "begin" && p.isKw("statement") && p.kwAt(p.i+1, "set") {
+		p.i += 2
+		return &Txn{StmtBase: p.base(start), Op: op, StatementSet: true}, nil
+	}
 	if t.Value == "start" {
 		if err := p.expectKw("transaction"); err != nil {
 			return nil, err

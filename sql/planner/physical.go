@@ -59,8 +59,9 @@ type Physical struct {
 	// views expanded on the way.
 	Reads []string
 	Views []string
-	// Target is the object an INSERT or materialized view writes.
-	Target string
+	// Target is the object an INSERT or materialized view writes; Targets every object a statement set writes.
+	Target  string
+	Targets []string
 	// EmptyResult, when not nil, is what a SELECT returns if its dataflow produced no row: the one row of an
 	// aggregate without GROUP BY over no input (or none, when HAVING rejects it).
 	EmptyResult [][]*string

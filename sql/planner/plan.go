@@ -97,39 +97,72 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 
 // PlanInsert plans INSERT INTO target SELECT ... (or VALUES into a sink) as a job.
 func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
-	cat := env.Catalog()
-	target, ok := cat.Get(ins.Target)
+	return PlanStatementSet(env, []*parser.Insert{ins}, s)
+}
+
+// PlanStatementSet plans several INSERTs as one job (BEGIN STATEMENT SET ... END): one dataflow with a sink per
+// INSERT, checkpointed together. Target is the first INSERT's target, Targets all of them.
+func PlanStatementSet(env Env, inserts []*parser.Insert, s Settings) (*Physical, error) {
+	b := &binder{cat: env.Catalog(), params: s.Params}
+	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
+	var roots []node
+	var targets []*catalog.Object
+	updating := false
+	for _, ins := range inserts {
+		root, target, upd, err := l.insert(b, ins)
+		if err != nil {
+			return nil, err
+		}
+		roots, targets = append(roots, root), append(targets, target)
+		updating = updating || upd
+	}
+	for i, t := range targets {
+		if slices.Contains(b.reads, t.Name) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, inserts[i].TargetP, "a job cannot read the stream it writes (%q)", t.Name)
+		}
+	}
+	p := l.physical(b)
+	p.Target = targets[0].Name
+	for _, t := range targets {
+		p.Targets = append(p.Targets, t.Name)
+	}
+	p.Columns = roots[0].columns()
+	p.Visible = len(p.Columns)
+	p.Updating = updating
+	return p, nil
+}
+
+// insert binds and lowers one INSERT of a job, up to its sink.
+func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *catalog.Object, updating bool, err error) {
+	target, ok := b.cat.Get(ins.Target)
 	if !ok {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, ins.TargetP, "relation %q does not exist", ins.Target)
+		return nil, nil, false, sqlerr.New(sqlerr.UndefinedTable, ins.TargetP, "relation %q does not exist", ins.Target)
 	}
 	switch {
 	case target.Kind == catalog.View || target.Kind == catalog.MaterializedView:
-		return nil, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP, "cannot insert into %s %q", lower(string(target.Kind)), target.Name)
+		return nil, nil, false, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP, "cannot insert into %s %q", lower(string(target.Kind)), target.Name)
 	case target.Kind == catalog.Stream && target.Connector() != "":
-		return nil, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP,
+		return nil, nil, false, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP,
 			"cannot insert into stream %q: its rows come from connector '%s'", target.Name, target.Connector())
 	}
-	b := &binder{cat: cat, params: s.Params}
 	var bq *boundQuery
-	var err error
 	if v, ok := ins.Query.Body.(*parser.Values); ok && len(ins.Query.With) == 0 {
 		var vn node
 		if vn, err = b.bindValuesAs(v, insertHints(target, ins)); err != nil {
-			return nil, err
+			return nil, nil, false, err
 		}
 		bq = &boundQuery{root: vn, limit: -1, visible: len(vn.columns())}
 	} else if bq, err = b.bindQuery(ins.Query); err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
 	if len(bq.order) > 0 || bq.limit >= 0 {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.Query.P, "ORDER BY and LIMIT are not supported in a continuous query")
+		return nil, nil, false, sqlerr.New(sqlerr.FeatureNotSupported, ins.Query.P, "ORDER BY and LIMIT are not supported in a continuous query")
 	}
 	if slices.Contains(b.reads, target.Name) {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP, "a job cannot read the stream it writes (%q)", target.Name)
+		return nil, nil, false, sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP, "a job cannot read the stream it writes (%q)", target.Name)
 	}
-	root, err := assignTo(bq.root, target, ins)
-	if err != nil {
-		return nil, err
+	if root, err = assignTo(bq.root, target, ins); err != nil {
+		return nil, nil, false, err
 	}
 	root = pushdown(root)
 	upd := updatingReason(root)
@@ -137,12 +170,11 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
 			"%s %q is append-only, but the query gives an updating result: %s", lower(string(target.Kind)), target.Name, upd)
 		e.Hint = "Write it into a materialized view, or into a sink WITH (type = 'upsert', primary_key = '...')."
-		return nil, e
+		return nil, nil, false, e
 	}
-	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
 	top, err := l.lower(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
 	schema := schemaOf(root.columns())
 	if isUpsertSink(target) {
@@ -154,14 +186,9 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 		schema = withKind
 	}
 	if err := l.sink(top, target, schema); err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
-	p := l.physical(b)
-	p.Target = target.Name
-	p.Columns = root.columns()
-	p.Visible = len(p.Columns)
-	p.Updating = upd != ""
-	return p, nil
+	return root, target, upd != "", nil
 }
 
 // PlanMaterializedView plans the job that maintains a materialized view: its query into the view's log. obj is

@@ -6,6 +6,7 @@
 // Directives (cockroach and RisingWave use the same ones):
 //
 //	statement ok                      the statement succeeds
+//	statement ok notice <regexp>      ... and one of its notices (NoticeResponse) matches the regexp
 //	statement error <regexp>          it fails; the regexp is matched against "<SQLSTATE> <line>:<col> <message>"
 //	                                  (without "<line>:<col> " when the error has no position)
 //	query <types> [rowsort|valuesort] the rows after ---- are the result; one letter per column (I integer,

@@ -66,6 +66,8 @@ type pgwireTarget struct {
 	conn *pgconn.PgConn
 	// bounded caches, per job id, whether the job's sources all end (see wait).
 	bounded map[string]bool
+	// notices collects the NoticeResponses of the statement running.
+	notices []string
 }
 
 func newPgwireTarget(t *testing.T, bin, dir string) target {
@@ -82,7 +84,13 @@ func (p *pgwireTarget) start() {
 	p.srv = srv
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgconn.Connect(ctx, srv.URL()+"&sslmode=disable")
+	cfg, err := pgconn.ParseConfig(srv.URL() + "&sslmode=disable")
+	if err != nil {
+		srv.Kill()
+		p.t.Fatal(err)
+	}
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { p.notices = append(p.notices, n.Message) }
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		srv.Kill()
 		p.t.Fatalf("connect to %s: %v\n%s", srv.Addr(), err, srv.Output())
@@ -119,6 +127,7 @@ func (p *pgwireTarget) exec(ctx context.Context, sql string) ([]result, error) {
 }
 
 func (p *pgwireTarget) execConn(ctx context.Context, sql string) ([]result, error) {
+	p.notices = nil
 	mrr := p.conn.Exec(ctx, sql)
 	var out []result
 	for mrr.NextResult() {
@@ -146,6 +155,9 @@ func (p *pgwireTarget) execConn(ctx context.Context, sql string) ([]result, erro
 	}
 	if err := mrr.Close(); err != nil {
 		return nil, err
+	}
+	if len(out) > 0 {
+		out[len(out)-1].notices = p.notices // the notices of the script (one statement here)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -79,6 +80,7 @@ type record struct {
 	sql      string
 	expected []string
 	arg      string
+	noticeRE string // statement ok notice <regexp>: one of the statement's notices must match
 }
 
 func parseFile(t *testing.T, path string) []record {
@@ -109,10 +111,13 @@ func parseFile(t *testing.T, path string) []record {
 			if fields[1] == "error" {
 				r.errRE = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(l, fields[0]), " error"))
 			} else if fields[0] == "statement" {
-				if fields[1] != "ok" {
-					t.Fatalf("%s:%d: statement ok|error", path, i+1)
+				if fields[1] != "ok" || (len(fields) > 2 && (fields[2] != "notice" || len(fields) < 4)) {
+					t.Fatalf("%s:%d: statement ok [notice <regexp>] | error <regexp>", path, i+1)
 				}
 				r.ok = true
+				if len(fields) > 2 {
+					r.noticeRE = strings.TrimSpace(l[strings.Index(l, " notice ")+len(" notice "):])
+				}
 			} else {
 				r.types = fields[1]
 				if len(fields) > 2 {
@@ -150,9 +155,10 @@ func parseFile(t *testing.T, path string) []record {
 
 // result is one statement's rows in Postgres text form (nil is NULL) and its column types.
 type result struct {
-	names []string
-	oids  []uint32
-	rows  [][]*string
+	names   []string
+	oids    []uint32
+	rows    [][]*string
+	notices []string
 }
 
 // target is where a file's statements run: the in-process engine or a clinksql serve process.
@@ -231,6 +237,19 @@ func runFile(t *testing.T, path string, newTarget func(t *testing.T, dir string)
 				continue
 			}
 			if r.kind == "statement" {
+				if r.noticeRE != "" {
+					re, rerr := regexp.Compile(r.noticeRE)
+					if rerr != nil {
+						t.Fatalf("%s: bad regexp: %v", where, rerr)
+					}
+					var notices []string
+					for _, res := range results {
+						notices = append(notices, res.notices...)
+					}
+					if !slices.ContainsFunc(notices, re.MatchString) {
+						t.Errorf("%s: no notice matches %q; notices: %q", where, r.noticeRE, notices)
+					}
+				}
 				continue
 			}
 			if len(results) != 1 {
@@ -301,6 +320,7 @@ func (p *inprocTarget) exec(ctx context.Context, sql string) ([]result, error) {
 			out[i].oids = append(out[i].oids, c.OID)
 		}
 		out[i].rows = r.Rows
+		out[i].notices = r.Notices
 	}
 	return out, nil
 }
