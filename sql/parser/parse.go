@@ -28,7 +28,7 @@ func Parse(sql string) ([]Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t := p.peek(); t.Kind != EOF && !p.isOp(";") {
+		if t := p.peek(); t.Kind != EOF && !p.isOp(";") && !opensStatementSet(s) {
 			return nil, p.syntaxErrorAt(p.i)
 		}
 		out = append(out, s)
@@ -221,7 +221,15 @@ func (p *parser) statement() (Stmt, error) {
 		return p.drop(start)
 	case "begin", "start", "commit", "end", "rollback", "abort":
 		return p.txn(start)
-	case "update", "delete", "alter", "truncate", "grant", "revoke", "copy", "prepare", "execute", "deallocate",
+	case "execute":
+		// EXECUTE STATEMENT SET BEGIN INSERT ...; ...; END is Flink's one-statement form of BEGIN STATEMENT SET:
+		// it opens the set, and the INSERTs and END follow as statements of their own.
+		if p.kwAt(p.i+1, "statement") && p.kwAt(p.i+2, "set") && p.kwAt(p.i+3, "begin") {
+			p.i += 4
+			return &Txn{StmtBase: p.base(start), Op: "begin", StatementSet: true}, nil
+		}
+		return nil, notSupported(t.Pos, "EXECUTE is not supported")
+	case "update", "delete", "alter", "truncate", "grant", "revoke", "copy", "prepare", "deallocate",
 		"listen", "notify", "vacuum", "analyze", "lock", "declare", "fetch", "close", "discard", "comment":
 		return nil, notSupported(t.Pos, "%s is not supported", strings.ToUpper(t.Value))
 	}
@@ -821,4 +829,11 @@ func (p *parser) matchParen(i int) int {
 		}
 	}
 	return -1
+}
+
+// opensStatementSet reports whether s is EXECUTE STATEMENT SET BEGIN, which the set's first INSERT follows without
+// a semicolon.
+func opensStatementSet(s Stmt) bool {
+	t, ok := s.(*Txn)
+	return ok && t.StatementSet && strings.HasPrefix(strings.ToLower(t.Text), "execute")
 }
