@@ -700,6 +700,12 @@ func attrOf(n node, i int) colAttr {
 		if x.global || x.group {
 			return colAttr{}
 		}
+		if x.propagated {
+			if i < x.keys {
+				return attrOf(x.pre, x.cfg.Keys[i])
+			}
+			return colAttr{}
+		}
 		switch i {
 		case x.keys:
 			return colAttr{role: roleWindowStart, window: windowIdentity(x.cfg)}

@@ -83,11 +83,14 @@ type aggNode struct {
 	global bool // a plain GROUP BY over a bounded, append-only input: one window that ends with the input
 	// group is a GROUP BY without a window in a continuous query, or over a changelog: the operator is the
 	// updating group aggregate and there are no window columns.
-	group   bool
-	keys    int
-	label   string
-	factory func(int) exec.Operator
-	out     []Col
+	group bool
+	// propagated is a GROUP BY of the window_start and window_end of rows windowed upstream: a window aggregate
+	// whose windows are the input's (the keys hold them; the operator's own window columns are not shown).
+	propagated bool
+	keys       int
+	label      string
+	factory    func(int) exec.Operator
+	out        []Col
 }
 
 // winCols is how many window columns (window_start, window_end) follow the keys in the output.

@@ -338,6 +338,18 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		if err != nil {
 			return nil, nil, err
 		}
+	case b.windowKeys(keyASTs, input, sc) != nil:
+		// GROUP BY window_start, window_end (under any names) of rows windowed upstream: the same windows again,
+		// each emitted once when the watermark passes its end (Flink's window propagation). Every window end is
+		// its own tiny TUMBLE window ending there, and window_start and window_end stay keys.
+		we := b.windowKeys(keyASTs, input, sc)
+		n.propagated = true
+		cfg = operators.WindowAggConfig{Kind: operators.WindowTumble, Size: 1}
+		var err error
+		if timeExpr, err = expr.Call("-", we, expr.Interval(1)); err != nil {
+			return nil, nil, posErr(err, s.P)
+		}
+		winLabel = "the input's windows: " + attrOf(input, mustColumn(we)).window
 	case !b.bounded || updatingReason(input) != "":
 		// A continuous GROUP BY without a window (or one over a changelog): every change of a group's result is
 		// emitted as it happens.
@@ -489,6 +501,46 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 	}
 	n.label = winLabel
 	return n, ab, nil
+}
+
+// windowKeys returns the window_end column (as an expression over sc) when GROUP BY keys hold both window_start
+// and window_end of one windowing of an append-only input; nil otherwise.
+func (b *binder) windowKeys(keys []parser.Expr, input node, sc *scope) expr.Expr {
+	if updatingReason(input) != "" {
+		return nil
+	}
+	var start, end expr.Expr
+	window := ""
+	for _, k := range keys {
+		ref, ok := k.(*parser.ColumnRef)
+		if !ok {
+			continue
+		}
+		i, err := sc.resolve(ref.Table, ref.Name, ref.P)
+		if err != nil {
+			continue
+		}
+		a := attrOf(input, i)
+		if a.window == "" || (window != "" && a.window != window) {
+			continue
+		}
+		c := expr.Column(i, sc.cols[i].Name, sc.cols[i].Type)
+		switch a.role {
+		case roleWindowStart:
+			start, window = c, a.window
+		case roleWindowEnd:
+			end, window = c, a.window
+		}
+	}
+	if start == nil || end == nil {
+		return nil
+	}
+	return end
+}
+
+func mustColumn(e expr.Expr) int {
+	i, _ := expr.ColumnIndex(e)
+	return i
 }
 
 // aggFunc checks an aggregate's argument type and picks the operator's function.
