@@ -99,10 +99,11 @@ type stats struct {
 }
 
 // TestCrashKill9 is the crash harness of the real binary: per iteration, a throttled bounded datagen stream feeds a
-// windowed aggregate into a Parquet sink and a filtered projection into a CSV sink; the process is killed with
+// windowed aggregate into a Parquet sink, a filtered projection into a CSV sink and an interval self-join (a
+// two-input keyed operator) into another CSV sink; the process is killed with
 // SIGKILL at seeded random moments (1 to 3 times; a quarter of them in the middle of a graceful stop that a SIGTERM
 // began), restarted on the same data directory each time (the engine re-deploys the jobs from their last
-// completed checkpoints), and finally run until both jobs are FINISHED. The committed output must equal, as a
+// completed checkpoints), and finally run until every job is FINISHED. The committed output must equal, as a
 // multiset, both a failure-free run of the same pipeline in a fresh data directory and the result computed in Go
 // from the generator's definition: nothing lost, nothing twice.
 //
@@ -240,7 +241,7 @@ func countFiles(dir, pattern string) int {
 // checkOutput compares the committed output of the crashed runs, of the reference run and of the Go model.
 func checkOutput(t *testing.T, it *iteration, refDir string) {
 	rows := it.cfg.generate()
-	model := map[string][]string{"agg": modelAgg(it.cfg, rows), "raw": modelCSV(rows)}
+	model := map[string][]string{"agg": modelAgg(it.cfg, rows), "raw": modelCSV(rows), "join": modelJoin(it.cfg, rows)}
 	read := func(root, sink string) *committed {
 		var c *committed
 		var err error
@@ -254,7 +255,7 @@ func checkOutput(t *testing.T, it *iteration, refDir string) {
 		}
 		return c
 	}
-	for _, sink := range []string{"agg", "raw"} {
+	for _, sink := range []string{"agg", "raw", "join"} {
 		ref := read(refDir, sink)
 		got := read(it.data, sink)
 		if d := diff(ref, model[sink]); d != "" {

@@ -2,10 +2,10 @@
 //
 // Each iteration, drawn from a seed: start `clinksql serve` on a fresh data directory and, over pgx, set up a
 // throttled bounded datagen stream, a windowed aggregate (TUMBLE or HOP; COUNT, SUM, MIN, MAX per key) into a
-// Parquet sink and a filtered projection into a CSV sink, with a small checkpoint interval and the checkpoint mode
+// Parquet sink, a filtered projection into a CSV sink and an interval self-join of the stream into a CSV sink, with a small checkpoint interval and the checkpoint mode
 // (aligned, unaligned, adaptive) and parallelism (1, 2) rotating with the seed. Then kill -9 the server at seeded
 // random moments, 1 to 3 times, restarting it on the same data directory each time; the last run goes on until
-// SHOW JOBS says both jobs FINISHED, and stops with SIGTERM.
+// SHOW JOBS says every job FINISHED, and stops with SIGTERM.
 //
 // The committed files (read directly: Parquet with parquet-go, CSV with encoding/csv) must equal, as multisets,
 // the output of a failure-free run of the same pipeline (unthrottled, `clinksql exec --wait`, its own data

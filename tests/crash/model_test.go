@@ -117,6 +117,27 @@ func modelCSV(rows []genRow) []string {
 	return out
 }
 
+// modelJoin is the self-join sink's expected rows: every pair (x, y) of rows with the same k and
+// x.ts <= y.ts <= x.ts + joinMs (a row pairs with itself too), as "x.id,y.id".
+func modelJoin(c *iterConfig, rows []genRow) []string {
+	byKey := map[int64][]genRow{}
+	for _, r := range rows {
+		byKey[r.k] = append(byKey[r.k], r) // in row order, so in time order
+	}
+	var out []string
+	for _, rs := range byKey {
+		for i, x := range rs {
+			for _, y := range rs[i:] {
+				if y.tsMs > x.tsMs+c.joinMs() {
+					break
+				}
+				out = append(out, strconv.FormatInt(x.id, 10)+","+strconv.FormatInt(y.id, 10))
+			}
+		}
+	}
+	return out
+}
+
 // aggKey is one window of one key.
 type aggKey struct{ k, start int64 }
 

@@ -173,11 +173,11 @@ func (it *iteration) logPath() string {
 // `clinksql exec --wait` (the same engine, embedded; used until serve exists, or with CRASH_DRIVER=exec).
 type driver interface {
 	name() string
-	// first starts the first run and sets the pipeline up; it returns once both jobs exist.
+	// first starts the first run and sets the pipeline up; it returns once every job exists.
 	first(ctx context.Context, it *iteration) (*proc, error)
 	// restart starts a run on the existing data directory and returns at once: the engine re-deploys the jobs.
 	restart(ctx context.Context, it *iteration) (*proc, error)
-	// finish takes a run to the end: both jobs FINISHED, the process stopped gracefully.
+	// finish takes a run to the end: every job FINISHED, the process stopped gracefully.
 	finish(ctx context.Context, it *iteration, p *proc) error
 }
 
@@ -315,7 +315,7 @@ func (serveDriver) finish(ctx context.Context, it *iteration, p *proc) error {
 	if err := stopServe(p); err != nil {
 		return err
 	}
-	// Once more: a server started after the end finds both jobs FINISHED, re-deploys nothing, and (checked by the
+	// Once more: a server started after the end finds every job FINISHED, re-deploys nothing, and (checked by the
 	// caller) adds no output.
 	p, err = startServe(it)
 	if err != nil {
