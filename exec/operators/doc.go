@@ -123,4 +123,32 @@
 //
 // Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
 // row), per-key early firing, allowed lateness, and retracting input.
+//
+// # Group aggregate and Top-N
+//
+// NewGroupAggregate (groupagg*.go) computes GROUP BY without a window and SELECT DISTINCT over an append-only input
+// or a changelog; NewTopN (topn*.go) computes ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..) <= N. Both emit a
+// changelog per input batch (Flink's mini-batch): for each group or partition the batch touched, in order of first
+// touch, the result before the batch is compared with the result after it (+I, -U/+U, -D; nothing when
+// unchanged). Their contracts are in groupagg.go and topn.go. They own:
+//
+//   - their working sets: groups column-wise by dense id (retractable accumulators: row count, 128-bit sums,
+//     counted distinct values, MIN/MAX value multisets over a changelog); Top-N partitions as sorted multisets of
+//     the rows' sort bytes (order bytes of the sort keys, then the canonical row bytes, which break ties), holding
+//     only the top N over an append-only input;
+//   - their keyed state: KeyedKey(kg, 1, key) holding the group's row count and accumulators, and
+//     KeyedKey(kg, 1, uvarint(len(part)) part entry) holding one Top-N row's copy count and the length of its order
+//     bytes. Dirty groups and changed entries are written at OnBarrier; a group or partition that disappears is
+//     deleted when it does. Groups and partitions are loaded lazily (Get, or a prefix Scan) only when the backend
+//     may hold them, and evicted at a barrier when the working set grows too large.
+//
+// They must never:
+//
+//   - read or write the backend per row beyond the write-back cache (a lazy load on a miss, Put/Delete);
+//   - accept a row of a key group they do not own, or hash keys other than with exec.HashKeys;
+//   - treat a retraction on an append-only input as data (it fails the operator); a retraction of a row they do
+//     not hold, over a changelog, is counted in TaskContext.Errors and ignored;
+//   - let the result depend on arrival order within a batch's net effect, or on a restore: updates run in row
+//     order and the state holds exact bits;
+//   - turn an overflow into a wrong number (22003).
 package operators

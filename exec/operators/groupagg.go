@@ -1,12 +1,40 @@
 package operators
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/sql/sqlerr"
 )
+
+// GroupAggregate: GROUP BY keys without a window, and SELECT DISTINCT (keys and no aggregates).
+//
+// Contract:
+//
+//   - Input: one logical input, append-only or (InputUpdating) a changelog: +I and +U add a row to its group, -U
+//     and -D take one out. The planner projects first, so keys, aggregate arguments and FILTER conditions are plain
+//     columns. An append-only input receiving -U or -D fails the operator. A retraction reaching a group that holds
+//     no row (a changelog inconsistent upstream) is ignored, as Flink does, and counted in TaskContext.Errors.
+//   - Output: the key columns (names and types of the input), then one column per aggregate with the window
+//     aggregate's result types and names (window.go), as a changelog computed per input batch (Flink's
+//     mini-batch): for each group the batch touched, in the order of first touch, its result before the batch is
+//     compared with its result after it: absent -> present is +I new, present -> absent is -D old, a changed
+//     result is -U old then +U new, an unchanged one emits nothing. A group exists while it holds at least one row
+//     (its row count, independent of the aggregates and their FILTERs); a global aggregate (no keys) is one group
+//     that exists from its first row on, also when every row is retracted again (COUNT 0, SUM NULL). So DISTINCT
+//     over an append-only input emits only +I. An output batch whose rows are all +I carries nil Kinds.
+//   - Aggregates: COUNT, COUNT(*), COUNT(DISTINCT), SUM, AVG, MIN, MAX with FILTER (WHERE c) (a row feeds the
+//     aggregate only where c is TRUE), all retractable: SUM and AVG keep the count of non-NULL values (none: NULL);
+//     COUNT(DISTINCT) a count per distinct value; MIN/MAX over a changelog the multiset of values with their counts
+//     (over an append-only input only the extreme). SUM(int) is summed in 128 bits and fails with 22003 when the
+//     result leaves BIGINT; decimal results beyond 38 digits fail with 22003. Float sums count NaN and infinities
+//     apart, so retracting them restores the finite sum.
+//   - Keys: hashable types (exec.HashKeys); NULLs group together. A row's key group is state.KeyGroupOf(hash,
+//     MaxKeyGroups), the hash exchange's; a row of a key group the subtask does not own fails the operator. With
+//     no keys every row is in key group 0 (the planner runs it at parallelism 1).
+//   - State: see groupagg_op.go. Watermarks pass through (OnWatermark does nothing).
 
 // GroupAggConfig is GROUP BY without a window (and SELECT DISTINCT: keys and no aggregates). Its result is a
 // changelog: a group's first result is +I, a change is -U old then +U new, a group whose last row was retracted
@@ -21,8 +49,97 @@ type GroupAggConfig struct {
 	InputUpdating bool
 }
 
-// NewGroupAggregate returns the operator factory and the output schema: the key columns, then one column per
-// aggregate (the window aggregate's result types). STUB: being written.
+// gaDefaultMaxGroups bounds the working set: above it, a barrier evicts the groups that were not touched since the
+// previous barrier (they are in the state backend, written back just before) and, if that is not enough, all of
+// them.
+const gaDefaultMaxGroups = 1 << 20
+
+// gaPlan is the validated, immutable part of the operator, shared by its subtasks.
+type gaPlan struct {
+	cfg     GroupAggConfig
+	in, out *arrow.Schema
+	keyEnc  winKeyEncoding
+	// resEnc decodes a group's result bytes (one key-column value per aggregate) into the output builders.
+	resEnc    winKeyEncoding
+	aggs      []aggKind
+	maxGroups int
+}
+
+// NewGroupAggregate validates cfg against the input schema and returns the operator factory and the output schema:
+// the key columns, then one column per aggregate with the window aggregate's result types. Errors are sqlerr
+// errors: 42883 for an aggregate over a type it does not take, 0A000 for a key type that cannot be grouped, 42804
+// for a FILTER that is not boolean, XX000 for a malformed config (a planner bug).
 func NewGroupAggregate(cfg GroupAggConfig, in *arrow.Schema) (func(subtask int) exec.Operator, *arrow.Schema, error) {
-	return nil, nil, errors.New("not implemented yet")
+	p, err := planGroupAgg(cfg, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(int) exec.Operator { return newGroupAgg(p) }, p.out, nil
+}
+
+func gaInternalf(format string, args ...any) error {
+	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "group aggregate: "+format, args...)
+}
+
+func planGroupAgg(cfg GroupAggConfig, in *arrow.Schema) (*gaPlan, error) {
+	ncol := in.NumFields()
+	col := func(i int, what string) error {
+		if i < 0 || i >= ncol {
+			return gaInternalf("%s column %d out of range (input has %d)", what, i, ncol)
+		}
+		return nil
+	}
+	if len(cfg.Keys) == 0 && len(cfg.Aggs) == 0 {
+		return nil, gaInternalf("neither keys nor aggregates")
+	}
+	var fields []arrow.Field
+	var keyTypes, resTypes []arrow.DataType
+	for _, k := range cfg.Keys {
+		if err := col(k, "key"); err != nil {
+			return nil, err
+		}
+		f := in.Field(k)
+		if !winKeyType(f.Type) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot group by %s column %q", f.Type, f.Name)
+		}
+		keyTypes = append(keyTypes, f.Type)
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
+	}
+	p := &gaPlan{cfg: cfg, in: in, keyEnc: newWinKeyEncoding(keyTypes), maxGroups: gaDefaultMaxGroups}
+	for i, a := range cfg.Aggs {
+		var argType arrow.DataType
+		if a.Func == AggCountStar {
+			if a.Arg != -1 {
+				return nil, gaInternalf("COUNT(*) with an argument column %d", a.Arg)
+			}
+		} else {
+			if err := col(a.Arg, "aggregate argument"); err != nil {
+				return nil, err
+			}
+			argType = in.Field(a.Arg).Type
+		}
+		if a.Filter != -1 {
+			if err := col(a.Filter, "FILTER"); err != nil {
+				return nil, err
+			}
+			if in.Field(a.Filter).Type.ID() != arrow.BOOL {
+				return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos,
+					"argument of FILTER must be type boolean, not %s", in.Field(a.Filter).Type)
+			}
+		}
+		k, err := newAggKind(a.Func, argType)
+		if err != nil {
+			return nil, err
+		}
+		name := a.Name
+		if name == "" {
+			name = fmt.Sprintf("agg%d", i)
+		}
+		p.aggs = append(p.aggs, k)
+		resTypes = append(resTypes, k.out)
+		fields = append(fields, arrow.Field{Name: name, Type: k.out, Nullable: k.nullable})
+	}
+	p.resEnc = winKeyEncoding{types: resTypes, mode: winKeyBytes}
+	p.out = arrow.NewSchema(fields, nil)
+	return p, nil
 }

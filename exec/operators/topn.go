@@ -1,12 +1,34 @@
 package operators
 
 import (
-	"errors"
-
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/sql/sqlerr"
 )
+
+// TopN: ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..) filtered by rn <= N.
+//
+// Contract:
+//
+//   - Input: one logical input, append-only or (InputUpdating) a changelog: +I and +U add a row, -U and -D take one
+//     copy of an equal row out. An append-only input receiving -U or -D fails the operator; a retraction of a row
+//     the partition does not hold is ignored (as Flink does) and counted in TaskContext.Errors.
+//   - Order: by the sort keys (Desc, NullsFirst exactly as given; floats with NaN above every number; strings and
+//     binary by bytes), then by the row's canonical bytes (window_keys.go), so equal sort keys rank the same way
+//     whatever the arrival order; identical rows are copies of one entry and rank next to each other.
+//   - Output: the input columns, then with RankOut the row number (BIGINT, RankName), as a changelog computed per
+//     input batch: for each partition the batch changed, in the order of first change, the top N before the batch
+//     is compared with the top N after it. With RankOut, position by position (r = 1..N): the same row emits
+//     nothing, two different rows -U (old, r) then +U (new, r), a row only before -D (old, r), a row only after
+//     +I (new, r). Without RankOut, as a multiset: -D for each copy that left the top N, then +I for each copy that
+//     entered (each in rank order). An output batch whose rows are all +I carries nil Kinds.
+//   - Partitions: hashable key types (exec.HashKeys), NULLs together; a row's key group is the hash exchange's, and
+//     a row of a key group the subtask does not own fails the operator. Without partition columns every row is in
+//     key group 0. Every input column must have a canonical encoding (integers, dates, timestamps, floats,
+//     decimals, booleans, strings, binary): rows are kept as their canonical bytes.
+//   - State: see topn_op.go. Over an append-only input a partition keeps its top N rows only; over a changelog it
+//     keeps every row, since a retraction can bring row N+1 in. Watermarks pass through.
 
 // SortKey is one ORDER BY key of a Top-N.
 type SortKey struct {
@@ -28,8 +50,95 @@ type TopNConfig struct {
 	InputUpdating bool
 }
 
-// NewTopN returns the operator factory and the output schema: the input columns, then the row number when
-// RankOut. STUB: being written.
+// tnDefaultMaxParts bounds the working set of partitions, as gaDefaultMaxGroups does for groups.
+const tnDefaultMaxParts = 1 << 18
+
+// tnPlan is the validated, immutable part of the operator, shared by its subtasks.
+type tnPlan struct {
+	cfg     TopNConfig
+	in, out *arrow.Schema
+	partEnc winKeyEncoding
+	// rowEnc decodes a row's canonical bytes (every input column) into the output builders.
+	rowEnc   winKeyEncoding
+	allCols  []int
+	maxParts int
+}
+
+// NewTopN validates cfg against the input schema and returns the operator factory and the output schema: the input
+// columns, then the row number when RankOut. Errors are sqlerr errors: 0A000 for a partition, order or input column
+// type the operator cannot handle, XX000 for a malformed config (a planner bug).
 func NewTopN(cfg TopNConfig, in *arrow.Schema) (func(subtask int) exec.Operator, *arrow.Schema, error) {
-	return nil, nil, errors.New("not implemented yet")
+	p, err := planTopN(cfg, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(int) exec.Operator { return newTopN(p) }, p.out, nil
+}
+
+func tnInternalf(format string, args ...any) error {
+	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "Top-N: "+format, args...)
+}
+
+// tnRowType reports whether values of t have canonical bytes that sort like the values (fixed width) or can be
+// made to (strings and binary, escaped), and decode back.
+func tnRowType(t arrow.DataType) bool {
+	if winIntLike(t) {
+		return true
+	}
+	switch t.ID() {
+	case arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING,
+		arrow.BINARY, arrow.LARGE_BINARY:
+		return true
+	}
+	return false
+}
+
+func planTopN(cfg TopNConfig, in *arrow.Schema) (*tnPlan, error) {
+	ncol := in.NumFields()
+	col := func(i int, what string) error {
+		if i < 0 || i >= ncol {
+			return tnInternalf("%s column %d out of range (input has %d)", what, i, ncol)
+		}
+		return nil
+	}
+	if cfg.N <= 0 {
+		return nil, tnInternalf("N must be positive, not %d", cfg.N)
+	}
+	if cfg.RankOut && cfg.RankName == "" {
+		return nil, tnInternalf("RankOut without a RankName")
+	}
+	var partTypes []arrow.DataType
+	for _, k := range cfg.Partition {
+		if err := col(k, "partition"); err != nil {
+			return nil, err
+		}
+		f := in.Field(k)
+		if !winKeyType(f.Type) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot partition by %s column %q", f.Type, f.Name)
+		}
+		partTypes = append(partTypes, f.Type)
+	}
+	for _, k := range cfg.Order {
+		if err := col(k.Col, "order"); err != nil {
+			return nil, err
+		}
+	}
+	p := &tnPlan{cfg: cfg, in: in, partEnc: newWinKeyEncoding(partTypes), maxParts: tnDefaultMaxParts}
+	fields := make([]arrow.Field, 0, ncol+1)
+	var types []arrow.DataType
+	for i, f := range in.Fields() {
+		if !tnRowType(f.Type) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
+				"Top-N over a %s column (%q) is not supported", f.Type, f.Name)
+		}
+		types = append(types, f.Type)
+		p.allCols = append(p.allCols, i)
+		fields = append(fields, f)
+	}
+	p.rowEnc = winKeyEncoding{types: types, mode: winKeyBytes}
+	if cfg.RankOut {
+		fields = append(fields, arrow.Field{Name: cfg.RankName, Type: arrow.PrimitiveTypes.Int64})
+	}
+	p.out = arrow.NewSchema(fields, nil)
+	return p, nil
 }

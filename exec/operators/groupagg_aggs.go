@@ -1,0 +1,733 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
+// The retractable accumulators of the group aggregate. Like the window aggregate's (window_aggs.go) they keep
+// their state column-wise, one Go slice per field indexed by group id, and update from a batch's (row, group)
+// assignments in one tight loop per batch; unlike them, each assignment may be a retraction, and a result is
+// produced as canonical bytes (window_keys.go) rather than into a builder, so that the operator can compare a
+// group's result before and after a batch byte for byte and decode the one it emits with winKeyEncoding.
+//
+// Updates run in row order, so a float sum sees the same sequence of additions and subtractions whatever the
+// batching, and a restore (which stores the exact bits) continues it exactly.
+type gaAgg interface {
+	grow()
+	reset(g int32)
+	// update folds col[rows[j]] into group grps[j], or takes it out where neg != nil && neg[j]. FILTER has been
+	// applied to the assignments already; NULL arguments are skipped here. col is nil for COUNT(*).
+	update(col arrow.Array, rows, grps []int32, neg []bool) error
+	// result appends g's result as one key column's canonical bytes: 0x00 for NULL, else 0x01 and the value.
+	result(dst []byte, g int32) ([]byte, error)
+	encode(dst []byte, g int32) []byte
+	decode(src []byte, g int32) ([]byte, error)
+}
+
+// newGaAgg returns the accumulator of k; updating says whether it must survive retractions (MIN/MAX then keep
+// every value).
+func newGaAgg(k aggKind, updating bool) gaAgg {
+	switch k.impl {
+	case implCount:
+		return &gaCount{star: k.fn == AggCountStar}
+	case implSumInt:
+		return &gaSum128{mode: gaSumBigint}
+	case implSum128:
+		return &gaSum128{mode: gaSumDecimal}
+	case implAvg128:
+		return &gaSum128{mode: gaAvg, shift: k.outScale - k.inScale}
+	case implSumFloat:
+		return &gaSumFloat{f32: k.arg.ID() == arrow.FLOAT32}
+	case implAvgFloat:
+		return &gaSumFloat{avg: true}
+	case implMinMaxInt, implMinMaxFloat, implMinMaxDec, implMinMaxStr:
+		return &gaMinMax{max: k.fn == AggMax, updating: updating, str: k.impl == implMinMaxStr}
+	case implDistinctInt:
+		return &gaDistinctInt{}
+	case implDistinctStr:
+		return &gaDistinctStr{}
+	}
+	panic(fmt.Sprintf("group aggregate: aggregate implementation %d", k.impl))
+}
+
+// COUNT(*), COUNT(x).
+
+type gaCount struct {
+	star bool
+	n    []int64
+}
+
+func (a *gaCount) grow()         { a.n = append(a.n, 0) }
+func (a *gaCount) reset(g int32) { a.n[g] = 0 }
+
+func (a *gaCount) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	n := a.n
+	all := a.star || col.NullN() == 0
+	switch {
+	case neg == nil && all:
+		for _, g := range grps {
+			n[g]++
+		}
+	case neg == nil:
+		for j, r := range rows {
+			if col.IsValid(int(r)) {
+				n[grps[j]]++
+			}
+		}
+	default:
+		for j, g := range grps {
+			if !all && col.IsNull(int(rows[j])) {
+				continue
+			}
+			if neg[j] {
+				n[g]--
+			} else {
+				n[g]++
+			}
+		}
+	}
+	return nil
+}
+
+func (a *gaCount) result(dst []byte, g int32) ([]byte, error) {
+	return winAppendOrderedInt(append(dst, 1), a.n[g]), nil
+}
+
+func (a *gaCount) encode(dst []byte, g int32) []byte { return binary.AppendVarint(dst, a.n[g]) }
+
+func (a *gaCount) decode(src []byte, g int32) (rest []byte, err error) {
+	a.n[g], rest, err = winGetVarint(src)
+	return rest, err
+}
+
+// SUM and AVG over integers and decimals: a 128-bit two's complement sum and the count of values summed. Integer
+// arguments cannot overflow 128 bits (fewer than 2^63 rows of at most 2^63 each), so only decimals check on the way;
+// the result checks its own range (BIGINT, or 38 digits).
+
+type gaSumMode uint8
+
+const (
+	gaSumBigint  gaSumMode = iota // SUM(smallint|int): BIGINT
+	gaSumDecimal                  // SUM(bigint|decimal): DECIMAL(38, s)
+	gaAvg                         // AVG(integer|decimal): DECIMAL(38, s'), sum * 10^shift / n
+)
+
+type gaSum128 struct {
+	mode        gaSumMode
+	shift       int32
+	n, hi       []int64
+	lo          []uint64
+	scr         []int64
+	num, den, r big.Int
+	ten         big.Int
+}
+
+func (a *gaSum128) grow() {
+	a.n, a.hi, a.lo = append(a.n, 0), append(a.hi, 0), append(a.lo, 0)
+}
+
+func (a *gaSum128) reset(g int32) { a.n[g], a.hi[g], a.lo[g] = 0, 0, 0 }
+
+// add128 adds (bh, bl) to group g, reporting a signed overflow of 128 bits.
+func (a *gaSum128) add128(g int32, bh int64, bl uint64) bool {
+	lo, c := bits.Add64(a.lo[g], bl, 0)
+	hi := a.hi[g] + bh + int64(c)
+	overflow := (a.hi[g] < 0) == (bh < 0) && (hi < 0) != (bh < 0)
+	a.hi[g], a.lo[g] = hi, lo
+	return overflow
+}
+
+// neg128 is the two's complement negation of (hi, lo).
+func neg128(hi int64, lo uint64) (int64, uint64) {
+	l, c := bits.Add64(^lo, 1, 0)
+	return ^hi + int64(c), l
+}
+
+func (a *gaSum128) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	nulls := col.NullN() > 0
+	if d, ok := col.(*array.Decimal128); ok {
+		vals := d.Values()
+		for j, r := range rows {
+			if nulls && col.IsNull(int(r)) {
+				continue
+			}
+			g, v := grps[j], vals[r]
+			h, l := v.HighBits(), v.LowBits()
+			inc := int64(1)
+			if neg != nil && neg[j] {
+				h, l = neg128(h, l)
+				inc = -1
+			}
+			// -(-2^127) does not fit, but a decimal128 of at most 38 digits is never that.
+			if a.add128(g, h, l) {
+				return errWinNumericOverflow()
+			}
+			a.n[g] += inc
+		}
+		return nil
+	}
+	vals := winInt64Values(col, &a.scr)
+	n, hi, lo := a.n, a.hi, a.lo
+	if !nulls && neg == nil { // the hot path of an append-only SUM(bigint)
+		for j, r := range rows {
+			g, v := grps[j], vals[r]
+			l, c := bits.Add64(lo[g], uint64(v), 0)
+			lo[g] = l
+			hi[g] += v>>63 + int64(c)
+			n[g]++
+		}
+		return nil
+	}
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g, v := grps[j], vals[r]
+		if neg != nil && neg[j] {
+			l, b := bits.Sub64(lo[g], uint64(v), 0)
+			lo[g] = l
+			hi[g] -= v>>63 + int64(b)
+			n[g]--
+			continue
+		}
+		l, c := bits.Add64(lo[g], uint64(v), 0)
+		lo[g] = l
+		hi[g] += v>>63 + int64(c)
+		n[g]++
+	}
+	return nil
+}
+
+func (a *gaSum128) result(dst []byte, g int32) ([]byte, error) {
+	if a.n[g] == 0 {
+		return append(dst, 0), nil
+	}
+	hi, lo := a.hi[g], a.lo[g]
+	switch a.mode {
+	case gaSumBigint:
+		if hi != int64(lo)>>63 {
+			return nil, errWinBigintRange()
+		}
+		return winAppendOrderedInt(append(dst, 1), int64(lo)), nil
+	case gaSumDecimal:
+		v := decimal128.New(hi, lo)
+		if !v.FitsInPrecision(38) {
+			return nil, errWinNumericOverflow()
+		}
+		return winAppendDecimal(append(dst, 1), v), nil
+	}
+	v, err := a.avg(hi, lo, a.n[g])
+	if err != nil {
+		return nil, err
+	}
+	return winAppendDecimal(append(dst, 1), v), nil
+}
+
+// avg is sum * 10^shift / n rounded half away from zero, as the window aggregate's AVG (numeric division).
+func (a *gaSum128) avg(hi int64, lo uint64, n int64) (decimal128.Num, error) {
+	a.num.Set(decimal128.New(hi, lo).BigInt())
+	a.ten.SetInt64(10)
+	a.num.Mul(&a.num, a.den.Exp(&a.ten, a.den.SetInt64(int64(a.shift)), nil))
+	a.den.SetInt64(n)
+	neg := a.num.Sign() < 0
+	a.num.QuoRem(&a.num, &a.den, &a.r) // truncated toward zero
+	a.r.Abs(&a.r)
+	a.r.Lsh(&a.r, 1)
+	if a.r.Cmp(&a.den) >= 0 { // half or more: away from zero
+		if neg {
+			a.num.Sub(&a.num, a.ten.SetInt64(1))
+		} else {
+			a.num.Add(&a.num, a.ten.SetInt64(1))
+		}
+	}
+	v := decimal128.FromBigInt(&a.num)
+	if a.num.BitLen() > 127 || !v.FitsInPrecision(38) {
+		return decimal128.Num{}, errWinNumericOverflow()
+	}
+	return v, nil
+}
+
+func (a *gaSum128) encode(dst []byte, g int32) []byte {
+	dst = binary.AppendVarint(dst, a.n[g])
+	dst = binary.BigEndian.AppendUint64(dst, uint64(a.hi[g]))
+	return binary.BigEndian.AppendUint64(dst, a.lo[g])
+}
+
+func (a *gaSum128) decode(src []byte, g int32) (rest []byte, err error) {
+	var hi uint64
+	if a.n[g], rest, err = winGetVarint(src); err != nil {
+		return nil, err
+	}
+	if hi, rest, err = winGetU64(rest); err != nil {
+		return nil, err
+	}
+	a.hi[g] = int64(hi)
+	a.lo[g], rest, err = winGetU64(rest)
+	return rest, err
+}
+
+// SUM and AVG over floats. NaN and the infinities are counted apart from the finite sum: a float sum is not
+// retractable once it holds one of them (NaN - NaN is NaN), a count is. The result is NaN if a NaN is in, or both
+// infinities; else the infinity that is in; else the finite sum. REAL sums round to float32 after each step, as
+// float4 arithmetic does.
+
+type gaFloatAcc struct {
+	n, nan, pinf, ninf int64
+	s                  float64
+}
+
+type gaSumFloat struct {
+	f32 bool // SUM(real): REAL steps and result
+	avg bool
+	acc []gaFloatAcc
+}
+
+func (a *gaSumFloat) grow()         { a.acc = append(a.acc, gaFloatAcc{}) }
+func (a *gaSumFloat) reset(g int32) { a.acc[g] = gaFloatAcc{} }
+
+func (a *gaSumFloat) step(g int32, v float64, sub bool) {
+	c := &a.acc[g]
+	d := int64(1)
+	if sub {
+		d = -1
+	}
+	c.n += d
+	switch {
+	case v != v:
+		c.nan += d
+	case math.IsInf(v, 1):
+		c.pinf += d
+	case math.IsInf(v, -1):
+		c.ninf += d
+	default:
+		s := c.s + v
+		if sub {
+			s = c.s - v
+		}
+		if a.f32 {
+			s = float64(float32(s))
+		}
+		c.s = s
+	}
+}
+
+func (a *gaSumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	nulls := col.NullN() > 0
+	switch c := col.(type) {
+	case *array.Float64:
+		vals := c.Float64Values()
+		for j, r := range rows {
+			if !nulls || c.IsValid(int(r)) {
+				a.step(grps[j], vals[r], neg != nil && neg[j])
+			}
+		}
+	case *array.Float32:
+		vals := c.Float32Values()
+		for j, r := range rows {
+			if !nulls || c.IsValid(int(r)) {
+				a.step(grps[j], float64(vals[r]), neg != nil && neg[j])
+			}
+		}
+	default:
+		return fmt.Errorf("group aggregate: float sum over %s", col.DataType())
+	}
+	return nil
+}
+
+func (a *gaSumFloat) result(dst []byte, g int32) ([]byte, error) {
+	c := &a.acc[g]
+	if c.n == 0 {
+		return append(dst, 0), nil
+	}
+	v := c.s
+	switch {
+	case c.nan > 0 || (c.pinf > 0 && c.ninf > 0):
+		v = math.NaN()
+	case c.pinf > 0:
+		v = math.Inf(1)
+	case c.ninf > 0:
+		v = math.Inf(-1)
+	}
+	if a.avg {
+		v /= float64(c.n)
+	} else if a.f32 {
+		v = float64(float32(v))
+	}
+	return binary.BigEndian.AppendUint64(append(dst, 1), winOrderedFloat(v)), nil
+}
+
+func (a *gaSumFloat) encode(dst []byte, g int32) []byte {
+	c := &a.acc[g]
+	for _, v := range [...]int64{c.n, c.nan, c.pinf, c.ninf} {
+		dst = binary.AppendVarint(dst, v)
+	}
+	return binary.BigEndian.AppendUint64(dst, math.Float64bits(c.s))
+}
+
+func (a *gaSumFloat) decode(src []byte, g int32) (rest []byte, err error) {
+	c := &a.acc[g]
+	rest = src
+	for _, p := range [...]*int64{&c.n, &c.nan, &c.pinf, &c.ninf} {
+		if *p, rest, err = winGetVarint(rest); err != nil {
+			return nil, err
+		}
+	}
+	var u uint64
+	u, rest, err = winGetU64(rest)
+	c.s = math.Float64frombits(u)
+	return rest, err
+}
+
+// MIN/MAX. Values are kept as order-preserving bytes: the canonical bytes of window_keys.go for fixed-width types
+// (integers, dates, timestamps and booleans as ordered integers, floats with NaN last, decimals), which sort like
+// the values, and the raw bytes for strings and binary (byte order, the C collation). Over an append-only input a
+// group keeps only its extreme; over a changelog it keeps every distinct value with its count, ascending, so
+// retracting the extreme finds the next one.
+
+type gaMMEntry struct {
+	v string
+	n int64
+}
+
+type gaMinMax struct {
+	max, updating, str bool
+	has                []bool        // append-only
+	ext                []string      // append-only: the extreme
+	sets               [][]gaMMEntry // updating
+	buf                []byte
+	scr                []int64
+}
+
+func (a *gaMinMax) grow() {
+	if a.updating {
+		a.sets = append(a.sets, nil)
+	} else {
+		a.has, a.ext = append(a.has, false), append(a.ext, "")
+	}
+}
+
+func (a *gaMinMax) reset(g int32) {
+	if a.updating {
+		a.sets[g] = nil
+	} else {
+		a.has[g], a.ext[g] = false, ""
+	}
+}
+
+// values returns the accessor of col's order-preserving bytes; the string it returns views a scratch buffer or the
+// batch and must be cloned to be kept.
+func (a *gaMinMax) values(col arrow.Array) (func(i int) string, error) {
+	switch c := col.(type) {
+	case *array.String:
+		return c.Value, nil
+	case *array.LargeString:
+		return c.Value, nil
+	case *array.Binary:
+		return func(i int) string { return winUnsafeString(c.Value(i)) }, nil
+	case *array.LargeBinary:
+		return func(i int) string { return winUnsafeString(c.Value(i)) }, nil
+	}
+	enc, err := newWinValueAppender(col, &a.scr)
+	if err != nil {
+		return nil, err
+	}
+	return func(i int) string {
+		a.buf = enc(a.buf[:0], i)
+		return winUnsafeString(a.buf)
+	}, nil
+}
+
+func (a *gaMinMax) better(x, cur string) bool {
+	if a.max {
+		return x > cur
+	}
+	return x < cur
+}
+
+func (a *gaMinMax) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	value, err := a.values(col)
+	if err != nil {
+		return err
+	}
+	nulls := col.NullN() > 0
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g, x := grps[j], value(int(r))
+		if !a.updating {
+			if !a.has[g] || a.better(x, a.ext[g]) {
+				a.has[g], a.ext[g] = true, strings.Clone(x)
+			}
+			continue
+		}
+		set := a.sets[g]
+		i, found := slices.BinarySearchFunc(set, x, func(e gaMMEntry, x string) int { return strings.Compare(e.v, x) })
+		switch {
+		case neg != nil && neg[j]:
+			if !found { // not in the group: an inconsistent changelog, which the row count already caught
+				continue
+			}
+			if set[i].n--; set[i].n == 0 {
+				a.sets[g] = slices.Delete(set, i, i+1)
+			}
+		case found:
+			set[i].n++
+		default:
+			a.sets[g] = slices.Insert(set, i, gaMMEntry{v: strings.Clone(x), n: 1})
+		}
+	}
+	return nil
+}
+
+func (a *gaMinMax) result(dst []byte, g int32) ([]byte, error) {
+	var v string
+	if a.updating {
+		set := a.sets[g]
+		if len(set) == 0 {
+			return append(dst, 0), nil
+		}
+		v = set[0].v
+		if a.max {
+			v = set[len(set)-1].v
+		}
+	} else {
+		if !a.has[g] {
+			return append(dst, 0), nil
+		}
+		v = a.ext[g]
+	}
+	dst = append(dst, 1)
+	if a.str {
+		return winAppendLenPrefixed(dst, v), nil
+	}
+	return append(dst, v...), nil
+}
+
+func (a *gaMinMax) encode(dst []byte, g int32) []byte {
+	if !a.updating {
+		return winAppendLenPrefixed(winAppendFlag(dst, a.has[g]), a.ext[g])
+	}
+	set := a.sets[g]
+	dst = binary.AppendUvarint(dst, uint64(len(set)))
+	for _, e := range set {
+		dst = binary.AppendUvarint(winAppendLenPrefixed(dst, e.v), uint64(e.n))
+	}
+	return dst
+}
+
+// gaGetString reads a length-prefixed string.
+func gaGetString(src []byte) (string, []byte, error) {
+	n, rest, err := winGetUvarint(src)
+	if err != nil || uint64(len(rest)) < n {
+		return "", nil, errWinState
+	}
+	return string(rest[:n]), rest[n:], nil
+}
+
+func (a *gaMinMax) decode(src []byte, g int32) (rest []byte, err error) {
+	if !a.updating {
+		if a.has[g], rest, err = winGetFlag(src); err != nil {
+			return nil, err
+		}
+		a.ext[g], rest, err = gaGetString(rest)
+		return rest, err
+	}
+	var cnt uint64
+	if cnt, rest, err = winGetUvarint(src); err != nil {
+		return nil, err
+	}
+	if cnt > uint64(len(rest)) {
+		return nil, errWinState
+	}
+	set := make([]gaMMEntry, cnt)
+	for i := range set {
+		if set[i].v, rest, err = gaGetString(rest); err != nil {
+			return nil, err
+		}
+		var n uint64
+		if n, rest, err = winGetUvarint(rest); err != nil {
+			return nil, err
+		}
+		set[i].n = int64(n)
+	}
+	a.sets[g] = set
+	return rest, nil
+}
+
+// COUNT(DISTINCT x) over values that fit 8 bytes (integers, booleans, floats by canonical bits): a count per
+// distinct value, so a retraction knows when a value is gone.
+
+type gaDistinctInt struct {
+	sets []map[int64]int64
+	scr  []int64
+}
+
+func (a *gaDistinctInt) grow()         { a.sets = append(a.sets, nil) }
+func (a *gaDistinctInt) reset(g int32) { a.sets[g] = nil }
+
+func (a *gaDistinctInt) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	var vals []int64
+	switch c := col.(type) {
+	case *array.Float64:
+		vals = a.floatBits(c.Len(), func(i int) float64 { return c.Value(i) })
+	case *array.Float32:
+		vals = a.floatBits(c.Len(), func(i int) float64 { return float64(c.Value(i)) })
+	default:
+		vals = winInt64Values(col, &a.scr)
+	}
+	nulls := col.NullN() > 0
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g, v := grps[j], vals[r]
+		s := a.sets[g]
+		if neg != nil && neg[j] {
+			if c, ok := s[v]; c > 1 {
+				s[v] = c - 1
+			} else if ok {
+				delete(s, v)
+			}
+			continue
+		}
+		if s == nil {
+			s = make(map[int64]int64)
+			a.sets[g] = s
+		}
+		s[v]++
+	}
+	return nil
+}
+
+func (a *gaDistinctInt) floatBits(n int, at func(int) float64) []int64 {
+	if cap(a.scr) < n {
+		a.scr = make([]int64, n)
+	}
+	out := a.scr[:n]
+	for i := range out {
+		out[i] = int64(winCanonicalFloat(at(i)))
+	}
+	return out
+}
+
+func (a *gaDistinctInt) result(dst []byte, g int32) ([]byte, error) {
+	return winAppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
+}
+
+func (a *gaDistinctInt) encode(dst []byte, g int32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
+	for v, c := range a.sets[g] {
+		dst = binary.AppendUvarint(binary.AppendVarint(dst, v), uint64(c))
+	}
+	return dst
+}
+
+func (a *gaDistinctInt) decode(src []byte, g int32) ([]byte, error) {
+	n, rest, err := winGetUvarint(src)
+	if err != nil {
+		return nil, err
+	}
+	a.sets[g] = nil
+	if n > 0 {
+		a.sets[g] = make(map[int64]int64, min(n, uint64(len(rest))))
+	}
+	for ; n > 0; n-- {
+		var v int64
+		var c uint64
+		if v, rest, err = winGetVarint(rest); err != nil {
+			return nil, err
+		}
+		if c, rest, err = winGetUvarint(rest); err != nil {
+			return nil, err
+		}
+		a.sets[g][v] = int64(c)
+	}
+	return rest, nil
+}
+
+// COUNT(DISTINCT x) over anything else: a count per distinct canonical value bytes.
+
+type gaDistinctStr struct {
+	sets []map[string]int64
+	buf  []byte
+	scr  []int64
+}
+
+func (a *gaDistinctStr) grow()         { a.sets = append(a.sets, nil) }
+func (a *gaDistinctStr) reset(g int32) { a.sets[g] = nil }
+
+func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	enc, err := newWinValueAppender(col, &a.scr)
+	if err != nil {
+		return err
+	}
+	nulls := col.NullN() > 0
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g := grps[j]
+		a.buf = enc(a.buf[:0], int(r))
+		s := a.sets[g]
+		if neg != nil && neg[j] {
+			if c, ok := s[string(a.buf)]; c > 1 {
+				s[string(a.buf)] = c - 1
+			} else if ok {
+				delete(s, string(a.buf))
+			}
+			continue
+		}
+		if s == nil {
+			s = make(map[string]int64)
+			a.sets[g] = s
+		}
+		s[string(a.buf)]++
+	}
+	return nil
+}
+
+func (a *gaDistinctStr) result(dst []byte, g int32) ([]byte, error) {
+	return winAppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
+}
+
+func (a *gaDistinctStr) encode(dst []byte, g int32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
+	for v, c := range a.sets[g] {
+		dst = binary.AppendUvarint(winAppendLenPrefixed(dst, v), uint64(c))
+	}
+	return dst
+}
+
+func (a *gaDistinctStr) decode(src []byte, g int32) ([]byte, error) {
+	n, rest, err := winGetUvarint(src)
+	if err != nil {
+		return nil, err
+	}
+	a.sets[g] = nil
+	if n > 0 {
+		a.sets[g] = make(map[string]int64, min(n, uint64(len(rest))))
+	}
+	for ; n > 0; n-- {
+		var v string
+		var c uint64
+		if v, rest, err = gaGetString(rest); err != nil {
+			return nil, err
+		}
+		if c, rest, err = winGetUvarint(rest); err != nil {
+			return nil, err
+		}
+		a.sets[g][v] = int64(c)
+	}
+	return rest, nil
+}

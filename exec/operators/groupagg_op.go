@@ -1,0 +1,661 @@
+package operators
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
+)
+
+// State layout of the group aggregate in the subtask's backend:
+//
+//	KeyedKey(kg, gaStateID, key)   one group: uvarint row count, then each aggregate's encode, in SELECT order
+//
+// key is the group's canonical key bytes (window_keys.go; empty for a global aggregate). After a barrier the backend
+// holds exactly the groups that exist: a keyed group whose row count fell to 0 is deleted (the global one stays,
+// with its count of 0).
+//
+// The working set: groups live in memory, column-wise and indexed by a dense group id, found through a Go map by
+// int64 key or canonical key bytes. A group not in memory is loaded by a Get of its key when the backend may hold
+// it (after a restore, or after an eviction), else created empty without touching the backend. Put and Delete go
+// only to the write-back cache: a dirty group is written at OnBarrier, a group that ceases to exist is deleted
+// when it does. Above maxGroups a barrier evicts the groups not touched since the previous barrier.
+const gaStateID = 1
+
+// Group flags.
+const (
+	gaLive    uint8 = 1 << iota
+	gaDirty         // changed since the last barrier (listed in groupAgg.dirty)
+	gaStored        // in the backend
+	gaNullKey       // winKeyInt: the key is NULL
+	gaExists        // global aggregate: it has seen a row, so it exists even with a row count of 0
+)
+
+// groupAgg is one subtask of a GroupAggregate.
+type groupAgg struct {
+	p        *gaPlan
+	ctx      *exec.TaskContext
+	aggs     []gaAgg
+	keyed    bool
+	updating bool
+
+	// The group table, indexed by group id.
+	gKG    []uint16
+	gInt   []int64  // winKeyInt
+	gStr   []string // winKeyBytes
+	gCount []int64  // rows in the group
+	gFlag  []uint8
+	gSeq   []uint32 // the batch that last touched the group
+	gEpoch []uint32 // the barrier interval that last touched the group
+	free   []int32
+
+	ints map[int64]int32
+	strs map[string]int32
+	null int32 // the NULL key's group (winKeyInt), the only group (winKeyNone); -1 when none
+	live int
+	// complete: every group of the backend is in memory, so a group not found is new (no Get needed).
+	complete bool
+	dirty    []int32
+	seq      uint32
+	epoch    uint32
+
+	// Per batch.
+	rec      arrow.RecordBatch
+	keys     winKeyRows
+	hashes   []uint64
+	hashed   bool
+	rows     []int32
+	grps     []int32
+	neg      []bool
+	frows    [][]int32
+	fgrps    [][]int32
+	fneg     [][]bool
+	touched  []int32
+	prevHad  []bool
+	prevOff  []int32
+	prevBuf  []byte
+	nextBuf  []byte
+	keyBuf   []byte
+	valBuf   []byte
+	outRows  []gaOutRow
+	gone     []int32 // groups to free after the output is built
+	out      *array.RecordBuilder
+	decoders []gaDecoder // per aggregate column of out
+}
+
+var _ exec.Operator = (*groupAgg)(nil)
+
+func newGroupAgg(p *gaPlan) *groupAgg {
+	a := &groupAgg{p: p, keyed: len(p.cfg.Keys) > 0, updating: p.cfg.InputUpdating, null: -1}
+	for _, k := range p.aggs {
+		a.aggs = append(a.aggs, newGaAgg(k, p.cfg.InputUpdating))
+	}
+	a.frows = make([][]int32, len(p.aggs))
+	a.fgrps = make([][]int32, len(p.aggs))
+	a.fneg = make([][]bool, len(p.aggs))
+	return a
+}
+
+var errGaStop = errors.New("stop")
+
+func (a *groupAgg) Open(ctx *exec.TaskContext) error {
+	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
+		return fmt.Errorf("group aggregate: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
+	}
+	a.ctx = ctx
+	a.ints = map[int64]int32{}
+	a.strs = map[string]int32{}
+	a.seq, a.epoch = 1, 1
+	empty, err := gaStateEmpty(ctx, gaStateID)
+	if err != nil {
+		return fmt.Errorf("group aggregate: %w", err)
+	}
+	a.complete = empty
+	return nil
+}
+
+// gaStateEmpty reports whether the backend holds no keyed state of id in the subtask's key groups: then nothing
+// needs to be looked up in it until the operator evicts something.
+func gaStateEmpty(ctx *exec.TaskContext, id byte) (bool, error) {
+	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
+		err := ctx.State.Scan(state.KeyedKey(kg, id, nil), func(_, _ []byte) error { return errGaStop })
+		if errors.Is(err, errGaStop) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// allocGroup returns a free group id with empty accumulators.
+func (a *groupAgg) allocGroup() int32 {
+	if n := len(a.free); n > 0 {
+		g := a.free[n-1]
+		a.free = a.free[:n-1]
+		return g
+	}
+	g := int32(len(a.gKG))
+	a.gKG = append(a.gKG, 0)
+	a.gCount = append(a.gCount, 0)
+	a.gFlag = append(a.gFlag, 0)
+	a.gSeq = append(a.gSeq, 0)
+	a.gEpoch = append(a.gEpoch, 0)
+	switch a.p.keyEnc.mode {
+	case winKeyInt:
+		a.gInt = append(a.gInt, 0)
+	case winKeyBytes:
+		a.gStr = append(a.gStr, "")
+	}
+	for _, ag := range a.aggs {
+		ag.grow()
+	}
+	return g
+}
+
+// freeGroup forgets g (its backend entry, if any, is the caller's business).
+func (a *groupAgg) freeGroup(g int32) {
+	switch a.p.keyEnc.mode {
+	case winKeyInt:
+		if a.gFlag[g]&gaNullKey != 0 {
+			a.null = -1
+		} else {
+			delete(a.ints, a.gInt[g])
+		}
+	case winKeyBytes:
+		delete(a.strs, a.gStr[g])
+		a.gStr[g] = ""
+	default:
+		a.null = -1
+	}
+	a.gFlag[g], a.gCount[g], a.gSeq[g] = 0, 0, 0
+	for _, ag := range a.aggs {
+		ag.reset(g)
+	}
+	a.free = append(a.free, g)
+	a.live--
+}
+
+// appendKey appends g's canonical key bytes.
+func (a *groupAgg) appendKey(dst []byte, g int32) []byte {
+	switch a.p.keyEnc.mode {
+	case winKeyInt:
+		return winAppendIntKey(dst, a.gInt[g], a.gFlag[g]&gaNullKey != 0)
+	case winKeyBytes:
+		return append(dst, a.gStr[g]...)
+	}
+	return dst
+}
+
+func (a *groupAgg) stateKey(g int32) []byte {
+	a.keyBuf = a.appendKey(a.keyBuf[:0], g)
+	return state.KeyedKey(int(a.gKG[g]), gaStateID, a.keyBuf)
+}
+
+// newGroup creates the group of row i of the current batch: from the backend when it may hold it, else empty.
+func (a *groupAgg) newGroup(i int) (int32, error) {
+	if !a.hashed {
+		var err error
+		if a.hashes, err = exec.HashKeys(a.rec, a.p.cfg.Keys, a.hashes); err != nil {
+			return 0, err
+		}
+		a.hashed = true
+	}
+	kg := state.KeyGroupOf(a.hashes[i], a.ctx.MaxKeyGroups)
+	if !a.ctx.KeyGroups.Contains(kg) {
+		return 0, fmt.Errorf("group aggregate: a row of key group %d reached subtask %d, which owns %v",
+			kg, a.ctx.Subtask, a.ctx.KeyGroups)
+	}
+	g := a.allocGroup()
+	a.gKG[g] = uint16(kg)
+	a.gFlag[g] = gaLive
+	a.live++
+	switch a.p.keyEnc.mode {
+	case winKeyInt:
+		if a.keys.nulls != nil && a.keys.nulls.IsNull(i) {
+			a.gFlag[g] |= gaNullKey
+			a.null = g
+		} else {
+			a.gInt[g] = a.keys.ints[i]
+			a.ints[a.gInt[g]] = g
+		}
+	case winKeyBytes:
+		a.gStr[g] = string(a.keys.bytesOf(i))
+		a.strs[a.gStr[g]] = g
+	default:
+		a.null = g
+	}
+	if a.complete {
+		return g, nil
+	}
+	v, ok, err := a.ctx.State.Get(a.stateKey(g))
+	if err != nil || !ok {
+		return g, err
+	}
+	if err := a.restoreGroup(g, v); err != nil {
+		return 0, fmt.Errorf("group aggregate: restore a group of key group %d: %w", kg, err)
+	}
+	return g, nil
+}
+
+func (a *groupAgg) restoreGroup(g int32, v []byte) error {
+	n, rest, err := winGetUvarint(v)
+	if err != nil {
+		return err
+	}
+	a.gCount[g] = int64(n)
+	a.gFlag[g] |= gaStored
+	if !a.keyed {
+		a.gFlag[g] |= gaExists
+	}
+	for _, ag := range a.aggs {
+		if rest, err = ag.decode(rest, g); err != nil {
+			return err
+		}
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
+	}
+	return nil
+}
+
+// present reports whether g exists: a keyed group while it holds a row, the global one once it saw a row.
+func (a *groupAgg) present(g int32) bool {
+	if a.keyed {
+		return a.gCount[g] > 0
+	}
+	return a.gFlag[g]&gaExists != 0
+}
+
+func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
+	defer b.Release()
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	kinds := b.Kinds
+	if kinds != nil {
+		all := true
+		for _, k := range kinds {
+			if k == exec.UpdateBefore || k == exec.Delete {
+				if !a.updating {
+					return fmt.Errorf("group aggregate: input row of kind %s (the input is append-only)", k)
+				}
+				all = false
+				break
+			}
+		}
+		if all {
+			kinds = nil
+		}
+	}
+	a.rec, a.hashed = b.Rec, false
+	defer func() { a.rec = nil }()
+	if a.seq++; a.seq == 0 { // wrapped: forget every mark
+		clear(a.gSeq)
+		a.seq = 1
+	}
+	if err := a.keys.load(&a.p.keyEnc, b.Rec, a.p.cfg.Keys); err != nil {
+		return err
+	}
+	if err := a.assign(n, kinds); err != nil {
+		return err
+	}
+	// Results before the batch, then the updates, then the results after it.
+	a.prevBuf, a.prevOff = a.prevBuf[:0], append(a.prevOff[:0], 0)
+	for t, g := range a.touched {
+		if a.prevHad[t] {
+			var err error
+			if a.prevBuf, err = a.result(a.prevBuf, g); err != nil {
+				return err
+			}
+		}
+		a.prevOff = append(a.prevOff, int32(len(a.prevBuf)))
+	}
+	if err := a.update(b.Rec); err != nil {
+		return err
+	}
+	return a.emit(out)
+}
+
+// assign finds (or creates) the group of every row, counts the rows in and out, and lists the groups the batch
+// touches in the order of first touch. A retraction of a group that holds no row is dropped here.
+func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
+	a.rows, a.grps, a.neg = a.rows[:0], a.grps[:0], a.neg[:0]
+	a.touched, a.prevHad = a.touched[:0], a.prevHad[:0]
+	mode := a.p.keyEnc.mode
+	keyNulls := a.keys.nulls
+	ints := a.keys.ints
+	var ignored int64
+	for i := 0; i < n; i++ {
+		var g int32
+		var ok bool
+		switch {
+		case mode == winKeyInt && (keyNulls == nil || keyNulls.IsValid(i)):
+			g, ok = a.ints[ints[i]]
+		case mode == winKeyBytes:
+			g, ok = a.strs[string(a.keys.bytesOf(i))]
+		default: // winKeyNone, or a NULL winKeyInt key
+			g, ok = a.null, a.null >= 0
+		}
+		if !ok {
+			var err error
+			if g, err = a.newGroup(i); err != nil {
+				return err
+			}
+		}
+		if a.gSeq[g] != a.seq {
+			a.gSeq[g] = a.seq
+			a.gEpoch[g] = a.epoch
+			a.touched = append(a.touched, g)
+			a.prevHad = append(a.prevHad, a.present(g))
+		}
+		retract := kinds != nil && (kinds[i] == exec.UpdateBefore || kinds[i] == exec.Delete)
+		if retract {
+			if a.gCount[g] == 0 {
+				ignored++
+				continue
+			}
+			a.gCount[g]--
+		} else {
+			a.gCount[g]++
+			a.gFlag[g] |= gaExists
+		}
+		a.rows = append(a.rows, int32(i))
+		a.grps = append(a.grps, g)
+		if kinds != nil {
+			a.neg = append(a.neg, retract)
+		}
+	}
+	if ignored > 0 {
+		a.ctx.Errors.Add(ignored)
+	}
+	return nil
+}
+
+// update runs every aggregate over the batch's assignments, through its FILTER.
+func (a *groupAgg) update(rec arrow.RecordBatch) error {
+	var neg []bool
+	if len(a.neg) > 0 {
+		neg = a.neg
+	}
+	for i, ag := range a.aggs {
+		spec := a.p.cfg.Aggs[i]
+		rows, grps, ng := a.rows, a.grps, neg
+		if spec.Filter >= 0 {
+			rows, grps, ng = a.filter(i, rec.Column(spec.Filter).(*array.Boolean), neg)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		var col arrow.Array
+		if spec.Arg >= 0 {
+			col = rec.Column(spec.Arg)
+		}
+		if err := ag.update(col, rows, grps, ng); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// filter keeps the assignments of rows where cond is true (NULL is false).
+func (a *groupAgg) filter(i int, cond *array.Boolean, neg []bool) ([]int32, []int32, []bool) {
+	fr, fg, fn := a.frows[i][:0], a.fgrps[i][:0], a.fneg[i][:0]
+	nulls := cond.NullN() > 0
+	for j, r := range a.rows {
+		if cond.Value(int(r)) && (!nulls || cond.IsValid(int(r))) {
+			fr = append(fr, r)
+			fg = append(fg, a.grps[j])
+			if neg != nil {
+				fn = append(fn, neg[j])
+			}
+		}
+	}
+	a.frows[i], a.fgrps[i], a.fneg[i] = fr, fg, fn
+	if neg == nil {
+		fn = nil
+	}
+	return fr, fg, fn
+}
+
+// result appends g's result row: each aggregate's result bytes.
+func (a *groupAgg) result(dst []byte, g int32) ([]byte, error) {
+	var err error
+	for _, ag := range a.aggs {
+		if dst, err = ag.result(dst, g); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
+func (a *groupAgg) markDirty(g int32) {
+	if a.gFlag[g]&gaDirty == 0 {
+		a.gFlag[g] |= gaDirty
+		a.dirty = append(a.dirty, g)
+	}
+}
+
+// gaOutRow is one output row being assembled: a group and its result bytes (in prevBuf or nextBuf).
+type gaOutRow struct {
+	kind   exec.RowKind
+	g      int32
+	next   bool
+	lo, hi int32
+}
+
+// emit compares each touched group's result before and after the batch and emits the difference. The rows are
+// decided first and built column by column in writeRows; groups that ceased to exist are freed only after that,
+// since their keys are still needed.
+func (a *groupAgg) emit(out exec.Emitter) error {
+	a.nextBuf, a.outRows, a.gone = a.nextBuf[:0], a.outRows[:0], a.gone[:0]
+	for t, g := range a.touched {
+		had, has := a.prevHad[t], a.present(g)
+		plo, phi := a.prevOff[t], a.prevOff[t+1]
+		switch {
+		case !had && !has: // only retractions of rows it did not hold
+			a.gone = append(a.gone, g)
+			continue
+		case had && !has:
+			a.outRows = append(a.outRows, gaOutRow{kind: exec.Delete, g: g, lo: plo, hi: phi})
+			if a.gFlag[g]&gaStored != 0 {
+				a.ctx.State.Delete(a.stateKey(g))
+			}
+			a.gone = append(a.gone, g)
+		default:
+			a.markDirty(g)
+			nlo := int32(len(a.nextBuf))
+			var err error
+			if a.nextBuf, err = a.result(a.nextBuf, g); err != nil {
+				return err
+			}
+			nhi := int32(len(a.nextBuf))
+			switch {
+			case !had:
+				a.outRows = append(a.outRows, gaOutRow{kind: exec.Insert, g: g, next: true, lo: nlo, hi: nhi})
+			case string(a.prevBuf[plo:phi]) != string(a.nextBuf[nlo:nhi]):
+				a.outRows = append(a.outRows, gaOutRow{kind: exec.UpdateBefore, g: g, lo: plo, hi: phi},
+					gaOutRow{kind: exec.UpdateAfter, g: g, next: true, lo: nlo, hi: nhi})
+			default:
+				a.nextBuf = a.nextBuf[:nlo] // unchanged: nothing to emit
+			}
+		}
+		if len(a.outRows) >= windowEmitRows {
+			if err := a.writeRows(out); err != nil {
+				return err
+			}
+		}
+	}
+	if err := a.writeRows(out); err != nil {
+		return err
+	}
+	for _, g := range a.gone {
+		a.freeGroup(g)
+	}
+	return nil
+}
+
+// gaDecoder appends the value whose canonical bytes start src to its column's builder and returns the rest.
+type gaDecoder func(src []byte) ([]byte, error)
+
+// gaDecoderFor picks the decoder of one output column once: the common result types append without a type
+// switch per value (the builder is reserved for the batch first), the others through winDecodeValue.
+func gaDecoderFor(b array.Builder, t arrow.DataType) gaDecoder {
+	switch bb := b.(type) {
+	case *array.Int64Builder:
+		return func(src []byte) ([]byte, error) {
+			if len(src) < 8 {
+				return nil, errWinState
+			}
+			bb.UnsafeAppend(winOrderedInt(src))
+			return src[8:], nil
+		}
+	case *array.Decimal128Builder:
+		return func(src []byte) ([]byte, error) {
+			if len(src) < 16 {
+				return nil, errWinState
+			}
+			bb.UnsafeAppend(winDecimalFrom(src))
+			return src[16:], nil
+		}
+	case *array.Float64Builder:
+		return func(src []byte) ([]byte, error) {
+			if len(src) < 8 {
+				return nil, errWinState
+			}
+			bb.UnsafeAppend(winFloatFromOrdered(binary.BigEndian.Uint64(src)))
+			return src[8:], nil
+		}
+	}
+	return func(src []byte) ([]byte, error) { return winDecodeValue(b, t, src) }
+}
+
+// writeRows builds the output rows collected so far into a batch and emits it.
+func (a *groupAgg) writeRows(out exec.Emitter) error {
+	rows := a.outRows
+	if len(rows) == 0 {
+		return nil
+	}
+	a.outRows = a.outRows[:0]
+	if a.out == nil {
+		a.out = array.NewRecordBuilder(a.ctx.Alloc, a.p.out)
+		nk := len(a.p.cfg.Keys)
+		for i, t := range a.p.resEnc.types {
+			a.decoders = append(a.decoders, gaDecoderFor(a.out.Field(nk+i), t))
+		}
+	}
+	a.out.Reserve(len(rows))
+	nk := len(a.p.cfg.Keys)
+	switch a.p.keyEnc.mode {
+	case winKeyInt:
+		kb := a.out.Field(0)
+		ib, _ := kb.(*array.Int64Builder)
+		for _, r := range rows {
+			switch {
+			case a.gFlag[r.g]&gaNullKey != 0:
+				kb.AppendNull()
+			case ib != nil:
+				ib.UnsafeAppend(a.gInt[r.g])
+			default:
+				winAppendInt64(kb, a.gInt[r.g])
+			}
+		}
+	case winKeyBytes:
+		kbs := a.out.Fields()[:nk]
+		for _, r := range rows {
+			if err := a.p.keyEnc.decodeKey(kbs, tnStringBytes(a.gStr[r.g])); err != nil {
+				return err
+			}
+		}
+	}
+	res := a.out.Fields()[nk:]
+	update := false
+	kinds := make([]exec.RowKind, len(rows))
+	for j, r := range rows {
+		kinds[j] = r.kind
+		update = update || r.kind != exec.Insert
+		buf := a.prevBuf
+		if r.next {
+			buf = a.nextBuf
+		}
+		src := buf[r.lo:r.hi]
+		for c, dec := range a.decoders {
+			if len(src) == 0 {
+				return errWinState
+			}
+			null := src[0] == 0
+			src = src[1:]
+			if null {
+				res[c].AppendNull()
+				continue
+			}
+			var err error
+			if src, err = dec(src); err != nil {
+				return err
+			}
+		}
+		if len(src) != 0 {
+			return fmt.Errorf("group aggregate: %d stray bytes after a result", len(src))
+		}
+	}
+	b := exec.Batch{Rec: a.out.NewRecordBatch()}
+	if update {
+		b.Kinds = kinds
+	}
+	return out.Emit(b)
+}
+
+// OnWatermark does nothing: results are emitted per batch, and the runtime forwards the watermark.
+func (a *groupAgg) OnWatermark(int64, exec.Emitter) error { return nil }
+
+// OnBarrier writes the groups changed since the last barrier into the write-back cache, then shrinks the working
+// set if it grew past maxGroups.
+func (a *groupAgg) OnBarrier(checkpoint.Barrier) error {
+	for _, g := range a.dirty {
+		if a.gFlag[g]&(gaDirty|gaLive) != gaDirty|gaLive {
+			continue
+		}
+		a.valBuf = binary.AppendUvarint(a.valBuf[:0], uint64(a.gCount[g]))
+		for _, ag := range a.aggs {
+			a.valBuf = ag.encode(a.valBuf, g)
+		}
+		a.ctx.State.Put(a.stateKey(g), slices.Clone(a.valBuf))
+		a.gFlag[g] = a.gFlag[g]&^gaDirty | gaStored
+	}
+	a.dirty = a.dirty[:0]
+	if a.live > a.p.maxGroups {
+		a.evict()
+	}
+	a.epoch++
+	return nil
+}
+
+// evict drops the groups not touched since the previous barrier from memory, and all of them if that is not
+// enough; they are all clean (OnBarrier just wrote them), so the backend has them.
+func (a *groupAgg) evict() {
+	for pass := 0; pass < 2 && a.live > a.p.maxGroups; pass++ {
+		for g, f := range a.gFlag {
+			if f&gaLive != 0 && (pass == 1 || a.gEpoch[g] != a.epoch) {
+				a.freeGroup(int32(g))
+			}
+		}
+	}
+	a.complete = false
+}
+
+func (a *groupAgg) Close() error {
+	if a.out != nil {
+		a.out.Release()
+		a.out = nil
+	}
+	return nil
+}

@@ -1,0 +1,480 @@
+package operators
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/state"
+)
+
+// tnEvents is the input of the Top-N tests: (k BIGINT, a BIGINT, s VARCHAR, v BIGINT).
+var tnEvents = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+}, nil)
+
+const tnK, tnA, tnS, tnV = 0, 1, 2, 3
+
+func tnOp(t testing.TB, cfg TopNConfig) (func(int) exec.Operator, *arrow.Schema) {
+	t.Helper()
+	f, out, err := NewTopN(cfg, tnEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, out
+}
+
+func tnCase(t *testing.T, name string, cfg TopNConfig, batches [][]gaclRow, want [][]string) gaclCase {
+	f, out := tnOp(t, cfg)
+	return gaclCase{name: name, schema: tnEvents, factory: f, out: out, batches: batches, want: want}
+}
+
+// tr is a tnEvents row of partition 1 with sort value a and payload s.
+func tr(a any, s any) []any { return []any{1, a, s, 0} }
+
+func asc(col int) SortKey  { return SortKey{Col: col} }
+func desc(col int) SortKey { return SortKey{Col: col, Desc: true, NullsFirst: true} }
+
+// TestTopNOne: N=1 DESC with the row number; a retraction of the top row pulls row 2 in; partitions are
+// independent and disappear with their last row.
+func TestTopNOne(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{tnK}, Order: []SortKey{desc(tnA)}, N: 1, RankOut: true, RankName: "rn",
+		InputUpdating: true}
+	runGacl(t, tnCase(t, "desc", cfg, [][]gaclRow{
+		{gaIns(tr(5, "x")...), gaIns(tr(7, "y")...), gaIns(2, 1, "z", 0)},
+		{gaIns(tr(6, "w")...)}, // second place: nothing changes
+		{gaDel(tr(7, "y")...)}, // the top row goes: 6 moves up
+		{gaDel(tr(6, "w")...), gaDel(tr(5, "x")...)},
+		{gaDel(2, 1, "z", 0)},
+	}, [][]string{
+		{"+I 1|7|y|0|1", "+I 2|1|z|0|1"},
+		nil,
+		{"-U 1|7|y|0|1", "+U 1|6|w|0|1"},
+		{"-D 1|6|w|0|1"},
+		{"-D 2|1|z|0|1"},
+	}))
+}
+
+// TestTopNThree: N=3 ASC with and without the row number: an insert at the top shifts every position, a
+// retraction pulls row 4 in.
+func TestTopNThree(t *testing.T) {
+	batches := [][]gaclRow{
+		{gaIns(tr(3, "c")...), gaIns(tr(1, "a")...), gaIns(tr(2, "b")...), gaIns(tr(4, "d")...)},
+		{gaIns(tr(0, "z")...)},
+		{gaDel(tr(1, "a")...)},
+		{gaDel(tr(2, "b")...), gaUB(tr(3, "c")...), gaUA(tr(9, "c")...)},
+	}
+	cfg := TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 3, RankOut: true, RankName: "rn",
+		InputUpdating: true}
+	runGacl(t, tnCase(t, "rank", cfg, batches, [][]string{
+		{"+I 1|1|a|0|1", "+I 1|2|b|0|2", "+I 1|3|c|0|3"},
+		{"-U 1|1|a|0|1", "+U 1|0|z|0|1", "-U 1|2|b|0|2", "+U 1|1|a|0|2", "-U 1|3|c|0|3", "+U 1|2|b|0|3"},
+		{"-U 1|1|a|0|2", "+U 1|2|b|0|2", "-U 1|2|b|0|3", "+U 1|3|c|0|3"},
+		// Left: 0, 4, 9.
+		{"-U 1|2|b|0|2", "+U 1|4|d|0|2", "-U 1|3|c|0|3", "+U 1|9|c|0|3"},
+	}))
+	cfg.RankOut = false
+	runGacl(t, tnCase(t, "no-rank", cfg, batches, [][]string{
+		{"+I 1|1|a|0", "+I 1|2|b|0", "+I 1|3|c|0"},
+		{"-D 1|3|c|0", "+I 1|0|z|0"},
+		{"-D 1|1|a|0", "+I 1|3|c|0"},
+		{"-D 1|2|b|0", "-D 1|3|c|0", "+I 1|4|d|0", "+I 1|9|c|0"},
+	}))
+	// Append-only: only the top 3 are kept, and a row below them changes nothing.
+	cfg.InputUpdating = false
+	runGacl(t, tnCase(t, "append-only", cfg, [][]gaclRow{batches[0], batches[1], {gaIns(tr(5, "e")...)},
+		{gaIns(tr(1, "a")...)}}, [][]string{
+		{"+I 1|1|a|0", "+I 1|2|b|0", "+I 1|3|c|0"},
+		{"-D 1|3|c|0", "+I 1|0|z|0"},
+		nil,
+		{"-D 1|2|b|0", "+I 1|1|a|0"}, // a copy of 1|a: the top 3 are 0, 1, 1
+	}))
+}
+
+// TestTopNTies: equal sort keys rank by the row's canonical bytes ("b" before "aa": shorter strings first),
+// whatever the arrival order; identical rows are separate copies.
+func TestTopNTies(t *testing.T) {
+	cfg := TopNConfig{Order: []SortKey{asc(tnA)}, N: 1, RankOut: true, RankName: "rn", InputUpdating: true}
+	runGacl(t, tnCase(t, "aa-then-b", cfg, [][]gaclRow{{gaIns(tr(5, "aa")...)}, {gaIns(tr(5, "b")...)}},
+		[][]string{{"+I 1|5|aa|0|1"}, {"-U 1|5|aa|0|1", "+U 1|5|b|0|1"}}))
+	runGacl(t, tnCase(t, "b-then-aa", cfg, [][]gaclRow{{gaIns(tr(5, "b")...)}, {gaIns(tr(5, "aa")...)}},
+		[][]string{{"+I 1|5|b|0|1"}, nil}))
+	runGacl(t, tnCase(t, "one-batch", cfg, [][]gaclRow{{gaIns(tr(5, "aa")...), gaIns(tr(5, "b")...)}},
+		[][]string{{"+I 1|5|b|0|1"}}))
+
+	dup := TopNConfig{Order: []SortKey{asc(tnA)}, N: 2, RankOut: true, RankName: "rn", InputUpdating: true}
+	batches := [][]gaclRow{
+		{gaIns(tr(1, "A")...), gaIns(tr(2, "B")...), gaIns(tr(1, "A")...)},
+		{gaDel(tr(1, "A")...)},
+		{gaDel(tr(2, "B")...)},
+	}
+	runGacl(t, tnCase(t, "copies-rank", dup, batches, [][]string{
+		{"+I 1|1|A|0|1", "+I 1|1|A|0|2"},
+		{"-U 1|1|A|0|2", "+U 1|2|B|0|2"},
+		{"-D 1|2|B|0|2"},
+	}))
+	dup.RankOut = false
+	runGacl(t, tnCase(t, "copies", dup, batches, [][]string{
+		{"+I 1|1|A|0", "+I 1|1|A|0"},
+		{"-D 1|1|A|0", "+I 1|2|B|0"},
+		{"-D 1|2|B|0"},
+	}))
+}
+
+// TestTopNNulls: NULL sort values go where NullsFirst says, also under DESC.
+func TestTopNNulls(t *testing.T) {
+	batches := [][]gaclRow{{gaIns(tr(3, "c")...)}, {gaIns(tr(nil, "n")...)}, {gaIns(tr(5, "e")...)},
+		{gaIns(tr(4, "d")...)}}
+	cfg := TopNConfig{Order: []SortKey{{Col: tnA, Desc: true, NullsFirst: true}}, N: 2, RankOut: true, RankName: "r"}
+	runGacl(t, tnCase(t, "desc-nulls-first", cfg, batches, [][]string{
+		{"+I 1|3|c|0|1"},
+		{"-U 1|3|c|0|1", "+U 1|NULL|n|0|1", "+I 1|3|c|0|2"},
+		{"-U 1|3|c|0|2", "+U 1|5|e|0|2"},
+		nil,
+	}))
+	cfg.Order[0].NullsFirst = false
+	runGacl(t, tnCase(t, "desc-nulls-last", cfg, batches, [][]string{
+		{"+I 1|3|c|0|1"},
+		{"+I 1|NULL|n|0|2"},
+		{"-U 1|3|c|0|1", "+U 1|5|e|0|1", "-U 1|NULL|n|0|2", "+U 1|3|c|0|2"},
+		{"-U 1|3|c|0|2", "+U 1|4|d|0|2"},
+	}))
+}
+
+// TestTopNStrings: strings order by bytes with a prefix first, also with a 0x00 byte ("a" < "a\x00" < "ab");
+// a global Top-N (no partition columns) over an append-only input.
+func TestTopNStrings(t *testing.T) {
+	cfg := TopNConfig{Order: []SortKey{asc(tnS)}, N: 2, RankOut: true, RankName: "rn"}
+	runGacl(t, tnCase(t, "bytes", cfg, [][]gaclRow{
+		{gaIns(tr(0, "ab")...), gaIns(tr(0, "b")...)},
+		{gaIns(tr(0, "a\x00")...)},
+		{gaIns(tr(0, "a")...)},
+		{gaIns(tr(0, "a\x00b")...)},
+	}, [][]string{
+		{"+I 1|0|ab|0|1", "+I 1|0|b|0|2"},
+		{"-U 1|0|ab|0|1", "+U 1|0|a\x00|0|1", "-U 1|0|b|0|2", "+U 1|0|ab|0|2"},
+		{"-U 1|0|a\x00|0|1", "+U 1|0|a|0|1", "-U 1|0|ab|0|2", "+U 1|0|a\x00|0|2"},
+		nil,
+	}))
+	cfg.Order[0].Desc = true
+	runGacl(t, tnCase(t, "bytes-desc", cfg, [][]gaclRow{
+		{gaIns(tr(0, "a")...), gaIns(tr(0, "a\x00")...), gaIns(tr(0, "")...)},
+		{gaIns(tr(0, "a\x00b")...)},
+	}, [][]string{
+		{"+I 1|0|a\x00|0|1", "+I 1|0|a|0|2"},
+		{"-U 1|0|a\x00|0|1", "+U 1|0|a\x00b|0|1", "-U 1|0|a|0|2", "+U 1|0|a\x00|0|2"},
+	}))
+}
+
+// TestTopNBadInput: an append-only Top-N fails on a retraction; a changelog Top-N ignores (and counts) the
+// retraction of a row it does not hold.
+func TestTopNBadInput(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 2}
+	c := tnCase(t, "append-only-retraction", cfg, [][]gaclRow{{gaIns(tr(1, "a")...)}, {gaDel(tr(1, "a")...)}}, nil)
+	c.wantErr = "append-only"
+	runGacl(t, c)
+	cfg.InputUpdating = true
+	c = tnCase(t, "retract-absent", cfg, [][]gaclRow{
+		{gaDel(tr(1, "a")...)},
+		{gaIns(tr(1, "a")...), gaDel(tr(1, "b")...)},
+	}, [][]string{nil, {"+I 1|1|a|0"}})
+	c.errors = 2
+	runGacl(t, c)
+}
+
+// TestTopNSchema: the output columns and the planner-facing errors.
+func TestTopNSchema(t *testing.T) {
+	_, out := tnOp(t, TopNConfig{Order: []SortKey{asc(tnA)}, N: 3, RankOut: true, RankName: "row_num"})
+	if out.NumFields() != 5 || out.Field(4).Name != "row_num" || !arrow.TypeEqual(out.Field(4).Type, arrow.PrimitiveTypes.Int64) {
+		t.Fatalf("output schema %s", out)
+	}
+	for i := 0; i < 4; i++ {
+		if !out.Field(i).Equal(tnEvents.Field(i)) {
+			t.Fatalf("column %d is %s, want %s", i, out.Field(i), tnEvents.Field(i))
+		}
+	}
+	_, out = tnOp(t, TopNConfig{Order: []SortKey{asc(tnA)}, N: 3})
+	if !out.Equal(tnEvents) {
+		t.Fatalf("output schema without the row number %s, want the input's", out)
+	}
+	iv := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.FixedWidthTypes.MonthDayNanoInterval}}, nil)
+	bad := []struct {
+		cfg    TopNConfig
+		schema *arrow.Schema
+		code   string
+	}{
+		{TopNConfig{Order: []SortKey{asc(tnA)}, N: 0}, tnEvents, sqlerr.InternalError},
+		{TopNConfig{Order: []SortKey{asc(7)}, N: 1}, tnEvents, sqlerr.InternalError},
+		{TopNConfig{Partition: []int{-1}, N: 1}, tnEvents, sqlerr.InternalError},
+		{TopNConfig{Order: []SortKey{asc(tnA)}, N: 1, RankOut: true}, tnEvents, sqlerr.InternalError},
+		{TopNConfig{Order: []SortKey{asc(0)}, N: 1}, iv, sqlerr.FeatureNotSupported},
+	}
+	for _, c := range bad {
+		if _, _, err := NewTopN(c.cfg, c.schema); sqlerr.Code(err) != c.code {
+			t.Errorf("%+v: %v (SQLSTATE %q), want %s", c.cfg, err, sqlerr.Code(err), c.code)
+		}
+	}
+}
+
+// TestTopNKeyGroupRouting: a row of a key group the subtask does not own fails the operator.
+func TestTopNKeyGroupRouting(t *testing.T) {
+	mem := checkedAlloc(t)
+	f, _ := tnOp(t, TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 1})
+	batch := buildBatch(mem, tnEvents, [][]any{{1, 1, "a", 0}, {2, 1, "a", 0}, {3, 1, "a", 0}})
+	hashes, _ := exec.HashKeys(batch.Rec, []int{tnK}, nil)
+	own := state.KeyGroupOf(hashes[0], state.DefaultKeyGroups)
+	be, _ := state.OpenMemory(state.Options{})
+	defer be.Close()
+	op := f(0)
+	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
+		KeyGroups: state.KeyGroupRange{Start: own, End: own + 1}}); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	if err := op.Process(0, batch, &discardEmitter{}); err == nil || !strings.Contains(err.Error(), "key group") {
+		t.Fatalf("rows of foreign key groups: %v, want a routing error", err)
+	}
+}
+
+// The randomized test, as the group aggregate's: random changelogs, batchings, restores and evictions, checked
+// after every batch against a model that sorts each partition's rows directly.
+
+func tnRandomRow(rng *rand.Rand) []any {
+	pick := func(vals ...any) any { return vals[rng.IntN(len(vals))] }
+	return []any{
+		pick(0, 1, 2, nil),
+		pick(-2, 0, 1, 3, nil),
+		pick("", "a", "b", "ab", "a\x00", nil),
+		pick(0, 1),
+	}
+}
+
+// tnCompareValue orders two non-NULL test values: integers numerically, strings by bytes.
+func tnCompareValue(x, y any) int {
+	if xs, ok := x.(string); ok {
+		return strings.Compare(xs, y.(string))
+	}
+	return cmp.Compare(x.(int), y.(int))
+}
+
+// tnCompareRows is the model's order: the sort keys, then the canonical row bytes, column by column: NULL first,
+// integers numerically, strings by length (the length prefix), then bytes.
+func tnCompareRows(order []SortKey, x, y []any) int {
+	for _, k := range order {
+		a, b := x[k.Col], y[k.Col]
+		switch {
+		case a == nil && b == nil:
+			continue
+		case a == nil || b == nil:
+			if (a == nil) == k.NullsFirst {
+				return -1
+			}
+			return 1
+		}
+		c := tnCompareValue(a, b)
+		if k.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	for i := range x {
+		a, b := x[i], y[i]
+		switch {
+		case a == nil && b == nil:
+			continue
+		case a == nil:
+			return -1
+		case b == nil:
+			return 1
+		}
+		if as, ok := a.(string); ok {
+			if c := cmp.Compare(len(as), len(b.(string))); c != 0 {
+				return c
+			}
+		}
+		if c := tnCompareValue(a, b); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func tnText(row []any) string {
+	f := make([]string, len(row))
+	for i, v := range row {
+		f[i] = "NULL"
+		if v != nil {
+			f[i] = fmt.Sprint(v)
+		}
+	}
+	return strings.Join(f, "|")
+}
+
+// tnModel is the expected result rows: the first N rows of each partition, with their row numbers.
+func tnModel(cfg TopNConfig, present [][]any) []string {
+	parts := map[string][][]any{}
+	for _, r := range present {
+		k := ""
+		if len(cfg.Partition) > 0 {
+			k = fmt.Sprint(r[cfg.Partition[0]])
+		}
+		parts[k] = append(parts[k], r)
+	}
+	var out []string
+	for _, rows := range parts {
+		slices.SortFunc(rows, func(x, y []any) int { return tnCompareRows(cfg.Order, x, y) })
+		for i, r := range rows[:min(int64(len(rows)), cfg.N)] {
+			s := tnText(r)
+			if cfg.RankOut {
+				s += fmt.Sprintf("|%d", i+1)
+			}
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestTopNRandom(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	orders := [][]SortKey{
+		{asc(tnA)},
+		{{Col: tnA, Desc: true, NullsFirst: true}, {Col: tnS}},
+		{{Col: tnS, Desc: true}, {Col: tnA, NullsFirst: true}},
+	}
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		for oi, order := range orders {
+			for _, n := range []int64{1, 3} {
+				for _, updating := range []bool{true, false} {
+					rng := rand.New(rand.NewPCG(seed, uint64(oi)*10+uint64(n)))
+					cfg := TopNConfig{Order: order, N: n, InputUpdating: updating, RankName: "rn",
+						RankOut: rng.IntN(2) == 0}
+					if rng.IntN(3) != 0 {
+						cfg.Partition = []int{tnK}
+					}
+					name := fmt.Sprintf("seed=%d/order=%d/n=%d/updating=%v/rank=%v/partitioned=%v", seed, oi, n,
+						updating, cfg.RankOut, cfg.Partition != nil)
+					factory, out := tnOp(t, cfg)
+					p, err := planTopN(cfg, tnEvents)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.maxParts = 1 // every barrier evicts
+					evicting := func(int) exec.Operator { return newTopN(p) }
+					rows := gaRandomInput(rng, 60, updating, tnRandomRow, tnK)
+					gaRandomRuns(t, name, rng, tnEvents, rows, factory, evicting, out, func(present [][]any, _ bool) []string {
+						return tnModel(cfg, present)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestTopNRestoreMatches: a checkpoint and restore in the middle gives exactly the changelog of a run without one,
+// for large partitions (several chunks of the sorted list) over a changelog.
+func TestTopNRestoreMatches(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	rng := rand.New(rand.NewPCG(3, 3))
+	gen := func(rng *rand.Rand) []any { return []any{rng.IntN(2), rng.IntN(5000), "s", rng.IntN(3)} }
+	rows := gaRandomInput(rng, 6000, true, gen, tnK)
+	batches := gaCut(rng, rows, 400)
+	for _, rank := range []bool{false, true} {
+		cfg := TopNConfig{Partition: []int{tnK}, Order: []SortKey{desc(tnA)}, N: 5, RankOut: rank, RankName: "rn",
+			InputUpdating: true}
+		f, out := tnOp(t, cfg)
+		ref := gaclExec(t, tnEvents, out, f, batches, false, func(int) (bool, bool) { return false, false })
+		if ref.err != nil {
+			t.Fatal(ref.err)
+		}
+		gaCheckModel(t, "reference", batches, ref.out, func(present [][]any, _ bool) []string {
+			return tnModel(cfg, present)
+		})
+		for _, pebble := range []bool{false, true} {
+			mid := len(batches) / 2
+			res := gaclExec(t, tnEvents, out, f, batches, pebble, func(i int) (bool, bool) { return i == mid, i == mid })
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			if !slices.EqualFunc(res.out, ref.out, slices.Equal) {
+				t.Fatalf("rank=%v pebble=%v: a restore changed the changelog", rank, pebble)
+			}
+		}
+	}
+}
+
+// TestTopNTouchOrder: partitions emit in the order the batch first touched them, also when the first row of a
+// partition changed nothing (it ranked below the top N) and a later one did.
+func TestTopNTouchOrder(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 1, RankOut: true, RankName: "rn"}
+	runGacl(t, tnCase(t, "first-touch", cfg, [][]gaclRow{
+		{gaIns(1, 1, "p", 0)},
+		{gaIns(1, 5, "p", 0), gaIns(2, 1, "q", 0), gaIns(1, 0, "p", 0)},
+	}, [][]string{
+		{"+I 1|1|p|0|1"},
+		{"-U 1|1|p|0|1", "+U 1|0|p|0|1", "+I 2|1|q|0|1"},
+	}))
+}
+
+// TestTopNForgets: a partition whose last row was retracted, or that only saw retractions of rows it did not
+// hold, leaves memory and the backend.
+func TestTopNForgets(t *testing.T) {
+	mem := checkedAlloc(t)
+	f, _ := tnOp(t, TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 2, InputUpdating: true})
+	be, _ := state.OpenMemory(state.Options{})
+	defer be.Close()
+	op := f(0).(*topN)
+	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
+		KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups}}); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	step := func(rows ...gaclRow) {
+		t.Helper()
+		vals := make([][]any, len(rows))
+		kinds := make([]exec.RowKind, len(rows))
+		for i, r := range rows {
+			vals[i], kinds[i] = r.vals, r.kind
+		}
+		b := buildBatch(mem, tnEvents, vals)
+		b.Kinds = kinds
+		if err := op.Process(0, b, &discardEmitter{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.OnBarrier(checkpoint.Barrier{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(gaIns(1, 1, "a", 0), gaIns(1, 2, "b", 0), gaIns(2, 1, "a", 0))
+	if op.parts != 2 {
+		t.Fatalf("%d partitions in memory, want 2", op.parts)
+	}
+	step(gaDel(1, 1, "a", 0), gaDel(1, 2, "b", 0), gaDel(3, 1, "a", 0))
+	if op.parts != 1 || len(op.ints) != 1 {
+		t.Fatalf("%d partitions in memory (%d in the map), want 1", op.parts, len(op.ints))
+	}
+	var keys int
+	if err := be.Scan(nil, func(_, _ []byte) error { keys++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if keys != 1 {
+		t.Fatalf("%d entries in the backend, want 1 (partition 2's row)", keys)
+	}
+}
