@@ -2,6 +2,7 @@ package operators
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -88,4 +89,11 @@ type RegularJoinConfig struct {
 	// LeftUpdating and RightUpdating say whether an input is a changelog (has retractions); an append-only input
 	// receiving one fails the operator.
 	LeftUpdating, RightUpdating bool
+	// Now is the processing-time clock TTL reads (once per batch and per barrier); nil means time.Now. Tests inject
+	// one.
+	Now func() time.Time
+	// CacheBytes bounds the working set of rows the operator keeps in memory; past it the working set is written
+	// back to the state backend and keys are dropped from memory (first those not touched since the previous
+	// eviction) down to half of it. 0 means a default (64 MiB).
+	CacheBytes int64
 }

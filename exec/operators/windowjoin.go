@@ -1,14 +1,498 @@
 package operators
 
 import (
-	"errors"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/state"
 )
 
-// NewWindowJoin returns the operator factory and its output schema (JoinOutputSchema). STUB: being written.
+// WindowJoin: Flink's window join (Nexmark q8's shape): two windowed inputs joined per window. Contract:
+//
+//   - Inputs: input 0 is the left side, input 1 the right; both append-only (a row kind other than Insert fails
+//     the operator, as in the window aggregate). Each row carries the window_start and window_end of its window
+//     (LeftStart/LeftEnd, RightStart/RightEnd: timestamps of any unit). Routing as for every keyed operator: a
+//     hash exchange on the keys (exec.HashKeys); a row of a key group outside TaskContext.KeyGroups fails.
+//   - Match: equal window_start and window_end, keys equal (a NULL key never matches), Residual TRUE. A row with
+//     a NULL key is dropped at arrival on an inner side and emitted padded when its window fires on an outer one.
+//   - Firing: rows are buffered per window and key; when the watermark reaches a window's end (wm >= end: the
+//     upstream window aggregate emits the window at that same watermark, just before forwarding it), the rows
+//     of both sides are joined and the window forgotten. A row whose window_end <= the watermark at arrival is
+//     late: dropped, counted in TaskContext.Late. A NULL window_start or window_end is dropped and counted in
+//     TaskContext.Errors.
+//   - Output: JoinOutputSchema, inserts only, ordered by window_end, window_start, key bytes; within a window and
+//     key, nested-loop order: each left row in arrival order with its partners in right arrival order (or,
+//     when it has none and the left side is outer, the left row padded with NULLs), then the unmatched right
+//     rows in arrival order when the right side is outer. Batches hold at most tjEmitRows rows.
+//   - Output watermark: forwarded as it is, as Flink's window join does. Every row emitted at watermark wm has
+//     window_end <= wm, but window_end > the watermark forwarded before (its window had not fired), so its
+//     window_end columns are never late downstream; its window_start and other time columns are older, which a
+//     downstream operator windowing over them must tolerate (as in Flink).
+//   - State: rows live in memory; OnBarrier writes the rows added since the last barrier and deletes those of
+//     the windows fired since, plus the watermark and the arrival counter; Open rebuilds the windows with a
+//     Scan of its key groups.
+//
+// State layout (side 0 left, 1 right):
+//
+//	KeyedKey(kg, 1+side, end(8) start(8) seq(8))   flags(1) uvarint(len(key)) key row
+//	OperatorKey("windowjoin/meta")                  watermark(8) next seq(8)
+//
+// end and start are sign-flipped big endian (winAppendOrderedInt), seq the row's arrival number; flags holds
+// tjNullKey; key and row are canonical bytes as in the interval join.
+
+var wjMetaKey = state.OperatorKey("windowjoin/meta")
+
+// wjPlan is the validated window join, shared by its subtasks.
+type wjPlan struct {
+	*tjSpec
+	start, end [2]int
+}
+
+// NewWindowJoin validates cfg and returns the operator factory and its output schema (JoinOutputSchema). Errors
+// are sqlerr errors: 42804 for a window column that is not a timestamp or a residual condition that is not
+// boolean, 0A000 for a key or column type the join cannot keep, XX000 for a malformed config (a planner bug).
 func NewWindowJoin(cfg WindowJoinConfig) (func(subtask int) exec.Operator, *arrow.Schema, error) {
-	return nil, JoinOutputSchema(cfg.Left, cfg.Right), errors.New("not implemented yet")
+	spec, err := planTimeJoin(cfg.JoinSpec, "window join")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range []struct {
+		sc   *arrow.Schema
+		i    int
+		role string
+	}{
+		{cfg.Left, cfg.LeftStart, "left window_start"}, {cfg.Left, cfg.LeftEnd, "left window_end"},
+		{cfg.Right, cfg.RightStart, "right window_start"}, {cfg.Right, cfg.RightEnd, "right window_end"},
+	} {
+		if err := tjTimeColumn(c.sc, c.i, "window join", c.role); err != nil {
+			return nil, nil, err
+		}
+	}
+	p := &wjPlan{tjSpec: spec, start: [2]int{cfg.LeftStart, cfg.RightStart}, end: [2]int{cfg.LeftEnd, cfg.RightEnd}}
+	return func(int) exec.Operator { return &windowJoin{p: p} }, spec.out, nil
+}
+
+// wjWindow is one window's rows by key.
+type wjWindow struct {
+	start, end int64
+	ints       map[int64]*tjGroup  // winKeyInt
+	strs       map[string]*tjGroup // winKeyBytes, NULL keys included (flagged null)
+	null       *tjGroup            // winKeyInt: the NULL key
+}
+
+// windowJoin is one subtask of a window join.
+type windowJoin struct {
+	p    *wjPlan
+	ctx  *exec.TaskContext
+	ectx expr.Context
+	wm   int64
+	seq  uint64
+
+	rows tjTable
+	wins map[winPaneID]*wjWindow
+	// nextFire is at most the smallest end of a buffered window: OnWatermark below it has nothing to do.
+	nextFire int64
+
+	dirty   []int32
+	deletes [][]byte
+
+	out, scratch tjOut
+
+	// Per batch.
+	startScr, endScr []int64
+	keys, data       winKeyRows
+	nullKey          []bool
+	hashes           []uint64
+	// Per firing.
+	due      []*wjWindow
+	groups   []*tjGroup
+	ls, rs   []int32
+	mask     []bool
+	matchedR []bool
+}
+
+var _ exec.Operator = (*windowJoin)(nil)
+
+func (j *windowJoin) Open(ctx *exec.TaskContext) error {
+	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
+		return fmt.Errorf("window join: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
+	}
+	j.ctx = ctx
+	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.spec.Mode, BadValues: ctx.Errors}
+	j.out = tjOut{spec: j.p.tjSpec, ctx: ctx}
+	j.scratch = tjOut{spec: j.p.tjSpec, ctx: ctx}
+	j.wm = exec.MinWatermark
+	j.nextFire = math.MaxInt64
+	j.wins = map[winPaneID]*wjWindow{}
+	if v, ok, err := ctx.State.Get(wjMetaKey); err != nil {
+		return err
+	} else if ok {
+		if len(v) != 16 {
+			return fmt.Errorf("window join: malformed meta state")
+		}
+		j.wm, j.seq = int64(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint64(v[8:])
+	}
+	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
+		for side := 0; side < 2; side++ {
+			prefix := state.KeyedKey(kg, byte(1+side), nil)
+			err := ctx.State.Scan(prefix, func(k, v []byte) error { return j.restoreRow(kg, side, k[len(prefix):], v) })
+			if err != nil {
+				return fmt.Errorf("window join: restore key group %d: %w", kg, err)
+			}
+		}
+	}
+	return nil
+}
+
+// restoreRow rebuilds one buffered row from its backend entry; a key group's rows of one side come in (end,
+// start, seq) order, so every group's lists are in arrival order again.
+func (j *windowJoin) restoreRow(kg, side int, uk, v []byte) error {
+	if len(uk) != 24 {
+		return errWinState
+	}
+	end, start, seq := winOrderedInt(uk), winOrderedInt(uk[8:]), binary.BigEndian.Uint64(uk[16:])
+	flags, key, row, err := tjParseValue(v)
+	if err != nil {
+		return err
+	}
+	ki, ks, err := tjParseKey(j.p.keyEnc.mode, key)
+	if err != nil {
+		return err
+	}
+	t := &j.rows
+	id := t.alloc(row)
+	t.t1[id], t.t2[id], t.seq[id], t.kg[id] = start, end, seq, uint16(kg)
+	t.flag[id] = tjLive | tjStored | flags&tjNullKey
+	if side == 1 {
+		t.flag[id] |= tjRight
+	}
+	g := j.group(j.window(start, end), ki, ks, flags&tjNullKey != 0)
+	t.grp[id] = g
+	g.rows[side] = append(g.rows[side], id)
+	return nil
+}
+
+func (j *windowJoin) window(start, end int64) *wjWindow {
+	id := winPaneID{start, end}
+	w := j.wins[id]
+	if w == nil {
+		w = &wjWindow{start: start, end: end}
+		if j.p.keyEnc.mode == winKeyInt {
+			w.ints = map[int64]*tjGroup{}
+		} else {
+			w.strs = map[string]*tjGroup{}
+		}
+		j.wins[id] = w
+		j.nextFire = min(j.nextFire, end)
+	}
+	return w
+}
+
+// group returns the group of a key in w, creating it; s is the canonical key bytes (winKeyBytes), null whether
+// a key column is NULL.
+func (j *windowJoin) group(w *wjWindow, i int64, s string, null bool) *tjGroup {
+	if j.p.keyEnc.mode == winKeyInt {
+		if null {
+			if w.null == nil {
+				w.null = &tjGroup{null: true}
+			}
+			return w.null
+		}
+		g := w.ints[i]
+		if g == nil {
+			g = &tjGroup{i: i}
+			w.ints[i] = g
+		}
+		return g
+	}
+	g := w.strs[s]
+	if g == nil {
+		g = &tjGroup{s: s, null: null}
+		w.strs[s] = g
+	}
+	return g
+}
+
+// groupOfRow returns the group of row i of the batch (keys loaded in j.keys) in w, creating it.
+func (j *windowJoin) groupOfRow(w *wjWindow, i int, null bool) *tjGroup {
+	if j.p.keyEnc.mode == winKeyInt {
+		return j.group(w, j.keys.ints[i], "", null)
+	}
+	if g := w.strs[string(j.keys.bytesOf(i))]; g != nil { // no allocation for the lookup
+		return g
+	}
+	return j.group(w, 0, string(j.keys.bytesOf(i)), null)
+}
+
+func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
+	defer b.Release()
+	if input != 0 && input != 1 {
+		return fmt.Errorf("window join: input %d (it has two)", input)
+	}
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	for _, k := range b.Kinds {
+		if k != exec.Insert {
+			return fmt.Errorf("window join: input row of kind %s (the inputs must be append-only)", k)
+		}
+	}
+	s := input
+	p := j.p
+	rec := b.Rec
+	startCol, ok1 := rec.Column(p.start[s]).(*array.Timestamp)
+	endCol, ok2 := rec.Column(p.end[s]).(*array.Timestamp)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("window join: window columns are %s and %s", rec.Column(p.start[s]).DataType(),
+			rec.Column(p.end[s]).DataType())
+	}
+	starts, ends := tjMicros(startCol, &j.startScr), tjMicros(endCol, &j.endScr)
+	timeNulls := startCol.NullN() > 0 || endCol.NullN() > 0
+	if err := j.keys.load(&p.keyEnc, rec, p.keys[s]); err != nil {
+		return err
+	}
+	nullKey := tjNullKeys(rec, p.keys[s], &j.nullKey)
+	var err error
+	if j.hashes, err = exec.HashKeys(rec, p.keys[s], j.hashes); err != nil {
+		return err
+	}
+	if err := j.data.load(&p.rowEnc[s], rec, p.cols[s]); err != nil {
+		return err
+	}
+	t := &j.rows
+	var late, bad int64
+	var w *wjWindow
+	for i := 0; i < n; i++ {
+		if timeNulls && (startCol.IsNull(i) || endCol.IsNull(i)) {
+			bad++
+			continue
+		}
+		start, end := starts[i], ends[i]
+		if end <= j.wm {
+			late++
+			continue
+		}
+		kg := state.KeyGroupOf(j.hashes[i], j.ctx.MaxKeyGroups)
+		if !j.ctx.KeyGroups.Contains(kg) {
+			return fmt.Errorf("window join: a row of key group %d reached subtask %d, which owns %v",
+				kg, j.ctx.Subtask, j.ctx.KeyGroups)
+		}
+		null := nullKey != nil && nullKey[i]
+		if null && !p.outer[s] {
+			continue // it can never be part of the output
+		}
+		if w == nil || w.start != start || w.end != end {
+			w = j.window(start, end)
+		}
+		g := j.groupOfRow(w, i, null)
+		id := t.alloc(j.data.bytesOf(i))
+		t.t1[id], t.t2[id], t.seq[id], t.kg[id] = start, end, j.seq, uint16(kg)
+		j.seq++
+		t.flag[id] = tjLive | tjDirty
+		if s == 1 {
+			t.flag[id] |= tjRight
+		}
+		if null {
+			t.flag[id] |= tjNullKey
+		}
+		t.grp[id] = g
+		g.rows[s] = append(g.rows[s], id)
+		j.dirty = append(j.dirty, id)
+	}
+	j.ctx.Late.Add(late)
+	j.ctx.Errors.Add(bad)
+	return nil
+}
+
+func (j *windowJoin) OnWatermark(wm int64, out exec.Emitter) error {
+	if wm <= j.wm {
+		return nil
+	}
+	j.wm = wm
+	if wm < j.nextFire {
+		return nil
+	}
+	j.due = j.due[:0]
+	next := int64(math.MaxInt64)
+	for _, w := range j.wins {
+		if w.end <= wm {
+			j.due = append(j.due, w)
+		} else {
+			next = min(next, w.end)
+		}
+	}
+	j.nextFire = next
+	slices.SortFunc(j.due, func(a, b *wjWindow) int {
+		return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.start, b.start))
+	})
+	mode := j.p.keyEnc.mode
+	for _, w := range j.due {
+		j.groups = j.groups[:0]
+		if w.null != nil {
+			j.groups = append(j.groups, w.null)
+		}
+		for _, g := range w.ints {
+			j.groups = append(j.groups, g)
+		}
+		for _, g := range w.strs {
+			j.groups = append(j.groups, g)
+		}
+		slices.SortFunc(j.groups, func(a, b *tjGroup) int { return tjCompareKeys(a, b, mode) })
+		for _, g := range j.groups {
+			if err := j.fireGroup(g, out); err != nil {
+				return err
+			}
+			for _, list := range g.rows {
+				for _, id := range list {
+					j.drop(id)
+				}
+			}
+		}
+		delete(j.wins, winPaneID{w.start, w.end})
+	}
+	j.due = j.due[:0]
+	return j.out.flush(out)
+}
+
+// fireGroup emits the join of one key's rows in one window.
+func (j *windowJoin) fireGroup(g *tjGroup, out exec.Emitter) error {
+	t := &j.rows
+	L, R := g.rows[0], g.rows[1]
+	outerL, outerR := j.p.outer[0], j.p.outer[1]
+	if g.null || len(L) == 0 || len(R) == 0 {
+		if outerL {
+			for _, l := range L {
+				if err := j.out.emit(t, l, -1, out); err != nil {
+					return err
+				}
+			}
+		}
+		if outerR {
+			for _, r := range R {
+				if err := j.out.emit(t, -1, r, out); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if j.p.spec.Residual == nil { // every pair matches: no outer rows
+		for _, l := range L {
+			for _, r := range R {
+				if err := j.out.emit(t, l, r, out); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if cap(j.matchedR) < len(R) {
+		j.matchedR = make([]bool, len(R))
+	}
+	matchedR := j.matchedR[:len(R)]
+	clear(matchedR)
+	// Left rows in chunks of about tjEmitRows candidate pairs: the residual is evaluated a chunk at a time.
+	for start := 0; start < len(L); {
+		j.ls, j.rs = j.ls[:0], j.rs[:0]
+		end := start
+		for end < len(L) && (end == start || len(j.ls)+len(R) <= tjEmitRows) {
+			for _, r := range R {
+				j.ls = append(j.ls, L[end])
+				j.rs = append(j.rs, r)
+			}
+			end++
+		}
+		var err error
+		if j.mask, err = tjResidual(j.p.tjSpec, &j.ectx, &j.scratch, t, j.ls, j.rs, j.mask); err != nil {
+			return err
+		}
+		k := 0
+		for _, l := range L[start:end] {
+			found := false
+			for ri, r := range R {
+				if j.mask[k] {
+					found, matchedR[ri] = true, true
+					if err := j.out.emit(t, l, r, out); err != nil {
+						return err
+					}
+				}
+				k++
+			}
+			if !found && outerL {
+				if err := j.out.emit(t, l, -1, out); err != nil {
+					return err
+				}
+			}
+		}
+		start = end
+	}
+	if outerR {
+		for ri, r := range R {
+			if !matchedR[ri] {
+				if err := j.out.emit(t, -1, r, out); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// drop forgets a fired row; its backend entry, if any, is deleted at the next barrier.
+func (j *windowJoin) drop(id int32) {
+	t := &j.rows
+	if t.flag[id]&tjStored != 0 {
+		j.deletes = append(j.deletes, j.stateKey(id))
+	}
+	t.release(id)
+}
+
+func (j *windowJoin) stateKey(id int32) []byte {
+	t := &j.rows
+	uk := make([]byte, 0, 24)
+	uk = winAppendOrderedInt(uk, t.t2[id])
+	uk = winAppendOrderedInt(uk, t.t1[id])
+	uk = binary.BigEndian.AppendUint64(uk, t.seq[id])
+	return state.KeyedKey(int(t.kg[id]), byte(1+t.side(id)), uk)
+}
+
+func (j *windowJoin) OnBarrier(checkpoint.Barrier) error {
+	st := j.ctx.State
+	for _, k := range j.deletes {
+		st.Delete(k)
+	}
+	j.deletes = j.deletes[:0]
+	t := &j.rows
+	mode := j.p.keyEnc.mode
+	var key []byte
+	for _, id := range j.dirty {
+		f := t.flag[id]
+		if f&(tjLive|tjDirty) != tjLive|tjDirty {
+			continue
+		}
+		key = t.grp[id].keyBytes(key[:0], mode)
+		v := make([]byte, 0, 1+binary.MaxVarintLen32+len(key)+len(t.data[id]))
+		st.Put(j.stateKey(id), tjAppendValue(v, f, key, t.data[id]))
+		t.flag[id] = f&^tjDirty | tjStored
+	}
+	j.dirty = j.dirty[:0]
+	meta := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(j.wm))
+	st.Put(slices.Clone(wjMetaKey), binary.BigEndian.AppendUint64(meta, j.seq))
+	return nil
+}
+
+func (j *windowJoin) Close() error {
+	j.out.close()
+	j.scratch.close()
+	return nil
 }

@@ -1,0 +1,352 @@
+package operators
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+var (
+	// The window join tests' inputs: left (k BIGINT, ws, we TIMESTAMP(6), a VARCHAR), right (k BIGINT, ws, we
+	// TIMESTAMP(6), b BIGINT). Output columns: 0 k, 1 ws, 2 we, 3 a, 4 k, 5 ws, 6 we, 7 b.
+	wjLeftSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "window_start", Type: tsUS, Nullable: true},
+		{Name: "window_end", Type: tsUS, Nullable: true},
+		{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	wjRightSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "window_start", Type: tsUS, Nullable: true},
+		{Name: "window_end", Type: tsUS, Nullable: true},
+		{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	wjSchemas = [2]*arrow.Schema{wjLeftSchema, wjRightSchema}
+	// wjTimeCols are the window_end columns of the output: never below the forwarded watermark.
+	wjTimeCols = []int{2, 6}
+)
+
+func wjRow(k, ws, we, v any) []any { return []any{k, ws, we, v} }
+
+// wjSide renders one side of an output row.
+func wjSide(k, ws, we, v string) string { return k + "|" + jt(ws) + "|" + jt(we) + "|" + v }
+
+const wjNulls = "NULL|NULL|NULL|NULL"
+
+func wjConfig(typ JoinType) WindowJoinConfig {
+	return WindowJoinConfig{
+		JoinSpec:  JoinSpec{Type: typ, Left: wjLeftSchema, Right: wjRightSchema, LeftKeys: []int{0}, RightKeys: []int{0}},
+		LeftStart: 1, LeftEnd: 2, RightStart: 1, RightEnd: 2,
+	}
+}
+
+func wjOp(t *testing.T, cfg WindowJoinConfig) func(int) exec.Operator {
+	t.Helper()
+	f, schema, err := NewWindowJoin(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !schema.Equal(JoinOutputSchema(cfg.Left, cfg.Right)) {
+		t.Fatalf("output schema %s", schema)
+	}
+	return f
+}
+
+// The four join types over one script of tumbling 10 s windows plus a window [5, 10) ending with [0, 10).
+func TestWindowJoinTypes(t *testing.T) {
+	script := []any{
+		jLeft(wjRow(1, "00:00:00", "00:00:10", "a1"), wjRow(1, "00:00:00", "00:00:10", "a2"),
+			wjRow(2, "00:00:00", "00:00:10", "a3"), wjRow(nil, "00:00:00", "00:00:10", "an")),
+		jRight(wjRow(1, "00:00:00", "00:00:10", 100), wjRow(3, "00:00:00", "00:00:10", 101),
+			wjRow(1, "00:00:10", "00:00:20", 102), wjRow(nil, "00:00:00", "00:00:10", 103)),
+		jLeft(wjRow(1, "00:00:10", "00:00:20", "a4"), wjRow(1, "00:00:05", "00:00:10", "c1"),
+			wjRow(1, nil, "00:00:10", "bad")),
+		jRight(wjRow(1, "00:00:00", "00:00:10", 104), wjRow(1, "00:00:05", "00:00:10", 200)),
+		jWMs("00:00:09.999999"),
+		jCheck(jEmitted(0)),
+		jWMs("00:00:10"), // [0, 10) then [5, 10) fire
+		jLeft(wjRow(1, "00:00:00", "00:00:10", "late")),
+		jWMs("00:00:20"),
+		jCheck(jKeyed(0)),
+	}
+	w0 := func(k, v string) string { return wjSide(k, "00:00:00", "00:00:10", v) }
+	pairs1 := []string{ // key 1 of [0, 10): nested loop, left then right arrival order
+		w0("1", "a1") + "|" + w0("1", "100"), w0("1", "a1") + "|" + w0("1", "104"),
+		w0("1", "a2") + "|" + w0("1", "100"), w0("1", "a2") + "|" + w0("1", "104"),
+	}
+	nullL, nullR := w0("NULL", "an")+"|"+wjNulls, wjNulls+"|"+w0("NULL", "103")
+	a3, r101 := w0("2", "a3")+"|"+wjNulls, wjNulls+"|"+w0("3", "101")
+	c1 := wjSide("1", "00:00:05", "00:00:10", "c1") + "|" + wjSide("1", "00:00:05", "00:00:10", "200")
+	a4 := wjSide("1", "00:00:10", "00:00:20", "a4") + "|" + wjSide("1", "00:00:10", "00:00:20", "102")
+	cat := func(parts ...any) []string {
+		var out []string
+		for _, p := range parts {
+			switch p := p.(type) {
+			case string:
+				out = append(out, p)
+			case []string:
+				out = append(out, p...)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		typ  JoinType
+		want []string
+	}{
+		{JoinInner, cat(pairs1, c1, a4)},
+		{JoinLeft, cat(nullL, pairs1, a3, c1, a4)},
+		{JoinRight, cat(nullR, pairs1, r101, c1, a4)},
+		{JoinFull, cat(nullL, nullR, pairs1, a3, r101, c1, a4)},
+	} {
+		runJCase(t, jCase{name: tc.typ.String(), schemas: wjSchemas, script: script, op: wjOp(t, wjConfig(tc.typ)),
+			want: tc.want, late: 1, errors: 1, timeCols: wjTimeCols})
+	}
+}
+
+// A residual condition decides what matches within a window and key: a left row none of whose pairs pass is
+// padded (left outer) at its place in the nested loop; unmatched right rows follow.
+func TestWindowJoinResidual(t *testing.T) {
+	cfg := wjConfig(JoinFull)
+	// a <> 'a2' AND b > 100
+	cfg.Residual = tjCall(t, "and",
+		tjCall(t, "<>", tjCol(3, "a", arrow.BinaryTypes.String), expr.String("a2")),
+		tjCall(t, ">", tjCol(7, "b", arrow.PrimitiveTypes.Int64), expr.Int64(100)))
+	script := []any{
+		jLeft(wjRow(1, "00:00:00", "00:00:10", "a1"), wjRow(1, "00:00:00", "00:00:10", "a2"),
+			wjRow(1, "00:00:00", "00:00:10", "a3")),
+		jRight(wjRow(1, "00:00:00", "00:00:10", 100), wjRow(1, "00:00:00", "00:00:10", 104),
+			wjRow(1, "00:00:00", "00:00:10", nil)),
+		jWMs("00:00:10"),
+	}
+	w0 := func(v string) string { return wjSide("1", "00:00:00", "00:00:10", v) }
+	runJCase(t, jCase{name: "full", schemas: wjSchemas, script: script, op: wjOp(t, cfg), timeCols: wjTimeCols,
+		want: []string{
+			w0("a1") + "|" + w0("104"),
+			w0("a2") + "|" + wjNulls,
+			w0("a3") + "|" + w0("104"),
+			wjNulls + "|" + w0("100"),
+			wjNulls + "|" + w0("NULL"),
+		}})
+	// Inner: the same pairs.
+	cfg.Type = JoinInner
+	runJCase(t, jCase{name: "inner", schemas: wjSchemas, script: script, op: wjOp(t, cfg), timeCols: wjTimeCols,
+		want: []string{w0("a1") + "|" + w0("104"), w0("a3") + "|" + w0("104")}})
+}
+
+// A window's rows stay in state until it fires, then leave it.
+func TestWindowJoinStateCleanup(t *testing.T) {
+	script := []any{
+		jLeft(wjRow(1, "00:00:00", "00:00:10", "a1"), wjRow(2, "00:00:10", "00:00:20", "a2")),
+		jRight(wjRow(1, "00:00:00", "00:00:10", 1), wjRow(nil, "00:00:00", "00:00:10", 2)),
+		jCheck(jKeyed(3)), // the inner join drops the NULL-key row at once
+		jWMs("00:00:10"),
+		jCheck(jKeyed(1)),
+		jWMs("00:00:20"),
+		jCheck(jKeyed(0)),
+	}
+	runJCase(t, jCase{name: "inner", schemas: wjSchemas, script: script, op: wjOp(t, wjConfig(JoinInner)),
+		timeCols: wjTimeCols,
+		want:     []string{wjSide("1", "00:00:00", "00:00:10", "a1") + "|" + wjSide("1", "00:00:00", "00:00:10", "1")}})
+}
+
+func TestWindowJoinValidation(t *testing.T) {
+	notTS := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "window_start", Type: arrow.PrimitiveTypes.Int64}, {Name: "window_end", Type: tsUS},
+		{Name: "b", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	for _, tc := range []struct {
+		name string
+		mod  func(c *WindowJoinConfig)
+		code string
+	}{
+		{"start not a timestamp", func(c *WindowJoinConfig) { c.Right = notTS }, sqlerr.DatatypeMismatch},
+		{"end out of range", func(c *WindowJoinConfig) { c.LeftEnd = 4 }, sqlerr.InternalError},
+		{"no keys", func(c *WindowJoinConfig) { c.LeftKeys, c.RightKeys = nil, nil }, sqlerr.InternalError},
+		{"residual not boolean", func(c *WindowJoinConfig) { c.Residual = tjCol(7, "b", arrow.PrimitiveTypes.Int64) },
+			sqlerr.DatatypeMismatch},
+	} {
+		c := wjConfig(JoinInner)
+		tc.mod(&c)
+		if _, _, err := NewWindowJoin(c); sqlerr.Code(err) != tc.code {
+			t.Errorf("%s: %v (SQLSTATE %q), want %s", tc.name, err, sqlerr.Code(err), tc.code)
+		}
+	}
+	runJCase(t, jCase{name: "retraction", schemas: wjSchemas, op: wjOp(t, wjConfig(JoinInner)),
+		script:  []any{jRows{in: 0, rows: [][]any{wjRow(1, "00:00:00", "00:00:10", "a")}, kinds: []exec.RowKind{exec.UpdateAfter}}},
+		wantErr: "append-only", shapes: []opShape{{}}})
+	if _, ok := wjOp(t, wjConfig(JoinInner))(0).(exec.WatermarkHolder); ok {
+		t.Fatal("the window join holds the watermark back")
+	}
+}
+
+// wjModel is the naive window join: rows collected per window; at the first watermark >= its end, a window's
+// rows are joined per key in nested-loop order.
+type wjModel struct {
+	typ        JoinType
+	residual   bool // v < w
+	wm         int64
+	rows       []*wjmRow
+	out        []tjOutRow
+	step       int
+	late, errs int64
+}
+
+type wjmRow struct {
+	side           int
+	vals           []any
+	key            any
+	start, end     int64
+	seq            int
+	fired, matched bool
+}
+
+func (m *wjModel) outer(side int) bool {
+	return m.typ == JoinFull || (side == 0 && m.typ == JoinLeft) || (side == 1 && m.typ == JoinRight)
+}
+
+func (m *wjModel) emit(l, r *wjmRow) {
+	vals := make([]any, 0, 8)
+	for _, x := range []*wjmRow{l, r} {
+		if x == nil {
+			vals = append(vals, nil, nil, nil, nil)
+		} else {
+			vals = append(vals, x.vals...)
+		}
+	}
+	m.out = append(m.out, tjOutRow{vals: vals, step: m.step})
+}
+
+func (m *wjModel) process(in int, rows [][]any) {
+	m.step++
+	for _, vals := range rows {
+		if vals[1] == nil || vals[2] == nil {
+			m.errs++
+			continue
+		}
+		r := &wjmRow{side: in, vals: vals, key: vals[0], start: vals[1].(int64), end: vals[2].(int64), seq: len(m.rows)}
+		if r.end <= m.wm {
+			m.late++
+			continue
+		}
+		m.rows = append(m.rows, r)
+	}
+}
+
+func (m *wjModel) watermark(wm int64) {
+	if wm <= m.wm {
+		return
+	}
+	m.wm = wm
+	m.step++
+	var due []*wjmRow
+	for _, x := range m.rows {
+		if !x.fired && x.end <= wm {
+			x.fired = true
+			due = append(due, x)
+		}
+	}
+	// Windows by (end, start), then keys by canonical bytes; each group's rows stay in arrival order.
+	slices.SortStableFunc(due, func(a, b *wjmRow) int {
+		return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.start, b.start), bytes.Compare(tjKeyBytes(a.key), tjKeyBytes(b.key)))
+	})
+	for len(due) > 0 {
+		n := 1
+		for n < len(due) && due[n].end == due[0].end && due[n].start == due[0].start &&
+			bytes.Equal(tjKeyBytes(due[n].key), tjKeyBytes(due[0].key)) {
+			n++
+		}
+		var L, R []*wjmRow
+		for _, x := range due[:n] {
+			if x.side == 0 {
+				L = append(L, x)
+			} else {
+				R = append(R, x)
+			}
+		}
+		for _, l := range L {
+			found := false
+			for _, r := range R {
+				if l.key != nil && (!m.residual || (l.vals[3] != nil && r.vals[3] != nil && l.vals[3].(int) < r.vals[3].(int))) {
+					found, r.matched = true, true
+					m.emit(l, r)
+				}
+			}
+			if !found && m.outer(0) {
+				m.emit(l, nil)
+			}
+		}
+		for _, r := range R {
+			if !r.matched && m.outer(1) {
+				m.emit(nil, r)
+			}
+		}
+		due = due[n:]
+	}
+}
+
+// The seeded randomized comparison with the nested-loop model (see TestIntervalJoinRandom), over tumbling
+// windows of 4 and 8 (so [4, 8) and [0, 8) end together).
+func TestWindowJoinRandom(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	iters := 150
+	if testing.Short() {
+		iters = 25
+	}
+	for it := range iters {
+		rng := rand.New(rand.NewPCG(uint64(it), 0x3d1f))
+		typ := JoinType(rng.IntN(4))
+		residual := rng.IntN(3) == 0
+		strKeys := rng.IntN(2) == 0
+		pebble := rng.IntN(2) == 0
+		schemas, keys := tjKeySchemas(strKeys, "window_start", "window_end")
+		events := tjRandomEvents(rng, 10+rng.IntN(50), keys, func(_ int, k, ts, v any) []any {
+			if ts == nil {
+				return []any{k, nil, nil, v}
+			}
+			size := int64(4 << rng.IntN(2))
+			start := ts.(int64) - ((ts.(int64)%size)+size)%size
+			return []any{k, start, start + size, v}
+		})
+		cfg := WindowJoinConfig{
+			JoinSpec:  JoinSpec{Type: typ, Left: schemas[0], Right: schemas[1], LeftKeys: []int{0}, RightKeys: []int{0}},
+			LeftStart: 1, LeftEnd: 2, RightStart: 1, RightEnd: 2,
+		}
+		if residual {
+			cfg.Residual = tjCall(t, "<", tjCol(3, "v", arrow.PrimitiveTypes.Int64), tjCol(7, "w", arrow.PrimitiveTypes.Int64))
+		}
+		name := fmt.Sprintf("seed %d: %s residual=%v strKeys=%v pebble=%v", it, typ, residual, strKeys, pebble)
+		m := &wjModel{typ: typ, residual: residual, wm: exec.MinWatermark}
+		inWM := [2]int64{exec.MinWatermark, exec.MinWatermark}
+		for _, e := range events {
+			if e.rows != nil {
+				m.process(e.in, e.rows)
+				continue
+			}
+			for i := range inWM {
+				if e.in < 0 || e.in == i {
+					inWM[i] = max(inWM[i], e.wm)
+				}
+			}
+			m.watermark(min(inWM[0], inWM[1]))
+		}
+		m.watermark(exec.MaxWatermark)
+		want, wantSteps := tjModelText(JoinOutputSchema(schemas[0], schemas[1]), m.out)
+
+		h := tjRunRandom(t, rng, wjOp(t, cfg), schemas, events, pebble)
+		if !slices.Equal(h.rows, want) || !slices.Equal(h.step, wantSteps) {
+			t.Fatalf("%s:\n got  %q at steps %v\n want %q at steps %v", name, h.rows, h.step, want, wantSteps)
+		}
+		if h.late.Load() != m.late || h.errs.Load() != m.errs {
+			t.Fatalf("%s: late %d errors %d, want %d and %d", name, h.late.Load(), h.errs.Load(), m.late, m.errs)
+		}
+	}
+}
