@@ -251,13 +251,18 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 	}
 	spec := &catalog.JobSpec{ID: id, Statement: canonicalCreateMV(st.Name, st.Columns, queryText), Target: st.Name,
 		Reads: info.Reads, Settings: m}
+	return s.launch("CREATE MATERIALIZED VIEW", spec, p)
+}
+
+// launch records a new job and starts it; the result carries its id and the plan's notices.
+func (s *Session) launch(tag string, spec *catalog.JobSpec, p *planner.Physical) (*Result, error) {
 	if err := s.e.cat.AddJob(spec); err != nil {
 		return nil, err
 	}
 	if err := s.e.startJob(spec, p); err != nil {
 		return nil, err
 	}
-	res := jobResult("CREATE MATERIALIZED VIEW", id)
+	res := jobResult(tag, spec.ID)
 	res.Notices = p.Notices
 	return res, nil
 }
@@ -325,15 +330,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 		return nil, err
 	}
 	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads, Settings: m}
-	if err := s.e.cat.AddJob(spec); err != nil {
-		return nil, err
-	}
-	if err := s.e.startJob(spec, p); err != nil {
-		return nil, err
-	}
-	res := jobResult("INSERT 0 0", id)
-	res.Notices = p.Notices
-	return res, nil
+	return s.launch("INSERT 0 0", spec, p)
 }
 
 // inStatementSet runs a statement between BEGIN STATEMENT SET and END: an INSERT ... SELECT joins the set (planned
@@ -398,15 +395,7 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 	parts = append(parts, "END")
 	spec := &catalog.JobSpec{ID: id, Statement: strings.Join(parts, ";\n"), Target: p.Target, Targets: p.Targets,
 		Reads: p.Reads, Settings: m}
-	if err := s.e.cat.AddJob(spec); err != nil {
-		return nil, err
-	}
-	if err := s.e.startJob(spec, p); err != nil {
-		return nil, err
-	}
-	res := jobResult("INSERT 0 0", id)
-	res.Notices = p.Notices
-	return res, nil
+	return s.launch("INSERT 0 0", spec, p)
 }
 
 // errLimit stops a SELECT's dataflow once LIMIT rows arrived.
