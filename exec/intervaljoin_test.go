@@ -21,39 +21,28 @@ import (
 // join, a shaping operator that turns joined rows into the sink's (key, start, cnt, sum) rows, and the 2PC sink.
 // A joined row becomes key|start|left val|right val, -1 standing for the NULL side of an outer row.
 
-// timeJoinOp wraps a join subtask: with tokens, its input 1 is held behind a gate (one batch per token, saying so
-// on entered before it waits); with failed, the first batch after checkpoint 1 completed fails the job once (the
-// restart then restores state). It keeps the join's watermark hold.
-type timeJoinOp struct {
+// failOnceOp fails the job once, at the first batch after checkpoint 1 completed (the restart then restores
+// state). It keeps the operator's watermark hold.
+type failOnceOp struct {
 	exec.Operator
-	tokens, entered chan struct{}
-	failed          *atomic.Bool
-	ctx             *exec.TaskContext
+	failed *atomic.Bool
+	ctx    *exec.TaskContext
 }
 
-func (g *timeJoinOp) Open(ctx *exec.TaskContext) error {
-	g.ctx = ctx
-	return g.Operator.Open(ctx)
+func (o *failOnceOp) Open(ctx *exec.TaskContext) error {
+	o.ctx = ctx
+	return o.Operator.Open(ctx)
 }
 
-func (g *timeJoinOp) Process(input int, b exec.Batch, out exec.Emitter) error {
-	if g.failed != nil && g.ctx.IsCompleted(1) && g.failed.CompareAndSwap(false, true) {
+func (o *failOnceOp) Process(input int, b exec.Batch, out exec.Emitter) error {
+	if o.ctx.IsCompleted(1) && o.failed.CompareAndSwap(false, true) {
 		b.Release()
 		return fmt.Errorf("injected join failure")
 	}
-	if input == 1 && g.tokens != nil {
-		g.entered <- struct{}{}
-		<-g.tokens
-	}
-	return g.Operator.Process(input, b, out)
+	return o.Operator.Process(input, b, out)
 }
 
-func (g *timeJoinOp) OutputWatermark(wm int64) int64 {
-	if h, ok := g.Operator.(exec.WatermarkHolder); ok {
-		return h.OutputWatermark(wm)
-	}
-	return wm
-}
+func (o *failOnceOp) OutputWatermark(wm int64) int64 { return heldWatermark(o.Operator, wm) }
 
 // timeJoinShape maps a joined row to the sink's result schema: key and start from the side present (the left
 // one for a pair), cnt the left val and sum the right val, -1 for NULL. cols names the join output's left key,
@@ -74,37 +63,22 @@ func (s *timeJoinShape) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	col := func(i int) arrow.Array { return b.Rec.Column(s.cols[i]) }
 	lk, lt, lv := col(0).(*array.Int64), col(1).(*array.Timestamp), col(2).(*array.Int64)
 	rk, rt, rv := col(3).(*array.Int64), col(4).(*array.Timestamp), col(5).(*array.Int64)
-	kb := array.NewInt64Builder(s.ctx.Alloc)
-	tb := array.NewTimestampBuilder(s.ctx.Alloc, tsType)
-	cb := array.NewInt64Builder(s.ctx.Alloc)
-	ub := array.NewInt64Builder(s.ctx.Alloc)
-	defer kb.Release()
-	defer tb.Release()
-	defer cb.Release()
-	defer ub.Release()
-	n := b.Rows()
-	for i := 0; i < n; i++ {
+	rb := newResultBuilder(s.ctx.Alloc)
+	for i := 0; i < b.Rows(); i++ {
+		var key int64
+		var start arrow.Timestamp
+		cnt, sum := int64(-1), int64(-1)
 		if lk.IsValid(i) {
-			kb.Append(lk.Value(i))
-			tb.Append(lt.Value(i))
-			cb.Append(lv.Value(i))
+			key, start, cnt = lk.Value(i), lt.Value(i), lv.Value(i)
 		} else {
-			kb.Append(rk.Value(i))
-			tb.Append(rt.Value(i))
-			cb.Append(-1)
+			key, start = rk.Value(i), rt.Value(i)
 		}
 		if rk.IsValid(i) {
-			ub.Append(rv.Value(i))
-		} else {
-			ub.Append(-1)
+			sum = rv.Value(i)
 		}
+		rb.append(key, start, cnt, sum)
 	}
-	cols := []arrow.Array{kb.NewArray(), tb.NewArray(), cb.NewArray(), ub.NewArray()}
-	rec := array.NewRecordBatch(resultSchema, cols, int64(n))
-	for _, c := range cols {
-		c.Release()
-	}
-	return out.Emit(exec.Batch{Rec: rec})
+	return out.Emit(rb.batch())
 }
 
 func (s *timeJoinShape) OnWatermark(int64, exec.Emitter) error { return nil }
@@ -112,17 +86,13 @@ func (s *timeJoinShape) OnBarrier(checkpoint.Barrier) error    { return nil }
 func (s *timeJoinShape) Close() error                          { return nil }
 
 // timeJoinPipeline is gen-a and gen-b (made by source) hashed on column 0 into join at parallelism p, then the
-// shaping operator and the sink; the join subtasks are wrapped as wrap says (nil: plain).
+// shaping operator and the sink.
 func timeJoinPipeline(a, b seqConfig, p int, source func(seqConfig) func(int) exec.Source,
-	join func(int) exec.Operator, wrap func(exec.Operator) exec.Operator, shape [6]int, store *txnStore) *exec.Graph {
+	join func(int) exec.Operator, shape [6]int, store *txnStore) *exec.Graph {
 	g := exec.NewGraph()
 	sa := g.AddSource("gen-a", p, source(a))
 	sb := g.AddSource("gen-b", p, source(b))
-	op := join
-	if wrap != nil {
-		op = func(sub int) exec.Operator { return wrap(join(sub)) }
-	}
-	j := g.AddOperator("join", p, op, exec.From(sa, exec.HashExchange(0)), exec.From(sb, exec.HashExchange(0))).WithKeyedState()
+	j := g.AddOperator("join", p, join, exec.From(sa, exec.HashExchange(0)), exec.From(sb, exec.HashExchange(0))).WithKeyedState()
 	sh := g.AddOperator("shape", p, newTimeJoinShape(shape), exec.From(j, exec.ForwardExchange()))
 	g.AddSink("sink", p, newMemSink(store), exec.From(sh, exec.ForwardExchange()))
 	return g
@@ -145,23 +115,30 @@ func timeJoinRow(l, r *event, lstart, rstart int64) string {
 const ijLower, ijUpper = -5, 5
 
 func expectedIntervalJoin(left, right []event) []string {
+	return expectedTimeJoin(left, right, func(l, r event) bool { return r.ts >= l.ts+ijLower && r.ts <= l.ts+ijUpper },
+		func(ts int64) int64 { return ts })
+}
+
+// expectedTimeJoin is the model of a FULL time join of left and right: every pair with equal keys that match, then
+// each row in no pair, padded. start is the window start a row's result carries, given the row's time.
+func expectedTimeJoin(left, right []event, match func(l, r event) bool, start func(ts int64) int64) []string {
 	var out []string
 	matchedR := make([]bool, len(right))
 	for _, l := range left {
 		found := false
 		for ri, r := range right {
-			if l.key == r.key && r.ts >= l.ts+ijLower && r.ts <= l.ts+ijUpper {
+			if l.key == r.key && match(l, r) {
 				found, matchedR[ri] = true, true
-				out = append(out, timeJoinRow(&l, &r, l.ts, r.ts))
+				out = append(out, timeJoinRow(&l, &r, start(l.ts), start(r.ts)))
 			}
 		}
 		if !found {
-			out = append(out, timeJoinRow(&l, nil, l.ts, 0))
+			out = append(out, timeJoinRow(&l, nil, start(l.ts), 0))
 		}
 	}
 	for ri, r := range right {
 		if !matchedR[ri] {
-			out = append(out, timeJoinRow(nil, &r, 0, r.ts))
+			out = append(out, timeJoinRow(nil, &r, 0, start(r.ts)))
 		}
 	}
 	sort.Strings(out)
@@ -224,12 +201,12 @@ func timeJoinWithFailure(t *testing.T, a, b seqConfig, join func(int) exec.Opera
 	cfg := jobConfig(t, t.TempDir())
 	cfg.CheckpointMode = checkpoint.Unaligned
 	cfg.Alloc = mem
-	wrap := func(op exec.Operator) exec.Operator { return &timeJoinOp{Operator: op, failed: &failed} }
+	failing := func(sub int) exec.Operator { return &failOnceOp{Operator: join(sub), failed: &failed} }
 	paused := func(c seqConfig) func(int) exec.Source {
 		inner := source(c)
 		return func(sub int) exec.Source { return &pausedSource{Source: inner(sub), after: 10, release: release} }
 	}
-	j, err := exec.NewJob(timeJoinPipeline(a, b, 2, paused, join, wrap, shape, store), cfg)
+	j, err := exec.NewJob(timeJoinPipeline(a, b, 2, paused, failing, shape, store), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,64 +232,19 @@ func TestIntervalJoinPipelineRestartExact(t *testing.T) {
 	timeJoinWithFailure(t, a, b, intervalJoinOp(t), newSeqSource, intervalJoinShape, expectedIntervalJoin(a.all(2), b.all(2)))
 }
 
-// startGatedTimeJoin starts a pipeline whose join holds its input 1 behind a gate and returns once input 0's few
-// elements went through, input 1's channel is full and the join is stuck on it (as the union's test does).
-func startGatedTimeJoin(t *testing.T, dir string, mode checkpoint.Mode, build func(wrap func(exec.Operator) exec.Operator) *exec.Graph) (*exec.Job, chan struct{}, chan struct{}) {
-	tokens, entered := make(chan struct{}), make(chan struct{})
-	cfg := jobConfig(t, dir)
-	cfg.CheckpointInterval = 0
-	cfg.CheckpointMode = mode
-	cfg.ChannelCapacity = backpressureCap
-	wrap := func(op exec.Operator) exec.Operator {
-		return &timeJoinOp{Operator: op, tokens: tokens, entered: entered}
+// gatedTimeJoin is the gated backpressure test (gatedCase) for a time join at parallelism 1.
+func gatedTimeJoin(a, b seqConfig, source func(seqConfig) func(int) exec.Source, join func(int) exec.Operator,
+	shape [6]int, want []string) gatedCase {
+	return gatedCase{
+		graph: func(g *gate, store *txnStore) *exec.Graph {
+			return timeJoinPipeline(a, b, 1, source, g.wrap(join), shape, store)
+		},
+		op: "join-0", rows: a.rows + b.rows, want: want,
 	}
-	j, err := exec.NewJob(build(wrap), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j.Start(context.Background())
-	<-entered
-	for i := 0; i < 5; i++ {
-		tokens <- struct{}{}
-		<-entered
-	}
-	waitFor(t, func() bool { return j.Pressure() == 1 })
-	return j, tokens, entered
-}
-
-// gatedTimeJoinCheckpoints is the union's backpressure test for a join: with the join's input 1 held behind a gate,
-// an unaligned checkpoint completes while an aligned one still waits behind the queued batches, and a restore
-// from the unaligned checkpoint (its in-flight batches replayed into the join) gives the output of a run without
-// failure.
-func gatedTimeJoinCheckpoints(t *testing.T, build func(wrap func(exec.Operator) exec.Operator, store *txnStore) *exec.Graph,
-	rows int, want []string) {
-	t.Run("aligned waits", func(t *testing.T) {
-		j, tokens, entered := startGatedTimeJoin(t, t.TempDir(), checkpoint.Aligned,
-			func(wrap func(exec.Operator) exec.Operator) *exec.Graph { return build(wrap, newTxnStore()) })
-		checkpointWaits(t, j, tokens, entered)
-		j.Cancel()
-	})
-	t.Run("unaligned overtakes and replays", func(t *testing.T) {
-		dir := t.TempDir()
-		store := newTxnStore()
-		j, tokens, entered := startGatedTimeJoin(t, dir, checkpoint.Unaligned,
-			func(wrap func(exec.Operator) exec.Operator) *exec.Graph { return build(wrap, store) })
-		checkpointOvertakes(t, j, tokens, entered, "join-0")
-		releaseGate(tokens, entered)
-		j.Cancel()
-		j2 := runToEnd(t, build(nil, store), jobConfig(t, dir))
-		if st := j2.Status(); st.RowsIn >= int64(rows) {
-			t.Fatalf("the second run replayed from the start (%d rows in), not from the checkpoint", st.RowsIn)
-		}
-		checkRows(t, store.rows(), want)
-	})
 }
 
 func TestIntervalJoinUnalignedCheckpointUnderBackpressure(t *testing.T) {
 	a := seqConfig{seed: 41, rows: 50, batchRows: 50, keys: 10, tsStep: 40}
 	b := seqConfig{seed: 42, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
-	join := intervalJoinOp(t)
-	gatedTimeJoinCheckpoints(t, func(wrap func(exec.Operator) exec.Operator, store *txnStore) *exec.Graph {
-		return timeJoinPipeline(a, b, 1, newSeqSource, join, wrap, intervalJoinShape, store)
-	}, a.rows+b.rows, expectedIntervalJoin(a.all(1), b.all(1)))
+	gatedTimeJoin(a, b, newSeqSource, intervalJoinOp(t), intervalJoinShape, expectedIntervalJoin(a.all(1), b.all(1))).run(t)
 }

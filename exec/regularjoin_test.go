@@ -1,7 +1,6 @@
 package exec_test
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/operators"
 )
@@ -19,21 +17,6 @@ import (
 // The regular join in the runtime: two generator sources hashed on their key into a FULL OUTER join, whose
 // changelog goes to a two-phase-commit sink. A committed row is "<kind> lkey|lts|lval|rkey|rts|rval", NULL for the
 // side an outer row lacks.
-
-// rjGatedJoin is the join with its input 1 held behind a gate: one batch per token, saying so on entered before
-// it waits.
-type rjGatedJoin struct {
-	exec.Operator
-	tokens, entered chan struct{}
-}
-
-func (g *rjGatedJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
-	if input == 1 {
-		g.entered <- struct{}{}
-		<-g.tokens
-	}
-	return g.Operator.Process(input, b, out)
-}
 
 // rjChangelogSink is memSink writing changelog rows (with their kinds) instead of window results.
 type rjChangelogSink struct{ *memSink }
@@ -63,27 +46,27 @@ func (s rjChangelogSink) Write(b exec.Batch) error {
 	return nil
 }
 
-// rjPipeline is gen-a and gen-b hashed on their key into the FULL OUTER regular join, then the sink; tokens, when
-// set, gate the join's input 1.
-func rjPipeline(t testing.TB, a, b seqConfig, store *txnStore, tokens, entered chan struct{}) *exec.Graph {
+// rjJoinOp is the FULL OUTER regular join of two eventSchema inputs on their key.
+func rjJoinOp(t testing.TB) func(int) exec.Operator {
+	t.Helper()
 	join, _, err := operators.NewJoin(operators.RegularJoinConfig{JoinSpec: operators.JoinSpec{
 		Type: operators.JoinFull, Left: eventSchema, Right: eventSchema, LeftKeys: []int{0}, RightKeys: []int{0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tokens != nil {
-		plain := join
-		join = func(sub int) exec.Operator {
-			return &rjGatedJoin{Operator: plain(sub), tokens: tokens, entered: entered}
-		}
-	}
-	g := exec.NewGraph()
-	sa := g.AddSource("gen-a", 1, newSeqSource(a))
-	sb := g.AddSource("gen-b", 1, newSeqSource(b))
-	j := g.AddOperator("join", 1, join, exec.From(sa, exec.HashExchange(0)), exec.From(sb, exec.HashExchange(0))).WithKeyedState()
-	g.AddSink("sink", 1, func(sub int) exec.Sink { return rjChangelogSink{&memSink{store: store, sub: sub}} },
+	return join
+}
+
+// rjPipeline is gen-a and gen-b hashed on their key into join, then the sink; g, when set, holds the join's
+// input 1.
+func rjPipeline(a, b seqConfig, join func(int) exec.Operator, store *txnStore, g *gate) *exec.Graph {
+	gr := exec.NewGraph()
+	sa := gr.AddSource("gen-a", 1, newSeqSource(a))
+	sb := gr.AddSource("gen-b", 1, newSeqSource(b))
+	j := gr.AddOperator("join", 1, g.wrap(join), exec.From(sa, exec.HashExchange(0)), exec.From(sb, exec.HashExchange(0))).WithKeyedState()
+	gr.AddSink("sink", 1, func(sub int) exec.Sink { return rjChangelogSink{&memSink{store: store, sub: sub}} },
 		exec.From(j, exec.ForwardExchange()))
-	return g
+	return gr
 }
 
 // rjExpected is the FULL OUTER join of a's and b's rows on key: what the committed changelog must consolidate to.
@@ -124,9 +107,7 @@ func rjConsolidated(t testing.TB, store *txnStore) []string {
 	}
 	var txns []txn
 	for name, rows := range store.committed {
-		var sub int
-		var id uint64
-		fmt.Sscanf(name, "%d/%d", &sub, &id)
+		_, id := parseTxnName(name)
 		txns = append(txns, txn{id, rows})
 	}
 	store.mu.Unlock()
@@ -164,50 +145,18 @@ func TestRegularJoinUnalignedCheckpointUnderBackpressure(t *testing.T) {
 	a := seqConfig{seed: 31, rows: 50, batchRows: 50, keys: 12, tsStep: 40}
 	b := seqConfig{seed: 32, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
 	want := rjExpected(a.all(1), b.all(1))
-
-	start := func(t *testing.T, dir string, mode checkpoint.Mode, store *txnStore) (*exec.Job, chan struct{}, chan struct{}) {
-		tokens, entered := make(chan struct{}), make(chan struct{})
-		cfg := jobConfig(t, dir)
-		cfg.CheckpointInterval = 0
-		cfg.CheckpointMode = mode
-		cfg.ChannelCapacity = backpressureCap
-		j, err := exec.NewJob(rjPipeline(t, a, b, store, tokens, entered), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		j.Start(context.Background())
-		<-entered
-		// Let input 0's few elements (its batch and watermarks, taken round robin) through.
-		for i := 0; i < 5; i++ {
-			tokens <- struct{}{}
-			<-entered
-		}
-		waitFor(t, func() bool { return j.Pressure() == 1 })
-		return j, tokens, entered
-	}
-	t.Run("aligned waits", func(t *testing.T) {
-		j, tokens, entered := start(t, t.TempDir(), checkpoint.Aligned, newTxnStore())
-		checkpointWaits(t, j, tokens, entered)
-		j.Cancel()
-	})
-
-	t.Run("unaligned overtakes and replays", func(t *testing.T) {
-		dir := t.TempDir()
-		store := newTxnStore()
-		j, tokens, entered := start(t, dir, checkpoint.Unaligned, store)
-		checkpointOvertakes(t, j, tokens, entered, "join-0")
-		releaseGate(tokens, entered)
-		j.Cancel()
-		j2 := runToEnd(t, rjPipeline(t, a, b, store, nil, nil), jobConfig(t, dir))
-		if st := j2.Status(); st.RowsIn >= int64(a.rows+b.rows) {
-			t.Fatalf("the second run replayed from the start (%d rows in), not from the checkpoint", st.RowsIn)
-		}
-		checkRows(t, rjConsolidated(t, store), want)
-	})
+	join := rjJoinOp(t)
+	gatedCase{
+		graph:     func(g *gate, store *txnStore) *exec.Graph { return rjPipeline(a, b, join, store, g) },
+		op:        "join-0",
+		rows:      a.rows + b.rows,
+		want:      want,
+		committed: rjConsolidated,
+	}.run(t)
 
 	t.Run("run without failure", func(t *testing.T) {
 		store := newTxnStore()
-		runToEnd(t, rjPipeline(t, a, b, store, nil, nil), jobConfig(t, t.TempDir()))
+		runToEnd(t, rjPipeline(a, b, join, store, nil), jobConfig(t, t.TempDir()))
 		checkRows(t, rjConsolidated(t, store), want)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -250,15 +251,7 @@ func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
 		return nil
 	}
 	slices.Sort(starts)
-	kb := array.NewInt64Builder(w.ctx.Alloc)
-	sb := array.NewTimestampBuilder(w.ctx.Alloc, tsType)
-	cb := array.NewInt64Builder(w.ctx.Alloc)
-	ub := array.NewInt64Builder(w.ctx.Alloc)
-	defer kb.Release()
-	defer sb.Release()
-	defer cb.Release()
-	defer ub.Release()
-	n := 0
+	rb := newResultBuilder(w.ctx.Alloc)
 	for _, start := range starts {
 		win := w.windows[start]
 		keys := make([]int64, 0, len(win))
@@ -268,21 +261,12 @@ func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
 		slices.Sort(keys)
 		for _, key := range keys {
 			a := win[key]
-			kb.Append(key)
-			sb.Append(arrow.Timestamp(start))
-			cb.Append(a.cnt)
-			ub.Append(a.sum)
+			rb.append(key, arrow.Timestamp(start), a.cnt, a.sum)
 			w.dirty[windowKey{key, start}] = true
-			n++
 		}
 		delete(w.windows, start)
 	}
-	cols := []arrow.Array{kb.NewArray(), sb.NewArray(), cb.NewArray(), ub.NewArray()}
-	rec := array.NewRecordBatch(resultSchema, cols, int64(n))
-	for _, c := range cols {
-		c.Release()
-	}
-	return out.Emit(exec.Batch{Rec: rec})
+	return out.Emit(rb.batch())
 }
 
 func (w *windowSum) OnBarrier(checkpoint.Barrier) error {
@@ -301,6 +285,40 @@ func (w *windowSum) OnBarrier(checkpoint.Barrier) error {
 }
 
 func (w *windowSum) Close() error { return nil }
+
+// resultBuilder collects rows of resultSchema into one batch.
+type resultBuilder struct {
+	key, cnt, sum *array.Int64Builder
+	start         *array.TimestampBuilder
+	n             int
+}
+
+func newResultBuilder(alloc memory.Allocator) *resultBuilder {
+	return &resultBuilder{key: array.NewInt64Builder(alloc), start: array.NewTimestampBuilder(alloc, tsType),
+		cnt: array.NewInt64Builder(alloc), sum: array.NewInt64Builder(alloc)}
+}
+
+func (r *resultBuilder) append(key int64, start arrow.Timestamp, cnt, sum int64) {
+	r.key.Append(key)
+	r.start.Append(start)
+	r.cnt.Append(cnt)
+	r.sum.Append(sum)
+	r.n++
+}
+
+// batch returns the rows appended and releases the builders.
+func (r *resultBuilder) batch() exec.Batch {
+	cols := []arrow.Array{r.key.NewArray(), r.start.NewArray(), r.cnt.NewArray(), r.sum.NewArray()}
+	rec := array.NewRecordBatch(resultSchema, cols, int64(r.n))
+	for _, c := range cols {
+		c.Release()
+	}
+	r.key.Release()
+	r.start.Release()
+	r.cnt.Release()
+	r.sum.Release()
+	return exec.Batch{Rec: rec}
+}
 
 // expectedWindows computes the window results of events directly: the reference the pipelines are checked against.
 func expectedWindows(events []event, size int64) []string {
@@ -337,6 +355,69 @@ func resultRows(recs []arrow.RecordBatch) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// gate holds an operator's input 1 (see gatedOp): each of its batches waits for a token, after saying so on
+// entered, so a test knows where the operator stands and moves it on one batch at a time.
+type gate struct {
+	tokens, entered chan struct{}
+	snapshotted     atomic.Uint64 // the last checkpoint the operator wrote its state for
+}
+
+func newGate() *gate { return &gate{tokens: make(chan struct{}), entered: make(chan struct{})} }
+
+// wrap puts the input 1 of newOp's subtasks behind g; with a nil g they stay plain.
+func (g *gate) wrap(newOp func(int) exec.Operator) func(int) exec.Operator {
+	if g == nil {
+		return newOp
+	}
+	return func(sub int) exec.Operator { return &gatedOp{Operator: newOp(sub), gate: g} }
+}
+
+// pass lets n batches through the gate and returns once the operator waits at it again.
+func (g *gate) pass(n int) {
+	for range n {
+		g.tokens <- struct{}{}
+		<-g.entered
+	}
+}
+
+// release lets every gated batch through from now on.
+func (g *gate) release() {
+	go func() {
+		for range g.entered {
+		}
+	}()
+	close(g.tokens)
+}
+
+// gatedOp is an operator with its input 1 behind a gate. It keeps the operator's watermark hold.
+type gatedOp struct {
+	exec.Operator
+	gate *gate
+}
+
+func (o *gatedOp) Process(input int, b exec.Batch, out exec.Emitter) error {
+	if input == 1 {
+		o.gate.entered <- struct{}{}
+		<-o.gate.tokens
+	}
+	return o.Operator.Process(input, b, out)
+}
+
+func (o *gatedOp) OnBarrier(b checkpoint.Barrier) error {
+	o.gate.snapshotted.Store(b.ID)
+	return o.Operator.OnBarrier(b)
+}
+
+func (o *gatedOp) OutputWatermark(wm int64) int64 { return heldWatermark(o.Operator, wm) }
+
+// heldWatermark is the watermark op forwards for input watermark wm: for wrappers, which must keep a join's hold.
+func heldWatermark(op exec.Operator, wm int64) int64 {
+	if h, ok := op.(exec.WatermarkHolder); ok {
+		return h.OutputWatermark(wm)
+	}
+	return wm
 }
 
 // txnStore is the "external system" behind memSink: what a sink staged and committed survives the job's
@@ -377,13 +458,17 @@ func newMemSink(store *txnStore) func(int) exec.Sink {
 
 func txnName(sub int, id uint64) string { return fmt.Sprintf("%d/%d", sub, id) }
 
+// parseTxnName is the inverse of txnName.
+func parseTxnName(name string) (sub int, id uint64) {
+	fmt.Sscanf(name, "%d/%d", &sub, &id)
+	return sub, id
+}
+
 func (m *memSink) Open(ctx *exec.TaskContext) error {
 	m.store.mu.Lock()
 	defer m.store.mu.Unlock()
 	for name, rows := range m.store.staged {
-		var sub int
-		var id uint64
-		fmt.Sscanf(name, "%d/%d", &sub, &id)
+		sub, id := parseTxnName(name)
 		if sub != m.sub {
 			continue
 		}
@@ -413,9 +498,7 @@ func (m *memSink) Commit(id uint64) error {
 	m.store.mu.Lock()
 	defer m.store.mu.Unlock()
 	for name, rows := range m.store.staged {
-		var sub int
-		var sid uint64
-		fmt.Sscanf(name, "%d/%d", &sub, &sid)
+		sub, sid := parseTxnName(name)
 		if sub == m.sub && sid <= id {
 			if _, dup := m.store.committed[name]; dup {
 				panic("transaction committed twice: " + name)

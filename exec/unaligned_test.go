@@ -11,57 +11,25 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// backpressured is a two-input aggregate whose input 1 is processed one batch per token: the bottleneck. Before
-// waiting for a token it says so on entered, so a test knows where the operator stands.
-func backpressured(tokens, entered chan struct{}, canUnalign bool) func(int) exec.Operator {
-	return func(sub int) exec.Operator {
-		w := newWindowSum(windowSize)(sub).(*windowSum)
-		w.slowInput = 1
-		w.slow = func() {
-			entered <- struct{}{}
-			<-tokens
-		}
-		if !canUnalign {
-			return cannotUnalign{w}
-		}
-		return w
-	}
-}
-
 // cannotUnalign is an operator that says it cannot capture in-flight records.
-type cannotUnalign struct{ *windowSum }
+type cannotUnalign struct{ exec.Operator }
 
 func (cannotUnalign) CanUnalign() bool { return false }
 
-const backpressureCap = 24
-
-// startBackpressured runs source a (one batch) and slow source b into the backpressured aggregate and returns
-// once a's elements were consumed, b's channel is full and the operator is stuck on input 1.
-func startBackpressured(t *testing.T, dir string, mode checkpoint.Mode, canUnalign bool, tokens, entered chan struct{}, store *txnStore, a, b seqConfig) *exec.Job {
-	g := exec.NewGraph()
-	sa := g.AddSource("gen-a", 1, newSeqSource(a))
-	sb := g.AddSource("gen-b", 1, newSeqSource(b))
-	agg := g.AddOperator("agg", 1, backpressured(tokens, entered, canUnalign),
-		exec.From(sa, exec.ForwardExchange()), exec.From(sb, exec.ForwardExchange())).WithKeyedState()
-	g.AddSink("sink", 1, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
-	cfg := jobConfig(t, dir)
-	cfg.CheckpointInterval = 0
-	cfg.CheckpointMode = mode
-	cfg.ChannelCapacity = backpressureCap
-	j, err := exec.NewJob(g, cfg)
-	if err != nil {
-		t.Fatal(err)
+// aggPipeline runs sources a and b into the two-input aggregate (its input 1 behind g, when set), then the sink.
+// With canUnalign false the aggregate cannot capture in-flight records.
+func aggPipeline(a, b seqConfig, store *txnStore, g *gate, canUnalign bool) *exec.Graph {
+	agg := g.wrap(newWindowSum(windowSize))
+	if !canUnalign {
+		gated := agg
+		agg = func(sub int) exec.Operator { return cannotUnalign{gated(sub)} }
 	}
-	j.Start(context.Background())
-	<-entered
-	// Input 0's few elements (one batch, its watermark, the end-of-data watermark) are taken one per slow batch,
-	// round robin: let them through, so input 0 is idle and the next thing on it will be the barrier.
-	for i := 0; i < 5; i++ {
-		tokens <- struct{}{}
-		<-entered
-	}
-	waitFor(t, func() bool { return j.Pressure() == 1 })
-	return j
+	gr := exec.NewGraph()
+	sa := gr.AddSource("gen-a", 1, newSeqSource(a))
+	sb := gr.AddSource("gen-b", 1, newSeqSource(b))
+	op := gr.AddOperator("agg", 1, agg, exec.From(sa, exec.ForwardExchange()), exec.From(sb, exec.ForwardExchange())).WithKeyedState()
+	gr.AddSink("sink", 1, newMemSink(store), exec.From(op, exec.ForwardExchange()))
+	return gr
 }
 
 // Under backpressure an unaligned barrier overtakes the records queued on the slow input: the checkpoint completes
@@ -71,77 +39,124 @@ func startBackpressured(t *testing.T, dir string, mode checkpoint.Mode, canUnali
 func TestUnalignedCheckpointOvertakesBackpressureAndReplays(t *testing.T) {
 	a := seqConfig{seed: 11, rows: 50, batchRows: 50, keys: 10, tsStep: 40}
 	b := seqConfig{seed: 12, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
-	want := expectedWindows(events(a, b, 1), windowSize)
-
+	c := gatedCase{
+		graph: func(g *gate, store *txnStore) *exec.Graph { return aggPipeline(a, b, store, g, true) },
+		op:    "agg-0", rows: a.rows + b.rows, want: expectedWindows(events(a, b, 1), windowSize),
+	}
 	// An aligned checkpoint waits behind the backlog, and so does an unaligned one at an operator that cannot
 	// capture in-flight records: it degrades to aligned rather than lose them.
-	for _, tc := range []struct {
-		name       string
-		mode       checkpoint.Mode
-		canUnalign bool
-	}{{"aligned waits", checkpoint.Aligned, true}, {"unaligned degrades to aligned", checkpoint.Unaligned, false}} {
-		t.Run(tc.name, func(t *testing.T) { waitsBehindBacklog(t, tc.mode, tc.canUnalign, a, b) })
-	}
-
-	t.Run("unaligned overtakes and replays", func(t *testing.T) {
-		dir := t.TempDir()
-		tokens, entered := make(chan struct{}), make(chan struct{})
-		store := newTxnStore()
-		j := startBackpressured(t, dir, checkpoint.Unaligned, true, tokens, entered, store, a, b)
-
-		checkpointOvertakes(t, j, tokens, entered, "agg-0")
-		releaseGate(tokens, entered)
-		j.Cancel()
-		// Restore from the unaligned checkpoint with the bottleneck gone.
-		j2 := runToEnd(t, pipelineOneEach(a, b, store), jobConfig(t, dir))
-		if st := j2.Status(); st.RowsIn >= int64(a.rows+b.rows) {
-			t.Fatalf("the second run replayed from the start (%d rows in), not from the checkpoint", st.RowsIn)
-		}
-		checkRows(t, store.rows(), want)
-	})
+	cannot := c
+	cannot.graph = func(g *gate, store *txnStore) *exec.Graph { return aggPipeline(a, b, store, g, false) }
+	t.Run("aligned waits", func(t *testing.T) { c.waits(t, checkpoint.Aligned) })
+	t.Run("unaligned degrades to aligned", func(t *testing.T) { cannot.waits(t, checkpoint.Unaligned) })
+	t.Run("unaligned overtakes and replays", c.overtakesAndReplays)
 }
 
-func waitsBehindBacklog(t *testing.T, mode checkpoint.Mode, canUnalign bool, a, b seqConfig) {
-	tokens, entered := make(chan struct{}), make(chan struct{})
-	j := startBackpressured(t, t.TempDir(), mode, canUnalign, tokens, entered, newTxnStore(), a, b)
-	checkpointWaits(t, j, tokens, entered)
+const backpressureCap = 24
+
+// gatedCase is the backpressure test of a multi-input operator (issue 5's multi-input rule): with the operator's
+// input 1 held behind a gate, an aligned checkpoint waits behind the queued batches while an unaligned one
+// completes, and a restore from the unaligned checkpoint (its captured in-flight batches replayed) commits the
+// output of a run without failure.
+type gatedCase struct {
+	// graph builds the job writing to store, the operator under test's input 1 behind g (nil: ungated).
+	graph func(g *gate, store *txnStore) *exec.Graph
+	op    checkpoint.ParticipantID // the operator under test's (only) subtask
+	rows  int                      // of all sources together
+	want  []string                 // the committed output
+	// committed, when set, reads the output the job committed to store (default: store.rows()).
+	committed func(testing.TB, *txnStore) []string
+}
+
+// run runs the case's two subtests.
+func (c gatedCase) run(t *testing.T) {
+	t.Run("aligned waits", func(t *testing.T) { c.waits(t, checkpoint.Aligned) })
+	t.Run("unaligned overtakes and replays", c.overtakesAndReplays)
+}
+
+// start starts the gated job in mode and returns once input 0's elements were consumed, input 1's channel is full
+// and the operator is stuck on input 1.
+func (c gatedCase) start(t *testing.T, dir string, mode checkpoint.Mode, store *txnStore) (*exec.Job, *gate) {
+	g := newGate()
+	cfg := jobConfig(t, dir)
+	cfg.CheckpointInterval = 0
+	cfg.CheckpointMode = mode
+	cfg.ChannelCapacity = backpressureCap
+	j, err := exec.NewJob(c.graph(g, store), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Start(context.Background())
+	<-g.entered
+	// Input 0's few elements (one batch, its watermark, the end-of-data watermark) are taken one per slow batch,
+	// round robin: let them through, so input 0 is idle and the next thing on it will be the barrier.
+	g.pass(5)
+	waitFor(t, func() bool { return j.Pressure() == 1 })
+	return j, g
+}
+
+// waits checks that a checkpoint in mode waits behind the gated backlog.
+func (c gatedCase) waits(t *testing.T, mode checkpoint.Mode) {
+	j, g := c.start(t, t.TempDir(), mode, newTxnStore())
+	checkpointWaits(t, j, g)
 	j.Cancel()
 }
 
-// checkpointWaits starts checkpoint 1 on a job whose slow input is gated (tokens, entered), lets a quarter of the
-// queued batches through, and fails if the checkpoint completed meanwhile: an aligned barrier waits behind the
-// queue. Then it opens the gate and waits for the checkpoint.
-func checkpointWaits(t *testing.T, j *exec.Job, tokens, entered chan struct{}) {
+// overtakesAndReplays checks that an unaligned checkpoint overtakes the gated backlog, then restores from it with
+// the gate gone and compares the committed output with want.
+func (c gatedCase) overtakesAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	store := newTxnStore()
+	j, g := c.start(t, dir, checkpoint.Unaligned, store)
+	checkpointOvertakes(t, j, g, c.op)
+	g.release()
+	j.Cancel()
+	j2 := runToEnd(t, c.graph(nil, store), jobConfig(t, dir))
+	if st := j2.Status(); st.RowsIn >= int64(c.rows) {
+		t.Fatalf("the second run replayed from the start (%d rows in), not from the checkpoint", st.RowsIn)
+	}
+	got := store.rows()
+	if c.committed != nil {
+		got = c.committed(t, store)
+	}
+	checkRows(t, got, c.want)
+}
+
+// checkpointWaits starts checkpoint 1 on a job whose slow input is behind gate g, lets a quarter of the queued
+// batches through, and fails if the checkpoint completed or the gated operator snapshotted meanwhile: an aligned
+// barrier waits behind the queue. (The operator snapshots before it takes its next batch, so the snapshot is
+// seen when pass returns; completion is asynchronous and might not be.) Then it opens the gate and waits for the
+// checkpoint.
+func checkpointWaits(t *testing.T, j *exec.Job, g *gate) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
 	waitFor(t, func() bool { return j.Status().LastCompleted == 0 && barrierStaged(j, 1, "gen-a-0") })
-	for i := 0; i < backpressureCap/4; i++ {
-		tokens <- struct{}{}
-		<-entered
+	g.pass(backpressureCap / 4)
+	if id := g.snapshotted.Load(); id != 0 {
+		t.Fatalf("the gated operator snapshotted checkpoint %d with %d batches still ahead of the slow input's barrier", id, backpressureCap/4)
 	}
 	select {
 	case err := <-done:
 		t.Fatalf("aligned checkpoint completed (%v) with %d batches still ahead of the slow input's barrier", err, backpressureCap/4)
 	default:
 	}
-	releaseGate(tokens, entered)
+	g.release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 }
 
-// checkpointOvertakes starts checkpoint 1 on a job whose slow input is gated and fails unless it completes after at
-// most three more slow batches: the unaligned barrier overtook the queue. The participant op must have captured
-// in-flight records.
-func checkpointOvertakes(t *testing.T, j *exec.Job, tokens, entered chan struct{}, op checkpoint.ParticipantID) {
+// checkpointOvertakes starts checkpoint 1 on a job whose slow input is behind gate g and fails unless it completes
+// after at most three more slow batches: the unaligned barrier overtook the queue. The participant op must have
+// captured in-flight records.
+func checkpointOvertakes(t *testing.T, j *exec.Job, g *gate, op checkpoint.ParticipantID) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { _, err := j.Checkpoint(context.Background()); done <- err }()
 	waitFor(t, func() bool { return barrierStaged(j, 1, "gen-a-0") })
 	for i := 0; i < 3; i++ {
-		tokens <- struct{}{}
-		<-entered // the operator is stuck on the next slow batch again
+		g.pass(1) // the operator is stuck on the next slow batch again
 		select {
 		case err := <-done:
 			if err != nil {
@@ -156,25 +171,6 @@ func checkpointOvertakes(t *testing.T, j *exec.Job, tokens, entered chan struct{
 		}
 	}
 	t.Fatal("unaligned checkpoint did not complete while the slow input was backpressured")
-}
-
-// releaseGate lets every gated batch through from now on.
-func releaseGate(tokens, entered chan struct{}) {
-	go func() {
-		for range entered {
-		}
-	}()
-	close(tokens)
-}
-
-func pipelineOneEach(a, b seqConfig, store *txnStore) *exec.Graph {
-	g := exec.NewGraph()
-	sa := g.AddSource("gen-a", 1, newSeqSource(a))
-	sb := g.AddSource("gen-b", 1, newSeqSource(b))
-	agg := g.AddOperator("agg", 1, newWindowSum(windowSize),
-		exec.From(sa, exec.ForwardExchange()), exec.From(sb, exec.ForwardExchange())).WithKeyedState()
-	g.AddSink("sink", 1, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
-	return g
 }
 
 // barrierStaged reports whether participant p has persisted its part of checkpoint id: for a source, that it

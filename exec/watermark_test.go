@@ -117,3 +117,47 @@ func TestIdleSourceStopsHoldingWatermarkBack(t *testing.T) {
 	defer j.Cancel()
 	waitFor(t, func() bool { wms, _ := p.state(); return slices.Contains(wms, exec.MaxWatermark) })
 }
+
+// holder passes batches through and holds its output watermark back by lag (exec.WatermarkHolder).
+type holder struct{ lag int64 }
+
+func (holder) Open(*exec.TaskContext) error                        { return nil }
+func (holder) Process(_ int, b exec.Batch, out exec.Emitter) error { return out.Emit(b) }
+func (holder) OnWatermark(int64, exec.Emitter) error               { return nil }
+func (holder) OnBarrier(checkpoint.Barrier) error                  { return nil }
+func (holder) Close() error                                        { return nil }
+func (h holder) OutputWatermark(wm int64) int64                    { return wm - h.lag }
+
+// An operator that emits rows older than its input watermark (an interval join's outer rows) holds the watermark
+// it forwards back: downstream sees wm - lag, never the input's wm, and +infinity at the end as it is.
+func TestWatermarkHolderHoldsTheForwardedWatermark(t *testing.T) {
+	gate := make(chan struct{})
+	a := seqConfig{seed: 1, rows: 200, batchRows: 100, keys: 3, tsStep: 10, gate: gate} // batch 1: ts 0..990
+	p := &probe{}
+	g := exec.NewGraph()
+	src := g.AddSource("a", 1, newSeqSource(a))
+	h := g.AddOperator("holder", 1, func(int) exec.Operator { return holder{lag: 100} }, exec.From(src, exec.ForwardExchange()))
+	op := g.AddOperator("probe", 1, func(int) exec.Operator { return p }, exec.From(h, exec.ForwardExchange()))
+	g.AddSink("sink", 1, func(int) exec.Sink { return discardSink{} }, exec.From(op, exec.ForwardExchange()))
+	cfg := jobConfig(t, t.TempDir())
+	cfg.CheckpointInterval = 0
+	j, err := exec.NewJob(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Start(context.Background())
+	defer j.Cancel()
+	gate <- struct{}{}
+	waitFor(t, func() bool { wms, _ := p.state(); return slices.Contains(wms, 890) })
+	if wms, _ := p.state(); slices.Max(wms) != 890 {
+		t.Fatalf("downstream watermarks %v: want the input's 990 held back to 890", wms)
+	}
+	close(gate)
+	if err := j.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wms, _ := p.state()
+	if !slices.IsSorted(wms) || wms[len(wms)-1] != exec.MaxWatermark || slices.Contains(wms, exec.MaxWatermark-100) {
+		t.Fatalf("watermarks %v: want increasing, ending at +inf (not held)", wms)
+	}
+}

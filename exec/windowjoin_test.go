@@ -2,7 +2,6 @@ package exec_test
 
 import (
 	"context"
-	"sort"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -67,32 +66,8 @@ func (s *windowedSource) Produce(ctx context.Context) (exec.SourceResult, error)
 // expectedWindowJoin is the model: a FULL join of left and right on key within each window (rows in the same
 // window and key pair up; the rest is padded).
 func expectedWindowJoin(left, right []event) []string {
-	type wk struct{ key, start int64 }
-	rights := map[wk][]int{}
-	for i, r := range right {
-		k := wk{r.key, r.ts - r.ts%windowedSize}
-		rights[k] = append(rights[k], i)
-	}
-	matchedR := make([]bool, len(right))
-	var out []string
-	for _, l := range left {
-		start := l.ts - l.ts%windowedSize
-		rs := rights[wk{l.key, start}]
-		for _, ri := range rs {
-			matchedR[ri] = true
-			out = append(out, timeJoinRow(&l, &right[ri], start, start))
-		}
-		if len(rs) == 0 {
-			out = append(out, timeJoinRow(&l, nil, start, 0))
-		}
-	}
-	for ri, r := range right {
-		if !matchedR[ri] {
-			out = append(out, timeJoinRow(nil, &r, 0, r.ts-r.ts%windowedSize))
-		}
-	}
-	sort.Strings(out)
-	return out
+	window := func(ts int64) int64 { return ts - ts%windowedSize }
+	return expectedTimeJoin(left, right, func(l, r event) bool { return window(l.ts) == window(r.ts) }, window)
 }
 
 func windowJoinOp(t testing.TB) func(int) exec.Operator {
@@ -121,8 +96,5 @@ func TestWindowJoinPipelineRestartExact(t *testing.T) {
 func TestWindowJoinUnalignedCheckpointUnderBackpressure(t *testing.T) {
 	a := seqConfig{seed: 61, rows: 50, batchRows: 50, keys: 10, tsStep: 40}
 	b := seqConfig{seed: 62, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
-	join := windowJoinOp(t)
-	gatedTimeJoinCheckpoints(t, func(wrap func(exec.Operator) exec.Operator, store *txnStore) *exec.Graph {
-		return timeJoinPipeline(a, b, 1, newWindowedSource, join, wrap, windowJoinShape, store)
-	}, a.rows+b.rows, expectedWindowJoin(a.all(1), b.all(1)))
+	gatedTimeJoin(a, b, newWindowedSource, windowJoinOp(t), windowJoinShape, expectedWindowJoin(a.all(1), b.all(1))).run(t)
 }

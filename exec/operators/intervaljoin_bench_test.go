@@ -1,17 +1,11 @@
 package operators
 
 import (
-	"fmt"
-	"path/filepath"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/state"
 )
 
 const (
@@ -26,21 +20,7 @@ const (
 // ijBenchBatches generates one side's batches in winBidSchema (auction, price, date_time): random keys out of
 // 10k, times advancing benchIJStep per row.
 func ijBenchBatches(mem memory.Allocator, seed uint64) []exec.Batch {
-	out := make([]exec.Batch, benchIJBatches)
-	x := seed
-	for i := range out {
-		b := array.NewRecordBuilder(mem, winBidSchema)
-		a, p, ts := b.Field(0).(*array.Int64Builder), b.Field(1).(*array.Int64Builder), b.Field(2).(*array.TimestampBuilder)
-		for r := 0; r < benchIJBatch; r++ {
-			x = state.MixInt64(x + 0x9e3779b97f4a7c15)
-			a.Append(int64(x % benchIJKeys))
-			p.Append(int64(x>>32) % 10_000_000)
-			ts.Append(arrow.Timestamp(int64(i*benchIJBatch+r) * benchIJStep))
-		}
-		out[i] = exec.Batch{Rec: b.NewRecordBatch()}
-		b.Release()
-	}
-	return out
+	return bidBatches(mem, benchIJBatches, benchIJBatch, benchIJKeys, benchIJStep, seed)
 }
 
 // BenchmarkIntervalJoin is the interval join's headline figure: an inner join of two bid streams on auction with
@@ -49,16 +29,10 @@ func ijBenchBatches(mem memory.Allocator, seed uint64) []exec.Batch {
 // (their common last time), with a barrier every ~1M rows whose snapshot is persisted with the timer stopped (the
 // runtime persists on another goroutine). It reports input rows of both sides per second of operator time.
 func BenchmarkIntervalJoin(b *testing.B) {
-	b.Setenv("CLINK_STATE_FSYNC", "0")
 	mem := memory.NewGoAllocator()
 	sides := [2][]exec.Batch{ijBenchBatches(mem, 1), ijBenchBatches(mem, 2)}
-	defer func() {
-		for _, bs := range sides {
-			for _, bt := range bs {
-				bt.Release()
-			}
-		}
-	}()
+	defer releaseBatches(sides[0])
+	defer releaseBatches(sides[1])
 	f, _, err := NewIntervalJoin(IntervalJoinConfig{
 		JoinSpec: JoinSpec{Type: JoinInner, Left: winBidSchema, Right: winBidSchema, LeftKeys: []int{0}, RightKeys: []int{0}},
 		LeftTime: 2, RightTime: 2, Lower: -benchIJBound, Upper: benchIJBound,
@@ -66,63 +40,22 @@ func BenchmarkIntervalJoin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := b.TempDir()
-	be, err := state.OpenPebble(state.Options{Dir: filepath.Join(dir, "work")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer be.Close()
-	op := f(0)
-	ctx := &exec.TaskContext{KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups},
-		MaxKeyGroups: state.DefaultKeyGroups, State: be, Alloc: mem, Late: &exec.Counter{}, Errors: &exec.Counter{}}
-	if err := op.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer op.Close()
-	out := &discardEmitter{}
 	span := int64(benchIJBatches * benchIJBatch * benchIJStep)
-	b.ReportAllocs()
-	b.ResetTimer()
-	rows, id := 0, uint64(0)
-	for i := 0; b.Loop(); i++ {
-		k := i % benchIJBatches
-		if k == 0 && i > 0 {
-			b.StopTimer()
+	r := runKeyedBench(b, keyedBench{op: f(0), mem: mem,
+		step: func(i int, feed func(int, exec.Batch)) {
+			for side, bs := range sides {
+				feed(side, bs[i%benchIJBatches])
+			}
+		},
+		watermark: func(i int) int64 { return lastBidTime(sides[0][i%benchIJBatches]) },
+		rewind: func() {
 			shiftTimes(sides[0], span)
 			shiftTimes(sides[1], span)
-			b.StartTimer()
-		}
-		for side, bs := range sides {
-			bt := bs[k]
-			bt.Rec.Retain()
-			if err := op.Process(side, bt, out); err != nil {
-				b.Fatal(err)
-			}
-		}
-		ts := sides[0][k].Rec.Column(2).(*array.Timestamp).TimestampValues()
-		if err := op.OnWatermark(int64(ts[len(ts)-1]), out); err != nil {
-			b.Fatal(err)
-		}
-		rows += 2 * benchIJBatch
-		if (i+1)%(benchIJBarrier/2) == 0 {
-			id++
-			if err := op.OnBarrier(checkpoint.Barrier{ID: id}); err != nil {
-				b.Fatal(err)
-			}
-			snap, err := be.Capture(id)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			if err := snap.Persist(filepath.Join(dir, fmt.Sprintf("chk-%d", id))); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-		}
-	}
-	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "interval_join_rows_per_sec:rows/s")
-	b.ReportMetric(float64(out.rows)/float64(rows), "out/in")
-	if late := ctx.Late.Load(); late != 0 {
-		b.Fatalf("%d rows late", late)
+		}, cycle: benchIJBatches,
+		barrier: benchIJBarrier / 2, // a step is a batch of each side
+		metric:  "interval_join_rows_per_sec:rows/s"})
+	b.ReportMetric(float64(r.out)/float64(r.rows), "out/in")
+	if r.late != 0 {
+		b.Fatalf("%d rows late", r.late)
 	}
 }

@@ -1,17 +1,13 @@
 package operators
 
 import (
-	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/state"
 )
 
 // rjAuctionSchema is the auction side of the join benchmark: (id BIGINT, seller BIGINT, reserve BIGINT).
@@ -49,21 +45,7 @@ func rjAuctionBatches(mem memory.Allocator) []exec.Batch {
 
 // rjBidBatches generates bids (auction, price, date_time) with random auctions out of all 100k.
 func rjBidBatches(mem memory.Allocator) []exec.Batch {
-	out := make([]exec.Batch, benchRJBids)
-	x := uint64(3)
-	for i := range out {
-		b := array.NewRecordBuilder(mem, winBidSchema)
-		a, p, ts := b.Field(0).(*array.Int64Builder), b.Field(1).(*array.Int64Builder), b.Field(2).(*array.TimestampBuilder)
-		for r := range benchRJBatch {
-			x = state.MixInt64(x + 0x9e3779b97f4a7c15)
-			a.Append(int64(x % benchRJAuctions))
-			p.Append(int64(x>>32) % 10_000_000)
-			ts.Append(arrow.Timestamp(int64(i*benchRJBatch + r)))
-		}
-		out[i] = exec.Batch{Rec: b.NewRecordBatch()}
-		b.Release()
-	}
-	return out
+	return bidBatches(mem, benchRJBids, benchRJBatch, benchRJAuctions, 1, 3)
 }
 
 // BenchmarkRegularJoin is the regular join's headline figure: an inner join of append-only auctions (100k keys,
@@ -72,70 +54,31 @@ func rjBidBatches(mem memory.Allocator) []exec.Batch {
 // snapshot is persisted with the timer stopped. It reports input rows (both sides) per second of operator time.
 // Every bid is kept in state (a regular join forgets nothing), so the state grows with b.N.
 func BenchmarkRegularJoin(b *testing.B) {
-	b.Setenv("CLINK_STATE_FSYNC", "0")
 	mem := memory.NewGoAllocator()
 	auctions, bids := rjAuctionBatches(mem), rjBidBatches(mem)
-	defer func() {
-		for _, bt := range append(auctions, bids...) {
-			bt.Release()
-		}
-	}()
+	defer releaseBatches(auctions)
+	defer releaseBatches(bids)
 	f, _, err := NewJoin(RegularJoinConfig{JoinSpec: JoinSpec{Type: JoinInner, Left: rjAuctionSchema, Right: winBidSchema,
 		LeftKeys: []int{0}, RightKeys: []int{0}}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := b.TempDir()
-	be, err := state.OpenPebble(state.Options{Dir: filepath.Join(dir, "work")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer be.Close()
-	op := f(0)
-	ctx := &exec.TaskContext{KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups},
-		MaxKeyGroups: state.DefaultKeyGroups, State: be, Alloc: mem, Late: &exec.Counter{}, Errors: &exec.Counter{}}
-	if err := op.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer op.Close()
-	out := &discardEmitter{}
-	b.ReportAllocs()
-	b.ResetTimer()
-	rows, id, na, nb := 0, uint64(0), 0, 0
-	for i := 0; b.Loop(); i++ {
-		input, bt := 1, bids[nb%len(bids)]
-		if na < len(auctions) && i%benchRJEvery == 0 {
-			input, bt = 0, auctions[na]
-			na++
-		} else {
-			nb++
-		}
-		bt.Rec.Retain()
-		rows += bt.Rows()
-		if err := op.Process(input, bt, out); err != nil {
-			b.Fatal(err)
-		}
-		if (i+1)%benchRJBarrier == 0 {
-			id++
-			if err := op.OnBarrier(checkpoint.Barrier{ID: id}); err != nil {
-				b.Fatal(err)
+	na, nb := 0, 0
+	r := runKeyedBench(b, keyedBench{op: f(0), mem: mem,
+		step: func(i int, feed func(int, exec.Batch)) {
+			if na < len(auctions) && i%benchRJEvery == 0 {
+				feed(0, auctions[na])
+				na++
+			} else {
+				feed(1, bids[nb%len(bids)])
+				nb++
 			}
-			snap, err := be.Capture(id)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			if err := snap.Persist(filepath.Join(dir, fmt.Sprintf("chk-%d", id))); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-		}
+		},
+		barrier: benchRJBarrier, metric: "regular_join_rows_per_sec:rows/s"})
+	if r.errors != 0 {
+		b.Fatalf("%d errors", r.errors)
 	}
-	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "regular_join_rows_per_sec:rows/s")
-	if e := ctx.Errors.Load(); e != 0 {
-		b.Fatalf("%d errors", e)
-	}
-	if na == len(auctions) && out.rows == 0 {
+	if na == len(auctions) && r.out == 0 {
 		b.Fatal("no output")
 	}
 }
