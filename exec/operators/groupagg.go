@@ -1,8 +1,6 @@
 package operators
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
@@ -82,64 +80,24 @@ func gaInternalf(format string, args ...any) error {
 }
 
 func planGroupAgg(cfg GroupAggConfig, in *arrow.Schema) (*gaPlan, error) {
-	ncol := in.NumFields()
-	col := func(i int, what string) error {
-		if i < 0 || i >= ncol {
-			return gaInternalf("%s column %d out of range (input has %d)", what, i, ncol)
-		}
-		return nil
-	}
 	if len(cfg.Keys) == 0 && len(cfg.Aggs) == 0 {
 		return nil, gaInternalf("neither keys nor aggregates")
 	}
-	var fields []arrow.Field
-	var keyTypes, resTypes []arrow.DataType
-	for _, k := range cfg.Keys {
-		if err := col(k, "key"); err != nil {
-			return nil, err
-		}
-		f := in.Field(k)
-		if !winKeyType(f.Type) {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot group by %s column %q", f.Type, f.Name)
-		}
-		keyTypes = append(keyTypes, f.Type)
-		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
+	keyTypes, fields, err := winPlanKeys(in, cfg.Keys, "key", "group by", gaInternalf)
+	if err != nil {
+		return nil, err
 	}
 	p := &gaPlan{cfg: cfg, in: in, keyEnc: newWinKeyEncoding(keyTypes), maxGroups: gaDefaultMaxGroups}
-	for i, a := range cfg.Aggs {
-		var argType arrow.DataType
-		if a.Func == AggCountStar {
-			if a.Arg != -1 {
-				return nil, gaInternalf("COUNT(*) with an argument column %d", a.Arg)
-			}
-		} else {
-			if err := col(a.Arg, "aggregate argument"); err != nil {
-				return nil, err
-			}
-			argType = in.Field(a.Arg).Type
-		}
-		if a.Filter != -1 {
-			if err := col(a.Filter, "FILTER"); err != nil {
-				return nil, err
-			}
-			if in.Field(a.Filter).Type.ID() != arrow.BOOL {
-				return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos,
-					"argument of FILTER must be type boolean, not %s", in.Field(a.Filter).Type)
-			}
-		}
-		k, err := newAggKind(a.Func, argType)
-		if err != nil {
-			return nil, err
-		}
-		name := a.Name
-		if name == "" {
-			name = fmt.Sprintf("agg%d", i)
-		}
-		p.aggs = append(p.aggs, k)
-		resTypes = append(resTypes, k.out)
-		fields = append(fields, arrow.Field{Name: name, Type: k.out, Nullable: k.nullable})
+	aggs, aggFields, err := winPlanAggs(in, cfg.Aggs, gaInternalf)
+	if err != nil {
+		return nil, err
 	}
+	var resTypes []arrow.DataType
+	for _, k := range aggs {
+		resTypes = append(resTypes, k.out)
+	}
+	p.aggs = aggs
 	p.resEnc = winKeyEncoding{types: resTypes, mode: winKeyBytes}
-	p.out = arrow.NewSchema(fields, nil)
+	p.out = arrow.NewSchema(append(fields, aggFields...), nil)
 	return p, nil
 }

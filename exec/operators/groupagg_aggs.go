@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/big"
 	"math/bits"
 	"slices"
 	"strings"
@@ -122,78 +121,32 @@ const (
 	gaAvg                         // AVG(integer|decimal): DECIMAL(38, s'), sum * 10^shift / n
 )
 
+// gaSum128 keeps the window aggregate's sum128 (grow, reset, add128, encode, decode) and computes AVG as it does
+// (avg128).
 type gaSum128 struct {
-	mode        gaSumMode
-	shift       int32
-	n, hi       []int64
-	lo          []uint64
-	scr         []int64
-	num, den, r big.Int
-	ten         big.Int
-}
-
-func (a *gaSum128) grow() {
-	a.n, a.hi, a.lo = append(a.n, 0), append(a.hi, 0), append(a.lo, 0)
-}
-
-func (a *gaSum128) reset(g int32) { a.n[g], a.hi[g], a.lo[g] = 0, 0, 0 }
-
-// add128 adds (bh, bl) to group g, reporting a signed overflow of 128 bits.
-func (a *gaSum128) add128(g int32, bh int64, bl uint64) bool {
-	lo, c := bits.Add64(a.lo[g], bl, 0)
-	hi := a.hi[g] + bh + int64(c)
-	overflow := (a.hi[g] < 0) == (bh < 0) && (hi < 0) != (bh < 0)
-	a.hi[g], a.lo[g] = hi, lo
-	return overflow
-}
-
-// neg128 is the two's complement negation of (hi, lo).
-func neg128(hi int64, lo uint64) (int64, uint64) {
-	l, c := bits.Add64(^lo, 1, 0)
-	return ^hi + int64(c), l
+	sum128
+	avg128
+	mode  gaSumMode
+	shift int32
 }
 
 func (a *gaSum128) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	nulls := col.NullN() > 0
 	if d, ok := col.(*array.Decimal128); ok {
-		vals := d.Values()
-		for j, r := range rows {
-			if nulls && col.IsNull(int(r)) {
-				continue
-			}
-			g, v := grps[j], vals[r]
-			h, l := v.HighBits(), v.LowBits()
-			inc := int64(1)
-			if neg != nil && neg[j] {
-				h, l = neg128(h, l)
-				inc = -1
-			}
-			// -(-2^127) does not fit, but a decimal128 of at most 38 digits is never that.
-			if a.add128(g, h, l) {
-				return errWinNumericOverflow()
-			}
-			a.n[g] += inc
-		}
+		return a.addDecimals(d, rows, grps, neg)
+	}
+	if neg == nil { // append-only
+		a.addInts(col, rows, grps)
 		return nil
 	}
+	nulls := col.NullN() > 0
 	vals := winInt64Values(col, &a.scr)
 	n, hi, lo := a.n, a.hi, a.lo
-	if !nulls && neg == nil { // the hot path of an append-only SUM(bigint)
-		for j, r := range rows {
-			g, v := grps[j], vals[r]
-			l, c := bits.Add64(lo[g], uint64(v), 0)
-			lo[g] = l
-			hi[g] += v>>63 + int64(c)
-			n[g]++
-		}
-		return nil
-	}
 	for j, r := range rows {
 		if nulls && col.IsNull(int(r)) {
 			continue
 		}
 		g, v := grps[j], vals[r]
-		if neg != nil && neg[j] {
+		if neg[j] {
 			l, b := bits.Sub64(lo[g], uint64(v), 0)
 			lo[g] = l
 			hi[g] -= v>>63 + int64(b)
@@ -226,54 +179,11 @@ func (a *gaSum128) result(dst []byte, g int32) ([]byte, error) {
 		}
 		return winAppendDecimal(append(dst, 1), v), nil
 	}
-	v, err := a.avg(hi, lo, a.n[g])
+	v, err := a.avg(hi, lo, a.n[g], a.shift)
 	if err != nil {
 		return nil, err
 	}
 	return winAppendDecimal(append(dst, 1), v), nil
-}
-
-// avg is sum * 10^shift / n rounded half away from zero, as the window aggregate's AVG (numeric division).
-func (a *gaSum128) avg(hi int64, lo uint64, n int64) (decimal128.Num, error) {
-	a.num.Set(decimal128.New(hi, lo).BigInt())
-	a.ten.SetInt64(10)
-	a.num.Mul(&a.num, a.den.Exp(&a.ten, a.den.SetInt64(int64(a.shift)), nil))
-	a.den.SetInt64(n)
-	neg := a.num.Sign() < 0
-	a.num.QuoRem(&a.num, &a.den, &a.r) // truncated toward zero
-	a.r.Abs(&a.r)
-	a.r.Lsh(&a.r, 1)
-	if a.r.Cmp(&a.den) >= 0 { // half or more: away from zero
-		if neg {
-			a.num.Sub(&a.num, a.ten.SetInt64(1))
-		} else {
-			a.num.Add(&a.num, a.ten.SetInt64(1))
-		}
-	}
-	v := decimal128.FromBigInt(&a.num)
-	if a.num.BitLen() > 127 || !v.FitsInPrecision(38) {
-		return decimal128.Num{}, errWinNumericOverflow()
-	}
-	return v, nil
-}
-
-func (a *gaSum128) encode(dst []byte, g int32) []byte {
-	dst = binary.AppendVarint(dst, a.n[g])
-	dst = binary.BigEndian.AppendUint64(dst, uint64(a.hi[g]))
-	return binary.BigEndian.AppendUint64(dst, a.lo[g])
-}
-
-func (a *gaSum128) decode(src []byte, g int32) (rest []byte, err error) {
-	var hi uint64
-	if a.n[g], rest, err = winGetVarint(src); err != nil {
-		return nil, err
-	}
-	if hi, rest, err = winGetU64(rest); err != nil {
-		return nil, err
-	}
-	a.hi[g] = int64(hi)
-	a.lo[g], rest, err = winGetU64(rest)
-	return rest, err
 }
 
 // SUM and AVG over floats. NaN and the infinities are counted apart from the finite sum: a float sum is not
@@ -427,15 +337,8 @@ func (a *gaMinMax) reset(g int32) {
 // values returns the accessor of col's order-preserving bytes; the string it returns views a scratch buffer or the
 // batch and must be cloned to be kept.
 func (a *gaMinMax) values(col arrow.Array) (func(i int) string, error) {
-	switch c := col.(type) {
-	case *array.String:
-		return c.Value, nil
-	case *array.LargeString:
-		return c.Value, nil
-	case *array.Binary:
-		return func(i int) string { return winUnsafeString(c.Value(i)) }, nil
-	case *array.LargeBinary:
-		return func(i int) string { return winUnsafeString(c.Value(i)) }, nil
+	if value := winStringValues(col); value != nil {
+		return value, nil
 	}
 	enc, err := newWinValueAppender(col, &a.scr)
 	if err != nil {
@@ -526,21 +429,12 @@ func (a *gaMinMax) encode(dst []byte, g int32) []byte {
 	return dst
 }
 
-// gaGetString reads a length-prefixed string.
-func gaGetString(src []byte) (string, []byte, error) {
-	n, rest, err := winGetUvarint(src)
-	if err != nil || uint64(len(rest)) < n {
-		return "", nil, errWinState
-	}
-	return string(rest[:n]), rest[n:], nil
-}
-
 func (a *gaMinMax) decode(src []byte, g int32) (rest []byte, err error) {
 	if !a.updating {
 		if a.has[g], rest, err = winGetFlag(src); err != nil {
 			return nil, err
 		}
-		a.ext[g], rest, err = gaGetString(rest)
+		a.ext[g], rest, err = winGetString(rest)
 		return rest, err
 	}
 	var cnt uint64
@@ -552,7 +446,7 @@ func (a *gaMinMax) decode(src []byte, g int32) (rest []byte, err error) {
 	}
 	set := make([]gaMMEntry, cnt)
 	for i := range set {
-		if set[i].v, rest, err = gaGetString(rest); err != nil {
+		if set[i].v, rest, err = winGetString(rest); err != nil {
 			return nil, err
 		}
 		var n uint64
@@ -565,87 +459,54 @@ func (a *gaMinMax) decode(src []byte, g int32) (rest []byte, err error) {
 	return rest, nil
 }
 
-// COUNT(DISTINCT x) over values that fit 8 bytes (integers, booleans, floats by canonical bits): a count per
-// distinct value, so a retraction knows when a value is gone.
+// COUNT(DISTINCT x): a count per distinct value, so a retraction knows when a value is gone. gaDistinct holds the
+// counted sets, of 8-byte values (gaDistinctInt: integers, booleans, floats by canonical bits) or of canonical value
+// bytes (gaDistinctStr: anything else).
 
-type gaDistinctInt struct {
-	sets []map[int64]int64
-	scr  []int64
+type gaDistinct[K comparable] struct {
+	sets []map[K]int64
 }
 
-func (a *gaDistinctInt) grow()         { a.sets = append(a.sets, nil) }
-func (a *gaDistinctInt) reset(g int32) { a.sets[g] = nil }
+func (a *gaDistinct[K]) grow()         { a.sets = append(a.sets, nil) }
+func (a *gaDistinct[K]) reset(g int32) { a.sets[g] = nil }
 
-func (a *gaDistinctInt) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	var vals []int64
-	switch c := col.(type) {
-	case *array.Float64:
-		vals = a.floatBits(c.Len(), func(i int) float64 { return c.Value(i) })
-	case *array.Float32:
-		vals = a.floatBits(c.Len(), func(i int) float64 { return float64(c.Value(i)) })
-	default:
-		vals = winInt64Values(col, &a.scr)
+// set returns group g's set, creating it.
+func (a *gaDistinct[K]) set(g int32) map[K]int64 {
+	s := a.sets[g]
+	if s == nil {
+		s = make(map[K]int64)
+		a.sets[g] = s
 	}
-	nulls := col.NullN() > 0
-	for j, r := range rows {
-		if nulls && col.IsNull(int(r)) {
-			continue
-		}
-		g, v := grps[j], vals[r]
-		s := a.sets[g]
-		if neg != nil && neg[j] {
-			if c, ok := s[v]; c > 1 {
-				s[v] = c - 1
-			} else if ok {
-				delete(s, v)
-			}
-			continue
-		}
-		if s == nil {
-			s = make(map[int64]int64)
-			a.sets[g] = s
-		}
-		s[v]++
-	}
-	return nil
+	return s
 }
 
-func (a *gaDistinctInt) floatBits(n int, at func(int) float64) []int64 {
-	if cap(a.scr) < n {
-		a.scr = make([]int64, n)
-	}
-	out := a.scr[:n]
-	for i := range out {
-		out[i] = int64(winCanonicalFloat(at(i)))
-	}
-	return out
-}
-
-func (a *gaDistinctInt) result(dst []byte, g int32) ([]byte, error) {
+func (a *gaDistinct[K]) result(dst []byte, g int32) ([]byte, error) {
 	return winAppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
 }
 
-func (a *gaDistinctInt) encode(dst []byte, g int32) []byte {
+// encodeWith writes g's set: uvarint count, then per value put(value) and uvarint copies.
+func (a *gaDistinct[K]) encodeWith(dst []byte, g int32, put func([]byte, K) []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
 	for v, c := range a.sets[g] {
-		dst = binary.AppendUvarint(binary.AppendVarint(dst, v), uint64(c))
+		dst = binary.AppendUvarint(put(dst, v), uint64(c))
 	}
 	return dst
 }
 
-func (a *gaDistinctInt) decode(src []byte, g int32) ([]byte, error) {
+// decodeWith reads what encodeWith wrote, values with get.
+func (a *gaDistinct[K]) decodeWith(src []byte, g int32, get func([]byte) (K, []byte, error)) ([]byte, error) {
 	n, rest, err := winGetUvarint(src)
 	if err != nil {
 		return nil, err
 	}
 	a.sets[g] = nil
 	if n > 0 {
-		a.sets[g] = make(map[int64]int64, min(n, uint64(len(rest))))
+		a.sets[g] = make(map[K]int64, min(n, uint64(len(rest))))
 	}
 	for ; n > 0; n-- {
-		var v int64
+		var v K
 		var c uint64
-		if v, rest, err = winGetVarint(rest); err != nil {
+		if v, rest, err = get(rest); err != nil {
 			return nil, err
 		}
 		if c, rest, err = winGetUvarint(rest); err != nil {
@@ -656,16 +517,46 @@ func (a *gaDistinctInt) decode(src []byte, g int32) ([]byte, error) {
 	return rest, nil
 }
 
-// COUNT(DISTINCT x) over anything else: a count per distinct canonical value bytes.
-
-type gaDistinctStr struct {
-	sets []map[string]int64
-	buf  []byte
-	scr  []int64
+type gaDistinctInt struct {
+	gaDistinct[int64]
+	scr []int64
 }
 
-func (a *gaDistinctStr) grow()         { a.sets = append(a.sets, nil) }
-func (a *gaDistinctStr) reset(g int32) { a.sets[g] = nil }
+func (a *gaDistinctInt) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	vals := winDistinctInts(col, &a.scr)
+	nulls := col.NullN() > 0
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g, v := grps[j], vals[r]
+		if neg != nil && neg[j] {
+			s := a.sets[g]
+			if c, ok := s[v]; c > 1 {
+				s[v] = c - 1
+			} else if ok {
+				delete(s, v)
+			}
+			continue
+		}
+		a.set(g)[v]++
+	}
+	return nil
+}
+
+func (a *gaDistinctInt) encode(dst []byte, g int32) []byte {
+	return a.encodeWith(dst, g, binary.AppendVarint)
+}
+
+func (a *gaDistinctInt) decode(src []byte, g int32) ([]byte, error) {
+	return a.decodeWith(src, g, winGetVarint)
+}
+
+type gaDistinctStr struct {
+	gaDistinct[string]
+	buf []byte
+	scr []int64
+}
 
 func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) error {
 	enc, err := newWinValueAppender(col, &a.scr)
@@ -679,8 +570,8 @@ func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) 
 		}
 		g := grps[j]
 		a.buf = enc(a.buf[:0], int(r))
-		s := a.sets[g]
 		if neg != nil && neg[j] {
+			s := a.sets[g]
 			if c, ok := s[string(a.buf)]; c > 1 {
 				s[string(a.buf)] = c - 1
 			} else if ok {
@@ -688,46 +579,15 @@ func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) 
 			}
 			continue
 		}
-		if s == nil {
-			s = make(map[string]int64)
-			a.sets[g] = s
-		}
-		s[string(a.buf)]++
+		a.set(g)[string(a.buf)]++
 	}
 	return nil
 }
 
-func (a *gaDistinctStr) result(dst []byte, g int32) ([]byte, error) {
-	return winAppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
-}
-
 func (a *gaDistinctStr) encode(dst []byte, g int32) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
-	for v, c := range a.sets[g] {
-		dst = binary.AppendUvarint(winAppendLenPrefixed(dst, v), uint64(c))
-	}
-	return dst
+	return a.encodeWith(dst, g, winAppendLenPrefixed)
 }
 
 func (a *gaDistinctStr) decode(src []byte, g int32) ([]byte, error) {
-	n, rest, err := winGetUvarint(src)
-	if err != nil {
-		return nil, err
-	}
-	a.sets[g] = nil
-	if n > 0 {
-		a.sets[g] = make(map[string]int64, min(n, uint64(len(rest))))
-	}
-	for ; n > 0; n-- {
-		var v string
-		var c uint64
-		if v, rest, err = gaGetString(rest); err != nil {
-			return nil, err
-		}
-		if c, rest, err = winGetUvarint(rest); err != nil {
-			return nil, err
-		}
-		a.sets[g][v] = int64(c)
-	}
-	return rest, nil
+	return a.decodeWith(src, g, winGetString)
 }

@@ -46,15 +46,12 @@ type groupAgg struct {
 	keyed    bool
 	updating bool
 
-	// The group table, indexed by group id.
-	gKG    []uint16
-	gInt   []int64  // winKeyInt
-	gStr   []string // winKeyBytes
-	gCount []int64  // rows in the group
+	// The group table, indexed by group id: the keys, and
+	winGroupKeys
+	gCount []int64 // rows in the group
 	gFlag  []uint8
 	gSeq   []uint32 // the batch that last touched the group
 	gEpoch []uint32 // the barrier interval that last touched the group
-	free   []int32
 
 	ints map[int64]int32
 	strs map[string]int32
@@ -67,10 +64,8 @@ type groupAgg struct {
 	epoch    uint32
 
 	// Per batch.
-	rec      arrow.RecordBatch
+	kgs      winBatchKeyGroups
 	keys     winKeyRows
-	hashes   []uint64
-	hashed   bool
 	rows     []int32
 	grps     []int32
 	neg      []bool
@@ -93,7 +88,8 @@ type groupAgg struct {
 var _ exec.Operator = (*groupAgg)(nil)
 
 func newGroupAgg(p *gaPlan) *groupAgg {
-	a := &groupAgg{p: p, keyed: len(p.cfg.Keys) > 0, updating: p.cfg.InputUpdating, null: -1}
+	a := &groupAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}, keyed: len(p.cfg.Keys) > 0,
+		updating: p.cfg.InputUpdating, null: -1}
 	for _, k := range p.aggs {
 		a.aggs = append(a.aggs, newGaAgg(k, p.cfg.InputUpdating))
 	}
@@ -106,8 +102,8 @@ func newGroupAgg(p *gaPlan) *groupAgg {
 var errGaStop = errors.New("stop")
 
 func (a *groupAgg) Open(ctx *exec.TaskContext) error {
-	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
-		return fmt.Errorf("group aggregate: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
+	if err := winCheckKeyGroups(ctx, "group aggregate"); err != nil {
+		return err
 	}
 	a.ctx = ctx
 	a.ints = map[int64]int32{}
@@ -138,25 +134,15 @@ func gaStateEmpty(ctx *exec.TaskContext, id byte) (bool, error) {
 
 // allocGroup returns a free group id with empty accumulators.
 func (a *groupAgg) allocGroup() int32 {
-	if n := len(a.free); n > 0 {
-		g := a.free[n-1]
-		a.free = a.free[:n-1]
-		return g
-	}
-	g := int32(len(a.gKG))
-	a.gKG = append(a.gKG, 0)
-	a.gCount = append(a.gCount, 0)
-	a.gFlag = append(a.gFlag, 0)
-	a.gSeq = append(a.gSeq, 0)
-	a.gEpoch = append(a.gEpoch, 0)
-	switch a.p.keyEnc.mode {
-	case winKeyInt:
-		a.gInt = append(a.gInt, 0)
-	case winKeyBytes:
-		a.gStr = append(a.gStr, "")
-	}
-	for _, ag := range a.aggs {
-		ag.grow()
+	g, grown := a.allocKey()
+	if grown {
+		a.gCount = append(a.gCount, 0)
+		a.gFlag = append(a.gFlag, 0)
+		a.gSeq = append(a.gSeq, 0)
+		a.gEpoch = append(a.gEpoch, 0)
+		for _, ag := range a.aggs {
+			ag.grow()
+		}
 	}
 	return g
 }
@@ -172,7 +158,6 @@ func (a *groupAgg) freeGroup(g int32) {
 		}
 	case winKeyBytes:
 		delete(a.strs, a.gStr[g])
-		a.gStr[g] = ""
 	default:
 		a.null = -1
 	}
@@ -180,57 +165,34 @@ func (a *groupAgg) freeGroup(g int32) {
 	for _, ag := range a.aggs {
 		ag.reset(g)
 	}
-	a.free = append(a.free, g)
+	a.freeKey(g)
 	a.live--
 }
 
-// appendKey appends g's canonical key bytes.
-func (a *groupAgg) appendKey(dst []byte, g int32) []byte {
-	switch a.p.keyEnc.mode {
-	case winKeyInt:
-		return winAppendIntKey(dst, a.gInt[g], a.gFlag[g]&gaNullKey != 0)
-	case winKeyBytes:
-		return append(dst, a.gStr[g]...)
-	}
-	return dst
-}
-
 func (a *groupAgg) stateKey(g int32) []byte {
-	a.keyBuf = a.appendKey(a.keyBuf[:0], g)
+	a.keyBuf = a.keyBytes(a.keyBuf[:0], g, a.gFlag[g]&gaNullKey != 0)
 	return state.KeyedKey(int(a.gKG[g]), gaStateID, a.keyBuf)
 }
 
 // newGroup creates the group of row i of the current batch: from the backend when it may hold it, else empty.
 func (a *groupAgg) newGroup(i int) (int32, error) {
-	if !a.hashed {
-		var err error
-		if a.hashes, err = exec.HashKeys(a.rec, a.p.cfg.Keys, a.hashes); err != nil {
-			return 0, err
-		}
-		a.hashed = true
-	}
-	kg := state.KeyGroupOf(a.hashes[i], a.ctx.MaxKeyGroups)
-	if !a.ctx.KeyGroups.Contains(kg) {
-		return 0, fmt.Errorf("group aggregate: a row of key group %d reached subtask %d, which owns %v",
-			kg, a.ctx.Subtask, a.ctx.KeyGroups)
+	kg, err := a.kgs.of(a.ctx, a.p.cfg.Keys, i, "group aggregate")
+	if err != nil {
+		return 0, err
 	}
 	g := a.allocGroup()
-	a.gKG[g] = uint16(kg)
 	a.gFlag[g] = gaLive
 	a.live++
-	switch a.p.keyEnc.mode {
-	case winKeyInt:
-		if a.keys.nulls != nil && a.keys.nulls.IsNull(i) {
-			a.gFlag[g] |= gaNullKey
-			a.null = g
-		} else {
-			a.gInt[g] = a.keys.ints[i]
-			a.ints[a.gInt[g]] = g
-		}
-	case winKeyBytes:
-		a.gStr[g] = string(a.keys.bytesOf(i))
+	null := a.setKey(g, kg, &a.keys, i)
+	switch {
+	case a.mode == winKeyInt && !null:
+		a.ints[a.gInt[g]] = g
+	case a.mode == winKeyBytes:
 		a.strs[a.gStr[g]] = g
-	default:
+	default: // winKeyNone, or a NULL winKeyInt key
+		if null {
+			a.gFlag[g] |= gaNullKey
+		}
 		a.null = g
 	}
 	if a.complete {
@@ -297,8 +259,8 @@ func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			kinds = nil
 		}
 	}
-	a.rec, a.hashed = b.Rec, false
-	defer func() { a.rec = nil }()
+	a.kgs.start(b.Rec)
+	defer a.kgs.end()
 	if a.seq++; a.seq == 0 { // wrapped: forget every mark
 		clear(a.gSeq)
 		a.seq = 1
@@ -409,17 +371,7 @@ func (a *groupAgg) update(rec arrow.RecordBatch) error {
 
 // filter keeps the assignments of rows where cond is true (NULL is false).
 func (a *groupAgg) filter(i int, cond *array.Boolean, neg []bool) ([]int32, []int32, []bool) {
-	fr, fg, fn := a.frows[i][:0], a.fgrps[i][:0], a.fneg[i][:0]
-	nulls := cond.NullN() > 0
-	for j, r := range a.rows {
-		if cond.Value(int(r)) && (!nulls || cond.IsValid(int(r))) {
-			fr = append(fr, r)
-			fg = append(fg, a.grps[j])
-			if neg != nil {
-				fn = append(fn, neg[j])
-			}
-		}
-	}
+	fr, fg, fn := winFilter(cond, a.rows, a.grps, neg, a.frows[i][:0], a.fgrps[i][:0], a.fneg[i][:0])
 	a.frows[i], a.fgrps[i], a.fneg[i] = fr, fg, fn
 	if neg == nil {
 		fn = nil
@@ -572,7 +524,7 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 	case winKeyBytes:
 		kbs := a.out.Fields()[:nk]
 		for _, r := range rows {
-			if err := a.p.keyEnc.decodeKey(kbs, tnStringBytes(a.gStr[r.g])); err != nil {
+			if err := a.p.keyEnc.decodeKey(kbs, winStringBytes(a.gStr[r.g])); err != nil {
 				return err
 			}
 		}

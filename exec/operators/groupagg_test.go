@@ -7,15 +7,12 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/sqlerr"
@@ -23,11 +20,10 @@ import (
 )
 
 // The changelog harness of the group aggregate and Top-N tests: it feeds explicit batches of rows with row kinds
-// to an operator and records its output per input batch, as "+I 1|2" lines (kind, then the Postgres text form of
-// the row). Between batches it takes barriers, and where asked a full restore: OnBarrier, Capture, Persist, Close
-// of the operator and the backend, a fresh backend opened from the persisted snapshot and a fresh operator. It
-// checks that every output batch has the declared schema, that an all-insert batch carries nil Kinds, that
-// watermarks emit nothing, and that nothing stays allocated.
+// to an operator in opHarness and records its output per input batch, as "+I 1|2" lines (kind, then the Postgres
+// text form of the row). After every batch comes a watermark; between batches, barriers, and where asked a full
+// restore. It checks, besides opHarness's checks (the declared output schema, nil Kinds on an all-insert batch,
+// nothing emitted in OnBarrier, nothing left allocated), that watermarks and the end of input emit nothing.
 
 type gaclRow struct {
 	kind exec.RowKind
@@ -39,108 +35,20 @@ func gaDel(v ...any) gaclRow { return gaclRow{exec.Delete, v} }
 func gaUB(v ...any) gaclRow  { return gaclRow{exec.UpdateBefore, v} }
 func gaUA(v ...any) gaclRow  { return gaclRow{exec.UpdateAfter, v} }
 
-// gaclShape is how a run takes checkpoints: restore "" (barriers only), "mid" (a restore after the middle batch)
-// or "every" (after every batch).
-type gaclShape struct {
-	pebble  bool
-	restore string
+// gaclBatch is a batch of changelog rows as a run step.
+func gaclBatch(rows []gaclRow) opBatch {
+	b := opBatch{rows: make([][]any, len(rows)), kinds: make([]exec.RowKind, len(rows))}
+	for i, r := range rows {
+		b.rows[i], b.kinds[i] = r.vals, r.kind
+	}
+	b.kinds = changelogKinds(b.kinds)
+	return b
 }
 
-func (s gaclShape) String() string { return fmt.Sprintf("pebble=%v/restore=%q", s.pebble, s.restore) }
-
-func gaclShapes() []gaclShape {
-	var out []gaclShape
-	for _, pb := range []bool{false, true} {
-		for _, r := range []string{"", "mid", "every"} {
-			out = append(out, gaclShape{pebble: pb, restore: r})
-		}
-	}
-	return out
-}
-
-type gaclRunner struct {
-	t       testing.TB
-	mem     *memory.CheckedAllocator
-	dir     string
-	schema  *arrow.Schema
-	out     *arrow.Schema
-	factory func(int) exec.Operator
-	pebble  bool
-	be      state.Backend
-	op      exec.Operator
-	errs    exec.Counter
-	nextID  uint64
-	cur     []string
-	bad     error
-	ctxHook func(*exec.TaskContext)
-}
-
-// Emit records an output batch.
-func (r *gaclRunner) Emit(b exec.Batch) error {
-	defer b.Release()
-	if !b.Rec.Schema().Equal(r.out) && r.bad == nil {
-		r.bad = fmt.Errorf("output schema %s, want %s", b.Rec.Schema(), r.out)
-	}
-	if b.Kinds != nil {
-		if len(b.Kinds) != b.Rows() {
-			r.bad = fmt.Errorf("%d kinds for %d rows", len(b.Kinds), b.Rows())
-		} else if !slices.ContainsFunc(b.Kinds, func(k exec.RowKind) bool { return k != exec.Insert }) {
-			r.bad = fmt.Errorf("an all-insert output batch carries Kinds")
-		}
-	}
-	for i, s := range batchText(exec.Batch{Rec: b.Rec}) {
-		r.cur = append(r.cur, b.Kind(i).String()+" "+s)
-	}
-	return nil
-}
-
-func (r *gaclRunner) open(restorePath string, id uint64) error {
-	opts := state.Options{RestorePath: restorePath, SharedDir: filepath.Join(r.dir, "shared")}
-	var err error
-	if r.pebble {
-		opts.Dir = filepath.Join(r.dir, fmt.Sprintf("work-%d", id))
-		r.be, err = state.OpenPebble(opts)
-	} else {
-		r.be, err = state.OpenMemory(opts)
-	}
-	if err != nil {
-		return err
-	}
-	ctx := &exec.TaskContext{Job: "j1", Operator: "op", Parallelism: 1,
-		KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups}, MaxKeyGroups: state.DefaultKeyGroups,
-		State: r.be, Restored: id, Alloc: r.mem, Errors: &r.errs, Late: &exec.Counter{}}
-	if r.ctxHook != nil {
-		r.ctxHook(ctx)
-	}
-	r.op = r.factory(0)
-	return r.op.Open(ctx)
-}
-
-// barrier checkpoints and, with restore, reopens everything from the persisted snapshot.
-func (r *gaclRunner) barrier(restore bool) error {
-	r.nextID++
-	id := r.nextID
-	if err := r.op.OnBarrier(checkpoint.Barrier{ID: id}); err != nil {
-		return err
-	}
-	snap, err := r.be.Capture(id)
-	if err != nil {
-		return err
-	}
-	if !restore {
-		snap.Release()
-		return nil
-	}
-	path := filepath.Join(r.dir, fmt.Sprintf("chk-%d", id))
-	if err := snap.Persist(path); err != nil {
-		return err
-	}
-	err = errors.Join(r.op.Close(), r.be.Close())
-	r.op, r.be = nil, nil
-	if err != nil {
-		return err
-	}
-	return r.open(path, id)
+// gaclShapes are how a case runs: memory or Pebble; restore "" (barriers only), "mid" (a restore after the
+// middle batch) or "every" (after every batch). The batches are the case's.
+func gaclShapes() []opShape {
+	return slices.DeleteFunc(opShapes(), func(s opShape) bool { return s.batch != 0 })
 }
 
 // gaclResult is one run: the output per input batch, the Errors count, the first error.
@@ -150,72 +58,36 @@ type gaclResult struct {
 	err    error
 }
 
-// gaclExec runs batches through a fresh operator. after(i) says what follows batch i (not the last): a barrier,
+// gaclExec runs batches through a fresh operator. plan(i, n) says what follows batch i (not the last): a barrier,
 // and whether a restore.
 func gaclExec(t testing.TB, schema, out *arrow.Schema, factory func(int) exec.Operator, batches [][]gaclRow,
-	pebble bool, after func(i int) (barrier, restore bool)) gaclResult {
+	pebble bool, plan func(i, n int) (barrier, restore bool)) gaclResult {
 	t.Helper()
-	r := &gaclRunner{t: t, dir: t.TempDir(), schema: schema, out: out, factory: factory, pebble: pebble}
-	r.mem = memory.NewCheckedAllocator(memory.NewGoAllocator())
-	res := gaclResult{}
-	res.err = r.run(batches, after, &res)
-	if r.op != nil {
-		res.err = errors.Join(res.err, r.op.Close())
-	}
-	if r.be != nil {
-		res.err = errors.Join(res.err, r.be.Close())
-	}
-	res.errors = r.errs.Load()
-	r.mem.AssertSize(t, 0)
-	return res
-}
-
-func (r *gaclRunner) run(batches [][]gaclRow, after func(i int) (bool, bool), res *gaclResult) error {
-	if err := r.open("", 0); err != nil {
-		return err
-	}
+	h := newOpHarness(t, factory, pebble, schema)
+	h.out, h.changelog = out, true
+	steps := make([]any, len(batches))
 	for i, rows := range batches {
-		vals := make([][]any, len(rows))
-		var kinds []exec.RowKind
-		for j, row := range rows {
-			vals[j] = row.vals
-			if row.kind != exec.Insert && kinds == nil {
-				kinds = make([]exec.RowKind, len(rows))
-			}
-		}
-		if kinds != nil {
-			for j, row := range rows {
-				kinds[j] = row.kind
-			}
-		}
-		b := buildBatch(r.mem, r.schema, vals)
-		b.Kinds = kinds
-		r.cur = nil
-		err := r.op.Process(0, b, r)
-		res.out = append(res.out, r.cur)
-		if err != nil {
-			return err
-		}
-		if r.bad != nil {
-			return r.bad
-		}
-		r.cur = nil
-		if err := r.op.OnWatermark(int64(i), r); err != nil {
-			return err
-		}
-		if len(r.cur) > 0 {
-			return fmt.Errorf("a watermark emitted %q", r.cur)
-		}
-		if i == len(batches)-1 {
-			break
-		}
-		if barrier, restore := after(i); barrier {
-			if err := r.barrier(restore); err != nil {
-				return err
-			}
-		}
+		steps[i] = gaclBatch(rows)
 	}
-	return nil
+	var res gaclResult
+	seen := 0 // the output rows of the batches before
+	res.err = h.run(steps, plan, func(i int, _ opBatch, _ bool) error {
+		res.out = append(res.out, slices.Clone(h.rows[seen:]))
+		seen = len(h.rows)
+		if err := h.watermark(0, int64(i)); err != nil {
+			return err
+		}
+		if len(h.rows) > seen {
+			return fmt.Errorf("a watermark emitted %q", h.rows[seen:])
+		}
+		return nil
+	})
+	if res.err == nil && len(h.rows) > seen {
+		res.err = fmt.Errorf("the end of input emitted %q", h.rows[seen:])
+	}
+	res.err = errors.Join(res.err, h.close())
+	res.errors = h.errs.Load()
+	return res
 }
 
 // gaclCase is a hand-derived changelog test: want[i] is the output of batches[i], in order.
@@ -233,36 +105,53 @@ type gaclCase struct {
 // runGacl runs c in every shape; each must give exactly c.want.
 func runGacl(t *testing.T, c gaclCase) {
 	t.Helper()
-	t.Setenv("CLINK_STATE_FSYNC", "0")
-	t.Run(c.name, func(t *testing.T) {
-		for _, sh := range gaclShapes() {
-			mid := (len(c.batches) - 1) / 2
-			res := gaclExec(t, c.schema, c.out, c.factory, c.batches, sh.pebble, func(i int) (bool, bool) {
-				return true, sh.restore == "every" || (sh.restore == "mid" && i == mid)
-			})
-			if c.wantErr != "" {
-				if res.err == nil || (sqlerr.Code(res.err) != c.wantErr && !strings.Contains(res.err.Error(), c.wantErr)) {
-					t.Fatalf("%s: error %v, want %s", sh, res.err, c.wantErr)
-				}
-				continue
+	runShapes(t, c.name, gaclShapes(), func(t *testing.T, sh opShape) {
+		res := gaclExec(t, c.schema, c.out, c.factory, c.batches, sh.pebble, sh.barrier)
+		if checkRunErr(t, sh, res.err, c.wantErr, res.out) {
+			return
+		}
+		for i := range c.want {
+			var got []string
+			if i < len(res.out) {
+				got = res.out[i]
 			}
-			if res.err != nil {
-				t.Fatalf("%s: %v", sh, res.err)
-			}
-			for i := range c.want {
-				var got []string
-				if i < len(res.out) {
-					got = res.out[i]
-				}
-				if !slices.Equal(got, c.want[i]) {
-					t.Fatalf("%s: batch %d:\n got  %q\n want %q", sh, i, got, c.want[i])
-				}
-			}
-			if res.errors != c.errors {
-				t.Fatalf("%s: errors %d, want %d", sh, res.errors, c.errors)
+			if !slices.Equal(got, c.want[i]) {
+				t.Fatalf("%s: batch %d:\n got  %q\n want %q", sh, i, got, c.want[i])
 			}
 		}
+		if res.errors != c.errors {
+			t.Fatalf("%s: errors %d, want %d", sh, res.errors, c.errors)
+		}
 	})
+}
+
+// gaclOpen opens an operator of newOp on a memory backend in a changelog harness, for tests of what the operator
+// keeps; the test's cleanup closes it.
+func gaclOpen(t *testing.T, newOp func(int) exec.Operator, schema, out *arrow.Schema) *opHarness {
+	t.Helper()
+	h := newOpHarness(t, newOp, false, schema)
+	h.out, h.changelog = out, true
+	must(t, h.open("", 0))
+	t.Cleanup(func() { must(t, h.close()) })
+	return h
+}
+
+// gaclStep feeds one batch of changelog rows and takes a barrier; it returns the rows emitted.
+func gaclStep(t *testing.T, h *opHarness, rows ...gaclRow) []string {
+	t.Helper()
+	n := len(h.rows)
+	b := gaclBatch(rows)
+	must(t, h.process(0, b.rows, b.kinds))
+	must(t, h.barrier(false))
+	return h.rows[n:]
+}
+
+// stateEntries counts the entries of a backend.
+func stateEntries(t *testing.T, be state.Backend) int {
+	t.Helper()
+	n := 0
+	must(t, be.Scan(nil, func(_, _ []byte) error { n++; return nil }))
+	return n
 }
 
 // gaEvents is the input of the group aggregate tests: (k BIGINT, v BIGINT, s VARCHAR, d DECIMAL(10,2),
@@ -285,11 +174,7 @@ func gaSpec(f AggFunc, arg, filter int) AggSpec { return AggSpec{Func: f, Arg: a
 
 func gaOp(t testing.TB, cfg GroupAggConfig, schema *arrow.Schema) (func(int) exec.Operator, *arrow.Schema) {
 	t.Helper()
-	f, out, err := NewGroupAggregate(cfg, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, out
+	return mustOp(t, NewGroupAggregate, cfg, schema)
 }
 
 func gaCase(t *testing.T, name string, cfg GroupAggConfig, batches [][]gaclRow, want [][]string) gaclCase {
@@ -530,38 +415,14 @@ func TestGroupAggOverflow(t *testing.T) {
 
 // TestGroupAggKeyGroupRouting: a row of a key group the subtask does not own fails the operator.
 func TestGroupAggKeyGroupRouting(t *testing.T) {
-	mem := checkedAlloc(t)
 	f, _ := gaOp(t, GroupAggConfig{Keys: []int{gaK}, Aggs: []AggSpec{gaSpec(AggCountStar, -1, -1)}}, gaEvents)
-	batch := buildBatch(mem, gaEvents, [][]any{gr(1, 1), gr(2, 1), gr(3, 1)})
-	hashes, _ := exec.HashKeys(batch.Rec, []int{gaK}, nil)
-	own := state.KeyGroupOf(hashes[0], state.DefaultKeyGroups)
-	be, _ := state.OpenMemory(state.Options{})
-	defer be.Close()
-	op := f(0)
-	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
-		KeyGroups: state.KeyGroupRange{Start: own, End: own + 1}}); err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	if err := op.Process(0, batch, &discardEmitter{}); err == nil || !strings.Contains(err.Error(), "key group") {
-		t.Fatalf("rows of foreign key groups: %v, want a routing error", err)
-	}
+	checkForeignKeyGroup(t, f, 0, gaEvents, []int{gaK}, gr(1, 1), gr(2, 1), gr(3, 1))
 }
 
 // TestGroupAggOutputSchema: the key columns, then the aggregates with exactly the window aggregate's result types
 // and names; the window aggregate's validation errors.
 func TestGroupAggOutputSchema(t *testing.T) {
-	fields := []arrow.Field{
-		{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
-		{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "d", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}},
-		{Name: "d20", Type: &arrow.Decimal128Type{Precision: 30, Scale: 20}},
-		{Name: "r", Type: arrow.PrimitiveTypes.Float32},
-		{Name: "s", Type: arrow.BinaryTypes.String},
-		{Name: "dt", Type: arrow.FixedWidthTypes.Date32},
-		{Name: "b", Type: arrow.FixedWidthTypes.Boolean},
-		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
-	}
+	fields := slices.Concat(aggArgFields, []arrow.Field{aggTimeField})
 	schema := arrow.NewSchema(fields, nil)
 	var aggs []AggSpec
 	for _, fn := range []AggFunc{AggCount, AggCountStar, AggCountDistinct, AggSum, AggMin, AggMax, AggAvg} {
@@ -750,21 +611,22 @@ func gaModelRow(rows [][]any) string {
 	var ss []string
 	var ds, fds []int64
 	var xs []float64
+	// addNum adds v to all, and to filtered where the row's f is TRUE.
+	addNum := func(all, filtered *[]int64, v int64, f any) {
+		*all = append(*all, v)
+		if f == true {
+			*filtered = append(*filtered, v)
+		}
+	}
 	for _, r := range rows {
 		if r[gaV] != nil {
-			vs = append(vs, int64(r[gaV].(int)))
-			if r[gaF] == true {
-				fvs = append(fvs, int64(r[gaV].(int)))
-			}
+			addNum(&vs, &fvs, int64(r[gaV].(int)), r[gaF])
 		}
 		if r[gaS] != nil {
 			ss = append(ss, r[gaS].(string))
 		}
 		if r[gaD] != nil {
-			ds = append(ds, gaCents(r[gaD].(string)))
-			if r[gaF] == true {
-				fds = append(fds, gaCents(r[gaD].(string)))
-			}
+			addNum(&ds, &fds, gaCents(r[gaD].(string)), r[gaF])
 		}
 		if r[gaX] != nil {
 			xs = append(xs, r[gaX].(float64))
@@ -844,22 +706,23 @@ func gaModelRow(rows [][]any) string {
 	return strings.Join(f, "|")
 }
 
-// gaFold applies one batch's output to the folded result multiset; a retraction of a row not in it is an error.
-func gaFold(fold map[string]int, out []string) error {
-	for _, line := range out {
+// foldChangelog applies changelog lines ("+I 1|2") to a result multiset; a retraction of a row not in it is an
+// error.
+func foldChangelog(fold map[string]int, log []string) error {
+	for i, line := range log {
 		kind, row, _ := strings.Cut(line, " ")
 		switch kind {
 		case "+I", "+U":
 			fold[row]++
 		case "-U", "-D":
 			if fold[row] == 0 {
-				return fmt.Errorf("%s of a row not in the result: %q", kind, row)
+				return fmt.Errorf("line %d: %s of %q, which is not in the result", i, kind, row)
 			}
 			if fold[row]--; fold[row] == 0 {
 				delete(fold, row)
 			}
 		default:
-			return fmt.Errorf("bad output line %q", line)
+			return fmt.Errorf("line %d: bad changelog line %q", i, line)
 		}
 	}
 	return nil
@@ -892,7 +755,7 @@ func gaCheckModel(t *testing.T, what string, batches [][]gaclRow, out [][]string
 			j := slices.IndexFunc(present, func(p []any) bool { return gaSameRow(p, r.vals) })
 			present = slices.Delete(present, j, j+1)
 		}
-		if err := gaFold(fold, out[i]); err != nil {
+		if err := foldChangelog(fold, out[i]); err != nil {
 			t.Fatalf("%s: batch %d: %v", what, i, err)
 		}
 		if got, want := gaFolded(fold), model(present, everAdded); !slices.Equal(got, want) {
@@ -918,14 +781,14 @@ func gaRandomRuns(t *testing.T, name string, rng *rand.Rand, schema *arrow.Schem
 	factory, evicting func(int) exec.Operator, out *arrow.Schema, model func([][]any, bool) []string) {
 	t.Helper()
 	batches := gaCut(rng, rows, 6)
-	always := func(int) (bool, bool) { return true, false }
+	always := func(int, int) (bool, bool) { return true, false }
 	ref := gaclExec(t, schema, out, factory, batches, false, always)
 	if ref.err != nil {
 		t.Fatalf("%s: reference: %v", name, ref.err)
 	}
 	gaCheckModel(t, name+"/reference", batches, ref.out, model)
 	other := gaCut(rng, rows, 3)
-	res := gaclExec(t, schema, out, factory, other, false, func(int) (bool, bool) { return rng.IntN(2) == 0, false })
+	res := gaclExec(t, schema, out, factory, other, false, func(int, int) (bool, bool) { return rng.IntN(2) == 0, false })
 	if res.err != nil {
 		t.Fatalf("%s: other batching: %v", name, res.err)
 	}
@@ -943,20 +806,53 @@ func gaRandomRuns(t *testing.T, name string, rng *rand.Rand, schema *arrow.Schem
 		variants = variants[:2]
 	}
 	for _, v := range variants {
-		res := gaclExec(t, schema, out, v.factory, batches, v.pebble, func(i int) (bool, bool) {
+		res := gaclExec(t, schema, out, v.factory, batches, v.pebble, func(i, _ int) (bool, bool) {
 			return restores[i] || rng.IntN(2) == 0, restores[i]
 		})
 		if res.err != nil {
 			t.Fatalf("%s/%s: %v", name, v.what, res.err)
 		}
-		if !slices.EqualFunc(res.out, ref.out, slices.Equal) {
-			for i := range ref.out {
-				if i >= len(res.out) || !slices.Equal(res.out[i], ref.out[i]) {
-					t.Fatalf("%s/%s: batch %d differs from the uninterrupted run:\n got  %q\n want %q", name, v.what, i,
-						res.out[min(i, len(res.out)-1)], ref.out[i])
-				}
-			}
+		gaSameChangelog(t, name+"/"+v.what, res.out, ref.out)
+	}
+}
+
+// gaSameChangelog checks that a run's output per batch is exactly that of the uninterrupted run.
+func gaSameChangelog(t *testing.T, what string, got, ref [][]string) {
+	t.Helper()
+	for i := range max(len(got), len(ref)) {
+		var g, r []string
+		if i < len(got) {
+			g = got[i]
 		}
+		if i < len(ref) {
+			r = ref[i]
+		}
+		if i >= len(got) || i >= len(ref) || !slices.Equal(g, r) {
+			t.Fatalf("%s: batch %d of %d/%d differs from the uninterrupted run:\n got  %q\n want %q", what, i,
+				len(got), len(ref), g, r)
+		}
+	}
+}
+
+// gaCheckRestoreMatches runs batches without barriers (checked against model, when set), then on both backends
+// with one checkpoint and restore after the middle batch: the changelog must be exactly the same.
+func gaCheckRestoreMatches(t *testing.T, what string, schema, out *arrow.Schema, f func(int) exec.Operator,
+	batches [][]gaclRow, model func([][]any, bool) []string) {
+	t.Helper()
+	ref := gaclExec(t, schema, out, f, batches, false, func(int, int) (bool, bool) { return false, false })
+	if ref.err != nil {
+		t.Fatalf("%s: %v", what, ref.err)
+	}
+	if model != nil {
+		gaCheckModel(t, what+"/reference", batches, ref.out, model)
+	}
+	mid := len(batches) / 2
+	for _, pebble := range []bool{false, true} {
+		res := gaclExec(t, schema, out, f, batches, pebble, func(i, _ int) (bool, bool) { return i == mid, i == mid })
+		if res.err != nil {
+			t.Fatalf("%s pebble=%v: %v", what, pebble, res.err)
+		}
+		gaSameChangelog(t, fmt.Sprintf("%s pebble=%v: a restore changed the changelog", what, pebble), res.out, ref.out)
 	}
 }
 
@@ -1000,20 +896,7 @@ func TestGroupAggRestoreMatches(t *testing.T) {
 	batches := gaCut(rng, rows, 10)
 	for _, keys := range [][]int{{gaK}, {gaS, gaK}, nil} {
 		f, out := gaOp(t, GroupAggConfig{Keys: keys, Aggs: gaRandomAggs, InputUpdating: true}, gaEvents)
-		ref := gaclExec(t, gaEvents, out, f, batches, false, func(int) (bool, bool) { return false, false })
-		if ref.err != nil {
-			t.Fatal(ref.err)
-		}
-		for _, pebble := range []bool{false, true} {
-			mid := len(batches) / 2
-			res := gaclExec(t, gaEvents, out, f, batches, pebble, func(i int) (bool, bool) { return i == mid, i == mid })
-			if res.err != nil {
-				t.Fatal(res.err)
-			}
-			if !slices.EqualFunc(res.out, ref.out, slices.Equal) {
-				t.Fatalf("keys %v pebble=%v: a restore changed the changelog", keys, pebble)
-			}
-		}
+		gaCheckRestoreMatches(t, fmt.Sprintf("keys %v", keys), gaEvents, out, f, batches, nil)
 	}
 }
 
@@ -1021,47 +904,16 @@ func TestGroupAggRestoreMatches(t *testing.T) {
 // leaves memory and the backend; above maxGroups a barrier evicts the groups a checkpoint interval did not touch,
 // and they come back from the backend intact.
 func TestGroupAggForgets(t *testing.T) {
-	mem := checkedAlloc(t)
 	p, err := planGroupAgg(GroupAggConfig{Keys: []int{gaK}, Aggs: []AggSpec{gaSpec(AggSum, gaV, -1)},
 		InputUpdating: true}, gaEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.maxGroups = 2
-	be, _ := state.OpenMemory(state.Options{})
-	defer be.Close()
-	op := newGroupAgg(p)
-	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
-		KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups}}); err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	r := &gaclRunner{out: op.p.out}
-	step := func(rows ...gaclRow) []string {
-		t.Helper()
-		vals := make([][]any, len(rows))
-		kinds := make([]exec.RowKind, len(rows))
-		for i, row := range rows {
-			vals[i], kinds[i] = row.vals, row.kind
-		}
-		b := buildBatch(mem, gaEvents, vals)
-		b.Kinds = kinds
-		r.cur = nil
-		if err := op.Process(0, b, r); err != nil {
-			t.Fatal(err)
-		}
-		if err := op.OnBarrier(checkpoint.Barrier{}); err != nil {
-			t.Fatal(err)
-		}
-		return r.cur
-	}
-	backend := func() int {
-		n := 0
-		if err := be.Scan(nil, func(_, _ []byte) error { n++; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	h := gaclOpen(t, func(int) exec.Operator { return newGroupAgg(p) }, gaEvents, p.out)
+	op := h.op.(*groupAgg)
+	step := func(rows ...gaclRow) []string { t.Helper(); return gaclStep(t, h, rows...) }
+	backend := func() int { t.Helper(); return stateEntries(t, h.be) }
 	step(gaIns(gr(1, 1)...), gaIns(gr(2, 2)...))
 	step(gaDel(gr(1, 1)...), gaDel(gr(3, 1)...))
 	if op.live != 1 || backend() != 1 {

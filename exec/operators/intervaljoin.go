@@ -81,6 +81,7 @@ var ijMetaKey = state.OperatorKey("intervaljoin/meta")
 // tjSpec is the validated part of a JoinSpec that the interval and the window join share.
 type tjSpec struct {
 	spec    JoinSpec
+	what    string // the operator's name in messages
 	out     *arrow.Schema
 	schemas [2]*arrow.Schema
 	keys    [2][]int
@@ -88,19 +89,6 @@ type tjSpec struct {
 	keyEnc  winKeyEncoding
 	rowEnc  [2]winKeyEncoding
 	outer   [2]bool
-}
-
-// tjEncodable reports whether the canonical row encoding (window_keys.go) can keep a value of type t.
-func tjEncodable(t arrow.DataType) bool {
-	if winIntLike(t) {
-		return true
-	}
-	switch t.ID() {
-	case arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING,
-		arrow.BINARY, arrow.LARGE_BINARY:
-		return true
-	}
-	return false
 }
 
 func tjInternalf(what, format string, args ...any) error {
@@ -118,8 +106,8 @@ func planTimeJoin(s JoinSpec, what string) (*tjSpec, error) {
 	if len(s.LeftKeys) == 0 || len(s.LeftKeys) != len(s.RightKeys) {
 		return nil, tjInternalf(what, "%d left and %d right key columns", len(s.LeftKeys), len(s.RightKeys))
 	}
-	p := &tjSpec{spec: s, out: JoinOutputSchema(s.Left, s.Right), schemas: [2]*arrow.Schema{s.Left, s.Right},
-		keys: [2][]int{s.LeftKeys, s.RightKeys}}
+	p := &tjSpec{spec: s, what: what, out: JoinOutputSchema(s.Left, s.Right),
+		schemas: [2]*arrow.Schema{s.Left, s.Right}, keys: [2][]int{s.LeftKeys, s.RightKeys}}
 	p.outer = [2]bool{s.Type == JoinLeft || s.Type == JoinFull, s.Type == JoinRight || s.Type == JoinFull}
 	var keyTypes []arrow.DataType
 	for i := range s.LeftKeys {
@@ -138,17 +126,11 @@ func planTimeJoin(s JoinSpec, what string) (*tjSpec, error) {
 		keyTypes = append(keyTypes, lf.Type)
 	}
 	p.keyEnc = newWinKeyEncoding(keyTypes)
-	for side, sc := range []*arrow.Schema{s.Left, s.Right} {
-		var types []arrow.DataType
-		for i, f := range sc.Fields() {
-			if !tjEncodable(f.Type) {
-				return nil, errTimeJoin("%s cannot keep column %q of type %s in its state", what, f.Name, f.Type)
-			}
-			p.cols[side] = append(p.cols[side], i)
-			types = append(types, f.Type)
+	for side, sc := range p.schemas {
+		var err error
+		if p.rowEnc[side], p.cols[side], err = joinRowEncoding(sc, what); err != nil {
+			return nil, err
 		}
-		// Every column with a NULL marker: the key format over all columns (bytes mode, even for one integer).
-		p.rowEnc[side] = winKeyEncoding{types: types, mode: winKeyBytes}
 	}
 	if s.Residual != nil {
 		for _, c := range expr.Columns(s.Residual) {
@@ -183,7 +165,8 @@ func tjTimeColumn(sc *arrow.Schema, i int, what, role string) error {
 }
 
 // tjMicros returns a timestamp column's values in microseconds (floor for nanoseconds); values under NULLs are
-// unspecified. The result is the array's own buffer for microseconds, else scratch.
+// unspecified. The result is the array's own buffer for microseconds, else scratch. The window aggregate reads its
+// event times with it too.
 func tjMicros(col *array.Timestamp, scratch *[]int64) []int64 {
 	raw := winInt64Values(col, scratch)
 	var mul, div int64 = 1, 1
@@ -262,13 +245,30 @@ func (g *tjGroup) keyBytes(dst []byte, mode winKeyMode) []byte {
 	return append(dst, g.s...)
 }
 
+// tjFindGroup returns the group of key i (winKeyInt, not NULL) in ints or of canonical key bytes s (winKeyBytes;
+// null: a key column is NULL) in strs, creating it.
+func tjFindGroup(mode winKeyMode, ints map[int64]*tjGroup, strs map[string]*tjGroup, i int64, s string,
+	null bool) *tjGroup {
+	if mode == winKeyInt {
+		g := ints[i]
+		if g == nil {
+			g = &tjGroup{i: i}
+			ints[i] = g
+		}
+		return g
+	}
+	g := strs[s]
+	if g == nil {
+		g = &tjGroup{s: s, null: null}
+		strs[s] = g
+	}
+	return g
+}
+
 // compareKeys orders two groups by their canonical key bytes.
 func tjCompareKeys(a, b *tjGroup, mode winKeyMode) int {
 	if mode == winKeyInt {
-		if a.null || b.null {
-			return -cmp.Compare(winBoolInt(a.null), winBoolInt(b.null)) // NULL (0x00) first
-		}
-		return cmp.Compare(a.i, b.i)
+		return winCompareIntKeys(a.i, a.null, b.i, b.null)
 	}
 	return cmp.Compare(a.s, b.s)
 }
@@ -324,6 +324,21 @@ func (t *tjTable) release(id int32) {
 	t.live--
 }
 
+// restore adds a row read back from the backend: stored, with the flags it was stored with.
+func (t *tjTable) restore(row []byte, side, kg int, t1, t2 int64, seq uint64, flags uint8) int32 {
+	id := t.alloc(row)
+	t.t1[id], t.t2[id], t.seq[id], t.kg[id] = t1, t2, seq, uint16(kg)
+	t.flag[id] = tjLive | tjStored | flags | tjSideFlag(side)
+	return id
+}
+
+func tjSideFlag(side int) uint8 {
+	if side == 1 {
+		return tjRight
+	}
+	return 0
+}
+
 func (t *tjTable) side(id int32) int {
 	if t.flag[id]&tjRight != 0 {
 		return 1
@@ -365,6 +380,157 @@ func tjParseKey(mode winKeyMode, key []byte) (i int64, s string, err error) {
 		return winOrderedInt(key[1:]), "", nil
 	}
 	return 0, "", errWinState
+}
+
+// tjBase is the part of a subtask that the interval and the window join share: the row table, the rows to write
+// and delete at the next barrier, the watermark and arrival counter of the meta entry, the output, and a batch's
+// loaded keys and rows.
+type tjBase struct {
+	spec *tjSpec
+	ctx  *exec.TaskContext
+	ectx expr.Context
+	wm   int64
+	seq  uint64
+	// meta is the meta entry's key; rowKey gives a row's backend key; timed says that a row's value starts with its
+	// t1 (the interval join's time).
+	meta   []byte
+	rowKey func(id int32) []byte
+	timed  bool
+
+	rows    tjTable
+	dirty   []int32
+	deletes [][]byte
+	out     tjOut
+
+	// Per batch.
+	keys, data winKeyRows
+	nullKey    []bool
+	hashes     []uint64
+}
+
+// open starts the subtask: it checks its key groups, reads the meta entry and passes every stored row of its key
+// groups to restore (the key after KeyedKey(kg, 1+side), and the value).
+func (b *tjBase) open(ctx *exec.TaskContext, restore func(kg, side int, uk, v []byte) error) error {
+	what := b.spec.what
+	if err := winCheckKeyGroups(ctx, what); err != nil {
+		return err
+	}
+	b.ctx = ctx
+	b.ectx = expr.Context{Alloc: ctx.Alloc, Mode: b.spec.spec.Mode, BadValues: ctx.Errors}
+	b.out = tjOut{spec: b.spec, ctx: ctx}
+	b.wm = exec.MinWatermark
+	if v, ok, err := ctx.State.Get(b.meta); err != nil {
+		return err
+	} else if ok {
+		if len(v) != 16 {
+			return fmt.Errorf("%s: malformed meta state", what)
+		}
+		b.wm, b.seq = int64(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint64(v[8:])
+	}
+	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
+		for side := 0; side < 2; side++ {
+			prefix := state.KeyedKey(kg, byte(1+side), nil)
+			err := ctx.State.Scan(prefix, func(k, v []byte) error { return restore(kg, side, k[len(prefix):], v) })
+			if err != nil {
+				return fmt.Errorf("%s: restore key group %d: %w", what, kg, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkBatch checks that a batch comes from one of the two inputs and holds inserts only, and returns its rows.
+func (b *tjBase) checkBatch(input int, bt exec.Batch) (int, error) {
+	if input != 0 && input != 1 {
+		return 0, fmt.Errorf("%s: input %d (it has two)", b.spec.what, input)
+	}
+	for _, k := range bt.Kinds {
+		if k != exec.Insert {
+			return 0, fmt.Errorf("%s: input row of kind %s (the inputs must be append-only)", b.spec.what, k)
+		}
+	}
+	return bt.Rows(), nil
+}
+
+// loadBatch loads the keys, key hashes and row bytes of a batch of input s, and returns its NULL-key marks
+// (tjNullKeys).
+func (b *tjBase) loadBatch(s int, rec arrow.RecordBatch) ([]bool, error) {
+	p := b.spec
+	if err := b.keys.load(&p.keyEnc, rec, p.keys[s]); err != nil {
+		return nil, err
+	}
+	nullKey := tjNullKeys(rec, p.keys[s], &b.nullKey)
+	var err error
+	if b.hashes, err = exec.HashKeys(rec, p.keys[s], b.hashes); err != nil {
+		return nil, err
+	}
+	if err := b.data.load(&p.rowEnc[s], rec, p.cols[s]); err != nil {
+		return nil, err
+	}
+	return nullKey, nil
+}
+
+// admit returns the key group of row i of the loaded batch (input s), which the subtask must own, and whether a key
+// column is NULL (nullKey: loadBatch's marks); ok is false for a row that can never be part of the output (a NULL
+// key on an inner side).
+func (b *tjBase) admit(s, i int, nullKey []bool) (kg int, null, ok bool, err error) {
+	if kg, err = winOwnedKeyGroup(b.ctx, b.hashes[i], b.spec.what); err != nil {
+		return 0, false, false, err
+	}
+	null = nullKey != nil && nullKey[i]
+	return kg, null, !null || b.spec.outer[s], nil
+}
+
+// addRow adds row i of the loaded batch (input s, key group kg) to the table, dirty, with times t1 and t2 and the
+// next arrival number.
+func (b *tjBase) addRow(s, i, kg int, t1, t2 int64) int32 {
+	t := &b.rows
+	id := t.alloc(b.data.bytesOf(i))
+	t.t1[id], t.t2[id], t.seq[id], t.kg[id] = t1, t2, b.seq, uint16(kg)
+	b.seq++
+	t.flag[id] = tjLive | tjDirty | tjSideFlag(s)
+	return id
+}
+
+// forget releases a row; its backend entry, if any, is deleted at the next barrier.
+func (b *tjBase) forget(id int32) {
+	t := &b.rows
+	if t.flag[id]&tjStored != 0 {
+		b.deletes = append(b.deletes, b.rowKey(id))
+	}
+	t.release(id)
+}
+
+// barrier deletes the rows forgotten since the last barrier, writes those added or changed since, and the meta
+// entry.
+func (b *tjBase) barrier() {
+	st := b.ctx.State
+	for _, k := range b.deletes {
+		st.Delete(k)
+	}
+	b.deletes = b.deletes[:0]
+	t := &b.rows
+	mode := b.spec.keyEnc.mode
+	var key []byte
+	for _, id := range b.dirty {
+		f := t.flag[id]
+		if f&(tjLive|tjDirty) != tjLive|tjDirty {
+			continue
+		}
+		key = t.grp[id].keyBytes(key[:0], mode)
+		n := 1 + binary.MaxVarintLen32 + len(key) + len(t.data[id])
+		var v []byte
+		if b.timed {
+			v = binary.BigEndian.AppendUint64(make([]byte, 0, 8+n), uint64(t.t1[id]))
+		} else {
+			v = make([]byte, 0, n)
+		}
+		st.Put(b.rowKey(id), tjAppendValue(v, f, key, t.data[id]))
+		t.flag[id] = f&^tjDirty | tjStored
+	}
+	b.dirty = b.dirty[:0]
+	meta := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(b.wm))
+	st.Put(slices.Clone(b.meta), binary.BigEndian.AppendUint64(meta, b.seq))
 }
 
 // tjOut builds output rows (left columns, then right columns) from the row table's bytes, and emits them in
@@ -507,23 +673,14 @@ func NewIntervalJoin(cfg IntervalJoinConfig) (func(subtask int) exec.Operator, *
 
 // intervalJoin is one subtask of an interval join.
 type intervalJoin struct {
-	p    *ijPlan
-	ctx  *exec.TaskContext
-	ectx expr.Context
-	wm   int64
-	seq  uint64
-
-	rows tjTable
+	tjBase
+	p *ijPlan
 	// The groups of the keys with kept rows (never a NULL key).
 	ints map[int64]*tjGroup
 	strs map[string]*tjGroup
 	// heap holds every kept row, ordered by bound: OnWatermark pops what the watermark passed.
 	heap []ijHeapEntry
 
-	dirty   []int32
-	deletes [][]byte
-
-	out tjOut
 	// kept builds the kept side's columns of candidate pairs, per side; cc is arrow compute's context (take,
 	// filter) on TaskContext.Alloc.
 	kept [2]*array.RecordBuilder
@@ -531,10 +688,6 @@ type intervalJoin struct {
 
 	// Per batch.
 	tsScratch []int64
-	keys      winKeyRows
-	data      winKeyRows
-	nullKey   []bool
-	hashes    []uint64
 	arrived   []int32 // rows of the batch taken in, in order
 	keep      []bool  // per arrived row: kept past the batch
 	candA     []int32 // candidate pairs: the arriving row ...
@@ -552,34 +705,12 @@ var (
 func (j *intervalJoin) OutputWatermark(wm int64) int64 { return winAddSat(wm, -j.p.hold) }
 
 func (j *intervalJoin) Open(ctx *exec.TaskContext) error {
-	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
-		return fmt.Errorf("interval join: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
-	}
-	j.ctx = ctx
-	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.spec.Mode, BadValues: ctx.Errors}
-	j.out = tjOut{spec: j.p.tjSpec, ctx: ctx}
-	ectx := compute.DefaultExecCtx()
-	ectx.NumParallel = 1 // one goroutine per subtask: arrow must not fan out over columns
-	j.cc = compute.WithAllocator(compute.SetExecCtx(context.Background(), ectx), ctx.Alloc)
-	j.wm = exec.MinWatermark
+	j.tjBase = tjBase{spec: j.p.tjSpec, meta: ijMetaKey, rowKey: j.stateKey, timed: true}
+	j.cc = joinComputeCtx(ctx.Alloc)
 	j.ints = map[int64]*tjGroup{}
 	j.strs = map[string]*tjGroup{}
-	if v, ok, err := ctx.State.Get(ijMetaKey); err != nil {
+	if err := j.open(ctx, j.restoreRow); err != nil {
 		return err
-	} else if ok {
-		if len(v) != 16 {
-			return fmt.Errorf("interval join: malformed meta state")
-		}
-		j.wm, j.seq = int64(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint64(v[8:])
-	}
-	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
-		for side := 0; side < 2; side++ {
-			prefix := state.KeyedKey(kg, byte(1+side), nil)
-			err := ctx.State.Scan(prefix, func(k, v []byte) error { return j.restoreRow(kg, side, k[len(prefix):], v) })
-			if err != nil {
-				return fmt.Errorf("interval join: restore key group %d: %w", kg, err)
-			}
-		}
 	}
 	j.heapify()
 	return nil
@@ -596,13 +727,7 @@ func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
 		return err
 	}
 	t := &j.rows
-	id := t.alloc(row)
-	t.t1[id], t.t2[id] = ts, winAddSat(ts, j.p.reach[side])
-	t.seq[id], t.kg[id] = binary.BigEndian.Uint64(uk), uint16(kg)
-	t.flag[id] = tjLive | tjStored | flags
-	if side == 1 {
-		t.flag[id] |= tjRight
-	}
+	id := t.restore(row, side, kg, ts, winAddSat(ts, j.p.reach[side]), binary.BigEndian.Uint64(uk), flags)
 	ki, ks, err := tjParseKey(j.p.keyEnc.mode, key)
 	if err != nil {
 		return err
@@ -622,35 +747,14 @@ func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
 
 // group returns the group of a (non-NULL) key, creating it.
 func (j *intervalJoin) group(i int64, s string) *tjGroup {
-	if j.p.keyEnc.mode == winKeyInt {
-		g := j.ints[i]
-		if g == nil {
-			g = &tjGroup{i: i}
-			j.ints[i] = g
-		}
-		return g
-	}
-	g := j.strs[s]
-	if g == nil {
-		g = &tjGroup{s: s}
-		j.strs[s] = g
-	}
-	return g
+	return tjFindGroup(j.p.keyEnc.mode, j.ints, j.strs, i, s, false)
 }
 
 func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	defer b.Release()
-	if input != 0 && input != 1 {
-		return fmt.Errorf("interval join: input %d (it has two)", input)
-	}
-	n := b.Rows()
-	if n == 0 {
-		return nil
-	}
-	for _, k := range b.Kinds {
-		if k != exec.Insert {
-			return fmt.Errorf("interval join: input row of kind %s (the inputs must be append-only)", k)
-		}
+	n, err := j.checkBatch(input, b)
+	if n == 0 || err != nil {
+		return err
 	}
 	s, o := input, 1-input
 	p := j.p
@@ -661,15 +765,8 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 	}
 	ts := tjMicros(tsCol, &j.tsScratch)
 	tsNulls := tsCol.NullN() > 0
-	if err := j.keys.load(&p.keyEnc, rec, p.keys[s]); err != nil {
-		return err
-	}
-	nullKey := tjNullKeys(rec, p.keys[s], &j.nullKey)
-	var err error
-	if j.hashes, err = exec.HashKeys(rec, p.keys[s], j.hashes); err != nil {
-		return err
-	}
-	if err := j.data.load(&p.rowEnc[s], rec, p.cols[s]); err != nil {
+	nullKey, err := j.loadBatch(s, rec)
+	if err != nil {
 		return err
 	}
 	t := &j.rows
@@ -688,23 +785,14 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 			late++
 			continue
 		}
-		kg := state.KeyGroupOf(j.hashes[i], j.ctx.MaxKeyGroups)
-		if !j.ctx.KeyGroups.Contains(kg) {
-			return fmt.Errorf("interval join: a row of key group %d reached subtask %d, which owns %v",
-				kg, j.ctx.Subtask, j.ctx.KeyGroups)
+		kg, null, ok, err := j.admit(s, i, nullKey)
+		if err != nil {
+			return err
 		}
-		null := nullKey != nil && nullKey[i]
-		if null && !p.outer[s] {
+		if !ok {
 			continue // it can never be part of the output
 		}
-		id := t.alloc(j.data.bytesOf(i))
-		t.t1[id], t.t2[id] = ti, winAddSat(ti, reach)
-		t.seq[id], t.kg[id] = j.seq, uint16(kg)
-		j.seq++
-		t.flag[id] = tjLive | tjDirty
-		if s == 1 {
-			t.flag[id] |= tjRight
-		}
+		id := j.addRow(s, i, kg, ti, winAddSat(ti, reach))
 		j.arrived = append(j.arrived, id)
 		// Kept past the batch while an on-time row can still match it, or until its outer row fires.
 		j.keep = append(j.keep, t.t2[id] >= j.wm || p.outer[s])
@@ -927,10 +1015,7 @@ func (j *intervalJoin) drop(id int32) {
 			}
 		}
 	}
-	if t.flag[id]&tjStored != 0 {
-		j.deletes = append(j.deletes, j.stateKey(id))
-	}
-	t.release(id)
+	j.forget(id)
 }
 
 func (j *intervalJoin) stateKey(id int32) []byte {
@@ -941,28 +1026,7 @@ func (j *intervalJoin) stateKey(id int32) []byte {
 }
 
 func (j *intervalJoin) OnBarrier(checkpoint.Barrier) error {
-	st := j.ctx.State
-	for _, k := range j.deletes {
-		st.Delete(k)
-	}
-	j.deletes = j.deletes[:0]
-	t := &j.rows
-	mode := j.p.keyEnc.mode
-	var key []byte
-	for _, id := range j.dirty {
-		f := t.flag[id]
-		if f&(tjLive|tjDirty) != tjLive|tjDirty {
-			continue
-		}
-		key = t.grp[id].keyBytes(key[:0], mode)
-		v := make([]byte, 0, 8+1+binary.MaxVarintLen32+len(key)+len(t.data[id]))
-		v = binary.BigEndian.AppendUint64(v, uint64(t.t1[id]))
-		st.Put(j.stateKey(id), tjAppendValue(v, f, key, t.data[id]))
-		t.flag[id] = f&^tjDirty | tjStored
-	}
-	j.dirty = j.dirty[:0]
-	meta := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(j.wm))
-	st.Put(slices.Clone(ijMetaKey), binary.BigEndian.AppendUint64(meta, j.seq))
+	j.barrier()
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,24 +16,15 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/sqlerr"
-	"github.com/clinksql/clinksql/state"
 )
 
 var (
 	tsUS = &arrow.TimestampType{Unit: arrow.Microsecond}
 	// The join tests' inputs: left (k BIGINT, ts TIMESTAMP(6), a VARCHAR), right (k BIGINT, ts TIMESTAMP(6),
 	// b BIGINT). Output columns: 0 k, 1 ts, 2 a, 3 k, 4 ts, 5 b.
-	jLeftSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "ts", Type: tsUS, Nullable: true},
-		{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true},
-	}, nil)
-	jRightSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "ts", Type: tsUS, Nullable: true},
-		{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	}, nil)
-	jSchemas = [2]*arrow.Schema{jLeftSchema, jRightSchema}
+	jLeftSchema  = nullableSchema("k", arrow.PrimitiveTypes.Int64, "ts", tsUS, "a", arrow.BinaryTypes.String)
+	jRightSchema = nullableSchema("k", arrow.PrimitiveTypes.Int64, "ts", tsUS, "b", arrow.PrimitiveTypes.Int64)
+	jSchemas     = [2]*arrow.Schema{jLeftSchema, jRightSchema}
 )
 
 // jl and jr are rows of the left and right test inputs; jt is a test time in output form.
@@ -50,16 +40,24 @@ const jNulls = "NULL|NULL|NULL"
 
 func jPair(l, r string) string { return l + "|" + r }
 
-func ijOp(t *testing.T, cfg IntervalJoinConfig) func(int) exec.Operator {
+// tjOp returns the operator factory a join constructor returns for cfg; an error, or an output schema other than
+// the spec's JoinOutputSchema, fails the test.
+func tjOp[C any](t *testing.T, newJoin func(C) (func(int) exec.Operator, *arrow.Schema, error), cfg C,
+	spec JoinSpec) func(int) exec.Operator {
 	t.Helper()
-	f, schema, err := NewIntervalJoin(cfg)
+	f, schema, err := newJoin(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !schema.Equal(JoinOutputSchema(cfg.Left, cfg.Right)) {
+	if !schema.Equal(JoinOutputSchema(spec.Left, spec.Right)) {
 		t.Fatalf("output schema %s", schema)
 	}
 	return f
+}
+
+func ijOp(t *testing.T, cfg IntervalJoinConfig) func(int) exec.Operator {
+	t.Helper()
+	return tjOp(t, NewIntervalJoin, cfg, cfg.JoinSpec)
 }
 
 // ijConfig joins jSchemas on k with r.ts in [l.ts + lower, l.ts + upper].
@@ -273,21 +271,8 @@ func TestIntervalJoinRejects(t *testing.T) {
 		script:  []any{jRows{in: 1, rows: [][]any{jr(1, "00:00:01", 1)}, kinds: []exec.RowKind{exec.Delete}}},
 		wantErr: "append-only", shapes: []opShape{{}}})
 
-	mem := checkedAlloc(t)
-	be, err := state.OpenMemory(state.Options{})
-	must(t, err)
-	defer be.Close()
-	op := ijOp(t, ijConfig(JoinInner, 0, 0))(0)
-	// Key 1's key group is not in [0, 1) unless it hashes there; find a key that does not.
-	ctx := &exec.TaskContext{KeyGroups: state.KeyGroupRange{Start: 0, End: 1}, MaxKeyGroups: state.DefaultKeyGroups,
-		State: be, Alloc: mem, Late: &exec.Counter{}, Errors: &exec.Counter{}}
-	must(t, op.Open(ctx))
-	defer op.Close()
-	b := buildBatch(mem, jLeftSchema, [][]any{jl(1, "00:00:01", "a"), jl(2, "00:00:01", "a"), jl(3, "00:00:01", "a")})
-	err = op.Process(0, b, &discardEmitter{})
-	if err == nil || !strings.Contains(err.Error(), "key group") {
-		t.Fatalf("a row of a foreign key group: %v", err)
-	}
+	checkForeignKeyGroup(t, ijOp(t, ijConfig(JoinInner, 0, 0)), 0, jLeftSchema, []int{0},
+		jl(1, "00:00:01", "a"), jl(2, "00:00:01", "a"), jl(3, "00:00:01", "a"))
 }
 
 func TestIntervalJoinValidation(t *testing.T) {
@@ -377,10 +362,13 @@ func tjModelText(out *arrow.Schema, rows []tjOutRow) ([]string, []int) {
 // tjRunRandom runs events through a fresh operator in the harness with a barrier after an event one time in four
 // (half of them restoring), then the end of input, and checks that the state is empty at the end.
 func tjRunRandom(t *testing.T, rng *rand.Rand, op func(int) exec.Operator, schemas [2]*arrow.Schema, events []tjEvent,
-	pebble bool) *jHarness {
+	pebble bool) *opHarness {
 	t.Helper()
-	h := newJHarness(t, op, schemas, pebble)
+	h := newOpHarness(t, op, pebble, schemas[:]...)
 	run := func() error {
+		if err := h.open("", 0); err != nil {
+			return err
+		}
 		for _, e := range events {
 			var err error
 			if e.rows != nil {
@@ -409,6 +397,90 @@ func tjRunRandom(t *testing.T, rng *rand.Rand, op func(int) exec.Operator, schem
 		t.Fatal(err)
 	}
 	return h
+}
+
+// tjModelBase is what the naive join models of the random tests share: the join type, whether the residual
+// v < w applies, the columns per side, the combined watermark, and what the operator must give: the output rows,
+// each with the harness step it must be emitted at, and the late rows and bad times counted.
+type tjModelBase struct {
+	typ        JoinType
+	residual   bool // v < w
+	width      int
+	wm         int64
+	out        []tjOutRow
+	step       int
+	late, errs int64
+}
+
+func newTJModel(typ JoinType, residual bool, width int) tjModelBase {
+	return tjModelBase{typ: typ, residual: residual, width: width, wm: exec.MinWatermark}
+}
+
+func (m *tjModelBase) base() *tjModelBase { return m }
+
+func (m *tjModelBase) outer(side int) bool {
+	return m.typ == JoinFull || (side == 0 && m.typ == JoinLeft) || (side == 1 && m.typ == JoinRight)
+}
+
+// emit outputs the row of left values l and right values r, a nil side NULL-padded.
+func (m *tjModelBase) emit(l, r []any) {
+	vals := make([]any, 0, 2*m.width)
+	for _, x := range [][]any{l, r} {
+		if x == nil {
+			x = make([]any, m.width)
+		}
+		vals = append(vals, x...)
+	}
+	m.out = append(m.out, tjOutRow{vals: vals, step: m.step})
+}
+
+// advance moves the watermark to wm, a step, and reports whether it was ahead.
+func (m *tjModelBase) advance(wm int64) bool {
+	if wm <= m.wm {
+		return false
+	}
+	m.wm = wm
+	m.step++
+	return true
+}
+
+// tjModel is a naive join model: it sees the batches and the combined watermarks the operator sees.
+type tjModel interface {
+	process(in int, rows [][]any)
+	watermark(wm int64)
+	base() *tjModelBase
+}
+
+// tjCheckRandom runs events through model m (the combined watermark is the minimum of the inputs', then comes the
+// end of input) and through a fresh operator (tjRunRandom): the operator must emit exactly the model's rows, in
+// its order, each at its step, and count the same late rows and bad times.
+func tjCheckRandom(t *testing.T, name string, rng *rand.Rand, op func(int) exec.Operator, schemas [2]*arrow.Schema,
+	events []tjEvent, pebble bool, m tjModel) {
+	t.Helper()
+	inWM := [2]int64{exec.MinWatermark, exec.MinWatermark}
+	for _, e := range events {
+		if e.rows != nil {
+			m.process(e.in, e.rows)
+			continue
+		}
+		for i := range inWM {
+			if e.in < 0 || e.in == i {
+				inWM[i] = max(inWM[i], e.wm)
+			}
+		}
+		m.watermark(min(inWM[0], inWM[1]))
+	}
+	m.watermark(exec.MaxWatermark)
+	want := m.base()
+	rows, steps := tjModelText(JoinOutputSchema(schemas[0], schemas[1]), want.out)
+
+	h := tjRunRandom(t, rng, op, schemas, events, pebble)
+	if !slices.Equal(h.rows, rows) || !slices.Equal(h.step, steps) {
+		t.Fatalf("%s:\n got  %q at steps %v\n want %q at steps %v", name, h.rows, h.step, rows, steps)
+	}
+	if h.late.Load() != want.late || h.errs.Load() != want.errs {
+		t.Fatalf("%s: late %d errors %d, want %d and %d", name, h.late.Load(), h.errs.Load(), want.late, want.errs)
+	}
 }
 
 // tjRandomEvents generates a script: batches of 1-4 rows per input with times around the input's clock (some
@@ -483,14 +555,9 @@ func tjKeyBytes(k any) []byte {
 // ijModel is the naive interval join: every arriving on-time row against every earlier row of the other side
 // (nested loop), outer rows when the watermark passes their bound.
 type ijModel struct {
-	typ          JoinType
+	tjModelBase
 	lower, upper int64
-	residual     bool // v < w
-	wm           int64
 	rows         []*ijmRow
-	out          []tjOutRow
-	step         int
-	late, errs   int64
 }
 
 type ijmRow struct {
@@ -499,22 +566,6 @@ type ijmRow struct {
 	key            any
 	ts, seq        int64
 	matched, fired bool
-}
-
-func (m *ijModel) outer(side int) bool {
-	return m.typ == JoinFull || (side == 0 && m.typ == JoinLeft) || (side == 1 && m.typ == JoinRight)
-}
-
-func (m *ijModel) emit(l, r *ijmRow) {
-	vals := make([]any, 0, 6)
-	for _, x := range []*ijmRow{l, r} {
-		if x == nil {
-			vals = append(vals, nil, nil, nil)
-		} else {
-			vals = append(vals, x.vals...)
-		}
-	}
-	m.out = append(m.out, tjOutRow{vals: vals, step: m.step})
 }
 
 func (m *ijModel) matches(l, r *ijmRow) bool {
@@ -550,7 +601,7 @@ func (m *ijModel) process(in int, rows [][]any) {
 			}
 			if m.matches(l, rr) {
 				l.matched, rr.matched = true, true
-				m.emit(l, rr)
+				m.emit(l.vals, rr.vals)
 			}
 		}
 		m.rows = append(m.rows, r)
@@ -558,11 +609,9 @@ func (m *ijModel) process(in int, rows [][]any) {
 }
 
 func (m *ijModel) watermark(wm int64) {
-	if wm <= m.wm {
+	if !m.advance(wm) {
 		return
 	}
-	m.wm = wm
-	m.step++
 	var fired []*ijmRow
 	for _, x := range m.rows {
 		bound := x.ts + m.upper
@@ -581,9 +630,9 @@ func (m *ijModel) watermark(wm int64) {
 	})
 	for _, x := range fired {
 		if x.side == 0 {
-			m.emit(x, nil)
+			m.emit(x.vals, nil)
 		} else {
-			m.emit(nil, x)
+			m.emit(nil, x.vals)
 		}
 	}
 }
@@ -622,29 +671,7 @@ func TestIntervalJoinRandom(t *testing.T) {
 			cfg.Residual = tjCall(t, "<", tjCol(2, "v", arrow.PrimitiveTypes.Int64), tjCol(5, "w", arrow.PrimitiveTypes.Int64))
 		}
 		name := fmt.Sprintf("seed %d: %s [%d, %d] residual=%v strKeys=%v pebble=%v", it, typ, lower, upper, residual, strKeys, pebble)
-		m := &ijModel{typ: typ, lower: lower, upper: upper, residual: residual, wm: exec.MinWatermark}
-		var inWM [2]int64 = [2]int64{exec.MinWatermark, exec.MinWatermark}
-		for _, e := range events {
-			if e.rows != nil {
-				m.process(e.in, e.rows)
-				continue
-			}
-			for i := range inWM {
-				if e.in < 0 || e.in == i {
-					inWM[i] = max(inWM[i], e.wm)
-				}
-			}
-			m.watermark(min(inWM[0], inWM[1]))
-		}
-		m.watermark(exec.MaxWatermark)
-		want, wantSteps := tjModelText(JoinOutputSchema(schemas[0], schemas[1]), m.out)
-
-		h := tjRunRandom(t, rng, ijOp(t, cfg), schemas, events, pebble)
-		if !slices.Equal(h.rows, want) || !slices.Equal(h.step, wantSteps) {
-			t.Fatalf("%s:\n got  %q at steps %v\n want %q at steps %v", name, h.rows, h.step, want, wantSteps)
-		}
-		if h.late.Load() != m.late || h.errs.Load() != m.errs {
-			t.Fatalf("%s: late %d errors %d, want %d and %d", name, h.late.Load(), h.errs.Load(), m.late, m.errs)
-		}
+		m := &ijModel{tjModelBase: newTJModel(typ, residual, 3), lower: lower, upper: upper}
+		tjCheckRandom(t, name, rng, ijOp(t, cfg), schemas, events, pebble, m)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
 	"time"
 
@@ -118,7 +119,6 @@ type regularJoin struct {
 	outKind   []exec.RowKind
 	outProbe  []int32 // batch row, -1 for NULLs
 	outPart   []int32 // partner record row, -1 for NULLs
-	allCols   [2][]int
 	sweepKeys [][]byte
 }
 
@@ -158,6 +158,7 @@ type rjPlan struct {
 	keys       [2][]int
 	keyEnc     winKeyEncoding
 	rowEnc     [2]winKeyEncoding
+	cols       [2][]int         // every column of each side, for the row encoding
 	sideSchema [2]*arrow.Schema // the side's fields, nullable: the partner record's schema
 	outer      [2]bool
 	updating   [2]bool
@@ -168,19 +169,6 @@ type rjPlan struct {
 
 func rjInternalf(format string, args ...any) error {
 	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "regular join: "+format, args...)
-}
-
-// rjEncodable reports whether the canonical row codec (window_keys.go) carries values of t.
-func rjEncodable(t arrow.DataType) bool {
-	if winIntLike(t) {
-		return true
-	}
-	switch t.ID() {
-	case arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING,
-		arrow.BINARY, arrow.LARGE_BINARY:
-		return true
-	}
-	return false
 }
 
 // NewJoin validates cfg and returns the regular join's operator factory and its output schema
@@ -239,18 +227,14 @@ func planRegularJoin(cfg RegularJoinConfig) (*rjPlan, error) {
 	}
 	p.keyEnc = newWinKeyEncoding(keyTypes)
 	for s, sch := range schemas {
-		types := make([]arrow.DataType, sch.NumFields())
-		fields := make([]arrow.Field, sch.NumFields())
-		for i, f := range sch.Fields() {
-			if !rjEncodable(f.Type) {
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
-					"a regular join cannot keep column %q of type %s in its state", f.Name, f.Type)
-			}
-			types[i] = f.Type
-			f.Nullable = true
-			fields[i] = f
+		var err error
+		if p.rowEnc[s], p.cols[s], err = joinRowEncoding(sch, "a regular join"); err != nil {
+			return nil, err
 		}
-		p.rowEnc[s] = winKeyEncoding{types: types, mode: winKeyBytes}
+		fields := sch.Fields()
+		for i := range fields {
+			fields[i].Nullable = true
+		}
 		p.sideSchema[s] = arrow.NewSchema(fields, nil)
 	}
 	if r := cfg.Residual; r != nil {
@@ -503,22 +487,15 @@ func (e *rjEntry) size() int64 {
 var _ exec.Operator = (*regularJoin)(nil)
 
 func (j *regularJoin) Open(ctx *exec.TaskContext) error {
-	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
-		return fmt.Errorf("regular join: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
+	if err := winCheckKeyGroups(ctx, "regular join"); err != nil {
+		return err
 	}
 	j.ctx = ctx
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
-	ectx := compute.DefaultExecCtx()
-	ectx.NumParallel = 1
-	j.cc = compute.WithAllocator(compute.SetExecCtx(context.Background(), ectx), ctx.Alloc)
+	j.cc = joinComputeCtx(ctx.Alloc)
 	j.ints, j.strs = map[int64]*rjKey{}, map[string]*rjKey{}
 	for s := range 2 {
 		j.pb[s] = array.NewRecordBuilder(ctx.Alloc, j.p.sideSchema[s])
-		n := len(j.p.rowEnc[s].types)
-		j.allCols[s] = make([]int, n)
-		for c := range n {
-			j.allCols[s][c] = c
-		}
 	}
 	return nil
 }
@@ -837,40 +814,25 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	if err := j.keys.load(&j.p.keyEnc, rec, j.p.keys[s]); err != nil {
 		return err
 	}
-	if err := j.rows.load(&j.p.rowEnc[s], rec, j.allCols[s]); err != nil {
+	if err := j.rows.load(&j.p.rowEnc[s], rec, j.p.cols[s]); err != nil {
 		return err
 	}
 	var err error
 	if j.hashes, err = exec.HashKeys(rec, j.p.keys[s], j.hashes); err != nil {
 		return err
 	}
-	j.nullKey = j.nullKey[:0]
-	for _, c := range j.p.keys[s] {
-		col := rec.Column(c)
-		if col.NullN() == 0 {
-			continue
-		}
-		if len(j.nullKey) == 0 {
-			j.nullKey = append(j.nullKey, make([]bool, n)...)
-		}
-		for i := range n {
-			if col.IsNull(i) {
-				j.nullKey[i] = true
-			}
-		}
-	}
+	nullKey := tjNullKeys(rec, j.p.keys[s], &j.nullKey)
 
 	// Resolve both sides' entries of every row and decode the partner rows this batch pairs with.
 	j.own, j.part = j.own[:0], j.part[:0]
 	j.pRows = 0
 	pb := j.pb[o]
 	for i := range n {
-		kg := state.KeyGroupOf(j.hashes[i], j.ctx.MaxKeyGroups)
-		if !j.ctx.KeyGroups.Contains(kg) {
-			return fmt.Errorf("regular join: a row of key group %d reached subtask %d, which owns %v",
-				kg, j.ctx.Subtask, j.ctx.KeyGroups)
+		kg, err := winOwnedKeyGroup(j.ctx, j.hashes[i], "regular join")
+		if err != nil {
+			return err
 		}
-		if len(j.nullKey) > 0 && j.nullKey[i] {
+		if nullKey != nil && nullKey[i] {
 			j.own, j.part = append(j.own, nil), append(j.part, nil)
 			continue
 		}
@@ -987,17 +949,9 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		}
 		if add {
 			var m int32
-			for sl := range part.sl {
+			for sl := range j.matches(part, c) {
 				ps := &part.sl[sl]
 				cj := ps.cnt
-				if cj == 0 {
-					continue
-				}
-				ok := !residual || j.match[c]
-				c++
-				if !ok {
-					continue
-				}
 				pr := part.pbase + int32(sl)
 				flip := outerO && ps.match == 0
 				for range cj {
@@ -1040,17 +994,9 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			j.ctx.Errors.Add(1) // not in state: expired, or a broken input changelog
 			continue
 		}
-		for sl := range part.sl {
+		for sl := range j.matches(part, c) {
 			ps := &part.sl[sl]
 			cj := ps.cnt
-			if cj == 0 {
-				continue
-			}
-			ok := !residual || j.match[c]
-			c++
-			if !ok {
-				continue
-			}
 			pr := part.pbase + int32(sl)
 			unflip := outerO && ps.match == 1
 			for range cj {
@@ -1070,6 +1016,24 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		own.removeCopy(slot)
 		own.written = j.now
 		j.markDirty(own)
+	}
+}
+
+// matches yields the live slots of part that the batch row matches, in slot order: all of them without a residual,
+// else those whose candidate pair (the row's start at c, one per live slot) passed it.
+func (j *regularJoin) matches(part *rjEntry, c int32) iter.Seq[int] {
+	residual := j.p.cfg.Residual != nil
+	return func(yield func(int) bool) {
+		for sl := range part.sl {
+			if part.sl[sl].cnt == 0 {
+				continue
+			}
+			ok := !residual || j.match[c]
+			c++
+			if ok && !yield(sl) {
+				return
+			}
+		}
 	}
 }
 

@@ -4,16 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/sqlerr"
@@ -28,19 +24,10 @@ import (
 
 // Schemas of the hand-derived cases: left (k BIGINT, a TEXT), right (k BIGINT, b BIGINT).
 var (
-	rjLeft = arrow.NewSchema([]arrow.Field{
-		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true},
-	}, nil)
-	rjRight = arrow.NewSchema([]arrow.Field{
-		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	}, nil)
+	rjLeft  = nullableSchema("k", arrow.PrimitiveTypes.Int64, "a", arrow.BinaryTypes.String)
+	rjRight = nullableSchema("k", arrow.PrimitiveTypes.Int64, "b", arrow.PrimitiveTypes.Int64)
 	// rjNumLeft is (k BIGINT, x BIGINT), for residuals comparing the sides.
-	rjNumLeft = arrow.NewSchema([]arrow.Field{
-		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	}, nil)
+	rjNumLeft = nullableSchema("k", arrow.PrimitiveTypes.Int64, "x", arrow.PrimitiveTypes.Int64)
 )
 
 // rjIn is one input row: side 0 (left) or 1 (right), its kind and its values (appendGoValue's Go values).
@@ -66,6 +53,16 @@ type rjBatch struct {
 	clock *int64 // set the clock first
 }
 
+// opBatch is the batch as a run step.
+func (bt rjBatch) opBatch() opBatch {
+	b := opBatch{in: bt.side, rows: make([][]any, len(bt.rows)), kinds: make([]exec.RowKind, len(bt.rows))}
+	for i, r := range bt.rows {
+		b.rows[i], b.kinds[i] = r.vals, r.kind
+	}
+	b.kinds = changelogKinds(b.kinds)
+	return b
+}
+
 // rjCut cuts an input of rjIn and rjTick items into batches of at most size rows (0: unbounded).
 func rjCut(input []any, size int) []rjBatch {
 	var out []rjBatch
@@ -89,21 +86,10 @@ func rjCut(input []any, size int) []rjBatch {
 	return out
 }
 
-// rjShape is one way to run an input.
-type rjShape struct {
-	batch   int    // rows per batch, 0 = as many as possible
-	pebble  bool   // Pebble backend, else memory
-	restore string // "", "mid", "every"
-	cache   int64  // RegularJoinConfig.CacheBytes; 1 drops the working set after every batch
-}
-
-func (s rjShape) String() string {
-	return fmt.Sprintf("batch=%d/pebble=%v/restore=%q/cache=%d", s.batch, s.pebble, s.restore, s.cache)
-}
-
-func rjShapes() []rjShape {
+// rjShapes are the shapes of the regular join's runs: opShapes with and without a working set (cache 1).
+func rjShapes() []opShape {
 	if testing.Short() { // a cross-section: every batching, backend, restore and cache setting at least twice
-		return []rjShape{
+		return []opShape{
 			{batch: 1}, {batch: 3, cache: 1}, {batch: 0},
 			{batch: 1, restore: "every"}, {batch: 1, restore: "every", cache: 1}, {batch: 3, restore: "mid"},
 			{batch: 0, restore: "mid", cache: 1},
@@ -111,175 +97,66 @@ func rjShapes() []rjShape {
 			{batch: 0, pebble: true, restore: "mid"},
 		}
 	}
-	var out []rjShape
-	for _, b := range []int{1, 3, 0} {
-		for _, pb := range []bool{false, true} {
-			for _, r := range []string{"", "mid", "every"} {
-				for _, c := range []int64{0, 1} {
-					out = append(out, rjShape{batch: b, pebble: pb, restore: r, cache: c})
-				}
-			}
+	var out []opShape
+	for _, sh := range opShapes() {
+		for _, c := range []int64{0, 1} {
+			sh.cache = c
+			out = append(out, sh)
 		}
 	}
 	return out
 }
 
-// rjHarness is one run: an operator over a backend, the clock its TTL reads, and the rows it emitted.
+// rjHarness is a regular join under test: the operator harness, emitting changelog lines ("+I 1|a|1|10") of the
+// join's output schema, and the clock the join's TTL reads.
 type rjHarness struct {
-	t      testing.TB
-	cfg    RegularJoinConfig
-	f      func(int) exec.Operator
-	pebble bool
-	mem    *memory.CheckedAllocator
-	dir    string
-	errs   exec.Counter
-	be     state.Backend
-	op     exec.Operator
-	clock  int64
-	out    []string
-	nextID uint64
+	*opHarness
+	clock int64
 }
 
 func newRJHarness(t testing.TB, cfg RegularJoinConfig, pebble bool, cache int64) *rjHarness {
 	t.Helper()
-	h := &rjHarness{t: t, pebble: pebble, dir: t.TempDir()}
-	h.mem = memory.NewCheckedAllocator(memory.NewGoAllocator())
+	h := &rjHarness{}
 	cfg.Now = func() time.Time { return time.UnixMicro(h.clock) }
 	cfg.CacheBytes = cache
-	h.cfg = cfg
 	f, _, err := NewJoin(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.f = f
+	h.opHarness = newOpHarness(t, f, pebble, cfg.Left, cfg.Right)
+	h.out, h.changelog = JoinOutputSchema(cfg.Left, cfg.Right), true
 	return h
 }
 
-func (h *rjHarness) open(restorePath string, restored uint64) error {
-	opts := state.Options{RestorePath: restorePath, SharedDir: filepath.Join(h.dir, "shared")}
-	var err error
-	if h.pebble {
-		opts.Dir = filepath.Join(h.dir, fmt.Sprintf("work-%d", restored))
-		h.be, err = state.OpenPebble(opts)
-	} else {
-		h.be, err = state.OpenMemory(opts)
-	}
-	if err != nil {
-		return err
-	}
-	ctx := &exec.TaskContext{
-		Job: "j1", Operator: "join", Parallelism: 1,
-		KeyGroups: state.KeyGroupRange{Start: 0, End: state.DefaultKeyGroups}, MaxKeyGroups: state.DefaultKeyGroups,
-		State: h.be, Restored: restored, Alloc: h.mem, Errors: &h.errs, Late: &exec.Counter{},
-	}
-	h.op = h.f(0)
-	return h.op.Open(ctx)
-}
-
-// close closes the operator and the backend and checks that no Arrow memory is left.
-func (h *rjHarness) close() error {
-	var err error
-	if h.op != nil {
-		err = h.op.Close()
-	}
-	if h.be != nil {
-		err = errors.Join(err, h.be.Close())
-	}
-	h.op, h.be = nil, nil
-	h.mem.AssertSize(h.t, 0)
-	return err
-}
-
-// Emit records an output batch as "<kind> v|v|..." lines.
-func (h *rjHarness) Emit(b exec.Batch) error {
-	defer b.Release()
-	if b.Kinds != nil && len(b.Kinds) != b.Rows() {
-		h.t.Fatalf("output batch of %d rows with %d kinds", b.Rows(), len(b.Kinds))
-	}
-	if !b.Rec.Schema().Equal(h.outSchema()) {
-		h.t.Fatalf("output schema %s, want %s", b.Rec.Schema(), h.outSchema())
-	}
-	for i, line := range batchText(exec.Batch{Rec: b.Rec}) {
-		h.out = append(h.out, b.Kind(i).String()+" "+line)
-	}
-	return nil
-}
-
-func (h *rjHarness) outSchema() *arrow.Schema { return JoinOutputSchema(h.cfg.Left, h.cfg.Right) }
-
+// process runs one batch, setting the clock first when it says so.
 func (h *rjHarness) process(bt rjBatch) error {
 	if bt.clock != nil {
 		h.clock = *bt.clock
 	}
-	schema := h.cfg.Left
-	if bt.side == 1 {
-		schema = h.cfg.Right
-	}
-	rows := make([][]any, len(bt.rows))
-	var kinds []exec.RowKind
-	for i, r := range bt.rows {
-		rows[i] = r.vals
-		if r.kind != exec.Insert && kinds == nil {
-			kinds = make([]exec.RowKind, len(bt.rows))
-		}
-	}
-	b := buildBatch(h.mem, schema, rows)
-	if kinds != nil {
-		for i, r := range bt.rows {
-			kinds[i] = r.kind
-		}
-		b.Kinds = kinds
-	}
-	return h.op.Process(bt.side, b, h)
+	b := bt.opBatch()
+	return h.opHarness.process(b.in, b.rows, b.kinds)
 }
 
-// barrier checkpoints and, with restore, reopens a fresh operator on a backend restored from the snapshot.
-func (h *rjHarness) barrier(restore bool) error {
-	h.nextID++
-	id := h.nextID
-	if err := h.op.OnBarrier(checkpoint.Barrier{ID: id}); err != nil {
-		return err
+// steps turns batches into run steps.
+func (h *rjHarness) steps(batches []rjBatch) []any {
+	var steps []any
+	for _, bt := range batches {
+		if bt.clock != nil {
+			clock := *bt.clock
+			steps = append(steps, opDo(func(*opHarness) error { h.clock = clock; return nil }))
+		}
+		steps = append(steps, bt.opBatch())
 	}
-	snap, err := h.be.Capture(id)
-	if err != nil {
-		return err
-	}
-	if !restore {
-		snap.Release()
-		return nil
-	}
-	path := filepath.Join(h.dir, fmt.Sprintf("chk-%d", id))
-	if err := snap.Persist(path); err != nil {
-		return err
-	}
-	if err := errors.Join(h.op.Close(), h.be.Close()); err != nil {
-		return err
-	}
-	h.op, h.be = nil, nil
-	return h.open(path, id)
+	return steps
 }
 
-// rjRun runs batches with a barrier after each but the last; after(i) says whether barrier i restores.
+// rjRun runs batches with a barrier after each but the last; restoreAt(i) says whether barrier i restores.
 func rjRun(t testing.TB, cfg RegularJoinConfig, batches []rjBatch, pebble bool, cache int64, restoreAt func(i int) bool) ([]string, int64, error) {
 	t.Helper()
 	h := newRJHarness(t, cfg, pebble, cache)
-	err := h.open("", 0)
-	for i, bt := range batches {
-		if err != nil {
-			break
-		}
-		if err = h.process(bt); err != nil || i == len(batches)-1 {
-			break
-		}
-		err = h.barrier(restoreAt(i))
-	}
-	if err == nil {
-		err = h.op.OnWatermark(exec.MaxWatermark, h)
-	}
-	if cerr := h.close(); err == nil {
-		err = cerr
-	}
-	return h.out, h.errs.Load(), err
+	err := h.run(h.steps(batches), func(i, _ int) (bool, bool) { return true, restoreAt(i) }, nil)
+	err = errors.Join(err, h.close())
+	return h.rows, h.errs.Load(), err
 }
 
 // rjCase is a hand-derived test: an input and its exact changelog.
@@ -290,41 +167,30 @@ type rjCase struct {
 	want    []string
 	errors  int64
 	wantErr string    // SQLSTATE or substring
-	shapes  []rjShape // nil: rjShapes()
+	shapes  []opShape // nil: rjShapes()
 }
 
 func runRJCase(t *testing.T, c rjCase) {
 	t.Helper()
-	t.Setenv("CLINK_STATE_FSYNC", "0")
-	t.Run(c.name, func(t *testing.T) {
-		shapes := c.shapes
-		if shapes == nil {
-			shapes = rjShapes()
+	shapes := c.shapes
+	if shapes == nil {
+		shapes = rjShapes()
+	}
+	runShapes(t, c.name, shapes, func(t *testing.T, sh opShape) {
+		h := newRJHarness(t, c.cfg, sh.pebble, sh.cache)
+		err := errors.Join(h.run(h.steps(rjCut(c.input, sh.batch)), sh.barrier, nil), h.close())
+		got, errs := h.rows, h.errs.Load()
+		if checkRunErr(t, sh, err, c.wantErr, got) {
+			return
 		}
-		for _, sh := range shapes {
-			batches := rjCut(c.input, sh.batch)
-			mid := len(batches) / 2
-			got, errs, err := rjRun(t, c.cfg, batches, sh.pebble, sh.cache, func(i int) bool {
-				return sh.restore == "every" || (sh.restore == "mid" && i == max(mid-1, 0))
-			})
-			if c.wantErr != "" {
-				if err == nil || (sqlerr.Code(err) != c.wantErr && !strings.Contains(err.Error(), c.wantErr)) {
-					t.Fatalf("%s: error %v, want %s", sh, err, c.wantErr)
-				}
-				continue
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", sh, err)
-			}
-			if !slices.Equal(got, c.want) {
-				t.Fatalf("%s: changelog\n got  %q\n want %q", sh, got, c.want)
-			}
-			if errs != c.errors {
-				t.Fatalf("%s: %d errors counted, want %d", sh, errs, c.errors)
-			}
-			if bad := rjInvalid(got); bad != "" {
-				t.Fatalf("%s: invalid changelog: %s", sh, bad)
-			}
+		if !slices.Equal(got, c.want) {
+			t.Fatalf("%s: changelog\n got  %q\n want %q", sh, got, c.want)
+		}
+		if errs != c.errors {
+			t.Fatalf("%s: %d errors counted, want %d", sh, errs, c.errors)
+		}
+		if bad := rjInvalid(got); bad != "" {
+			t.Fatalf("%s: invalid changelog: %s", sh, bad)
 		}
 	})
 }
@@ -337,22 +203,8 @@ func rjInvalid(log []string) string {
 
 func rjConsolidate(log []string) (map[string]int, string) {
 	set := map[string]int{}
-	for i, l := range log {
-		kind, row, _ := strings.Cut(l, " ")
-		switch kind {
-		case "+I", "+U":
-			set[row]++
-		case "-U", "-D":
-			if set[row] == 0 {
-				return set, fmt.Sprintf("line %d retracts %q, which is not in the result", i, row)
-			}
-			set[row]--
-			if set[row] == 0 {
-				delete(set, row)
-			}
-		default:
-			return set, fmt.Sprintf("line %d: kind %q", i, kind)
-		}
+	if err := foldChangelog(set, log); err != nil {
+		return set, err.Error()
 	}
 	return set, ""
 }
@@ -536,7 +388,7 @@ func TestRegularJoinManyRowsOneKey(t *testing.T) {
 	runRJCase(t, rjCase{
 		name: "compaction", cfg: rjCfg(JoinInner, true), input: input,
 		// Compaction happens within one batch (a write-back re-encodes without tombstones): mostly large batches.
-		shapes: []rjShape{{batch: 0}, {batch: 0, pebble: true, restore: "every"}, {batch: 0, restore: "every", cache: 1},
+		shapes: []opShape{{batch: 0}, {batch: 0, pebble: true, restore: "every"}, {batch: 0, restore: "every", cache: 1},
 			{batch: 3, restore: "mid"}, {batch: 1, cache: 1}},
 		want: []string{"+I 1|r00|1|10", "+I 1|r06|1|10", "+I 1|r12|1|10", "+I 1|r18|1|10", "+I 1|r24|1|10", "-D 1|r06|1|10"},
 	})
@@ -698,8 +550,8 @@ func TestRegularJoinTTLSweepRemovesState(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Nothing is emitted for expired rows: only the pairing at 500.
-		if want := []string{"+I 7|a|NULL|NULL", "-D 7|a|NULL|NULL", "+I 7|a|7|1"}; !slices.Equal(h.out, want) {
-			t.Fatalf("changelog %q, want %q", h.out, want)
+		if want := []string{"+I 7|a|NULL|NULL", "-D 7|a|NULL|NULL", "+I 7|a|7|1"}; !slices.Equal(h.rows, want) {
+			t.Fatalf("changelog %q, want %q", h.rows, want)
 		}
 	}
 }
@@ -740,24 +592,9 @@ func TestRegularJoinConfigErrors(t *testing.T) {
 
 // A row of a key group the subtask does not own is a routing bug.
 func TestRegularJoinRoutingBug(t *testing.T) {
-	h := newRJHarness(t, rjCfg(JoinInner, false), false, 0)
-	be, err := state.OpenMemory(state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.be = be
-	h.op = h.f(0)
-	kg := state.KeyGroupOf(state.CombineHash(0, state.MixInt64(1)), state.DefaultKeyGroups)
-	other := state.KeyGroupRange{Start: (kg + 1) % state.DefaultKeyGroups, End: (kg+1)%state.DefaultKeyGroups + 1}
-	if err := h.op.Open(&exec.TaskContext{KeyGroups: other, MaxKeyGroups: state.DefaultKeyGroups, State: be, Alloc: h.mem}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.process(rjBatch{side: 0, rows: []rjIn{rjL(1, "a")}}); err == nil || !strings.Contains(err.Error(), "key group") {
-		t.Fatalf("row of a foreign key group: %v", err)
-	}
-	if err := h.close(); err != nil {
-		t.Fatal(err)
-	}
+	f, _, err := NewJoin(rjCfg(JoinInner, false))
+	must(t, err)
+	checkForeignKeyGroup(t, f, 0, rjLeft, []int{0}, []any{1, "a"}, []any{2, "a"}, []any{3, "a"})
 }
 
 // ---- randomized: consolidated output against a model, changelog validity, restores ----
@@ -981,7 +818,7 @@ func rjOutputPerBatch(t *testing.T, cfg RegularJoinConfig, batches []rjBatch) []
 		if err := h.process(bt); err != nil {
 			t.Fatal(err)
 		}
-		out[i] = slices.Clone(h.out)
+		out[i] = slices.Clone(h.rows)
 	}
 	if err := h.close(); err != nil {
 		t.Fatal(err)

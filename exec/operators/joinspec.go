@@ -1,12 +1,16 @@
 package operators
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
 // JoinType is the kind of a two-input join.
@@ -62,6 +66,23 @@ func JoinOutputSchema(left, right *arrow.Schema) *arrow.Schema {
 		}
 	}
 	return arrow.NewSchema(fields, nil)
+}
+
+// joinRowEncoding is the canonical encoding of a join input's rows (winRowEncoding) and its columns; what names the
+// operator in the 0A000 error of a column it cannot keep.
+func joinRowEncoding(sc *arrow.Schema, what string) (winKeyEncoding, []int, error) {
+	return winRowEncoding(sc, func(f arrow.Field) error {
+		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "%s cannot keep column %q of type %s in its state",
+			what, f.Name, f.Type)
+	})
+}
+
+// joinComputeCtx is arrow compute's context (take, filter) for a join subtask: its allocator, and one goroutine per
+// subtask (arrow must not fan out over columns).
+func joinComputeCtx(alloc memory.Allocator) context.Context {
+	ectx := compute.DefaultExecCtx()
+	ectx.NumParallel = 1
+	return compute.WithAllocator(compute.SetExecCtx(context.Background(), ectx), alloc)
 }
 
 // IntervalJoinConfig is a join whose right rows match a left row only within a time interval around it:

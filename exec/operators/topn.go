@@ -79,63 +79,31 @@ func tnInternalf(format string, args ...any) error {
 	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "Top-N: "+format, args...)
 }
 
-// tnRowType reports whether values of t have canonical bytes that sort like the values (fixed width) or can be
-// made to (strings and binary, escaped), and decode back.
-func tnRowType(t arrow.DataType) bool {
-	if winIntLike(t) {
-		return true
-	}
-	switch t.ID() {
-	case arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING,
-		arrow.BINARY, arrow.LARGE_BINARY:
-		return true
-	}
-	return false
-}
-
 func planTopN(cfg TopNConfig, in *arrow.Schema) (*tnPlan, error) {
-	ncol := in.NumFields()
-	col := func(i int, what string) error {
-		if i < 0 || i >= ncol {
-			return tnInternalf("%s column %d out of range (input has %d)", what, i, ncol)
-		}
-		return nil
-	}
 	if cfg.N <= 0 {
 		return nil, tnInternalf("N must be positive, not %d", cfg.N)
 	}
 	if cfg.RankOut && cfg.RankName == "" {
 		return nil, tnInternalf("RankOut without a RankName")
 	}
-	var partTypes []arrow.DataType
-	for _, k := range cfg.Partition {
-		if err := col(k, "partition"); err != nil {
-			return nil, err
-		}
-		f := in.Field(k)
-		if !winKeyType(f.Type) {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot partition by %s column %q", f.Type, f.Name)
-		}
-		partTypes = append(partTypes, f.Type)
+	partTypes, _, err := winPlanKeys(in, cfg.Partition, "partition", "partition by", tnInternalf)
+	if err != nil {
+		return nil, err
 	}
 	for _, k := range cfg.Order {
-		if err := col(k.Col, "order"); err != nil {
+		if err := winCheckColumn(in, k.Col, "order", tnInternalf); err != nil {
 			return nil, err
 		}
 	}
 	p := &tnPlan{cfg: cfg, in: in, partEnc: newWinKeyEncoding(partTypes), maxParts: tnDefaultMaxParts}
-	fields := make([]arrow.Field, 0, ncol+1)
-	var types []arrow.DataType
-	for i, f := range in.Fields() {
-		if !tnRowType(f.Type) {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
-				"Top-N over a %s column (%q) is not supported", f.Type, f.Name)
-		}
-		types = append(types, f.Type)
-		p.allCols = append(p.allCols, i)
-		fields = append(fields, f)
+	p.rowEnc, p.allCols, err = winRowEncoding(in, func(f arrow.Field) error {
+		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
+			"Top-N over a %s column (%q) is not supported", f.Type, f.Name)
+	})
+	if err != nil {
+		return nil, err
 	}
-	p.rowEnc = winKeyEncoding{types: types, mode: winKeyBytes}
+	fields := append(make([]arrow.Field, 0, in.NumFields()+1), in.Fields()...)
 	if cfg.RankOut {
 		fields = append(fields, arrow.Field{Name: cfg.RankName, Type: arrow.PrimitiveTypes.Int64})
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -194,11 +193,9 @@ type topN struct {
 	epoch    uint32
 
 	// Per batch.
-	rec       arrow.RecordBatch
+	kgs       winBatchKeyGroups
 	pkeys     winKeyRows
 	rowKeys   winKeyRows
-	hashes    []uint64
-	hashed    bool
 	ord       []byte
 	ordOff    []int32
 	ordApp    []winValueAppender
@@ -222,8 +219,8 @@ func newTopN(p *tnPlan) *topN {
 }
 
 func (o *topN) Open(ctx *exec.TaskContext) error {
-	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
-		return fmt.Errorf("Top-N: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
+	if err := winCheckKeyGroups(ctx, "Top-N"); err != nil {
+		return err
 	}
 	o.ctx = ctx
 	o.ints = map[int64]*tnPart{}
@@ -270,17 +267,9 @@ func (o *topN) partition(i int) (*tnPart, error) {
 			return o.null, nil
 		}
 	}
-	if !o.hashed {
-		var err error
-		if o.hashes, err = exec.HashKeys(o.rec, o.p.cfg.Partition, o.hashes); err != nil {
-			return nil, err
-		}
-		o.hashed = true
-	}
-	kg := state.KeyGroupOf(o.hashes[i], o.ctx.MaxKeyGroups)
-	if !o.ctx.KeyGroups.Contains(kg) {
-		return nil, fmt.Errorf("Top-N: a row of key group %d reached subtask %d, which owns %v",
-			kg, o.ctx.Subtask, o.ctx.KeyGroups)
+	kg, err := o.kgs.of(o.ctx, o.p.cfg.Partition, i, "Top-N")
+	if err != nil {
+		return nil, err
 	}
 	p := &tnPart{kg: uint16(kg), bound: math.MaxUint64}
 	switch o.p.partEnc.mode {
@@ -304,7 +293,7 @@ func (o *topN) partition(i int) (*tnPart, error) {
 		return p, nil
 	}
 	prefix := o.statePrefix(nil, p)
-	err := o.ctx.State.Scan(prefix, func(k, v []byte) error {
+	err = o.ctx.State.Scan(prefix, func(k, v []byte) error {
 		n, rest, err := winGetUvarint(v)
 		if err != nil {
 			return err
@@ -421,8 +410,8 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			return fmt.Errorf("Top-N: input row of kind %s (the input is append-only)", k)
 		}
 	}
-	o.rec, o.hashed = b.Rec, false
-	defer func() { o.rec = nil }()
+	o.kgs.start(b.Rec)
+	defer o.kgs.end()
 	if o.seq++; o.seq == 0 { // wrapped: the marks of partitions in memory could collide
 		o.forEachPart(func(p *tnPart) { p.seq, p.snapSeq = 0, 0 })
 		o.seq = 1
@@ -493,7 +482,7 @@ func (o *topN) forEachPart(fn func(p *tnPart)) {
 // larger prefix means a larger key; equal prefixes decide nothing).
 func tnPrefix(key string) uint64 {
 	if len(key) >= 8 {
-		return binary.BigEndian.Uint64(tnStringBytes(key))
+		return binary.BigEndian.Uint64(winStringBytes(key))
 	}
 	var b [8]byte
 	copy(b[:], key)
@@ -616,16 +605,13 @@ func (o *topN) emit(out exec.Emitter) error {
 	return o.flush(out)
 }
 
-// tnStringBytes views s as bytes, for decoding (read only).
-func tnStringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
 // appendRow appends the row of ref, with row number r+1 when RankOut.
 func (o *topN) appendRow(kind exec.RowKind, ref tnRef, r int) error {
 	if o.out == nil {
 		o.out = array.NewRecordBuilder(o.ctx.Alloc, o.p.out)
 	}
 	nc := len(o.p.allCols)
-	if err := o.p.rowEnc.decodeKey(o.out.Fields()[:nc], tnStringBytes(ref.key[ref.off:])); err != nil {
+	if err := o.p.rowEnc.decodeKey(o.out.Fields()[:nc], winStringBytes(ref.key[ref.off:])); err != nil {
 		return err
 	}
 	if o.p.cfg.RankOut {

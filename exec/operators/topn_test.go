@@ -10,10 +10,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sql/sqlerr"
-	"github.com/clinksql/clinksql/state"
 )
 
 // tnEvents is the input of the Top-N tests: (k BIGINT, a BIGINT, s VARCHAR, v BIGINT).
@@ -28,11 +26,7 @@ const tnK, tnA, tnS, tnV = 0, 1, 2, 3
 
 func tnOp(t testing.TB, cfg TopNConfig) (func(int) exec.Operator, *arrow.Schema) {
 	t.Helper()
-	f, out, err := NewTopN(cfg, tnEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, out
+	return mustOp(t, NewTopN, cfg, tnEvents)
 }
 
 func tnCase(t *testing.T, name string, cfg TopNConfig, batches [][]gaclRow, want [][]string) gaclCase {
@@ -229,22 +223,8 @@ func TestTopNSchema(t *testing.T) {
 
 // TestTopNKeyGroupRouting: a row of a key group the subtask does not own fails the operator.
 func TestTopNKeyGroupRouting(t *testing.T) {
-	mem := checkedAlloc(t)
 	f, _ := tnOp(t, TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 1})
-	batch := buildBatch(mem, tnEvents, [][]any{{1, 1, "a", 0}, {2, 1, "a", 0}, {3, 1, "a", 0}})
-	hashes, _ := exec.HashKeys(batch.Rec, []int{tnK}, nil)
-	own := state.KeyGroupOf(hashes[0], state.DefaultKeyGroups)
-	be, _ := state.OpenMemory(state.Options{})
-	defer be.Close()
-	op := f(0)
-	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
-		KeyGroups: state.KeyGroupRange{Start: own, End: own + 1}}); err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	if err := op.Process(0, batch, &discardEmitter{}); err == nil || !strings.Contains(err.Error(), "key group") {
-		t.Fatalf("rows of foreign key groups: %v, want a routing error", err)
-	}
+	checkForeignKeyGroup(t, f, 0, tnEvents, []int{tnK}, []any{1, 1, "a", 0}, []any{2, 1, "a", 0}, []any{3, 1, "a", 0})
 }
 
 // The randomized test, as the group aggregate's: random changelogs, batchings, restores and evictions, checked
@@ -400,23 +380,8 @@ func TestTopNRestoreMatches(t *testing.T) {
 		cfg := TopNConfig{Partition: []int{tnK}, Order: []SortKey{desc(tnA)}, N: 5, RankOut: rank, RankName: "rn",
 			InputUpdating: true}
 		f, out := tnOp(t, cfg)
-		ref := gaclExec(t, tnEvents, out, f, batches, false, func(int) (bool, bool) { return false, false })
-		if ref.err != nil {
-			t.Fatal(ref.err)
-		}
-		gaCheckModel(t, "reference", batches, ref.out, func(present [][]any, _ bool) []string {
-			return tnModel(cfg, present)
-		})
-		for _, pebble := range []bool{false, true} {
-			mid := len(batches) / 2
-			res := gaclExec(t, tnEvents, out, f, batches, pebble, func(i int) (bool, bool) { return i == mid, i == mid })
-			if res.err != nil {
-				t.Fatal(res.err)
-			}
-			if !slices.EqualFunc(res.out, ref.out, slices.Equal) {
-				t.Fatalf("rank=%v pebble=%v: a restore changed the changelog", rank, pebble)
-			}
-		}
+		gaCheckRestoreMatches(t, fmt.Sprintf("rank=%v", rank), tnEvents, out, f, batches,
+			func(present [][]any, _ bool) []string { return tnModel(cfg, present) })
 	}
 }
 
@@ -436,45 +401,18 @@ func TestTopNTouchOrder(t *testing.T) {
 // TestTopNForgets: a partition whose last row was retracted, or that only saw retractions of rows it did not
 // hold, leaves memory and the backend.
 func TestTopNForgets(t *testing.T) {
-	mem := checkedAlloc(t)
-	f, _ := tnOp(t, TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 2, InputUpdating: true})
-	be, _ := state.OpenMemory(state.Options{})
-	defer be.Close()
-	op := f(0).(*topN)
-	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
-		KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups}}); err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	step := func(rows ...gaclRow) {
-		t.Helper()
-		vals := make([][]any, len(rows))
-		kinds := make([]exec.RowKind, len(rows))
-		for i, r := range rows {
-			vals[i], kinds[i] = r.vals, r.kind
-		}
-		b := buildBatch(mem, tnEvents, vals)
-		b.Kinds = kinds
-		if err := op.Process(0, b, &discardEmitter{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := op.OnBarrier(checkpoint.Barrier{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	step(gaIns(1, 1, "a", 0), gaIns(1, 2, "b", 0), gaIns(2, 1, "a", 0))
+	f, out := tnOp(t, TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 2, InputUpdating: true})
+	h := gaclOpen(t, f, tnEvents, out)
+	op := h.op.(*topN)
+	gaclStep(t, h, gaIns(1, 1, "a", 0), gaIns(1, 2, "b", 0), gaIns(2, 1, "a", 0))
 	if op.parts != 2 {
 		t.Fatalf("%d partitions in memory, want 2", op.parts)
 	}
-	step(gaDel(1, 1, "a", 0), gaDel(1, 2, "b", 0), gaDel(3, 1, "a", 0))
+	gaclStep(t, h, gaDel(1, 1, "a", 0), gaDel(1, 2, "b", 0), gaDel(3, 1, "a", 0))
 	if op.parts != 1 || len(op.ints) != 1 {
 		t.Fatalf("%d partitions in memory (%d in the map), want 1", op.parts, len(op.ints))
 	}
-	var keys int
-	if err := be.Scan(nil, func(_, _ []byte) error { keys++; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if keys != 1 {
+	if keys := stateEntries(t, h.be); keys != 1 {
 		t.Fatalf("%d entries in the backend, want 1 (partition 2's row)", keys)
 	}
 }

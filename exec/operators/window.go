@@ -167,15 +167,80 @@ func winInternalf(format string, args ...any) error {
 	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "window aggregate: "+format, args...)
 }
 
-func planWindowAgg(cfg WindowAggConfig, in *arrow.Schema) (*windowPlan, error) {
-	ncol := in.NumFields()
-	col := func(i int, what string) error {
-		if i < 0 || i >= ncol {
-			return winInternalf("%s column %d out of range (input has %d)", what, i, ncol)
-		}
-		return nil
+// winCheckColumn checks that the input has a column i; what names its role in the message of internalf (the
+// operator's XX000 error).
+func winCheckColumn(in *arrow.Schema, i int, what string, internalf func(format string, args ...any) error) error {
+	if i < 0 || i >= in.NumFields() {
+		return internalf("%s column %d out of range (input has %d)", what, i, in.NumFields())
 	}
-	if err := col(cfg.TimeCol, "time"); err != nil {
+	return nil
+}
+
+// winPlanKeys checks GROUP BY or PARTITION BY columns (role names them in messages, verb is "group by" or
+// "partition by"): they exist and have a type exec.HashKeys hashes. It returns their types, and their output fields
+// (nullable).
+func winPlanKeys(in *arrow.Schema, cols []int, role, verb string, internalf func(format string, args ...any) error) (
+	[]arrow.DataType, []arrow.Field, error) {
+	var types []arrow.DataType
+	var fields []arrow.Field
+	for _, k := range cols {
+		if err := winCheckColumn(in, k, role, internalf); err != nil {
+			return nil, nil, err
+		}
+		f := in.Field(k)
+		if !winKeyType(f.Type) {
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
+				"cannot %s %s column %q", verb, f.Type, f.Name)
+		}
+		types = append(types, f.Type)
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
+	}
+	return types, fields, nil
+}
+
+// winPlanAggs checks the aggregates' columns and types them against their arguments (newAggKind). It returns them
+// with their output fields (named agg<i> when unnamed).
+func winPlanAggs(in *arrow.Schema, aggs []AggSpec, internalf func(format string, args ...any) error) (
+	[]aggKind, []arrow.Field, error) {
+	var kinds []aggKind
+	var fields []arrow.Field
+	for i, a := range aggs {
+		var argType arrow.DataType
+		if a.Func == AggCountStar {
+			if a.Arg != -1 {
+				return nil, nil, internalf("COUNT(*) with an argument column %d", a.Arg)
+			}
+		} else {
+			if err := winCheckColumn(in, a.Arg, "aggregate argument", internalf); err != nil {
+				return nil, nil, err
+			}
+			argType = in.Field(a.Arg).Type
+		}
+		if a.Filter != -1 {
+			if err := winCheckColumn(in, a.Filter, "FILTER", internalf); err != nil {
+				return nil, nil, err
+			}
+			if in.Field(a.Filter).Type.ID() != arrow.BOOL {
+				return nil, nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos,
+					"argument of FILTER must be type boolean, not %s", in.Field(a.Filter).Type)
+			}
+		}
+		k, err := newAggKind(a.Func, argType)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := a.Name
+		if name == "" {
+			name = fmt.Sprintf("agg%d", i)
+		}
+		kinds = append(kinds, k)
+		fields = append(fields, arrow.Field{Name: name, Type: k.out, Nullable: k.nullable})
+	}
+	return kinds, fields, nil
+}
+
+func planWindowAgg(cfg WindowAggConfig, in *arrow.Schema) (*windowPlan, error) {
+	if err := winCheckColumn(in, cfg.TimeCol, "time", winInternalf); err != nil {
 		return nil, err
 	}
 	if _, ok := in.Field(cfg.TimeCol).Type.(*arrow.TimestampType); !ok {
@@ -218,54 +283,18 @@ func planWindowAgg(cfg WindowAggConfig, in *arrow.Schema) (*windowPlan, error) {
 	default:
 		return nil, winInternalf("unknown window kind %d", cfg.Kind)
 	}
-	var fields []arrow.Field
-	var keyTypes []arrow.DataType
-	for _, k := range cfg.Keys {
-		if err := col(k, "key"); err != nil {
-			return nil, err
-		}
-		f := in.Field(k)
-		if !winKeyType(f.Type) {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot group by %s column %q", f.Type, f.Name)
-		}
-		keyTypes = append(keyTypes, f.Type)
-		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
+	keyTypes, fields, err := winPlanKeys(in, cfg.Keys, "key", "group by", winInternalf)
+	if err != nil {
+		return nil, err
 	}
 	ts := &arrow.TimestampType{Unit: arrow.Microsecond}
 	fields = append(fields, arrow.Field{Name: "window_start", Type: ts}, arrow.Field{Name: "window_end", Type: ts})
 	p := &windowPlan{cfg: cfg, in: in, keyEnc: newWinKeyEncoding(keyTypes)}
-	for i, a := range cfg.Aggs {
-		var argType arrow.DataType
-		if a.Func == AggCountStar {
-			if a.Arg != -1 {
-				return nil, winInternalf("COUNT(*) with an argument column %d", a.Arg)
-			}
-		} else {
-			if err := col(a.Arg, "aggregate argument"); err != nil {
-				return nil, err
-			}
-			argType = in.Field(a.Arg).Type
-		}
-		if a.Filter != -1 {
-			if err := col(a.Filter, "FILTER"); err != nil {
-				return nil, err
-			}
-			if in.Field(a.Filter).Type.ID() != arrow.BOOL {
-				return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos,
-					"argument of FILTER must be type boolean, not %s", in.Field(a.Filter).Type)
-			}
-		}
-		k, err := newAggKind(a.Func, argType)
-		if err != nil {
-			return nil, err
-		}
-		name := a.Name
-		if name == "" {
-			name = fmt.Sprintf("agg%d", i)
-		}
-		p.aggs = append(p.aggs, k)
-		fields = append(fields, arrow.Field{Name: name, Type: k.out, Nullable: k.nullable})
+	aggs, aggFields, err := winPlanAggs(in, cfg.Aggs, winInternalf)
+	if err != nil {
+		return nil, err
 	}
-	p.out = arrow.NewSchema(fields, nil)
+	p.aggs = aggs
+	p.out = arrow.NewSchema(append(fields, aggFields...), nil)
 	return p, nil
 }

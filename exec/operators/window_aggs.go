@@ -203,6 +203,15 @@ func winGetUvarint(src []byte) (uint64, []byte, error) {
 	return v, src[n:], nil
 }
 
+// winGetString reads a length-prefixed string (winAppendLenPrefixed).
+func winGetString(src []byte) (string, []byte, error) {
+	n, rest, err := winGetUvarint(src)
+	if err != nil || uint64(len(rest)) < n {
+		return "", nil, errWinState
+	}
+	return string(rest[:n]), rest[n:], nil
+}
+
 func winGetU64(src []byte) (uint64, []byte, error) {
 	if len(src) < 8 {
 		return 0, nil, errWinState
@@ -325,7 +334,7 @@ func (a *sumIntAgg) decode(src []byte, g int32) (rest []byte, err error) {
 }
 
 // sum128 is a 128-bit two's complement sum of int64 or decimal128 values with a count, shared by SUM(bigint),
-// SUM(decimal) and AVG over them.
+// SUM(decimal) and AVG over them, here and in the group aggregate (gaSum128).
 
 type sum128 struct {
 	n  []int64
@@ -350,25 +359,12 @@ func (a *sum128) add128(g int32, bh int64, bl uint64) bool {
 	return overflow
 }
 
-func (a *sum128) update(col arrow.Array, rows, grps []int32) error {
-	nulls := col.NullN() > 0
-	if d, ok := col.(*array.Decimal128); ok {
-		vals := d.Values()
-		for j, r := range rows {
-			if nulls && col.IsNull(int(r)) {
-				continue
-			}
-			g, v := grps[j], vals[r]
-			if a.add128(g, v.HighBits(), v.LowBits()) {
-				return errWinNumericOverflow()
-			}
-			a.n[g]++
-		}
-		return nil
-	}
+// addInts adds the integers col[rows[j]] to groups grps[j], skipping NULLs. No overflow is possible below 2^64
+// values.
+func (a *sum128) addInts(col arrow.Array, rows, grps []int32) {
 	vals := winInt64Values(col, &a.scr)
 	n, hi, lo := a.n, a.hi, a.lo
-	if !nulls { // the hot path of SUM(bigint): no overflow is possible below 2^64 rows
+	if col.NullN() == 0 { // the hot path of SUM(bigint)
 		for j, r := range rows {
 			g, v := grps[j], vals[r]
 			l, c := bits.Add64(lo[g], uint64(v), 0)
@@ -376,7 +372,7 @@ func (a *sum128) update(col arrow.Array, rows, grps []int32) error {
 			hi[g] += v>>63 + int64(c)
 			n[g]++
 		}
-		return nil
+		return
 	}
 	for j, r := range rows {
 		if col.IsNull(int(r)) {
@@ -388,15 +384,6 @@ func (a *sum128) update(col arrow.Array, rows, grps []int32) error {
 		hi[g] += v>>63 + int64(c)
 		n[g]++
 	}
-	return nil
-}
-
-func (a *sum128) merge(dst, src int32) error {
-	if a.add128(dst, a.hi[src], a.lo[src]) {
-		return errWinNumericOverflow()
-	}
-	a.n[dst] += a.n[src]
-	return nil
 }
 
 func (a *sum128) encode(dst []byte, g int32) []byte {
@@ -418,7 +405,61 @@ func (a *sum128) decode(src []byte, g int32) (rest []byte, err error) {
 	return rest, err
 }
 
-type sum128Agg struct{ sum128 }
+// add adds the values col[rows[j]] (integers or decimals) to groups grps[j], skipping NULLs: an append-only
+// update.
+func (a *sum128) add(col arrow.Array, rows, grps []int32) error {
+	if d, ok := col.(*array.Decimal128); ok {
+		return a.addDecimals(d, rows, grps, nil)
+	}
+	a.addInts(col, rows, grps)
+	return nil
+}
+
+// addDecimals adds the decimals col[rows[j]] to groups grps[j], or takes them out where neg != nil && neg[j],
+// skipping NULLs; a sum past 128 bits fails with 22003.
+func (a *sum128) addDecimals(col *array.Decimal128, rows, grps []int32, neg []bool) error {
+	vals := col.Values()
+	nulls := col.NullN() > 0
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g, v := grps[j], vals[r]
+		h, l := v.HighBits(), v.LowBits()
+		inc := int64(1)
+		if neg != nil && neg[j] {
+			h, l = neg128(h, l)
+			inc = -1
+		}
+		// -(-2^127) does not fit, but a decimal128 of at most 38 digits is never that.
+		if a.add128(g, h, l) {
+			return errWinNumericOverflow()
+		}
+		a.n[g] += inc
+	}
+	return nil
+}
+
+// neg128 is the two's complement negation of (hi, lo).
+func neg128(hi int64, lo uint64) (int64, uint64) {
+	l, c := bits.Add64(^lo, 1, 0)
+	return ^hi + int64(c), l
+}
+
+// winSum128 is the window aggregate's sum128: append-only updates, and the merge of sessions.
+type winSum128 struct{ sum128 }
+
+func (a *winSum128) update(col arrow.Array, rows, grps []int32) error { return a.add(col, rows, grps) }
+
+func (a *winSum128) merge(dst, src int32) error {
+	if a.add128(dst, a.hi[src], a.lo[src]) {
+		return errWinNumericOverflow()
+	}
+	a.n[dst] += a.n[src]
+	return nil
+}
+
+type sum128Agg struct{ winSum128 }
 
 func (a *sum128Agg) appendTo(b array.Builder, g int32) error {
 	if a.n[g] == 0 {
@@ -435,9 +476,9 @@ func (a *sum128Agg) appendTo(b array.Builder, g int32) error {
 
 // avg128Agg is AVG over integers or decimals: sum * 10^shift / n, rounded half away from zero.
 type avg128Agg struct {
-	sum128
-	shift       int32
-	num, den, r big.Int
+	winSum128
+	avg128
+	shift int32
 }
 
 func (a *avg128Agg) appendTo(b array.Builder, g int32) error {
@@ -446,9 +487,25 @@ func (a *avg128Agg) appendTo(b array.Builder, g int32) error {
 		b.AppendNull()
 		return nil
 	}
-	// Per group at firing, not per row: big.Int keeps sum * 10^shift exact.
-	a.num.Set(decimal128.New(a.hi[g], a.lo[g]).BigInt())
-	a.num.Mul(&a.num, a.den.Exp(big.NewInt(10), big.NewInt(int64(a.shift)), nil))
+	v, err := a.avg(a.hi[g], a.lo[g], n, a.shift)
+	if err != nil {
+		return err
+	}
+	b.(*array.Decimal128Builder).Append(v)
+	return nil
+}
+
+// avg128 computes AVG over integers and decimals from a sum128 (here and in the group aggregate); its big integers
+// are scratch, reused across groups.
+type avg128 struct{ num, den, r, ten big.Int }
+
+// avg is sum * 10^shift / n for the 128-bit sum (hi, lo), rounded half away from zero as numeric division does;
+// beyond 38 digits it fails with 22003. It runs per group at output, not per row: big.Int keeps sum * 10^shift
+// exact.
+func (a *avg128) avg(hi int64, lo uint64, n int64, shift int32) (decimal128.Num, error) {
+	a.num.Set(decimal128.New(hi, lo).BigInt())
+	a.ten.SetInt64(10)
+	a.num.Mul(&a.num, a.den.Exp(&a.ten, a.den.SetInt64(int64(shift)), nil))
 	a.den.SetInt64(n)
 	neg := a.num.Sign() < 0
 	a.num.QuoRem(&a.num, &a.den, &a.r) // truncated toward zero
@@ -456,17 +513,16 @@ func (a *avg128Agg) appendTo(b array.Builder, g int32) error {
 	a.r.Lsh(&a.r, 1)
 	if a.r.Cmp(&a.den) >= 0 { // half or more: away from zero
 		if neg {
-			a.num.Sub(&a.num, big.NewInt(1))
+			a.num.Sub(&a.num, a.ten.SetInt64(1))
 		} else {
-			a.num.Add(&a.num, big.NewInt(1))
+			a.num.Add(&a.num, a.ten.SetInt64(1))
 		}
 	}
 	v := decimal128.FromBigInt(&a.num)
 	if a.num.BitLen() > 127 || !v.FitsInPrecision(38) {
-		return errWinNumericOverflow()
+		return decimal128.Num{}, errWinNumericOverflow()
 	}
-	b.(*array.Decimal128Builder).Append(v)
-	return nil
+	return v, nil
 }
 
 // SUM(real|double): float64 accumulation; REAL rounds to float32 after each addition, which is exactly float4
@@ -789,18 +845,25 @@ func (a *minMaxStrAgg) better(x, cur string) bool {
 	return x < cur
 }
 
-func (a *minMaxStrAgg) update(col arrow.Array, rows, grps []int32) error {
-	var value func(i int) string
+// winStringValues returns the accessor of a string or binary column's values (viewing the batch's buffers), nil for
+// another type.
+func winStringValues(col arrow.Array) func(i int) string {
 	switch c := col.(type) {
 	case *array.String:
-		value = c.Value
+		return c.Value
 	case *array.LargeString:
-		value = c.Value
+		return c.Value
 	case *array.Binary:
-		value = func(i int) string { return winUnsafeString(c.Value(i)) }
+		return func(i int) string { return winUnsafeString(c.Value(i)) }
 	case *array.LargeBinary:
-		value = func(i int) string { return winUnsafeString(c.Value(i)) }
-	default:
+		return func(i int) string { return winUnsafeString(c.Value(i)) }
+	}
+	return nil
+}
+
+func (a *minMaxStrAgg) update(col arrow.Array, rows, grps []int32) error {
+	value := winStringValues(col)
+	if value == nil {
 		return fmt.Errorf("window aggregate: string min/max over %s", col.DataType())
 	}
 	nulls := col.NullN() > 0
@@ -848,12 +911,8 @@ func (a *minMaxStrAgg) decode(src []byte, g int32) (rest []byte, err error) {
 	if a.has[g], rest, err = winGetFlag(src); err != nil {
 		return nil, err
 	}
-	n, rest, err := winGetUvarint(rest)
-	if err != nil || uint64(len(rest)) < n {
-		return nil, errWinState
-	}
-	a.v[g] = string(rest[:n])
-	return rest[n:], nil
+	a.v[g], rest, err = winGetString(rest)
+	return rest, err
 }
 
 // COUNT(DISTINCT x) over values that fit 8 bytes (integers, booleans, floats by canonical bits): a set per group.
@@ -876,15 +935,7 @@ func (a *distinctIntAgg) add(g int32, v int64) {
 }
 
 func (a *distinctIntAgg) update(col arrow.Array, rows, grps []int32) error {
-	var vals []int64
-	switch c := col.(type) {
-	case *array.Float64:
-		vals = a.floatBits(len(c.Float64Values()), func(i int) float64 { return c.Value(i) })
-	case *array.Float32:
-		vals = a.floatBits(c.Len(), func(i int) float64 { return float64(c.Value(i)) })
-	default:
-		vals = winInt64Values(col, &a.scr)
-	}
+	vals := winDistinctInts(col, &a.scr)
 	nulls := col.NullN() > 0
 	for j, r := range rows {
 		if !nulls || col.IsValid(int(r)) {
@@ -894,11 +945,23 @@ func (a *distinctIntAgg) update(col arrow.Array, rows, grps []int32) error {
 	return nil
 }
 
-func (a *distinctIntAgg) floatBits(n int, at func(int) float64) []int64 {
-	if cap(a.scr) < n {
-		a.scr = make([]int64, n)
+// winDistinctInts returns the values of a COUNT(DISTINCT) argument that fits 8 bytes as int64s: integers and
+// booleans as winInt64Values, floats as their canonical bits. Values under NULLs are unspecified.
+func winDistinctInts(col arrow.Array, scratch *[]int64) []int64 {
+	switch c := col.(type) {
+	case *array.Float64:
+		return winFloatBits(c.Len(), func(i int) float64 { return c.Value(i) }, scratch)
+	case *array.Float32:
+		return winFloatBits(c.Len(), func(i int) float64 { return float64(c.Value(i)) }, scratch)
 	}
-	out := a.scr[:n]
+	return winInt64Values(col, scratch)
+}
+
+func winFloatBits(n int, at func(int) float64, scratch *[]int64) []int64 {
+	if cap(*scratch) < n {
+		*scratch = make([]int64, n)
+	}
+	out := (*scratch)[:n]
 	for i := range out {
 		out[i] = int64(winCanonicalFloat(at(i)))
 	}
@@ -1007,12 +1070,11 @@ func (a *distinctStrAgg) decode(src []byte, g int32) ([]byte, error) {
 	}
 	a.sets[g] = nil
 	for ; n > 0; n-- {
-		var l uint64
-		if l, rest, err = winGetUvarint(rest); err != nil || uint64(len(rest)) < l {
-			return nil, errWinState
+		var v string
+		if v, rest, err = winGetString(rest); err != nil {
+			return nil, err
 		}
-		a.set(g)[string(rest[:l])] = struct{}{}
-		rest = rest[l:]
+		a.set(g)[v] = struct{}{}
 	}
 	return rest, nil
 }

@@ -70,6 +70,36 @@ func winKeyType(t arrow.DataType) bool {
 	return false
 }
 
+// winRowType reports whether the canonical codec encodes values of t and decodes them back, so that a row with a
+// column of type t can be kept as canonical bytes (the joins' and Top-N's rows). Fixed-width values sort like their
+// bytes; Top-N makes strings and binary do so by escaping them.
+func winRowType(t arrow.DataType) bool {
+	if winIntLike(t) {
+		return true
+	}
+	switch t.ID() {
+	case arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING,
+		arrow.BINARY, arrow.LARGE_BINARY:
+		return true
+	}
+	return false
+}
+
+// winRowEncoding is the encoding of whole rows of sc: every column with a NULL marker (the key format over all
+// columns, bytes mode even for one integer), and the indexes of all columns, to load rows with. A column whose type
+// is not a winRowType fails with unsupported(its field).
+func winRowEncoding(sc *arrow.Schema, unsupported func(f arrow.Field) error) (winKeyEncoding, []int, error) {
+	types := make([]arrow.DataType, sc.NumFields())
+	cols := make([]int, sc.NumFields())
+	for i, f := range sc.Fields() {
+		if !winRowType(f.Type) {
+			return winKeyEncoding{}, nil, unsupported(f)
+		}
+		types[i], cols[i] = f.Type, i
+	}
+	return winKeyEncoding{types: types, mode: winKeyBytes}, cols, nil
+}
+
 const winSignBit = uint64(1) << 63
 
 // winInt64Values returns the values of an integer-like (or boolean) array as int64s: the array's own buffer for
@@ -267,6 +297,9 @@ func winAppendLenPrefixed(dst []byte, s string) []byte {
 }
 
 func winUnsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// winStringBytes views s as bytes, for decoding (read only).
+func winStringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // winDecodeValue appends the value whose canonical bytes start src to b and returns the rest of src.
 func winDecodeValue(b array.Builder, t arrow.DataType, src []byte) ([]byte, error) {

@@ -44,6 +44,86 @@ type winPane struct {
 	null       int32            // the NULL key's group (winKeyInt), the only group (winKeyNone); -1 when none
 }
 
+// winGroupKeys is the key part of a column-wise group table, shared by the window and the group aggregate: per
+// group id its key group and key (winKeyInt: the value, winKeyBytes: the canonical bytes), and the ids freed for
+// reuse. Whether a winKeyInt key is NULL is a flag of the owner's table.
+type winGroupKeys struct {
+	mode winKeyMode
+	gKG  []uint16
+	gInt []int64  // winKeyInt
+	gStr []string // winKeyBytes
+	free []int32
+}
+
+// allocKey returns a freed id, or a new one with grown set: the owner then appends to its own columns.
+func (k *winGroupKeys) allocKey() (g int32, grown bool) {
+	if n := len(k.free); n > 0 {
+		g = k.free[n-1]
+		k.free = k.free[:n-1]
+		return g, false
+	}
+	g = int32(len(k.gKG))
+	k.gKG = append(k.gKG, 0)
+	switch k.mode {
+	case winKeyInt:
+		k.gInt = append(k.gInt, 0)
+	case winKeyBytes:
+		k.gStr = append(k.gStr, "")
+	}
+	return g, true
+}
+
+// setKey gives g key group kg and the key of row i of keys; it reports whether that key is NULL (winKeyInt).
+func (k *winGroupKeys) setKey(g int32, kg int, keys *winKeyRows, i int) (null bool) {
+	k.gKG[g] = uint16(kg)
+	switch k.mode {
+	case winKeyInt:
+		if keys.nulls != nil && keys.nulls.IsNull(i) {
+			return true
+		}
+		k.gInt[g] = keys.ints[i]
+	case winKeyBytes:
+		k.gStr[g] = string(keys.bytesOf(i))
+	}
+	return false
+}
+
+// keyBytes appends g's canonical key bytes; null says that its winKeyInt key is NULL.
+func (k *winGroupKeys) keyBytes(dst []byte, g int32, null bool) []byte {
+	switch k.mode {
+	case winKeyInt:
+		return winAppendIntKey(dst, k.gInt[g], null)
+	case winKeyBytes:
+		return append(dst, k.gStr[g]...)
+	}
+	return dst
+}
+
+// freeKey puts g on the free list.
+func (k *winGroupKeys) freeKey(g int32) {
+	if k.mode == winKeyBytes {
+		k.gStr[g] = ""
+	}
+	k.free = append(k.free, g)
+}
+
+// winFilter appends to fr, fg (and fn, when neg is not nil) the assignments rows[j], grps[j] (neg[j]) of the rows
+// where cond is TRUE (NULL is false): the assignments of an aggregate with a FILTER.
+func winFilter(cond *array.Boolean, rows, grps []int32, neg []bool, fr, fg []int32, fn []bool) (
+	[]int32, []int32, []bool) {
+	nulls := cond.NullN() > 0
+	for j, r := range rows {
+		if cond.Value(int(r)) && (!nulls || cond.IsValid(int(r))) {
+			fr = append(fr, r)
+			fg = append(fg, grps[j])
+			if neg != nil {
+				fn = append(fn, neg[j])
+			}
+		}
+	}
+	return fr, fg, fn
+}
+
 // windowAgg is one subtask of a WindowAggregate. Groups (one window and one key) are dense int32 ids into
 // column-wise tables; freed ids are reused.
 type windowAgg struct {
@@ -52,14 +132,11 @@ type windowAgg struct {
 	wm   int64
 	aggs []aggState
 
-	// The group table, indexed by group id.
+	// The group table, indexed by group id: the keys, and
+	winGroupKeys
 	gStart, gEnd             []int64
 	gStoredStart, gStoredEnd []int64
-	gKG                      []uint16
-	gInt                     []int64  // winKeyInt
-	gStr                     []string // winKeyBytes
 	gFlag                    []uint8
-	free                     []int32
 
 	panes map[winPaneID]*winPane // Tumble, Hop, Cumulate
 	// Session: the live sessions of each key, pairwise disjoint and not touching.
@@ -75,10 +152,8 @@ type windowAgg struct {
 	deletes [][]byte // backend keys of stored groups freed since the last barrier
 
 	// Per batch.
-	rec        arrow.RecordBatch
+	kgs        winBatchKeyGroups
 	keys       winKeyRows
-	hashes     []uint64
-	hashed     bool
 	rows, grps []int32
 	frows      [][]int32 // per aggregate with a FILTER
 	fgrps      [][]int32
@@ -94,7 +169,7 @@ type windowAgg struct {
 var _ exec.Operator = (*windowAgg)(nil)
 
 func newWindowAgg(p *windowPlan) *windowAgg {
-	w := &windowAgg{p: p}
+	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}}
 	for _, k := range p.aggs {
 		w.aggs = append(w.aggs, k.newState())
 	}
@@ -104,8 +179,8 @@ func newWindowAgg(p *windowPlan) *windowAgg {
 }
 
 func (w *windowAgg) Open(ctx *exec.TaskContext) error {
-	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
-		return fmt.Errorf("window aggregate: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
+	if err := winCheckKeyGroups(ctx, "window aggregate"); err != nil {
+		return err
 	}
 	w.ctx = ctx
 	w.wm = exec.MinWatermark
@@ -188,57 +263,32 @@ func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 
 // allocGroup returns a free group id with empty accumulators.
 func (w *windowAgg) allocGroup() int32 {
-	if n := len(w.free); n > 0 {
-		g := w.free[n-1]
-		w.free = w.free[:n-1]
-		return g
-	}
-	g := int32(len(w.gStart))
-	w.gStart = append(w.gStart, 0)
-	w.gEnd = append(w.gEnd, 0)
-	w.gStoredStart = append(w.gStoredStart, 0)
-	w.gStoredEnd = append(w.gStoredEnd, 0)
-	w.gKG = append(w.gKG, 0)
-	w.gFlag = append(w.gFlag, 0)
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
-		w.gInt = append(w.gInt, 0)
-	case winKeyBytes:
-		w.gStr = append(w.gStr, "")
-	}
-	for _, a := range w.aggs {
-		a.grow()
+	g, grown := w.allocKey()
+	if grown {
+		w.gStart = append(w.gStart, 0)
+		w.gEnd = append(w.gEnd, 0)
+		w.gStoredStart = append(w.gStoredStart, 0)
+		w.gStoredEnd = append(w.gStoredEnd, 0)
+		w.gFlag = append(w.gFlag, 0)
+		for _, a := range w.aggs {
+			a.grow()
+		}
 	}
 	return g
 }
 
 // newGroup creates the group of row i of the current batch in window [start, end).
 func (w *windowAgg) newGroup(start, end int64, i int) (int32, error) {
-	if !w.hashed {
-		var err error
-		if w.hashes, err = exec.HashKeys(w.rec, w.p.cfg.Keys, w.hashes); err != nil {
-			return 0, err
-		}
-		w.hashed = true
-	}
-	kg := state.KeyGroupOf(w.hashes[i], w.ctx.MaxKeyGroups)
-	if !w.ctx.KeyGroups.Contains(kg) {
-		return 0, fmt.Errorf("window aggregate: a row of key group %d reached subtask %d, which owns %v",
-			kg, w.ctx.Subtask, w.ctx.KeyGroups)
+	kg, err := w.kgs.of(w.ctx, w.p.cfg.Keys, i, "window aggregate")
+	if err != nil {
+		return 0, err
 	}
 	g := w.allocGroup()
-	w.gStart[g], w.gEnd[g], w.gKG[g] = start, end, uint16(kg)
+	w.gStart[g], w.gEnd[g] = start, end
 	w.gFlag[g] = winLive | winDirty
 	w.dirty = append(w.dirty, g)
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
-		if w.keys.nulls != nil && w.keys.nulls.IsNull(i) {
-			w.gFlag[g] |= winNullKey
-		} else {
-			w.gInt[g] = w.keys.ints[i]
-		}
-	case winKeyBytes:
-		w.gStr[g] = string(w.keys.bytesOf(i))
+	if w.setKey(g, kg, &w.keys, i) {
+		w.gFlag[g] |= winNullKey
 	}
 	w.nextFire = min(w.nextFire, end)
 	return g, nil
@@ -250,13 +300,10 @@ func (w *windowAgg) freeGroup(g int32) {
 		w.deletes = append(w.deletes, w.stateKey(g, w.gStoredStart[g], w.gStoredEnd[g]))
 	}
 	w.gFlag[g] = 0
-	if w.p.keyEnc.mode == winKeyBytes {
-		w.gStr[g] = ""
-	}
 	for _, a := range w.aggs {
 		a.reset(g)
 	}
-	w.free = append(w.free, g)
+	w.freeKey(g)
 }
 
 func (w *windowAgg) markDirty(g int32) {
@@ -266,22 +313,11 @@ func (w *windowAgg) markDirty(g int32) {
 	}
 }
 
-// appendKey appends g's canonical key bytes.
-func (w *windowAgg) appendKey(dst []byte, g int32) []byte {
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
-		return winAppendIntKey(dst, w.gInt[g], w.gFlag[g]&winNullKey != 0)
-	case winKeyBytes:
-		return append(dst, w.gStr[g]...)
-	}
-	return dst
-}
-
 func (w *windowAgg) stateKey(g int32, start, end int64) []byte {
 	uk := make([]byte, 0, 16+1+8)
 	uk = winAppendOrderedInt(uk, end)
 	uk = winAppendOrderedInt(uk, start)
-	return state.KeyedKey(int(w.gKG[g]), windowStateID, w.appendKey(uk, g))
+	return state.KeyedKey(int(w.gKG[g]), windowStateID, w.keyBytes(uk, g, w.gFlag[g]&winNullKey != 0))
 }
 
 func (w *windowAgg) winPane(start, end int64) *winPane {
@@ -300,35 +336,6 @@ func (w *windowAgg) winPane(start, end int64) *winPane {
 	return p
 }
 
-// timesMicros returns the event times of the batch in microseconds.
-func (w *windowAgg) timesMicros(col *array.Timestamp) []int64 {
-	unit := col.DataType().(*arrow.TimestampType).Unit
-	raw := winInt64Values(col, &w.tsScratch)
-	var mul, div int64 = 1, 1
-	switch unit {
-	case arrow.Microsecond:
-		return raw
-	case arrow.Second:
-		mul = 1_000_000
-	case arrow.Millisecond:
-		mul = 1000
-	case arrow.Nanosecond:
-		div = 1000
-	}
-	if cap(w.tsScratch) < len(raw) {
-		w.tsScratch = make([]int64, len(raw))
-	}
-	out := w.tsScratch[:len(raw)]
-	for i, v := range raw {
-		if div != 1 {
-			out[i] = winFloorDiv(v, div)
-		} else {
-			out[i] = v * mul
-		}
-	}
-	return out
-}
-
 func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 	defer b.Release()
 	n := b.Rows()
@@ -340,13 +347,13 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 			return fmt.Errorf("window aggregate: input row of kind %s (the input must be append-only)", k)
 		}
 	}
-	w.rec, w.hashed = b.Rec, false
-	defer func() { w.rec = nil }()
+	w.kgs.start(b.Rec)
+	defer w.kgs.end()
 	tsCol, ok := b.Rec.Column(w.p.cfg.TimeCol).(*array.Timestamp)
 	if !ok {
 		return fmt.Errorf("window aggregate: time column is %s", b.Rec.Column(w.p.cfg.TimeCol).DataType())
 	}
-	ts := w.timesMicros(tsCol)
+	ts := tjMicros(tsCol, &w.tsScratch)
 	if err := w.keys.load(&w.p.keyEnc, b.Rec, w.p.cfg.Keys); err != nil {
 		return err
 	}
@@ -401,16 +408,8 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 
 // filter keeps the assignments of rows where cond is true (NULL is false).
 func (w *windowAgg) filter(i int, cond *array.Boolean) ([]int32, []int32) {
-	fr, fg := w.frows[i][:0], w.fgrps[i][:0]
-	nulls := cond.NullN() > 0
-	for j, r := range w.rows {
-		if cond.Value(int(r)) && (!nulls || cond.IsValid(int(r))) {
-			fr = append(fr, r)
-			fg = append(fg, w.grps[j])
-		}
-	}
-	w.frows[i], w.fgrps[i] = fr, fg
-	return fr, fg
+	w.frows[i], w.fgrps[i], _ = winFilter(cond, w.rows, w.grps, nil, w.frows[i][:0], w.fgrps[i][:0], nil)
+	return w.frows[i], w.fgrps[i]
 }
 
 func winFloorStart(t, size, offset int64) int64 {
@@ -656,30 +655,10 @@ func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
 	if w.p.cfg.Kind == WindowSession {
 		return w.fireSessions(out)
 	}
-	var due []*winPane
-	next := int64(math.MaxInt64)
-	for _, p := range w.panes {
-		if p.end <= wm {
-			due = append(due, p)
-		} else {
-			next = min(next, p.end)
-		}
-	}
+	due, next := winDue(w.panes, wm, nil)
 	w.nextFire = next
-	slices.SortFunc(due, func(a, b *winPane) int {
-		return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.start, b.start))
-	})
 	for _, p := range due {
-		w.fired = w.fired[:0]
-		if p.null >= 0 {
-			w.fired = append(w.fired, p.null)
-		}
-		for _, g := range p.ints {
-			w.fired = append(w.fired, g)
-		}
-		for _, g := range p.strs {
-			w.fired = append(w.fired, g)
-		}
+		w.fired = winAppendGroups(w.fired[:0], p.null, p.null >= 0, p.ints, p.strs)
 		w.sortByKey(w.fired)
 		w.paneHint = len(w.fired)
 		for _, g := range w.fired {
@@ -727,16 +706,19 @@ func (w *windowAgg) sortByKey(gs []int32) {
 	switch w.p.keyEnc.mode {
 	case winKeyInt:
 		slices.SortFunc(gs, func(a, b int32) int {
-			an, bn := w.gFlag[a]&winNullKey != 0, w.gFlag[b]&winNullKey != 0
-			switch {
-			case an || bn:
-				return -cmp.Compare(winBoolInt(an), winBoolInt(bn)) // NULL (0x00) first
-			}
-			return cmp.Compare(w.gInt[a], w.gInt[b])
+			return winCompareIntKeys(w.gInt[a], w.gFlag[a]&winNullKey != 0, w.gInt[b], w.gFlag[b]&winNullKey != 0)
 		})
 	case winKeyBytes:
 		slices.SortFunc(gs, func(a, b int32) int { return cmp.Compare(w.gStr[a], w.gStr[b]) })
 	}
+}
+
+// winCompareIntKeys orders two winKeyInt keys (value, NULL or not) as their canonical bytes do: NULL (0x00) first.
+func winCompareIntKeys(a int64, aNull bool, b int64, bNull bool) int {
+	if aNull || bNull {
+		return -cmp.Compare(winBoolInt(aNull), winBoolInt(bNull))
+	}
+	return cmp.Compare(a, b)
 }
 
 func winBoolInt(b bool) int {
@@ -744,6 +726,44 @@ func winBoolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// winWindow is a window's per-window state, in a map by winPaneID.
+type winWindow interface{ window() winPaneID }
+
+func (p *winPane) window() winPaneID { return winPaneID{p.start, p.end} }
+
+// winDue appends the windows of m that the watermark wm fires (end <= wm) to due, ordered by end then start, and
+// returns them with the smallest end of the others (MaxInt64 when there is none).
+func winDue[W winWindow](m map[winPaneID]W, wm int64, due []W) ([]W, int64) {
+	next := int64(math.MaxInt64)
+	for id, w := range m {
+		if id.end <= wm {
+			due = append(due, w)
+		} else {
+			next = min(next, id.end)
+		}
+	}
+	slices.SortFunc(due, func(a, b W) int {
+		x, y := a.window(), b.window()
+		return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.start, y.start))
+	})
+	return due, next
+}
+
+// winAppendGroups appends the groups of one window, by key: the group of the NULL key (winKeyInt) or of the only
+// key (winKeyNone) when hasNull, then the others in map order.
+func winAppendGroups[G any](dst []G, null G, hasNull bool, ints map[int64]G, strs map[string]G) []G {
+	if hasNull {
+		dst = append(dst, null)
+	}
+	for _, g := range ints {
+		dst = append(dst, g)
+	}
+	for _, g := range strs {
+		dst = append(dst, g)
+	}
+	return dst
 }
 
 // emitGroup appends g's row to the output, flushing a full batch.
@@ -819,6 +839,51 @@ func (w *windowAgg) Close() error {
 		w.out = nil
 	}
 	return nil
+}
+
+// winCheckKeyGroups checks the key groups a keyed operator's subtask was given; what names the operator.
+func winCheckKeyGroups(ctx *exec.TaskContext, what string) error {
+	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
+		return fmt.Errorf("%s: key groups %v of %d", what, ctx.KeyGroups, ctx.MaxKeyGroups)
+	}
+	return nil
+}
+
+// winOwnedKeyGroup is the key group of a row whose keys hash (exec.HashKeys) to h. The subtask must own it: a row
+// of another key group is a routing bug, which fails the operator.
+func winOwnedKeyGroup(ctx *exec.TaskContext, h uint64, what string) (int, error) {
+	kg := state.KeyGroupOf(h, ctx.MaxKeyGroups)
+	if !ctx.KeyGroups.Contains(kg) {
+		return 0, winErrKeyGroup(ctx, kg, what)
+	}
+	return kg, nil
+}
+
+func winErrKeyGroup(ctx *exec.TaskContext, kg int, what string) error {
+	return fmt.Errorf("%s: a row of key group %d reached subtask %d, which owns %v", what, kg, ctx.Subtask, ctx.KeyGroups)
+}
+
+// winBatchKeyGroups gives the key groups of a batch's rows, hashing its key columns once, when the first row needs
+// it (an operator that finds most rows' groups in memory never hashes).
+type winBatchKeyGroups struct {
+	rec    arrow.RecordBatch // the current batch; nil between batches
+	hashes []uint64
+	hashed bool
+}
+
+func (h *winBatchKeyGroups) start(rec arrow.RecordBatch) { h.rec, h.hashed = rec, false }
+func (h *winBatchKeyGroups) end()                        { h.rec = nil }
+
+// of is the key group of row i, with keys in columns cols; the subtask must own it (winOwnedKeyGroup).
+func (h *winBatchKeyGroups) of(ctx *exec.TaskContext, cols []int, i int, what string) (int, error) {
+	if !h.hashed {
+		var err error
+		if h.hashes, err = exec.HashKeys(h.rec, cols, h.hashes); err != nil {
+			return 0, err
+		}
+		h.hashed = true
+	}
+	return winOwnedKeyGroup(ctx, h.hashes[i], what)
 }
 
 // winFloorDiv divides rounding toward negative infinity.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -37,10 +36,7 @@ func ev(k any, ts string, v any) []any { return []any{k, ts, v, nil, nil, nil} }
 
 func windowOp(t *testing.T, cfg WindowAggConfig, schema *arrow.Schema) func(int) exec.Operator {
 	t.Helper()
-	f, _, err := NewWindowAggregate(cfg, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := mustOp(t, NewWindowAggregate, cfg, schema)
 	return f
 }
 
@@ -377,37 +373,29 @@ func TestWindowSumIntOverflow(t *testing.T) {
 
 // TestWindowKeyGroupRouting: a row of a key group the subtask does not own is a routing bug, not data.
 func TestWindowKeyGroupRouting(t *testing.T) {
-	mem := checkedAlloc(t)
 	f := windowOp(t, WindowAggConfig{Kind: WindowTumble, TimeCol: colTS, Size: sec, Keys: []int{colK},
 		Aggs: countSum}, winEvents)
-	batch := buildBatch(mem, winEvents, [][]any{ev(1, "00:00:01", 1), ev(2, "00:00:01", 1), ev(3, "00:00:01", 1)})
-	hashes, _ := exec.HashKeys(batch.Rec, []int{colK}, nil)
-	own := state.KeyGroupOf(hashes[0], state.DefaultKeyGroups)
-	be, _ := state.OpenMemory(state.Options{})
-	defer be.Close()
-	op := f(0)
-	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
-		KeyGroups: state.KeyGroupRange{Start: own, End: own + 1}}); err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	if err := op.Process(0, batch, nil); err == nil || !strings.Contains(err.Error(), "key group") {
-		t.Fatalf("rows of foreign key groups: %v, want a routing error", err)
-	}
+	checkForeignKeyGroup(t, f, 0, winEvents, []int{colK}, ev(1, "00:00:01", 1), ev(2, "00:00:01", 1),
+		ev(3, "00:00:01", 1))
 }
 
+// aggArgFields are columns of the types aggregates take, for the output schema tests.
+var aggArgFields = []arrow.Field{
+	{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
+	{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "d", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}},
+	{Name: "d20", Type: &arrow.Decimal128Type{Precision: 30, Scale: 20}},
+	{Name: "r", Type: arrow.PrimitiveTypes.Float32},
+	{Name: "s", Type: arrow.BinaryTypes.String},
+	{Name: "dt", Type: arrow.FixedWidthTypes.Date32},
+	{Name: "b", Type: arrow.FixedWidthTypes.Boolean},
+}
+
+// aggTimeField is the event time column of the output schema tests.
+var aggTimeField = arrow.Field{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}}
+
 func TestWindowOutputSchema(t *testing.T) {
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
-		{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
-		{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "d", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}},
-		{Name: "d20", Type: &arrow.Decimal128Type{Precision: 30, Scale: 20}},
-		{Name: "r", Type: arrow.PrimitiveTypes.Float32},
-		{Name: "s", Type: arrow.BinaryTypes.String},
-		{Name: "dt", Type: arrow.FixedWidthTypes.Date32},
-		{Name: "b", Type: arrow.FixedWidthTypes.Boolean},
-	}, nil)
+	schema := arrow.NewSchema(slices.Concat([]arrow.Field{aggTimeField}, aggArgFields), nil)
 	a := func(f AggFunc, arg int) AggSpec { return AggSpec{Func: f, Arg: arg, Filter: -1} }
 	dec := func(s int32) arrow.DataType { return &arrow.Decimal128Type{Precision: 38, Scale: s} }
 	cases := []struct {

@@ -1,7 +1,6 @@
 package operators
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -89,29 +87,20 @@ type wjWindow struct {
 	null       *tjGroup            // winKeyInt: the NULL key
 }
 
+func (w *wjWindow) window() winPaneID { return winPaneID{w.start, w.end} }
+
 // windowJoin is one subtask of a window join.
 type windowJoin struct {
+	tjBase
 	p    *wjPlan
-	ctx  *exec.TaskContext
-	ectx expr.Context
-	wm   int64
-	seq  uint64
-
-	rows tjTable
 	wins map[winPaneID]*wjWindow
 	// nextFire is at most the smallest end of a buffered window: OnWatermark below it has nothing to do.
 	nextFire int64
 
-	dirty   []int32
-	deletes [][]byte
-
-	out, scratch tjOut
+	scratch tjOut
 
 	// Per batch.
 	startScr, endScr []int64
-	keys, data       winKeyRows
-	nullKey          []bool
-	hashes           []uint64
 	// Per firing.
 	due      []*wjWindow
 	groups   []*tjGroup
@@ -123,34 +112,11 @@ type windowJoin struct {
 var _ exec.Operator = (*windowJoin)(nil)
 
 func (j *windowJoin) Open(ctx *exec.TaskContext) error {
-	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
-		return fmt.Errorf("window join: key groups %v of %d", ctx.KeyGroups, ctx.MaxKeyGroups)
-	}
-	j.ctx = ctx
-	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.spec.Mode, BadValues: ctx.Errors}
-	j.out = tjOut{spec: j.p.tjSpec, ctx: ctx}
+	j.tjBase = tjBase{spec: j.p.tjSpec, meta: wjMetaKey, rowKey: j.stateKey}
 	j.scratch = tjOut{spec: j.p.tjSpec, ctx: ctx}
-	j.wm = exec.MinWatermark
 	j.nextFire = math.MaxInt64
 	j.wins = map[winPaneID]*wjWindow{}
-	if v, ok, err := ctx.State.Get(wjMetaKey); err != nil {
-		return err
-	} else if ok {
-		if len(v) != 16 {
-			return fmt.Errorf("window join: malformed meta state")
-		}
-		j.wm, j.seq = int64(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint64(v[8:])
-	}
-	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
-		for side := 0; side < 2; side++ {
-			prefix := state.KeyedKey(kg, byte(1+side), nil)
-			err := ctx.State.Scan(prefix, func(k, v []byte) error { return j.restoreRow(kg, side, k[len(prefix):], v) })
-			if err != nil {
-				return fmt.Errorf("window join: restore key group %d: %w", kg, err)
-			}
-		}
-	}
-	return nil
+	return j.open(ctx, j.restoreRow)
 }
 
 // restoreRow rebuilds one buffered row from its backend entry; a key group's rows of one side come in (end,
@@ -169,12 +135,7 @@ func (j *windowJoin) restoreRow(kg, side int, uk, v []byte) error {
 		return err
 	}
 	t := &j.rows
-	id := t.alloc(row)
-	t.t1[id], t.t2[id], t.seq[id], t.kg[id] = start, end, seq, uint16(kg)
-	t.flag[id] = tjLive | tjStored | flags&tjNullKey
-	if side == 1 {
-		t.flag[id] |= tjRight
-	}
+	id := t.restore(row, side, kg, start, end, seq, flags&tjNullKey)
 	g := j.group(j.window(start, end), ki, ks, flags&tjNullKey != 0)
 	t.grp[id] = g
 	g.rows[side] = append(g.rows[side], id)
@@ -200,26 +161,13 @@ func (j *windowJoin) window(start, end int64) *wjWindow {
 // group returns the group of a key in w, creating it; s is the canonical key bytes (winKeyBytes), null whether
 // a key column is NULL.
 func (j *windowJoin) group(w *wjWindow, i int64, s string, null bool) *tjGroup {
-	if j.p.keyEnc.mode == winKeyInt {
-		if null {
-			if w.null == nil {
-				w.null = &tjGroup{null: true}
-			}
-			return w.null
+	if j.p.keyEnc.mode == winKeyInt && null {
+		if w.null == nil {
+			w.null = &tjGroup{null: true}
 		}
-		g := w.ints[i]
-		if g == nil {
-			g = &tjGroup{i: i}
-			w.ints[i] = g
-		}
-		return g
+		return w.null
 	}
-	g := w.strs[s]
-	if g == nil {
-		g = &tjGroup{s: s, null: null}
-		w.strs[s] = g
-	}
-	return g
+	return tjFindGroup(j.p.keyEnc.mode, w.ints, w.strs, i, s, null)
 }
 
 // groupOfRow returns the group of row i of the batch (keys loaded in j.keys) in w, creating it.
@@ -235,17 +183,9 @@ func (j *windowJoin) groupOfRow(w *wjWindow, i int, null bool) *tjGroup {
 
 func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 	defer b.Release()
-	if input != 0 && input != 1 {
-		return fmt.Errorf("window join: input %d (it has two)", input)
-	}
-	n := b.Rows()
-	if n == 0 {
-		return nil
-	}
-	for _, k := range b.Kinds {
-		if k != exec.Insert {
-			return fmt.Errorf("window join: input row of kind %s (the inputs must be append-only)", k)
-		}
+	n, err := j.checkBatch(input, b)
+	if n == 0 || err != nil {
+		return err
 	}
 	s := input
 	p := j.p
@@ -258,15 +198,8 @@ func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 	}
 	starts, ends := tjMicros(startCol, &j.startScr), tjMicros(endCol, &j.endScr)
 	timeNulls := startCol.NullN() > 0 || endCol.NullN() > 0
-	if err := j.keys.load(&p.keyEnc, rec, p.keys[s]); err != nil {
-		return err
-	}
-	nullKey := tjNullKeys(rec, p.keys[s], &j.nullKey)
-	var err error
-	if j.hashes, err = exec.HashKeys(rec, p.keys[s], j.hashes); err != nil {
-		return err
-	}
-	if err := j.data.load(&p.rowEnc[s], rec, p.cols[s]); err != nil {
+	nullKey, err := j.loadBatch(s, rec)
+	if err != nil {
 		return err
 	}
 	t := &j.rows
@@ -282,26 +215,18 @@ func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 			late++
 			continue
 		}
-		kg := state.KeyGroupOf(j.hashes[i], j.ctx.MaxKeyGroups)
-		if !j.ctx.KeyGroups.Contains(kg) {
-			return fmt.Errorf("window join: a row of key group %d reached subtask %d, which owns %v",
-				kg, j.ctx.Subtask, j.ctx.KeyGroups)
+		kg, null, ok, err := j.admit(s, i, nullKey)
+		if err != nil {
+			return err
 		}
-		null := nullKey != nil && nullKey[i]
-		if null && !p.outer[s] {
+		if !ok {
 			continue // it can never be part of the output
 		}
 		if w == nil || w.start != start || w.end != end {
 			w = j.window(start, end)
 		}
 		g := j.groupOfRow(w, i, null)
-		id := t.alloc(j.data.bytesOf(i))
-		t.t1[id], t.t2[id], t.seq[id], t.kg[id] = start, end, j.seq, uint16(kg)
-		j.seq++
-		t.flag[id] = tjLive | tjDirty
-		if s == 1 {
-			t.flag[id] |= tjRight
-		}
+		id := j.addRow(s, i, kg, start, end)
 		if null {
 			t.flag[id] |= tjNullKey
 		}
@@ -322,31 +247,10 @@ func (j *windowJoin) OnWatermark(wm int64, out exec.Emitter) error {
 	if wm < j.nextFire {
 		return nil
 	}
-	j.due = j.due[:0]
-	next := int64(math.MaxInt64)
-	for _, w := range j.wins {
-		if w.end <= wm {
-			j.due = append(j.due, w)
-		} else {
-			next = min(next, w.end)
-		}
-	}
-	j.nextFire = next
-	slices.SortFunc(j.due, func(a, b *wjWindow) int {
-		return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.start, b.start))
-	})
+	j.due, j.nextFire = winDue(j.wins, wm, j.due[:0])
 	mode := j.p.keyEnc.mode
 	for _, w := range j.due {
-		j.groups = j.groups[:0]
-		if w.null != nil {
-			j.groups = append(j.groups, w.null)
-		}
-		for _, g := range w.ints {
-			j.groups = append(j.groups, g)
-		}
-		for _, g := range w.strs {
-			j.groups = append(j.groups, g)
-		}
+		j.groups = winAppendGroups(j.groups[:0], w.null, w.null != nil, w.ints, w.strs)
 		slices.SortFunc(j.groups, func(a, b *tjGroup) int { return tjCompareKeys(a, b, mode) })
 		for _, g := range j.groups {
 			if err := j.fireGroup(g, out); err != nil {
@@ -354,7 +258,7 @@ func (j *windowJoin) OnWatermark(wm int64, out exec.Emitter) error {
 			}
 			for _, list := range g.rows {
 				for _, id := range list {
-					j.drop(id)
+					j.forget(id)
 				}
 			}
 		}
@@ -448,15 +352,6 @@ func (j *windowJoin) fireGroup(g *tjGroup, out exec.Emitter) error {
 	return nil
 }
 
-// drop forgets a fired row; its backend entry, if any, is deleted at the next barrier.
-func (j *windowJoin) drop(id int32) {
-	t := &j.rows
-	if t.flag[id]&tjStored != 0 {
-		j.deletes = append(j.deletes, j.stateKey(id))
-	}
-	t.release(id)
-}
-
 func (j *windowJoin) stateKey(id int32) []byte {
 	t := &j.rows
 	uk := make([]byte, 0, 24)
@@ -467,27 +362,7 @@ func (j *windowJoin) stateKey(id int32) []byte {
 }
 
 func (j *windowJoin) OnBarrier(checkpoint.Barrier) error {
-	st := j.ctx.State
-	for _, k := range j.deletes {
-		st.Delete(k)
-	}
-	j.deletes = j.deletes[:0]
-	t := &j.rows
-	mode := j.p.keyEnc.mode
-	var key []byte
-	for _, id := range j.dirty {
-		f := t.flag[id]
-		if f&(tjLive|tjDirty) != tjLive|tjDirty {
-			continue
-		}
-		key = t.grp[id].keyBytes(key[:0], mode)
-		v := make([]byte, 0, 1+binary.MaxVarintLen32+len(key)+len(t.data[id]))
-		st.Put(j.stateKey(id), tjAppendValue(v, f, key, t.data[id]))
-		t.flag[id] = f&^tjDirty | tjStored
-	}
-	j.dirty = j.dirty[:0]
-	meta := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(j.wm))
-	st.Put(slices.Clone(wjMetaKey), binary.BigEndian.AppendUint64(meta, j.seq))
+	j.barrier()
 	return nil
 }
 

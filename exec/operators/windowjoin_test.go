@@ -18,18 +18,10 @@ import (
 var (
 	// The window join tests' inputs: left (k BIGINT, ws, we TIMESTAMP(6), a VARCHAR), right (k BIGINT, ws, we
 	// TIMESTAMP(6), b BIGINT). Output columns: 0 k, 1 ws, 2 we, 3 a, 4 k, 5 ws, 6 we, 7 b.
-	wjLeftSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "window_start", Type: tsUS, Nullable: true},
-		{Name: "window_end", Type: tsUS, Nullable: true},
-		{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true},
-	}, nil)
-	wjRightSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "window_start", Type: tsUS, Nullable: true},
-		{Name: "window_end", Type: tsUS, Nullable: true},
-		{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	}, nil)
+	wjLeftSchema = nullableSchema("k", arrow.PrimitiveTypes.Int64, "window_start", tsUS, "window_end", tsUS,
+		"a", arrow.BinaryTypes.String)
+	wjRightSchema = nullableSchema("k", arrow.PrimitiveTypes.Int64, "window_start", tsUS, "window_end", tsUS,
+		"b", arrow.PrimitiveTypes.Int64)
 	wjSchemas = [2]*arrow.Schema{wjLeftSchema, wjRightSchema}
 	// wjTimeCols are the window_end columns of the output: never below the forwarded watermark.
 	wjTimeCols = []int{2, 6}
@@ -51,14 +43,7 @@ func wjConfig(typ JoinType) WindowJoinConfig {
 
 func wjOp(t *testing.T, cfg WindowJoinConfig) func(int) exec.Operator {
 	t.Helper()
-	f, schema, err := NewWindowJoin(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !schema.Equal(JoinOutputSchema(cfg.Left, cfg.Right)) {
-		t.Fatalf("output schema %s", schema)
-	}
-	return f
+	return tjOp(t, NewWindowJoin, cfg, cfg.JoinSpec)
 }
 
 // The four join types over one script of tumbling 10 s windows plus a window [5, 10) ending with [0, 10).
@@ -191,13 +176,8 @@ func TestWindowJoinValidation(t *testing.T) {
 // wjModel is the naive window join: rows collected per window; at the first watermark >= its end, a window's
 // rows are joined per key in nested-loop order.
 type wjModel struct {
-	typ        JoinType
-	residual   bool // v < w
-	wm         int64
-	rows       []*wjmRow
-	out        []tjOutRow
-	step       int
-	late, errs int64
+	tjModelBase
+	rows []*wjmRow
 }
 
 type wjmRow struct {
@@ -207,22 +187,6 @@ type wjmRow struct {
 	start, end     int64
 	seq            int
 	fired, matched bool
-}
-
-func (m *wjModel) outer(side int) bool {
-	return m.typ == JoinFull || (side == 0 && m.typ == JoinLeft) || (side == 1 && m.typ == JoinRight)
-}
-
-func (m *wjModel) emit(l, r *wjmRow) {
-	vals := make([]any, 0, 8)
-	for _, x := range []*wjmRow{l, r} {
-		if x == nil {
-			vals = append(vals, nil, nil, nil, nil)
-		} else {
-			vals = append(vals, x.vals...)
-		}
-	}
-	m.out = append(m.out, tjOutRow{vals: vals, step: m.step})
 }
 
 func (m *wjModel) process(in int, rows [][]any) {
@@ -242,11 +206,9 @@ func (m *wjModel) process(in int, rows [][]any) {
 }
 
 func (m *wjModel) watermark(wm int64) {
-	if wm <= m.wm {
+	if !m.advance(wm) {
 		return
 	}
-	m.wm = wm
-	m.step++
 	var due []*wjmRow
 	for _, x := range m.rows {
 		if !x.fired && x.end <= wm {
@@ -277,16 +239,16 @@ func (m *wjModel) watermark(wm int64) {
 			for _, r := range R {
 				if l.key != nil && (!m.residual || (l.vals[3] != nil && r.vals[3] != nil && l.vals[3].(int) < r.vals[3].(int))) {
 					found, r.matched = true, true
-					m.emit(l, r)
+					m.emit(l.vals, r.vals)
 				}
 			}
 			if !found && m.outer(0) {
-				m.emit(l, nil)
+				m.emit(l.vals, nil)
 			}
 		}
 		for _, r := range R {
 			if !r.matched && m.outer(1) {
-				m.emit(nil, r)
+				m.emit(nil, r.vals)
 			}
 		}
 		due = due[n:]
@@ -324,29 +286,7 @@ func TestWindowJoinRandom(t *testing.T) {
 			cfg.Residual = tjCall(t, "<", tjCol(3, "v", arrow.PrimitiveTypes.Int64), tjCol(7, "w", arrow.PrimitiveTypes.Int64))
 		}
 		name := fmt.Sprintf("seed %d: %s residual=%v strKeys=%v pebble=%v", it, typ, residual, strKeys, pebble)
-		m := &wjModel{typ: typ, residual: residual, wm: exec.MinWatermark}
-		inWM := [2]int64{exec.MinWatermark, exec.MinWatermark}
-		for _, e := range events {
-			if e.rows != nil {
-				m.process(e.in, e.rows)
-				continue
-			}
-			for i := range inWM {
-				if e.in < 0 || e.in == i {
-					inWM[i] = max(inWM[i], e.wm)
-				}
-			}
-			m.watermark(min(inWM[0], inWM[1]))
-		}
-		m.watermark(exec.MaxWatermark)
-		want, wantSteps := tjModelText(JoinOutputSchema(schemas[0], schemas[1]), m.out)
-
-		h := tjRunRandom(t, rng, wjOp(t, cfg), schemas, events, pebble)
-		if !slices.Equal(h.rows, want) || !slices.Equal(h.step, wantSteps) {
-			t.Fatalf("%s:\n got  %q at steps %v\n want %q at steps %v", name, h.rows, h.step, want, wantSteps)
-		}
-		if h.late.Load() != m.late || h.errs.Load() != m.errs {
-			t.Fatalf("%s: late %d errors %d, want %d and %d", name, h.late.Load(), h.errs.Load(), m.late, m.errs)
-		}
+		m := &wjModel{tjModelBase: newTJModel(typ, residual, 4)}
+		tjCheckRandom(t, name, rng, wjOp(t, cfg), schemas, events, pebble, m)
 	}
 }
