@@ -60,7 +60,11 @@ func winIntLike(t arrow.DataType) bool {
 	return false
 }
 
-// winKeyType reports whether t can be a GROUP BY key: exactly the types exec.HashKeys hashes.
+// KeyType reports whether values of t can be a key of a keyed operator (GROUP BY, join, PARTITION BY): exactly
+// the types exec.HashKeys hashes and the canonical key bytes encode. The planner checks keys with it.
+func KeyType(t arrow.DataType) bool { return winKeyType(t) }
+
+// winKeyType is KeyType.
 func winKeyType(t arrow.DataType) bool {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT32, arrow.UINT64, arrow.TIMESTAMP, arrow.DATE32,

@@ -489,7 +489,7 @@ func (j *joinNode) keyColumns(lks, rks []expr.Expr) (node, error) {
 			return nil, sqlerr.New(sqlerr.UndefinedFunction, j.pos, "operator does not exist: %s = %s",
 				expr.TypeName(lks[k].Type()), expr.TypeName(rks[k].Type()))
 		}
-		if !hashableKey(t) {
+		if !operators.KeyType(t) {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "a join key of type %s is not supported", expr.TypeName(t))
 		}
 		side := func(e expr.Expr, base, width int, extra *[]expr.Expr) (int, error) {
@@ -565,15 +565,6 @@ func appendColumns(n node, extra []expr.Expr) node {
 	return p
 }
 
-// hashableKey reports whether values of t can be a key the exchanges hash and the join state encodes.
-func hashableKey(t arrow.DataType) bool {
-	switch t.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT32, arrow.UINT64, arrow.TIMESTAMP, arrow.DATE32,
-		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.BOOL, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:
-		return true
-	}
-	return false
-}
 
 // spec is the operators' view of the join.
 func (j *joinNode) spec() operators.JoinSpec {

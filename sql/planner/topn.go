@@ -64,7 +64,7 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 			if !ok {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s must be columns; compute expressions in a subquery", what)
 			}
-			if !hashableKey(x.Type()) {
+			if !operators.KeyType(x.Type()) {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s cannot be of type %s", what, expr.TypeName(x.Type()))
 			}
 			return c, nil
