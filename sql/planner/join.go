@@ -565,7 +565,6 @@ func appendColumns(n node, extra []expr.Expr) node {
 	return p
 }
 
-
 // spec is the operators' view of the join.
 func (j *joinNode) spec() operators.JoinSpec {
 	return operators.JoinSpec{Type: j.typ, Left: schemaOf(j.left.columns()), Right: schemaOf(j.right.columns()),
