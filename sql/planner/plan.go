@@ -166,7 +166,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 	}
 	root = pushdown(root)
 	upd := updatingReason(root)
-	if upd != "" && !isUpsertSink(target) {
+	if upd != "" && !isUpsertSink(target) && target.Connector() != "blackhole" {
 		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
 			"%s %q is append-only, but the query gives an updating result: %s", lower(string(target.Kind)), target.Name, upd)
 		e.Hint = "Write it into a materialized view, or into a sink WITH (type = 'upsert', primary_key = '...')."
