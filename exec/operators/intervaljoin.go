@@ -235,6 +235,36 @@ type tjGroup struct {
 	// times (interval join) are the rows' times, parallel to rows: a probe scans them without touching the row
 	// table.
 	times [2][]int64
+	// unsorted (interval join) is set once a side's times stop being non-decreasing in arrival order (rows out of
+	// order); until then a probe binary-searches its range instead of scanning the whole list.
+	unsorted [2]bool
+}
+
+// appendRow adds a row of side at time t to the group's lists, keeping track of their order.
+func (g *tjGroup) appendRow(side int, id int32, t int64) {
+	if n := len(g.times[side]); n > 0 && t < g.times[side][n-1] {
+		g.unsorted[side] = true
+	}
+	g.rows[side] = append(g.rows[side], id)
+	g.times[side] = append(g.times[side], t)
+}
+
+// probe calls fn for each row of side with a time in [from, to], in arrival order.
+func (g *tjGroup) probe(side int, from, to int64, fn func(id int32)) {
+	times := g.times[side]
+	k := 0
+	if !g.unsorted[side] {
+		k, _ = slices.BinarySearch(times, from)
+		for ; k < len(times) && times[k] <= to; k++ {
+			fn(g.rows[side][k])
+		}
+		return
+	}
+	for k, v := range times {
+		if v >= from && v <= to {
+			fn(g.rows[side][k])
+		}
+	}
 }
 
 // keyBytes appends the group's canonical key bytes.
@@ -737,8 +767,7 @@ func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
 		g = &tjGroup{i: ki, s: ks, null: true}
 	} else {
 		g = j.group(ki, ks)
-		g.rows[side] = append(g.rows[side], id)
-		g.times[side] = append(g.times[side], ts)
+		g.appendRow(side, id, ts)
 	}
 	t.grp[id] = g
 	j.heap = append(j.heap, ijHeapEntry{bound: t.t2[id], id: id})
@@ -823,19 +852,15 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 				g = j.group(0, string(j.keys.bytesOf(i)))
 			}
 		}
-		from, to := winAddSat(ti, lo), winAddSat(ti, hi)
-		for k, v := range g.times[o] {
-			if v >= from && v <= to {
-				j.candA = append(j.candA, id)
-				j.candRow = append(j.candRow, int32(i))
-				j.candS = append(j.candS, g.rows[o][k])
-			}
-		}
+		g.probe(o, winAddSat(ti, lo), winAddSat(ti, hi), func(partner int32) {
+			j.candA = append(j.candA, id)
+			j.candRow = append(j.candRow, int32(i))
+			j.candS = append(j.candS, partner)
+		})
 		if keep {
 			// The other side's list was read above: a batch never meets itself.
 			t.grp[id] = g
-			g.rows[s] = append(g.rows[s], id)
-			g.times[s] = append(g.times[s], ti)
+			g.appendRow(s, id, ti)
 		}
 	}
 	j.ctx.Late.Add(late)
@@ -1007,6 +1032,9 @@ func (j *intervalJoin) drop(id int32) {
 			list, times = slices.Delete(list, k, k+1), slices.Delete(times, k, k+1)
 		}
 		g.rows[side], g.times[side] = list, times
+		if len(list) == 0 {
+			g.unsorted[side] = false
+		}
 		if len(g.rows[0]) == 0 && len(g.rows[1]) == 0 {
 			if j.p.keyEnc.mode == winKeyInt {
 				delete(j.ints, g.i)
