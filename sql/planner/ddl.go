@@ -100,10 +100,21 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 				return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "unknown option '%s' for connector 'parquet'", k)
 			}
 		}
-	case "file", "blackhole":
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector '%s' cannot be read yet; it is a sink connector (CREATE SINK)", conn)
+	case "file":
+		if opts["path"] == "" {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'file' needs a 'path' option (a file, a directory or a glob)")
+		}
+		path, err := env.Path(opts["path"])
+		if err != nil {
+			return nil, posErr(err, pos["path"])
+		}
+		if _, err := operators.FileSourceConfigFromOptions(schemaOf(pcols), path, opts); err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+		}
+	case "blackhole":
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector 'blackhole' cannot be read; it is a sink connector (CREATE SINK)")
 	default:
-		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown connector '%s' (streams: datagen, parquet, or none for a stream fed by INSERT)", conn)
+		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown connector '%s' (streams: datagen, nexmark, file, parquet, or none for a stream fed by INSERT)", conn)
 	}
 	if w := cs.Watermark; w != nil {
 		sc := &scope{cols: pcols}

@@ -476,6 +476,25 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		mk = func(int) exec.Source { return operators.NewParquetSource(cfg) }
 		label = "Source: parquet " + obj.Name
 		details = append(details, "path: "+obj.Options["path"], "reads: the files present when the job starts")
+	case conn == "file":
+		path, err := l.env.Path(obj.Options["path"])
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := operators.FileSourceConfigFromOptions(schema, path, obj.Options)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "stream %q: %v", obj.Name, err)
+		}
+		bounded = !cfg.Follow
+		par = l.settings.Parallelism
+		mk = operators.NewFileSource(cfg)
+		label = "Source: file " + obj.Name
+		details = append(details, "path: "+obj.Options["path"], "format: "+cfg.Format)
+		if cfg.Follow {
+			details = append(details, "reads: the files present, then new files as they appear")
+		} else {
+			details = append(details, "reads: the files present when the job starts")
+		}
 	default:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "reading connector '%s' (stream %q) is not supported yet", conn, obj.Name)
 	}

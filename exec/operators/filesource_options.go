@@ -1,0 +1,110 @@
+package operators
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec/expr"
+)
+
+// FileSourceConfigFromOptions reads the WITH options of a CSV or JSON-lines file source (connector = 'file' or
+// 'filesystem'); path is the 'path' option, already checked against the allowed directories and made absolute.
+//
+//	'format'                   'csv' or 'json' (JSON lines), required
+//	'csv.header'               'true': the first line of every file is a header and is skipped (default 'false')
+//	'source.monitor-interval'  follow the path: list it again every interval ('10s', '1 min', '500 ms') and read
+//	                           the files that appeared; absent: bounded, the files present at the start are read
+//	'errors.bad-rows'          'skip' (default): a row that cannot be read is counted in the job's errors, logged
+//	                           once per file and skipped; 'fail': it fails the job, naming file, line and column
+//	'csv.ignore-parse-errors'  Flink's spelling ('json.ignore-parse-errors' for JSON): 'true' is 'skip', 'false'
+//	                           is 'fail'; it must agree with 'errors.bad-rows' when both are given
+//
+// 'connector' and 'path' are accepted and ignored (path comes as the argument); any other key is an error, so a
+// misspelt option does not silently change what is read.
+func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (FileSourceConfig, error) {
+	cfg := FileSourceConfig{Path: path, Schema: schema, BadRows: BadRowsSkip}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // deterministic error messages
+	badRows, flinkIgnore := "", ""
+	for _, key := range keys {
+		val := strings.TrimSpace(opts[key])
+		switch strings.ToLower(key) {
+		case "connector", "path":
+		case "format":
+			switch f := strings.ToLower(val); f {
+			case "csv", "json":
+				cfg.Format = f
+			default:
+				return cfg, fmt.Errorf("file source: option 'format' = '%s': want 'csv' or 'json'", val)
+			}
+		case "csv.header":
+			b, err := parseBoolOption(val)
+			if err != nil {
+				return cfg, fmt.Errorf("file source: option '%s' = '%s': %w", key, val, err)
+			}
+			cfg.CSVHeader = b
+		case "source.monitor-interval":
+			us, err := expr.ParseInterval(val)
+			if err != nil || us <= 0 {
+				return cfg, fmt.Errorf("file source: option '%s' = '%s': want a positive interval such as '10s' or '1 min'", key, val)
+			}
+			cfg.Follow, cfg.MonitorInterval = true, time.Duration(us)*time.Microsecond
+		case "errors.bad-rows":
+			switch v := strings.ToLower(val); v {
+			case BadRowsSkip, BadRowsFail:
+				badRows = v
+			default:
+				return cfg, fmt.Errorf("file source: option '%s' = '%s': want 'skip' or 'fail'", key, val)
+			}
+		case "csv.ignore-parse-errors", "json.ignore-parse-errors":
+			b, err := parseBoolOption(val)
+			if err != nil {
+				return cfg, fmt.Errorf("file source: option '%s' = '%s': %w", key, val, err)
+			}
+			flinkIgnore = BadRowsFail
+			if b {
+				flinkIgnore = BadRowsSkip
+			}
+		default:
+			return cfg, fmt.Errorf("file source: unknown option '%s' (known: format, csv.header, source.monitor-interval, errors.bad-rows)", key)
+		}
+	}
+	if cfg.Format == "" {
+		return cfg, fmt.Errorf("file source: option 'format' is required ('csv' or 'json')")
+	}
+	for _, key := range keys {
+		k := strings.ToLower(key)
+		if strings.HasPrefix(k, "csv.") && cfg.Format != "csv" || strings.HasPrefix(k, "json.") && cfg.Format != "json" {
+			return cfg, fmt.Errorf("file source: option '%s' does not apply to format '%s'", key, cfg.Format)
+		}
+	}
+	switch {
+	case badRows != "" && flinkIgnore != "" && badRows != flinkIgnore:
+		return cfg, fmt.Errorf("file source: options 'errors.bad-rows' and '%s.ignore-parse-errors' disagree", cfg.Format)
+	case badRows != "":
+		cfg.BadRows = badRows
+	case flinkIgnore != "":
+		cfg.BadRows = flinkIgnore
+	}
+	if err := checkFileSourceSchema(schema); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func parseBoolOption(val string) (bool, error) {
+	switch strings.ToLower(val) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("want 'true' or 'false'")
+}
