@@ -3,7 +3,7 @@ GO ?= go
 # Packages whose goroutines meet: always under the race detector.
 RACE_PKGS := ./exec/... ./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
-.PHONY: all build run test vet bench crashtest fuzz clean
+.PHONY: all build run test vet bench bench-nexmark crashtest fuzz clean
 
 all: build
 
@@ -46,9 +46,14 @@ fuzz:
 
 # Benchmarks, reported as `BENCH <name> <value> <unit>` lines (BENCH=regexp selects some). -p 1: one package at a
 # time, so benchmarks never share the two cores.
-bench:
+bench: build
 	$(GO) test -p 1 -run '^$$' -bench "$${BENCH:-.}" -timeout 30m ./... > bench.out 2>&1; status=$$?; \
 	awk -f scripts/benchlines.awk bench.out && exit $$status
+	$(GO) run ./scripts/nexmark-bench -events $${NEXMARK_EVENTS:-200000} -queries $${NEXMARK_QUERIES:-q0,q1,q2,q5,q8}
+
+# Every supported Nexmark query through the real engine, EVENTS events each (default 5M); writes docs/benchmarks.md.
+bench-nexmark: build
+	$(GO) run ./scripts/nexmark-bench -events $${EVENTS:-5000000} -table docs/benchmarks.md
 
 clean:
 	rm -rf bin

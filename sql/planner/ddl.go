@@ -87,7 +87,9 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
 		}
 	case "nexmark":
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector 'nexmark' is not supported yet")
+		if _, err := operators.NexmarkConfigFromOptions(schemaOf(pcols), dataOptions(opts)); err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+		}
 	case "parquet":
 		if opts["path"] == "" {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'parquet' needs a 'path' option (a directory or a glob)")

@@ -476,6 +476,20 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		mk = func(int) exec.Source { return operators.NewParquetSource(cfg) }
 		label = "Source: parquet " + obj.Name
 		details = append(details, "path: "+obj.Options["path"], "reads: the files present when the job starts")
+	case conn == "nexmark":
+		cfg, err := operators.NexmarkConfigFromOptions(schema, dataOptions(obj.Options))
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "stream %q: %v", obj.Name, err)
+		}
+		bounded = cfg.Events > 0
+		par = l.settings.Parallelism
+		mk = operators.NewNexmark(cfg)
+		label = "Source: nexmark " + cfg.Table + " " + obj.Name
+		if bounded {
+			details = append(details, fmt.Sprintf("events: %d (all types)", cfg.Events))
+		} else {
+			details = append(details, "events: unbounded")
+		}
 	case conn == "file":
 		path, err := l.env.Path(obj.Options["path"])
 		if err != nil {

@@ -1,0 +1,57 @@
+package operators
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// BenchmarkNexmarkBid measures an unbounded Nexmark bid source producing 8192-row batches: all seven columns, and
+// only the three most queries read. The metric counts bids (rows) per second of one core.
+func BenchmarkNexmarkBid(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		schema *arrow.Schema
+	}{
+		{"all", nexBidSchema},
+		{"auction_price_date_time", nexSchema("auction", nexBigint, "price", nexBigint, "date_time", nexTS)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			benchNexmark(b, NexmarkConfig{Table: "bid", Schema: bc.schema}, "nexmark_source_bid_events_per_sec:ev/s")
+		})
+	}
+}
+
+// BenchmarkNexmarkOther measures the person and auction sources with all their columns.
+func BenchmarkNexmarkOther(b *testing.B) {
+	b.Run("person", func(b *testing.B) {
+		benchNexmark(b, NexmarkConfig{Table: "person", Schema: nexPersonSchema}, "nexmark_source_person_events_per_sec:ev/s")
+	})
+	b.Run("auction", func(b *testing.B) {
+		benchNexmark(b, NexmarkConfig{Table: "auction", Schema: nexAuctionSchema}, "nexmark_source_auction_events_per_sec:ev/s")
+	})
+}
+
+func benchNexmark(b *testing.B, cfg NexmarkConfig, metric string) {
+	src := NewNexmark(cfg)(0)
+	if err := src.Open(newTask(memory.NewGoAllocator(), taskOpts{})); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	start := time.Now()
+	rows := 0
+	for b.Loop() {
+		res, err := src.Produce(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += res.Batch.Rows()
+		res.Batch.Release()
+	}
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), metric)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
+	src.Close()
+}

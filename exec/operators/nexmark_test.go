@@ -1,0 +1,605 @@
+package operators
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+)
+
+var (
+	nexTS     = &arrow.TimestampType{Unit: arrow.Microsecond}
+	nexBigint = arrow.PrimitiveTypes.Int64
+	nexText   = arrow.BinaryTypes.String
+)
+
+func nexSchema(cols ...any) *arrow.Schema {
+	var fs []arrow.Field
+	for i := 0; i < len(cols); i += 2 {
+		fs = append(fs, arrow.Field{Name: cols[i].(string), Type: cols[i+1].(arrow.DataType)})
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+var (
+	nexBidSchema = nexSchema("auction", nexBigint, "bidder", nexBigint, "price", nexBigint, "channel", nexText,
+		"url", nexText, "date_time", nexTS, "extra", nexText)
+	nexAuctionSchema = nexSchema("id", nexBigint, "item_name", nexText, "description", nexText,
+		"initial_bid", nexBigint, "reserve", nexBigint, "date_time", nexTS, "expires", nexTS, "seller", nexBigint,
+		"category", nexBigint, "extra", nexText)
+	nexPersonSchema = nexSchema("id", nexBigint, "name", nexText, "email_address", nexText, "credit_card", nexText,
+		"city", nexText, "state", nexText, "date_time", nexTS, "extra", nexText)
+)
+
+func nexCfg(table string, events int64) NexmarkConfig {
+	schema := map[string]*arrow.Schema{"bid": nexBidSchema, "auction": nexAuctionSchema,
+		"person": nexPersonSchema}[table]
+	return NexmarkConfig{Table: table, Schema: schema, Events: events, Seed: 7, BatchRows: 1000}
+}
+
+// nexDrain runs subtask sub of par of a Nexmark source to the end (or maxBatches batches).
+func nexDrain(t *testing.T, cfg NexmarkConfig, offset []byte, sub, par, maxBatches int) (genRun, []byte) {
+	t.Helper()
+	return drain(t, checkedAlloc(t), NewNexmark(cfg)(sub), offset, sub, par, maxBatches)
+}
+
+var nexBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// nexEventOfRow is the event number of row i of a single-subtask source of the table, under the default
+// proportions (cycles of 50: 1 person, 3 auctions, 46 bids).
+func nexEventOfRow(table string, i int64) int64 {
+	switch table {
+	case "person":
+		return 50 * i
+	case "auction":
+		return 50*(i/3) + 1 + i%3
+	}
+	return 50*(i/46) + 4 + i%46
+}
+
+// Pins: event types not following the 1:3:46 cycle, Events not counting all types, ids not consecutive from
+// 1000, event times not base + n * 100 us (in milliseconds).
+func TestNexmarkProportionsIDsAndTimes(t *testing.T) {
+	for _, tc := range []struct {
+		table  string
+		events int64
+		want   int
+	}{
+		{"person", 100_000, 2000}, {"auction", 100_000, 6000}, {"bid", 100_000, 92_000},
+		{"bid", 1000, 920}, {"bid", 1003, 920}, {"auction", 1003, 62}, {"person", 1003, 21}, {"bid", 1030, 946},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.table, tc.events), func(t *testing.T) {
+			run, _ := nexDrain(t, nexCfg(tc.table, tc.events), nil, 0, 1, -1)
+			if len(run.rows) != tc.want {
+				t.Fatalf("%d rows, want %d", len(run.rows), tc.want)
+			}
+			for i, r := range run.rows {
+				n := nexEventOfRow(tc.table, int64(i))
+				var ts time.Time
+				switch tc.table {
+				case "person":
+					if r.Values[0] != 1000+int64(i) {
+						t.Fatalf("person %d: id %v", i, r.Values[0])
+					}
+					ts = r.Values[6].(time.Time)
+				case "auction":
+					if r.Values[0] != 1000+int64(i) {
+						t.Fatalf("auction %d: id %v", i, r.Values[0])
+					}
+					ts = r.Values[5].(time.Time)
+				case "bid":
+					ts = r.Values[5].(time.Time)
+				}
+				if want := nexBase.Add(time.Duration(n/10) * time.Millisecond); !ts.Equal(want) {
+					t.Fatalf("row %d (event %d): date_time %v, want %v", i, n, ts, want)
+				}
+			}
+		})
+	}
+}
+
+func nexCol(rows []Row, c int) []any {
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		out[i] = r.Values[c]
+	}
+	return out
+}
+
+var (
+	nexURLRe     = regexp.MustCompile(`^https://www\.nexmark\.com/[a-z_]{3,4}/[a-z_]{3,4}/[a-z_]{3,4}/item\.htm\?query=1(&channel_id=\d+)?$`)
+	nexLettersRe = regexp.MustCompile(`^[a-z]*$`)
+	nexCardRe    = regexp.MustCompile(`^\d{4} \d{4} \d{4} \d{4}$`)
+	nexEmailRe   = regexp.MustCompile(`^([a-z]([a-z ]*[a-z])?)?@([a-z]([a-z ]*[a-z])?)?\.com$`)
+	nexTextRe    = regexp.MustCompile(`^([a-z]([a-z ]*[a-z])?)?$`)
+)
+
+// Pins: bids for auctions or by bidders outside the model's ranges, hot-key skew that is not the model's,
+// channel/url shapes and their pairing, the price distribution, extra sizes.
+func TestNexmarkBidValues(t *testing.T) {
+	run, _ := nexDrain(t, nexCfg("bid", 100_000), nil, 0, 1, -1)
+	var hotAuction, hotBidder, hotChannel, withID int
+	urlOf := map[string]string{}
+	var prices []int64
+	for i, r := range run.rows {
+		n := nexEventOfRow("bid", int64(i))
+		lastAuction, lastPerson := n/50*3+2, n/50
+		a, b := r.Values[0].(int64)-1000, r.Values[1].(int64)-1000
+		if a < max(lastAuction-100, 0) || a > lastAuction+10 {
+			t.Fatalf("bid %d (event %d): auction %d outside [%d, %d]", i, n, a, max(lastAuction-100, 0), lastAuction+10)
+		}
+		if a == lastAuction/100*100 {
+			hotAuction++
+		}
+		people := lastPerson + 1
+		if b < people-min(people, 1000) || b >= people+10 {
+			t.Fatalf("bid %d (event %d): bidder %d outside the active people (%d)", i, n, b, people)
+		}
+		if b == lastPerson/100*100+1 {
+			hotBidder++
+		}
+		p := r.Values[2].(int64)
+		if p < 100 || p > 100_000_000 {
+			t.Fatalf("bid %d: price %d", i, p)
+		}
+		prices = append(prices, p)
+		ch, url := r.Values[3].(string), r.Values[4].(string)
+		if !nexURLRe.MatchString(url) {
+			t.Fatalf("bid %d: url %q", i, url)
+		}
+		if prev, ok := urlOf[ch]; ok && prev != url {
+			t.Fatalf("channel %s has two urls: %q and %q", ch, prev, url)
+		}
+		urlOf[ch] = url
+		if slices.Contains(nexHotChannels, ch) {
+			hotChannel++
+			if strings.Contains(url, "channel_id") {
+				t.Fatalf("hot channel %s with a channel id: %s", ch, url)
+			}
+		} else {
+			var c int
+			if _, err := fmt.Sscanf(ch, "channel-%d", &c); err != nil || c < 0 || c >= 10000 {
+				t.Fatalf("bid %d: channel %q", i, ch)
+			}
+			if strings.Contains(url, "channel_id") {
+				withID++
+			}
+		}
+		if extra := r.Values[6].(string); len(extra) < 54 || len(extra) > 81 || !nexLettersRe.MatchString(extra) {
+			t.Fatalf("bid %d: extra %q (%d bytes)", i, extra, len(extra))
+		}
+	}
+	total := float64(len(run.rows))
+	// Hot auction: 1/2 of the bids plus the cold ones that hit it; hot bidder: 3/4 plus a few.
+	if f := float64(hotAuction) / total; f < 0.49 || f > 0.52 {
+		t.Errorf("%.3f of bids for the hot auction, want about 0.5", f)
+	}
+	if f := float64(hotBidder) / total; f < 0.74 || f > 0.76 {
+		t.Errorf("%.3f of bids by the hot bidder, want about 0.75", f)
+	}
+	if f := float64(hotChannel) / total; f < 0.49 || f > 0.51 {
+		t.Errorf("%.3f of bids on hot channels, want 0.5", f)
+	}
+	if f := float64(withID) / (total - float64(hotChannel)); f < 0.85 || f > 0.95 {
+		t.Errorf("%.3f of cold channel urls with a channel id, want about 0.9", f)
+	}
+	for _, ch := range nexHotChannels {
+		if _, ok := urlOf[ch]; !ok {
+			t.Errorf("hot channel %s never seen", ch)
+		}
+	}
+	if len(urlOf) < 9000 {
+		t.Errorf("%d distinct channels in 46000 cold bids", len(urlOf))
+	}
+	// Prices are log-uniform over [100, 10^8]: each decade holds about a sixth of them.
+	slices.Sort(prices)
+	if med := prices[len(prices)/2]; med < 70_000 || med > 140_000 {
+		t.Errorf("median price %d, want about 100000", med)
+	}
+	below := sort.Search(len(prices), func(i int) bool { return prices[i] >= 1000 })
+	if f := float64(below) / total; f < 0.15 || f > 0.18 {
+		t.Errorf("%.3f of prices below 1000, want 1/6", f)
+	}
+}
+
+// Pins: auction fields outside the model: ids, sellers, categories, reserve below the initial bid, expiry
+// horizon, string shapes and the extra padding to 500 bytes.
+func TestNexmarkAuctionValues(t *testing.T) {
+	run, _ := nexDrain(t, nexCfg("auction", 100_000), nil, 0, 1, -1)
+	var hotSeller int
+	var lengthSum time.Duration
+	cats := map[int64]int{}
+	for i, r := range run.rows {
+		v := r.Values
+		n := nexEventOfRow("auction", int64(i))
+		lastPerson := n / 50
+		item, desc := v[1].(string), v[2].(string)
+		if len(item) > 19 || len(desc) > 99 || !nexTextRe.MatchString(item) || !nexTextRe.MatchString(desc) {
+			t.Fatalf("auction %d: item %q, description %q", i, item, desc)
+		}
+		initial, reserve := v[3].(int64), v[4].(int64)
+		if initial < 100 || initial > 100_000_000 || reserve < initial+100 || reserve > initial+100_000_000 {
+			t.Fatalf("auction %d: initial bid %d, reserve %d", i, initial, reserve)
+		}
+		ts, expires := v[5].(time.Time), v[6].(time.Time)
+		// 100 auctions ahead = 1666 events = 166 or 167 ms; lengths are uniform in [1, 2*horizon].
+		if d := expires.Sub(ts); d < time.Millisecond || d > 334*time.Millisecond {
+			t.Fatalf("auction %d: lasts %v", i, d)
+		}
+		lengthSum += expires.Sub(ts)
+		s := v[7].(int64) - 1000
+		people := lastPerson + 1
+		if s < people-min(people, 1000) || s >= people+10 {
+			t.Fatalf("auction %d: seller %d outside the active people (%d)", i, s, people)
+		}
+		if s == lastPerson/100*100 {
+			hotSeller++
+		}
+		cats[v[8].(int64)]++
+		extra := v[9].(string)
+		d := 500 - (48 + len(item) + len(desc))
+		delta := int(math.Round(float64(d) * 0.2))
+		if len(extra) < d-delta || len(extra) >= d+delta || !nexLettersRe.MatchString(extra) {
+			t.Fatalf("auction %d: extra of %d bytes, want [%d, %d)", i, len(extra), d-delta, d+delta)
+		}
+	}
+	if f := float64(hotSeller) / float64(len(run.rows)); f < 0.73 || f > 0.78 {
+		t.Errorf("%.3f of auctions by the hot seller, want about 0.75", f)
+	}
+	if mean := lengthSum / time.Duration(len(run.rows)); mean < 160*time.Millisecond || mean > 173*time.Millisecond {
+		t.Errorf("mean auction length %v, want about 167ms", mean)
+	}
+	if len(cats) != 5 {
+		t.Errorf("categories %v, want 10..14", cats)
+	}
+	for c := range cats {
+		if c < 10 || c > 14 {
+			t.Errorf("category %d", c)
+		}
+	}
+}
+
+// Pins: person fields outside the model's value lists and shapes.
+func TestNexmarkPersonValues(t *testing.T) {
+	run, _ := nexDrain(t, nexCfg("person", 500_000), nil, 0, 1, -1)
+	seen := map[string]bool{}
+	for i, r := range run.rows {
+		v := r.Values
+		name := v[1].(string)
+		first, last, ok := strings.Cut(name, " ")
+		if !ok || !slices.Contains(nexFirstNames, first) || !slices.Contains(nexLastNames, last) {
+			t.Fatalf("person %d: name %q", i, name)
+		}
+		email, card, city, state := v[2].(string), v[3].(string), v[4].(string), v[5].(string)
+		if !nexEmailRe.MatchString(email) {
+			t.Fatalf("person %d: email %q", i, email)
+		}
+		if !nexCardRe.MatchString(card) {
+			t.Fatalf("person %d: credit card %q", i, card)
+		}
+		if !slices.Contains(nexCities, city) || !slices.Contains(nexStates, state) {
+			t.Fatalf("person %d: %s, %s", i, city, state)
+		}
+		seen[name], seen[city], seen[state] = true, true, true
+		extra := v[7].(string)
+		d := 200 - (8 + len(name) + len(email) + len(card) + len(city) + len(state))
+		delta := int(math.Round(float64(d) * 0.2))
+		if len(extra) < d-delta || len(extra) >= d+delta || !nexLettersRe.MatchString(extra) {
+			t.Fatalf("person %d: extra of %d bytes, want [%d, %d)", i, len(extra), d-delta, d+delta)
+		}
+	}
+	if want := 11*9 + 10 + 6; len(seen) != want {
+		t.Errorf("%d distinct names, cities and states, want %d", len(seen), want)
+	}
+}
+
+// Pins: values depending on anything but (seed, event, field): batch size, or a stateful stream; a seed that
+// does not change them.
+func TestNexmarkDeterministic(t *testing.T) {
+	for _, table := range []string{"person", "auction", "bid"} {
+		a, _ := nexDrain(t, nexCfg(table, 20_000), nil, 0, 1, -1)
+		cfg := nexCfg(table, 20_000)
+		cfg.BatchRows = 77
+		b, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+		if !reflect.DeepEqual(a.rows, b.rows) {
+			t.Fatalf("%s: same seed, another batch size: other rows", table)
+		}
+		cfg.Seed = 8
+		c, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+		same := 0
+		for i := range c.rows {
+			if reflect.DeepEqual(c.rows[i].Values[len(c.rows[i].Values)-1], a.rows[i].Values[len(a.rows[i].Values)-1]) {
+				same++
+			}
+		}
+		if same > len(a.rows)/100 {
+			t.Fatalf("%s: another seed reproduced %d of %d extras", table, same, len(a.rows))
+		}
+	}
+}
+
+func nexRowKeys(rows []Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = fmt.Sprint(r.Values)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Pins: subtasks that overlap or leave gaps, whose union is not the single-subtask stream, or whose own event
+// times go back.
+func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
+	for _, table := range []string{"person", "auction", "bid"} {
+		for _, par := range []int{2, 3, 7} {
+			single, _ := nexDrain(t, nexCfg(table, 10_007), nil, 0, 1, -1)
+			var union []Row
+			for sub := range par {
+				run, _ := nexDrain(t, nexCfg(table, 10_007), nil, sub, par, -1)
+				tc := map[string]int{"person": 6, "auction": 5, "bid": 5}[table]
+				for i := 1; i < len(run.rows); i++ {
+					if run.rows[i].Values[tc].(time.Time).Before(run.rows[i-1].Values[tc].(time.Time)) {
+						t.Fatalf("%s, subtask %d of %d: event time goes back at row %d", table, sub, par, i)
+					}
+				}
+				union = append(union, run.rows...)
+			}
+			if !reflect.DeepEqual(nexRowKeys(union), nexRowKeys(single.rows)) {
+				t.Fatalf("%s: the %d subtasks' rows (%d) are not the single stream's (%d)", table, par, len(union),
+					len(single.rows))
+			}
+		}
+	}
+	// The subtasks of one source share its model (the channel table is built once, by whichever asks first):
+	// concurrently, they still make the single stream.
+	single, _ := nexDrain(t, nexCfg("bid", 20_000), nil, 0, 1, -1)
+	mk := NewNexmark(nexCfg("bid", 20_000))
+	mem := checkedAlloc(t)
+	const par = 4
+	results := make([][]Row, par)
+	errs := make(chan error, par)
+	for sub := range par {
+		go func() {
+			errs <- func() error {
+				src := mk(sub)
+				if err := src.Open(newTask(mem, taskOpts{sub: sub, par: par})); err != nil {
+					return err
+				}
+				defer src.Close()
+				for {
+					res, err := src.Produce(context.Background())
+					if err != nil || res.Status == exec.Finished {
+						return err
+					}
+					rows, err := goRows(res.Batch)
+					res.Batch.Release()
+					if err != nil {
+						return err
+					}
+					results[sub] = append(results[sub], rows...)
+				}
+			}()
+		}()
+	}
+	var union []Row
+	for range par {
+		must(t, <-errs)
+	}
+	for _, rows := range results {
+		union = append(union, rows...)
+	}
+	if !reflect.DeepEqual(nexRowKeys(union), nexRowKeys(single.rows)) {
+		t.Fatalf("concurrent subtasks' rows (%d) are not the single stream's (%d)", len(union), len(single.rows))
+	}
+
+	// An unbounded source splits the same way: the first cycles of two subtasks.
+	cfg := nexCfg("person", 0)
+	a, _ := nexDrain(t, cfg, nil, 0, 2, 1)
+	b, _ := nexDrain(t, cfg, nil, 1, 2, 1)
+	if a.rows[1].Values[0] != int64(1002) || b.rows[1].Values[0] != int64(1003) {
+		t.Fatalf("unbounded split: persons %v and %v", a.rows[1].Values[0], b.rows[1].Values[0])
+	}
+}
+
+// Pins: a restore that repeats or skips rows, at any parallelism, or accepts an offset of another parallelism,
+// table or junk.
+func TestNexmarkSnapshotRestore(t *testing.T) {
+	for _, par := range []int{1, 2} {
+		for sub := range par {
+			cfg := nexCfg("bid", 50_000)
+			full, _ := nexDrain(t, cfg, nil, sub, par, -1)
+			head, off := nexDrain(t, cfg, nil, sub, par, 7)
+			tail, _ := nexDrain(t, cfg, off, sub, par, -1)
+			if len(head.rows) != 7000 {
+				t.Fatalf("head has %d rows", len(head.rows))
+			}
+			if got := append(slices.Clone(head.rows), tail.rows...); !reflect.DeepEqual(got, full.rows) {
+				t.Fatalf("subtask %d of %d: head (%d) + restored tail (%d) differ from the whole run (%d)", sub, par,
+					len(head.rows), len(tail.rows), len(full.rows))
+			}
+			_, end := nexDrain(t, cfg, nil, sub, par, -1)
+			rest, _ := nexDrain(t, cfg, end, sub, par, -1)
+			if len(rest.rows) != 0 {
+				t.Fatalf("restored finished source produced %d rows", len(rest.rows))
+			}
+		}
+	}
+	mem := checkedAlloc(t)
+	_, off := nexDrain(t, nexCfg("bid", 1000), nil, 0, 2, 1)
+	for name, tc := range map[string]struct {
+		cfg      NexmarkConfig
+		sub, par int
+	}{
+		"parallelism": {nexCfg("bid", 1000), 0, 3},
+		"subtask":     {nexCfg("bid", 1000), 1, 2},
+		"table":       {nexCfg("auction", 1000), 0, 2},
+	} {
+		src := NewNexmark(tc.cfg)(tc.sub)
+		must(t, src.RestoreOffset(off))
+		if err := src.Open(newTask(mem, taskOpts{sub: tc.sub, par: tc.par})); err == nil {
+			t.Errorf("%s: restored an offset of subtask 0 of 2 bid", name)
+		}
+	}
+	if err := NewNexmark(nexCfg("bid", 10))(0).RestoreOffset([]byte("junk")); err == nil {
+		t.Error("junk offset accepted")
+	}
+}
+
+// Pins: declared columns not matched by name ignoring case and underscores, a subset or reordering changing
+// the values, other timestamp units not holding the same instants.
+func TestNexmarkColumnSubsetsAndNames(t *testing.T) {
+	full, _ := nexDrain(t, nexCfg("bid", 5000), nil, 0, 1, -1)
+	for _, schema := range []*arrow.Schema{
+		nexSchema("dateTime", nexTS, "PRICE", nexBigint, "Auction", nexBigint),
+		nexSchema("datetime", nexTS, "price", nexBigint, "auction", nexBigint),
+		nexSchema("date_time", &arrow.TimestampType{Unit: arrow.Millisecond}, "pr_ice", nexBigint, "auction",
+			nexBigint),
+		nexSchema("DATE_TIME", &arrow.TimestampType{Unit: arrow.Nanosecond}, "price", nexBigint, "auction",
+			nexBigint),
+	} {
+		cfg := nexCfg("bid", 5000)
+		cfg.Schema = schema
+		run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+		if len(run.rows) != len(full.rows) {
+			t.Fatalf("%v: %d rows, want %d", schema, len(run.rows), len(full.rows))
+		}
+		for i, r := range run.rows {
+			f := full.rows[i].Values
+			if !r.Values[0].(time.Time).Equal(f[5].(time.Time)) || r.Values[1] != f[2] || r.Values[2] != f[0] {
+				t.Fatalf("%v: row %d is %v, full row %v", schema, i, r.Values, f)
+			}
+		}
+	}
+	// Auction names: camelCase as Flink declares them, category as INT.
+	cfg := nexCfg("auction", 2000)
+	cfg.Schema = nexSchema("itemName", nexText, "initialBid", nexBigint, "category", arrow.PrimitiveTypes.Int32)
+	run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+	all, _ := nexDrain(t, nexCfg("auction", 2000), nil, 0, 1, -1)
+	for i, r := range run.rows {
+		if r.Values[0] != all.rows[i].Values[1] || r.Values[1] != all.rows[i].Values[3] ||
+			r.Values[2] != all.rows[i].Values[8] {
+			t.Fatalf("auction subset row %d: %v vs %v", i, r.Values, all.rows[i].Values)
+		}
+	}
+	// Person: emailAddress, creditCard.
+	cfg = nexCfg("person", 2000)
+	cfg.Schema = nexSchema("creditCard", nexText, "emailAddress", nexText, "extra", nexText)
+	prun, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+	pall, _ := nexDrain(t, nexCfg("person", 2000), nil, 0, 1, -1)
+	for i, r := range prun.rows {
+		if r.Values[0] != pall.rows[i].Values[3] || r.Values[1] != pall.rows[i].Values[2] ||
+			r.Values[2] != pall.rows[i].Values[7] {
+			t.Fatalf("person subset row %d: %v vs %v", i, r.Values, pall.rows[i].Values)
+		}
+	}
+}
+
+// Pins: bad schemas and options being accepted, or good ones refused; errors that do not name the culprit.
+func TestNexmarkOptions(t *testing.T) {
+	cfg, err := NexmarkConfigFromOptions(nexBidSchema, map[string]string{
+		"connector": "nexmark", "nexmark.table.type": "BID", "events.num": "1000", "next-event.rate": "5000",
+		"seed": "-3", "first-event.rate": "1000", "base-time": "2025-06-01 12:00:00",
+		"person.proportion": "2", "auction.proportion": "4", "bid.proportion": "44",
+		"bid.hot-ratio.auctions": "3", "bid.hot-ratio.bidders": "5", "auction.hot-ratio.sellers": "6",
+		"person.avg-size": "1kb", "auction.avg-size": "600 b", "bid.avg-size": "120",
+	})
+	must(t, err)
+	want := NexmarkConfig{Table: "BID", Schema: nexBidSchema, Events: 1000, Rate: 5000, Seed: -3,
+		FirstEventRate: 1000, BaseTime: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC).UnixMilli(),
+		PersonProportion: 2, AuctionProportion: 4, BidProportion: 44, HotAuctionRatio: 3, HotBiddersRatio: 5,
+		HotSellersRatio: 6, AvgPersonSize: 1024, AvgAuctionSize: 600, AvgBidSize: 120}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("parsed %+v\nwant   %+v", cfg, want)
+	}
+	// The parsed model runs: proportions 2:4:44, one event per ms from the base time.
+	cfg.Rate = 0
+	run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+	if len(run.rows) != 880 {
+		t.Fatalf("%d bids of 1000 events at 2:4:44", len(run.rows))
+	}
+	if ts := run.rows[0].Values[5].(time.Time); !ts.Equal(time.UnixMilli(want.BaseTime + 6)) {
+		t.Fatalf("first bid at %v", ts)
+	}
+	if cfg, err := NexmarkConfigFromOptions(nexBidSchema, map[string]string{"nexmark.table.type": "bid",
+		"base-time": "1767225600000"}); err != nil || cfg.BaseTime != 1767225600000 {
+		t.Fatalf("base-time in ms: %v, %v", cfg.BaseTime, err)
+	}
+
+	for name, tc := range map[string]struct {
+		schema *arrow.Schema
+		opts   map[string]string
+		want   string
+	}{
+		"no table":         {nexBidSchema, map[string]string{}, "'nexmark.table.type' is required"},
+		"bad table":        {nexBidSchema, map[string]string{"nexmark.table.type": "bids"}, "'bids'"},
+		"unknown option":   {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "rows": "1"}, "'rows'"},
+		"unsupported":      {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "rate.shape": "SINE"}, "not supported"},
+		"negative events":  {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "events.num": "-1"}, "events.num"},
+		"bad rate":         {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "next-event.rate": "fast"}, "next-event.rate"},
+		"zero proportion":  {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "bid.proportion": "0"}, "bid.proportion"},
+		"bad size":         {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "bid.avg-size": "1gb"}, "bid.avg-size"},
+		"bad base time":    {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "base-time": "soon"}, "base-time"},
+		"unknown column":   {nexSchema("auction", nexBigint, "seller", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column seller"},
+		"person column":    {nexSchema("id", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column id"},
+		"string price":     {nexSchema("price", nexText), map[string]string{"nexmark.table.type": "bid"}, "column price"},
+		"int auction":      {nexSchema("auction", arrow.PrimitiveTypes.Int32), map[string]string{"nexmark.table.type": "bid"}, "column auction"},
+		"bigint date_time": {nexSchema("date_time", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column date_time"},
+		"no columns":       {nexSchema(), map[string]string{"nexmark.table.type": "bid"}, "no columns"},
+	} {
+		_, err := NexmarkConfigFromOptions(tc.schema, tc.opts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
+		}
+	}
+	// Configuration errors of a config built in code surface at Open.
+	bad := nexCfg("bid", 10)
+	bad.Schema = nexSchema("name", nexText)
+	if err := NewNexmark(bad)(0).Open(newTask(checkedAlloc(t), taskOpts{})); err == nil {
+		t.Error("person column in a bid source opened")
+	}
+}
+
+// Pins: a throttled source exceeding its rate (events of all types, over all subtasks), or blocking a
+// cancelled context.
+func TestNexmarkThrottle(t *testing.T) {
+	cfg := nexCfg("bid", 500) // 460 bids
+	cfg.Rate = 2000           // 1840 bids/s: batches of 184, the last due at 200 ms
+	start := time.Now()
+	run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+	if len(run.rows) != 460 {
+		t.Fatalf("%d rows", len(run.rows))
+	}
+	if el := time.Since(start); el < 180*time.Millisecond {
+		t.Fatalf("460 bids at 2000 events/s took %v", el)
+	}
+
+	mem := checkedAlloc(t)
+	cfg.Rate = 0.5 // a bid every 2.2 s
+	src := NewNexmark(cfg)(0)
+	must(t, src.Open(newTask(mem, taskOpts{})))
+	ctx, cancel := context.WithCancel(context.Background())
+	res, err := src.Produce(ctx)
+	must(t, err)
+	if res.Status != exec.Produced || res.Batch.Rows() != 1 {
+		t.Fatalf("first throttled produce: %v, %d rows", res.Status, res.Batch.Rows())
+	}
+	res.Batch.Release()
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	start = time.Now()
+	res, err = src.Produce(ctx)
+	must(t, err)
+	if el := time.Since(start); el > 80*time.Millisecond || res.Status != exec.Idle {
+		t.Fatalf("produce ahead of schedule with a cancelled context: %v after %v", res.Status, el)
+	}
+	must(t, src.Close())
+}

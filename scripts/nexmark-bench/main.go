@@ -1,0 +1,279 @@
+// Command nexmark-bench runs the Nexmark queries of bench/nexmark through the real engine and reports their
+// throughput per CPU-second, the figure the Nexmark project reports per core.
+//
+// Each query is one `clinksql exec --wait` process on a fresh data directory: the DDL of the tables it reads (the
+// nexmark connector, events.num = -events, all event types counted), checkpoints every 10 s, aligned, a blackhole
+// sink, and the INSERT that starts the job; the process exits when the bounded job has finished and committed its
+// final checkpoint. Events per CPU-second is -events divided by the process's user+sys CPU time (os.ProcessState),
+// so it counts everything the engine does: planning, the generator, the operators, the checkpoints.
+//
+// It prints `BENCH nexmark_qN_events_per_cpu_second <v> ev/s` and `BENCH nexmark_qN_events_per_second <v> ev/s`
+// (wall clock) per query, a SKIP line with the reason for a query that does not run, and with -table writes the
+// markdown table of docs/benchmarks.md next to the published figures of other engines.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// unsupported are the queries of the suite that do not run, with the reason.
+var unsupported = map[string]string{
+	"q6":  "OVER (PARTITION BY ... ROWS BETWEEN 10 PRECEDING AND CURRENT ROW): row-based OVER aggregates are not supported",
+	"q10": "a PARTITIONED BY filesystem sink with partition commit policies is not supported",
+	"q12": "processing-time windows (PROCTIME()) are not supported",
+	"q13": "a lookup join on a side input (FOR SYSTEM_TIME AS OF) is not supported",
+	"q14": "a user-defined scalar function (count_char) is not supported",
+}
+
+// published are the per-core figures of ../shared/reference/published-figures.md: [A] the nexmark/nexmark README
+// (Flink 1.13, 8 TaskManagers x 1 slot), [B] feldera/feldera benchmark README (16 cores, divided by 16), [C]
+// RisingWave docs (one 8 vCPU node, divided by 8). Events per second per core.
+var published = map[string][4]string{
+	"q0":  {"155k", "165k", "436k", "118k"},
+	"q1":  {"158k", "163k", "412k", "119k"},
+	"q2":  {"175k", "195k", "422k", "127k"},
+	"q3":  {"152k", "127k", "413k", "97k"},
+	"q4":  {"34k", "31k", "265k", "14k"},
+	"q5":  {"22k", "41k", "412k", "5.2k"},
+	"q7":  {"12.3k", "17.6k", "196k", "20k"},
+	"q8":  {"146k", "131k", "415k", "61k"},
+	"q12": {"76k", "125k", "418k", "-"},
+	"q14": {"161k", "137k", "429k", "45k"},
+	"q15": {"72k", "57k", "221k", "79k"},
+	"q17": {"117k", "107k", "242k", "17k"},
+	"q19": {"44k", "63k", "75k", "-"},
+	"q20": {"19k", "17k", "85k", "13k"},
+	"q22": {"130k", "95k", "394k", "110k"},
+}
+
+type result struct {
+	query        string
+	cpu, wall    time.Duration
+	events       int64
+	skip, failed string
+}
+
+func main() {
+	events := flag.Int64("events", 5_000_000, "events of all types per query (events.num)")
+	dir := flag.String("dir", "bench/nexmark", "directory of qN.sql and ddl_<table>.sql")
+	bin := flag.String("bin", "bin/clinksql", "the clinksql binary")
+	only := flag.String("queries", "", "comma-separated queries to run (default: every qN.sql)")
+	table := flag.String("table", "", "write the markdown table to this file")
+	flag.Parse()
+
+	queries, err := listQueries(*dir, *only)
+	if err != nil {
+		fatal(err)
+	}
+	var results []result
+	for _, q := range queries {
+		r := run(*bin, *dir, q, *events)
+		results = append(results, r)
+		switch {
+		case r.failed != "":
+			fmt.Printf("FAIL %s: %s\n", q, r.failed)
+		default:
+			fmt.Printf("BENCH nexmark_%s_events_per_cpu_second %.0f ev/s\n", q, perSecond(r.events, r.cpu))
+			fmt.Printf("BENCH nexmark_%s_events_per_second %.0f ev/s\n", q, perSecond(r.events, r.wall))
+		}
+	}
+	for _, q := range sortedKeys(unsupported) {
+		if *only == "" || strings.Contains(","+*only+",", ","+q+",") {
+			fmt.Printf("SKIP %s: %s\n", q, unsupported[q])
+		}
+	}
+	if *table != "" {
+		if err := writeTable(*table, results, *events); err != nil {
+			fatal(err)
+		}
+	}
+	for _, r := range results {
+		if r.failed != "" {
+			os.Exit(1)
+		}
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "nexmark-bench:", err)
+	os.Exit(2)
+}
+
+var queryFile = regexp.MustCompile(`^q(\d+)\.sql$`)
+
+// listQueries returns the queries to run, in numeric order.
+func listQueries(dir, only string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var nums []int
+	for _, e := range ents {
+		if m := queryFile.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			nums = append(nums, n)
+		}
+	}
+	sort.Ints(nums)
+	var out []string
+	for _, n := range nums {
+		q := fmt.Sprintf("q%d", n)
+		if only == "" || strings.Contains(","+only+",", ","+q+",") {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// script is the SQL one query runs: settings, the DDL of the tables its file names in its "-- uses:" line, then
+// the query file, with ${EVENTS} replaced.
+func script(dir, q string, events int64) (string, error) {
+	body, err := os.ReadFile(filepath.Join(dir, q+".sql"))
+	if err != nil {
+		return "", err
+	}
+	var sb strings.Builder
+	sb.WriteString("SET checkpoint.interval = '10s';\nSET checkpoint.mode = 'aligned';\n")
+	first, _, _ := strings.Cut(string(body), "\n")
+	uses, ok := strings.CutPrefix(first, "-- uses:")
+	if !ok {
+		return "", fmt.Errorf("%s.sql: the first line must be -- uses: <tables>", q)
+	}
+	for _, t := range strings.Fields(uses) {
+		ddl, err := os.ReadFile(filepath.Join(dir, "ddl_"+t+".sql"))
+		if err != nil {
+			return "", err
+		}
+		sb.Write(ddl)
+	}
+	sb.Write(body)
+	return strings.ReplaceAll(sb.String(), "${EVENTS}", strconv.FormatInt(events, 10)), nil
+}
+
+// run runs one query in its own process and data directory.
+func run(bin, dir, q string, events int64) result {
+	r := result{query: q, events: events}
+	sql, err := script(dir, q, events)
+	if err != nil {
+		r.failed = err.Error()
+		return r
+	}
+	data, err := os.MkdirTemp("", "nexmark-"+q+"-")
+	if err != nil {
+		r.failed = err.Error()
+		return r
+	}
+	defer os.RemoveAll(data)
+	cmd := exec.Command(bin, "exec", "--wait", "--data-dir", data, "-c", sql)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err = cmd.Run()
+	r.wall = time.Since(start)
+	if cmd.ProcessState != nil {
+		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if err != nil {
+		msg := strings.TrimSpace(out.String())
+		if i := strings.LastIndex(msg, "ERROR:"); i >= 0 {
+			msg = msg[i:]
+		}
+		msg, _, _ = strings.Cut(msg, "\n")
+		r.failed = fmt.Sprintf("%v: %s", err, msg)
+	}
+	return r
+}
+
+func perSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// human prints a rate as 412k or 1.23M.
+func human(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return qnum(keys[i]) < qnum(keys[j]) })
+	return keys
+}
+
+func qnum(q string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(q, "q"))
+	return n
+}
+
+// writeTable writes the results table: ours per CPU-second and wall clock, then the published figures.
+func writeTable(path string, results []result, events int64) error {
+	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	var sb strings.Builder
+	sb.WriteString("# Benchmarks: Nexmark\n\n")
+	sb.WriteString("This file is written by `make bench-nexmark` (scripts/nexmark-bench); do not edit it by hand.\n\n")
+	fmt.Fprintf(&sb, "Measured at commit %s on %s: %d events per query (all event types; a query reads the tables it "+
+		"needs, each generating its share of the same event sequence), checkpoints every 10 s (aligned), blackhole sinks, "+
+		"parallelism 1, one `clinksql exec --wait` process per query on a 2-core machine. Events per CPU-second = events / "+
+		"(user + sys CPU seconds of the clinksql process), the per-core figure the Nexmark project reports. The queries are "+
+		"Flink's published texts (bench/nexmark) with the DDL renamed.\n\n",
+		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), events)
+	sb.WriteString("| query | clinksql ev/CPU-s | clinksql ev/s (wall) | Flink [A] | Flink [B] | Feldera [B] | RisingWave [C] |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|\n")
+	rows := map[string]string{}
+	for _, r := range results {
+		ours, wall := "fails: "+r.failed, "-"
+		if r.failed == "" {
+			ours, wall = human(perSecond(r.events, r.cpu)), human(perSecond(r.events, r.wall))
+		}
+		rows[r.query] = fmt.Sprintf("| %s | %s | %s | %s |\n", r.query, ours, wall, strings.Join(pub(r.query), " | "))
+	}
+	for q, why := range unsupported {
+		rows[q] = fmt.Sprintf("| %s | not supported: %s | - | %s |\n", q, why, strings.Join(pub(q), " | "))
+	}
+	var qs []string
+	for q := range rows {
+		qs = append(qs, q)
+	}
+	sort.Slice(qs, func(i, j int) bool { return qnum(qs[i]) < qnum(qs[j]) })
+	for _, q := range qs {
+		sb.WriteString(rows[q])
+	}
+	sb.WriteString(`
+Published figures, events per second per core, from ../shared/reference/published-figures.md:
+
+- [A] nexmark/nexmark README: Flink 1.13, 8 TaskManagers x 1 slot, RocksDB incremental checkpoints every 3 min, 100M
+  events; throughput divided by the measured cores.
+- [B] feldera/feldera benchmark/README, "16-core Nexmark Streaming Performance", divided by 16.
+- [C] RisingWave docs, get-started/rw-benchmarks-stream-processing: one 8 vCPU node, Kafka source, blackhole sink,
+  divided by 8.
+`)
+	return os.WriteFile(path, []byte(sb.String()), 0o644)
+}
+
+func pub(q string) []string {
+	if p, ok := published[q]; ok {
+		return p[:]
+	}
+	return []string{"-", "-", "-", "-"}
+}
