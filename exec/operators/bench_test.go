@@ -117,11 +117,16 @@ func BenchmarkFileSinkCSV(b *testing.B) {
 
 // BenchmarkGenerator measures the generator producing the bid shape in 8192-row batches.
 func BenchmarkGenerator(b *testing.B) {
-	mem := memory.NewGoAllocator()
-	src := bidGenerator(0, 8192)
-	if err := src.Open(newTask(mem, taskOpts{})); err != nil {
+	benchSource(b, bidGenerator(0, 8192), "generator_rows_per_sec:rows/s")
+}
+
+// benchSource measures an unbounded source producing batches, and reports its rows per second as metric; it
+// returns the rows it produced.
+func benchSource(b *testing.B, src exec.Source, metric string) int {
+	if err := src.Open(newTask(memory.NewGoAllocator(), taskOpts{})); err != nil {
 		b.Fatal(err)
 	}
+	defer src.Close()
 	b.ReportAllocs()
 	start := time.Now()
 	rows := 0
@@ -133,6 +138,6 @@ func BenchmarkGenerator(b *testing.B) {
 		rows += res.Batch.Rows()
 		res.Batch.Release()
 	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "generator_rows_per_sec:rows/s")
-	src.Close()
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), metric)
+	return rows
 }

@@ -265,17 +265,10 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	if cfg.BatchRows < 0 || cfg.MonitorInterval < 0 {
 		return errors.New("file source: negative batch size or monitor interval")
 	}
-	if ctx.Parallelism < 1 || ctx.Subtask < 0 || ctx.Subtask >= ctx.Parallelism {
-		return fmt.Errorf("file source: subtask %d of %d", ctx.Subtask, ctx.Parallelism)
+	if err := checkSubtask("file source", ctx); err != nil {
+		return err
 	}
-	s.fsys = ctx.FS
-	if s.fsys == nil {
-		s.fsys = state.OS
-	}
-	s.alloc = ctx.Alloc
-	if s.alloc == nil {
-		s.alloc = memory.DefaultAllocator
-	}
+	s.fsys, s.alloc = taskFS(ctx), taskAlloc(ctx)
 	s.log = ctx.Log
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -286,9 +279,8 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	s.interval = cmp0(cfg.MonitorInterval, DefaultMonitorInterval)
 
 	if o := s.restored; o != nil {
-		if o.sub != s.sub || o.par != s.par {
-			return fmt.Errorf("file source: offset of subtask %d of %d restored into subtask %d of %d: "+
-				"restore at the same parallelism", o.sub, o.par, s.sub, s.par)
+		if err := checkOffsetSubtask("file source", o.sub, o.par, s.sub, s.par); err != nil {
+			return err
 		}
 		if o.follow != cfg.Follow {
 			return errors.New("file source: offset of a bounded source restored into a following one, or back: " +
@@ -313,16 +305,8 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 		s.files, s.fp = files, pqFingerprint(files)
 		s.next = s.sub
 		if o := s.restored; o != nil {
-			if o.files != len(files) || o.fp != s.fp {
-				what := "a file was renamed, replaced or rewritten"
-				switch {
-				case len(files) < o.files:
-					what = "a file of the list disappeared"
-				case len(files) > o.files:
-					what = "files were added"
-				}
-				return fmt.Errorf("file source: the files of %s changed since the checkpoint (%d then, %d now): %s",
-					cfg.Path, o.files, len(files), what)
+			if err := checkSameFiles("file source", cfg.Path, o.files, o.fp, len(files), s.fp); err != nil {
+				return err
 			}
 			if o.next < len(files) && o.next%s.par != s.sub {
 				return fmt.Errorf("file source: offset (file %d) is not subtask %d's", o.next, s.sub)
@@ -457,12 +441,7 @@ type fsOffset struct {
 }
 
 func (s *fileSource) RestoreOffset(b []byte) error {
-	o, err := decodeFSOffset(b)
-	if err != nil {
-		return err
-	}
-	s.restored = &o
-	return nil
+	return restoreOffset(&s.restored, b, decodeFSOffset)
 }
 
 // SnapshotOffset encodes a version byte, a mode byte (0 bounded, 1 follow), uvarints subtask and parallelism;
@@ -476,12 +455,7 @@ func (s *fileSource) SnapshotOffset() ([]byte, error) {
 	b := make([]byte, 0, 48)
 	b = append(b, fsOffsetVersion)
 	if !s.cfg.Follow {
-		b = append(b, 0)
-		b = binary.AppendUvarint(b, uint64(s.sub))
-		b = binary.AppendUvarint(b, uint64(s.par))
-		b = binary.AppendUvarint(b, uint64(len(s.files)))
-		b = binary.BigEndian.AppendUint64(b, s.fp)
-		b = binary.AppendUvarint(b, uint64(s.next))
+		b = appendListPos(append(b, 0), s.sub, s.par, len(s.files), s.fp, s.next)
 		b = binary.AppendUvarint(b, uint64(s.pos))
 		return binary.AppendUvarint(b, uint64(s.line)), nil
 	}
@@ -521,53 +495,31 @@ func decodeFSOffset(b []byte) (fsOffset, error) {
 		return fsOffset{}, bad
 	}
 	o := fsOffset{follow: b[1] == 1}
-	b = b[2:]
-	ok := true
-	uv := func(limit uint64) int64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 || v > limit {
-			ok = false
-			return 0
-		}
-		b = b[n:]
-		return int64(v)
-	}
-	str := func() string {
-		n := uv(uint64(len(b)))
-		if !ok {
-			return ""
-		}
-		s := string(b[:n])
-		b = b[n:]
-		return s
-	}
-	o.sub, o.par = int(uv(math.MaxInt32)), int(uv(math.MaxInt32))
+	r := offsetReader{b: b[2:], ok: true}
+	o.sub, o.par = int(r.uvarint(math.MaxInt32)), int(r.uvarint(math.MaxInt32))
 	if !o.follow {
-		o.files = int(uv(math.MaxInt32))
-		if !ok || len(b) < 8 {
-			return fsOffset{}, bad
-		}
-		o.fp, b = binary.BigEndian.Uint64(b), b[8:]
-		o.next = int(uv(math.MaxInt32))
+		o.files = int(r.uvarint(math.MaxInt32))
+		o.fp = r.fixed64()
+		o.next = int(r.uvarint(math.MaxInt32))
 	} else {
-		o.cur = str()
+		o.cur = r.str()
 	}
-	o.pos, o.line = uv(math.MaxInt64), uv(math.MaxInt64)
-	if o.follow && ok {
-		n := uv(uint64(len(b)))
+	o.pos, o.line = r.uvarint(math.MaxInt64), r.uvarint(math.MaxInt64)
+	if o.follow && r.ok {
+		n := r.uvarint(uint64(len(r.b)))
 		prev := ""
-		for i := int64(0); i < n && ok; i++ {
-			k := uv(uint64(len(prev)))
-			suffix := str()
+		for i := int64(0); i < n && r.ok; i++ {
+			k := r.uvarint(uint64(len(prev)))
+			suffix := r.str()
 			name := prev[:k] + suffix
-			if ok && name <= prev && i > 0 {
-				ok = false
+			if r.ok && name <= prev && i > 0 {
+				r.ok = false
 			}
 			o.done = append(o.done, name)
 			prev = name
 		}
 	}
-	if !ok || len(b) != 0 || o.line < 1 || o.par < 1 || o.sub >= o.par {
+	if !r.done() || o.line < 1 || o.par < 1 || o.sub >= o.par {
 		return fsOffset{}, bad
 	}
 	return o, nil
@@ -1007,68 +959,62 @@ func (s *fileSource) convertColumn(c int, txt *array.String, bads *[]fsBad) (arr
 		return fb.NewArray(), nil
 	case fcTimestamp:
 		b := array.NewTimestampBuilder(s.alloc, col.typ.(*arrow.TimestampType))
-		defer b.Release()
-		b.Reserve(n)
-		for i := range n {
-			if txt.IsNull(i) {
-				b.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			us, err := expr.ParseTimestamp(txt.Value(i))
-			v, ok := fsScale(us, col.mul, col.div)
-			if err != nil || !ok {
-				if err == nil {
-					err = sqlerr.New(codeDatetimeRange, sqlerr.NoPos, "timestamp out of range: %q", txt.Value(i))
-				}
-				addBad(i, sqlerr.As(err))
-				b.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			b.UnsafeAppend(arrow.Timestamp(v))
-		}
-		return b.NewArray(), nil
+		return fsParseColumn(b, txt, addBad, func(t string) (arrow.Timestamp, error) {
+			v, err := col.parseScaled(t, expr.ParseTimestamp, codeDatetimeRange, "timestamp")
+			return arrow.Timestamp(v), err
+		}), nil
 	case fcDate:
-		b := array.NewDate32Builder(s.alloc)
-		defer b.Release()
-		b.Reserve(n)
-		for i := range n {
-			if txt.IsNull(i) {
-				b.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			d, err := expr.ParseDate(txt.Value(i))
-			if err != nil {
-				addBad(i, sqlerr.As(err))
-				b.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			b.UnsafeAppend(arrow.Date32(d))
-		}
-		return b.NewArray(), nil
+		return fsParseColumn(array.NewDate32Builder(s.alloc), txt, addBad, func(t string) (arrow.Date32, error) {
+			d, err := expr.ParseDate(t)
+			return arrow.Date32(d), err
+		}), nil
 	case fcInterval:
 		b := array.NewDurationBuilder(s.alloc, col.typ.(*arrow.DurationType))
-		defer b.Release()
-		b.Reserve(n)
-		for i := range n {
-			if txt.IsNull(i) {
-				b.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			us, err := expr.ParseInterval(txt.Value(i))
-			v, ok := fsScale(us, col.mul, col.div)
-			if err != nil || !ok {
-				if err == nil {
-					err = sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "interval out of range: %q", txt.Value(i))
-				}
-				addBad(i, sqlerr.As(err))
-				b.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			b.UnsafeAppend(arrow.Duration(v))
-		}
-		return b.NewArray(), nil
+		return fsParseColumn(b, txt, addBad, func(t string) (arrow.Duration, error) {
+			v, err := col.parseScaled(t, expr.ParseInterval, sqlerr.NumericOutOfRange, "interval")
+			return arrow.Duration(v), err
+		}), nil
 	}
 	return nil, fmt.Errorf("unhandled conversion %d", col.conv)
+}
+
+// parseScaled parses a text into microseconds with parse and converts them to the column's unit; a value the unit
+// cannot hold is an error of code, "<what> out of range".
+func (col *fsColumn) parseScaled(t string, parse func(string) (int64, error), code, what string) (int64, error) {
+	us, err := parse(t)
+	v, ok := fsScale(us, col.mul, col.div)
+	if err == nil && !ok {
+		err = sqlerr.New(code, sqlerr.NoPos, "%s out of range: %q", what, t)
+	}
+	return v, err
+}
+
+// fsParseColumn builds a column by parsing each text on its own into b (which it releases): a NULL text is NULL,
+// and a text parse refuses is a bad row (NULL in the result).
+func fsParseColumn[T any, B interface {
+	Reserve(int)
+	UnsafeAppend(T)
+	UnsafeAppendBoolToBitmap(bool)
+	NewArray() arrow.Array
+	Release()
+}](b B, txt *array.String, addBad func(int, *sqlerr.Error), parse func(string) (T, error)) arrow.Array {
+	defer b.Release()
+	n := txt.Len()
+	b.Reserve(n)
+	for i := range n {
+		if txt.IsNull(i) {
+			b.UnsafeAppendBoolToBitmap(false)
+			continue
+		}
+		v, err := parse(txt.Value(i))
+		if err != nil {
+			addBad(i, sqlerr.As(err))
+			b.UnsafeAppendBoolToBitmap(false)
+			continue
+		}
+		b.UnsafeAppend(v)
+	}
+	return b.NewArray()
 }
 
 // castError evaluates the CAST of row i's text again, failing, to get its error.

@@ -2,7 +2,6 @@ package operators
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -27,14 +26,8 @@ import (
 // misspelt option does not silently change what is read.
 func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (FileSourceConfig, error) {
 	cfg := FileSourceConfig{Path: path, Schema: schema, BadRows: BadRowsSkip}
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // deterministic error messages
 	badRows, flinkIgnore := "", ""
-	for _, key := range keys {
-		val := strings.TrimSpace(opts[key])
+	for key, val := range sortedOptions(opts) {
 		switch strings.ToLower(key) {
 		case "connector", "path":
 		case "format":
@@ -79,7 +72,7 @@ func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[str
 	if cfg.Format == "" {
 		return cfg, fmt.Errorf("file source: option 'format' is required ('csv' or 'json')")
 	}
-	for _, key := range keys {
+	for key := range sortedOptions(opts) {
 		k := strings.ToLower(key)
 		if strings.HasPrefix(k, "csv.") && cfg.Format != "csv" || strings.HasPrefix(k, "json.") && cfg.Format != "json" {
 			return cfg, fmt.Errorf("file source: option '%s' does not apply to format '%s'", key, cfg.Format)

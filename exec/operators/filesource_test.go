@@ -81,102 +81,38 @@ const fsEdgeRows = 40
 
 // fsBatch builds rows [from, to) of the all-types data: a pure function of the row number.
 func fsBatch(mem memory.Allocator, from, to int) arrow.RecordBatch {
-	b := array.NewRecordBuilder(mem, fsSchema)
-	defer b.Release()
-	for r := from; r < to; r++ {
-		h := uint64(r)*0x9E3779B97F4A7C15 ^ uint64(r)<<7
-		for c, f := range fsSchema.Fields() {
-			fb := b.Field(c)
-			if r < fsEdgeRows {
-				edges := fsEdges[f.Name]
-				fsAppendAny(fb, edges[r%len(edges)])
-				continue
-			}
-			if f.Nullable && r%3 == 2 {
-				fb.AppendNull()
-				continue
-			}
-			ts := int64(h%(usYear9999-usYear1)) + usYear1 // within years 1 to 9999
-			var v any
-			switch f.Name {
-			case "b":
-				v = h&1 == 1
-			case "i8":
-				v = int8(h)
-			case "i16":
-				v = int16(h)
-			case "i32":
-				v = int32(h)
-			case "i64":
-				v = int64(h)
-			case "f4":
-				v = float32(int32(h)) / 7
-			case "f8":
-				v = float64(int64(h)) / 3
-			case "s", "s_nn":
-				v = fmt.Sprintf("row %d %x", r, h)
-				if r%5 == 0 {
-					v = v.(string) + ", \"ünïcødé\""
-				}
-			case "bin":
-				v = []byte(fmt.Sprintf("%x", h))[:r%9]
-			case "d":
-				v = arrow.Date32(int64(h%2000000) - 700000)
-			case "ts_s":
-				v = arrow.Timestamp(ts / 1e6)
-			case "ts_ms":
-				v = arrow.Timestamp(ts / 1e3)
-			case "ts_us", "tz_us":
-				v = arrow.Timestamp(ts)
-			case "ts_ns":
-				v = arrow.Timestamp(ts % (math.MaxInt64 / 1000) * 1000)
-			case "iv":
-				v = arrow.Duration(int64(h) >> 12)
-			case "dec9":
-				v = decimal128.FromI64(int64(h) % 999999999)
-			case "dec20":
-				v = decimal128.FromI64(int64(h)).Mul(decimal128.FromI64(int64(r%7) + 1))
-			case "dec38":
-				v = decimal128.New(int64(h)>>3, h*31)
-			}
-			fsAppendAny(fb, v)
+	return typedRows(mem, fsSchema, fsEdges, fsEdgeRows, from, to, func(col string, r int, h uint64) any {
+		ts := int64(h%(usYear9999-usYear1)) + usYear1 // within years 1 to 9999
+		switch col {
+		case "s", "s_nn":
+			return typedText(r, h, ", \"ünïcødé\"")
+		case "d":
+			return arrow.Date32(int64(h%2000000) - 700000)
+		case "ts_s":
+			return arrow.Timestamp(ts / 1e6)
+		case "ts_ms":
+			return arrow.Timestamp(ts / 1e3)
+		case "ts_us", "tz_us":
+			return arrow.Timestamp(ts)
+		case "ts_ns":
+			return arrow.Timestamp(ts % (math.MaxInt64 / 1000) * 1000)
+		case "iv":
+			return arrow.Duration(int64(h) >> 12)
 		}
-	}
-	return b.NewRecordBatch()
-}
-
-func fsAppendAny(b array.Builder, v any) {
-	switch b := b.(type) {
-	case *array.DurationBuilder:
-		b.Append(v.(arrow.Duration))
-	default:
-		pqAppendAny(b, v)
-	}
+		return typedValue(col, r, h)
+	})
 }
 
 // fsRows returns rows [from, to) in batches of at most 300.
 func fsRows(mem memory.Allocator, from, to int) []arrow.RecordBatch {
-	var out []arrow.RecordBatch
-	for r := from; r < to; r += 300 {
-		out = append(out, fsBatch(mem, r, min(r+300, to)))
-	}
-	return out
+	return batchesOf(mem, from, to, 300, fsBatch)
 }
 
 // fsSinkFiles commits one file per transaction through the file sink: transaction i holds the batches (taken over)
 // and is committed as checkpoint i+1.
 func fsSinkFiles(t testing.TB, mem memory.Allocator, dir, format string, header bool, schema *arrow.Schema, txns ...[]arrow.RecordBatch) {
 	t.Helper()
-	s := NewFileSink(FileSinkConfig{Path: dir, Format: format, CSVHeader: header, Schema: schema})
-	must(t, s.Open(newTask(mem, taskOpts{})))
-	for i, txn := range txns {
-		for _, rec := range txn {
-			must(t, s.Write(exec.Batch{Rec: rec}))
-		}
-		must(t, s.PreCommit(uint64(i+1)))
-	}
-	must(t, s.Commit(uint64(len(txns))))
-	must(t, s.Close())
+	commitTxns(t, mem, NewFileSink(FileSinkConfig{Path: dir, Format: format, CSVHeader: header, Schema: schema}), txns...)
 }
 
 // fsTask is a task context with an error counter and a log that records what it is told.
@@ -212,44 +148,15 @@ func newFSTask(mem memory.Allocator, sub, par int) fsTask {
 
 func openFS(t testing.TB, cfg FileSourceConfig, task fsTask, offset []byte) exec.Source {
 	t.Helper()
-	src := NewFileSource(cfg)(task.Subtask)
-	if offset != nil {
-		must(t, src.RestoreOffset(offset))
-	}
-	must(t, src.Open(task.TaskContext))
-	return src
-}
-
-// drainFS reads a bounded source to its end and returns the batches and the offset before each and after the
-// last.
-func drainFS(t testing.TB, src exec.Source, limit int) (recs []arrow.RecordBatch, offsets [][]byte) {
-	t.Helper()
-	for {
-		off, err := src.SnapshotOffset()
-		must(t, err)
-		offsets = append(offsets, off)
-		res, err := src.Produce(context.Background())
-		must(t, err)
-		switch res.Status {
-		case exec.Finished:
-			return recs, offsets
-		case exec.Produced:
-			if n := res.Batch.Rows(); n == 0 || n > limit {
-				t.Fatalf("batch of %d rows, limit %d", n, limit)
-			}
-			recs = append(recs, res.Batch.Rec)
-		default:
-			t.Fatalf("status %d", res.Status)
-		}
-	}
+	return openSource(t, NewFileSource(cfg)(task.Subtask), task.TaskContext, offset)
 }
 
 func readAllFS(t testing.TB, mem memory.Allocator, cfg FileSourceConfig, task fsTask) arrow.RecordBatch {
 	t.Helper()
 	src := openFS(t, cfg, task, nil)
-	recs, _ := drainFS(t, src, cmp0(cfg.BatchRows, DefaultFileSourceBatchRows))
+	recs, _ := drainBounded(t, src, cmp0(cfg.BatchRows, DefaultFileSourceBatchRows))
 	must(t, src.Close())
-	return concatPQ(t.(*testing.T), mem, cfg.Schema, recs)
+	return concatPQ(t, mem, cfg.Schema, recs)
 }
 
 // Pins: a value of any type the file sink writes read back differently (NULL vs empty string, quoting, escapes,
@@ -567,72 +474,39 @@ func TestFileSourceRestore(t *testing.T) {
 			total := fsRestoreFiles(t, dir, format)
 			cfg := FileSourceConfig{Path: dir, Format: format, Schema: fsKV, CSVHeader: format == "csv", BatchRows: 9}
 			src := openFS(t, cfg, newFSTask(mem, 0, 1), nil)
-			recs, offsets := drainFS(t, src, 9)
+			recs, offsets := drainBounded(t, src, 9)
 			must(t, src.Close())
-			starts := []int64{0}
-			for _, r := range recs {
-				starts = append(starts, starts[len(starts)-1]+r.NumRows())
-			}
-			full := concatPQ(t, mem, fsKV, recs)
-			defer full.Release()
-			if int(full.NumRows()) != total {
-				t.Fatalf("%d rows, want %d", full.NumRows(), total)
-			}
-			suffix := func(from int64) arrow.RecordBatch { return full.NewSlice(from, full.NumRows()) }
-			for i, off := range offsets {
+			requireRestores(t, mem, fsKV, recs, offsets, total, func(i int, off []byte, full arrow.RecordBatch, start int64) []arrow.RecordBatch {
 				cfg2 := cfg
 				cfg2.BatchRows = 4
 				src := openFS(t, cfg2, newFSTask(mem, 0, 1), off)
-				rest, more := drainFS(t, src, 4)
+				rest, more := drainBounded(t, src, 4)
 				must(t, src.Close())
 				// Offsets of the restored read restore too: from the middle of it, read to the end again.
 				if len(more) > 2 {
 					k := len(more) / 2
 					src := openFS(t, cfg, newFSTask(mem, 0, 1), more[k])
-					tail, _ := drainFS(t, src, 9)
+					tail, _ := drainBounded(t, src, 9)
 					must(t, src.Close())
 					before := int64(0)
 					for _, r := range rest[:k] {
 						before += r.NumRows()
 					}
-					got := concatPQ(t, mem, fsKV, tail)
-					want := suffix(starts[i] + before)
-					pqRequireSame(t, fmt.Sprintf("restore at batch %d, then at its batch %d", i, k), want, got)
-					want.Release()
-					got.Release()
+					requireRowsFrom(t, mem, fmt.Sprintf("restore at batch %d, then at its batch %d", i, k), full, start+before, tail)
 				}
-				got := concatPQ(t, mem, fsKV, rest)
-				want := suffix(starts[i])
-				pqRequireSame(t, fmt.Sprintf("restore at batch %d", i), want, got)
-				want.Release()
-				got.Release()
-			}
+				return rest
+			})
 
 			mid := offsets[5]
-			src = NewFileSource(cfg)(0)
-			must(t, src.RestoreOffset(mid))
-			if err := src.Open(newFSTask(mem, 0, 2).TaskContext); err == nil || !strings.Contains(err.Error(), "parallelism") {
-				t.Errorf("restore at another parallelism: %v", err)
-			}
-			must(t, src.Close())
+			requireOpenFails(t, NewFileSource(cfg)(0), mid, newFSTask(mem, 0, 2).TaskContext, "parallelism", "restore at another parallelism")
 			if err := NewFileSource(cfg)(0).RestoreOffset(mid[:len(mid)-1]); err == nil {
 				t.Error("truncated offset accepted")
 			}
 			follow := cfg
 			follow.Follow = true
-			src = NewFileSource(follow)(0)
-			must(t, src.RestoreOffset(mid))
-			if err := src.Open(newFSTask(mem, 0, 1).TaskContext); err == nil || !strings.Contains(err.Error(), "monitor-interval") {
-				t.Errorf("bounded offset into a following source: %v", err)
-			}
-			must(t, src.Close())
+			requireOpenFails(t, NewFileSource(follow)(0), mid, newFSTask(mem, 0, 1).TaskContext, "monitor-interval", "bounded offset into a following source")
 			writeFile(t, filepath.Join(dir, "zz."+format), "")
-			src = NewFileSource(cfg)(0)
-			must(t, src.RestoreOffset(mid))
-			if err := src.Open(newFSTask(mem, 0, 1).TaskContext); err == nil || !strings.Contains(err.Error(), "added") {
-				t.Errorf("restore after a file was added: %v", err)
-			}
-			must(t, src.Close())
+			requireOpenFails(t, NewFileSource(cfg)(0), mid, newFSTask(mem, 0, 1).TaskContext, "added", "restore after a file was added")
 		})
 	}
 }
@@ -654,31 +528,12 @@ func TestFileSourceSubtasks(t *testing.T) {
 	for f := range 5 {
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d.csv", f)), fmt.Sprintf("%d,a,\n%d,b,\n", 10*f, 10*f+1))
 	}
-	for _, par := range []int{1, 2, 3} {
-		seen := map[int64]bool{}
-		for sub := range par {
-			src := openFS(t, FileSourceConfig{Path: filepath.Join(dir, "*.csv"), Format: "csv", Schema: fsKV}, newFSTask(mem, sub, par), nil)
-			recs, _ := drainFS(t, src, DefaultFileSourceBatchRows)
-			must(t, src.Close())
-			ids := fsIDs(recs)
-			var want []int64
-			for f := sub; f < 5; f += par {
-				want = append(want, int64(10*f), int64(10*f+1))
-			}
-			if fmt.Sprint(ids) != fmt.Sprint(want) {
-				t.Errorf("subtask %d of %d read %v, want %v", sub, par, ids, want)
-			}
-			for _, id := range ids {
-				if seen[id] {
-					t.Errorf("parallelism %d: row %d read twice", par, id)
-				}
-				seen[id] = true
-			}
-		}
-		if len(seen) != 10 {
-			t.Errorf("parallelism %d: %d rows read, want 10", par, len(seen))
-		}
-	}
+	requireSubtaskFiles(t, []int{1, 2, 3}, func(sub, par int) []int64 {
+		src := openFS(t, FileSourceConfig{Path: filepath.Join(dir, "*.csv"), Format: "csv", Schema: fsKV}, newFSTask(mem, sub, par), nil)
+		recs, _ := drainBounded(t, src, DefaultFileSourceBatchRows)
+		must(t, src.Close())
+		return fsIDs(recs)
+	})
 }
 
 // produceFollow calls Produce until it is Idle with nothing left that is due, waiting on IdleWait once so that a
@@ -946,24 +801,22 @@ func BenchmarkFileSourceCSV(b *testing.B) {
 		bld.Release()
 	}
 	fsSinkFiles(b, mem, dir, "csv", false, schema, recs)
-	b.ResetTimer()
-	for range b.N {
-		src := NewFileSource(FileSourceConfig{Path: dir, Format: "csv", Schema: schema})(0)
-		must(b, src.Open(newTask(mem, taskOpts{})))
-		n := 0
-		for {
-			res, err := src.Produce(context.Background())
-			must(b, err)
-			if res.Status == exec.Finished {
-				break
-			}
-			n += res.Batch.Rows()
-			res.Batch.Rec.Release()
-		}
-		must(b, src.Close())
-		if n != rows {
-			b.Fatalf("%d rows", n)
+	benchReadAll(b, mem, rows, func() exec.Source {
+		return NewFileSource(FileSourceConfig{Path: dir, Format: "csv", Schema: schema})(0)
+	})
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "file_source_csv_rows_per_sec:rows/s")
+}
+
+// A corrupt offset (a string length past the bytes left) is refused, not a panic.
+func TestOffsetReaderRefusesOverlongString(t *testing.T) {
+	for _, b := range [][]byte{{2, 'a'}, {5, 'a', 'b'}, {1}, {0x80}} {
+		r := offsetReader{b: b, ok: true}
+		if s := r.str(); r.ok || s != "" {
+			t.Fatalf("%v: read %q, ok=%v", b, s, r.ok)
 		}
 	}
-	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "file_source_csv_rows_per_sec:rows/s")
+	r := offsetReader{b: []byte{2, 'o', 'k'}, ok: true}
+	if s := r.str(); s != "ok" || !r.done() {
+		t.Fatalf("read %q, done=%v", s, r.done())
+	}
 }

@@ -2,6 +2,8 @@ package operators
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -34,13 +36,7 @@ func GeneratorConfigFromOptions(schema *arrow.Schema, opts map[string]string) (G
 		byName[strings.ToLower(f.Name)] = i
 		cfg.Fields[i].End = math.MaxInt64
 	}
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // deterministic error messages
-	for _, key := range keys {
-		val := strings.TrimSpace(opts[key])
+	for key, val := range sortedOptions(opts) {
 		var err error
 		switch key {
 		case "connector":
@@ -70,6 +66,18 @@ func GeneratorConfigFromOptions(schema *arrow.Schema, opts map[string]string) (G
 		return cfg, fmt.Errorf("datagen: negative 'number-of-rows' or 'rows-per-second'")
 	}
 	return cfg, nil
+}
+
+// sortedOptions yields a connector's options in key order (so that the first bad one named is always the same),
+// their values trimmed of white space.
+func sortedOptions(opts map[string]string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, key := range slices.Sorted(maps.Keys(opts)) {
+			if !yield(key, strings.TrimSpace(opts[key])) {
+				return
+			}
+		}
+	}
 }
 
 func setGenOption(f *GenField, t arrow.DataType, prop, val string) error {

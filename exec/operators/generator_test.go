@@ -291,7 +291,14 @@ func TestGeneratorThrottleAndCancel(t *testing.T) {
 	}
 
 	cfg.RowsPerSecond = 0.5 // one row every two seconds
-	src := NewGenerator(cfg)
+	requireSlowThrottle(t, mem, NewGenerator(cfg))
+}
+
+// requireSlowThrottle checks a source throttled to a row every two seconds or so: its first row is due at once,
+// the next Produce is Idle after at most maxThrottleWait, and one whose context is cancelled while it waits
+// returns Idle at once.
+func requireSlowThrottle(t *testing.T, mem memory.Allocator, src exec.Source) {
+	t.Helper()
 	must(t, src.Open(newTask(mem, taskOpts{})))
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := src.Produce(ctx) // the first row is due at once
@@ -306,7 +313,7 @@ func TestGeneratorThrottleAndCancel(t *testing.T) {
 		t.Fatalf("produce before the next row is due: %v", res.Status)
 	}
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	start = time.Now()
+	start := time.Now()
 	res, err = src.Produce(ctx)
 	must(t, err)
 	if el := time.Since(start); el > 80*time.Millisecond || res.Status != exec.Idle {

@@ -688,6 +688,9 @@ type nexEvents struct {
 func (m *nexModel) fillInts(f nexField, ev *nexEvents, out []int64) {
 	ns := ev.ns
 	out = out[:len(ns)]
+	// The fields drawn from the event and the last person or auction id at it.
+	var fromLast func(n, last int64) int64
+	var last []int64
 	switch f {
 	case nfPersonID:
 		for i, p := range ev.lastP[:len(ns)] {
@@ -701,8 +704,11 @@ func (m *nexModel) fillInts(f nexField, ev *nexEvents, out []int64) {
 		for i, n := range ns {
 			out[i] = m.timeMs(n)
 		}
-	case nfAuctionInitial:
+	case nfAuctionInitial, nfBidPrice:
 		k := m.keys[dAuctionInitial]
+		if f == nfBidPrice {
+			k = m.keys[dBidPrice]
+		}
 		for i, n := range ns {
 			out[i] = nexPrice(hashAt(k, n))
 		}
@@ -715,34 +721,26 @@ func (m *nexModel) fillInts(f nexField, ev *nexEvents, out []int64) {
 		for i, n := range ns {
 			out[i] = m.auctionExpires(n)
 		}
-	case nfAuctionSeller:
-		lastP := ev.lastP[:len(ns)]
-		for i, n := range ns {
-			out[i] = m.auctionSeller(n, lastP[i])
-		}
 	case nfAuctionCategory:
 		k := m.keys[dAuctionCategory]
 		for i, n := range ns {
 			h := hashAt(k, n)
 			out[i] = nexFirstCategoryID + int64(draw(&h, nexNumCategories))
 		}
+	case nfAuctionSeller:
+		fromLast, last = m.auctionSeller, ev.lastP
 	case nfBidAuction:
-		lastA := ev.lastA[:len(ns)]
-		for i, n := range ns {
-			out[i] = m.bidAuction(n, lastA[i])
-		}
+		fromLast, last = m.bidAuction, ev.lastA
 	case nfBidBidder:
-		lastP := ev.lastP[:len(ns)]
-		for i, n := range ns {
-			out[i] = m.bidBidder(n, lastP[i])
-		}
-	case nfBidPrice:
-		k := m.keys[dBidPrice]
-		for i, n := range ns {
-			out[i] = nexPrice(hashAt(k, n))
-		}
+		fromLast, last = m.bidBidder, ev.lastP
 	default:
 		panic(fmt.Sprintf("nexmark: field %d is not an integer", f))
+	}
+	if fromLast != nil {
+		last = last[:len(ns)]
+		for i, n := range ns {
+			out[i] = fromLast(n, last[i])
+		}
 	}
 }
 
@@ -757,42 +755,25 @@ type nexScratch struct {
 // card).
 func (m *nexModel) spanStrings(f nexField, ns []int64, spans []nexSpan, sc *nexScratch) []byte {
 	spans = spans[:len(ns)]
+	var field func(n int64) nexSpan
+	var data []byte
 	switch f {
 	case nfPersonName:
-		for i, n := range ns {
-			spans[i] = m.personName(n)
-		}
-		return m.names.data
+		field, data = m.personName, m.names.data
 	case nfPersonCity:
-		for i, n := range ns {
-			spans[i] = m.personCity(n)
-		}
-		return m.cities.data
+		field, data = m.personCity, m.cities.data
 	case nfPersonState:
-		for i, n := range ns {
-			spans[i] = m.personState(n)
-		}
-		return m.states.data
+		field, data = m.personState, m.states.data
 	case nfPersonExtra:
-		for i, n := range ns {
-			spans[i] = m.personExtra(n)
-		}
-		return m.letters
+		field, data = m.personExtra, m.letters
 	case nfAuctionItem:
-		for i, n := range ns {
-			spans[i] = m.auctionItem(n)
-		}
-		return m.text
+		field, data = m.auctionItem, m.text
 	case nfAuctionDesc:
-		for i, n := range ns {
-			spans[i] = m.auctionDesc(n)
-		}
-		return m.text
+		field, data = m.auctionDesc, m.text
 	case nfAuctionExtra:
-		for i, n := range ns {
-			spans[i] = m.auctionExtra(n)
-		}
-		return m.letters
+		field, data = m.auctionExtra, m.letters
+	case nfBidExtra:
+		field, data = m.bidExtra, m.letters
 	case nfBidChannel, nfBidURL:
 		m.buildChannels()
 		if !sc.channelsValid {
@@ -813,13 +794,13 @@ func (m *nexModel) spanStrings(f nexField, ns []int64, spans []nexSpan, sc *nexS
 			spans[i] = strs.spans[c]
 		}
 		return strs.data
-	case nfBidExtra:
-		for i, n := range ns {
-			spans[i] = m.bidExtra(n)
-		}
-		return m.letters
+	default:
+		return nil
 	}
-	return nil
+	for i, n := range ns {
+		spans[i] = field(n)
+	}
+	return data
 }
 
 // composeStrings writes a composed string field of the events ns into data (at least len(ns)*maxLen[f] bytes)
@@ -900,12 +881,7 @@ func (s *nexmarkSource) rowsBelow(events int64) uint64 {
 }
 
 func (s *nexmarkSource) RestoreOffset(offset []byte) error {
-	o, err := decodeNexOffset(offset)
-	if err != nil {
-		return err
-	}
-	s.restored = &o
-	return nil
+	return restoreOffset(&s.restored, offset, decodeNexOffset)
 }
 
 func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
@@ -913,13 +889,10 @@ func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
 		return s.err
 	}
 	m := s.m
-	if ctx.Parallelism < 1 || ctx.Subtask < 0 || ctx.Subtask >= ctx.Parallelism {
-		return fmt.Errorf("nexmark: subtask %d of %d", ctx.Subtask, ctx.Parallelism)
+	if err := checkSubtask("nexmark", ctx); err != nil {
+		return err
 	}
-	s.alloc = ctx.Alloc
-	if s.alloc == nil {
-		s.alloc = memory.DefaultAllocator
-	}
+	s.alloc = taskAlloc(ctx)
 	s.sub, s.par = int64(ctx.Subtask), int64(ctx.Parallelism)
 	s.localRows = math.MaxUint64
 	if m.cfg.Events > 0 {

@@ -1,12 +1,9 @@
 package operators
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // BenchmarkNexmarkBid measures an unbounded Nexmark bid source producing 8192-row batches: all seven columns, and
@@ -37,22 +34,6 @@ func BenchmarkNexmarkOther(b *testing.B) {
 }
 
 func benchNexmark(b *testing.B, cfg NexmarkConfig, metric string) {
-	src := NewNexmark(cfg)(0)
-	if err := src.Open(newTask(memory.NewGoAllocator(), taskOpts{})); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	start := time.Now()
-	rows := 0
-	for b.Loop() {
-		res, err := src.Produce(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows += res.Batch.Rows()
-		res.Batch.Release()
-	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), metric)
+	rows := benchSource(b, NewNexmark(cfg)(0), metric)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
-	src.Close()
 }

@@ -3,7 +3,6 @@ package operators
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,13 +35,7 @@ import (
 // every column must name a field of the table (case and underscores ignored) with a compatible type.
 func NexmarkConfigFromOptions(schema *arrow.Schema, opts map[string]string) (NexmarkConfig, error) {
 	cfg := NexmarkConfig{Schema: schema}
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // deterministic error messages
-	for _, key := range keys {
-		val := strings.TrimSpace(opts[key])
+	for key, val := range sortedOptions(opts) {
 		var err error
 		switch key {
 		case "connector":

@@ -480,28 +480,25 @@ func TestNexmarkColumnSubsetsAndNames(t *testing.T) {
 			}
 		}
 	}
+	// subset requires a table read with schema to hold, row for row, the columns cols of the full table.
+	subset := func(table string, schema *arrow.Schema, cols ...int) {
+		t.Helper()
+		cfg := nexCfg(table, 2000)
+		cfg.Schema = schema
+		run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+		all, _ := nexDrain(t, nexCfg(table, 2000), nil, 0, 1, -1)
+		for i, r := range run.rows {
+			for k, c := range cols {
+				if r.Values[k] != all.rows[i].Values[c] {
+					t.Fatalf("%s subset row %d: %v vs %v", table, i, r.Values, all.rows[i].Values)
+				}
+			}
+		}
+	}
 	// Auction names: camelCase as Flink declares them, category as INT.
-	cfg := nexCfg("auction", 2000)
-	cfg.Schema = nexSchema("itemName", nexText, "initialBid", nexBigint, "category", arrow.PrimitiveTypes.Int32)
-	run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
-	all, _ := nexDrain(t, nexCfg("auction", 2000), nil, 0, 1, -1)
-	for i, r := range run.rows {
-		if r.Values[0] != all.rows[i].Values[1] || r.Values[1] != all.rows[i].Values[3] ||
-			r.Values[2] != all.rows[i].Values[8] {
-			t.Fatalf("auction subset row %d: %v vs %v", i, r.Values, all.rows[i].Values)
-		}
-	}
+	subset("auction", nexSchema("itemName", nexText, "initialBid", nexBigint, "category", arrow.PrimitiveTypes.Int32), 1, 3, 8)
 	// Person: emailAddress, creditCard.
-	cfg = nexCfg("person", 2000)
-	cfg.Schema = nexSchema("creditCard", nexText, "emailAddress", nexText, "extra", nexText)
-	prun, _ := nexDrain(t, cfg, nil, 0, 1, -1)
-	pall, _ := nexDrain(t, nexCfg("person", 2000), nil, 0, 1, -1)
-	for i, r := range prun.rows {
-		if r.Values[0] != pall.rows[i].Values[3] || r.Values[1] != pall.rows[i].Values[2] ||
-			r.Values[2] != pall.rows[i].Values[7] {
-			t.Fatalf("person subset row %d: %v vs %v", i, r.Values, pall.rows[i].Values)
-		}
-	}
+	subset("person", nexSchema("creditCard", nexText, "emailAddress", nexText, "extra", nexText), 3, 2, 7)
 }
 
 // Pins: bad schemas and options being accepted, or good ones refused; errors that do not name the culprit.
@@ -583,23 +580,6 @@ func TestNexmarkThrottle(t *testing.T) {
 		t.Fatalf("460 bids at 2000 events/s took %v", el)
 	}
 
-	mem := checkedAlloc(t)
 	cfg.Rate = 0.5 // a bid every 2.2 s
-	src := NewNexmark(cfg)(0)
-	must(t, src.Open(newTask(mem, taskOpts{})))
-	ctx, cancel := context.WithCancel(context.Background())
-	res, err := src.Produce(ctx)
-	must(t, err)
-	if res.Status != exec.Produced || res.Batch.Rows() != 1 {
-		t.Fatalf("first throttled produce: %v, %d rows", res.Status, res.Batch.Rows())
-	}
-	res.Batch.Release()
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	start = time.Now()
-	res, err = src.Produce(ctx)
-	must(t, err)
-	if el := time.Since(start); el > 80*time.Millisecond || res.Status != exec.Idle {
-		t.Fatalf("produce ahead of schedule with a cancelled context: %v after %v", res.Status, el)
-	}
-	must(t, src.Close())
+	requireSlowThrottle(t, checkedAlloc(t), NewNexmark(cfg)(0))
 }

@@ -101,11 +101,16 @@ type pqSrcOffset struct {
 }
 
 func (s *parquetSource) RestoreOffset(b []byte) error {
-	o, err := decodePQSrcOffset(b)
+	return restoreOffset(&s.restored, b, decodePQSrcOffset)
+}
+
+// restoreOffset decodes an offset for Open to restore: *restored becomes it, or stays as it was on an error.
+func restoreOffset[T any](restored **T, b []byte, decode func([]byte) (T, error)) error {
+	o, err := decode(b)
 	if err != nil {
 		return err
 	}
-	s.restored = &o
+	*restored = &o
 	return nil
 }
 
@@ -115,44 +120,80 @@ func (s *parquetSource) SnapshotOffset() ([]byte, error) {
 	if s.bld == nil {
 		return nil, errors.New("parquet source: snapshot before open")
 	}
-	b := make([]byte, 0, 32)
-	b = append(b, pqSrcOffsetVersion)
-	b = binary.AppendUvarint(b, uint64(s.sub))
-	b = binary.AppendUvarint(b, uint64(s.par))
-	b = binary.AppendUvarint(b, uint64(len(s.files)))
-	b = binary.BigEndian.AppendUint64(b, s.fp)
-	b = binary.AppendUvarint(b, uint64(s.next))
+	b := appendListPos(append(make([]byte, 0, 32), pqSrcOffsetVersion), s.sub, s.par, len(s.files), s.fp, s.next)
 	return binary.AppendUvarint(b, uint64(s.row)), nil
 }
+
+// appendListPos appends a bounded file source's place in its file list: uvarints subtask, parallelism and file
+// count, the 8-byte list fingerprint, then the uvarint index of the file being read (or next to read).
+func appendListPos(b []byte, sub, par, files int, fp uint64, next int) []byte {
+	b = binary.AppendUvarint(b, uint64(sub))
+	b = binary.AppendUvarint(b, uint64(par))
+	b = binary.AppendUvarint(b, uint64(files))
+	b = binary.BigEndian.AppendUint64(b, fp)
+	return binary.AppendUvarint(b, uint64(next))
+}
+
+// offsetReader reads the fields of an offset in order. A field that is missing, malformed or over its limit
+// clears ok, and every read after it returns zero.
+type offsetReader struct {
+	b  []byte
+	ok bool
+}
+
+// uvarint reads a uvarint of at most limit (math.MaxInt64 at most).
+func (r *offsetReader) uvarint(limit uint64) int64 {
+	if !r.ok {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 || v > limit {
+		r.ok = false
+		return 0
+	}
+	r.b = r.b[n:]
+	return int64(v)
+}
+
+// fixed64 reads 8 bytes, big-endian.
+func (r *offsetReader) fixed64() uint64 {
+	if !r.ok || len(r.b) < 8 {
+		r.ok = false
+		return 0
+	}
+	v := binary.BigEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+// str reads a uvarint length and that many bytes (a length past the bytes left makes the offset unreadable).
+func (r *offsetReader) str() string {
+	n := r.uvarint(math.MaxInt64)
+	if !r.ok || n > int64(len(r.b)) {
+		r.ok = false
+		return ""
+	}
+	v := string(r.b[:n])
+	r.b = r.b[n:]
+	return v
+}
+
+// done reports whether every read succeeded and nothing is left over.
+func (r *offsetReader) done() bool { return r.ok && len(r.b) == 0 }
 
 func decodePQSrcOffset(b []byte) (pqSrcOffset, error) {
 	bad := fmt.Errorf("parquet source: unreadable offset (%d bytes)", len(b))
 	if len(b) < 1 || b[0] != pqSrcOffsetVersion {
 		return pqSrcOffset{}, bad
 	}
-	b = b[1:]
-	uvarint := func(limit uint64) (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 || v > limit {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
+	r := offsetReader{b: b[1:], ok: true}
 	var o pqSrcOffset
-	sub, ok1 := uvarint(math.MaxInt32)
-	par, ok2 := uvarint(math.MaxInt32)
-	files, ok3 := uvarint(math.MaxInt32)
-	if !ok1 || !ok2 || !ok3 || len(b) < 8 {
+	o.sub, o.par, o.files = int(r.uvarint(math.MaxInt32)), int(r.uvarint(math.MaxInt32)), int(r.uvarint(math.MaxInt32))
+	o.fp = r.fixed64()
+	o.next, o.row = int(r.uvarint(math.MaxInt32)), r.uvarint(math.MaxInt64)
+	if !r.done() {
 		return pqSrcOffset{}, bad
 	}
-	o.fp, b = binary.BigEndian.Uint64(b), b[8:]
-	next, ok4 := uvarint(math.MaxInt32)
-	row, ok5 := uvarint(math.MaxInt64)
-	if !ok4 || !ok5 || len(b) != 0 {
-		return pqSrcOffset{}, bad
-	}
-	o.sub, o.par, o.files, o.next, o.row = int(sub), int(par), int(files), int(next), int64(row)
 	return o, nil
 }
 
@@ -166,27 +207,17 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	if cfg.BatchRows < 0 {
 		return errors.New("parquet source: negative batch size")
 	}
-	if ctx.Parallelism < 1 || ctx.Subtask < 0 || ctx.Subtask >= ctx.Parallelism {
-		return fmt.Errorf("parquet source: subtask %d of %d", ctx.Subtask, ctx.Parallelism)
+	if err := checkSubtask("parquet source", ctx); err != nil {
+		return err
 	}
 	for _, f := range cfg.Schema.Fields() {
 		if !pqSourceType(f.Type) {
 			return fmt.Errorf("parquet source: column %s: type %s cannot be read from Parquet", f.Name, f.Type)
 		}
 	}
-	s.fsys = ctx.FS
-	if s.fsys == nil {
-		s.fsys = state.OS
-	}
-	s.alloc = ctx.Alloc
-	if s.alloc == nil {
-		s.alloc = memory.DefaultAllocator
-	}
+	s.fsys, s.alloc = taskFS(ctx), taskAlloc(ctx)
 	s.sub, s.par = ctx.Subtask, ctx.Parallelism
-	s.batch = cfg.BatchRows
-	if s.batch == 0 {
-		s.batch = DefaultParquetBatchRows
-	}
+	s.batch = cmp0(cfg.BatchRows, DefaultParquetBatchRows)
 
 	files, err := listParquetFiles(s.fsys, cfg.Path)
 	if err != nil {
@@ -195,20 +226,11 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	s.files, s.fp = files, pqFingerprint(files)
 	s.next, s.row = s.sub, 0
 	if o := s.restored; o != nil {
-		if o.sub != s.sub || o.par != s.par {
-			return fmt.Errorf("parquet source: offset of subtask %d of %d restored into subtask %d of %d: "+
-				"restore at the same parallelism", o.sub, o.par, s.sub, s.par)
+		if err := checkOffsetSubtask("parquet source", o.sub, o.par, s.sub, s.par); err != nil {
+			return err
 		}
-		if o.files != len(files) || o.fp != s.fp {
-			what := "a file was renamed, replaced or rewritten"
-			switch {
-			case len(files) < o.files:
-				what = "a file of the list disappeared"
-			case len(files) > o.files:
-				what = "files were added"
-			}
-			return fmt.Errorf("parquet source: the files of %s changed since the checkpoint (%d then, %d now): %s",
-				cfg.Path, o.files, len(files), what)
+		if err := checkSameFiles("parquet source", cfg.Path, o.files, o.fp, len(files), s.fp); err != nil {
+			return err
 		}
 		if o.next < len(files) && o.next%s.par != s.sub || o.row < 0 {
 			return fmt.Errorf("parquet source: offset (file %d, row %d) is not subtask %d's", o.next, o.row, s.sub)
@@ -225,6 +247,56 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	s.valid = make([]bool, pqChunk)
 	s.bld = array.NewRecordBuilder(s.alloc, cfg.Schema)
 	return nil
+}
+
+// checkSubtask reports a task context whose subtask is not one of its parallelism's; who starts the message.
+func checkSubtask(who string, ctx *exec.TaskContext) error {
+	if ctx.Parallelism < 1 || ctx.Subtask < 0 || ctx.Subtask >= ctx.Parallelism {
+		return fmt.Errorf("%s: subtask %d of %d", who, ctx.Subtask, ctx.Parallelism)
+	}
+	return nil
+}
+
+// taskFS is the task's file system, the operating system's when it has none.
+func taskFS(ctx *exec.TaskContext) state.FS {
+	if ctx.FS == nil {
+		return state.OS
+	}
+	return ctx.FS
+}
+
+// taskAlloc is the task's allocator, memory.DefaultAllocator when it has none.
+func taskAlloc(ctx *exec.TaskContext) memory.Allocator {
+	if ctx.Alloc == nil {
+		return memory.DefaultAllocator
+	}
+	return ctx.Alloc
+}
+
+// checkOffsetSubtask refuses an offset of subtask sub0 of par0 restored into subtask sub of par.
+func checkOffsetSubtask(who string, sub0, par0, sub, par int) error {
+	if sub0 != sub || par0 != par {
+		return fmt.Errorf("%s: offset of subtask %d of %d restored into subtask %d of %d: "+
+			"restore at the same parallelism", who, sub0, par0, sub, par)
+	}
+	return nil
+}
+
+// checkSameFiles refuses a restore into a file list other than the checkpoint's (files0 files of fingerprint fp0),
+// saying how it differs.
+func checkSameFiles(who, path string, files0 int, fp0 uint64, files int, fp uint64) error {
+	if files0 == files && fp0 == fp {
+		return nil
+	}
+	what := "a file was renamed, replaced or rewritten"
+	switch {
+	case files < files0:
+		what = "a file of the list disappeared"
+	case files > files0:
+		what = "files were added"
+	}
+	return fmt.Errorf("%s: the files of %s changed since the checkpoint (%d then, %d now): %s",
+		who, path, files0, files, what)
 }
 
 // checkFile reads the footer of one file and plans its columns. A file that cannot be opened as Parquet is left

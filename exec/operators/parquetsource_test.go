@@ -90,71 +90,93 @@ const pqSrcEdgeRows = 32
 
 // pqSrcBatch builds rows [from, to) of the all-types test data: a pure function of the row number.
 func pqSrcBatch(mem memory.Allocator, from, to int) arrow.RecordBatch {
-	b := array.NewRecordBuilder(mem, pqSrcSchema)
+	return typedRows(mem, pqSrcSchema, pqSrcEdges, pqSrcEdgeRows, from, to, func(col string, r int, h uint64) any {
+		switch col {
+		case "s", "s_nn":
+			return typedText(r, h, " ünïcødé")
+		case "d":
+			return arrow.Date32(int64(h%2000000) - 1000000)
+		case "ts_s":
+			return arrow.Timestamp(int64(h) >> 20)
+		case "ts_ms", "ts_us", "ts_ns", "tz_us":
+			return arrow.Timestamp(int64(h))
+		}
+		return typedValue(col, r, h)
+	})
+}
+
+// typedRows builds rows [from, to) of all-types test data: row r < edgeRows holds edges' values of each column,
+// cycling; after those every third row is NULL in nullable columns, and value(column, r, h) gives the others, h
+// being a hash of r.
+func typedRows(mem memory.Allocator, schema *arrow.Schema, edges map[string][]any, edgeRows, from, to int,
+	value func(col string, r int, h uint64) any) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for r := from; r < to; r++ {
 		h := uint64(r)*0x9E3779B97F4A7C15 ^ uint64(r)<<7
-		for c, f := range pqSrcSchema.Fields() {
+		for c, f := range schema.Fields() {
 			fb := b.Field(c)
-			if r < pqSrcEdgeRows {
-				edges := pqSrcEdges[f.Name]
-				pqAppendAny(fb, edges[r%len(edges)])
+			if r < edgeRows {
+				e := edges[f.Name]
+				pqAppendAny(fb, e[r%len(e)])
 				continue
 			}
 			if f.Nullable && r%3 == 2 {
 				fb.AppendNull()
 				continue
 			}
-			var v any
-			switch f.Name {
-			case "b":
-				v = h&1 == 1
-			case "i8":
-				v = int8(h)
-			case "i16":
-				v = int16(h)
-			case "i32":
-				v = int32(h)
-			case "i64":
-				v = int64(h)
-			case "u8":
-				v = uint8(h)
-			case "u16":
-				v = uint16(h)
-			case "u32":
-				v = uint32(h)
-			case "u64":
-				v = h
-			case "f4":
-				v = float32(int32(h)) / 7
-			case "f8":
-				v = float64(int64(h)) / 3
-			case "s", "s_nn":
-				v = fmt.Sprintf("row %d %x", r, h)
-				if r%5 == 0 {
-					v = v.(string) + " ünïcødé"
-				}
-			case "bin":
-				v = []byte(fmt.Sprintf("%x", h))[:r%9]
-			case "d":
-				v = arrow.Date32(int64(h%2000000) - 1000000)
-			case "ts_s":
-				v = arrow.Timestamp(int64(h) >> 20)
-			case "ts_ms", "ts_us", "ts_ns", "tz_us":
-				v = arrow.Timestamp(int64(h))
-			case "dec9":
-				v = decimal128.FromI64(int64(h) % 999999999)
-			case "dec18":
-				v = decimal128.FromI64(int64(h) % 999999999999999999)
-			case "dec20":
-				v = decimal128.FromI64(int64(h)).Mul(decimal128.FromI64(int64(r%7) + 1))
-			case "dec38":
-				v = decimal128.New(int64(h)>>3, h*31)
-			}
-			pqAppendAny(fb, v)
+			pqAppendAny(fb, value(f.Name, r, h))
 		}
 	}
 	return b.NewRecordBatch()
+}
+
+// typedText is a text value of row r of hash h; every fifth row's ends in suffix.
+func typedText(r int, h uint64, suffix string) string {
+	v := fmt.Sprintf("row %d %x", r, h)
+	if r%5 == 0 {
+		v += suffix
+	}
+	return v
+}
+
+// typedValue is the value of the columns the all-types schemas name alike, for row r of hash h.
+func typedValue(col string, r int, h uint64) any {
+	switch col {
+	case "b":
+		return h&1 == 1
+	case "i8":
+		return int8(h)
+	case "i16":
+		return int16(h)
+	case "i32":
+		return int32(h)
+	case "i64":
+		return int64(h)
+	case "u8":
+		return uint8(h)
+	case "u16":
+		return uint16(h)
+	case "u32":
+		return uint32(h)
+	case "u64":
+		return h
+	case "f4":
+		return float32(int32(h)) / 7
+	case "f8":
+		return float64(int64(h)) / 3
+	case "bin":
+		return []byte(fmt.Sprintf("%x", h))[:r%9]
+	case "dec9":
+		return decimal128.FromI64(int64(h) % 999999999)
+	case "dec18":
+		return decimal128.FromI64(int64(h) % 999999999999999999)
+	case "dec20":
+		return decimal128.FromI64(int64(h)).Mul(decimal128.FromI64(int64(r%7) + 1))
+	case "dec38":
+		return decimal128.New(int64(h)>>3, h*31)
+	}
+	panic("no value for column " + col)
 }
 
 func pqAppendAny(b array.Builder, v any) {
@@ -191,6 +213,8 @@ func pqAppendAny(b array.Builder, v any) {
 		b.Append(v.(arrow.Timestamp))
 	case *array.Decimal128Builder:
 		b.Append(v.(decimal128.Num))
+	case *array.DurationBuilder:
+		b.Append(v.(arrow.Duration))
 	default:
 		panic(fmt.Sprintf("builder %T", b))
 	}
@@ -200,7 +224,13 @@ func pqAppendAny(b array.Builder, v any) {
 // the given batches (taken over) and is staged at checkpoint i+1; a transaction without rows leaves no file.
 func pqSinkFiles(t *testing.T, mem memory.Allocator, dir string, schema *arrow.Schema, rowGroup int64, txns ...[]arrow.RecordBatch) {
 	t.Helper()
-	s := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: schema, RowGroupRows: rowGroup})
+	commitTxns(t, mem, NewParquetSink(ParquetSinkConfig{Path: dir, Schema: schema, RowGroupRows: rowGroup}), txns...)
+}
+
+// commitTxns writes the transactions through a two-phase sink: transaction i holds the batches (taken over) and is
+// pre-committed as checkpoint i+1; the last checkpoint is committed at the end.
+func commitTxns(t testing.TB, mem memory.Allocator, s exec.Sink, txns ...[]arrow.RecordBatch) {
+	t.Helper()
 	must(t, s.Open(newTask(mem, taskOpts{})))
 	for i, txn := range txns {
 		for _, rec := range txn {
@@ -214,26 +244,36 @@ func pqSinkFiles(t *testing.T, mem memory.Allocator, dir string, schema *arrow.S
 
 // pqSrcRows returns the all-types rows [from, to) in batches of at most 700 rows.
 func pqSrcRows(mem memory.Allocator, from, to int) []arrow.RecordBatch {
+	return batchesOf(mem, from, to, 700, pqSrcBatch)
+}
+
+// batchesOf returns the rows [from, to) of gen in batches of at most size rows.
+func batchesOf(mem memory.Allocator, from, to, size int, gen func(memory.Allocator, int, int) arrow.RecordBatch) []arrow.RecordBatch {
 	var out []arrow.RecordBatch
-	for r := from; r < to; r += 700 {
-		out = append(out, pqSrcBatch(mem, r, min(r+700, to)))
+	for r := from; r < to; r += size {
+		out = append(out, gen(mem, r, min(r+size, to)))
 	}
 	return out
 }
 
 func openPQSource(t *testing.T, mem memory.Allocator, cfg ParquetSourceConfig, offset []byte, sub, par int) exec.Source {
 	t.Helper()
-	src := NewParquetSource(cfg)
+	return openSource(t, NewParquetSource(cfg), newTask(mem, taskOpts{op: "src", sub: sub, par: par}), offset)
+}
+
+// openSource opens src in ctx, restored at offset unless it is nil.
+func openSource(t testing.TB, src exec.Source, ctx *exec.TaskContext, offset []byte) exec.Source {
+	t.Helper()
 	if offset != nil {
 		must(t, src.RestoreOffset(offset))
 	}
-	must(t, src.Open(newTask(mem, taskOpts{op: "src", sub: sub, par: par})))
+	must(t, src.Open(ctx))
 	return src
 }
 
-// drainPQ reads a source to its end, checking that no batch exceeds limit rows, and returns the batches and the
-// offset taken before each of them and after the last.
-func drainPQ(t *testing.T, src exec.Source, limit int) (recs []arrow.RecordBatch, offsets [][]byte) {
+// drainBounded reads a bounded source to its end, checking that no batch exceeds limit rows and that there is no
+// watermark, and returns the batches and the offset taken before each of them and after the last.
+func drainBounded(t testing.TB, src exec.Source, limit int) (recs []arrow.RecordBatch, offsets [][]byte) {
 	t.Helper()
 	for {
 		off, err := src.SnapshotOffset()
@@ -260,7 +300,7 @@ func drainPQ(t *testing.T, src exec.Source, limit int) (recs []arrow.RecordBatch
 }
 
 // concatPQ concatenates batches into one (releasing them).
-func concatPQ(t *testing.T, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) arrow.RecordBatch {
+func concatPQ(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) arrow.RecordBatch {
 	t.Helper()
 	defer pqReleaseAll(recs)
 	if len(recs) == 0 {
@@ -296,7 +336,7 @@ func pqReleaseAll(recs []arrow.RecordBatch) {
 }
 
 // requireSameRecords compares two batches value for value: floats by their bits, so NaN, -0 and infinities count.
-func pqRequireSame(t *testing.T, what string, want, got arrow.RecordBatch) {
+func pqRequireSame(t testing.TB, what string, want, got arrow.RecordBatch) {
 	t.Helper()
 	if !want.Schema().Equal(got.Schema()) {
 		t.Fatalf("%s: schema\n%s\nwant\n%s", what, got.Schema(), want.Schema())
@@ -357,7 +397,7 @@ func TestParquetSourceAllTypes(t *testing.T) {
 				limit = DefaultParquetBatchRows
 			}
 			src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: batch}, nil, 0, 1)
-			recs, _ := drainPQ(t, src, limit)
+			recs, _ := drainBounded(t, src, limit)
 			must(t, src.Close())
 			// A batch never spans files: with the default size, one batch per file.
 			if batch == 0 && len(recs) != 3 {
@@ -379,57 +419,71 @@ func TestParquetSourceRestore(t *testing.T) {
 		pqSrcRows(mem, 0, 1200), nil, pqSrcRows(mem, 1200, 1201), pqSrcRows(mem, 1201, 2000))
 	cfg := ParquetSourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 97}
 	src := openPQSource(t, mem, cfg, nil, 0, 1)
-	recs, offsets := drainPQ(t, src, 97)
+	recs, offsets := drainBounded(t, src, 97)
 	must(t, src.Close())
-	starts := []int64{0}
-	for _, r := range recs {
-		starts = append(starts, starts[len(starts)-1]+r.NumRows())
-	}
-	full := concatPQ(t, mem, pqSrcSchema, recs)
-	defer full.Release()
-	if full.NumRows() != 2000 {
-		t.Fatalf("%d rows", full.NumRows())
-	}
-	for i, off := range offsets {
+	requireRestores(t, mem, pqSrcSchema, recs, offsets, 2000, func(_ int, off []byte, _ arrow.RecordBatch, _ int64) []arrow.RecordBatch {
 		if len(off) > 24 {
 			t.Errorf("offset of %d bytes", len(off))
 		}
 		// Restore with a different batch size: positions need not fall on the earlier batches' boundaries.
 		src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 250}, off, 0, 1)
-		rest, _ := drainPQ(t, src, 250)
+		rest, _ := drainBounded(t, src, 250)
 		must(t, src.Close())
-		got := concatPQ(t, mem, pqSrcSchema, rest)
-		wantRest := full.NewSlice(starts[i], full.NumRows())
-		pqRequireSame(t, fmt.Sprintf("restore at batch %d", i), wantRest, got)
-		wantRest.Release()
-		got.Release()
-	}
+		return rest
+	})
 
 	mid := offsets[5]
-	src = NewParquetSource(cfg)
-	must(t, src.RestoreOffset(mid))
-	if err := src.Open(newTask(mem, taskOpts{sub: 0, par: 2})); err == nil || !strings.Contains(err.Error(), "parallelism") {
-		t.Errorf("restore at another parallelism: %v", err)
-	}
-	must(t, src.Close())
+	requireOpenFails(t, NewParquetSource(cfg), mid, newTask(mem, taskOpts{sub: 0, par: 2}), "parallelism", "restore at another parallelism")
 	if err := NewParquetSource(cfg).RestoreOffset(mid[:len(mid)-1]); err == nil {
 		t.Error("truncated offset accepted")
 	}
 
 	files := committedFiles(t, dir)
 	must(t, os.WriteFile(filepath.Join(dir, "zzz.parquet"), []byte("x"), 0o644))
-	src = NewParquetSource(cfg)
-	must(t, src.RestoreOffset(mid))
-	if err := src.Open(newTask(mem, taskOpts{})); err == nil || !strings.Contains(err.Error(), "added") {
-		t.Errorf("restore after a file was added: %v", err)
-	}
+	requireOpenFails(t, NewParquetSource(cfg), mid, newTask(mem, taskOpts{}), "added", "restore after a file was added")
 	must(t, os.Remove(filepath.Join(dir, "zzz.parquet")))
 	must(t, os.Remove(filepath.Join(dir, files[len(files)-1])))
-	src = NewParquetSource(cfg)
-	must(t, src.RestoreOffset(mid))
-	if err := src.Open(newTask(mem, taskOpts{})); err == nil || !strings.Contains(err.Error(), "disappeared") {
-		t.Errorf("restore after a file disappeared: %v", err)
+	requireOpenFails(t, NewParquetSource(cfg), mid, newTask(mem, taskOpts{}), "disappeared", "restore after a file disappeared")
+}
+
+// requireRestores checks a bounded source's offsets: recs (taken over) are a first read, offsets[i] the offset
+// drainBounded took before recs[i] (and after the last), and rows the rows they must hold in all. restore(i, off,
+// full, start) reads a fresh source restored at off to its end: it must read the rows of full from start on.
+func requireRestores(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch, offsets [][]byte, rows int,
+	restore func(i int, off []byte, full arrow.RecordBatch, start int64) []arrow.RecordBatch) {
+	t.Helper()
+	starts := []int64{0}
+	for _, r := range recs {
+		starts = append(starts, starts[len(starts)-1]+r.NumRows())
 	}
+	full := concatPQ(t, mem, schema, recs)
+	defer full.Release()
+	if int(full.NumRows()) != rows {
+		t.Fatalf("%d rows, want %d", full.NumRows(), rows)
+	}
+	for i, off := range offsets {
+		requireRowsFrom(t, mem, fmt.Sprintf("restore at batch %d", i), full, starts[i], restore(i, off, full, starts[i]))
+	}
+}
+
+// requireRowsFrom requires recs (taken over) to hold the rows of full from row from on.
+func requireRowsFrom(t testing.TB, mem memory.Allocator, what string, full arrow.RecordBatch, from int64, recs []arrow.RecordBatch) {
+	t.Helper()
+	got := concatPQ(t, mem, full.Schema(), recs)
+	defer got.Release()
+	want := full.NewSlice(from, full.NumRows())
+	defer want.Release()
+	pqRequireSame(t, what, want, got)
+}
+
+// requireOpenFails requires src, restored at off, to fail Open in ctx with an error containing want.
+func requireOpenFails(t testing.TB, src exec.Source, off []byte, ctx *exec.TaskContext, want, what string) {
+	t.Helper()
+	must(t, src.RestoreOffset(off))
+	if err := src.Open(ctx); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %v", what, err)
+	}
+	must(t, src.Close())
 }
 
 // Pins: subtasks that read overlapping or missing files, or not file k, k+p, ... in order.
@@ -441,17 +495,23 @@ func TestParquetSourceSubtasks(t *testing.T) {
 		txns = append(txns, []arrow.RecordBatch{kvBatch(mem, int64(10*f), int64(10*f+1)).Rec})
 	}
 	pqSinkFiles(t, mem, dir, kvSchema, 0, txns...)
-	for _, par := range []int{1, 2, 3, 7} {
+	requireSubtaskFiles(t, []int{1, 2, 3, 7}, func(sub, par int) []int64 {
+		src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: kvSchema}, nil, sub, par)
+		recs, _ := drainBounded(t, src, DefaultParquetBatchRows)
+		must(t, src.Close())
+		return fsIDs(recs)
+	})
+}
+
+// requireSubtaskFiles checks how a bounded source splits 5 files among subtasks, file f holding the ids 10f and
+// 10f+1: at each parallelism par, read(sub, par) returns the ids subtask sub read, which must be those of files
+// sub, sub+par, ... in order, and every id must be read once.
+func requireSubtaskFiles(t testing.TB, pars []int, read func(sub, par int) []int64) {
+	t.Helper()
+	for _, par := range pars {
 		seen := map[int64]bool{}
 		for sub := range par {
-			src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: kvSchema}, nil, sub, par)
-			recs, _ := drainPQ(t, src, DefaultParquetBatchRows)
-			must(t, src.Close())
-			var ids []int64
-			for _, r := range recs {
-				ids = append(ids, r.Column(0).(*array.Int64).Int64Values()...)
-			}
-			pqReleaseAll(recs)
+			ids := read(sub, par)
 			var want []int64
 			for f := sub; f < 5; f += par {
 				want = append(want, int64(10*f), int64(10*f+1))
@@ -589,7 +649,7 @@ func TestParquetSourcePaths(t *testing.T) {
 	ids := func(path string, schema *arrow.Schema) string {
 		t.Helper()
 		src := openPQSource(t, mem, ParquetSourceConfig{Path: path, Schema: schema}, nil, 0, 1)
-		recs, _ := drainPQ(t, src, DefaultParquetBatchRows)
+		recs, _ := drainBounded(t, src, DefaultParquetBatchRows)
 		must(t, src.Close())
 		var out []string
 		for _, r := range recs {
@@ -807,14 +867,14 @@ func TestParquetSourceForeignFiles(t *testing.T) {
 			writeForeignFile(t, filepath.Join(dir, "f.parquet"), cols, n, parquet.DataPageVersion(version))
 			cfg := ParquetSourceConfig{Path: dir, Schema: schema, BatchRows: 333}
 			src := openPQSource(t, mem, cfg, nil, 0, 1)
-			recs, offsets := drainPQ(t, src, 333)
+			recs, offsets := drainBounded(t, src, 333)
 			must(t, src.Close())
 			got := concatPQ(t, mem, schema, recs)
 			pqRequireSame(t, "read", want, got)
 			got.Release()
 			for i, off := range offsets {
 				src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: schema, BatchRows: 1000}, off, 0, 1)
-				rest, _ := drainPQ(t, src, 1000)
+				rest, _ := drainBounded(t, src, 1000)
 				must(t, src.Close())
 				got := concatPQ(t, mem, schema, rest)
 				start := int64(min(i*333, n))
@@ -867,17 +927,19 @@ func BenchmarkParquetSource(b *testing.B) {
 	for r := 0; r < rows; r += 4096 {
 		recs = append(recs, pqSrcBatch(mem, r, min(r+4096, rows)))
 	}
-	s := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: pqSrcSchema})
-	must(b, s.Open(newTask(mem, taskOpts{})))
-	for _, r := range recs {
-		must(b, s.Write(exec.Batch{Rec: r}))
-	}
-	must(b, s.PreCommit(1))
-	must(b, s.Commit(1))
-	must(b, s.Close())
+	commitTxns(b, mem, NewParquetSink(ParquetSinkConfig{Path: dir, Schema: pqSrcSchema}), recs)
+	benchReadAll(b, mem, rows, func() exec.Source {
+		return NewParquetSource(ParquetSourceConfig{Path: dir, Schema: pqSrcSchema})
+	})
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// benchReadAll times reading a bounded source of rows rows to its end b.N times, a fresh one from newSource each
+// time.
+func benchReadAll(b *testing.B, mem memory.Allocator, rows int, newSource func() exec.Source) {
 	b.ResetTimer()
 	for range b.N {
-		src := NewParquetSource(ParquetSourceConfig{Path: dir, Schema: pqSrcSchema})
+		src := newSource()
 		must(b, src.Open(newTask(mem, taskOpts{})))
 		n := 0
 		for {
@@ -894,5 +956,4 @@ func BenchmarkParquetSource(b *testing.B) {
 			b.Fatalf("%d rows", n)
 		}
 	}
-	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
