@@ -76,17 +76,11 @@ func hashColumn(col arrow.Array, acc []uint64) error {
 		}
 	case *array.Float64:
 		for i, v := range c.Float64Values() {
-			if v == 0 {
-				v = 0 // -0 and +0 are one key
-			}
-			mix(i, state.MixInt64(math.Float64bits(v)))
+			mix(i, state.MixInt64(floatKeyBits(v)))
 		}
 	case *array.Float32:
 		for i, v := range c.Float32Values() {
-			if v == 0 {
-				v = 0
-			}
-			mix(i, state.MixInt64(math.Float64bits(float64(v))))
+			mix(i, state.MixInt64(floatKeyBits(float64(v))))
 		}
 	case *array.Boolean:
 		for i := 0; i < c.Len(); i++ {
@@ -117,4 +111,16 @@ func hashColumn(col arrow.Array, acc []uint64) error {
 		return fmt.Errorf("type %s cannot be a key", col.DataType())
 	}
 	return nil
+}
+
+// floatKeyBits is the bits a float key hashes by: -0 and +0 are one key, and so is every NaN (whatever its
+// payload), as the keyed operators' canonical key bytes have it, so equal keys always meet on one subtask.
+func floatKeyBits(v float64) uint64 {
+	switch {
+	case v == 0:
+		return 0
+	case v != v:
+		return 0x7ff8000000000000
+	}
+	return math.Float64bits(v)
 }
