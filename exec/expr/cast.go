@@ -546,9 +546,6 @@ func fromTextKernel(to arrow.DataType) (kernel, bool) {
 			if to.ID() == arrow.FLOAT32 {
 				return mapLoopWith(ec, args[:1], to, func(i int) (float32, *sqlerr.Error) {
 					f, e := parseFloatText(s.at(i), to)
-					if e == nil && math.Abs(f) > math.MaxFloat32 && !math.IsInf(f, 0) {
-						e = sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "%q is out of range for type real", s.at(i))
-					}
 					return float32(f), e
 				})
 			}
@@ -641,7 +638,11 @@ func parseFloatText(s string, t arrow.DataType) (float64, *sqlerr.Error) {
 	if ts == "" || strings.ContainsAny(ts, "xX_pP") || strings.ContainsAny(strings.ToLower(ts), "in") {
 		return 0, invalidText(t, s)
 	}
-	f, err := strconv.ParseFloat(ts, 64)
+	bits := 64
+	if t.ID() == arrow.FLOAT32 {
+		bits = 32 // round the decimal text once, to the nearest REAL, as float4in does
+	}
+	f, err := strconv.ParseFloat(ts, bits)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
 			return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "%q is out of range for type %s", s, TypeName(t))

@@ -66,6 +66,9 @@ func TestExprCastNumbers(t *testing.T) {
 		{name: "half even", e: cast(Float64(2.5), TypeBigint), want: "2,2,2,2,2,2"},
 		{name: "half even 3.5", e: cast(Float64(-3.5), TypeInt), want: "-4,-4,-4,-4,-4,-4"},
 		{name: "double to real", e: cast(cf, TypeReal), want: "1.5,-2,0,NULL,10,3"},
+		// REAL text is rounded once to the nearest REAL (float4in): the largest one reads back.
+		{name: "text to real at its limit", e: cast(String("3.4028235e+38"), TypeReal),
+			want: "3.4028235e+38,3.4028235e+38,3.4028235e+38,3.4028235e+38,3.4028235e+38,3.4028235e+38"},
 		{name: "double to decimal", e: cast(cf, TypeDecimal(5, 1)), want: "1.5,-2.0,0.0,NULL,10.0,3.0"},
 		// numeric to integer rounds half away from zero: 1.50 -> 2, -2.25 -> -2
 		{name: "decimal to bigint", e: cast(cd, TypeBigint), want: "2,-2,100000000,NULL,0,0"},
@@ -84,5 +87,13 @@ func TestExprCastNumbers(t *testing.T) {
 	})
 	if _, err := Cast(Float64(1e19), TypeBigint); sqlerr.Code(err) != sqlerr.NumericOutOfRange || err.Error() != "bigint out of range" {
 		t.Errorf("1e19::bigint: %v", err)
+	}
+}
+
+// REAL text past the largest REAL is out of range (22003), not infinity.
+func TestExprCastTextToRealOutOfRange(t *testing.T) {
+	_, err := Cast(String("3.5e38"), TypeReal)
+	if sqlerr.Code(err) != sqlerr.NumericOutOfRange {
+		t.Fatalf("'3.5e38'::real: %v, want 22003", err)
 	}
 }
