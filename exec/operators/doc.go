@@ -236,8 +236,8 @@
 // wins), missing keys and null are NULL, unknown keys ignored, numbers and true/false taken as their text, nested
 // values as their JSON text; blank lines are skipped. A batch never spans files. Values are converted column at a
 // time: a batch's texts are gathered into one string array per column, then read with the engine's own input
-// functions (CAST from text for integers, DOUBLE, BOOLEAN, DECIMAL, BYTEA; expr.ParseTimestamp/ParseDate/
-// ParseInterval rounded to the column's unit; REAL rounded once from the text; VARCHAR checked to be UTF-8).
+// functions (CAST from text for integers, REAL, DOUBLE, BOOLEAN, DECIMAL, BYTEA; expr.ParseTimestamp/ParseDate/
+// ParseInterval rounded to the column's unit; VARCHAR checked to be UTF-8).
 //
 // A bad row (wrong field count, unterminated quote, a line that is not one JSON object, a value that does not
 // parse, invalid UTF-8, NULL in a NOT NULL column) is, with BadRowsSkip (the default), counted once in

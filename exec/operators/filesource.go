@@ -94,7 +94,6 @@ type fsConv uint8
 const (
 	fcString    fsConv = iota // VARCHAR: the text itself, checked to be UTF-8
 	fcCast                    // integers, DOUBLE, BOOLEAN, DECIMAL, BYTEA: the engine's CAST from text
-	fcReal                    // REAL: CAST's syntax (as DOUBLE), then rounded once to float32 from the text
 	fcTimestamp               // expr.ParseTimestamp, then to the column's unit
 	fcDate                    // expr.ParseDate
 	fcInterval                // expr.ParseInterval (a DURATION), then to the column's unit
@@ -105,7 +104,7 @@ type fsColumn struct {
 	typ      arrow.DataType
 	nullable bool
 	conv     fsConv
-	cast     expr.Expr // fcCast, fcReal: CAST($0 AS typ), or AS DOUBLE
+	cast     expr.Expr // fcCast: CAST($0 AS typ)
 	mul, div int64     // fcTimestamp, fcInterval: microseconds to the unit
 	text     *array.StringBuilder
 	textSize int // the text bytes of the last batch: what the next one reserves
@@ -120,12 +119,10 @@ func planFSColumn(f arrow.Field) (fsColumn, error) {
 	switch f.Type.ID() {
 	case arrow.STRING:
 		col.conv = fcString
-	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.BINARY:
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128,
+		arrow.BINARY:
 		col.conv = fcCast
 		col.cast, err = expr.Cast(text, f.Type)
-	case arrow.FLOAT32:
-		col.conv = fcReal
-		col.cast, err = expr.Cast(text, arrow.PrimitiveTypes.Float64)
 	case arrow.TIMESTAMP:
 		col.conv = fcTimestamp
 		col.mul, col.div = fsMicrosTo(f.Type.(*arrow.TimestampType).Unit)
@@ -915,7 +912,7 @@ func (s *fileSource) convertColumn(c int, txt *array.String, bads *[]fsBad) (arr
 		}
 		txt.Retain()
 		return txt, nil
-	case fcCast, fcReal:
+	case fcCast:
 		rec := array.NewRecordBatch(fsTextSchema, []arrow.Array{txt}, int64(n))
 		out, err := col.cast.Eval(s.ectx, rec)
 		rec.Release()
@@ -929,34 +926,7 @@ func (s *fileSource) convertColumn(c int, txt *array.String, bads *[]fsBad) (arr
 				}
 			}
 		}
-		if col.conv == fcCast {
-			return out, nil
-		}
-		defer out.Release()
-		// REAL: the text rounded once to float32 (CAST's double then float32 could round twice).
-		d := out.(*array.Float64)
-		fb := array.NewFloat32Builder(s.alloc)
-		defer fb.Release()
-		fb.Reserve(n)
-		for i := range n {
-			if d.IsNull(i) {
-				fb.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			v := d.Value(i)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				fb.UnsafeAppend(float32(v))
-				continue
-			}
-			f, err := strconv.ParseFloat(strings.TrimSpace(txt.Value(i)), 32)
-			if err != nil {
-				addBad(i, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "%q is out of range for type real", txt.Value(i)))
-				fb.UnsafeAppendBoolToBitmap(false)
-				continue
-			}
-			fb.UnsafeAppend(float32(f))
-		}
-		return fb.NewArray(), nil
+		return out, nil
 	case fcTimestamp:
 		b := array.NewTimestampBuilder(s.alloc, col.typ.(*arrow.TimestampType))
 		return fsParseColumn(b, txt, addBad, func(t string) (arrow.Timestamp, error) {
