@@ -102,10 +102,23 @@ func dateIn(s string) (int32, *sqlerr.Error) {
 	return int32(FloorDiv(us, usPerDay)), nil
 }
 
+// parseTimestamp reads the forms of timestampIn; a trailing BC (as Postgres prints years before 1 AD) or AD
+// names the era: year 1 BC is year 0.
 func parseTimestamp(t string) (int64, bool) {
+	bc := false
+	if n := len(t); n > 3 && t[n-3] == ' ' && (strings.EqualFold(t[n-2:], "BC") || strings.EqualFold(t[n-2:], "AD")) {
+		bc = strings.EqualFold(t[n-2:], "BC")
+		t = strings.TrimRight(t[:n-3], " ")
+	}
 	y, n, ok := digits(t, 1, 7)
 	if !ok || n >= len(t) || t[n] != '-' {
 		return 0, false
+	}
+	if bc {
+		if y < 1 {
+			return 0, false
+		}
+		y = 1 - y
 	}
 	t = t[n+1:]
 	m, n, ok := digits(t, 1, 2)

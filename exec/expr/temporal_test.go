@@ -77,3 +77,31 @@ func TestExprTemporal(t *testing.T) {
 		{name: "to_timestamp epoch", e: call("to_timestamp", Float64(1767225601.5)), want: "2026-01-01 00:00:01.5,2026-01-01 00:00:01.5,2026-01-01 00:00:01.5,2026-01-01 00:00:01.5,2026-01-01 00:00:01.5"},
 	})
 }
+
+// Timestamps and dates before 1 AD print with BC (Postgres has no year 0) and read back to the same value.
+func TestTimestampBCRoundTrip(t *testing.T) {
+	for _, text := range []string{"0001-01-01 00:00:00 BC", "0044-03-15 12:30:00.5 BC", "0001-12-31 23:59:59 BC"} {
+		us, err := ParseTimestamp(text)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if got := string(AppendTimestamp(nil, us, false)); got != text {
+			t.Errorf("%s read back as %s", text, got)
+		}
+	}
+	bc, err := ParseTimestamp("0001-12-31 00:00:00 BC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := ParseTimestamp("0001-01-01 00:00:00 AD")
+	if err != nil || ad-bc != 86_400_000_000 {
+		t.Errorf("1 BC Dec 31 and 1 AD Jan 1 are %d us apart (err %v), want one day", ad-bc, err)
+	}
+	d, err := ParseDate("0044-03-15 BC")
+	if err != nil || string(AppendDate(nil, int64(d))) != "0044-03-15 BC" {
+		t.Errorf("date 0044-03-15 BC: %d %v", d, err)
+	}
+	if _, err := ParseTimestamp("0000-01-01 00:00:00 BC"); err == nil {
+		t.Errorf("year 0 BC accepted")
+	}
+}
