@@ -646,7 +646,7 @@ const (
 )
 
 // colAttr is what the planner knows of a column beyond its type: whether it is a time attribute (the column of a
-// stream's WATERMARK FOR, passed through unchanged) and whether it is the window_start or window_end of a
+// stream's WATERMARK FOR, or a window aggregate's window_end, passed through unchanged) and whether it is the window_start or window_end of a
 // windowing, named by window (the window's definition, the same for the two inputs of a window join).
 type colAttr struct {
 	rowtime bool
@@ -700,7 +700,9 @@ func attrOf(n node, i int) colAttr {
 		case x.keys:
 			return colAttr{role: roleWindowStart, window: windowIdentity(x.cfg)}
 		case x.keys + 1:
-			return colAttr{role: roleWindowEnd, window: windowIdentity(x.cfg)}
+			// window_end is a time attribute of the aggregate's output (Flink's window_time): a window's row is
+			// emitted before the watermark that passed its end goes on, so downstream it is never late.
+			return colAttr{role: roleWindowEnd, window: windowIdentity(x.cfg), rowtime: true}
 		}
 	case *joinNode:
 		nl := len(x.left.columns())
