@@ -110,9 +110,9 @@ func (c *iterConfig) String() string {
 		c.Seed, c.Mode, c.Parallelism, c.Interval, c.Rows, c.RowsPerSec, win, c.Keys, strings.Join(kills, " "))
 }
 
-// setup is the SQL of the iteration's pipeline: session settings, the datagen stream, and three jobs (a windowed
-// aggregate into a Parquet sink, a filtered projection into a CSV sink, and an interval self-join into a CSV
-// sink, whose two inputs are two readers of the stream). throttled=false drops the rate limit
+// setup is the SQL of the iteration's pipeline: session settings, the datagen stream, and four jobs (a windowed
+// aggregate into a Parquet sink, a filtered projection into a CSV sink, an interval self-join into a CSV sink,
+// whose two inputs are two readers of the stream, and an updating GROUP BY into an upsert CSV sink). throttled=false drops the rate limit
 // (the failure-free reference run).
 func (c *iterConfig) setup(throttled bool) []string {
 	wm := "ts"
@@ -152,6 +152,9 @@ FROM TABLE(%s) GROUP BY k, window_start, window_end`, window),
 		`CREATE SINK join_out (a BIGINT, b BIGINT) WITH (connector = 'file', format = 'csv', path = 'out/join')`,
 		fmt.Sprintf(`INSERT INTO join_out SELECT x.id, y.id FROM ev x JOIN ev y
   ON x.k = y.k AND y.ts BETWEEN x.ts AND x.ts + INTERVAL '%d' MILLISECOND`, c.joinMs()),
+		`CREATE SINK upd_out (k INT, n BIGINT, sum_v BIGINT)
+  WITH (connector = 'file', format = 'csv', path = 'out/upd', type = 'upsert', primary_key = 'k')`,
+		`INSERT INTO upd_out SELECT k, COUNT(*), CAST(SUM(v) AS BIGINT) FROM ev GROUP BY k`,
 	}
 }
 
@@ -161,5 +164,5 @@ func (c *iterConfig) joinMs() int64 { return 2 * c.StepMs * int64(c.Keys) }
 // aggColumns are the Parquet sink's columns in declaration order.
 var aggColumns = []string{"k", "window_start", "window_end", "n", "sum_id", "min_id", "max_id", "sum_v", "min_v", "max_v"}
 
-// jobIDs are the ids the three INSERTs get in a fresh data directory.
-var jobIDs = []string{"job-1", "job-2", "job-3"}
+// jobIDs are the ids the four INSERTs get in a fresh data directory.
+var jobIDs = []string{"job-1", "job-2", "job-3", "job-4"}

@@ -44,3 +44,23 @@ func TestModelForms(t *testing.T) {
 		}
 	}
 }
+
+// Applying a changelog leaves the live rows; a change applied twice (a transaction committed twice) shows as a row
+// retracted more often than it was added, or as a row left twice.
+func TestApplyChangelog(t *testing.T) {
+	log := []string{"+I,1,1,5", "+I,2,1,7", "-U,1,1,5", "+U,1,2,9"}
+	got, err := applyChangelog(&committed{rows: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(got, []string{"1,2,9", "2,1,7"}); d != "" {
+		t.Fatalf("applied: %s", d)
+	}
+	twice := append(append([]string{}, log...), "-U,1,1,5", "+U,1,2,9") // the last transaction again
+	if _, err := applyChangelog(&committed{rows: twice}); err == nil {
+		t.Fatal("a change applied twice went unnoticed")
+	}
+	if _, err := applyChangelog(&committed{rows: []string{"?,1"}}); err == nil {
+		t.Fatal("an unknown row kind went unnoticed")
+	}
+}

@@ -2,8 +2,9 @@
 //
 // Each iteration, drawn from a seed: start `clinksql serve` on a fresh data directory and, over pgx, set up a
 // throttled bounded datagen stream, a windowed aggregate (TUMBLE or HOP; COUNT, SUM, MIN, MAX per key) into a
-// Parquet sink, a filtered projection into a CSV sink and an interval self-join of the stream into a CSV sink, with a small checkpoint interval and the checkpoint mode
-// (aligned, unaligned, adaptive) and parallelism (1, 2) rotating with the seed. Then kill -9 the server at seeded
+// Parquet sink, a filtered projection into a CSV sink, an interval self-join of the stream into a CSV sink and an
+// updating GROUP BY into an upsert CSV sink (compared once its changelog is applied), with a small checkpoint
+// interval and the checkpoint mode (aligned, unaligned, adaptive) and parallelism (1, 2) rotating with the seed. Then kill -9 the server at seeded
 // random moments, 1 to 3 times, restarting it on the same data directory each time; the last run goes on until
 // SHOW JOBS says every job FINISHED, and stops with SIGTERM.
 //

@@ -138,6 +138,57 @@ func modelJoin(c *iterConfig, rows []genRow) []string {
 	return out
 }
 
+// modelUpd is the upsert sink's result once its changelog is applied: per key, COUNT(*) and SUM(v), as "k,n,sum".
+func modelUpd(rows []genRow) []string {
+	type acc struct{ n, sum int64 }
+	per := map[int64]*acc{}
+	for _, r := range rows {
+		a := per[r.k]
+		if a == nil {
+			a = &acc{}
+			per[r.k] = a
+		}
+		a.n++
+		a.sum += r.v
+	}
+	var out []string
+	for k, a := range per {
+		out = append(out, fmt.Sprintf("%d,%d,%d", k, a.n, a.sum))
+	}
+	return out
+}
+
+// applyChangelog folds an upsert sink's rows ("op,col,...") into the rows they leave: +I and +U add a row, -U and
+// -D take one away. A row taken away more often than it was added is an error (a change applied twice or lost).
+func applyChangelog(c *committed) (*committed, error) {
+	count := map[string]int{}
+	for _, r := range c.rows {
+		op, row, ok := strings.Cut(r, ",")
+		if !ok {
+			return nil, fmt.Errorf("changelog row %q has no row kind", r)
+		}
+		switch op {
+		case "+I", "+U":
+			count[row]++
+		case "-U", "-D":
+			count[row]--
+		default:
+			return nil, fmt.Errorf("changelog row %q: unknown row kind", r)
+		}
+	}
+	out := &committed{n: c.n}
+	for row, n := range count {
+		if n < 0 {
+			return nil, fmt.Errorf("row %q retracted %d times more than it was added", row, -n)
+		}
+		for range n {
+			out.rows = append(out.rows, row)
+			out.files = append(out.files, "(applied changelog)")
+		}
+	}
+	return out, nil
+}
+
 // aggKey is one window of one key.
 type aggKey struct{ k, start int64 }
 
