@@ -181,7 +181,9 @@ type Txn struct {
 	StmtBase
 	Op string
 	// StatementSet marks BEGIN STATEMENT SET (Flink's SQL client): the INSERTs up to END run as one job.
-	StatementSet bool
+	// Inline marks its one-statement form, EXECUTE STATEMENT SET BEGIN, whose first INSERT follows without a
+	// semicolon.
+	StatementSet, Inline bool
 }
 
 // Query is a query expression: WITH ... body ORDER BY ... LIMIT ... OFFSET ... .

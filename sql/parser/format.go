@@ -244,9 +244,13 @@ func (f *formatter) stmt(s Stmt) {
 	case *DropJob:
 		f.WriteString("DROP JOB " + quoteString(s.ID))
 	case *Txn:
-		f.WriteString(strings.ToUpper(s.Op))
-		if s.StatementSet {
-			f.WriteString(" STATEMENT SET")
+		switch {
+		case s.Inline:
+			f.WriteString("EXECUTE STATEMENT SET BEGIN")
+		case s.StatementSet:
+			f.WriteString("BEGIN STATEMENT SET")
+		default:
+			f.WriteString(strings.ToUpper(s.Op))
 		}
 	default:
 		fmt.Fprintf(f, "<%T>", s)

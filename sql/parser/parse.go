@@ -226,7 +226,7 @@ func (p *parser) statement() (Stmt, error) {
 		// it opens the set, and the INSERTs and END follow as statements of their own.
 		if p.kwAt(p.i+1, "statement") && p.kwAt(p.i+2, "set") && p.kwAt(p.i+3, "begin") {
 			p.i += 4
-			return &Txn{StmtBase: p.base(start), Op: "begin", StatementSet: true}, nil
+			return &Txn{StmtBase: p.base(start), Op: "begin", StatementSet: true, Inline: true}, nil
 		}
 		return nil, notSupported(t.Pos, "EXECUTE is not supported")
 	case "update", "delete", "alter", "truncate", "grant", "revoke", "copy", "prepare", "deallocate",
@@ -835,5 +835,5 @@ func (p *parser) matchParen(i int) int {
 // a semicolon.
 func opensStatementSet(s Stmt) bool {
 	t, ok := s.(*Txn)
-	return ok && t.StatementSet && strings.HasPrefix(strings.ToLower(t.Text), "execute")
+	return ok && t.Inline
 }

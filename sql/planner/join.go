@@ -372,9 +372,14 @@ func (j *joinNode) asTimeBound(c expr.Expr) (timeBound, bool) {
 func (j *joinNode) analyze() (node, error) {
 	j.analyzed = true
 	nl := len(j.left.columns())
-	var residual []expr.Expr
+	// residual conjuncts, each with the time bound it states (bounded false when it states none)
+	type conjunct struct {
+		e       expr.Expr
+		bound   timeBound
+		bounded bool
+	}
+	var residual []conjunct
 	var lks, rks []expr.Expr
-	var bounds []timeBound
 	if j.cond != nil {
 		for _, c := range expr.Conjuncts(j.cond) {
 			if name, _ := expr.CallName(c); name == "=" {
@@ -389,10 +394,8 @@ func (j *joinNode) analyze() (node, error) {
 					continue
 				}
 			}
-			if b, ok := j.asTimeBound(c); ok {
-				bounds = append(bounds, b)
-			}
-			residual = append(residual, c)
+			b, ok := j.asTimeBound(c)
+			residual = append(residual, conjunct{e: c, bound: b, bounded: ok})
 		}
 	}
 	if len(lks) == 0 {
@@ -428,47 +431,52 @@ func (j *joinNode) analyze() (node, error) {
 		j.leftStart, j.leftEnd, j.rightStart, j.rightEnd = ls, le, rs, re
 	}
 
-	// interval join: a lower and an upper bound on the same two time attributes
+	// interval join: a lower and an upper bound on the same two time attributes; the tightest of each
 	if j.strategy == joinRegular {
-		for _, lo := range bounds {
-			if !lo.lower {
+		for _, lo := range residual {
+			if !lo.bounded || !lo.bound.lower {
 				continue
 			}
-			for _, up := range bounds {
-				if up.lower || up.leftCol != lo.leftCol || up.rightCol != lo.rightCol {
+			l, r := lo.bound.leftCol, lo.bound.rightCol
+			if !attrOf(j.left, l).rowtime || !attrOf(j.right, r).rowtime {
+				continue
+			}
+			for _, up := range residual {
+				if !up.bounded || up.bound.lower || up.bound.leftCol != l || up.bound.rightCol != r {
 					continue
 				}
-				if !attrOf(j.left, lo.leftCol).rowtime || !attrOf(j.right, lo.rightCol).rowtime {
-					continue
+				if j.strategy != joinInterval {
+					j.strategy, j.leftTime, j.rightTime, j.lower, j.upper = joinInterval, l, r, lo.bound.d, up.bound.d
+				} else if l == j.leftTime && r == j.rightTime {
+					j.lower, j.upper = max(j.lower, lo.bound.d), min(j.upper, up.bound.d)
 				}
-				if j.strategy == joinInterval && up.d-lo.d >= j.upper-j.lower {
-					continue // keep the tightest pair
-				}
-				j.strategy, j.leftTime, j.rightTime, j.lower, j.upper = joinInterval, lo.leftCol, lo.rightCol, lo.d, up.d
 			}
 		}
 		if j.strategy == joinInterval {
 			if j.lower > j.upper {
 				return nil, sqlerr.New(sqlerr.InvalidParameter, j.pos, "the join's time bounds are empty: no row can match")
 			}
-			// The bounds that define the interval are the operator's; only other conjuncts stay residual.
-			var rest []expr.Expr
+			// The bounds on the interval's two columns are the operator's (looser ones are implied); the other
+			// conjuncts stay residual.
+			rest := residual[:0]
 			for _, c := range residual {
-				if b, ok := j.asTimeBound(c); ok && b.leftCol == j.leftTime && b.rightCol == j.rightTime &&
-					((b.lower && b.d <= j.lower) || (!b.lower && b.d >= j.upper)) {
-					continue
+				if !c.bounded || c.bound.leftCol != j.leftTime || c.bound.rightCol != j.rightTime {
+					rest = append(rest, c)
 				}
-				rest = append(rest, c)
 			}
 			residual = rest
 		}
 	}
 
 	if len(residual) > 0 {
-		r := residual[0]
-		if len(residual) > 1 {
+		conds := make([]expr.Expr, len(residual))
+		for i, c := range residual {
+			conds[i] = c.e
+		}
+		r := conds[0]
+		if len(conds) > 1 {
 			var err error
-			if r, err = expr.Call("and", residual...); err != nil {
+			if r, err = expr.Call("and", conds...); err != nil {
 				return nil, posErr(err, j.pos)
 			}
 		}
@@ -534,7 +542,7 @@ func (j *joinNode) keyColumns(lks, rks []expr.Expr) (node, error) {
 			return i
 		})
 	}
-	j.residual, j.cond = shift(j.residual), shift(j.cond)
+	j.residual = shift(j.residual)
 	j.out = append(append([]Col{}, j.left.columns()...), j.right.columns()...)
 	p := &projectNode{in: j}
 	for i, c := range orig {

@@ -310,6 +310,7 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		keyASTs = append(keyASTs, g)
 	}
 
+	we, window := windowKeys(keyASTs, input, sc)
 	switch {
 	case tvf != nil:
 		if !haveStart || !haveEnd {
@@ -338,18 +339,17 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		if err != nil {
 			return nil, nil, err
 		}
-	case b.windowKeys(keyASTs, input, sc) != nil:
+	case we != nil:
 		// GROUP BY window_start, window_end (under any names) of rows windowed upstream: the same windows again,
 		// each emitted once when the watermark passes its end (Flink's window propagation). Every window end is
 		// its own tiny TUMBLE window ending there, and window_start and window_end stay keys.
-		we := b.windowKeys(keyASTs, input, sc)
 		n.propagated = true
 		cfg = operators.WindowAggConfig{Kind: operators.WindowTumble, Size: 1}
 		var err error
 		if timeExpr, err = expr.Call("-", we, expr.Interval(1)); err != nil {
 			return nil, nil, posErr(err, s.P)
 		}
-		winLabel = "the input's windows: " + attrOf(input, mustColumn(we)).window
+		winLabel = "the input's windows: " + window
 	case !b.bounded || updatingReason(input) != "":
 		// A continuous GROUP BY without a window (or one over a changelog): every change of a group's result is
 		// emitted as it happens.
@@ -503,14 +503,13 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 	return n, ab, nil
 }
 
-// windowKeys returns the window_end column (as an expression over sc) when GROUP BY keys hold both window_start
-// and window_end of one windowing of an append-only input; nil otherwise.
-func (b *binder) windowKeys(keys []parser.Expr, input node, sc *scope) expr.Expr {
+// windowKeys returns the window_end column (as an expression over sc) and the windowing when GROUP BY keys hold
+// both window_start and window_end of one windowing of an append-only input; nil otherwise.
+func windowKeys(keys []parser.Expr, input node, sc *scope) (end expr.Expr, window string) {
 	if updatingReason(input) != "" {
-		return nil
+		return nil, ""
 	}
-	var start, end expr.Expr
-	window := ""
+	var start expr.Expr
 	for _, k := range keys {
 		ref, ok := k.(*parser.ColumnRef)
 		if !ok {
@@ -533,14 +532,9 @@ func (b *binder) windowKeys(keys []parser.Expr, input node, sc *scope) expr.Expr
 		}
 	}
 	if start == nil || end == nil {
-		return nil
+		return nil, ""
 	}
-	return end
-}
-
-func mustColumn(e expr.Expr) int {
-	i, _ := expr.ColumnIndex(e)
-	return i
+	return end, window
 }
 
 // aggFunc checks an aggregate's argument type and picks the operator's function.

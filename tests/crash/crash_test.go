@@ -66,26 +66,17 @@ func seeds(t *testing.T) []int64 {
 	return out
 }
 
-// pickDriver: CRASH_DRIVER=serve or exec; by default serve, or exec while `clinksql serve` is not built yet.
+// pickDriver: CRASH_DRIVER=serve (the default) or exec.
 func pickDriver(t *testing.T) driver {
 	switch v := os.Getenv("CRASH_DRIVER"); v {
 	case "exec":
 		return execDriver{}
-	case "serve":
+	case "serve", "":
 		return serveDriver{}
-	case "":
 	default:
 		t.Fatalf("CRASH_DRIVER=%q: serve or exec", v)
 	}
-	ok, err := serveAvailable(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Log("clinksql serve is not implemented yet: the runs use clinksql exec --wait (the same engine, embedded)")
-		return execDriver{}
-	}
-	return serveDriver{}
+	return nil
 }
 
 // stats are the suite's figures.

@@ -15,7 +15,7 @@
 // a parquet stream in the server.
 //
 // Knobs: CRASH_N iterations (default 200; 4 with -short), CRASH_SEED the first seed (default 1; alone it replays
-// one iteration), CRASH_DRIVER=serve|exec (exec: each run is `clinksql exec --wait`, killed the same way; the
-// default while serve is not built), CRASH_RACE=1 builds the binary with the race detector, CRASH_KEEP=1 keeps every iteration's directory. A failed iteration
-// prints its seed and keeps its data directory and process logs in /tmp/crash-<seed>.
+// one iteration), CRASH_DRIVER=serve|exec (serve by default; exec: each run is `clinksql exec --wait`, killed the
+// same way), CRASH_RACE=1 builds the binary with the race detector, CRASH_KEEP=1 keeps every iteration's
+// directory. A failed iteration prints its seed and keeps its data directory and process logs in /tmp/crash-<seed>.
 package crash

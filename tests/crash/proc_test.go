@@ -3,7 +3,6 @@ package crash
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -409,28 +408,6 @@ func runReference(it *iteration, dir string) error {
 		return fmt.Errorf("reference run: %w\n%s", err, tail(p.log, 30))
 	}
 	return nil
-}
-
-// serveAvailable reports whether this binary's `serve` runs (it did not exist when the harness was written).
-func serveAvailable(dir string) (bool, error) {
-	it := &iteration{dir: dir, data: filepath.Join(dir, "data"), logs: dir}
-	p, err := startServe(it)
-	if err != nil {
-		return false, err
-	}
-	defer p.kill()
-	select {
-	case <-p.ready:
-		return true, nil
-	case <-p.exited:
-		data, _ := os.ReadFile(p.log)
-		if strings.Contains(string(data), "not yet") || strings.Contains(string(data), "unknown flag") {
-			return false, nil
-		}
-		return false, errors.New("clinksql serve exited at start:\n" + string(data))
-	case <-time.After(60 * time.Second):
-		return false, errors.New("clinksql serve not listening after 60 s:\n" + tail(p.log, 30))
-	}
 }
 
 func firstLine(s string) string {
