@@ -202,8 +202,17 @@ type gaSumFloat struct {
 	acc []gaFloatAcc
 }
 
-func (a *gaSumFloat) grow()         { a.acc = append(a.acc, gaFloatAcc{}) }
-func (a *gaSumFloat) reset(g int32) { a.acc[g] = gaFloatAcc{} }
+func (a *gaSumFloat) grow()         { a.acc = append(a.acc, a.empty()) }
+func (a *gaSumFloat) reset(g int32) { a.acc[g] = a.empty() }
+
+// empty is an accumulator of no values. SUM starts at -0, the identity of IEEE addition, so a sum of -0 is -0 as
+// Postgres' (whose sum starts at its first value); AVG's float8_accum starts at 0.
+func (a *gaSumFloat) empty() gaFloatAcc {
+	if a.avg {
+		return gaFloatAcc{}
+	}
+	return gaFloatAcc{s: math.Copysign(0, -1)}
+}
 
 func (a *gaSumFloat) step(g int32, v float64, sub bool) {
 	c := &a.acc[g]
@@ -212,6 +221,10 @@ func (a *gaSumFloat) step(g int32, v float64, sub bool) {
 		d = -1
 	}
 	c.n += d
+	if c.n == 0 { // no value left: start afresh (no rounding left over from retracted values)
+		*c = a.empty()
+		return
+	}
 	switch {
 	case v != v:
 		c.nan += d
@@ -273,7 +286,7 @@ func (a *gaSumFloat) result(dst []byte, g int32) ([]byte, error) {
 	} else if a.f32 {
 		v = float64(float32(v))
 	}
-	return binary.BigEndian.AppendUint64(append(dst, 1), winOrderedFloat(v)), nil
+	return binary.BigEndian.AppendUint64(append(dst, 1), winExactOrderedFloat(v)), nil
 }
 
 func (a *gaSumFloat) encode(dst []byte, g int32) []byte {
@@ -340,7 +353,7 @@ func (a *gaMinMax) values(col arrow.Array) (func(i int) string, error) {
 	if value := winStringValues(col); value != nil {
 		return value, nil
 	}
-	enc, err := newWinValueAppender(col, &a.scr)
+	enc, err := newWinValueAppender(col, &a.scr, true)
 	if err != nil {
 		return nil, err
 	}
@@ -559,7 +572,7 @@ type gaDistinctStr struct {
 }
 
 func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	enc, err := newWinValueAppender(col, &a.scr)
+	enc, err := newWinValueAppender(col, &a.scr, false)
 	if err != nil {
 		return err
 	}

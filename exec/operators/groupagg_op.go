@@ -16,7 +16,8 @@ import (
 
 // State layout of the group aggregate in the subtask's backend:
 //
-//	KeyedKey(kg, gaStateID, key)   one group: uvarint row count, then each aggregate's encode, in SELECT order
+//	KeyedKey(kg, gaStateID, key)   one group: uvarint row count, then each aggregate's encode, in SELECT order,
+//	                               then the row bytes of its key when they differ (winGroupKeys.gShow)
 //
 // key is the group's canonical key bytes (window_keys.go; empty for a global aggregate). After a barrier the backend
 // holds exactly the groups that exist: a keyed group whose row count fell to 0 is deleted (the global one stays,
@@ -223,10 +224,7 @@ func (a *groupAgg) restoreGroup(g int32, v []byte) error {
 			return err
 		}
 	}
-	if len(rest) != 0 {
-		return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
-	}
-	return nil
+	return a.restoreShow(g, rest)
 }
 
 // present reports whether g exists: a keyed group while it holds a row, the global one once it saw a row.
@@ -524,7 +522,7 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 	case winKeyBytes:
 		kbs := a.out.Fields()[:nk]
 		for _, r := range rows {
-			if err := a.p.keyEnc.decodeKey(kbs, winStringBytes(a.gStr[r.g])); err != nil {
+			if err := a.p.keyEnc.decodeKey(kbs, winStringBytes(a.showKey(r.g))); err != nil {
 				return err
 			}
 		}
@@ -580,6 +578,7 @@ func (a *groupAgg) OnBarrier(checkpoint.Barrier) error {
 		for _, ag := range a.aggs {
 			a.valBuf = ag.encode(a.valBuf, g)
 		}
+		a.valBuf = a.appendShow(a.valBuf, g)
 		a.ctx.State.Put(a.stateKey(g), slices.Clone(a.valBuf))
 		a.gFlag[g] = a.gFlag[g]&^gaDirty | gaStored
 	}

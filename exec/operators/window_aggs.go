@@ -156,7 +156,7 @@ func (k aggKind) newState() aggState {
 	case implSum128:
 		return &sum128Agg{}
 	case implSumFloat:
-		return &sumFloatAgg{sumFloat{f32: k.arg.ID() == arrow.FLOAT32}}
+		return &sumFloatAgg{sumFloat{f32: k.arg.ID() == arrow.FLOAT32, zero: math.Copysign(0, -1)}}
 	case implAvg128:
 		return &avg128Agg{shift: k.outScale - k.inScale}
 	case implAvgFloat:
@@ -529,13 +529,14 @@ func (a *avg128) avg(hi int64, lo uint64, n int64, shift int32) (decimal128.Num,
 // addition (float64 has more than 2*24+2 bits, so the double rounding is harmless).
 
 type sumFloat struct {
-	n   []int64
-	s   []float64
-	f32 bool
+	n    []int64
+	s    []float64
+	f32  bool
+	zero float64 // the sum of no values: -0 for SUM (IEEE addition's identity, so SUM(-0) is -0), 0 for AVG
 }
 
-func (a *sumFloat) grow()         { a.n, a.s = append(a.n, 0), append(a.s, 0) }
-func (a *sumFloat) reset(g int32) { a.n[g], a.s[g] = 0, 0 }
+func (a *sumFloat) grow()         { a.n, a.s = append(a.n, 0), append(a.s, a.zero) }
+func (a *sumFloat) reset(g int32) { a.n[g], a.s[g] = 0, a.zero }
 
 func (a *sumFloat) update(col arrow.Array, rows, grps []int32) error {
 	nulls := col.NullN() > 0
@@ -1025,7 +1026,7 @@ func (a *distinctStrAgg) set(g int32) map[string]struct{} {
 }
 
 func (a *distinctStrAgg) update(col arrow.Array, rows, grps []int32) error {
-	enc, err := newWinValueAppender(col, &a.scr)
+	enc, err := newWinValueAppender(col, &a.scr, false)
 	if err != nil {
 		return err
 	}
