@@ -135,7 +135,8 @@
 //     other way than exec.HashKeys, which the hash exchange routes with;
 //   - treat an updating input as append-only: a row kind other than Insert fails the operator;
 //   - turn an overflow into a wrong number: SUM(int) past BIGINT and decimal results past 38 digits are
-//     SQLSTATE 22003 errors.
+//     SQLSTATE 22003 errors; a float SUM or AVG whose finite sum reaches an infinity follows WindowAggConfig.Mode
+//     (22003, or the result NULL and counted in TaskContext.Errors).
 //
 // Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
 // row), per-key early firing, allowed lateness, and retracting input.
@@ -166,7 +167,7 @@
 //     not hold, over a changelog, is counted in TaskContext.Errors and ignored;
 //   - let the result depend on arrival order within a batch's net effect, or on a restore: updates run in row
 //     order and the state holds exact bits;
-//   - turn an overflow into a wrong number (22003).
+//   - turn an overflow into a wrong number (22003; a float sum follows GroupAggConfig.Mode, as above).
 //
 // # Interval join and window join
 //

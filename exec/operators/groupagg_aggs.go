@@ -35,7 +35,7 @@ type gaAgg interface {
 
 // newGaAgg returns the accumulator of k; updating says whether it must survive retractions (MIN/MAX then keep
 // every value).
-func newGaAgg(k aggKind, updating bool) gaAgg {
+func newGaAgg(k aggKind, updating bool, ov *aggOverflow) gaAgg {
 	switch k.impl {
 	case implCount:
 		return &gaCount{star: k.fn == AggCountStar}
@@ -46,9 +46,9 @@ func newGaAgg(k aggKind, updating bool) gaAgg {
 	case implAvg128:
 		return &gaSum128{mode: gaAvg, shift: k.outScale - k.inScale}
 	case implSumFloat:
-		return &gaSumFloat{f32: k.arg.ID() == arrow.FLOAT32}
+		return &gaSumFloat{f32: k.arg.ID() == arrow.FLOAT32, ov: ov}
 	case implAvgFloat:
-		return &gaSumFloat{avg: true}
+		return &gaSumFloat{avg: true, ov: ov}
 	case implMinMaxInt, implMinMaxFloat, implMinMaxDec, implMinMaxStr:
 		return &gaMinMax{max: k.fn == AggMax, updating: updating, str: k.impl == implMinMaxStr}
 	case implDistinctInt:
@@ -189,17 +189,20 @@ func (a *gaSum128) result(dst []byte, g int32) ([]byte, error) {
 // SUM and AVG over floats. NaN and the infinities are counted apart from the finite sum: a float sum is not
 // retractable once it holds one of them (NaN - NaN is NaN), a count is. The result is NaN if a NaN is in, or both
 // infinities; else the infinity that is in; else the finite sum. REAL sums round to float32 after each step, as
-// float4 arithmetic does.
+// float4 arithmetic does. A step of the finite sum that gives an infinity overflows (Postgres' 22003):
+// aggOverflow decides; with errors.mode 'null' the result is NULL until no value is left.
 
 type gaFloatAcc struct {
 	n, nan, pinf, ninf int64
 	s                  float64
+	bad                bool // the finite sum overflowed; stored as n = -1-n
 }
 
 type gaSumFloat struct {
 	f32 bool // SUM(real): REAL steps and result
 	avg bool
 	acc []gaFloatAcc
+	ov  *aggOverflow
 }
 
 func (a *gaSumFloat) grow()         { a.acc = append(a.acc, a.empty()) }
@@ -214,7 +217,7 @@ func (a *gaSumFloat) empty() gaFloatAcc {
 	return gaFloatAcc{s: math.Copysign(0, -1)}
 }
 
-func (a *gaSumFloat) step(g int32, v float64, sub bool) {
+func (a *gaSumFloat) step(g int32, v float64, sub bool) error {
 	c := &a.acc[g]
 	d := int64(1)
 	if sub {
@@ -223,7 +226,7 @@ func (a *gaSumFloat) step(g int32, v float64, sub bool) {
 	c.n += d
 	if c.n == 0 { // no value left: start afresh (no rounding left over from retracted values)
 		*c = a.empty()
-		return
+		return nil
 	}
 	switch {
 	case v != v:
@@ -240,8 +243,15 @@ func (a *gaSumFloat) step(g int32, v float64, sub bool) {
 		if a.f32 {
 			s = float64(float32(s))
 		}
+		if math.IsInf(s, 0) && !math.IsInf(c.s, 0) && !c.bad {
+			if err := a.ov.overflow(); err != nil {
+				return err
+			}
+			c.bad = true
+		}
 		c.s = s
 	}
+	return nil
 }
 
 func (a *gaSumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) error {
@@ -251,14 +261,18 @@ func (a *gaSumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) err
 		vals := c.Float64Values()
 		for j, r := range rows {
 			if !nulls || c.IsValid(int(r)) {
-				a.step(grps[j], vals[r], neg != nil && neg[j])
+				if err := a.step(grps[j], vals[r], neg != nil && neg[j]); err != nil {
+					return err
+				}
 			}
 		}
 	case *array.Float32:
 		vals := c.Float32Values()
 		for j, r := range rows {
 			if !nulls || c.IsValid(int(r)) {
-				a.step(grps[j], float64(vals[r]), neg != nil && neg[j])
+				if err := a.step(grps[j], float64(vals[r]), neg != nil && neg[j]); err != nil {
+					return err
+				}
 			}
 		}
 	default:
@@ -269,7 +283,7 @@ func (a *gaSumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) err
 
 func (a *gaSumFloat) result(dst []byte, g int32) ([]byte, error) {
 	c := &a.acc[g]
-	if c.n == 0 {
+	if c.n == 0 || c.bad {
 		return append(dst, 0), nil
 	}
 	v := c.s
@@ -291,7 +305,11 @@ func (a *gaSumFloat) result(dst []byte, g int32) ([]byte, error) {
 
 func (a *gaSumFloat) encode(dst []byte, g int32) []byte {
 	c := &a.acc[g]
-	for _, v := range [...]int64{c.n, c.nan, c.pinf, c.ninf} {
+	n := c.n
+	if c.bad {
+		n = -1 - n
+	}
+	for _, v := range [...]int64{n, c.nan, c.pinf, c.ninf} {
 		dst = binary.AppendVarint(dst, v)
 	}
 	return binary.BigEndian.AppendUint64(dst, math.Float64bits(c.s))
@@ -304,6 +322,9 @@ func (a *gaSumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 		if *p, rest, err = winGetVarint(rest); err != nil {
 			return nil, err
 		}
+	}
+	if c.bad = c.n < 0; c.bad {
+		c.n = -1 - c.n
 	}
 	var u uint64
 	u, rest, err = winGetU64(rest)

@@ -199,14 +199,15 @@ type windowAgg struct {
 	fired      []int32
 	out        *array.RecordBuilder
 	outRows    int
+	ov         aggOverflow
 }
 
 var _ exec.Operator = (*windowAgg)(nil)
 
 func newWindowAgg(p *windowPlan) *windowAgg {
-	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}}
+	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
-		w.aggs = append(w.aggs, k.newState())
+		w.aggs = append(w.aggs, k.newState(&w.ov))
 	}
 	w.frows = make([][]int32, len(p.aggs))
 	w.fgrps = make([][]int32, len(p.aggs))
@@ -218,6 +219,7 @@ func (w *windowAgg) Open(ctx *exec.TaskContext) error {
 		return err
 	}
 	w.ctx = ctx
+	w.ov.errors = ctx.Errors
 	w.wm = exec.MinWatermark
 	w.nextFire = math.MaxInt64
 	w.panes = map[winPaneID]*winPane{}
