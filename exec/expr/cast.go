@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -35,7 +36,14 @@ func bindCastFn(name string, args []Expr) (Expr, error) {
 
 // Cast is an explicit CAST(x AS to) (or x::to). A constant is converted at once, so a bad constant is a bind
 // error ('12x'::bigint is 22P02 here, as in Postgres).
-func Cast(x Expr, to arrow.DataType) (Expr, error) {
+func Cast(x Expr, to arrow.DataType) (Expr, error) { return castOf(x, to, false) }
+
+// TryCast is TRY_CAST(x AS to): Cast, except that a value which does not convert gives NULL, which is neither an
+// error (in any ErrorMode) nor a bad value. Failures of x itself are x's (TRY_CAST(1/0 AS INT) still divides by
+// zero).
+func TryCast(x Expr, to arrow.DataType) (Expr, error) { return castOf(x, to, true) }
+
+func castOf(x Expr, to arrow.DataType, try bool) (Expr, error) {
 	from := x.Type()
 	if arrow.TypeEqual(from, to) {
 		return x, nil
@@ -50,8 +58,16 @@ func Cast(x Expr, to arrow.DataType) (Expr, error) {
 	if k == nil {
 		return nil, sqlerr.New(cannotCoerce, sqlerr.NoPos, "cannot cast type %s to %s", TypeName(from), TypeName(to))
 	}
-	e := &callExpr{name: "cast", args: []Expr{x}, typ: to, kern: k, strict: true, canFail: canFail,
-		render: func(a []string) string { return "CAST(" + a[0] + " AS " + SQLTypeString(to) + ")" }}
+	name, fn := "cast", "CAST("
+	if try {
+		name, fn = "try_cast", "TRY_CAST("
+		if canFail {
+			k = quietKernel(k)
+		}
+		canFail = false
+	}
+	e := &callExpr{name: name, args: []Expr{x}, typ: to, kern: k, strict: true, canFail: canFail,
+		render: func(a []string) string { return fn + a[0] + " AS " + SQLTypeString(to) + ")" }}
 	if IsConstant(x) {
 		mem := memory.NewGoAllocator()
 		rec := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
@@ -68,6 +84,17 @@ func Cast(x Expr, to arrow.DataType) (Expr, error) {
 		return &literal{sc: sc}, nil
 	}
 	return e, nil
+}
+
+// quietKernel runs k with every row quiet: a bad value becomes NULL, silently (TRY_CAST).
+func quietKernel(k kernel) kernel {
+	return func(ec *evalCtx, args []value) (value, error) {
+		q := make([]byte, bitutil.BytesForBits(int64(ec.n)))
+		for i := range q {
+			q[i] = 0xff
+		}
+		return k(ec.withQuiet(q), args)
+	}
 }
 
 func castKernel(from, to arrow.DataType) (kernel, bool) {

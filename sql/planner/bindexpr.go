@@ -256,7 +256,11 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := expr.Cast(x, t)
+		cast := expr.Cast
+		if e.Try {
+			cast = expr.TryCast
+		}
+		c, err := cast(x, t)
 		if err != nil {
 			// A constant that does not convert is reported at the constant, as Postgres does.
 			if _, lit := e.X.(*parser.Literal); lit {
