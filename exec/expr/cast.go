@@ -86,6 +86,47 @@ func castOf(x Expr, to arrow.DataType, try bool) (Expr, error) {
 	return e, nil
 }
 
+// UnconstrainedNumeric is the type of CAST(x AS NUMERIC) without a precision. Postgres' NUMERIC keeps each value's
+// own scale, a column of ours has one: a constant gets the narrowest DECIMAL that holds its value at its own scale
+// (CAST('1.5' AS NUMERIC) is DECIMAL(2,1) and prints 1.5; a float as Postgres' float8_numeric reads it, to 15
+// significant digits; 22003 when that needs more than 38 digits), anything else is wide, the DECIMAL(38,10) of
+// an unconstrained NUMERIC column.
+func UnconstrainedNumeric(x Expr, wide arrow.DataType) (arrow.DataType, error) {
+	sc, ok := ConstantValue(x)
+	if !ok || !sc.IsValid() {
+		return wide, nil
+	}
+	var text string
+	switch v := sc.(type) {
+	case *scalar.Decimal128:
+		return v.DataType(), nil
+	case *scalar.Float64:
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			return wide, nil // the cast says why
+		}
+		text = strconv.FormatFloat(v.Value, 'g', 15, 64)
+	case *scalar.Float32:
+		if math.IsNaN(float64(v.Value)) || math.IsInf(float64(v.Value), 0) {
+			return wide, nil
+		}
+		text = strconv.FormatFloat(float64(v.Value), 'g', 6, 32) // float4_numeric: FLT_DIG digits
+	case *scalar.String:
+		text = string(v.Value.Bytes())
+	case *scalar.Int64, *scalar.Int32, *scalar.Int16, *scalar.Int8:
+		text = sc.String()
+	default:
+		return wide, nil
+	}
+	_, p, s, err := parseDecimal(text, -1)
+	if err != nil {
+		if se, ok := err.(*sqlerr.Error); ok && se.Code == sqlerr.NumericOutOfRange {
+			return nil, err
+		}
+		return wide, nil // not a number: the cast says why
+	}
+	return TypeDecimal(p, s), nil
+}
+
 // quietKernel runs k with every row quiet: a bad value becomes NULL, silently (TRY_CAST).
 func quietKernel(k kernel) kernel {
 	return func(ec *evalCtx, args []value) (value, error) {

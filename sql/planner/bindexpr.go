@@ -256,6 +256,11 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.Type.Name == "DECIMAL" && e.Type.Precision < 0 {
+			if t, err = expr.UnconstrainedNumeric(x, t); err != nil {
+				return nil, posErr(err, e.X.Pos())
+			}
+		}
 		cast := expr.Cast
 		if e.Try {
 			cast = expr.TryCast
