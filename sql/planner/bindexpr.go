@@ -83,7 +83,11 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 			return x, nil
 		case "-":
 			if lit, ok := e.X.(*parser.Literal); ok && (lit.Kind == parser.LitInt || lit.Kind == parser.LitDecimal || lit.Kind == parser.LitFloat) {
-				return bindLiteral(&parser.Literal{P: e.P, Kind: lit.Kind, Text: "-" + lit.Text})
+				text := "-" + lit.Text
+				if neg, ok := strings.CutPrefix(lit.Text, "-"); ok { // - (-1): the parser folded the inner sign
+					text = neg
+				}
+				return bindLiteral(&parser.Literal{P: e.P, Kind: lit.Kind, Text: text})
 			}
 			return b.call(e.P, "neg", x)
 		case "not":

@@ -32,7 +32,11 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 			if st, ok := it.Expr.(*parser.Star); ok {
 				return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, st.P, "SELECT DISTINCT * is not supported; list the columns")
 			}
-			d.GroupBy = append(d.GroupBy, it.Expr)
+			key := it.Expr
+			if lit, ok := key.(*parser.Literal); ok {
+				key = &parser.Unary{P: lit.P, Op: "+", X: lit} // a constant, not a GROUP BY ordinal
+			}
+			d.GroupBy = append(d.GroupBy, key)
 		}
 		s = &d
 	}
