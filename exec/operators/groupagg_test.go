@@ -319,6 +319,33 @@ func TestGroupAggFloatOverflow(t *testing.T) {
 	runGacl(t, c)
 }
 
+// TestGroupAggNegativeZeroKey: -0 and 0 are one group (keys compare as SQL does), which prints its key as its
+// first row spelled it, also once it was restored or loaded again by a row that spells it otherwise, so that
+// every -U names the row that was emitted.
+func TestGroupAggNegativeZeroKey(t *testing.T) {
+	cfg := GroupAggConfig{Keys: []int{gaX}, Aggs: []AggSpec{gaSpec(AggCountStar, -1, -1), gaSpec(AggSum, gaX, -1)}}
+	row := func(x any) []any { return []any{1, nil, nil, nil, nil, x} }
+	negZero := math.Copysign(0, -1)
+	runGacl(t, gaCase(t, "zero-first", cfg, [][]gaclRow{
+		{gaIns(row(0.0)...)},
+		{gaIns(row(negZero)...)},
+		{gaIns(row(negZero)...)},
+	}, [][]string{
+		{"+I 0|1|0"},
+		{"-U 0|1|0", "+U 0|2|0"},
+		{"-U 0|2|0", "+U 0|3|0"},
+	}))
+	runGacl(t, gaCase(t, "negative-first", cfg, [][]gaclRow{
+		{gaIns(row(negZero)...)},
+		{gaIns(row(0.0)...)},
+		{gaIns(row(negZero)...)},
+	}, [][]string{
+		{"+I -0|1|-0"},
+		{"-U -0|1|-0", "+U -0|2|0"},
+		{"-U -0|2|0", "+U -0|3|0"},
+	}))
+}
+
 // TestGroupAggGlobal: without keys there is one group, which exists from the start (Start emits its row over no
 // rows, and not again after a restore), also when every row was retracted again.
 func TestGroupAggGlobal(t *testing.T) {

@@ -111,13 +111,14 @@ func (k *winGroupKeys) appendShow(dst []byte, g int32) []byte {
 	return dst
 }
 
-// restoreShow reads what appendShow wrote: rest is the value after the accumulators.
+// restoreShow reads what appendShow wrote: rest is the value after the accumulators. The stored spelling wins
+// over the row that made the group load (its first row may have spelled the key otherwise, and was emitted so).
 func (k *winGroupKeys) restoreShow(g int32, rest []byte) error {
-	if len(rest) == 0 {
-		return nil
-	}
 	if k.mode != winKeyBytes {
-		return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
+		if len(rest) != 0 {
+			return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
+		}
+		return nil
 	}
 	k.gShow[g] = string(rest)
 	return nil
