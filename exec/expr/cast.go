@@ -717,7 +717,20 @@ func parseFloatText(s string, t arrow.DataType) (float64, *sqlerr.Error) {
 		}
 		return 0, invalidText(t, s)
 	}
+	if FloatUnderflow(ts, f) {
+		return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "%q is out of range for type %s", s, TypeName(t))
+	}
 	return f, nil
+}
+
+// FloatUnderflow reports whether f, parsed from the numeric text s, is 0 although s is not: a value below the
+// smallest float, which float8in and float4in refuse (22003) rather than read as 0.
+func FloatUnderflow(s string, f float64) bool {
+	if f != 0 {
+		return false
+	}
+	mant, _, _ := strings.Cut(strings.ToLower(s), "e")
+	return strings.ContainsAny(mant, "123456789")
 }
 
 // parseBoolText follows Postgres' boolin: t/true/y/yes/on/1 and f/false/n/no/off/0, any unique prefix of the

@@ -410,7 +410,7 @@ func bindLiteral(l *parser.Literal) (expr.Expr, error) {
 		return d, nil
 	case parser.LitFloat:
 		f, err := strconv.ParseFloat(l.Text, 64)
-		if err != nil {
+		if err != nil || expr.FloatUnderflow(l.Text, f) {
 			return nil, sqlerr.New(sqlerr.NumericOutOfRange, l.P, "%q is out of range for type double precision", l.Text)
 		}
 		return expr.Float64(f), nil
