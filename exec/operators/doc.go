@@ -141,6 +141,12 @@
 // Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
 // row), per-key early firing, allowed lateness, and retracting input.
 //
+// # Canonical bytes
+//
+// Keyed operators name keys by key bytes and keep rows as row bytes (window_keys.go). Key bytes compare as SQL
+// does (-0 = 0, one NaN); row bytes keep a float -0, so a retraction names exactly the row that was emitted and a
+// value prints as it was written. A group keeps its first row's spelling of its key where that differs (-0).
+//
 // # Group aggregate and Top-N
 //
 // NewGroupAggregate (groupagg*.go) computes GROUP BY without a window and SELECT DISTINCT over an append-only input
