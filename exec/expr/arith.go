@@ -463,7 +463,7 @@ func bindArith(op string, args []Expr) (Expr, error) {
 			if b, err = coerce(b, t); err != nil {
 				return nil, err
 			}
-			return mk(a, b, t, floatKernel(op, t), op == "/"), nil
+			return mk(a, b, t, floatKernel(op, t), true), nil // every operator can overflow, / also divide by zero
 		}
 		if a, err = coerce(a, t); err != nil {
 			return nil, err
