@@ -68,6 +68,13 @@ type Operator interface {
 	Close() error
 }
 
+// Starter is implemented by operators that have output before any input: a global aggregate's row over no rows.
+// The runtime calls Start once, right after Open (state restored) and before any input, barrier or watermark; it may
+// emit. An operator whose restored state shows it emitted that output before must not emit it again.
+type Starter interface {
+	Start(out Emitter) error
+}
+
 // Unaligner is implemented by multi-input operators that cannot take an unaligned checkpoint (their in-flight
 // records cannot be captured and replayed); unaligned barriers degrade to aligned at such an operator. Operators
 // that do not implement it can unalign: the runtime captures in-flight records generically.

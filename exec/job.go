@@ -709,7 +709,16 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 	if h, ok := op.(WatermarkHolder); ok {
 		hold = h.OutputWatermark
 	}
-	return s.runInputs(ins, canUnalign, op.Open, op.Close, handlers{
+	open := op.Open
+	if st, ok := op.(Starter); ok {
+		open = func(tc *TaskContext) error {
+			if err := op.Open(tc); err != nil {
+				return err
+			}
+			return st.Start(s.out)
+		}
+	}
+	return s.runInputs(ins, canUnalign, open, op.Close, handlers{
 		hold:        hold,
 		process:     func(logical int, b Batch) error { return op.Process(logical, b, s.out) },
 		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },

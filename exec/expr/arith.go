@@ -392,8 +392,8 @@ func floatDivLoop[T float32 | float64](ec *evalCtx, a, b value, typ arrow.DataTy
 		if out.isNull(i) {
 			continue
 		}
-		y := pb.at(i)
-		if y == 0 {
+		x, y := pa.at(i), pb.at(i)
+		if y == 0 && x == x { // NaN / 0 is NaN (Postgres' float8div)
 			if err := ec.bad(divZeroErr(), i); err != nil {
 				out.release()
 				return value{}, err
@@ -401,7 +401,7 @@ func floatDivLoop[T float32 | float64](ec *evalCtx, a, b value, typ arrow.DataTy
 			out.setNull(i)
 			continue
 		}
-		out.vals[i] = pa.at(i) / y
+		out.vals[i] = x / y
 	}
 	return out.finish(), nil
 }
@@ -463,7 +463,7 @@ func bindArith(op string, args []Expr) (Expr, error) {
 			if b, err = coerce(b, t); err != nil {
 				return nil, err
 			}
-			return mk(a, b, t, floatKernel(op, t), op == "/"), nil
+			return mk(a, b, t, floatKernel(op, t), true), nil // every operator can overflow, / also divide by zero
 		}
 		if a, err = coerce(a, t); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -35,7 +36,14 @@ func bindCastFn(name string, args []Expr) (Expr, error) {
 
 // Cast is an explicit CAST(x AS to) (or x::to). A constant is converted at once, so a bad constant is a bind
 // error ('12x'::bigint is 22P02 here, as in Postgres).
-func Cast(x Expr, to arrow.DataType) (Expr, error) {
+func Cast(x Expr, to arrow.DataType) (Expr, error) { return castOf(x, to, false) }
+
+// TryCast is TRY_CAST(x AS to): Cast, except that a value which does not convert gives NULL, which is neither an
+// error (in any ErrorMode) nor a bad value. Failures of x itself are x's (TRY_CAST(1/0 AS INT) still divides by
+// zero).
+func TryCast(x Expr, to arrow.DataType) (Expr, error) { return castOf(x, to, true) }
+
+func castOf(x Expr, to arrow.DataType, try bool) (Expr, error) {
 	from := x.Type()
 	if arrow.TypeEqual(from, to) {
 		return x, nil
@@ -50,8 +58,16 @@ func Cast(x Expr, to arrow.DataType) (Expr, error) {
 	if k == nil {
 		return nil, sqlerr.New(cannotCoerce, sqlerr.NoPos, "cannot cast type %s to %s", TypeName(from), TypeName(to))
 	}
-	e := &callExpr{name: "cast", args: []Expr{x}, typ: to, kern: k, strict: true, canFail: canFail,
-		render: func(a []string) string { return "CAST(" + a[0] + " AS " + SQLTypeString(to) + ")" }}
+	name, fn := "cast", "CAST("
+	if try {
+		name, fn = "try_cast", "TRY_CAST("
+		if canFail {
+			k = quietKernel(k)
+		}
+		canFail = false
+	}
+	e := &callExpr{name: name, args: []Expr{x}, typ: to, kern: k, strict: true, canFail: canFail,
+		render: func(a []string) string { return fn + a[0] + " AS " + SQLTypeString(to) + ")" }}
 	if IsConstant(x) {
 		mem := memory.NewGoAllocator()
 		rec := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
@@ -68,6 +84,58 @@ func Cast(x Expr, to arrow.DataType) (Expr, error) {
 		return &literal{sc: sc}, nil
 	}
 	return e, nil
+}
+
+// UnconstrainedNumeric is the type of CAST(x AS NUMERIC) without a precision. Postgres' NUMERIC keeps each value's
+// own scale, a column of ours has one: a constant gets the narrowest DECIMAL that holds its value at its own scale
+// (CAST('1.5' AS NUMERIC) is DECIMAL(2,1) and prints 1.5; a float as Postgres' float8_numeric reads it, to 15
+// significant digits; 22003 when that needs more than 38 digits), anything else is wide, the DECIMAL(38,10) of
+// an unconstrained NUMERIC column.
+func UnconstrainedNumeric(x Expr, wide arrow.DataType) (arrow.DataType, error) {
+	sc, ok := ConstantValue(x)
+	if !ok || !sc.IsValid() {
+		return wide, nil
+	}
+	var text string
+	switch v := sc.(type) {
+	case *scalar.Decimal128:
+		return v.DataType(), nil
+	case *scalar.Float64:
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			return wide, nil // the cast says why
+		}
+		text = strconv.FormatFloat(v.Value, 'g', 15, 64)
+	case *scalar.Float32:
+		if math.IsNaN(float64(v.Value)) || math.IsInf(float64(v.Value), 0) {
+			return wide, nil
+		}
+		text = strconv.FormatFloat(float64(v.Value), 'g', 6, 32) // float4_numeric: FLT_DIG digits
+	case *scalar.String:
+		text = string(v.Value.Bytes())
+	case *scalar.Int64, *scalar.Int32, *scalar.Int16, *scalar.Int8:
+		text = sc.String()
+	default:
+		return wide, nil
+	}
+	_, p, s, err := parseDecimal(text, -1)
+	if err != nil {
+		if se, ok := err.(*sqlerr.Error); ok && se.Code == sqlerr.NumericOutOfRange {
+			return nil, err
+		}
+		return wide, nil // not a number: the cast says why
+	}
+	return TypeDecimal(p, s), nil
+}
+
+// quietKernel runs k with every row quiet: a bad value becomes NULL, silently (TRY_CAST).
+func quietKernel(k kernel) kernel {
+	return func(ec *evalCtx, args []value) (value, error) {
+		q := make([]byte, bitutil.BytesForBits(int64(ec.n)))
+		for i := range q {
+			q[i] = 0xff
+		}
+		return k(ec.withQuiet(q), args)
+	}
 }
 
 func castKernel(from, to arrow.DataType) (kernel, bool) {
@@ -649,7 +717,20 @@ func parseFloatText(s string, t arrow.DataType) (float64, *sqlerr.Error) {
 		}
 		return 0, invalidText(t, s)
 	}
+	if FloatUnderflow(ts, f) {
+		return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "%q is out of range for type %s", s, TypeName(t))
+	}
 	return f, nil
+}
+
+// FloatUnderflow reports whether f, parsed from the numeric text s, is 0 although s is not: a value below the
+// smallest float, which float8in and float4in refuse (22003) rather than read as 0.
+func FloatUnderflow(s string, f float64) bool {
+	if f != 0 {
+		return false
+	}
+	mant, _, _ := strings.Cut(strings.ToLower(s), "e")
+	return strings.ContainsAny(mant, "123456789")
 }
 
 // parseBoolText follows Postgres' boolin: t/true/y/yes/on/1 and f/false/n/no/off/0, any unique prefix of the

@@ -48,12 +48,12 @@ func decResultType(op string, a, b *arrow.Decimal128Type) *arrow.Decimal128Type 
 		s = s1 + s2
 		p = p1 + p2 + 1
 	case "/":
+		// Postgres' select_div_scale gives at least 16 significant digits; with one scale per column, 16 places
+		// (at least the operands'), which 38 digits always hold: the integer digits give way, and a quotient whose
+		// integer part then does not fit is 22003, never a shorter scale.
 		intDig := p1 - s1 + s2
 		s = max(16, s1, s2)
-		if intDig+s > 38 {
-			s = max(38-intDig, min(s, 6))
-		}
-		p = intDig + s
+		p = min(intDig+s, 38)
 	default:
 		s = max(s1, s2)
 		p = max(p1-s1, p2-s2) + s
@@ -79,7 +79,7 @@ func bindDecimalArith(op string, a, b Expr) (Expr, error) {
 	if op == "/" {
 		if rs, ok := pgDivScale(a, b, da, db); ok {
 			intDig := rt.Precision - rt.Scale
-			rt = &arrow.Decimal128Type{Precision: min(38, intDig+rs), Scale: min(rs, 38-min(intDig, 38))}
+			rt = &arrow.Decimal128Type{Precision: min(38, intDig+rs), Scale: rs}
 		}
 	}
 	return &callExpr{name: op, args: []Expr{a, b}, typ: rt, strict: true, canFail: true, render: infix(op),
@@ -204,7 +204,8 @@ func decimalNegKernel(t *arrow.Decimal128Type) kernel {
 }
 
 // parseDecimal reads a numeric text ("  -12.50 ", "1e3", ".5"). With scale < 0 it keeps the text's own scale and
-// returns the precision it needs; otherwise it rounds (half away from zero) to scale.
+// returns the precision it needs (trailing zeros past 38 places dropped; a value that needs more than 38 places
+// is 22003, never rounded to another value); otherwise it rounds (half away from zero) to scale.
 func parseDecimal(text string, scale int32) (n decimal128.Num, prec, sc int32, err error) {
 	s := strings.TrimSpace(text)
 	bad := func() (decimal128.Num, int32, int32, error) {
@@ -258,6 +259,15 @@ func parseDecimal(text string, scale int32) (n decimal128.Num, prec, sc int32, e
 	}
 	target := int64(scale)
 	if scale < 0 {
+		for own > 38 && v.Sign() != 0 { // 0.1000...0 (zeros past 38 places) holds; 1e-300 does not
+			var q, m big.Int
+			if q.QuoRem(&v, pow10Big[1], &m); m.Sign() != 0 {
+				return decimal128.Num{}, 0, 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos,
+					"value %s does not fit NUMERIC: it needs %d decimal places, at most 38 are held", strings.TrimSpace(text), own)
+			}
+			v.Set(&q)
+			own--
+		}
 		target = min(own, 38)
 	}
 	if own > target {

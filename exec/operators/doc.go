@@ -135,10 +135,17 @@
 //     other way than exec.HashKeys, which the hash exchange routes with;
 //   - treat an updating input as append-only: a row kind other than Insert fails the operator;
 //   - turn an overflow into a wrong number: SUM(int) past BIGINT and decimal results past 38 digits are
-//     SQLSTATE 22003 errors.
+//     SQLSTATE 22003 errors; a float SUM or AVG whose finite sum reaches an infinity follows WindowAggConfig.Mode
+//     (22003, or the result NULL and counted in TaskContext.Errors).
 //
 // Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
 // row), per-key early firing, allowed lateness, and retracting input.
+//
+// # Canonical bytes
+//
+// Keyed operators name keys by key bytes and keep rows as row bytes (window_keys.go). Key bytes compare as SQL
+// does (-0 = 0, one NaN); row bytes keep a float -0, so a retraction names exactly the row that was emitted and a
+// value prints as it was written. A group keeps its first row's spelling of its key where that differs (-0).
 //
 // # Group aggregate and Top-N
 //
@@ -166,7 +173,7 @@
 //     not hold, over a changelog, is counted in TaskContext.Errors and ignored;
 //   - let the result depend on arrival order within a batch's net effect, or on a restore: updates run in row
 //     order and the state holds exact bits;
-//   - turn an overflow into a wrong number (22003).
+//   - turn an overflow into a wrong number (22003; a float sum follows GroupAggConfig.Mode, as above).
 //
 // # Interval join and window join
 //

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
@@ -21,8 +22,9 @@ import (
 //     compared with its result after it: absent -> present is +I new, present -> absent is -D old, a changed
 //     result is -U old then +U new, an unchanged one emits nothing. A group exists while it holds at least one row
 //     (its row count, independent of the aggregates and their FILTERs); a global aggregate (no keys) is one group
-//     that exists from its first row on, also when every row is retracted again (COUNT 0, SUM NULL). So DISTINCT
-//     over an append-only input emits only +I. An output batch whose rows are all +I carries nil Kinds.
+//     that always exists: it emits its row over no rows (COUNT 0, SUM NULL) at Start, before any input (not
+//     again after a restore), and keeps a row when every row is retracted again. So DISTINCT over an append-only
+//     input emits only +I. An output batch whose rows are all +I carries nil Kinds.
 //   - Aggregates: COUNT, COUNT(*), COUNT(DISTINCT), SUM, AVG, MIN, MAX with FILTER (WHERE c) (a row feeds the
 //     aggregate only where c is TRUE), all retractable: SUM and AVG keep the count of non-NULL values (none: NULL);
 //     COUNT(DISTINCT) a count per distinct value; MIN/MAX over a changelog the multiset of values with their counts
@@ -45,6 +47,8 @@ type GroupAggConfig struct {
 	// InputUpdating says whether the input is a changelog; an append-only input receiving a retraction fails the
 	// operator.
 	InputUpdating bool
+	// Mode is what a float SUM or AVG that overflows does (aggOverflow): NULL and counted, or 22003.
+	Mode expr.ErrorMode
 }
 
 // gaDefaultMaxGroups bounds the working set: above it, a barrier evicts the groups that were not touched since the

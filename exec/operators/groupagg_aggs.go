@@ -35,7 +35,7 @@ type gaAgg interface {
 
 // newGaAgg returns the accumulator of k; updating says whether it must survive retractions (MIN/MAX then keep
 // every value).
-func newGaAgg(k aggKind, updating bool) gaAgg {
+func newGaAgg(k aggKind, updating bool, ov *aggOverflow) gaAgg {
 	switch k.impl {
 	case implCount:
 		return &gaCount{star: k.fn == AggCountStar}
@@ -46,9 +46,9 @@ func newGaAgg(k aggKind, updating bool) gaAgg {
 	case implAvg128:
 		return &gaSum128{mode: gaAvg, shift: k.outScale - k.inScale}
 	case implSumFloat:
-		return &gaSumFloat{f32: k.arg.ID() == arrow.FLOAT32}
+		return &gaSumFloat{f32: k.arg.ID() == arrow.FLOAT32, ov: ov}
 	case implAvgFloat:
-		return &gaSumFloat{avg: true}
+		return &gaSumFloat{avg: true, ov: ov}
 	case implMinMaxInt, implMinMaxFloat, implMinMaxDec, implMinMaxStr:
 		return &gaMinMax{max: k.fn == AggMax, updating: updating, str: k.impl == implMinMaxStr}
 	case implDistinctInt:
@@ -189,29 +189,45 @@ func (a *gaSum128) result(dst []byte, g int32) ([]byte, error) {
 // SUM and AVG over floats. NaN and the infinities are counted apart from the finite sum: a float sum is not
 // retractable once it holds one of them (NaN - NaN is NaN), a count is. The result is NaN if a NaN is in, or both
 // infinities; else the infinity that is in; else the finite sum. REAL sums round to float32 after each step, as
-// float4 arithmetic does.
+// float4 arithmetic does. A step of the finite sum that gives an infinity overflows (Postgres' 22003):
+// aggOverflow decides; with errors.mode 'null' the result is NULL until no value is left.
 
 type gaFloatAcc struct {
 	n, nan, pinf, ninf int64
 	s                  float64
+	bad                bool // the finite sum overflowed; stored as n = -1-n
 }
 
 type gaSumFloat struct {
 	f32 bool // SUM(real): REAL steps and result
 	avg bool
 	acc []gaFloatAcc
+	ov  *aggOverflow
 }
 
-func (a *gaSumFloat) grow()         { a.acc = append(a.acc, gaFloatAcc{}) }
-func (a *gaSumFloat) reset(g int32) { a.acc[g] = gaFloatAcc{} }
+func (a *gaSumFloat) grow()         { a.acc = append(a.acc, a.empty()) }
+func (a *gaSumFloat) reset(g int32) { a.acc[g] = a.empty() }
 
-func (a *gaSumFloat) step(g int32, v float64, sub bool) {
+// empty is an accumulator of no values. SUM starts at -0, the identity of IEEE addition, so a sum of -0 is -0 as
+// Postgres' (whose sum starts at its first value); AVG's float8_accum starts at 0.
+func (a *gaSumFloat) empty() gaFloatAcc {
+	if a.avg {
+		return gaFloatAcc{}
+	}
+	return gaFloatAcc{s: math.Copysign(0, -1)}
+}
+
+func (a *gaSumFloat) step(g int32, v float64, sub bool) error {
 	c := &a.acc[g]
 	d := int64(1)
 	if sub {
 		d = -1
 	}
 	c.n += d
+	if c.n == 0 { // no value left: start afresh (no rounding left over from retracted values)
+		*c = a.empty()
+		return nil
+	}
 	switch {
 	case v != v:
 		c.nan += d
@@ -227,8 +243,15 @@ func (a *gaSumFloat) step(g int32, v float64, sub bool) {
 		if a.f32 {
 			s = float64(float32(s))
 		}
+		if math.IsInf(s, 0) && !math.IsInf(c.s, 0) && !c.bad {
+			if err := a.ov.overflow(); err != nil {
+				return err
+			}
+			c.bad = true
+		}
 		c.s = s
 	}
+	return nil
 }
 
 func (a *gaSumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) error {
@@ -238,14 +261,18 @@ func (a *gaSumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) err
 		vals := c.Float64Values()
 		for j, r := range rows {
 			if !nulls || c.IsValid(int(r)) {
-				a.step(grps[j], vals[r], neg != nil && neg[j])
+				if err := a.step(grps[j], vals[r], neg != nil && neg[j]); err != nil {
+					return err
+				}
 			}
 		}
 	case *array.Float32:
 		vals := c.Float32Values()
 		for j, r := range rows {
 			if !nulls || c.IsValid(int(r)) {
-				a.step(grps[j], float64(vals[r]), neg != nil && neg[j])
+				if err := a.step(grps[j], float64(vals[r]), neg != nil && neg[j]); err != nil {
+					return err
+				}
 			}
 		}
 	default:
@@ -256,7 +283,7 @@ func (a *gaSumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) err
 
 func (a *gaSumFloat) result(dst []byte, g int32) ([]byte, error) {
 	c := &a.acc[g]
-	if c.n == 0 {
+	if c.n == 0 || c.bad {
 		return append(dst, 0), nil
 	}
 	v := c.s
@@ -273,12 +300,16 @@ func (a *gaSumFloat) result(dst []byte, g int32) ([]byte, error) {
 	} else if a.f32 {
 		v = float64(float32(v))
 	}
-	return binary.BigEndian.AppendUint64(append(dst, 1), winOrderedFloat(v)), nil
+	return binary.BigEndian.AppendUint64(append(dst, 1), winExactOrderedFloat(v)), nil
 }
 
 func (a *gaSumFloat) encode(dst []byte, g int32) []byte {
 	c := &a.acc[g]
-	for _, v := range [...]int64{c.n, c.nan, c.pinf, c.ninf} {
+	n := c.n
+	if c.bad {
+		n = -1 - n
+	}
+	for _, v := range [...]int64{n, c.nan, c.pinf, c.ninf} {
 		dst = binary.AppendVarint(dst, v)
 	}
 	return binary.BigEndian.AppendUint64(dst, math.Float64bits(c.s))
@@ -291,6 +322,9 @@ func (a *gaSumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 		if *p, rest, err = winGetVarint(rest); err != nil {
 			return nil, err
 		}
+	}
+	if c.bad = c.n < 0; c.bad {
+		c.n = -1 - c.n
 	}
 	var u uint64
 	u, rest, err = winGetU64(rest)
@@ -340,7 +374,7 @@ func (a *gaMinMax) values(col arrow.Array) (func(i int) string, error) {
 	if value := winStringValues(col); value != nil {
 		return value, nil
 	}
-	enc, err := newWinValueAppender(col, &a.scr)
+	enc, err := newWinValueAppender(col, &a.scr, true)
 	if err != nil {
 		return nil, err
 	}
@@ -559,7 +593,7 @@ type gaDistinctStr struct {
 }
 
 func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	enc, err := newWinValueAppender(col, &a.scr)
+	enc, err := newWinValueAppender(col, &a.scr, false)
 	if err != nil {
 		return err
 	}

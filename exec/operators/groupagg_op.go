@@ -16,7 +16,8 @@ import (
 
 // State layout of the group aggregate in the subtask's backend:
 //
-//	KeyedKey(kg, gaStateID, key)   one group: uvarint row count, then each aggregate's encode, in SELECT order
+//	KeyedKey(kg, gaStateID, key)   one group: uvarint row count, then each aggregate's encode, in SELECT order,
+//	                               then the row bytes of its key when they differ (winGroupKeys.gShow)
 //
 // key is the group's canonical key bytes (window_keys.go; empty for a global aggregate). After a barrier the backend
 // holds exactly the groups that exist: a keyed group whose row count fell to 0 is deleted (the global one stays,
@@ -83,15 +84,16 @@ type groupAgg struct {
 	gone     []int32 // groups to free after the output is built
 	out      *array.RecordBuilder
 	decoders []gaDecoder // per aggregate column of out
+	ov       aggOverflow
 }
 
 var _ exec.Operator = (*groupAgg)(nil)
 
 func newGroupAgg(p *gaPlan) *groupAgg {
 	a := &groupAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}, keyed: len(p.cfg.Keys) > 0,
-		updating: p.cfg.InputUpdating, null: -1}
+		updating: p.cfg.InputUpdating, null: -1, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
-		a.aggs = append(a.aggs, newGaAgg(k, p.cfg.InputUpdating))
+		a.aggs = append(a.aggs, newGaAgg(k, p.cfg.InputUpdating, &a.ov))
 	}
 	a.frows = make([][]int32, len(p.aggs))
 	a.fgrps = make([][]int32, len(p.aggs))
@@ -106,6 +108,7 @@ func (a *groupAgg) Open(ctx *exec.TaskContext) error {
 		return err
 	}
 	a.ctx = ctx
+	a.ov.errors = ctx.Errors
 	a.ints = map[int64]int32{}
 	a.strs = map[string]int32{}
 	a.seq, a.epoch = 1, 1
@@ -223,10 +226,40 @@ func (a *groupAgg) restoreGroup(g int32, v []byte) error {
 			return err
 		}
 	}
-	if len(rest) != 0 {
-		return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
+	return a.restoreShow(g, rest)
+}
+
+var _ exec.Starter = (*groupAgg)(nil)
+
+// Start emits a global aggregate's row over no rows (COUNT 0, the rest NULL), as Postgres answers and Flink and
+// RisingWave emit, unless the restored state holds the group: then that row (or a later one) was emitted before.
+// The first row retracts it (-U/+U) like any other change.
+func (a *groupAgg) Start(out exec.Emitter) error {
+	kg := state.KeyGroupOf(0, a.ctx.MaxKeyGroups) // exec.HashKeys over no key columns is 0
+	if a.keyed || !a.ctx.KeyGroups.Contains(kg) {
+		return nil
 	}
-	return nil
+	g := a.allocGroup()
+	a.gFlag[g] = gaLive
+	a.gKG[g] = uint16(kg)
+	a.live++
+	a.null = g
+	if !a.complete {
+		v, ok, err := a.ctx.State.Get(a.stateKey(g))
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := a.restoreGroup(g, v); err != nil {
+				return fmt.Errorf("group aggregate: restore the global group: %w", err)
+			}
+			return nil
+		}
+	}
+	a.gFlag[g] |= gaExists
+	a.touched, a.prevHad = append(a.touched[:0], g), append(a.prevHad[:0], false)
+	a.prevBuf, a.prevOff = a.prevBuf[:0], append(a.prevOff[:0], 0, 0)
+	return a.emit(out)
 }
 
 // present reports whether g exists: a keyed group while it holds a row, the global one once it saw a row.
@@ -524,7 +557,7 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 	case winKeyBytes:
 		kbs := a.out.Fields()[:nk]
 		for _, r := range rows {
-			if err := a.p.keyEnc.decodeKey(kbs, winStringBytes(a.gStr[r.g])); err != nil {
+			if err := a.p.keyEnc.decodeKey(kbs, winStringBytes(a.showKey(r.g))); err != nil {
 				return err
 			}
 		}
@@ -580,6 +613,7 @@ func (a *groupAgg) OnBarrier(checkpoint.Barrier) error {
 		for _, ag := range a.aggs {
 			a.valBuf = ag.encode(a.valBuf, g)
 		}
+		a.valBuf = a.appendShow(a.valBuf, g)
 		a.ctx.State.Put(a.stateKey(g), slices.Clone(a.valBuf))
 		a.gFlag[g] = a.gFlag[g]&^gaDirty | gaStored
 	}

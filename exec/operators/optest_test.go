@@ -424,7 +424,13 @@ func (h *opHarness) open(restorePath string, restored uint64) error {
 		Errors:      &h.errs, Late: &h.late,
 	}
 	h.op = h.newOp(0)
-	return h.op.Open(ctx)
+	if err := h.op.Open(ctx); err != nil {
+		return err
+	}
+	if st, ok := h.op.(exec.Starter); ok { // as the runtime does
+		return st.Start(h)
+	}
+	return nil
 }
 
 // close closes the operator and the backend and checks that no Arrow memory is left.

@@ -342,7 +342,7 @@ func tnOrderAppender(arr arrow.Array, scratch *[]int64) (winValueAppender, error
 	case *array.LargeBinary:
 		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, winUnsafeString(a.Value(i))) }, nil
 	}
-	return newWinValueAppender(arr, scratch)
+	return newWinValueAppender(arr, scratch, false)
 }
 
 func tnAppendEscaped(dst []byte, s string) []byte {

@@ -359,7 +359,7 @@ func TestTopNRandom(t *testing.T) {
 					p.maxParts = 1 // every barrier evicts
 					evicting := func(int) exec.Operator { return newTopN(p) }
 					rows := gaRandomInput(rng, 60, updating, tnRandomRow, tnK)
-					gaRandomRuns(t, name, rng, tnEvents, rows, factory, evicting, out, func(present [][]any, _ bool) []string {
+					gaRandomRuns(t, name, rng, tnEvents, rows, factory, evicting, out, func(present [][]any) []string {
 						return tnModel(cfg, present)
 					})
 				}
@@ -381,7 +381,7 @@ func TestTopNRestoreMatches(t *testing.T) {
 			InputUpdating: true}
 		f, out := tnOp(t, cfg)
 		gaCheckRestoreMatches(t, fmt.Sprintf("rank=%v", rank), tnEvents, out, f, batches,
-			func(present [][]any, _ bool) []string { return tnModel(cfg, present) })
+			func(present [][]any) []string { return tnModel(cfg, present) })
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
@@ -138,6 +139,8 @@ type WindowAggConfig struct {
 	// among them).
 	Keys []int
 	Aggs []AggSpec
+	// Mode is what a float SUM or AVG that overflows does (aggOverflow): NULL and counted, or 22003.
+	Mode expr.ErrorMode
 }
 
 // windowEmitRows bounds the rows of one output batch.

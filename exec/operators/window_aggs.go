@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
@@ -146,7 +148,24 @@ func newAggKind(fn AggFunc, arg arrow.DataType) (aggKind, error) {
 	return k, winInternalf("unknown aggregate function %d", fn)
 }
 
-func (k aggKind) newState() aggState {
+// aggOverflow is what an aggregate does with a result it cannot represent (a float sum past the largest double):
+// with expr.ErrorsFail it fails the query or job with 22003, as Postgres does; with expr.ErrorsNull (a job's
+// default) the group's result becomes NULL and the value is counted in TaskContext.Errors, as a bad value of an
+// expression is. One per subtask; errors is set at Open.
+type aggOverflow struct {
+	mode   expr.ErrorMode
+	errors *exec.Counter
+}
+
+func (o *aggOverflow) overflow() error {
+	if o.mode == expr.ErrorsFail {
+		return sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: overflow")
+	}
+	o.errors.Add(1)
+	return nil
+}
+
+func (k aggKind) newState(ov *aggOverflow) aggState {
 	isMax := k.fn == AggMax
 	switch k.impl {
 	case implCount:
@@ -156,11 +175,11 @@ func (k aggKind) newState() aggState {
 	case implSum128:
 		return &sum128Agg{}
 	case implSumFloat:
-		return &sumFloatAgg{sumFloat{f32: k.arg.ID() == arrow.FLOAT32}}
+		return &sumFloatAgg{sumFloat{f32: k.arg.ID() == arrow.FLOAT32, zero: math.Copysign(0, -1), ov: ov}}
 	case implAvg128:
 		return &avg128Agg{shift: k.outScale - k.inScale}
 	case implAvgFloat:
-		return &avgFloatAgg{}
+		return &avgFloatAgg{sumFloat{ov: ov}}
 	case implMinMaxInt:
 		return &minMaxIntAgg{max: isMax}
 	case implMinMaxFloat:
@@ -526,16 +545,39 @@ func (a *avg128) avg(hi int64, lo uint64, n int64, shift int32) (decimal128.Num,
 }
 
 // SUM(real|double): float64 accumulation; REAL rounds to float32 after each addition, which is exactly float4
-// addition (float64 has more than 2*24+2 bits, so the double rounding is harmless).
+// addition (float64 has more than 2*24+2 bits, so the double rounding is harmless). A finite sum and a finite value
+// that add up to an infinity overflow (Postgres' float8pl/float4pl raise 22003): aggOverflow decides.
 
 type sumFloat struct {
-	n   []int64
-	s   []float64
-	f32 bool
+	n    []int64
+	s    []float64
+	bad  []bool // the sum overflowed (errors.mode 'null'): the result is NULL; stored as n = -1-n
+	f32  bool
+	zero float64 // the sum of no values: -0 for SUM (IEEE addition's identity, so SUM(-0) is -0), 0 for AVG
+	ov   *aggOverflow
 }
 
-func (a *sumFloat) grow()         { a.n, a.s = append(a.n, 0), append(a.s, 0) }
-func (a *sumFloat) reset(g int32) { a.n[g], a.s[g] = 0, 0 }
+func (a *sumFloat) grow() {
+	a.n, a.s, a.bad = append(a.n, 0), append(a.s, a.zero), append(a.bad, false)
+}
+func (a *sumFloat) reset(g int32) { a.n[g], a.s[g], a.bad[g] = 0, a.zero, false }
+
+// add adds v to g's sum.
+func (a *sumFloat) add(g int32, v float64) error {
+	old := a.s[g]
+	s := old + v
+	if a.f32 {
+		s = float64(float32(s))
+	}
+	if math.IsInf(s, 0) && !math.IsInf(old, 0) && !math.IsInf(v, 0) && !a.bad[g] {
+		if err := a.ov.overflow(); err != nil {
+			return err
+		}
+		a.bad[g] = true
+	}
+	a.s[g] = s
+	return nil
+}
 
 func (a *sumFloat) update(col arrow.Array, rows, grps []int32) error {
 	nulls := col.NullN() > 0
@@ -547,7 +589,9 @@ func (a *sumFloat) update(col arrow.Array, rows, grps []int32) error {
 				continue
 			}
 			g := grps[j]
-			a.s[g] += vals[r]
+			if err := a.add(g, vals[r]); err != nil {
+				return err
+			}
 			a.n[g]++
 		}
 	case *array.Float32:
@@ -557,11 +601,9 @@ func (a *sumFloat) update(col arrow.Array, rows, grps []int32) error {
 				continue
 			}
 			g := grps[j]
-			s := a.s[g] + float64(vals[r])
-			if a.f32 {
-				s = float64(float32(s))
+			if err := a.add(g, float64(vals[r])); err != nil {
+				return err
 			}
-			a.s[g] = s
 			a.n[g]++
 		}
 	default:
@@ -571,23 +613,29 @@ func (a *sumFloat) update(col arrow.Array, rows, grps []int32) error {
 }
 
 func (a *sumFloat) merge(dst, src int32) error {
-	s := a.s[dst] + a.s[src]
-	if a.f32 {
-		s = float64(float32(s))
+	a.bad[dst] = a.bad[dst] || a.bad[src]
+	if err := a.add(dst, a.s[src]); err != nil {
+		return err
 	}
-	a.s[dst] = s
 	a.n[dst] += a.n[src]
 	return nil
 }
 
 func (a *sumFloat) encode(dst []byte, g int32) []byte {
-	return binary.BigEndian.AppendUint64(binary.AppendVarint(dst, a.n[g]), math.Float64bits(a.s[g]))
+	n := a.n[g]
+	if a.bad[g] {
+		n = -1 - n
+	}
+	return binary.BigEndian.AppendUint64(binary.AppendVarint(dst, n), math.Float64bits(a.s[g]))
 }
 
 func (a *sumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 	var u uint64
 	if a.n[g], rest, err = winGetVarint(src); err != nil {
 		return nil, err
+	}
+	if a.bad[g] = a.n[g] < 0; a.bad[g] {
+		a.n[g] = -1 - a.n[g]
 	}
 	u, rest, err = winGetU64(rest)
 	a.s[g] = math.Float64frombits(u)
@@ -598,7 +646,7 @@ type sumFloatAgg struct{ sumFloat }
 
 func (a *sumFloatAgg) appendTo(b array.Builder, g int32) error {
 	switch {
-	case a.n[g] == 0:
+	case a.n[g] == 0 || a.bad[g]:
 		b.AppendNull()
 	case a.f32:
 		b.(*array.Float32Builder).Append(float32(a.s[g]))
@@ -612,7 +660,7 @@ func (a *sumFloatAgg) appendTo(b array.Builder, g int32) error {
 type avgFloatAgg struct{ sumFloat }
 
 func (a *avgFloatAgg) appendTo(b array.Builder, g int32) error {
-	if a.n[g] == 0 {
+	if a.n[g] == 0 || a.bad[g] {
 		b.AppendNull()
 		return nil
 	}
@@ -1025,7 +1073,7 @@ func (a *distinctStrAgg) set(g int32) map[string]struct{} {
 }
 
 func (a *distinctStrAgg) update(col arrow.Array, rows, grps []int32) error {
-	enc, err := newWinValueAppender(col, &a.scr)
+	enc, err := newWinValueAppender(col, &a.scr, false)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,12 +19,16 @@ import (
 //	integer-like    8 bytes big endian of int64(v) with the sign bit flipped (int8..int64, uint8..uint32, date32,
 //	                date64, timestamp of any unit: the stored integer); so bytes sort like the numbers
 //	uint64          8 bytes big endian
-//	float           8 bytes: the float64 (float32 widened) with -0 as 0 and one NaN, sign-flipped to sort
+//	float           8 bytes: the float64 (float32 widened) with one NaN, sign-flipped to sort; in key bytes -0 is
+//	                0 (keys compare as SQL does), in row bytes -0 stays -0 (a row is retracted as it was emitted,
+//	                and prints as it was written)
 //	decimal128      16 bytes: high word sign-flipped, low word, big endian
 //	boolean         1 byte
 //	string, binary  uvarint length, then the bytes
 //
-// A key of no columns is empty.
+// A key of no columns is empty. Key bytes (newWinKeyEncoding) name groups, partitions and join keys; row bytes
+// (winRowEncoding, exact set) keep whole rows. They differ only in a float -0, so a group whose first row had a -0
+// key keeps that row's exact bytes too, to print its key as Postgres does (winKeyRows.exactOf, winGroupKeys.gShow).
 
 type winKeyMode uint8
 
@@ -37,6 +42,8 @@ const (
 type winKeyEncoding struct {
 	types []arrow.DataType
 	mode  winKeyMode
+	// exact: row bytes (a float -0 stays -0); else key bytes (-0 is 0).
+	exact bool
 }
 
 func newWinKeyEncoding(types []arrow.DataType) winKeyEncoding {
@@ -101,7 +108,7 @@ func winRowEncoding(sc *arrow.Schema, unsupported func(f arrow.Field) error) (wi
 		}
 		types[i], cols[i] = f.Type, i
 	}
-	return winKeyEncoding{types: types, mode: winKeyBytes}, cols, nil
+	return winKeyEncoding{types: types, mode: winKeyBytes, exact: true}, cols, nil
 }
 
 const winSignBit = uint64(1) << 63
@@ -227,9 +234,21 @@ func winCanonicalFloat(f float64) uint64 {
 	return math.Float64bits(f)
 }
 
-// winOrderedFloat makes float bits sort like the numbers (NaN last).
-func winOrderedFloat(f float64) uint64 {
-	u := winCanonicalFloat(f)
+// winOrderedFloat makes float bits sort like the numbers (NaN last), -0 as 0: key bytes.
+func winOrderedFloat(f float64) uint64 { return winOrderFloatBits(winCanonicalFloat(f)) }
+
+// winExactOrderedFloat is winOrderedFloat keeping -0 (just below 0): row bytes and aggregate results.
+func winExactOrderedFloat(f float64) uint64 {
+	if f != f {
+		return winOrderFloatBits(0x7ff8000000000000)
+	}
+	return winOrderFloatBits(math.Float64bits(f))
+}
+
+// winNegZero reports whether f is -0, the one value whose key and row bytes differ.
+func winNegZero(f float64) bool { return f == 0 && math.Signbit(f) }
+
+func winOrderFloatBits(u uint64) uint64 {
 	if u&winSignBit != 0 {
 		return ^u
 	}
@@ -255,8 +274,13 @@ func winDecimalFrom(b []byte) decimal128.Num {
 // winValueAppender appends the canonical bytes of element i (not NULL) of one array.
 type winValueAppender func(dst []byte, i int) []byte
 
-// newWinValueAppender picks the appender of arr's type: once per column and batch.
-func newWinValueAppender(arr arrow.Array, scratch *[]int64) (winValueAppender, error) {
+// newWinValueAppender picks the appender of arr's type: once per column and batch. exact picks row bytes (a float
+// -0 stays -0) over key bytes.
+func newWinValueAppender(arr arrow.Array, scratch *[]int64, exact bool) (winValueAppender, error) {
+	order := winOrderedFloat
+	if exact {
+		order = winExactOrderedFloat
+	}
 	if winIntLike(arr.DataType()) {
 		v := winInt64Values(arr, scratch)
 		return func(dst []byte, i int) []byte { return winAppendOrderedInt(dst, v[i]) }, nil
@@ -267,11 +291,11 @@ func newWinValueAppender(arr arrow.Array, scratch *[]int64) (winValueAppender, e
 		return func(dst []byte, i int) []byte { return binary.BigEndian.AppendUint64(dst, v[i]) }, nil
 	case *array.Float64:
 		v := a.Float64Values()
-		return func(dst []byte, i int) []byte { return binary.BigEndian.AppendUint64(dst, winOrderedFloat(v[i])) }, nil
+		return func(dst []byte, i int) []byte { return binary.BigEndian.AppendUint64(dst, order(v[i])) }, nil
 	case *array.Float32:
 		v := a.Float32Values()
 		return func(dst []byte, i int) []byte {
-			return binary.BigEndian.AppendUint64(dst, winOrderedFloat(float64(v[i])))
+			return binary.BigEndian.AppendUint64(dst, order(float64(v[i])))
 		}, nil
 	case *array.Decimal128:
 		v := a.Values()
@@ -397,6 +421,8 @@ type winKeyRows struct {
 	offs   []int32     // winKeyBytes: row i is buf[offs[i]:offs[i+1]]
 	scr    []int64
 	appnds []winValueAppender
+	// exact: key bytes only, the rows whose row bytes differ (a float -0 in the key), by row; nil when none.
+	exact map[int]string
 }
 
 // load extracts the keys of rec. The slices stay valid until the next load (or as long as rec for ints).
@@ -412,13 +438,26 @@ func (k *winKeyRows) load(e *winKeyEncoding, rec arrow.RecordBatch, cols []int) 
 		}
 	case winKeyBytes:
 		k.appnds = k.appnds[:0]
+		k.exact = nil
 		scratch := make([][]int64, len(cols))
+		var negZero []func(i int) bool // key bytes: per float column, whether row i holds -0
+		var exact []winValueAppender   // ... and the row bytes' appenders, when there is a float column
 		for c, ci := range cols {
-			a, err := newWinValueAppender(rec.Column(ci), &scratch[c])
+			a, err := newWinValueAppender(rec.Column(ci), &scratch[c], e.exact)
 			if err != nil {
 				return err
 			}
 			k.appnds = append(k.appnds, a)
+			if nz := winNegZeroes(rec.Column(ci)); nz != nil && !e.exact {
+				if exact == nil {
+					exact = slices.Clone(k.appnds[:c])
+				}
+				negZero = append(negZero, nz)
+				a, _ = newWinValueAppender(rec.Column(ci), nil, true) // a float: no scratch, no error
+			}
+			if exact != nil {
+				exact = append(exact, a)
+			}
 		}
 		k.buf = k.buf[:0]
 		k.offs = append(k.offs[:0], 0)
@@ -432,11 +471,50 @@ func (k *winKeyRows) load(e *winKeyEncoding, rec arrow.RecordBatch, cols []int) 
 			}
 			k.offs = append(k.offs, int32(len(k.buf)))
 		}
+		for i := 0; i < n; i++ {
+			for _, nz := range negZero {
+				if nz(i) {
+					k.exact = winAppendExactKey(k.exact, rec, cols, exact, i)
+					break
+				}
+			}
+		}
 	}
 	return nil
 }
 
+// winAppendExactKey records the row bytes of row i's key in m (made on first use) and returns m.
+func winAppendExactKey(m map[int]string, rec arrow.RecordBatch, cols []int, appnds []winValueAppender, i int) map[int]string {
+	if m == nil {
+		m = map[int]string{}
+	}
+	var b []byte
+	for c, ci := range cols {
+		if rec.Column(ci).IsNull(i) {
+			b = append(b, 0)
+			continue
+		}
+		b = appnds[c](append(b, 1), i)
+	}
+	m[i] = string(b)
+	return m
+}
+
 func (k *winKeyRows) bytesOf(i int) []byte { return k.buf[k.offs[i]:k.offs[i+1]] }
+
+// exactOf returns the row bytes of row i's key when they differ from its key bytes (a float -0), else "".
+func (k *winKeyRows) exactOf(i int) string { return k.exact[i] }
+
+// winNegZeroes returns whether row i of a float array is -0 (NULLs are not), or nil for other types.
+func winNegZeroes(arr arrow.Array) func(i int) bool {
+	switch a := arr.(type) {
+	case *array.Float64:
+		return func(i int) bool { return a.IsValid(i) && winNegZero(a.Value(i)) }
+	case *array.Float32:
+		return func(i int) bool { return a.IsValid(i) && winNegZero(float64(a.Value(i))) }
+	}
+	return nil
+}
 
 // winAppendIntKey appends the canonical key bytes of a winKeyInt key.
 func winAppendIntKey(dst []byte, v int64, null bool) []byte {

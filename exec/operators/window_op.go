@@ -18,7 +18,8 @@ import (
 // State layout of the window aggregate in the subtask's backend:
 //
 //	KeyedKey(kg, windowStateID, end(8) start(8) key)   accumulators of one (window, key): each aggregate's
-//	                                                   encode, in SELECT order
+//	                                                   encode, in SELECT order, then the row bytes of
+//	                                                   its key when they differ (winGroupKeys.gShow)
 //	OperatorKey("window/wm")                           the watermark (8 bytes big endian)
 //
 // end and start are sign-flipped big endian (winAppendOrderedInt), key is the canonical key bytes (window_keys.go).
@@ -52,7 +53,10 @@ type winGroupKeys struct {
 	gKG  []uint16
 	gInt []int64  // winKeyInt
 	gStr []string // winKeyBytes
-	free []int32
+	// gShow (winKeyBytes): the row bytes of the key of the row that created the group, when they differ from gStr
+	// (a float -0), else "": the key prints as that row wrote it, as Postgres prints a group's first value.
+	gShow []string
+	free  []int32
 }
 
 // allocKey returns a freed id, or a new one with grown set: the owner then appends to its own columns.
@@ -69,6 +73,7 @@ func (k *winGroupKeys) allocKey() (g int32, grown bool) {
 		k.gInt = append(k.gInt, 0)
 	case winKeyBytes:
 		k.gStr = append(k.gStr, "")
+		k.gShow = append(k.gShow, "")
 	}
 	return g, true
 }
@@ -84,8 +89,39 @@ func (k *winGroupKeys) setKey(g int32, kg int, keys *winKeyRows, i int) (null bo
 		k.gInt[g] = keys.ints[i]
 	case winKeyBytes:
 		k.gStr[g] = string(keys.bytesOf(i))
+		k.gShow[g] = keys.exactOf(i)
 	}
 	return false
+}
+
+// showKey returns the bytes g's key is output from (winKeyBytes): its row bytes, which decode like key bytes.
+func (k *winGroupKeys) showKey(g int32) string {
+	if s := k.gShow[g]; s != "" {
+		return s
+	}
+	return k.gStr[g]
+}
+
+// appendShow appends what a group's backend value carries after its accumulators: gShow when set (an older value
+// has nothing there, and a group whose key prints as its key bytes neither).
+func (k *winGroupKeys) appendShow(dst []byte, g int32) []byte {
+	if k.mode == winKeyBytes {
+		dst = append(dst, k.gShow[g]...)
+	}
+	return dst
+}
+
+// restoreShow reads what appendShow wrote: rest is the value after the accumulators. The stored spelling wins
+// over the row that made the group load (its first row may have spelled the key otherwise, and was emitted so).
+func (k *winGroupKeys) restoreShow(g int32, rest []byte) error {
+	if k.mode != winKeyBytes {
+		if len(rest) != 0 {
+			return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
+		}
+		return nil
+	}
+	k.gShow[g] = string(rest)
+	return nil
 }
 
 // keyBytes appends g's canonical key bytes; null says that its winKeyInt key is NULL.
@@ -102,7 +138,7 @@ func (k *winGroupKeys) keyBytes(dst []byte, g int32, null bool) []byte {
 // freeKey puts g on the free list.
 func (k *winGroupKeys) freeKey(g int32) {
 	if k.mode == winKeyBytes {
-		k.gStr[g] = ""
+		k.gStr[g], k.gShow[g] = "", ""
 	}
 	k.free = append(k.free, g)
 }
@@ -164,14 +200,15 @@ type windowAgg struct {
 	fired      []int32
 	out        *array.RecordBuilder
 	outRows    int
+	ov         aggOverflow
 }
 
 var _ exec.Operator = (*windowAgg)(nil)
 
 func newWindowAgg(p *windowPlan) *windowAgg {
-	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}}
+	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
-		w.aggs = append(w.aggs, k.newState())
+		w.aggs = append(w.aggs, k.newState(&w.ov))
 	}
 	w.frows = make([][]int32, len(p.aggs))
 	w.fgrps = make([][]int32, len(p.aggs))
@@ -183,6 +220,7 @@ func (w *windowAgg) Open(ctx *exec.TaskContext) error {
 		return err
 	}
 	w.ctx = ctx
+	w.ov.errors = ctx.Errors
 	w.wm = exec.MinWatermark
 	w.nextFire = math.MaxInt64
 	w.panes = map[winPaneID]*winPane{}
@@ -237,8 +275,8 @@ func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 			return err
 		}
 	}
-	if len(rest) != 0 {
-		return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
+	if err := w.restoreShow(g, rest); err != nil {
+		return err
 	}
 	w.nextFire = min(w.nextFire, end)
 	if w.p.cfg.Kind == WindowSession {
@@ -780,7 +818,7 @@ func (w *windowAgg) emitGroup(g int32, out exec.Emitter) error {
 			winAppendInt64(w.out.Field(0), w.gInt[g])
 		}
 	case winKeyBytes:
-		if err := w.p.keyEnc.decodeKey(w.out.Fields()[:nk], []byte(w.gStr[g])); err != nil {
+		if err := w.p.keyEnc.decodeKey(w.out.Fields()[:nk], []byte(w.showKey(g))); err != nil {
 			return err
 		}
 	}
@@ -824,6 +862,7 @@ func (w *windowAgg) OnBarrier(checkpoint.Barrier) error {
 		for _, a := range w.aggs {
 			buf = a.encode(buf, g)
 		}
+		buf = w.appendShow(buf, g)
 		st.Put(w.stateKey(g, w.gStart[g], w.gEnd[g]), slices.Clone(buf))
 		w.gFlag[g] = f&^winDirty | winStored
 		w.gStoredStart[g], w.gStoredEnd[g] = w.gStart[g], w.gEnd[g]

@@ -259,7 +259,15 @@ func (r *rewriter) rewrite(lo, hi int) error {
 			i = j
 			continue
 		case Number:
-			r.push(rtok{text: t.Text, kind: Number, val: t.Value, orig: t.Pos})
+			text := t.Text
+			if strings.ContainsAny(text, "eE") {
+				if _, err := strconv.ParseFloat(text, 64); err != nil {
+					// TiDB refuses a float it cannot hold (1e400) with a bare syntax error; it gets one it can,
+					// and the binder reports the literal itself (22003, as Postgres for 1e400::float8).
+					text = "1e0"
+				}
+			}
+			r.push(rtok{text: text, kind: Number, val: t.Value, orig: t.Pos})
 		case Param:
 			n, err := strconv.Atoi(t.Value[1:])
 			if err != nil || n < 1 {

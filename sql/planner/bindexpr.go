@@ -83,7 +83,11 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 			return x, nil
 		case "-":
 			if lit, ok := e.X.(*parser.Literal); ok && (lit.Kind == parser.LitInt || lit.Kind == parser.LitDecimal || lit.Kind == parser.LitFloat) {
-				return bindLiteral(&parser.Literal{P: e.P, Kind: lit.Kind, Text: "-" + lit.Text})
+				text := "-" + lit.Text
+				if neg, ok := strings.CutPrefix(lit.Text, "-"); ok { // - (-1): the parser folded the inner sign
+					text = neg
+				}
+				return bindLiteral(&parser.Literal{P: e.P, Kind: lit.Kind, Text: text})
 			}
 			return b.call(e.P, "neg", x)
 		case "not":
@@ -256,7 +260,16 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := expr.Cast(x, t)
+		if e.Type.Name == "DECIMAL" && e.Type.Precision < 0 {
+			if t, err = expr.UnconstrainedNumeric(x, t); err != nil {
+				return nil, posErr(err, e.X.Pos())
+			}
+		}
+		cast := expr.Cast
+		if e.Try {
+			cast = expr.TryCast
+		}
+		c, err := cast(x, t)
 		if err != nil {
 			// A constant that does not convert is reported at the constant, as Postgres does.
 			if _, lit := e.X.(*parser.Literal); lit {
@@ -397,7 +410,7 @@ func bindLiteral(l *parser.Literal) (expr.Expr, error) {
 		return d, nil
 	case parser.LitFloat:
 		f, err := strconv.ParseFloat(l.Text, 64)
-		if err != nil {
+		if err != nil || expr.FloatUnderflow(l.Text, f) {
 			return nil, sqlerr.New(sqlerr.NumericOutOfRange, l.P, "%q is out of range for type double precision", l.Text)
 		}
 		return expr.Float64(f), nil

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -89,8 +91,20 @@ type aggNode struct {
 	propagated bool
 	keys       int
 	label      string
-	factory    func(int) exec.Operator
 	out        []Col
+}
+
+// newOperator builds the aggregate's operator factory and output schema; mode is what a float SUM or AVG that
+// overflows does.
+func (n *aggNode) newOperator(mode expr.ErrorMode) (func(int) exec.Operator, *arrow.Schema, error) {
+	in := schemaOf(n.pre.out)
+	if n.group {
+		return operators.NewGroupAggregate(operators.GroupAggConfig{Keys: n.cfg.Keys, Aggs: n.cfg.Aggs,
+			InputUpdating: updatingReason(n.pre.in) != "", Mode: mode}, in)
+	}
+	cfg := n.cfg
+	cfg.Mode = mode
+	return operators.NewWindowAggregate(cfg, in)
 }
 
 // winCols is how many window columns (window_start, window_end) follow the keys in the output.

@@ -284,9 +284,13 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		if n.group {
 			id = "group-agg"
 		}
+		factory, _, err := n.newOperator(l.settings.Errors)
+		if err != nil {
+			return nil, err
+		}
 		return l.add(&PNode{ID: id, Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 			Inputs: []PEdge{{From: pre, Exchange: ex}}, Label: label, Details: details,
-			newOperator: n.factory}), nil
+			newOperator: factory}), nil
 	case *unionNode:
 		var ins []*PNode
 		par := 1

@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -33,7 +32,11 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 			if st, ok := it.Expr.(*parser.Star); ok {
 				return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, st.P, "SELECT DISTINCT * is not supported; list the columns")
 			}
-			d.GroupBy = append(d.GroupBy, it.Expr)
+			key := it.Expr
+			if lit, ok := key.(*parser.Literal); ok {
+				key = &parser.Unary{P: lit.P, Op: "+", X: lit} // a constant, not a GROUP BY ordinal
+			}
+			d.GroupBy = append(d.GroupBy, key)
 		}
 		s = &d
 	}
@@ -439,19 +442,11 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		aggOrder = append(aggOrder, fp)
 	}
 
-	var factory func(int) exec.Operator
-	var outSchema *arrow.Schema
-	var err error
-	if n.group {
-		factory, outSchema, err = operators.NewGroupAggregate(operators.GroupAggConfig{Keys: cfg.Keys, Aggs: cfg.Aggs,
-			InputUpdating: updatingReason(input) != ""}, schemaOf(pre.out))
-	} else {
-		factory, outSchema, err = operators.NewWindowAggregate(cfg, schemaOf(pre.out))
-	}
+	n.pre, n.cfg, n.keys = pre, cfg, len(keyCols)
+	_, outSchema, err := n.newOperator(expr.ErrorsFail) // validates; lowering builds it with the session's mode
 	if err != nil {
 		return nil, nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err).WithPos(s.P)
 	}
-	n.pre, n.cfg, n.factory, n.keys = pre, cfg, factory, len(keyCols)
 	// Output columns: keys, window_start, window_end, aggregates (types from the operator).
 	nk := len(keyCols)
 	for i := 0; i < outSchema.NumFields(); i++ {
