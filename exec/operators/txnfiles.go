@@ -55,6 +55,8 @@ type txnFileSink struct {
 	// publishTo, when set, replaces the rename into path at commit: the stream log renames into its next
 	// sequence number. It reports success when src no longer exists because an earlier commit published it.
 	publishTo func(src, name string) error
+	// guard confines the directories and files the sink creates (nil: the stream log, inside the data directory).
+	guard PathGuard
 
 	fsys       state.FS
 	sub        int
@@ -154,8 +156,9 @@ func allDigits(s string) bool {
 	return true
 }
 
+// errorf starts a message with the sink's kind and path; %w keeps the cause's SQLSTATE.
 func (s *txnFileSink) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s sink %s: %s", s.kind, s.path, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s sink %s: "+format, append([]any{s.kind, s.path}, args...)...)
 }
 
 // Open recovers what earlier incarnations of this subtask left in staging: a transaction whose checkpoint
@@ -177,8 +180,16 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 	s.jobOp = escapeName(ctx.Job) + "-" + escapeName(ctx.Operator) + "-"
 	s.stageDir = filepath.Join(s.path, stagingDirName, escapeName(ctx.Job))
 	s.inprogress = filepath.Join(s.stageDir, s.jobOp+strconv.Itoa(s.sub)+".inprogress")
+	// The guard sees the staging directory before MkdirAll creates it (a planted link must not make it create
+	// directories elsewhere) and after (a link swapped in meanwhile).
+	if err := s.guard.check(s.stageDir); err != nil {
+		return s.errorf("%w", err)
+	}
 	if err := s.fsys.MkdirAll(s.stageDir); err != nil {
 		return s.errorf("%v", err)
+	}
+	if err := s.guard.check(s.stageDir); err != nil {
+		return s.errorf("%w", err)
 	}
 
 	mine := func(sub int) bool {
@@ -272,6 +283,9 @@ func (s *txnFileSink) Write(b exec.Batch) error {
 		return s.errorf("write before open")
 	}
 	if s.file == nil {
+		if err := s.guard.check(s.inprogress); err != nil {
+			return s.errorf("%w", err)
+		}
 		f, err := s.fsys.Create(s.inprogress)
 		if err != nil {
 			return s.errorf("%v", err)
@@ -383,7 +397,7 @@ func (s *txnFileSink) Commit(id uint64) error {
 	for len(s.staged) > 0 && s.staged[0] <= id {
 		sid := s.staged[0]
 		if err = s.publish(s.txnName(s.sub, sid)); err != nil {
-			err = s.errorf("commit checkpoint %d: %v", sid, err)
+			err = s.errorf("commit checkpoint %d: %w", sid, err)
 			break
 		}
 		s.staged = s.staged[1:]
@@ -406,6 +420,9 @@ func (s *txnFileSink) publish(name string) error {
 		return s.publishTo(src, name)
 	}
 	dst := filepath.Join(s.path, name)
+	if err := s.guard.check(dst); err != nil {
+		return err
+	}
 	err := s.fsys.RenameNoReplace(src, dst)
 	switch {
 	case err == nil:
