@@ -84,11 +84,11 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 			}
 		}
 		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
 	case "nexmark":
 		if _, err := operators.NexmarkConfigFromOptions(schemaOf(pcols), dataOptions(opts)); err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
 	case "parquet":
 		if opts["path"] == "" {
