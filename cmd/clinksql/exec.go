@@ -106,6 +106,7 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 				fmt.Fprint(stderr, engine.FormatError(sc.name, sc.text, xerr))
 				return exitError{}
 			}
+			engine.WriteNotices(stderr, res) // as psql: a started job's id, for one
 			if res.Columns == nil && format == "csv" {
 				continue
 			}

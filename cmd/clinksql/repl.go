@@ -553,9 +553,7 @@ func (r *repl) statementContext(ctx context.Context) (context.Context, func(), f
 
 func (r *repl) printResults(results []*engine.Result) {
 	for _, res := range results {
-		for _, n := range res.Notices {
-			r.notice("NOTICE", n)
-		}
+		engine.WriteNotices(r.errOut, res)
 		engine.WriteTable(r.out, res)
 	}
 }
