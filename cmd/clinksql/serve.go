@@ -39,7 +39,7 @@ checkpoint and exits 0.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataDir, "data-dir", "./clink-data", "the data directory")
+	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "the data directory")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:4566", "the address to listen on")
 	f.StringSliceVar(&o.allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
 	f.StringArrayVar(&o.users, "user", nil, "a user as name:password (repeatable); clients then authenticate with SCRAM-SHA-256")
