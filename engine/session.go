@@ -263,11 +263,11 @@ func (s *Session) launch(tag string, spec *catalog.JobSpec, p *planner.Physical)
 	if err := s.e.startJob(spec, p); err != nil {
 		return nil, err
 	}
-	return &Result{Tag: tag, Notices: append([]string{StartedJobNotice + spec.ID}, p.Notices...)}, nil
+	return &Result{Tag: tag, Notices: append([]string{startedJobNotice + spec.ID}, p.Notices...)}, nil
 }
 
-// StartedJobNotice starts the notice of a statement that started a job; the job's id follows.
-const StartedJobNotice = "started job "
+// startedJobNotice starts the notice of a statement that started a job; the job's id follows.
+const startedJobNotice = "started job "
 
 func canonicalCreateMV(name string, cols []string, query string) string {
 	var sb strings.Builder
