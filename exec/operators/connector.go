@@ -6,7 +6,9 @@ import (
 	"io/fs"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/sqlerr"
 	"github.com/clinksql/clinksql/state"
@@ -70,6 +72,16 @@ func guardFiles(g PathGuard, files []pqSrcFile) error {
 		}
 	}
 	return nil
+}
+
+// ValidateGenerator is the datagen source's validation hook: the columns checked against their options (ranges,
+// types), which the generator does when it opens.
+func ValidateGenerator(cfg GeneratorConfig) error {
+	g := NewGenerator(cfg)
+	if err := g.Open(&exec.TaskContext{Parallelism: 1, Alloc: memory.DefaultAllocator}); err != nil {
+		return err
+	}
+	return g.Close()
 }
 
 // ValidateFileSource is the file source's validation hook: what FileSourceConfigFromOptions cannot see from the

@@ -5,10 +5,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/catalog"
-	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -77,11 +75,7 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 	case "datagen":
 		cfg, err := operators.GeneratorConfigFromOptions(schemaOf(pcols), dataOptions(opts))
 		if err == nil {
-			// Open checks the columns against their options (ranges, types); do it now rather than in the job.
-			g := operators.NewGenerator(cfg)
-			if err = g.Open(&exec.TaskContext{Parallelism: 1, Alloc: memory.DefaultAllocator}); err == nil {
-				err = g.Close()
-			}
+			err = operators.ValidateGenerator(cfg)
 		}
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))
