@@ -165,7 +165,11 @@ func TestServeRefusesEmptyPassword(t *testing.T) {
 	defer l.Close()
 	srv := NewServer(Config{Users: map[string]string{"a": "pw", "b": ""}}, eng)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
+	go func() {
+		err := srv.Serve(l)
+		l.Close() // a refusing Serve leaves the listener open: closing it turns the client away at once
+		done <- err
+	}()
 	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://b@%s/clinksql?sslmode=disable&connect_timeout=5", l.Addr()))
 	if err != nil {
 		t.Fatal(err)
