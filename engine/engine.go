@@ -40,11 +40,13 @@ type Config struct {
 // Engine runs statements against one data directory. It owns the catalog, the internal streams' logs and the
 // running jobs. One engine process owns a data directory at a time (a lock file says so).
 type Engine struct {
-	cfg  Config
-	dir  string
-	cat  *catalog.Catalog
-	lock *os.File
-	log  *slog.Logger
+	cfg Config
+	dir string
+	// realDir is dir with its symbolic links resolved, what connector paths are confined to.
+	realDir string
+	cat     *catalog.Catalog
+	lock    *os.File
+	log     *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -87,6 +89,11 @@ func Open(cfg Config) (*Engine, error) {
 		lock.Close()
 		return nil, fmt.Errorf("data directory %s is in use by another clinksql process", dir)
 	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
 	cat, err := catalog.Open(state.OS, filepath.Join(dir, "catalog"))
 	if err != nil {
 		lock.Close()
@@ -99,7 +106,7 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.Alloc = memory.DefaultAllocator
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{cfg: cfg, dir: dir, cat: cat, lock: lock, log: cfg.Logger, ctx: ctx, cancel: cancel,
+	e := &Engine{cfg: cfg, dir: dir, realDir: realDir, cat: cat, lock: lock, log: cfg.Logger, ctx: ctx, cancel: cancel,
 		logs: map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
 	for _, spec := range cat.Jobs() {
@@ -139,8 +146,10 @@ func (e *Engine) Log(obj *catalog.Object) (*operators.Log, error) {
 	return l, nil
 }
 
-// Path resolves a connector path (planner.Env): relative paths are under the data directory; absolute paths must
-// be inside it or inside an allowed directory.
+// Path resolves a connector path (planner.Env): relative paths are under the data directory. The path, or for a
+// glob the directory it is listed from, must lead into the data directory (but none of the engine's own
+// directories) or into an allowed directory once every symbolic link is resolved; the files a glob or directory
+// names are each checked by Confine when they are listed and again when they are opened.
 func (e *Engine) Path(p string) (string, error) {
 	if p == "" {
 		return "", sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "empty path")
@@ -150,29 +159,81 @@ func (e *Engine) Path(p string) (string, error) {
 		abs = filepath.Join(e.dir, p)
 	}
 	abs = filepath.Clean(abs)
-	if under(abs, e.dir) {
-		internal := abs == e.dir
-		for _, d := range []string{"catalog", "jobs", "streams", "views", "tmp", "LOCK"} {
-			internal = internal || under(abs, filepath.Join(e.dir, d))
-		}
-		if !internal {
-			return abs, nil
-		}
-	} else {
-		for _, root := range e.cfg.AllowPaths {
-			if r, err := filepath.Abs(root); err == nil && under(abs, filepath.Clean(r)) {
-				return abs, nil
+	if base, ok := operators.GlobBase(abs); ok {
+		return abs, e.confine(p, base, true)
+	}
+	return abs, e.confine(p, abs, false)
+}
+
+// Confine checks one file or directory a connector reads or creates (planner.Env; the connectors' PathGuard).
+func (e *Engine) Confine(p string) error { return e.confine(p, p, false) }
+
+// internalDirs are the entries of the data directory that belong to the engine; no connector may name them.
+var internalDirs = []string{"catalog", "jobs", "streams", "views", "tmp", "LOCK"}
+
+// confine refuses (42501) abs unless, its symbolic links resolved, it is inside the data directory but none of
+// the engine's own entries, or inside an allowed directory. The data directory itself is allowed only as the
+// directory a glob is listed from (globBase). p is the path as the user gave it, for the message.
+func (e *Engine) confine(p, abs string, globBase bool) error {
+	real, err := resolvePath(abs)
+	if err == nil {
+		if under(real, e.realDir) {
+			internal := real == e.realDir && !globBase
+			for _, d := range internalDirs {
+				internal = internal || under(real, filepath.Join(e.realDir, d))
+			}
+			if !internal {
+				return nil
+			}
+		} else {
+			for _, root := range e.cfg.AllowPaths {
+				if r, err := filepath.Abs(root); err == nil {
+					if r, err = resolvePath(r); err == nil && under(real, r) {
+						return nil
+					}
+				}
 			}
 		}
 	}
 	e2 := sqlerr.New(sqlerr.InsufficientPriv, sqlerr.NoPos,
 		"path %q is outside the data directory and the allowed paths, or is one of the engine's own directories", p)
+	switch {
+	case err != nil:
+		e2.Msg = fmt.Sprintf("path %q cannot be resolved: %v", p, err)
+	case real != filepath.Clean(abs):
+		e2.Detail = fmt.Sprintf("With its symbolic links resolved, it is %s.", real)
+	}
 	e2.Hint = "Use a path relative to the data directory, or start the server with --allow-path."
-	return "", e2
+	return e2
+}
+
+// resolvePath resolves the symbolic links of the longest prefix of abs that exists; the rest, which does not
+// exist yet (a sink's directory before it is created), is kept as it is. A dangling or looping link is an error:
+// creating through it would create its target, wherever that is.
+func resolvePath(abs string) (string, error) {
+	p, rest := filepath.Clean(abs), ""
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		st, lerr := os.Lstat(p)
+		switch {
+		case lerr == nil && st.Mode()&os.ModeSymlink != 0:
+			return "", fmt.Errorf("%s is a symbolic link that leads nowhere", p)
+		case lerr == nil:
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest), nil
+		}
+		rest, p = filepath.Join(filepath.Base(p), rest), parent
+	}
 }
 
 func under(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // Close stops every job gracefully (a final checkpoint, so the next open resumes exactly) and releases the data
@@ -289,8 +350,10 @@ func (e *Engine) redeploy(spec *catalog.JobSpec) error {
 	if err != nil {
 		return err
 	}
+	ps := s.planner()
+	ps.Restoring = true
 	if inserts, ok := statementSet(stmts); ok {
-		p, err := planner.PlanStatementSet(e, inserts, s.planner())
+		p, err := planner.PlanStatementSet(e, inserts, ps)
 		if err != nil {
 			return err
 		}
@@ -302,13 +365,13 @@ func (e *Engine) redeploy(spec *catalog.JobSpec) error {
 	var p *planner.Physical
 	switch st := stmts[0].(type) {
 	case *parser.Insert:
-		p, err = planner.PlanInsert(e, st, s.planner())
+		p, err = planner.PlanInsert(e, st, ps)
 	case *parser.CreateView:
 		obj, ok := e.cat.Get(st.Name)
 		if !ok {
 			return fmt.Errorf("job %s: materialized view %s is gone", spec.ID, st.Name)
 		}
-		p, err = planner.PlanMaterializedView(e, st.Query, obj, s.planner())
+		p, err = planner.PlanMaterializedView(e, st.Query, obj, ps)
 	default:
 		return fmt.Errorf("job %s: statement %T cannot run as a job", spec.ID, st)
 	}

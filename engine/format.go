@@ -140,3 +140,10 @@ func WriteTable(w io.Writer, r *Result) {
 	}
 	io.WriteString(w, sb.String())
 }
+
+// WriteNotices writes a result's notices as psql prints them ("NOTICE:  started job job-3"), one a line.
+func WriteNotices(w io.Writer, res *Result) {
+	for _, n := range res.Notices {
+		fmt.Fprintf(w, "NOTICE:  %s\n", n)
+	}
+}

@@ -131,11 +131,7 @@ func (s *Session) resultColumns(ctx context.Context, st parser.Stmt, params *pla
 		if _, err := planner.PlanInsert(s.e, st, ps); err != nil {
 			return nil, err
 		}
-		return []Column{textColumn("job_id")}, nil
-	case *parser.CreateView:
-		if st.Materialized {
-			return []Column{textColumn("job_id")}, nil
-		}
+		return nil, nil // a job's id comes as a notice
 	case *parser.Show, *parser.Describe, *parser.Explain:
 		// These read the catalog and change nothing: run them for their columns.
 		res, err := s.execute(ctx, st, params)

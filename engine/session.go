@@ -254,7 +254,8 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 	return s.launch("CREATE MATERIALIZED VIEW", spec, p)
 }
 
-// launch records a new job and starts it; the result carries its id and the plan's notices.
+// launch records a new job and starts it. The result is the statement's command tag, as Postgres clients expect,
+// with the job's id in a notice ("started job job-3") before the plan's own notices.
 func (s *Session) launch(tag string, spec *catalog.JobSpec, p *planner.Physical) (*Result, error) {
 	if err := s.e.cat.AddJob(spec); err != nil {
 		return nil, err
@@ -262,10 +263,11 @@ func (s *Session) launch(tag string, spec *catalog.JobSpec, p *planner.Physical)
 	if err := s.e.startJob(spec, p); err != nil {
 		return nil, err
 	}
-	res := jobResult(tag, spec.ID)
-	res.Notices = p.Notices
-	return res, nil
+	return &Result{Tag: tag, Notices: append([]string{startedJobNotice + spec.ID}, p.Notices...)}, nil
 }
+
+// startedJobNotice starts the notice of a statement that started a job; the job's id follows.
+const startedJobNotice = "started job "
 
 func canonicalCreateMV(name string, cols []string, query string) string {
 	var sb strings.Builder
@@ -281,10 +283,6 @@ func canonicalCreateMV(name string, cols []string, query string) string {
 	sb.WriteString(" AS ")
 	sb.WriteString(query)
 	return sb.String()
-}
-
-func jobResult(tag, id string) *Result {
-	return &Result{Tag: tag, Columns: []Column{textColumn("job_id")}, Rows: [][]*string{{&id}}}
 }
 
 func textColumn(name string) Column {
@@ -395,7 +393,7 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 	parts = append(parts, "END")
 	spec := &catalog.JobSpec{ID: id, Statement: strings.Join(parts, ";\n"), Target: p.Target, Targets: p.Targets,
 		Reads: p.Reads, Settings: m}
-	return s.launch("INSERT 0 0", spec, p)
+	return s.launch("COMMIT", spec, p) // END's tag in Postgres
 }
 
 // errLimit stops a SELECT's dataflow once LIMIT rows arrived.

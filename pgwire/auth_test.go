@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/clinksql/clinksql/engine"
 )
 
 func TestSCRAM(t *testing.T) {
@@ -146,4 +148,38 @@ func TestNoTLSConfigured(t *testing.T) {
 		t.Fatal(err)
 	}
 	connectWith(t, cfg) // 'N', then plaintext
+}
+
+// An empty password is refused before anything is served: SCRAM over an empty password would let any network
+// client in as that user (Postgres refuses empty passwords too).
+func TestServeRefusesEmptyPassword(t *testing.T) {
+	eng, err := engine.Open(engine.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	srv := NewServer(Config{Users: map[string]string{"a": "pw", "b": ""}}, eng)
+	done := make(chan error, 1)
+	go func() {
+		err := srv.Serve(l)
+		l.Close() // a refusing Serve leaves the listener open: closing it turns the client away at once
+		done <- err
+	}()
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://b@%s/clinksql?sslmode=disable&connect_timeout=5", l.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := pgx.ConnectConfig(context.Background(), cfg); err == nil {
+		c.Close(context.Background())
+		t.Fatal("a client got in as user b without a password")
+	}
+	srv.Shutdown(context.Background())
+	if err := <-done; err == nil || !strings.Contains(err.Error(), `user "b" has an empty password`) {
+		t.Fatalf("Serve: %v", err)
+	}
 }

@@ -6,7 +6,8 @@
 //     ('N'), CancelRequest, the StartupMessage (3.0; a 3.2 client is answered NegotiateProtocolVersion, other
 //     versions and packets over 10000 bytes get an error and the connection closes), the startup parameters
 //     (applied as SET; a value the engine refuses, such as a TimeZone other than UTC, is logged and ignored);
-//   - authentication: trust when Config.Users is empty (Serve allows that only on a loopback listener), else
+//   - authentication: trust when Config.Users is empty (Serve allows that only on a loopback listener, and
+//     refuses a user with an empty password), else
 //     SCRAM-SHA-256 as Postgres does it (4096 iterations; verifiers computed once, passwords not kept; an unknown
 //     user runs the exchange against a mock verifier and fails like a wrong password: 28P01);
 //   - the simple and extended query protocols: prepared statements and portals (named and unnamed, with

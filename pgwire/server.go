@@ -24,7 +24,8 @@ var ErrServerClosed = errors.New("pgwire: server closed")
 // Config configures a Server.
 type Config struct {
 	// Users maps user names to passwords; clients authenticate with SCRAM-SHA-256. An empty map means trust
-	// (every user name is accepted without a password), which Serve allows only on a loopback listener.
+	// (every user name is accepted without a password), which Serve allows only on a loopback listener. No
+	// password may be empty: Serve refuses such a configuration, as Postgres refuses empty passwords.
 	Users map[string]string
 	// TLS, when set, answers SSLRequest with 'S' and runs the TLS handshake; nil answers 'N'.
 	TLS *tls.Config
@@ -95,6 +96,11 @@ func randomBytes(n int) []byte {
 func (s *Server) Serve(l net.Listener) error {
 	if len(s.cfg.Users) == 0 && !isLocal(l.Addr()) {
 		return fmt.Errorf("pgwire: refusing to serve %s without users: trust authentication is only allowed on a loopback address", l.Addr())
+	}
+	for name, password := range s.cfg.Users {
+		if password == "" {
+			return fmt.Errorf("pgwire: refusing to serve: user %q has an empty password", name)
+		}
 	}
 	s.mu.Lock()
 	if s.closing {

@@ -15,6 +15,7 @@ type step struct {
 	sql   string
 	want  string // exact CSV (header and rows), "" for no result set
 	match string // a regexp the result set must match instead
+	job   string // the id of the job the statement starts, which it prints as a notice on stderr
 }
 
 // runScript writes the steps to a file, runs them in one `clinksql exec` and checks each printed result set.
@@ -22,7 +23,11 @@ func runScript(t *testing.T, dir string, steps []step) {
 	t.Helper()
 	var sb strings.Builder
 	var blocks []step
+	var jobs []string
 	for _, s := range steps {
+		if s.job != "" {
+			jobs = append(jobs, "NOTICE:  started job "+s.job)
+		}
 		sb.WriteString(s.sql)
 		sb.WriteString("\n;\n") // on its own line: a statement may end in a -- comment
 		if s.want != "" || s.match != "" {
@@ -36,6 +41,10 @@ func runScript(t *testing.T, dir string, steps []step) {
 	out, errOut, ok := run(t, "exec", "--data-dir", dir, "--format", "csv", "-f", file)
 	if !ok {
 		t.Fatalf("exec failed:\n%s\noutput so far:\n%s", errOut, out)
+	}
+	started := regexp.MustCompile(`(?m)^NOTICE:  started job .*$`).FindAllString(errOut, -1)
+	if !slices.Equal(started, jobs) {
+		t.Errorf("job notices %q, want %q", started, jobs)
 	}
 	got := strings.Split(strings.TrimSuffix(out, "\n"), "\n\n")
 	if len(got) != len(blocks) {
@@ -70,12 +79,12 @@ func TestDialectExamples(t *testing.T) {
 		{sql: `INSERT INTO per_minute
 SELECT user_id, COUNT(*), window_start, window_end
 FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
-GROUP BY user_id, window_start, window_end`, want: "job_id\njob-1\n"},
+GROUP BY user_id, window_start, window_end`, job: "job-1"},
 		// HOP 30 s / 1 min: each click is in two windows.
 		{sql: `CREATE MATERIALIZED VIEW top AS
 SELECT user_id, COUNT(*) AS clicks, window_start, window_end
 FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '1' MINUTE))
-GROUP BY user_id, window_start, window_end`, want: "job_id\njob-2\n"},
+GROUP BY user_id, window_start, window_end`, job: "job-2"},
 		{sql: `CREATE VIEW v AS SELECT user_id, url FROM clicks WHERE url <> 'b'`},
 		{sql: `SET checkpoint.interval = '10s'`},
 		{sql: `SET checkpoint.mode = 'unaligned'`},
@@ -84,11 +93,11 @@ GROUP BY user_id, window_start, window_end`, want: "job_id\njob-2\n"},
   WITH (connector = 'file', format = 'csv', path = 'out/sessions')`},
 		{sql: `INSERT INTO sessions_csv SELECT user_id, COUNT(*), window_start, window_end
 FROM TABLE(SESSION(TABLE clicks PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '10' SECOND))
-GROUP BY user_id, window_start, window_end`, want: "job_id\njob-3\n"},
+GROUP BY user_id, window_start, window_end`, job: "job-3"},
 		{sql: `SET checkpoint.mode = 'adaptive'`},
 		{sql: `CREATE MATERIALIZED VIEW cum AS SELECT COUNT(*) AS n, window_start, window_end
 FROM TABLE(CUMULATE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '1' MINUTE))
-GROUP BY window_start, window_end`, want: "job_id\njob-4\n"},
+GROUP BY window_start, window_end`, job: "job-4"},
 		{sql: rows},
 		{sql: `FLUSH`},
 		// HOP windows that ended by 00:02:29: [-30s,30s): a | b; [0,60s): a c | b; [30s,90s): c d; [60s,120s): d.

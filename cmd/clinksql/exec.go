@@ -71,7 +71,7 @@ waits until the jobs over bounded inputs have finished.`,
 	}
 	cmd.Flags().VarP(scriptFlag{&scripts, true}, "file", "f", "run the statements of a file (repeatable)")
 	cmd.Flags().VarP(scriptFlag{&scripts, false}, "command", "c", "run the statements of a string (repeatable)")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "clinksql-data", "the data directory")
+	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "the data directory")
 	cmd.Flags().StringVar(&format, "format", "table", "result format: table or csv")
 	cmd.Flags().BoolVar(&wait, "wait", false, "before exiting, wait for the jobs over bounded inputs to finish")
 	cmd.Flags().StringSliceVar(&allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
@@ -106,6 +106,7 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 				fmt.Fprint(stderr, engine.FormatError(sc.name, sc.text, xerr))
 				return exitError{}
 			}
+			engine.WriteNotices(stderr, res) // as psql: a started job's id, for one
 			if res.Columns == nil && format == "csv" {
 				continue
 			}

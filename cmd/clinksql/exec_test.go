@@ -81,3 +81,29 @@ func TestExecErrorExitsNonZero(t *testing.T) {
 		t.Fatalf("after the error: %s", out)
 	}
 }
+
+// pins (issue 11, item 2): exec, serve and the REPL share one default data directory, ./clink-data: a stream that
+// `clinksql exec` creates without --data-dir is there for the REPL started the same way, and the reverse.
+func TestDefaultDataDirShared(t *testing.T) {
+	cwd := t.TempDir()
+	execIn := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary, args...)
+		cmd.Dir, cmd.Stdin = cwd, strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	execIn("", "exec", "-c", "CREATE STREAM from_exec (a INT)")
+	if _, err := os.Stat(filepath.Join(cwd, "clink-data", "catalog")); err != nil {
+		t.Fatalf("exec without --data-dir: %v", err)
+	}
+	if out := execIn("SHOW STREAMS;\nCREATE STREAM from_repl (a INT);\n"); !strings.Contains(out, "from_exec") {
+		t.Fatalf("the REPL does not see exec's stream:\n%s", out)
+	}
+	if out := execIn("", "exec", "--format", "csv", "-c", "SHOW STREAMS"); !strings.Contains(out, "from_repl") {
+		t.Fatalf("exec does not see the REPL's stream:\n%s", out)
+	}
+}

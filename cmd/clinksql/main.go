@@ -26,6 +26,10 @@ func main() {
 	}
 }
 
+// defaultDataDir is the data directory of serve, exec and the REPL when --data-dir is not given: one default, so
+// that each of them finds the jobs and streams the others made.
+const defaultDataDir = "./clink-data"
+
 // exitError is a failure already reported to the user (a statement error): exit non-zero without more output.
 type exitError struct{}
 

@@ -65,7 +65,7 @@ without prompts; an error is reported and the next statement runs (as psql does)
 		return runREPLCommand(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	f := root.Flags()
-	f.StringVar(&o.dataDir, "data-dir", "./clink-data", "the data directory of the embedded engine")
+	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "the data directory of the embedded engine")
 	f.StringSliceVar(&o.allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
 	f.StringVar(&o.connect, "connect", "", "connect to a clinksql server (postgres://user:password@host:port/db) instead of embedding an engine")
 	f.BoolVar(&o.onErrorStop, "on-error-stop", false, "with piped input, stop at the first error and exit 1 (psql's ON_ERROR_STOP)")
@@ -553,9 +553,7 @@ func (r *repl) statementContext(ctx context.Context) (context.Context, func(), f
 
 func (r *repl) printResults(results []*engine.Result) {
 	for _, res := range results {
-		for _, n := range res.Notices {
-			r.notice("NOTICE", n)
-		}
+		engine.WriteNotices(r.errOut, res)
 		engine.WriteTable(r.out, res)
 	}
 }

@@ -39,7 +39,7 @@ checkpoint and exits 0.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataDir, "data-dir", "./clink-data", "the data directory")
+	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "the data directory")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:4566", "the address to listen on")
 	f.StringSliceVar(&o.allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
 	f.StringArrayVar(&o.users, "user", nil, "a user as name:password (repeatable); clients then authenticate with SCRAM-SHA-256")
@@ -170,15 +170,24 @@ func checkLoopback(listen string) error {
 	return nil
 }
 
-// loadUsers reads --user values and --users-file lines (name:password; the password may contain colons).
+// loadUsers reads --user values and --users-file lines (name:password; the password may contain colons). As
+// Postgres does, an empty password is refused: it would let a network client in without one. A user named twice
+// is refused too, rather than one of the two passwords silently winning.
 func loadUsers(flags []string, file string) (map[string]string, error) {
 	users := map[string]string{}
-	add := func(where, line string) error {
+	where := map[string]string{}
+	add := func(at, line string) error {
 		name, password, ok := strings.Cut(line, ":")
 		if !ok || name == "" {
-			return fmt.Errorf("%s: want name:password, got %q", where, line)
+			return fmt.Errorf("%s: want name:password, got %q", at, line)
 		}
-		users[name] = password
+		if password == "" {
+			return fmt.Errorf("%s: user %q has an empty password; every user needs one", at, name)
+		}
+		if first, dup := where[name]; dup {
+			return fmt.Errorf("%s: user %q is already given (%s)", at, name, first)
+		}
+		users[name], where[name] = password, at
 		return nil
 	}
 	for _, u := range flags {

@@ -24,9 +24,12 @@
 //	P/_staging/J/J-O-S-N.ext         staged: sealed at barrier N, waiting for checkpoint N to complete
 //	P/_staging/J/J-O-S.inprogress    the transaction being written (never read)
 //
-// ext is csv, json or parquet. J and O are escaped so that '-' only separates fields: letters, digits and '_'
-// (except a leading one, which would hide the file) stay, any other byte is %XX. N is the checkpoint id in
-// decimal; a transaction without rows leaves no file. The staging directory starts with '_' so Parquet readers
+// ext is csv, json or parquet. J and O go in as they are: names are [A-Za-z0-9._-] only, and Open refuses ids
+// whose names could meet (checkNameIDs: a job id is a word with at most one -<digits> at its end, an operator id
+// starts with a letter), so the last two '-' fields are S and N and no J- starts another job's name. Open also
+// recovers what versions before issue 11 staged under their escaped names (P/_staging/job%2D1/job%2D1-sink-0-5.ext),
+// committing a completed one under the name it was staged with. N is the checkpoint id in decimal; a transaction
+// without rows leaves no file. The staging directory starts with '_' so Parquet readers
 // and globs such as read_parquet('P/*.parquet') skip it.
 //
 //   - Write appends to the in-progress file (buffered).
@@ -40,6 +43,17 @@
 //     the current parallelism, left by an incarnation that ran wider.
 //
 // CLINK_STATE_FSYNC=0 turns the fsyncs off (benchmarks only), as for state snapshots.
+//
+// # Connector configuration and confinement
+//
+// Each connector reads its WITH options in one function (FileSourceConfigFromOptions, FileSinkConfigFromOptions,
+// ParquetSinkConfigFromOptions, GeneratorConfigFromOptions, NexmarkConfigFromOptions) and has one validation hook
+// for what the options alone cannot tell (ValidateFileSource, ValidateParquetSource, ValidateFileSink,
+// ValidateParquetSink: files that exist, types the format carries or the files hold). Both report a *ConfigError
+// with its SQLSTATE and the option or column at fault, which the planner turns into the CREATE statement's error
+// at that position. The file connectors hold a PathGuard (the engine's confinement, symbolic links resolved) and
+// call it on every file a listing names and again when they open or create a file, so a link swapped in after
+// CREATE cannot lead out.
 //
 // # Parquet source
 //

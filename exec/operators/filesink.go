@@ -3,6 +3,7 @@ package operators
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -18,6 +19,8 @@ type FileSinkConfig struct {
 	// CSVHeader writes the column names as the first line of every CSV file ('csv.header' = 'true').
 	CSVHeader bool
 	Schema    *arrow.Schema
+	// Guard confines the directories and files the sink creates, each checked when it is created.
+	Guard PathGuard
 }
 
 // NewFileSink returns a two-phase-commit sink writing CSV or JSON lines in Postgres text forms. Each subtask
@@ -33,7 +36,9 @@ func NewFileSink(cfg FileSinkConfig) exec.Sink {
 	default:
 		enc = badEncoder{fmt.Errorf("unknown format %q (want csv or json)", cfg.Format)}
 	}
-	return newTxnFileSink("file", cfg.Path, cfg.Schema, enc)
+	s := newTxnFileSink("file", cfg.Path, cfg.Schema, enc)
+	s.guard = cfg.Guard
+	return s
 }
 
 // badEncoder carries a configuration error to Open, where a Sink reports errors.
@@ -236,4 +241,40 @@ func (e *jsonEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 		}
 	}
 	return nil
+}
+
+// FileSinkConfigFromOptions reads the WITH options of a CSV or JSON-lines sink; path is the 'path' option, already
+// resolved by the engine.
+//
+//	'format'      'csv' or 'json' (JSON lines), required
+//	'csv.header'  'true': every CSV file starts with the column names (default 'false')
+//
+// 'connector', 'path', 'type' and 'primary_key' are the planner's; any other key is an error.
+func FileSinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (FileSinkConfig, error) {
+	cfg := FileSinkConfig{Path: path, Schema: schema}
+	for key, val := range sortedOptions(opts) {
+		switch strings.ToLower(key) {
+		case "connector", "path", "type", "primary_key":
+		case "format":
+			cfg.Format = strings.ToLower(val)
+			if cfg.Format != "csv" && cfg.Format != "json" {
+				return cfg, optionError(key, "file sink: format '%s' is not supported (csv or json)", val)
+			}
+		case "csv.header":
+			b, err := parseBoolOption(val)
+			if err != nil {
+				return cfg, optionError(key, "file sink: option '%s' = '%s': %v", key, val, err)
+			}
+			cfg.CSVHeader = b
+		default:
+			return cfg, optionError(key, "unknown option '%s' for connector 'file'", key)
+		}
+	}
+	if cfg.Format == "" {
+		return cfg, optionError("", "connector 'file' needs 'format' = 'csv' or 'json'")
+	}
+	if _, ok := opts["csv.header"]; ok && cfg.Format != "csv" {
+		return cfg, optionError("csv.header", "file sink: option 'csv.header' does not apply to format '%s'", cfg.Format)
+	}
+	return cfg, nil
 }

@@ -50,6 +50,8 @@ type FileSourceConfig struct {
 	BadRows string
 	// BatchRows bounds the rows of a batch; 0 means DefaultFileSourceBatchRows. A batch never spans two files.
 	BatchRows int
+	// Guard confines the files read: every file of every listing, and each again when it is opened.
+	Guard PathGuard
 }
 
 const (
@@ -285,6 +287,9 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 		}
 	}
 	files, err := listSourceFiles(s.fsys, cfg.Path)
+	if err == nil {
+		err = guardFiles(cfg.Guard, files)
+	}
 	if err != nil {
 		return fmt.Errorf("file source: %w", err)
 	}
@@ -616,6 +621,9 @@ func (s *fileSource) nextFile() (string, exec.SourceStatus, error) {
 		if s.curName == "" {
 			if !time.Now().Before(s.nextList) {
 				files, err := listSourceFiles(s.fsys, s.cfg.Path)
+				if err == nil {
+					err = guardFiles(s.cfg.Guard, files)
+				}
 				if err != nil {
 					return "", 0, fmt.Errorf("file source: %w", err)
 				}
@@ -653,6 +661,9 @@ func (s *fileSource) nextFile() (string, exec.SourceStatus, error) {
 
 // openFile opens a file positioned at s.pos; size >= 0 is the size it had when listed.
 func (s *fileSource) openFile(name string, size int64) (*fsReader, error) {
+	if err := s.cfg.Guard.check(name); err != nil {
+		return nil, err
+	}
 	st, err := s.fsys.Stat(name)
 	if err != nil {
 		return nil, err

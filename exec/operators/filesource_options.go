@@ -1,13 +1,14 @@
 package operators
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
 // FileSourceConfigFromOptions reads the WITH options of a CSV or JSON-lines file source (connector = 'file' or
@@ -35,18 +36,18 @@ func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[str
 			case "csv", "json":
 				cfg.Format = f
 			default:
-				return cfg, fmt.Errorf("file source: option 'format' = '%s': want 'csv' or 'json'", val)
+				return cfg, optionError(key, "file source: option 'format' = '%s': want 'csv' or 'json'", val)
 			}
 		case "csv.header":
 			b, err := parseBoolOption(val)
 			if err != nil {
-				return cfg, fmt.Errorf("file source: option '%s' = '%s': %w", key, val, err)
+				return cfg, optionError(key, "file source: option '%s' = '%s': %v", key, val, err)
 			}
 			cfg.CSVHeader = b
 		case "source.monitor-interval":
 			us, err := expr.ParseInterval(val)
 			if err != nil || us <= 0 {
-				return cfg, fmt.Errorf("file source: option '%s' = '%s': want a positive interval such as '10s' or '1 min'", key, val)
+				return cfg, optionError(key, "file source: option '%s' = '%s': want a positive interval such as '10s' or '1 min'", key, val)
 			}
 			cfg.Follow, cfg.MonitorInterval = true, time.Duration(us)*time.Microsecond
 		case "errors.bad-rows":
@@ -54,40 +55,40 @@ func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[str
 			case BadRowsSkip, BadRowsFail:
 				badRows = v
 			default:
-				return cfg, fmt.Errorf("file source: option '%s' = '%s': want 'skip' or 'fail'", key, val)
+				return cfg, optionError(key, "file source: option '%s' = '%s': want 'skip' or 'fail'", key, val)
 			}
 		case "csv.ignore-parse-errors", "json.ignore-parse-errors":
 			b, err := parseBoolOption(val)
 			if err != nil {
-				return cfg, fmt.Errorf("file source: option '%s' = '%s': %w", key, val, err)
+				return cfg, optionError(key, "file source: option '%s' = '%s': %v", key, val, err)
 			}
 			flinkIgnore = BadRowsFail
 			if b {
 				flinkIgnore = BadRowsSkip
 			}
 		default:
-			return cfg, fmt.Errorf("file source: unknown option '%s' (known: format, csv.header, source.monitor-interval, errors.bad-rows)", key)
+			return cfg, optionError(key, "file source: unknown option '%s' (known: format, csv.header, source.monitor-interval, errors.bad-rows)", key)
 		}
 	}
 	if cfg.Format == "" {
-		return cfg, fmt.Errorf("file source: option 'format' is required ('csv' or 'json')")
+		return cfg, optionError("", "file source: option 'format' is required ('csv' or 'json')")
 	}
 	for key := range sortedOptions(opts) {
 		k := strings.ToLower(key)
 		if strings.HasPrefix(k, "csv.") && cfg.Format != "csv" || strings.HasPrefix(k, "json.") && cfg.Format != "json" {
-			return cfg, fmt.Errorf("file source: option '%s' does not apply to format '%s'", key, cfg.Format)
+			return cfg, optionError(key, "file source: option '%s' does not apply to format '%s'", key, cfg.Format)
 		}
 	}
 	switch {
 	case badRows != "" && flinkIgnore != "" && badRows != flinkIgnore:
-		return cfg, fmt.Errorf("file source: options 'errors.bad-rows' and '%s.ignore-parse-errors' disagree", cfg.Format)
+		return cfg, optionError("errors.bad-rows", "file source: options 'errors.bad-rows' and '%s.ignore-parse-errors' disagree", cfg.Format)
 	case badRows != "":
 		cfg.BadRows = badRows
 	case flinkIgnore != "":
 		cfg.BadRows = flinkIgnore
 	}
 	if err := checkFileSourceSchema(schema); err != nil {
-		return cfg, err
+		return cfg, &ConfigError{Code: sqlerr.DatatypeMismatch, Msg: err.Error(), Err: err}
 	}
 	return cfg, nil
 }
@@ -99,5 +100,5 @@ func parseBoolOption(val string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, fmt.Errorf("want 'true' or 'false'")
+	return false, errors.New("want 'true' or 'false'")
 }

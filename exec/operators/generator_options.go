@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -44,22 +45,25 @@ func GeneratorConfigFromOptions(schema *arrow.Schema, opts map[string]string) (G
 			cfg.Rows, err = strconv.ParseInt(val, 10, 64)
 		case "rows-per-second":
 			cfg.RowsPerSecond, err = strconv.ParseFloat(val, 64)
+			if err == nil && (cfg.RowsPerSecond < 0 || math.IsInf(cfg.RowsPerSecond, 0) || math.IsNaN(cfg.RowsPerSecond)) {
+				err = errors.New("not a rate >= 0")
+			}
 		case "seed":
 			cfg.Seed, err = strconv.ParseInt(val, 10, 64)
 		default:
 			rest, ok := strings.CutPrefix(key, "fields.")
 			dot := strings.LastIndexByte(rest, '.')
 			if !ok || dot < 0 {
-				return cfg, fmt.Errorf("datagen: unknown option '%s'", key)
+				return cfg, optionError(key, "datagen: unknown option '%s'", key)
 			}
 			col, ok := byName[strings.ToLower(rest[:dot])]
 			if !ok {
-				return cfg, fmt.Errorf("datagen: option '%s' names no column", key)
+				return cfg, optionError(key, "datagen: option '%s' names no column", key)
 			}
 			err = setGenOption(&cfg.Fields[col], schema.Field(col).Type, rest[dot+1:], val)
 		}
 		if err != nil {
-			return cfg, fmt.Errorf("datagen: option '%s' = '%s': %w", key, val, err)
+			return cfg, optionError(key, "datagen: option '%s' = '%s': %v", key, val, err)
 		}
 	}
 	if cfg.Rows < 0 || cfg.RowsPerSecond < 0 {

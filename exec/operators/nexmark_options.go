@@ -43,7 +43,7 @@ func NexmarkConfigFromOptions(schema *arrow.Schema, opts map[string]string) (Nex
 			cfg.Table = val
 			_, err = parseNexTable(val)
 			if err != nil {
-				return cfg, err
+				return cfg, optionError(key, "%v", err)
 			}
 		case "events.num":
 			cfg.Events, err = parseNexInt(val, 0, math.MaxInt64)
@@ -78,12 +78,12 @@ func NexmarkConfigFromOptions(schema *arrow.Schema, opts map[string]string) (Nex
 			cfg.AvgBidSize, err = parseNexSize(val)
 		case "rate.shape", "rate.period", "rate.limited", "stop-at", "keep-alive", "max-emit-speed",
 			"extended-bid-mode", "simulation-mode":
-			return cfg, fmt.Errorf("nexmark: option '%s' is not supported", key)
+			return cfg, optionError(key, "nexmark: option '%s' is not supported", key)
 		default:
-			return cfg, fmt.Errorf("nexmark: unknown option '%s'", key)
+			return cfg, optionError(key, "nexmark: unknown option '%s'", key)
 		}
 		if err != nil {
-			return cfg, fmt.Errorf("nexmark: option '%s' = '%s': %w", key, val, err)
+			return cfg, optionError(key, "nexmark: option '%s' = '%s': %v", key, val, err)
 		}
 	}
 	if _, err := cfg.resolve(); err != nil {

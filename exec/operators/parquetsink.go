@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -25,6 +26,8 @@ type ParquetSinkConfig struct {
 	// RowGroupRows is the rows of a row group; 0 means DefaultRowGroupRows. The last row group of a transaction
 	// holds the rest.
 	RowGroupRows int64
+	// Guard confines the directories and files the sink creates, each checked when it is created.
+	Guard PathGuard
 }
 
 // DefaultRowGroupRows bounds the rows of a Parquet row group: large enough for efficient scans, small enough that
@@ -36,7 +39,9 @@ const DefaultRowGroupRows = 1 << 20
 // once the checkpoint completed, so any Parquet reader can read every committed file. Configuration errors
 // surface at Open.
 func NewParquetSink(cfg ParquetSinkConfig) exec.Sink {
-	return newTxnFileSink("parquet", cfg.Path, cfg.Schema, &parquetEncoder{cfg: cfg})
+	s := newTxnFileSink("parquet", cfg.Path, cfg.Schema, &parquetEncoder{cfg: cfg})
+	s.guard = cfg.Guard
+	return s
 }
 
 // pqKind is how an Arrow column is turned into parquet values.
@@ -128,7 +133,7 @@ func (e *parquetEncoder) init(schema *arrow.Schema) error {
 }
 
 func parquetCodec(name string) (compress.Codec, error) {
-	switch name {
+	switch strings.ToLower(name) {
 	case "", "snappy":
 		return fastSnappy{}, nil
 	case "zstd":
@@ -140,7 +145,7 @@ func parquetCodec(name string) (compress.Codec, error) {
 	case "none", "uncompressed":
 		return &parquet.Uncompressed, nil
 	}
-	return nil, fmt.Errorf("unknown parquet compression %q", name)
+	return nil, fmt.Errorf("unknown parquet compression %q (snappy, zstd, gzip, lz4 or none)", name)
 }
 
 // fastSnappy is the SNAPPY codec with s2's fast Snappy-compatible block encoder. parquet-go's codec uses the
@@ -438,3 +443,23 @@ func newOrderedGroup(g parquet.Group, order []string) orderedGroup {
 }
 
 func (g orderedGroup) Fields() []parquet.Field { return g.fields }
+
+// ParquetSinkConfigFromOptions reads the WITH options of a Parquet sink; path is the 'path' option, already
+// resolved by the engine.
+//
+//	'parquet.compression'  'snappy' (default), 'zstd', 'gzip', 'lz4' or 'none' (also 'uncompressed')
+//
+// 'connector', 'path', 'type' and 'primary_key' are the planner's; any other key is an error.
+func ParquetSinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (ParquetSinkConfig, error) {
+	cfg := ParquetSinkConfig{Path: path, Schema: schema}
+	for key, val := range sortedOptions(opts) {
+		switch strings.ToLower(key) {
+		case "connector", "path", "type", "primary_key":
+		case "parquet.compression":
+			cfg.Compression = strings.ToLower(val)
+		default:
+			return cfg, optionError(key, "unknown option '%s' for connector 'parquet'", key)
+		}
+	}
+	return cfg, nil
+}

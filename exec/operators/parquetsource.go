@@ -35,6 +35,8 @@ type ParquetSourceConfig struct {
 	Schema *arrow.Schema
 	// BatchRows bounds the rows of a batch; 0 means DefaultParquetBatchRows. A batch never spans two files.
 	BatchRows int
+	// Guard confines the files read: every listed file, and each again when it is opened.
+	Guard PathGuard
 }
 
 // DefaultParquetBatchRows is the Parquet source's batch size when none is configured.
@@ -220,6 +222,9 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	s.batch = cmp0(cfg.BatchRows, DefaultParquetBatchRows)
 
 	files, err := listParquetFiles(s.fsys, cfg.Path)
+	if err == nil {
+		err = guardFiles(cfg.Guard, files)
+	}
 	if err != nil {
 		return fmt.Errorf("parquet source: %w", err)
 	}
@@ -316,7 +321,10 @@ func (s *parquetSource) checkFile(f pqSrcFile) error {
 }
 
 // pqPlanError is a schema mismatch, as opposed to a file that could not be read.
-type pqPlanError struct{ err error }
+type pqPlanError struct {
+	col string
+	err error
+}
 
 func (e *pqPlanError) Error() string { return e.err.Error() }
 func (e *pqPlanError) Unwrap() error { return e.err }
@@ -328,15 +336,8 @@ func listParquetFiles(fsys state.FS, path string) ([]pqSrcFile, error) {
 		if _, err := filepath.Match(path, ""); err != nil {
 			return nil, fmt.Errorf("pattern %q: %w", path, err)
 		}
-		clean := filepath.Clean(path)
-		dir, comps := ".", strings.Split(clean, string(filepath.Separator))
-		if filepath.IsAbs(clean) {
-			dir, comps = string(filepath.Separator), comps[1:]
-		}
+		dir, comps := globSplit(path)
 		// The directories before the first wildcard must exist: a typo there is an error, not an empty input.
-		for len(comps) > 1 && !pqHasMeta(comps[0]) {
-			dir, comps = filepath.Join(dir, comps[0]), comps[1:]
-		}
 		if st, err := fsys.Stat(dir); err != nil {
 			return nil, err
 		} else if !st.IsDir() {
@@ -450,6 +451,30 @@ func pqRegular(fsys state.FS, p string, e fs.DirEntry) (pqSrcFile, bool, error) 
 
 func pqHasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
 
+// globSplit splits a glob pattern into its fixed directory (the components before the first one with a wildcard)
+// and the components from there on.
+func globSplit(pattern string) (dir string, comps []string) {
+	clean := filepath.Clean(pattern)
+	dir, comps = ".", strings.Split(clean, string(filepath.Separator))
+	if filepath.IsAbs(clean) {
+		dir, comps = string(filepath.Separator), comps[1:]
+	}
+	for len(comps) > 1 && !pqHasMeta(comps[0]) {
+		dir, comps = filepath.Join(dir, comps[0]), comps[1:]
+	}
+	return dir, comps
+}
+
+// GlobBase returns the directory a file or Parquet connector's path is listed from when it is a glob pattern
+// (the directories before its first wildcard), and false when it is not one.
+func GlobBase(path string) (string, bool) {
+	if !pqHasMeta(path) {
+		return "", false
+	}
+	dir, _ := globSplit(path)
+	return dir, true
+}
+
 func pqHidden(name string) bool { return name != "" && (name[0] == '.' || name[0] == '_') }
 
 func pqFingerprint(files []pqSrcFile) uint64 {
@@ -557,6 +582,9 @@ type pqCursor struct {
 // the page index, which reading uses to seek. parquet-go panics on some malformed files: the panic becomes an
 // error.
 func (s *parquetSource) openFile(f pqSrcFile, check bool) (of *pqOpenFile, err error) {
+	if err := s.cfg.Guard.check(f.name); err != nil {
+		return nil, err
+	}
 	st, err := s.fsys.Stat(f.name)
 	if err != nil {
 		return nil, err
@@ -599,7 +627,7 @@ func (s *parquetSource) openFile(f pqSrcFile, check bool) (of *pqOpenFile, err e
 	for _, field := range s.cfg.Schema.Fields() {
 		col, err := planPQColumn(sch, field)
 		if err != nil {
-			return nil, &pqPlanError{err}
+			return nil, &pqPlanError{col: field.Name, err: err}
 		}
 		of.cols = append(of.cols, col)
 	}

@@ -55,6 +55,8 @@ type txnFileSink struct {
 	// publishTo, when set, replaces the rename into path at commit: the stream log renames into its next
 	// sequence number. It reports success when src no longer exists because an earlier commit published it.
 	publishTo func(src, name string) error
+	// guard confines the directories and files the sink creates (nil: the stream log, inside the data directory).
+	guard PathGuard
 
 	fsys       state.FS
 	sub        int
@@ -79,10 +81,39 @@ func newTxnFileSink(kind, path string, schema *arrow.Schema, enc encoder) *txnFi
 	return &txnFileSink{kind: kind, path: path, schema: schema, enc: enc}
 }
 
-// escapeName makes a job or operator id safe as a file-name component: letters, digits and '_' (not leading, so
-// a name never starts hidden) stay, every other byte becomes %XX. Since '-' is escaped too, it separates the
-// components of a file name unambiguously.
-func escapeName(s string) string {
+// checkNameIDs refuses a job or operator id that cannot be a file-name component as it is. Committed names are
+// <job>-<op>-<subtask>-<checkpoint>.<ext> in [A-Za-z0-9._-] only (S3, HTTP and Hadoop readers take them as they
+// are), never hidden ('.' or '_' first). For the names of different transactions to differ, a job id is a word of
+// [A-Za-z0-9._] with at most one -<digits> at its end (the engine's job-<n>), and an operator id starts with a
+// letter (the planner's words and '-', with -<n> for repeats): then no job id followed by '-' starts another, and
+// the two number fields at the end of a name are its subtask and checkpoint.
+func checkNameIDs(job, op string) error {
+	word := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_') {
+				return false
+			}
+		}
+		return s != ""
+	}
+	w, n, dash := strings.Cut(job, "-")
+	if !word(w) || w[0] == '.' || w[0] == '_' || dash && !allDigits(n) {
+		return fmt.Errorf("job id %q cannot be part of a file name (a word of letters, digits, '.' and '_', then at most one -<digits>)", job)
+	}
+	ok := op != "" && (op[0] >= 'a' && op[0] <= 'z' || op[0] >= 'A' && op[0] <= 'Z')
+	for _, part := range strings.Split(op, "-") {
+		ok = ok && word(part)
+	}
+	if !ok {
+		return fmt.Errorf("operator id %q cannot be part of a file name (a letter, then letters, digits, '.', '_' and '-')", op)
+	}
+	return nil
+}
+
+// legacyEscapeName is how versions before issue 11 escaped a job or operator id in file names ('-' became %2D):
+// Open still recovers the transactions they staged (legacyStaging).
+func legacyEscapeName(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -96,18 +127,18 @@ func escapeName(s string) string {
 }
 
 // txnName is the file name of subtask sub's transaction for checkpoint id, the same in staging and when
-// committed: <job>-<op>-<sub>-<id>.<ext>.
-func (s *txnFileSink) txnName(sub int, id uint64) string {
-	return s.jobOp + strconv.Itoa(sub) + "-" + strconv.FormatUint(id, 10) + "." + s.enc.ext()
+// committed: <job>-<op>-<sub>-<id>.<ext>; prefix is "<job>-<op>-".
+func (s *txnFileSink) txnName(prefix string, sub int, id uint64) string {
+	return prefix + strconv.Itoa(sub) + "-" + strconv.FormatUint(id, 10) + "." + s.enc.ext()
 }
 
 func (s *txnFileSink) stagedPath(id uint64) string {
-	return filepath.Join(s.stageDir, s.txnName(s.sub, id))
+	return filepath.Join(s.stageDir, s.txnName(s.jobOp, s.sub, id))
 }
 
-// parseTxnName returns the subtask and checkpoint id of a transaction file of this operator.
-func (s *txnFileSink) parseTxnName(name string) (sub int, id uint64, ok bool) {
-	rest, ok := strings.CutPrefix(name, s.jobOp)
+// parseTxnName returns the subtask and checkpoint id of a transaction file whose name starts with prefix.
+func (s *txnFileSink) parseTxnName(prefix, name string) (sub int, id uint64, ok bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, 0, false
 	}
@@ -129,9 +160,9 @@ func (s *txnFileSink) parseTxnName(name string) (sub int, id uint64, ok bool) {
 	return sub, id, true
 }
 
-// parseInProgressName returns the subtask of an in-progress file of this operator.
-func (s *txnFileSink) parseInProgressName(name string) (sub int, ok bool) {
-	rest, ok := strings.CutPrefix(name, s.jobOp)
+// parseInProgressName returns the subtask of an in-progress file whose name starts with prefix.
+func (s *txnFileSink) parseInProgressName(prefix, name string) (sub int, ok bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
 	}
@@ -154,8 +185,9 @@ func allDigits(s string) bool {
 	return true
 }
 
+// errorf starts a message with the sink's kind and path; %w keeps the cause's SQLSTATE.
 func (s *txnFileSink) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s sink %s: %s", s.kind, s.path, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s sink %s: "+format, append([]any{s.kind, s.path}, args...)...)
 }
 
 // Open recovers what earlier incarnations of this subtask left in staging: a transaction whose checkpoint
@@ -174,58 +206,46 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 		s.fsys = state.OS
 	}
 	s.sub = ctx.Subtask
-	s.jobOp = escapeName(ctx.Job) + "-" + escapeName(ctx.Operator) + "-"
-	s.stageDir = filepath.Join(s.path, stagingDirName, escapeName(ctx.Job))
+	if err := checkNameIDs(ctx.Job, ctx.Operator); err != nil {
+		return s.errorf("%v", err)
+	}
+	s.jobOp = ctx.Job + "-" + ctx.Operator + "-"
+	s.stageDir = filepath.Join(s.path, stagingDirName, ctx.Job)
 	s.inprogress = filepath.Join(s.stageDir, s.jobOp+strconv.Itoa(s.sub)+".inprogress")
+	// The guard sees the staging directory before MkdirAll creates it (a planted link must not make it create
+	// directories elsewhere) and after (a link swapped in meanwhile).
+	if err := s.guard.check(s.stageDir); err != nil {
+		return s.errorf("%w", err)
+	}
 	if err := s.fsys.MkdirAll(s.stageDir); err != nil {
 		return s.errorf("%v", err)
 	}
-
-	mine := func(sub int) bool {
-		return sub == s.sub || s.sub == 0 && ctx.Parallelism > 0 && sub >= ctx.Parallelism
+	if err := s.guard.check(s.stageDir); err != nil {
+		return s.errorf("%w", err)
 	}
-	entries, err := s.fsys.ReadDir(s.stageDir)
+	published, err := s.recoverStaged(ctx, s.stageDir, s.jobOp)
 	if err != nil {
-		return s.errorf("recovery: %v", err)
+		return err
 	}
-	type stagedFile struct {
-		sub int
-		id  uint64
-	}
-	var found []stagedFile
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		if sub, ok := s.parseInProgressName(e.Name()); ok && mine(sub) {
-			if err := s.fsys.Remove(filepath.Join(s.stageDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return s.errorf("recovery: %v", err)
+	// A job restored across issue 11 staged under the escaped names of earlier versions (_staging/job%2D1/
+	// job%2D1-sink-0-5.parquet): those are recovered too, a completed one committed under the name it was staged
+	// with. A name is its transaction's identity: committing it under the new name could publish it twice after a
+	// crash between the link and the remove of a rename without RENAME_NOREPLACE.
+	legacyJob := legacyEscapeName(ctx.Job)
+	legacyDir := filepath.Join(s.path, stagingDirName, legacyJob)
+	if legacyPrefix := legacyJob + "-" + legacyEscapeName(ctx.Operator) + "-"; legacyPrefix != s.jobOp {
+		if _, err := s.fsys.Stat(legacyDir); err == nil {
+			if err := s.guard.check(legacyDir); err != nil {
+				return s.errorf("%w", err)
 			}
-			continue
-		}
-		if sub, id, ok := s.parseTxnName(e.Name()); ok && mine(sub) {
-			found = append(found, stagedFile{sub, id})
-		}
-	}
-	slices.SortFunc(found, func(a, b stagedFile) int {
-		if a.id != b.id {
-			return compareUint64(a.id, b.id)
-		}
-		return a.sub - b.sub
-	})
-	published := false
-	for _, f := range found {
-		if ctx.IsCompleted == nil {
-			return s.errorf("recovery: staged transaction %d found but the task context cannot tell completed checkpoints", f.id)
-		}
-		name := s.txnName(f.sub, f.id)
-		if ctx.IsCompleted(f.id) {
-			if err := s.publish(name); err != nil {
-				return s.errorf("recovery: commit checkpoint %d: %v", f.id, err)
+			p, err := s.recoverStaged(ctx, legacyDir, legacyPrefix)
+			if err != nil {
+				return err
 			}
-			published = true
-		} else if err := s.fsys.Remove(filepath.Join(s.stageDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return s.errorf("recovery: %v", err)
+			published = published || p
+			if legacyDir != s.stageDir {
+				_ = s.fsys.Remove(legacyDir) // empty once every operator of the job recovered its files
+			}
 		}
 	}
 	if published && state.FsyncEnabled() {
@@ -237,6 +257,62 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 	s.staged = s.staged[:0]
 	s.stageMu.Unlock()
 	return nil
+}
+
+// recoverStaged recovers what earlier incarnations of this subtask staged in dir under names starting with prefix:
+// the in-progress file is deleted, a transaction whose checkpoint completed is committed, every other one deleted.
+// It reports whether it committed any.
+func (s *txnFileSink) recoverStaged(ctx *exec.TaskContext, dir, prefix string) (published bool, err error) {
+	mine := func(sub int) bool {
+		return sub == s.sub || s.sub == 0 && ctx.Parallelism > 0 && sub >= ctx.Parallelism
+	}
+	entries, err := s.fsys.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) && dir != s.stageDir {
+		return false, nil // a legacy directory another subtask emptied and removed
+	}
+	if err != nil {
+		return false, s.errorf("recovery: %v", err)
+	}
+	type stagedFile struct {
+		sub int
+		id  uint64
+	}
+	var found []stagedFile
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		if sub, ok := s.parseInProgressName(prefix, e.Name()); ok && mine(sub) {
+			if err := s.fsys.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return false, s.errorf("recovery: %v", err)
+			}
+			continue
+		}
+		if sub, id, ok := s.parseTxnName(prefix, e.Name()); ok && mine(sub) {
+			found = append(found, stagedFile{sub, id})
+		}
+	}
+	slices.SortFunc(found, func(a, b stagedFile) int {
+		if a.id != b.id {
+			return compareUint64(a.id, b.id)
+		}
+		return a.sub - b.sub
+	})
+	for _, f := range found {
+		if ctx.IsCompleted == nil {
+			return false, s.errorf("recovery: staged transaction %d found but the task context cannot tell completed checkpoints", f.id)
+		}
+		name := s.txnName(prefix, f.sub, f.id)
+		if ctx.IsCompleted(f.id) {
+			if err := s.publish(dir, name); err != nil {
+				return false, s.errorf("recovery: commit checkpoint %d: %w", f.id, err)
+			}
+			published = true
+		} else if err := s.fsys.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, s.errorf("recovery: %v", err)
+		}
+	}
+	return published, nil
 }
 
 func compareUint64(a, b uint64) int {
@@ -272,6 +348,9 @@ func (s *txnFileSink) Write(b exec.Batch) error {
 		return s.errorf("write before open")
 	}
 	if s.file == nil {
+		if err := s.guard.check(s.inprogress); err != nil {
+			return s.errorf("%w", err)
+		}
 		f, err := s.fsys.Create(s.inprogress)
 		if err != nil {
 			return s.errorf("%v", err)
@@ -382,8 +461,8 @@ func (s *txnFileSink) Commit(id uint64) error {
 	var err error
 	for len(s.staged) > 0 && s.staged[0] <= id {
 		sid := s.staged[0]
-		if err = s.publish(s.txnName(s.sub, sid)); err != nil {
-			err = s.errorf("commit checkpoint %d: %v", sid, err)
+		if err = s.publish(s.stageDir, s.txnName(s.jobOp, s.sub, sid)); err != nil {
+			err = s.errorf("commit checkpoint %d: %w", sid, err)
 			break
 		}
 		s.staged = s.staged[1:]
@@ -397,15 +476,18 @@ func (s *txnFileSink) Commit(id uint64) error {
 	return err
 }
 
-// publish renames staged file name into the sink's path. A target that already exists means an earlier commit of
+// publish renames staged file dir/name into the sink's path. A target that already exists means an earlier commit of
 // the same transaction got that far (ids are never reused, so the name is the transaction): the staged copy is
 // then a leftover and is deleted, never renamed over the committed file.
-func (s *txnFileSink) publish(name string) error {
-	src := filepath.Join(s.stageDir, name)
+func (s *txnFileSink) publish(dir, name string) error {
+	src := filepath.Join(dir, name)
 	if s.publishTo != nil {
 		return s.publishTo(src, name)
 	}
 	dst := filepath.Join(s.path, name)
+	if err := s.guard.check(dst); err != nil {
+		return err
+	}
 	err := s.fsys.RenameNoReplace(src, dst)
 	switch {
 	case err == nil:

@@ -216,7 +216,8 @@ func TestFileSinkRenameNeverOverwrites(t *testing.T) {
 }
 
 // Pins: two subtasks, two checkpoints, or two jobs/operators whose names differ only in where a '-' falls,
-// writing to the same file name.
+// writing to the same file name; a name with a character outside [A-Za-z0-9._-] (such as %2D) or hidden; an id
+// that would let two names meet accepted.
 func TestFileSinkNamesNeverCollide(t *testing.T) {
 	mem := checkedAlloc(t)
 	dir := t.TempDir()
@@ -224,7 +225,12 @@ func TestFileSinkNamesNeverCollide(t *testing.T) {
 		job, op string
 		sub     int
 	}
-	insts := []inst{{"a-b", "c", 0}, {"a", "b-c", 0}, {"a", "b", 0}, {"a", "b", 1}, {"_x", "b", 0}}
+	for _, bad := range []inst{{"a-b", "c", 0}, {"_x", "b", 0}, {"a-1-2", "b", 0}, {"a", "1-b", 0}, {"a", "b%c", 0}} {
+		if err := newCSVSink(dir).Open(newTask(mem, taskOpts{job: bad.job, op: bad.op})); err == nil {
+			t.Errorf("job %q operator %q accepted", bad.job, bad.op)
+		}
+	}
+	insts := []inst{{"a", "b-c", 0}, {"a-1", "b", 0}, {"a-1", "b-c", 0}, {"a", "b", 0}, {"a", "b", 1}, {"a", "b-1", 0}, {"job-1", "sink-2", 1}}
 	var sinks []exec.Sink
 	for k, in := range insts {
 		s := newCSVSink(dir)
@@ -254,10 +260,47 @@ func TestFileSinkNamesNeverCollide(t *testing.T) {
 		}
 		seen[content] = true
 	}
-	for _, want := range []string{"a-b-0-1.csv", "a%2Db-c-0-1.csv", "a-b%2Dc-0-1.csv", "a-b-1-2.csv", "%5Fx-b-0-2.csv"} {
+	for _, want := range []string{"a-b-c-0-1.csv", "a-1-b-0-1.csv", "a-1-b-c-0-2.csv", "a-b-0-1.csv", "a-b-1-2.csv", "a-b-1-0-1.csv", "job-1-sink-2-1-2.csv"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("no file %s in %v", want, files)
 		}
+	}
+	for _, f := range files {
+		if strings.Trim(f, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+			t.Errorf("file name %s has a character outside [A-Za-z0-9._-]", f)
+		}
+	}
+}
+
+// Pins (issue 11, item 2): a job restored across the change of file names losing, or committing twice, what an
+// earlier version staged under its escaped names (_staging/job%2D1/job%2D1-sink-0-5.csv): a completed transaction
+// is committed under the name it was staged with, an uncompleted one deleted, and the old staging directory goes.
+func TestFileSinkRecoversLegacyStagedNames(t *testing.T) {
+	mem := checkedAlloc(t)
+	dir := t.TempDir()
+	legacy := filepath.Join(dir, "_staging", "job%2D1")
+	must(t, os.MkdirAll(legacy, 0o755))
+	for _, name := range []string{"job%2D1-sink-0-5.csv", "job%2D1-sink-0-6.csv", "job%2D1-sink-0.inprogress", "job%2D1-sink%2D2-0-5.csv"} {
+		must(t, os.WriteFile(filepath.Join(legacy, name), []byte(name+"\n"), 0o644))
+	}
+	s := newCSVSink(dir)
+	must(t, s.Open(newTask(mem, taskOpts{job: "job-1", op: "sink", completed: map[uint64]bool{5: true}})))
+	if got, want := listFiles(t, dir), []string{"_staging/job%2D1/job%2D1-sink%2D2-0-5.csv", "job%2D1-sink-0-5.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("after recovery: %v, want %v", got, want)
+	}
+	must(t, s.Write(kvBatch(mem, 1)))
+	must(t, s.PreCommit(7))
+	must(t, s.Commit(7))
+	must(t, s.Close())
+	// The other operator of the job recovers its own file; then the old directory is gone.
+	s2 := newCSVSink(dir)
+	must(t, s2.Open(newTask(mem, taskOpts{job: "job-1", op: "sink-2", completed: map[uint64]bool{5: true}})))
+	must(t, s2.Close())
+	if got, want := listFiles(t, dir), []string{"job%2D1-sink%2D2-0-5.csv", "job%2D1-sink-0-5.csv", "job-1-sink-0-7.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("files %v, want %v", got, want)
+	}
+	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the old staging directory is still there: %v", err)
 	}
 }
 

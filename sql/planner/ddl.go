@@ -5,10 +5,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/catalog"
-	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -77,41 +75,41 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 	case "datagen":
 		cfg, err := operators.GeneratorConfigFromOptions(schemaOf(pcols), dataOptions(opts))
 		if err == nil {
-			// Open checks the columns against their options (ranges, types); do it now rather than in the job.
-			g := operators.NewGenerator(cfg)
-			if err = g.Open(&exec.TaskContext{Parallelism: 1, Alloc: memory.DefaultAllocator}); err == nil {
-				err = g.Close()
-			}
+			err = operators.ValidateGenerator(cfg)
 		}
 		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
 	case "nexmark":
 		if _, err := operators.NexmarkConfigFromOptions(schemaOf(pcols), dataOptions(opts)); err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
 	case "parquet":
 		if opts["path"] == "" {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'parquet' needs a 'path' option (a directory or a glob)")
-		}
-		if _, err := env.Path(strings.TrimSuffix(opts["path"], "/*.parquet")); err != nil {
-			return nil, posErr(err, pos["path"])
 		}
 		for _, k := range sortedKeys(opts) {
 			if k != "connector" && k != "path" {
 				return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "unknown option '%s' for connector 'parquet'", k)
 			}
 		}
+		cfg, err := parquetSourceConfig(env, opts, schemaOf(pcols))
+		if err == nil {
+			err = operators.ValidateParquetSource(cfg)
+		}
+		if err != nil {
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
+		}
 	case "file":
 		if opts["path"] == "" {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'file' needs a 'path' option (a file, a directory or a glob)")
 		}
-		path, err := env.Path(opts["path"])
-		if err != nil {
-			return nil, posErr(err, pos["path"])
+		cfg, err := fileSourceConfig(env, opts, schemaOf(pcols))
+		if err == nil {
+			err = operators.ValidateFileSource(cfg)
 		}
-		if _, err := operators.FileSourceConfigFromOptions(schemaOf(pcols), path, opts); err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "%v", err)
+		if err != nil {
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
 	case "blackhole":
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector 'blackhole' cannot be read; it is a sink connector (CREATE SINK)")
@@ -141,7 +139,7 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 
 // SinkObject checks CREATE SINK and returns the catalog object it creates.
 func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
-	cols, _, err := columnsOf(cs.Columns)
+	cols, pcols, err := columnsOf(cs.Columns)
 	if err != nil {
 		return nil, err
 	}
@@ -156,20 +154,18 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 		if opts["path"] == "" {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector '%s' needs a 'path' option", conn)
 		}
-		if _, err := env.Path(opts["path"]); err != nil {
-			return nil, posErr(err, pos["path"])
-		}
+		// The connector's own options reader and validation hook: what they refuse, no job could write.
+		schema := schemaOf(pcols)
 		if conn == "file" {
-			known["format"], known["csv.header"] = true, true
-			switch strings.ToLower(opts["format"]) {
-			case "csv", "json":
-			case "":
-				return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'file' needs 'format' = 'csv' or 'json'")
-			default:
-				return nil, sqlerr.New(sqlerr.InvalidParameter, pos["format"], "format '%s' is not supported (csv or json)", opts["format"])
-			}
+			_, err = fileSinkConfig(env, opts, schema)
 		} else {
-			known["parquet.compression"] = true
+			_, err = parquetSinkConfig(env, opts, schema)
+		}
+		if err != nil {
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
+		}
+		for k := range opts {
+			known[k] = true // the connector's reader refused any other key
 		}
 	case "blackhole":
 	case "":

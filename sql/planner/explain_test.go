@@ -59,6 +59,8 @@ func (e *testEnv) Path(p string) (string, error) {
 	return filepath.Join(e.dir, p), nil
 }
 
+func (e *testEnv) Confine(string) error { return nil }
+
 // run executes DDL the way the engine does (catalog objects from the planner's checks).
 func (e *testEnv) run(sql string) error {
 	stmts, err := parser.Parse(sql)

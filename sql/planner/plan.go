@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -25,8 +24,11 @@ type Env interface {
 	// Log returns the storage of an internal stream or a materialized view.
 	Log(obj *catalog.Object) (*operators.Log, error)
 	// Path resolves a connector path: relative paths are under the data directory; anything outside the data
-	// directory and the allowed directories is refused (42501).
+	// directory and the allowed directories, its symbolic links resolved, is refused (42501).
 	Path(p string) (string, error)
+	// Confine checks one file or directory a connector reads or creates the same way (the connectors' PathGuard):
+	// each file a glob or directory names, when it is listed and when it is opened.
+	Confine(path string) error
 }
 
 // Settings are the session settings a plan depends on.
@@ -38,6 +40,9 @@ type Settings struct {
 	StateTTL int64
 	// Params are the statement's $n parameters, nil when it has none.
 	Params *Params
+	// Restoring plans a job again to restore it (the engine's re-deployment): the sources' files are not checked
+	// against their definitions here, the job's own restore does (and says what changed since its checkpoint).
+	Restoring bool
 }
 
 func (s Settings) norm() Settings {
@@ -466,13 +471,15 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 			details = append(details, "rows: unbounded")
 		}
 	case conn == "parquet":
-		path, err := l.env.Path(obj.Options["path"])
+		cfg, err := parquetSourceConfig(l.env, obj.Options, schema)
+		if err == nil && !l.settings.Restoring {
+			err = operators.ValidateParquetSource(cfg)
+		}
 		if err != nil {
-			return nil, err
+			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
 		}
 		bounded = true
 		par = l.settings.Parallelism
-		cfg := operators.ParquetSourceConfig{Path: path, Schema: schema}
 		mk = func(int) exec.Source { return operators.NewParquetSource(cfg) }
 		label = "Source: parquet " + obj.Name
 		details = append(details, "path: "+obj.Options["path"], "reads: the files present when the job starts")
@@ -491,13 +498,12 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 			details = append(details, "events: unbounded")
 		}
 	case conn == "file":
-		path, err := l.env.Path(obj.Options["path"])
-		if err != nil {
-			return nil, err
+		cfg, err := fileSourceConfig(l.env, obj.Options, schema)
+		if err == nil && !l.settings.Restoring {
+			err = operators.ValidateFileSource(cfg)
 		}
-		cfg, err := operators.FileSourceConfigFromOptions(schema, path, obj.Options)
 		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "stream %q: %v", obj.Name, err)
+			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
 		}
 		bounded = !cfg.Follow
 		par = l.settings.Parallelism
@@ -685,17 +691,18 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 	case conn == "blackhole":
 		mk = func(int) exec.Sink { return operators.NewBlackhole() }
 	case conn == "parquet" || conn == "file":
-		path, err := l.env.Path(target.Options["path"])
-		if err != nil {
-			return err
-		}
 		details = append(details, "path: "+target.Options["path"], "commit: two-phase, files appear when the checkpoint completes")
 		if conn == "parquet" {
-			cfg := operators.ParquetSinkConfig{Path: path, Schema: schema, Compression: target.Options["parquet.compression"]}
+			cfg, err := parquetSinkConfig(l.env, target.Options, schema)
+			if err != nil {
+				return configError(err, objectPrefix("sink", target.Name), noPos)
+			}
 			mk = func(int) exec.Sink { return operators.NewParquetSink(cfg) }
 		} else {
-			header, _ := strconv.ParseBool(target.Options["csv.header"])
-			cfg := operators.FileSinkConfig{Path: path, Format: strings.ToLower(target.Options["format"]), CSVHeader: header, Schema: schema}
+			cfg, err := fileSinkConfig(l.env, target.Options, schema)
+			if err != nil {
+				return configError(err, objectPrefix("sink", target.Name), noPos)
+			}
 			mk = func(int) exec.Sink { return operators.NewFileSink(cfg) }
 			details = append(details, "format: "+cfg.Format)
 		}

@@ -42,6 +42,7 @@ const (
 	QueryCanceled          = "57014"
 	InternalError          = "XX000"
 	IOError                = "58030"
+	UndefinedFile          = "58P01" // a connector path that does not exist
 	ProtocolViolation      = "08P01"
 	InvalidSQLStatement    = "26000"
 	InvalidCursorState     = "24000"

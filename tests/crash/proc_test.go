@@ -360,8 +360,8 @@ func (execDriver) first(ctx context.Context, it *iteration) (*proc, error) {
 		return nil, err
 	}
 	p, err := startProc(it.logPath(), func(p *proc, line string) {
-		// --format csv prints each INSERT's job id on a line of its own.
-		if strings.HasPrefix(line, "job-") {
+		// Each INSERT's job id comes as a notice on stderr.
+		if strings.HasPrefix(line, "NOTICE:  started job job-") {
 			p.mu.Lock()
 			p.jobs++
 			n := p.jobs

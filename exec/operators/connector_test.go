@@ -1,0 +1,77 @@
+package operators
+
+import (
+	"context"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// refuseGuard refuses every path once set: a link swapped in after the statement was checked.
+func refuseGuard(refuse *atomic.Bool) PathGuard {
+	return func(p string) error {
+		if refuse.Load() {
+			return sqlerr.New(sqlerr.InsufficientPriv, sqlerr.NoPos, "path %q refused", p)
+		}
+		return nil
+	}
+}
+
+// Pins (issue 11, item 3): the file connectors consult their guard when they open a file or create one, not only
+// when the statement was checked: a sink's next file and its commit, a source's next file.
+func TestConnectorGuardAtOpenTime(t *testing.T) {
+	mem := checkedAlloc(t)
+	var refuse atomic.Bool
+
+	dir := t.TempDir()
+	sink := NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: kvSchema, Guard: refuseGuard(&refuse)})
+	must(t, sink.Open(newTask(mem, taskOpts{})))
+	must(t, sink.Write(kvBatch(mem, 1)))
+	must(t, sink.PreCommit(1))
+	refuse.Store(true)
+	if err := sink.Commit(1); sqlerr.Code(err) != sqlerr.InsufficientPriv {
+		t.Errorf("commit through a refused path: %v", err)
+	}
+	if got := committedFiles(t, dir); len(got) != 0 {
+		t.Errorf("committed %v through a refused path", got)
+	}
+	if err := sink.Write(kvBatch(mem, 2)); sqlerr.Code(err) != sqlerr.InsufficientPriv {
+		t.Errorf("a new file under a refused path: %v", err)
+	}
+	must(t, sink.Close())
+	if err := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema, Guard: refuseGuard(&refuse)}).
+		Open(newTask(mem, taskOpts{})); sqlerr.Code(err) != sqlerr.InsufficientPriv {
+		t.Errorf("parquet sink Open under a refused path: %v", err)
+	}
+
+	refuse.Store(false)
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "a.csv"), "1\n")
+	writeFile(t, filepath.Join(src, "b.csv"), "2\n")
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	cfg := FileSourceConfig{Path: src, Format: "csv", Schema: schema, Guard: refuseGuard(&refuse)}
+	s := openFS(t, cfg, newFSTask(mem, 0, 1), nil)
+	res, err := s.Produce(context.Background())
+	must(t, err)
+	if res.Status != exec.Produced {
+		t.Fatalf("status %d", res.Status)
+	}
+	res.Batch.Release()
+	refuse.Store(true) // b.csv was listed; it is refused when it is opened
+	for {
+		res, err = s.Produce(context.Background())
+		if err != nil || res.Status != exec.Produced {
+			break
+		}
+		res.Batch.Release()
+	}
+	if sqlerr.Code(err) != sqlerr.InsufficientPriv {
+		t.Errorf("source: status %d, %v", res.Status, err)
+	}
+	must(t, s.Close())
+}
