@@ -549,22 +549,35 @@ func (inc *incarnation) releaseChannels() {
 	}
 }
 
-func (inc *incarnation) onComplete(id uint64) {
+// onComplete is the commit broadcast of checkpoint id: every sink commits and every listener hears of it, even
+// when one commit fails (the others' transactions are as complete as theirs; skipping them would leave them to
+// the restart for no reason). The errors are joined; any fails the incarnation, and the next one's sink recovery
+// commits what this one could not (the marker is durable). An incarnation already torn down (a failure or a
+// cancel landed) broadcasts nothing: its sinks may be closing, and a partial broadcast is what the seed forbids.
+func (inc *incarnation) onComplete(id uint64) error {
 	inc.job.mu.Lock()
 	if id > inc.job.status.LastCompleted {
 		inc.job.status.LastCompleted = id
 	}
 	inc.job.mu.Unlock()
+	if inc.ctx.Err() != nil {
+		return fmt.Errorf("checkpoint %d: %w", id, checkpoint.ErrCommitDeferred)
+	}
+	var errs []error
 	for _, s := range inc.sinks {
 		if err := s.Commit(id); err != nil {
-			// The marker is durable: the next incarnation's sink recovery commits what this one could not.
-			inc.fail("commit", fmt.Errorf("commit checkpoint %d: %w", id, err))
-			return
+			errs = append(errs, err)
 		}
 	}
 	for _, l := range inc.listeners {
 		l.NotifyCheckpointComplete(id)
 	}
+	if err := errors.Join(errs...); err != nil {
+		err = fmt.Errorf("commit checkpoint %d: %w", id, err)
+		inc.fail("commit", err)
+		return err
+	}
+	return nil
 }
 
 func (inc *incarnation) onAbort(id uint64, reason error) {
