@@ -10,7 +10,8 @@
 //
 // Decisions: INSERT INTO <internal stream> VALUES appends one durable segment before it returns (no job);
 // INSERT ... SELECT and CREATE MATERIALIZED VIEW start a job and return its id at once; a bounded job that
-// finished is not re-deployed. Close stops jobs with a final checkpoint, so the next open resumes exactly.
+// finished is not re-deployed, nor is a FAILED one (the catalog records its failure; FLUSH fails while it is
+// FAILED; ALTER JOB <id> RESUME restarts it from its last completed checkpoint, jobs.go). Close stops jobs with a final checkpoint, so the next open resumes exactly.
 //
 // It must never hold a lock while waiting on a job, and never bypass the planner to build a dataflow.
 package engine

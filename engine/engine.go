@@ -106,6 +106,10 @@ func Open(cfg Config) (*Engine, error) {
 		if spec.Stopped {
 			continue
 		}
+		if spec.Failed != "" { // it would only fail again, at every open: ALTER JOB ... RESUME restarts it
+			e.log.Warn("job stays FAILED until ALTER JOB "+spec.ID+" RESUME", "job", spec.ID, "failure", spec.Failed)
+			continue
+		}
 		if err := e.redeploy(spec); err != nil {
 			e.log.Error("re-deploying job failed", "job", spec.ID, "err", err)
 		}
@@ -269,11 +273,14 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 	go func() {
 		defer close(rj.settled)
 		<-job.Done()
-		if job.Status().State == exec.JobFinished {
+		switch st := job.Status(); st.State {
+		case exec.JobFinished:
 			// A bounded job committed its last rows; it is not re-deployed.
 			if err := e.cat.FinishJob(spec.ID); err != nil {
 				e.log.Error("marking a finished job", "job", spec.ID, "err", err)
 			}
+		case exec.JobFailed:
+			e.recordFailure(spec.ID, st)
 		}
 	}()
 	return nil
@@ -318,11 +325,16 @@ func (e *Engine) redeploy(spec *catalog.JobSpec) error {
 	return e.startJob(spec, p)
 }
 
-// flush checkpoints every running job, upstream jobs first, and waits until each committed.
+// flush checkpoints every running job, upstream jobs first, and waits until each committed. A FAILED job (failed
+// before, or while FLUSH waits for it) fails FLUSH with its id and error: what was inserted cannot reach its target.
 func (e *Engine) flush(ctx context.Context) error {
 	e.mu.Lock()
 	var jobs []*runningJob
 	for _, j := range e.jobs {
+		if err := j.failed(); err != nil {
+			e.mu.Unlock()
+			return err
+		}
 		select {
 		case <-j.job.Done():
 			continue
@@ -331,6 +343,11 @@ func (e *Engine) flush(ctx context.Context) error {
 		jobs = append(jobs, j)
 	}
 	e.mu.Unlock()
+	for _, spec := range e.cat.Jobs() { // failed in an earlier process: not deployed
+		if spec.Failed != "" && !spec.Stopped {
+			return failedJobError(spec.ID, spec.Failed, spec.FailedCode)
+		}
+	}
 	// Upstream first: a job whose target another job reads goes before the reader. Repeated passes settle chains.
 	order := topoOrder(jobs)
 	for _, j := range order {
@@ -339,7 +356,10 @@ func (e *Engine) flush(ctx context.Context) error {
 			return err
 		}
 		if !running {
-			continue
+			if err := j.failed(); err != nil {
+				return err
+			}
+			continue // finished meanwhile: nothing to flush
 		}
 		if _, err := j.job.Flush(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -347,7 +367,10 @@ func (e *Engine) flush(ctx context.Context) error {
 			}
 			select {
 			case <-j.job.Done():
-				continue // finished or failed meanwhile: nothing to flush
+				if err := j.failed(); err != nil {
+					return err
+				}
+				continue // finished meanwhile: nothing to flush
 			default:
 			}
 			return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos, "FLUSH: job %s: %v", j.spec.ID, err)

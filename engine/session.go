@@ -159,6 +159,8 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		return s.drop(st)
 	case *parser.DropJob:
 		return s.dropJob(st)
+	case *parser.AlterJob:
+		return s.alterJob(st)
 	case *parser.Txn:
 		if st.StatementSet {
 			s.inSet, s.set = true, nil

@@ -164,3 +164,22 @@ func TestCommitFailureStillRunsEveryListener(t *testing.T) {
 		t.Fatalf("listener heard %v, want [%d]", heard, id)
 	}
 }
+
+// Rows are counted once across restarts: a failed incarnation's rows past its restored checkpoint are replayed,
+// and rows_in / rows_out rewind to the checkpoint's counts instead of adding the replay on top.
+func TestRestartCountsRowsOnce(t *testing.T) {
+	a := seqConfig{seed: 5, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
+	b := seqConfig{seed: 6, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
+	var countdown atomic.Int64
+	countdown.Store(300)
+	store := newTxnStore()
+	j := runToEnd(t, flakyPipeline(a, b, store, &countdown, false), jobConfig(t, t.TempDir()))
+	checkRows(t, store.rows(), expectedWindows(events(a, b, 2), windowSize))
+	st := j.Status()
+	if st.Restarts != 1 {
+		t.Fatalf("want 1 restart, status %+v", st)
+	}
+	if want := int64(2 * (a.rows + b.rows)); st.RowsIn != want || st.RowsOut != int64(len(store.rows())) {
+		t.Fatalf("rows_in %d (want %d), rows_out %d (want %d)", st.RowsIn, want, st.RowsOut, len(store.rows()))
+	}
+}

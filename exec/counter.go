@@ -2,7 +2,8 @@ package exec
 
 import "sync/atomic"
 
-// Counter is a monotonically increasing count read by other goroutines (rows in/out, late rows, bad values).
+// Counter is a count read by other goroutines (rows in/out, late rows, bad values); it only grows, except that a
+// job rewinds its row counts to the restored checkpoint's at each deploy (Store).
 type Counter struct{ n atomic.Int64 }
 
 // Add adds d.
@@ -19,3 +20,6 @@ func (c *Counter) Load() int64 {
 	}
 	return c.n.Load()
 }
+
+// Store sets the count.
+func (c *Counter) Store(v int64) { c.n.Store(v) }

@@ -97,8 +97,8 @@ type JobStatus struct {
 	// Err is the last runtime failure; FailedOperator names the operator subtask that raised it.
 	Err            error
 	FailedOperator string
-	RowsIn         int64 // rows produced by sources
-	RowsOut        int64 // rows written to sinks
+	RowsIn         int64 // rows produced by sources, each counted once across restarts (see keyRows)
+	RowsOut        int64 // rows written to sinks, each counted once across restarts
 	Late           int64 // rows dropped as late (behind the watermark)
 	BadValues      int64 // bad values turned into NULL (errors.mode = 'null')
 	AlignWait      time.Duration
@@ -435,6 +435,10 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	inc := &incarnation{job: j, ctx: ctx, cancel: cancel, cpDir: j.cpDir, fs: j.cfg.FS, stats: &j.stats, allFinished: make(chan struct{})}
+	// Rows are counted once: every incarnation starts from the restored checkpoint's counts, which its sources
+	// and sinks add back as they restore (keyRows); the rows a failed incarnation read past it are replayed.
+	j.stats.rowsIn.Store(0)
+	j.stats.rowsOut.Store(0)
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
 		return false, "deploy", err
 	}
@@ -732,14 +736,21 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 }
 
 func (s *subtask) runSink(sink Sink, ins []*input) error {
+	if err := s.restoreRows(&s.inc.stats.rowsOut); err != nil {
+		return err
+	}
 	return s.runInputs(ins, true, sink.Open, sink.Close, handlers{
 		process: func(_ int, b Batch) error {
+			s.rows += int64(b.Rows())
 			s.inc.stats.rowsOut.Add(int64(b.Rows()))
 			return sink.Write(b)
 		},
 		onWatermark: func(int64) error { return nil },
-		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
-		forward:     func(Element) error { return nil },
+		snapshot: func(b checkpoint.Barrier) error {
+			s.stageRows()
+			return sink.PreCommit(b.ID)
+		},
+		forward: func(Element) error { return nil },
 	})
 }
 

@@ -18,6 +18,9 @@ var (
 	keyInputWatermarks = state.OperatorKey("runner/watermarks")
 	keySourceOffset    = state.OperatorKey("source/offset")
 	keySourceWatermark = state.OperatorKey("source/watermark")
+	// keyRows is a source's rows emitted, or a sink's rows written, up to the checkpoint: a restart rewinds the
+	// job's rows_in and rows_out to what the restored checkpoint counted, so replayed rows are counted once.
+	keyRows = state.OperatorKey("runner/rows")
 )
 
 // inflightSuffix names the in-flight log of an unaligned checkpoint: beside the subtask's snapshot directory, as
@@ -34,6 +37,25 @@ type subtask struct {
 	tctx    *TaskContext
 	worker  *checkpoint.SnapshotWorker
 	out     *output // nil for sinks
+	rows    int64   // a source's rows emitted, a sink's rows written, since the job started (restored; see keyRows)
+}
+
+// restoreRows reads the subtask's row count at the restored checkpoint and adds it to the job's counter c.
+func (s *subtask) restoreRows(c *Counter) error {
+	v, ok, err := s.backend.Get(keyRows)
+	if err != nil {
+		return err
+	}
+	if ok && len(v) == 8 {
+		s.rows = int64(binary.BigEndian.Uint64(v))
+		c.Add(s.rows)
+	}
+	return nil
+}
+
+// stageRows records the subtask's row count for the checkpoint being taken (before its capture).
+func (s *subtask) stageRows() {
+	s.backend.Put(keyRows, binary.BigEndian.AppendUint64(nil, uint64(s.rows)))
 }
 
 func (s *subtask) dir(id uint64) string { return checkpoint.SubtaskDir(s.inc.cpDir, id, s.pid) }
@@ -118,6 +140,9 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 	} else if ok && len(v) == 8 {
 		wm = int64(binary.BigEndian.Uint64(v))
 	}
+	if err := s.restoreRows(&s.inc.stats.rowsIn); err != nil {
+		return err
+	}
 	if v, ok, err := s.backend.Get(keySourceOffset); err != nil {
 		return err
 	} else if ok {
@@ -154,6 +179,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			}
 			s.backend.Put(keySourceOffset, off)
 			s.backend.Put(keySourceWatermark, binary.BigEndian.AppendUint64(nil, uint64(wm)))
+			s.stageRows()
 			if err := s.captureAndEnqueue(ctx, b, nil); err != nil {
 				return err
 			}
@@ -179,6 +205,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 		switch res.Status {
 		case Produced:
 			idleSince, idleSent = time.Time{}, false
+			s.rows += int64(res.Batch.Rows())
 			if err := s.out.Emit(res.Batch); err != nil {
 				return err
 			}
