@@ -12,9 +12,10 @@ import (
 // failure, the next open does not re-deploy it, FLUSH reports it, and ALTER JOB <id> RESUME restarts it from its
 // last completed checkpoint.
 
-// failureOf is how SHOW JOBS and the catalog word a job's failure, and the SQLSTATE it carries ("" for none).
+// failureOf is how SHOW JOBS and the catalog word a job's failure, and its SQLSTATE (sqlerr.As: 53100 for a full
+// disk, XX000 when the error carries none).
 func failureOf(st exec.JobStatus) (reason, code string) {
-	return fmt.Sprintf("%s: %v", st.FailedOperator, st.Err), sqlerr.Code(st.Err)
+	return fmt.Sprintf("%s: %v", st.FailedOperator, st.Err), sqlerr.As(st.Err).Code
 }
 
 // failedJobError is FLUSH's error for a FAILED job: the job's id and its error. The SQLSTATE is the job error's own

@@ -2,11 +2,16 @@ package engine
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/state"
 )
 
 // jobState returns a job's SHOW JOBS state and error columns.
@@ -104,4 +109,23 @@ func TestFailedJobFailsFlushStaysFailedAndResumes(t *testing.T) {
 	equalLines(t, "q after RESUME", rows(t, s, "SELECT v FROM q"), []string{"2"})
 	mustExec(t, s, "DROP JOB job-1")
 	mustExec(t, s, "FLUSH")
+}
+
+// pins: DDL on a full disk is 53100 disk_full (it was XX000), and the server goes on: the catalog is unchanged and
+// the same statement works once there is room again.
+func TestDDLOnFullDiskIsDiskFull(t *testing.T) {
+	e, s := testEngine(t, t.TempDir())
+	full := &state.FaultFS{Inner: state.OS, FailAfter: 1, Err: &os.PathError{Op: "write", Path: "catalog.json", Err: syscall.ENOSPC}}
+	cat, err := catalog.Open(full, filepath.Join(e.dir, "catalog")) // its MkdirAll is the one call that succeeds
+	if err != nil {
+		t.Fatal(err)
+	}
+	roomy := e.cat
+	e.cat = cat
+	_, err = s.Execute(context.Background(), "CREATE STREAM s (a INT)")
+	if sqlerr.Code(err) != sqlerr.DiskFull {
+		t.Fatalf("CREATE STREAM on a full disk: %v (SQLSTATE %s), want 53100", err, sqlerr.Code(err))
+	}
+	e.cat = roomy
+	mustExec(t, s, "CREATE STREAM s (a INT)")
 }

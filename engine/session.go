@@ -457,11 +457,7 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 		job.Cancel()
 		st := job.Status()
 		if st.Err != nil {
-			var se *sqlerr.Error
-			if errors.As(st.Err, &se) {
-				return se
-			}
-			return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "%v", st.Err)
+			return sqlerr.As(st.Err) // its own SQLSTATE (22xxx), 53100 for a full disk, else XX000
 		}
 		if ctx.Err() != nil {
 			return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
