@@ -498,7 +498,7 @@ func (c *Coordinator) complete(k *ckpt) {
 		if _, serr := c.fs.Stat(MarkerPath(c.cfg.Dir, id)); serr == nil {
 			keep = true
 			if rerr := c.fs.Remove(MarkerPath(c.cfg.Dir, id)); rerr != nil {
-				c.log.Warn("checkpoint: could not remove a COMPLETED marker whose write failed", "id", id, "err", rerr)
+				c.log.Warn("checkpoint: could not remove a COMPLETED marker whose write failed", "checkpoint", id, "err", rerr)
 			}
 		}
 		c.mu.Lock()
@@ -536,11 +536,11 @@ func (c *Coordinator) complete(k *ckpt) {
 	c.m.completed.Inc()
 	c.m.duration.Observe(dur.Seconds())
 	if draining {
-		c.log.Info("checkpoint completed while the job is draining: marker kept, commit left to recovery", "id", id)
+		c.log.Info("checkpoint completed while the job is draining: marker kept, commit left to recovery", "checkpoint", id)
 		c.finish(k, fmt.Errorf("checkpoint %d: %w", id, ErrCommitDeferred))
 		return
 	}
-	c.log.Debug("checkpoint completed", "id", id, "mode", k.b.Mode.String(), "duration", dur)
+	c.log.Debug("checkpoint completed", "checkpoint", id, "mode", k.b.Mode.String(), "duration", dur)
 	// Sinks commit only now, after the marker: a crash mid-commit still finds COMPLETED-<id> and recovery
 	// commits the rest.
 	var cerr error
@@ -548,7 +548,7 @@ func (c *Coordinator) complete(k *ckpt) {
 		cerr = c.cfg.OnComplete(id)
 	}
 	if err := retain(c.fs, c.cfg.Dir, c.cfg.Retain, inFlight, issued); err != nil {
-		c.log.Warn("checkpoint retention failed", "id", id, "err", err)
+		c.log.Warn("checkpoint retention failed", "checkpoint", id, "err", err)
 	}
 	c.finish(k, cerr)
 }
@@ -557,9 +557,9 @@ func (c *Coordinator) aborted(ev event) {
 	id := ev.k.b.ID
 	c.m.failed.Inc()
 	if ev.rewind {
-		c.log.Warn("checkpoint failure -> whole-job restart", "id", id, "err", ev.reason)
+		c.log.Warn("checkpoint failure -> whole-job restart", "checkpoint", id, "err", ev.reason)
 	} else {
-		c.log.Info("checkpoint aborted", "id", id, "reason", ev.reason)
+		c.log.Info("checkpoint aborted", "checkpoint", id, "reason", ev.reason)
 	}
 	if c.cfg.OnAbort != nil && !ev.keepStaged {
 		c.cfg.OnAbort(id, ev.reason)

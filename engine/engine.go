@@ -45,6 +45,8 @@ type Engine struct {
 	cat  *catalog.Catalog
 	lock *os.File
 	log  *slog.Logger
+	// selectLog is the log of ad-hoc SELECTs' dataflows: errors only (errorsOnly).
+	selectLog *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -100,7 +102,8 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, dir: dir, cat: cat, lock: lock, log: cfg.Logger, ctx: ctx, cancel: cancel,
-		logs: map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
+		selectLog: slog.New(errorsOnly{cfg.Logger.Handler()}),
+		logs:      map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
 	for _, spec := range cat.Jobs() {
 		if spec.Stopped {
@@ -111,7 +114,11 @@ func Open(cfg Config) (*Engine, error) {
 			continue
 		}
 		if err := e.redeploy(spec); err != nil {
-			e.log.Error("re-deploying job failed", "job", spec.ID, "err", err)
+			// It would fail again at every open: FAILED until ALTER JOB ... RESUME, like a job that failed running.
+			e.log.Warn("job failed: cannot re-deploy it", "job", spec.ID, "err", err)
+			if ferr := cat.FailJob(spec.ID, "deploy: "+err.Error(), sqlerr.As(err).Code); ferr != nil {
+				e.log.Error("recording a failed job", "job", spec.ID, "err", ferr)
+			}
 		}
 	}
 	return e, nil
@@ -193,6 +200,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		jobs = append(jobs, j)
 	}
 	e.mu.Unlock()
+	e.log.Info("engine closing: stopping the jobs with a final checkpoint", "jobs", len(jobs))
 	var errs []error
 	for _, j := range jobs {
 		select {
@@ -250,7 +258,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 	}
 	cfg := exec.JobConfig{
 		Name: spec.ID, Dir: e.jobDir(spec.ID), Alloc: e.cfg.Alloc,
-		Logger:             e.log.With("job", spec.ID),
+		Logger:             e.log, // the job adds its "job" attribute itself
 		CheckpointInterval: s.interval,
 		CheckpointMode:     s.mode,
 	}
@@ -439,6 +447,7 @@ func (e *Engine) stopJobs(ids []string) {
 		e.mu.Unlock()
 		if j != nil {
 			j.job.Cancel()
+			e.log.Info("job dropped", "job", id)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -88,3 +90,16 @@ func (s *Session) alterJob(st *parser.AlterJob) (*Result, error) {
 	}
 	return &Result{Tag: "ALTER JOB"}, nil
 }
+
+// errorsOnly passes on ERROR records and drops the rest. An ad-hoc SELECT's dataflow is a job to the runtime,
+// but not to the user: its start, end and failure (a LIMIT reached, a division by zero) are the statement's
+// result or error, already the client's; only a malfunction of the engine is worth the server's log.
+type errorsOnly struct{ slog.Handler }
+
+func (h errorsOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError && h.Handler.Enabled(ctx, l)
+}
+func (h errorsOnly) WithAttrs(as []slog.Attr) slog.Handler {
+	return errorsOnly{h.Handler.WithAttrs(as)}
+}
+func (h errorsOnly) WithGroup(n string) slog.Handler { return errorsOnly{h.Handler.WithGroup(n)} }

@@ -445,7 +445,7 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 	}
 	dir := e.newSelectDir()
 	defer os.RemoveAll(dir)
-	job, err := exec.NewJob(g, exec.JobConfig{Name: "select", Dir: dir, Alloc: e.cfg.Alloc, Logger: e.log,
+	job, err := exec.NewJob(g, exec.JobConfig{Name: "select", Dir: dir, Alloc: e.cfg.Alloc, Logger: e.selectLog,
 		RestartBudget: -1, CheckpointMode: checkpoint.Aligned})
 	if err != nil {
 		return err

@@ -25,7 +25,9 @@ type JobConfig struct {
 	Dir string
 	FS  state.FS // nil: state.OS
 	// Alloc is the Arrow allocator of every subtask; nil: memory.DefaultAllocator.
-	Alloc      memory.Allocator
+	Alloc memory.Allocator
+	// Logger receives the job's lifecycle (started, restarted with the cause, finished, failed, stopped) at INFO
+	// and WARN, and its checkpoint failures; the job adds its own "job" attribute, so it must not carry one.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 
@@ -134,6 +136,7 @@ func NewJob(g *Graph, cfg JobConfig) (*Job, error) {
 		return nil, errors.New("job: Name and Dir are required")
 	}
 	cfg.defaults()
+	cfg.Logger = cfg.Logger.With("job", cfg.Name) // once: every line of the job, its coordinator and subtasks
 	return &Job{g: g, cfg: cfg, cpDir: filepath.Join(cfg.Dir, "checkpoints"), done: make(chan struct{})}, nil
 }
 
@@ -328,15 +331,19 @@ func (j *Job) setState(s JobState, err error, op string) {
 }
 
 func (j *Job) run(ctx context.Context) {
+	log := j.cfg.Logger
 	backoff := j.cfg.RestartBackoff
 	for {
 		finished, op, err := j.runIncarnation(ctx)
 		switch {
 		case finished:
 			j.setState(JobFinished, nil, "")
+			st := j.Status()
+			log.Info("job finished", "last_checkpoint", st.LastCompleted, "rows_in", st.RowsIn, "rows_out", st.RowsOut)
 			return
 		case ctx.Err() != nil:
 			j.setState(JobCancelled, nil, "")
+			log.Info("job stopped", "last_checkpoint", j.Status().LastCompleted)
 			return
 		}
 		now := time.Now()
@@ -357,11 +364,17 @@ func (j *Job) run(ctx context.Context) {
 		}
 		j.mu.Unlock()
 		if exhausted {
-			j.cfg.Logger.Error("job failed: restart budget exhausted", "job", j.cfg.Name, "operator", op, "err", err)
+			// WARN, not ERROR: the job's failure is its users' to fix (SHOW JOBS, ALTER JOB RESUME), not the
+			// server's malfunction.
+			cause := "an error a restart cannot cure"
+			if !isPermanent(err) {
+				cause = fmt.Sprintf("restart budget exhausted (%d restarts within %s)", j.cfg.RestartBudget, j.cfg.RestartWindow)
+			}
+			log.Warn("job failed", "operator", op, "err", err, "cause", cause)
 			j.setState(JobFailed, err, op)
 			return
 		}
-		j.cfg.Logger.Warn("job failure -> whole-job restart from the last completed checkpoint", "job", j.cfg.Name, "operator", op, "err", err, "backoff", backoff)
+		log.Warn("job failure -> whole-job restart from the last completed checkpoint", "operator", op, "err", err, "backoff", backoff)
 		j.setState(JobRestarting, err, op)
 		select {
 		case <-time.After(backoff):
@@ -481,7 +494,13 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	j.mu.Lock()
 	j.inc = inc
 	j.status.LastCompleted = inc.restored
+	restarts := j.status.Restarts
 	j.mu.Unlock()
+	if restarts == 0 {
+		j.cfg.Logger.Info("job started", "restored_checkpoint", inc.restored)
+	} else {
+		j.cfg.Logger.Info("job restarted", "restored_checkpoint", inc.restored, "restarts", restarts)
+	}
 	defer func() {
 		j.mu.Lock()
 		j.inc = nil
@@ -701,7 +720,7 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 		KeyGroups: state.RangeOf(sub, g.KeyGroups, n.Parallelism), MaxKeyGroups: g.KeyGroups,
 		State: backend, Restored: inc.restored, Alloc: cfg.Alloc, FS: cfg.FS,
 		IsCompleted: func(id uint64) bool { return checkpoint.IsCompleted(cfg.FS, inc.cpDir, id) },
-		Log:         cfg.Logger.With("job", cfg.Name, "subtask", string(pid)),
+		Log:         cfg.Logger.With("subtask", string(pid)),
 		Errors:      &inc.stats.errors,
 		Late:        &inc.stats.late,
 	}
