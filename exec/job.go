@@ -95,6 +95,7 @@ func (s JobState) String() string {
 type JobStatus struct {
 	State         JobState
 	LastCompleted uint64 // last completed checkpoint, 0 if none
+	Restored      uint64 // the checkpoint the current (or last) incarnation restored from, 0 if none
 	Restarts      int
 	// Err is the last runtime failure; FailedOperator names the operator subtask that raised it.
 	Err            error
@@ -494,6 +495,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	j.mu.Lock()
 	j.inc = inc
 	j.status.LastCompleted = inc.restored
+	j.status.Restored = inc.restored
 	restarts := j.status.Restarts
 	j.mu.Unlock()
 	if restarts == 0 {
