@@ -44,7 +44,6 @@ const (
 	InternalError          = "XX000"
 	IOError                = "58030"
 	DiskFull               = "53100" // disk_full: ENOSPC (or a quota) under a statement's or a job's write
-	AdminShutdown          = "57P01" // admin_shutdown: the server is stopping (SIGTERM)
 	ProtocolViolation      = "08P01"
 	InvalidSQLStatement    = "26000"
 	InvalidCursorState     = "24000"
