@@ -165,21 +165,46 @@ func TestCommitFailureStillRunsEveryListener(t *testing.T) {
 	}
 }
 
-// Rows are counted once across restarts: a failed incarnation's rows past its restored checkpoint are replayed,
-// and rows_in / rows_out rewind to the checkpoint's counts instead of adding the replay on top.
+// countingOp counts every row it processes as a bad value and as late, as an operator that
+// turns values into NULL or drops late rows would.
+type countingOp struct {
+	exec.Operator
+	ctx *exec.TaskContext
+}
+
+func (c *countingOp) Open(ctx *exec.TaskContext) error { c.ctx = ctx; return c.Operator.Open(ctx) }
+func (c *countingOp) Process(input int, b exec.Batch, out exec.Emitter) error {
+	n := int64(b.Rows())
+	c.ctx.Errors.Add(n)
+	c.ctx.Late.Add(n)
+	return c.Operator.Process(input, b, out)
+}
+
+// Counts are counted once across restarts: a failed incarnation's rows past its restored checkpoint are replayed,
+// and rows_in, rows_out, bad_values and late_rows rewind to the checkpoint's counts instead of adding the replay
+// on top.
 func TestRestartCountsRowsOnce(t *testing.T) {
 	a := seqConfig{seed: 5, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
 	b := seqConfig{seed: 6, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
 	var countdown atomic.Int64
 	countdown.Store(300)
 	store := newTxnStore()
-	j := runToEnd(t, flakyPipeline(a, b, store, &countdown, false), jobConfig(t, t.TempDir()))
+	g := exec.NewGraph()
+	sa := g.AddSource("gen-a", 2, newSeqSource(a))
+	sb := g.AddSource("gen-b", 2, newSeqSource(b))
+	agg := g.AddOperator("agg", 2, func(sub int) exec.Operator {
+		return &countingOp{Operator: &flakyOp{Operator: newWindowSum(windowSize)(sub), countdown: &countdown}}
+	}, exec.From(sa, exec.HashExchange(0)), exec.From(sb, exec.HashExchange(0))).WithKeyedState()
+	g.AddSink("sink", 2, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
+	j := runToEnd(t, g, jobConfig(t, t.TempDir()))
 	checkRows(t, store.rows(), expectedWindows(events(a, b, 2), windowSize))
 	st := j.Status()
 	if st.Restarts != 1 {
 		t.Fatalf("want 1 restart, status %+v", st)
 	}
-	if want := int64(2 * (a.rows + b.rows)); st.RowsIn != want || st.RowsOut != int64(len(store.rows())) {
-		t.Fatalf("rows_in %d (want %d), rows_out %d (want %d)", st.RowsIn, want, st.RowsOut, len(store.rows()))
+	rows := int64(2 * (a.rows + b.rows))
+	if st.RowsIn != rows || st.RowsOut != int64(len(store.rows())) || st.BadValues != rows || st.Late != rows {
+		t.Fatalf("rows_in %d, rows_out %d, bad_values %d, late %d; want %d, %d, %d, %d",
+			st.RowsIn, st.RowsOut, st.BadValues, st.Late, rows, len(store.rows()), rows, rows)
 	}
 }

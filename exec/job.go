@@ -100,11 +100,13 @@ type JobStatus struct {
 	// Err is the last runtime failure; FailedOperator names the operator subtask that raised it.
 	Err            error
 	FailedOperator string
-	RowsIn         int64 // rows produced by sources, each counted once across restarts (see keyRows)
-	RowsOut        int64 // rows written to sinks, each counted once across restarts
-	Late           int64 // rows dropped as late (behind the watermark)
-	BadValues      int64 // bad values turned into NULL (errors.mode = 'null')
-	AlignWait      time.Duration
+	// The counts below count each row once across restarts: a restart rewinds them to the restored checkpoint's
+	// (see keyCounts).
+	RowsIn    int64 // rows produced by sources
+	RowsOut   int64 // rows written to sinks
+	Late      int64 // rows dropped as late (behind the watermark)
+	BadValues int64 // bad values turned into NULL (errors.mode = 'null')
+	AlignWait time.Duration
 }
 
 // Job runs a graph: it deploys one incarnation after another, each restored from the last completed checkpoint,
@@ -449,10 +451,12 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	inc := &incarnation{job: j, ctx: ctx, cancel: cancel, cpDir: j.cpDir, fs: j.cfg.FS, stats: &j.stats, allFinished: make(chan struct{})}
-	// Rows are counted once: every incarnation starts from the restored checkpoint's counts, which its sources
-	// and sinks add back as they restore (keyRows); the rows a failed incarnation read past it are replayed.
+	// Counted once: every incarnation starts from the restored checkpoint's counts, which its subtasks add back
+	// as they restore (keyCounts); what a failed incarnation did past it is replayed.
 	j.stats.rowsIn.Store(0)
 	j.stats.rowsOut.Store(0)
+	j.stats.late.Store(0)
+	j.stats.errors.Store(0)
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
 		return false, "deploy", err
 	}
@@ -716,15 +720,16 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s: open state: %w", pid, err)
 	}
-	s := &subtask{inc: inc, node: n, index: sub, pid: pid, backend: backend, worker: checkpoint.NewSnapshotWorker()}
+	s := &subtask{inc: inc, node: n, index: sub, pid: pid, backend: backend, worker: checkpoint.NewSnapshotWorker(),
+		late: Counter{parent: &inc.stats.late}, bad: Counter{parent: &inc.stats.errors}}
 	s.tctx = &TaskContext{
 		Job: cfg.Name, Operator: n.ID, Subtask: sub, Parallelism: n.Parallelism,
 		KeyGroups: state.RangeOf(sub, g.KeyGroups, n.Parallelism), MaxKeyGroups: g.KeyGroups,
 		State: backend, Restored: inc.restored, Alloc: cfg.Alloc, FS: cfg.FS,
 		IsCompleted: func(id uint64) bool { return checkpoint.IsCompleted(cfg.FS, inc.cpDir, id) },
 		Log:         cfg.Logger.With("subtask", string(pid)),
-		Errors:      &inc.stats.errors,
-		Late:        &inc.stats.late,
+		Errors:      &s.bad,
+		Late:        &s.late,
 	}
 	inc.subtasks = append(inc.subtasks, s)
 	return s, nil
@@ -743,6 +748,9 @@ func (inc *incarnation) runner(s *subtask, loop func() error) func() {
 }
 
 func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error {
+	if err := s.restoreCounts(nil); err != nil {
+		return err
+	}
 	var hold func(int64) int64
 	if h, ok := op.(WatermarkHolder); ok {
 		hold = h.OutputWatermark
@@ -757,7 +765,7 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 }
 
 func (s *subtask) runSink(sink Sink, ins []*input) error {
-	if err := s.restoreRows(&s.inc.stats.rowsOut); err != nil {
+	if err := s.restoreCounts(&s.inc.stats.rowsOut); err != nil {
 		return err
 	}
 	return s.runInputs(ins, true, sink.Open, sink.Close, handlers{
@@ -767,11 +775,8 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 			return sink.Write(b)
 		},
 		onWatermark: func(int64) error { return nil },
-		snapshot: func(b checkpoint.Barrier) error {
-			s.stageRows()
-			return sink.PreCommit(b.ID)
-		},
-		forward: func(Element) error { return nil },
+		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
+		forward:     func(Element) error { return nil },
 	})
 }
 

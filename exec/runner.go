@@ -18,9 +18,10 @@ var (
 	keyInputWatermarks = state.OperatorKey("runner/watermarks")
 	keySourceOffset    = state.OperatorKey("source/offset")
 	keySourceWatermark = state.OperatorKey("source/watermark")
-	// keyRows is a source's rows emitted, or a sink's rows written, up to the checkpoint: a restart rewinds the
-	// job's rows_in and rows_out to what the restored checkpoint counted, so replayed rows are counted once.
-	keyRows = state.OperatorKey("runner/rows")
+	// keyCounts is a subtask's counts up to the checkpoint (rows a source emitted or a sink wrote, late rows,
+	// bad values): a restart rewinds the job's counts to what the restored checkpoint counted, so what the
+	// restart replays is counted once.
+	keyCounts = state.OperatorKey("runner/counts")
 )
 
 // inflightSuffix names the in-flight log of an unaligned checkpoint: beside the subtask's snapshot directory, as
@@ -37,25 +38,36 @@ type subtask struct {
 	tctx    *TaskContext
 	worker  *checkpoint.SnapshotWorker
 	out     *output // nil for sinks
-	rows    int64   // a source's rows emitted, a sink's rows written, since the job started (restored; see keyRows)
+	// The subtask's counts since the job started (restored, see keyCounts): rows a source emitted or a sink
+	// wrote (subtask goroutine only), and the late rows and bad values its operator counted (their parents are
+	// the job's counters).
+	rows      int64
+	late, bad Counter
 }
 
-// restoreRows reads the subtask's row count at the restored checkpoint and adds it to the job's counter c.
-func (s *subtask) restoreRows(c *Counter) error {
-	v, ok, err := s.backend.Get(keyRows)
-	if err != nil {
+// restoreCounts reads the subtask's counts at the restored checkpoint and adds them to the job's: rows to c
+// (rows_in for a source, rows_out for a sink, nil otherwise).
+func (s *subtask) restoreCounts(c *Counter) error {
+	v, ok, err := s.backend.Get(keyCounts)
+	if err != nil || !ok {
 		return err
 	}
-	if ok && len(v) == 8 {
-		s.rows = int64(binary.BigEndian.Uint64(v))
-		c.Add(s.rows)
+	if len(v) != 24 {
+		return fmt.Errorf("%s: restored counts of %d bytes, want 24", s.pid, len(v))
 	}
+	s.rows = int64(binary.BigEndian.Uint64(v))
+	c.Add(s.rows)
+	s.late.Add(int64(binary.BigEndian.Uint64(v[8:])))
+	s.bad.Add(int64(binary.BigEndian.Uint64(v[16:])))
 	return nil
 }
 
-// stageRows records the subtask's row count for the checkpoint being taken (before its capture).
-func (s *subtask) stageRows() {
-	s.backend.Put(keyRows, binary.BigEndian.AppendUint64(nil, uint64(s.rows)))
+// stageCounts records the subtask's counts for the checkpoint being taken (before its capture).
+func (s *subtask) stageCounts() {
+	v := binary.BigEndian.AppendUint64(nil, uint64(s.rows))
+	v = binary.BigEndian.AppendUint64(v, uint64(s.late.Load()))
+	v = binary.BigEndian.AppendUint64(v, uint64(s.bad.Load()))
+	s.backend.Put(keyCounts, v)
 }
 
 func (s *subtask) dir(id uint64) string { return checkpoint.SubtaskDir(s.inc.cpDir, id, s.pid) }
@@ -140,7 +152,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 	} else if ok && len(v) == 8 {
 		wm = int64(binary.BigEndian.Uint64(v))
 	}
-	if err := s.restoreRows(&s.inc.stats.rowsIn); err != nil {
+	if err := s.restoreCounts(&s.inc.stats.rowsIn); err != nil {
 		return err
 	}
 	if v, ok, err := s.backend.Get(keySourceOffset); err != nil {
@@ -179,7 +191,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			}
 			s.backend.Put(keySourceOffset, off)
 			s.backend.Put(keySourceWatermark, binary.BigEndian.AppendUint64(nil, uint64(wm)))
-			s.stageRows()
+			s.stageCounts()
 			if err := s.captureAndEnqueue(ctx, b, nil); err != nil {
 				return err
 			}
@@ -727,5 +739,6 @@ func (r *inputRunner) snapshot(b checkpoint.Barrier) error {
 		return fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
 	}
 	r.saveWatermarks()
+	r.s.stageCounts()
 	return nil
 }
