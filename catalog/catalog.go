@@ -75,9 +75,15 @@ type JobSpec struct {
 	Settings map[string]string `json:"settings"`
 	// Stopped is set when the job finished (a bounded job committed its last rows) or was dropped; a stopped job
 	// is not re-deployed. Dropped tells the two apart.
-	Stopped bool      `json:"stopped,omitempty"`
-	Dropped bool      `json:"dropped,omitempty"`
-	Created time.Time `json:"created"`
+	Stopped bool `json:"stopped,omitempty"`
+	Dropped bool `json:"dropped,omitempty"`
+	// Failed is set when the job exhausted its restart budget or hit an error no restart cures: the operator and
+	// the error, as SHOW JOBS prints them. A failed job is not re-deployed at the next open (it would only fail
+	// again, and flood the log doing so); ALTER JOB <id> RESUME clears it and restarts the job from its last
+	// completed checkpoint. FailedCode is the error's SQLSTATE, for FLUSH to report.
+	Failed     string    `json:"failed,omitempty"`
+	FailedCode string    `json:"failed_code,omitempty"`
+	Created    time.Time `json:"created"`
 }
 
 // Catalog is the set of objects and jobs of one data directory. Methods are safe for concurrent use; every change
@@ -394,21 +400,55 @@ func (c *Catalog) stopJob(id string, dropped bool) error {
 	return c.save()
 }
 
-// Job returns the job with id.
+// FailJob records that a job failed for good (see JobSpec.Failed): it is not re-deployed at the next open.
+func (c *Catalog) FailJob(id, reason, code string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[id]
+	if !ok {
+		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
+	}
+	j.Failed, j.FailedCode = reason, code
+	return c.save()
+}
+
+// ResumeJob clears a job's failure (ALTER JOB <id> RESUME): it is deployed again, now and at every open.
+func (c *Catalog) ResumeJob(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[id]
+	if !ok {
+		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
+	}
+	failed, code := j.Failed, j.FailedCode
+	j.Failed, j.FailedCode = "", ""
+	if err := c.save(); err != nil {
+		j.Failed, j.FailedCode = failed, code
+		return err
+	}
+	return nil
+}
+
+// Job returns (a copy of) the job with id.
 func (c *Catalog) Job(id string) (*JobSpec, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	j, ok := c.jobs[id]
-	return j, ok
+	if !ok {
+		return nil, false
+	}
+	cp := *j // a copy: the catalog changes its own under its lock (FailJob, stopJob)
+	return &cp, true
 }
 
-// Jobs returns every job, stopped ones included, in id order.
+// Jobs returns (copies of) every job, stopped ones included, in id order.
 func (c *Catalog) Jobs() []*JobSpec {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*JobSpec
 	for _, j := range c.jobs {
-		out = append(out, j)
+		cp := *j // a copy, as Job returns
+		out = append(out, &cp)
 	}
 	sort.Slice(out, func(a, b int) bool { return jobLess(out[a].ID, out[b].ID) })
 	return out

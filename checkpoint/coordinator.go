@@ -39,8 +39,11 @@ type Config struct {
 	FirstID uint64
 
 	// OnComplete runs after checkpoint id's COMPLETED marker is durable and LastCompleted advanced: this is where
-	// sinks commit. Retention runs after it returns.
-	OnComplete func(id uint64)
+	// sinks commit (the seed's commit broadcast). Retention runs after it returns. Its error (a commit that
+	// failed) is what WaitCompleted(id) returns; the marker stays, so recovery commits what it could not. It does
+	// not run for a checkpoint that completes while the job is draining (Stop called, or a failure rewinding it):
+	// see ErrCommitDeferred.
+	OnComplete func(id uint64) error
 	// OnAbort runs once for every checkpoint that ends without completing: sinks discard the staged
 	// transaction of id.
 	OnAbort func(id uint64, reason error)
@@ -65,6 +68,11 @@ var (
 	ErrTimeout = errors.New("checkpoint: timed out")
 	// ErrUnknownCheckpoint: WaitCompleted on an id this coordinator never issued and no marker names.
 	ErrUnknownCheckpoint = errors.New("checkpoint: unknown checkpoint")
+	// ErrCommitDeferred: the checkpoint completed (its marker is durable, it is the restore point) while the job
+	// was draining for a restart or a stop, so the sinks were not told to commit it: a broadcast into a
+	// half-torn-down job commits some sinks and not others. The next incarnation's sink recovery commits it
+	// (Open commits every staged transaction whose checkpoint has a marker).
+	ErrCommitDeferred = errors.New("checkpoint: completed while the job was draining; its commit is left to recovery")
 )
 
 type ckptState uint8
@@ -91,6 +99,10 @@ type event struct {
 	k      *ckpt
 	reason error // nil: complete k; else abort it
 	rewind bool  // this abort is the first failure: call OnFailure
+	// keepStaged: do not call OnAbort. The marker write failed after its rename, so the marker may survive on
+	// disk; discarding the staged output would lose the interval if it does. The next incarnation's sink recovery
+	// decides by the marker it finds, exactly as after a crash at this point.
+	keepStaged bool
 }
 
 // Coordinator is the in-process checkpoint lifecycle of one job incarnation: it issues barriers, tracks acks, and
@@ -478,13 +490,25 @@ func (c *Coordinator) complete(k *ckpt) {
 	// uncompleted checkpoint, never a committed sink transaction without a restore point behind it.
 	err := state.WriteFsyncRename(c.fs, MarkerPath(c.cfg.Dir, id), []byte(strconv.FormatUint(id, 10)+"\n"))
 
-	c.mu.Lock()
 	if err != nil {
+		// A failed directory fsync comes after the rename: the marker's name exists but may not survive a power
+		// loss. Take it back, so that nothing in this process restores from it, and keep the staged output (see
+		// event.keepStaged) in case the removal is not durable either.
+		keep := false
+		if _, serr := c.fs.Stat(MarkerPath(c.cfg.Dir, id)); serr == nil {
+			keep = true
+			if rerr := c.fs.Remove(MarkerPath(c.cfg.Dir, id)); rerr != nil {
+				c.log.Warn("checkpoint: could not remove a COMPLETED marker whose write failed", "checkpoint", id, "err", rerr)
+			}
+		}
+		c.mu.Lock()
 		c.abortLocked(k, fmt.Errorf("checkpoint %d: COMPLETED marker: %w", id, err), true)
+		c.events[len(c.events)-1].keepStaged = keep // the event abortLocked just queued
 		c.mu.Unlock()
 		c.markerMu.Unlock()
 		return
 	}
+	c.mu.Lock()
 	// The restore point advances only after the marker is durable: a restart deciding its restore point in
 	// between would redeploy from a checkpoint its successor cannot see.
 	k.state = completed
@@ -501,32 +525,43 @@ func (c *Coordinator) complete(k *ckpt) {
 		inFlight[f] = true
 	}
 	issued := c.nextID - 1
+	// Draining: Stop was called or a failure is rewinding the job while the marker was written. The seed keeps
+	// the marker but does not broadcast the commit: sinks being torn down would commit some of their
+	// transactions and not others, and a completed checkpoint with partial external commits cannot be repaired
+	// at restore granularity. The restart's sink recovery commits it as one decision.
+	draining := c.stopped || c.floor != 0
 	c.mu.Unlock()
 	c.markerMu.Unlock()
 
 	c.m.completed.Inc()
 	c.m.duration.Observe(dur.Seconds())
-	c.log.Debug("checkpoint completed", "id", id, "mode", k.b.Mode.String(), "duration", dur)
+	if draining {
+		c.log.Info("checkpoint completed while the job is draining: marker kept, commit left to recovery", "checkpoint", id)
+		c.finish(k, fmt.Errorf("checkpoint %d: %w", id, ErrCommitDeferred))
+		return
+	}
+	c.log.Debug("checkpoint completed", "checkpoint", id, "mode", k.b.Mode.String(), "duration", dur)
 	// Sinks commit only now, after the marker: a crash mid-commit still finds COMPLETED-<id> and recovery
 	// commits the rest.
+	var cerr error
 	if c.cfg.OnComplete != nil {
-		c.cfg.OnComplete(id)
+		cerr = c.cfg.OnComplete(id)
 	}
 	if err := retain(c.fs, c.cfg.Dir, c.cfg.Retain, inFlight, issued); err != nil {
-		c.log.Warn("checkpoint retention failed", "id", id, "err", err)
+		c.log.Warn("checkpoint retention failed", "checkpoint", id, "err", err)
 	}
-	c.finish(k, nil)
+	c.finish(k, cerr)
 }
 
 func (c *Coordinator) aborted(ev event) {
 	id := ev.k.b.ID
 	c.m.failed.Inc()
 	if ev.rewind {
-		c.log.Warn("checkpoint failure -> whole-job restart", "id", id, "err", ev.reason)
+		c.log.Warn("checkpoint failure -> whole-job restart", "checkpoint", id, "err", ev.reason)
 	} else {
-		c.log.Info("checkpoint aborted", "id", id, "reason", ev.reason)
+		c.log.Info("checkpoint aborted", "checkpoint", id, "reason", ev.reason)
 	}
-	if c.cfg.OnAbort != nil {
+	if c.cfg.OnAbort != nil && !ev.keepStaged {
 		c.cfg.OnAbort(id, ev.reason)
 	}
 	c.mu.Lock()
@@ -588,9 +623,10 @@ func (c *Coordinator) Durations() []time.Duration {
 	return append(slices.Clone(c.durations[c.durNext:]), c.durations[:c.durNext]...)
 }
 
-// WaitCompleted blocks until checkpoint id completed and OnComplete (and retention) returned: nil. It returns
-// the reason if id was aborted or failed, ctx.Err() if ctx ends first, and ErrUnknownCheckpoint for an id not
-// issued yet. For an id this coordinator no longer tracks (issued long ago, or by an earlier incarnation) it
+// WaitCompleted blocks until checkpoint id completed and OnComplete (and retention) returned: nil, or
+// OnComplete's error. It returns the reason if id was aborted or failed, ErrCommitDeferred if id completed while
+// the job was draining (nobody committed it yet), ctx.Err() if ctx ends first, and ErrUnknownCheckpoint for an id
+// not issued yet. For an id this coordinator no longer tracks (issued long ago, or by an earlier incarnation) it
 // answers from the marker on disk.
 func (c *Coordinator) WaitCompleted(ctx context.Context, id uint64) error {
 	c.mu.Lock()
@@ -658,9 +694,10 @@ func (c *Coordinator) tick() (bool, error) {
 }
 
 // Stop ends the periodic trigger and every timeout, and aborts the checkpoints still in flight (OnAbort, no
-// OnFailure: the job is going away, not rewinding). Later triggers are refused and later acks ignored. When Stop
-// returns, no marker write is in progress or will start, so the restore point on disk is final for this
-// incarnation; callbacks already queued may still be finishing on the coordinator's goroutine (Drain waits for
+// OnFailure: the job is going away, not rewinding). Later triggers are refused and later acks ignored. A
+// checkpoint whose marker is being written completes or fails by that write, but is not committed
+// (ErrCommitDeferred). When Stop returns, no marker write is in progress or will start, so the restore point on
+// disk is final for this incarnation; callbacks already queued may still be finishing on the coordinator's goroutine (Drain waits for
 // them). Call it before the participants are torn down.
 func (c *Coordinator) Stop() {
 	c.mu.Lock()

@@ -45,7 +45,7 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 	cfg := Config{
 		Dir:        h.dir,
 		Registerer: h.reg,
-		OnComplete: func(id uint64) { h.completed <- id },
+		OnComplete: func(id uint64) error { h.completed <- id; return nil },
 		OnAbort:    func(id uint64, err error) { h.aborted <- outcome{id, err} },
 		OnFailure:  func(id uint64, err error) { h.failed <- outcome{id, err} },
 	}
@@ -169,10 +169,11 @@ func TestMarkerDurableBeforeOnComplete(t *testing.T) {
 	var h *harness
 	var sawMarker, sawRestorePoint bool
 	h = newHarness(t, func(c *Config) {
-		c.OnComplete = func(id uint64) {
+		c.OnComplete = func(id uint64) error {
 			sawMarker = IsCompleted(nil, h.dir, id)
 			sawRestorePoint = h.c.LastCompleted() == id
 			h.completed <- id
+			return nil
 		}
 	})
 	h.c.Register("src-0")
@@ -359,7 +360,7 @@ func TestTimeoutFailsCheckpoint(t *testing.T) {
 // Pins the rewind floor (CheckpointCompletion.ACheckpointAboveAFailedOneIsDiscardedDuringTheRewind): a checkpoint
 // above a failed one that finishes collecting acks during the rewind is discarded - no marker, an abort of its
 // staged output - or it would become a restore point past the failed checkpoint's lost interval. A checkpoint
-// below the failed one still completes: its cut precedes the loss.
+// below the failed one still completes (its cut precedes the loss), but is not broadcast while the job drains.
 func TestCheckpointAboveFailedOneIsDiscardedDuringRewind(t *testing.T) {
 	h := newHarness(t, nil)
 	h.c.Register("a")
@@ -371,8 +372,8 @@ func TestCheckpointAboveFailedOneIsDiscardedDuringRewind(t *testing.T) {
 		t.Fatalf("OnFailure(%d), want %d", f.id, failed)
 	}
 	h.ackAll(below, "b")
-	if err := h.wait(below); err != nil {
-		t.Fatalf("checkpoint below the floor: %v", err)
+	if err := h.wait(below); !errors.Is(err, ErrCommitDeferred) || !IsCompleted(nil, h.dir, below) {
+		t.Fatalf("checkpoint below the floor: %v, want completed with its commit deferred", err)
 	}
 	h.ackAll(above, "a", "b")
 	if err := h.wait(above); !errors.Is(err, ErrRewinding) {
@@ -609,7 +610,7 @@ func TestCallbacksMayCallBackIntoCoordinator(t *testing.T) {
 	stopped := make(chan struct{})
 	cfg := Config{
 		Dir: filepath.Join(t.TempDir(), "checkpoints"),
-		OnComplete: func(id uint64) {
+		OnComplete: func(id uint64) error {
 			_ = c.LastCompleted()
 			c.Acknowledge(id, "p", nil) // stale: ignored
 			b, err := c.Trigger()
@@ -617,6 +618,7 @@ func TestCallbacksMayCallBackIntoCoordinator(t *testing.T) {
 				t.Error(err)
 			}
 			next <- b.ID
+			return nil
 		},
 		OnFailure: func(uint64, error) { c.Stop(); close(stopped) },
 	}
@@ -759,5 +761,102 @@ func TestMetricsSurviveRestartInSameRegistry(t *testing.T) {
 	}
 	if got := gathered(t, reg, "clink_ckpt_completed_total", "job", "j1"); got != 2 {
 		t.Fatalf("completed_total{job=j1} = %v, want 2", got)
+	}
+}
+
+// Pins the seed's draining exception to the commit broadcast: a checkpoint whose marker write was in progress
+// when the job started draining (a failure rewinding it, or Stop) keeps its marker and becomes the restore point,
+// but the sinks are not told to commit it (a broadcast into a half-torn-down job commits some sinks and not
+// others); WaitCompleted says so, and the restart's sink recovery commits it.
+func TestCheckpointCompletingWhileDrainingIsNotBroadcast(t *testing.T) {
+	for _, drain := range []string{"rewind", "stop"} {
+		t.Run(drain, func(t *testing.T) {
+			g := gateFS{FS: state.OS, renaming: make(chan struct{}), release: make(chan struct{})}
+			h := newHarness(t, func(c *Config) { c.FS = g })
+			h.c.Register("p")
+			id := h.trigger()
+			above := h.trigger()
+			h.c.Acknowledge(id, "p", nil)
+			<-g.renaming // id's marker is being written
+			stopped := make(chan struct{})
+			switch drain {
+			case "rewind":
+				h.c.Abort(above, errors.New("operator died")) // a failure: the job rewinds
+			case "stop":
+				go func() { h.c.Stop(); close(stopped) }()
+				for { // Stop marks the coordinator stopped before it waits out the marker write
+					if _, err := h.c.Trigger(); errors.Is(err, ErrStopped) {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			close(g.release)
+			if err := h.wait(id); !errors.Is(err, ErrCommitDeferred) {
+				t.Fatalf("WaitCompleted = %v, want ErrCommitDeferred", err)
+			}
+			if !IsCompleted(nil, h.dir, id) || h.c.LastCompleted() != id {
+				t.Fatal("the checkpoint lost its marker or restore point")
+			}
+			noMore(t, "OnComplete (commit broadcast) while draining", h.completed)
+			if drain == "stop" {
+				<-stopped
+			}
+		})
+	}
+}
+
+// syncDirFailFS fails every fsync of one directory: a disk whose directory metadata cannot be made durable.
+type syncDirFailFS struct {
+	state.FS
+	dir string
+}
+
+var errDirSync = errors.New("injected directory fsync failure")
+
+func (f syncDirFailFS) SyncDir(name string) error {
+	if name == f.dir {
+		return errDirSync
+	}
+	return f.FS.SyncDir(name)
+}
+
+// Pins the strict directory fsync of the COMPLETED marker: a marker whose name may not survive a power loss is no
+// restore point (the sinks' commits are strictly durable, so a marker that vanishes under them makes the restore
+// publish the interval twice). The checkpoint fails, the job rewinds, the marker is taken back, and the staged
+// output is kept for the next incarnation's recovery (the marker might still be on disk after all).
+func TestMarkerDirectoryFsyncFailureFailsCheckpoint(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "1")
+	var h *harness
+	h = newHarness(t, func(c *Config) { c.FS = syncDirFailFS{FS: state.OS, dir: c.Dir} })
+	h.c.Register("p")
+	id := h.trigger()
+	h.c.Acknowledge(id, "p", nil)
+	if err := h.wait(id); !errors.Is(err, errDirSync) {
+		t.Fatalf("WaitCompleted = %v, want the directory fsync failure", err)
+	}
+	if IsCompleted(nil, h.dir, id) || h.c.LastCompleted() != 0 {
+		t.Fatal("a marker whose directory fsync failed is still a restore point")
+	}
+	noMore(t, "OnComplete", h.completed)
+	noMore(t, "OnAbort (the staged output must stay for recovery)", h.aborted)
+	if f := <-h.failed; f.id != id || !errors.Is(f.err, errDirSync) {
+		t.Fatalf("OnFailure = %+v", f)
+	}
+}
+
+// Pins that OnComplete's error (a sink commit that failed) is what WaitCompleted reports: a FLUSH must not
+// succeed over a commit that did not happen.
+func TestOnCompleteErrorReachesWaitCompleted(t *testing.T) {
+	boom := errors.New("commit failed")
+	h := newHarness(t, func(c *Config) { c.OnComplete = func(uint64) error { return boom } })
+	h.c.Register("p")
+	id := h.trigger()
+	h.c.Acknowledge(id, "p", nil)
+	if err := h.wait(id); !errors.Is(err, boom) {
+		t.Fatalf("WaitCompleted = %v, want the commit error", err)
+	}
+	if !IsCompleted(nil, h.dir, id) {
+		t.Fatal("the marker must stay: recovery commits what the broadcast could not")
 	}
 }

@@ -40,8 +40,11 @@
 // aligned.
 //
 // A participant acks N once what it must make durable for N is durable. When the last ack arrives the
-// Coordinator writes COMPLETED-N with state.WriteFsyncRename, then advances LastCompleted, then calls OnComplete
-// (sinks commit), then applies retention. Any failure - a failed ack, the timeout, a marker write error, Abort -
+// Coordinator writes COMPLETED-N with state.WriteFsyncRename (its directory fsync strict: a marker that can vanish
+// under committed output duplicates it at restore), then advances LastCompleted, then calls OnComplete (sinks
+// commit), then applies retention. A checkpoint that completes while the job drains (Stop, or a failure rewinding
+// it) keeps its marker but gets no OnComplete: the next incarnation's sink recovery commits it
+// (ErrCommitDeferred). Any failure - a failed ack, the timeout, a marker write error, Abort -
 // aborts N (OnAbort: sinks discard its staged output) and rewinds the whole job (OnFailure): without the replay
 // from the last completed checkpoint, N's interval of output would simply be gone.
 //
@@ -55,6 +58,11 @@
 //   - A restart chose its restore point between marker and in-memory advance and restored lower than the sinks
 //     had committed: LastCompleted advances only after the marker is durable, and Stop waits out a marker write
 //     (coordinator.go, complete and Stop).
+//   - A commit broadcast into a half-torn-down job committed some sinks and not others: a checkpoint completing
+//     while the job drains is not broadcast (coordinator.go, complete; exec's onComplete checks its context too).
+//   - A marker whose directory fsync failed vanished after a power loss while the sinks' commits survived: the
+//     directory fsync is strict, and a failed marker write takes the marker back and keeps the staged output
+//     for recovery (coordinator.go, complete; state.WriteFsyncRename).
 //   - A checkpoint above a failed one completed during the rewind and became a restore point minus one interval:
 //     the rewind floor discards it (coordinator.go, collectedLocked and complete).
 //   - A transient snapshot error lost one interval because the job sailed on: every failure calls OnFailure and

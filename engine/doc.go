@@ -10,9 +10,11 @@
 //
 // Decisions: INSERT INTO <internal stream> VALUES appends one durable segment before it returns (no job);
 // INSERT ... SELECT and CREATE MATERIALIZED VIEW start a job and return at once with their command tag and the
-// job's id as a notice ("started job job-3"); a bounded job that finished is not re-deployed. Connector paths
-// (Path, Confine) are confined to the data directory, minus its own entries, and the allowed directories, with
-// every symbolic link resolved and every file a glob names checked. Close stops jobs with a final checkpoint, so the next open resumes exactly.
+// job's id as a notice ("started job job-3"); a bounded job that finished is not re-deployed, nor is a FAILED one
+// (the catalog records its failure; FLUSH fails while it is FAILED; ALTER JOB <id> RESUME restarts it from its
+// last completed checkpoint, jobs.go). Connector paths (Path, Confine) are confined to the data directory, minus
+// its own entries, and the allowed directories, with every symbolic link resolved and every file a glob names
+// checked. Close stops jobs with a final checkpoint, so the next open resumes exactly.
 //
 // It must never hold a lock while waiting on a job, and never bypass the planner to build a dataflow.
 package engine

@@ -47,6 +47,8 @@ type Engine struct {
 	cat     *catalog.Catalog
 	lock    *os.File
 	log     *slog.Logger
+	// selectLog is the log of ad-hoc SELECTs' dataflows: errors only (errorsOnly).
+	selectLog *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -107,14 +109,23 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, dir: dir, realDir: realDir, cat: cat, lock: lock, log: cfg.Logger, ctx: ctx, cancel: cancel,
-		logs: map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
+		selectLog: slog.New(errorsOnly{cfg.Logger.Handler()}),
+		logs:      map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
 	for _, spec := range cat.Jobs() {
 		if spec.Stopped {
 			continue
 		}
+		if spec.Failed != "" { // it would only fail again, at every open: ALTER JOB ... RESUME restarts it
+			e.log.Warn("job stays FAILED until ALTER JOB "+spec.ID+" RESUME", "job", spec.ID, "failure", spec.Failed)
+			continue
+		}
 		if err := e.redeploy(spec); err != nil {
-			e.log.Error("re-deploying job failed", "job", spec.ID, "err", err)
+			// It would fail again at every open: FAILED until ALTER JOB ... RESUME, like a job that failed running.
+			e.log.Warn("job failed: cannot re-deploy it", "job", spec.ID, "err", err)
+			if ferr := cat.FailJob(spec.ID, "deploy: "+err.Error(), sqlerr.As(err).Code); ferr != nil {
+				e.log.Error("recording a failed job", "job", spec.ID, "err", ferr)
+			}
 		}
 	}
 	return e, nil
@@ -250,6 +261,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		jobs = append(jobs, j)
 	}
 	e.mu.Unlock()
+	e.log.Info("engine closing: stopping the jobs with a final checkpoint", "jobs", len(jobs))
 	var errs []error
 	for _, j := range jobs {
 		select {
@@ -307,7 +319,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 	}
 	cfg := exec.JobConfig{
 		Name: spec.ID, Dir: e.jobDir(spec.ID), Alloc: e.cfg.Alloc,
-		Logger:             e.log.With("job", spec.ID),
+		Logger:             e.log, // the job adds its "job" attribute itself
 		CheckpointInterval: s.interval,
 		CheckpointMode:     s.mode,
 	}
@@ -330,11 +342,14 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 	go func() {
 		defer close(rj.settled)
 		<-job.Done()
-		if job.Status().State == exec.JobFinished {
+		switch st := job.Status(); st.State {
+		case exec.JobFinished:
 			// A bounded job committed its last rows; it is not re-deployed.
 			if err := e.cat.FinishJob(spec.ID); err != nil {
 				e.log.Error("marking a finished job", "job", spec.ID, "err", err)
 			}
+		case exec.JobFailed:
+			e.recordFailure(spec.ID, st)
 		}
 	}()
 	return nil
@@ -381,11 +396,16 @@ func (e *Engine) redeploy(spec *catalog.JobSpec) error {
 	return e.startJob(spec, p)
 }
 
-// flush checkpoints every running job, upstream jobs first, and waits until each committed.
+// flush checkpoints every running job, upstream jobs first, and waits until each committed. A FAILED job (failed
+// before, or while FLUSH waits for it) fails FLUSH with its id and error: what was inserted cannot reach its target.
 func (e *Engine) flush(ctx context.Context) error {
 	e.mu.Lock()
 	var jobs []*runningJob
 	for _, j := range e.jobs {
+		if err := j.failed(); err != nil {
+			e.mu.Unlock()
+			return err
+		}
 		select {
 		case <-j.job.Done():
 			continue
@@ -394,6 +414,11 @@ func (e *Engine) flush(ctx context.Context) error {
 		jobs = append(jobs, j)
 	}
 	e.mu.Unlock()
+	for _, spec := range e.cat.Jobs() { // failed in an earlier process: not deployed
+		if spec.Failed != "" && !spec.Stopped {
+			return failedJobError(spec.ID, spec.Failed, spec.FailedCode)
+		}
+	}
 	// Upstream first: a job whose target another job reads goes before the reader. Repeated passes settle chains.
 	order := topoOrder(jobs)
 	for _, j := range order {
@@ -402,7 +427,10 @@ func (e *Engine) flush(ctx context.Context) error {
 			return err
 		}
 		if !running {
-			continue
+			if err := j.failed(); err != nil {
+				return err
+			}
+			continue // finished meanwhile: nothing to flush
 		}
 		if _, err := j.job.Flush(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -410,7 +438,10 @@ func (e *Engine) flush(ctx context.Context) error {
 			}
 			select {
 			case <-j.job.Done():
-				continue // finished or failed meanwhile: nothing to flush
+				if err := j.failed(); err != nil {
+					return err
+				}
+				continue // finished meanwhile: nothing to flush
 			default:
 			}
 			return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos, "FLUSH: job %s: %v", j.spec.ID, err)
@@ -479,6 +510,7 @@ func (e *Engine) stopJobs(ids []string) {
 		e.mu.Unlock()
 		if j != nil {
 			j.job.Cancel()
+			e.log.Info("job dropped", "job", id)
 		}
 	}
 }

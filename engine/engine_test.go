@@ -178,6 +178,8 @@ func TestErrorsModeFailFailsTheJob(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	flushFails(t, s, "job-2", sqlerr.DivisionByZero, "division by zero") // FLUSH cannot reach q2
+	mustExec(t, s, "DROP JOB job-2")
 	mustExec(t, s, "FLUSH")
 	equalLines(t, "q", rows(t, s, "SELECT v FROM q"), []string{"2", "NULL"})
 	if bad := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")[8]; bad != "1" {

@@ -159,6 +159,8 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		return s.drop(st)
 	case *parser.DropJob:
 		return s.dropJob(st)
+	case *parser.AlterJob:
+		return s.alterJob(st)
 	case *parser.Txn:
 		if st.StatementSet {
 			s.inSet, s.set = true, nil
@@ -441,7 +443,7 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 	}
 	dir := e.newSelectDir()
 	defer os.RemoveAll(dir)
-	job, err := exec.NewJob(g, exec.JobConfig{Name: "select", Dir: dir, Alloc: e.cfg.Alloc, Logger: e.log,
+	job, err := exec.NewJob(g, exec.JobConfig{Name: "select", Dir: dir, Alloc: e.cfg.Alloc, Logger: e.selectLog,
 		RestartBudget: -1, CheckpointMode: checkpoint.Aligned})
 	if err != nil {
 		return err
@@ -453,11 +455,7 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 		job.Cancel()
 		st := job.Status()
 		if st.Err != nil {
-			var se *sqlerr.Error
-			if errors.As(st.Err, &se) {
-				return se
-			}
-			return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "%v", st.Err)
+			return sqlerr.As(st.Err) // its own SQLSTATE (22xxx), 53100 for a full disk, else XX000
 		}
 		if ctx.Err() != nil {
 			return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")

@@ -134,14 +134,16 @@ func (s *Session) showJobs() *Result {
 			last = strconv.FormatUint(id, 10)
 		}
 		if rj == nil {
-			st := "STOPPED"
-			if spec.Stopped {
+			st, errText := "STOPPED", ""
+			switch {
+			case spec.Stopped && spec.Dropped:
+				st = "DROPPED"
+			case spec.Stopped:
 				st = "FINISHED"
-				if spec.Dropped {
-					st = "DROPPED"
-				}
+			case spec.Failed != "": // failed in an earlier process, and not re-deployed
+				st, errText = "FAILED", spec.Failed
 			}
-			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", "")
+			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", errText)
 			continue
 		}
 		js := rj.job.Status()
@@ -152,7 +154,7 @@ func (s *Session) showJobs() *Result {
 		}
 		errText := ""
 		if js.Err != nil && (js.State == exec.JobFailed || js.State == exec.JobRestarting) {
-			errText = fmt.Sprintf("%s: %v", js.FailedOperator, js.Err)
+			errText, _ = failureOf(js)
 		}
 		bounded := "f"
 		if rj.plan.Bounded {

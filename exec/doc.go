@@ -56,4 +56,13 @@
 // only once that checkpoint completed and the sinks committed it. A runtime error in any subtask, or a failed
 // checkpoint, tears the incarnation down and deploys a new one from the last completed checkpoint after a backoff;
 // past the restart budget the job is FAILED with the failing subtask named.
+//
+// The commit broadcast (onComplete) tells every sink to commit and every CheckpointListener, even when one commit
+// fails (the errors are joined, fail the incarnation and reach WaitCheckpoint); an incarnation already torn down
+// broadcasts nothing, and the next one's sink recovery commits the checkpoint (TestCheckpointCompletingDuring
+// RestartIsCommittedByRecovery, TestCommitFailureStillRunsEveryListener).
+//
+// Counts (rows in and out, late rows, bad values) are staged by every subtask with its checkpoint and rewound to
+// the restored checkpoint's at every deploy, so a replay counts nothing twice (TestRestartCountsRowsOnce). The job
+// logs its life (started, restarted and why, failed and why, finished, stopped) with one "job" attribute.
 package exec

@@ -25,7 +25,9 @@ type JobConfig struct {
 	Dir string
 	FS  state.FS // nil: state.OS
 	// Alloc is the Arrow allocator of every subtask; nil: memory.DefaultAllocator.
-	Alloc      memory.Allocator
+	Alloc memory.Allocator
+	// Logger receives the job's lifecycle (started, restarted with the cause, finished, failed, stopped) at INFO
+	// and WARN, and its checkpoint failures; the job adds its own "job" attribute, so it must not carry one.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 
@@ -93,15 +95,18 @@ func (s JobState) String() string {
 type JobStatus struct {
 	State         JobState
 	LastCompleted uint64 // last completed checkpoint, 0 if none
+	Restored      uint64 // the checkpoint the current (or last) incarnation restored from, 0 if none
 	Restarts      int
 	// Err is the last runtime failure; FailedOperator names the operator subtask that raised it.
 	Err            error
 	FailedOperator string
-	RowsIn         int64 // rows produced by sources
-	RowsOut        int64 // rows written to sinks
-	Late           int64 // rows dropped as late (behind the watermark)
-	BadValues      int64 // bad values turned into NULL (errors.mode = 'null')
-	AlignWait      time.Duration
+	// The counts below count each row once across restarts: a restart rewinds them to the restored checkpoint's
+	// (see keyCounts).
+	RowsIn    int64 // rows produced by sources
+	RowsOut   int64 // rows written to sinks
+	Late      int64 // rows dropped as late (behind the watermark)
+	BadValues int64 // bad values turned into NULL (errors.mode = 'null')
+	AlignWait time.Duration
 }
 
 // Job runs a graph: it deploys one incarnation after another, each restored from the last completed checkpoint,
@@ -134,6 +139,7 @@ func NewJob(g *Graph, cfg JobConfig) (*Job, error) {
 		return nil, errors.New("job: Name and Dir are required")
 	}
 	cfg.defaults()
+	cfg.Logger = cfg.Logger.With("job", cfg.Name) // once: every line of the job, its coordinator and subtasks
 	return &Job{g: g, cfg: cfg, cpDir: filepath.Join(cfg.Dir, "checkpoints"), done: make(chan struct{})}, nil
 }
 
@@ -328,15 +334,19 @@ func (j *Job) setState(s JobState, err error, op string) {
 }
 
 func (j *Job) run(ctx context.Context) {
+	log := j.cfg.Logger
 	backoff := j.cfg.RestartBackoff
 	for {
 		finished, op, err := j.runIncarnation(ctx)
 		switch {
 		case finished:
 			j.setState(JobFinished, nil, "")
+			st := j.Status()
+			log.Info("job finished", "last_checkpoint", st.LastCompleted, "rows_in", st.RowsIn, "rows_out", st.RowsOut)
 			return
 		case ctx.Err() != nil:
 			j.setState(JobCancelled, nil, "")
+			log.Info("job stopped", "last_checkpoint", j.Status().LastCompleted)
 			return
 		}
 		now := time.Now()
@@ -357,11 +367,17 @@ func (j *Job) run(ctx context.Context) {
 		}
 		j.mu.Unlock()
 		if exhausted {
-			j.cfg.Logger.Error("job failed: restart budget exhausted", "job", j.cfg.Name, "operator", op, "err", err)
+			// WARN, not ERROR: the job's failure is its users' to fix (SHOW JOBS, ALTER JOB RESUME), not the
+			// server's malfunction.
+			cause := "an error a restart cannot cure"
+			if !isPermanent(err) {
+				cause = fmt.Sprintf("restart budget exhausted (%d restarts within %s)", j.cfg.RestartBudget, j.cfg.RestartWindow)
+			}
+			log.Warn("job failed", "operator", op, "err", err, "cause", cause)
 			j.setState(JobFailed, err, op)
 			return
 		}
-		j.cfg.Logger.Warn("job failure -> whole-job restart from the last completed checkpoint", "job", j.cfg.Name, "operator", op, "err", err, "backoff", backoff)
+		log.Warn("job failure -> whole-job restart from the last completed checkpoint", "operator", op, "err", err, "backoff", backoff)
 		j.setState(JobRestarting, err, op)
 		select {
 		case <-time.After(backoff):
@@ -435,6 +451,12 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	inc := &incarnation{job: j, ctx: ctx, cancel: cancel, cpDir: j.cpDir, fs: j.cfg.FS, stats: &j.stats, allFinished: make(chan struct{})}
+	// Counted once: every incarnation starts from the restored checkpoint's counts, which its subtasks add back
+	// as they restore (keyCounts); what a failed incarnation did past it is replayed.
+	j.stats.rowsIn.Store(0)
+	j.stats.rowsOut.Store(0)
+	j.stats.late.Store(0)
+	j.stats.errors.Store(0)
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
 		return false, "deploy", err
 	}
@@ -477,7 +499,14 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	j.mu.Lock()
 	j.inc = inc
 	j.status.LastCompleted = inc.restored
+	j.status.Restored = inc.restored
+	restarts := j.status.Restarts
 	j.mu.Unlock()
+	if restarts == 0 {
+		j.cfg.Logger.Info("job started", "restored_checkpoint", inc.restored)
+	} else {
+		j.cfg.Logger.Info("job restarted", "restored_checkpoint", inc.restored, "restarts", restarts)
+	}
 	defer func() {
 		j.mu.Lock()
 		j.inc = nil
@@ -549,22 +578,35 @@ func (inc *incarnation) releaseChannels() {
 	}
 }
 
-func (inc *incarnation) onComplete(id uint64) {
+// onComplete is the commit broadcast of checkpoint id: every sink commits and every listener hears of it, even
+// when one commit fails (the others' transactions are as complete as theirs; skipping them would leave them to
+// the restart for no reason). The errors are joined; any fails the incarnation, and the next one's sink recovery
+// commits what this one could not (the marker is durable). An incarnation already torn down (a failure or a
+// cancel landed) broadcasts nothing: its sinks may be closing, and a partial broadcast is what the seed forbids.
+func (inc *incarnation) onComplete(id uint64) error {
 	inc.job.mu.Lock()
 	if id > inc.job.status.LastCompleted {
 		inc.job.status.LastCompleted = id
 	}
 	inc.job.mu.Unlock()
+	if inc.ctx.Err() != nil {
+		return fmt.Errorf("checkpoint %d: %w", id, checkpoint.ErrCommitDeferred)
+	}
+	var errs []error
 	for _, s := range inc.sinks {
 		if err := s.Commit(id); err != nil {
-			// The marker is durable: the next incarnation's sink recovery commits what this one could not.
-			inc.fail("commit", fmt.Errorf("commit checkpoint %d: %w", id, err))
-			return
+			errs = append(errs, err)
 		}
 	}
 	for _, l := range inc.listeners {
 		l.NotifyCheckpointComplete(id)
 	}
+	if err := errors.Join(errs...); err != nil {
+		err = fmt.Errorf("commit checkpoint %d: %w", id, err)
+		inc.fail("commit", err)
+		return err
+	}
+	return nil
 }
 
 func (inc *incarnation) onAbort(id uint64, reason error) {
@@ -678,15 +720,16 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s: open state: %w", pid, err)
 	}
-	s := &subtask{inc: inc, node: n, index: sub, pid: pid, backend: backend, worker: checkpoint.NewSnapshotWorker()}
+	s := &subtask{inc: inc, node: n, index: sub, pid: pid, backend: backend, worker: checkpoint.NewSnapshotWorker(),
+		late: Counter{parent: &inc.stats.late}, bad: Counter{parent: &inc.stats.errors}}
 	s.tctx = &TaskContext{
 		Job: cfg.Name, Operator: n.ID, Subtask: sub, Parallelism: n.Parallelism,
 		KeyGroups: state.RangeOf(sub, g.KeyGroups, n.Parallelism), MaxKeyGroups: g.KeyGroups,
 		State: backend, Restored: inc.restored, Alloc: cfg.Alloc, FS: cfg.FS,
 		IsCompleted: func(id uint64) bool { return checkpoint.IsCompleted(cfg.FS, inc.cpDir, id) },
-		Log:         cfg.Logger.With("job", cfg.Name, "subtask", string(pid)),
-		Errors:      &inc.stats.errors,
-		Late:        &inc.stats.late,
+		Log:         cfg.Logger.With("subtask", string(pid)),
+		Errors:      &s.bad,
+		Late:        &s.late,
 	}
 	inc.subtasks = append(inc.subtasks, s)
 	return s, nil
@@ -705,6 +748,9 @@ func (inc *incarnation) runner(s *subtask, loop func() error) func() {
 }
 
 func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error {
+	if err := s.restoreCounts(nil); err != nil {
+		return err
+	}
 	var hold func(int64) int64
 	if h, ok := op.(WatermarkHolder); ok {
 		hold = h.OutputWatermark
@@ -728,8 +774,12 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 }
 
 func (s *subtask) runSink(sink Sink, ins []*input) error {
+	if err := s.restoreCounts(&s.inc.stats.rowsOut); err != nil {
+		return err
+	}
 	return s.runInputs(ins, true, sink.Open, sink.Close, handlers{
 		process: func(_ int, b Batch) error {
+			s.rows += int64(b.Rows())
 			s.inc.stats.rowsOut.Add(int64(b.Rows()))
 			return sink.Write(b)
 		},

@@ -18,6 +18,10 @@ var (
 	keyInputWatermarks = state.OperatorKey("runner/watermarks")
 	keySourceOffset    = state.OperatorKey("source/offset")
 	keySourceWatermark = state.OperatorKey("source/watermark")
+	// keyCounts is a subtask's counts up to the checkpoint (rows a source emitted or a sink wrote, late rows,
+	// bad values): a restart rewinds the job's counts to what the restored checkpoint counted, so what the
+	// restart replays is counted once.
+	keyCounts = state.OperatorKey("runner/counts")
 )
 
 // inflightSuffix names the in-flight log of an unaligned checkpoint: beside the subtask's snapshot directory, as
@@ -34,6 +38,36 @@ type subtask struct {
 	tctx    *TaskContext
 	worker  *checkpoint.SnapshotWorker
 	out     *output // nil for sinks
+	// The subtask's counts since the job started (restored, see keyCounts): rows a source emitted or a sink
+	// wrote (subtask goroutine only), and the late rows and bad values its operator counted (their parents are
+	// the job's counters).
+	rows      int64
+	late, bad Counter
+}
+
+// restoreCounts reads the subtask's counts at the restored checkpoint and adds them to the job's: rows to c
+// (rows_in for a source, rows_out for a sink, nil otherwise).
+func (s *subtask) restoreCounts(c *Counter) error {
+	v, ok, err := s.backend.Get(keyCounts)
+	if err != nil || !ok {
+		return err
+	}
+	if len(v) != 24 {
+		return fmt.Errorf("%s: restored counts of %d bytes, want 24", s.pid, len(v))
+	}
+	s.rows = int64(binary.BigEndian.Uint64(v))
+	c.Add(s.rows)
+	s.late.Add(int64(binary.BigEndian.Uint64(v[8:])))
+	s.bad.Add(int64(binary.BigEndian.Uint64(v[16:])))
+	return nil
+}
+
+// stageCounts records the subtask's counts for the checkpoint being taken (before its capture).
+func (s *subtask) stageCounts() {
+	v := binary.BigEndian.AppendUint64(nil, uint64(s.rows))
+	v = binary.BigEndian.AppendUint64(v, uint64(s.late.Load()))
+	v = binary.BigEndian.AppendUint64(v, uint64(s.bad.Load()))
+	s.backend.Put(keyCounts, v)
 }
 
 func (s *subtask) dir(id uint64) string { return checkpoint.SubtaskDir(s.inc.cpDir, id, s.pid) }
@@ -118,6 +152,9 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 	} else if ok && len(v) == 8 {
 		wm = int64(binary.BigEndian.Uint64(v))
 	}
+	if err := s.restoreCounts(&s.inc.stats.rowsIn); err != nil {
+		return err
+	}
 	if v, ok, err := s.backend.Get(keySourceOffset); err != nil {
 		return err
 	} else if ok {
@@ -154,6 +191,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			}
 			s.backend.Put(keySourceOffset, off)
 			s.backend.Put(keySourceWatermark, binary.BigEndian.AppendUint64(nil, uint64(wm)))
+			s.stageCounts()
 			if err := s.captureAndEnqueue(ctx, b, nil); err != nil {
 				return err
 			}
@@ -179,6 +217,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 		switch res.Status {
 		case Produced:
 			idleSince, idleSent = time.Time{}, false
+			s.rows += int64(res.Batch.Rows())
 			if err := s.out.Emit(res.Batch); err != nil {
 				return err
 			}
@@ -700,5 +739,6 @@ func (r *inputRunner) snapshot(b checkpoint.Barrier) error {
 		return fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
 	}
 	r.saveWatermarks()
+	r.s.stageCounts()
 	return nil
 }

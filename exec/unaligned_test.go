@@ -112,8 +112,9 @@ func (c gatedCase) overtakesAndReplays(t *testing.T) {
 	g.release()
 	j.Cancel()
 	j2 := runToEnd(t, c.graph(nil, store), jobConfig(t, dir))
-	if st := j2.Status(); st.RowsIn >= int64(c.rows) {
-		t.Fatalf("the second run replayed from the start (%d rows in), not from the checkpoint", st.RowsIn)
+	if st := j2.Status(); st.Restored == 0 || st.RowsIn != int64(c.rows) {
+		t.Fatalf("the second run restored checkpoint %d and counted %d rows in, want a checkpoint and every row once (%d)",
+			st.Restored, st.RowsIn, c.rows)
 	}
 	got := store.rows()
 	if c.committed != nil {

@@ -1,5 +1,7 @@
 package state
 
+import "github.com/cockroachdb/pebble/v2/vfs"
+
 // Backend is one subtask's checkpointed key-value state.
 //
 // Keys are opaque bytes. Keyed state puts the key group first (two bytes, big endian; see KeyedKey) so that a
@@ -59,4 +61,7 @@ type Options struct {
 	// CacheBytes bounds the clean entries the write-back cache keeps in memory (dirty entries are always kept
 	// until persisted); 0 means a default.
 	CacheBytes int64
+	// PebbleFS is the file system Pebble's own files go through (tests inject I/O errors with Pebble's
+	// vfs/errorfs); nil means the real one.
+	PebbleFS vfs.FS
 }

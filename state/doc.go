@@ -40,7 +40,13 @@
 // working store), bloom filters so a Get of an absent key rarely reads a block, one compaction at a time, and a
 // format major version with row-based sstables (for small entries about half the CPU per persist of columnar
 // blocks, and compactions about a third less). Pebble's own files do not go through Options.FS (Pebble has its
-// own vfs); its fsyncs follow FsyncEnabled through a wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
+// own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a
+// wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
+//
+// What Pebble treats as fatal (its Logger's Fatalf on a MANIFEST write that failed, a data corruption, a
+// background error) never exits the process: it fails the one store (pebblefault.go), whose every later operation
+// returns that error, so the job or query that owns the store fails or restarts from a checkpoint, and the
+// server goes on.
 //
 // Scan costs O(entries in the in-memory layers under the prefix, plus a sort of the few keys added since the
 // previous Scan) plus the Pebble range: use it for enumeration (a key's map fields, timers at restore, key-group

@@ -18,8 +18,10 @@ func FsyncEnabled() bool {
 
 // WriteFsyncRename makes data durable at path: it writes a temp file beside path, fsyncs it through the descriptor
 // that wrote it (so a writeback error is not missed), renames it over path, then fsyncs the parent directory so the
-// rename itself survives a crash. A nil return means both the bytes and the name are durable. The file fsync is
-// strict; the directory fsync is best-effort (its worst case is falling back to an older checkpoint).
+// rename itself survives a crash. A nil return means both the bytes and the name are durable. Both fsyncs are
+// strict: the seed made the directory fsync best-effort, but a COMPLETED marker that a power loss takes back while
+// the sinks' (strictly synced) commits survive makes the restore publish the interval twice. An error after the
+// rename leaves the file under its final name, possibly not durable; the caller decides what to do with it.
 func WriteFsyncRename(fsys FS, path string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+".part")
@@ -48,7 +50,9 @@ func WriteFsyncRename(fsys FS, path string, data []byte) error {
 		return fmt.Errorf("durable write %s: %w", path, err)
 	}
 	if FsyncEnabled() {
-		_ = syncDir(fsys, dir) // best-effort, see above
+		if err := syncDir(fsys, dir); err != nil {
+			return fmt.Errorf("durable write %s: fsync directory: %w", path, err)
+		}
 	}
 	return nil
 }

@@ -90,7 +90,9 @@ type FaultFS struct {
 	Inner FS
 	// FailAfter is how many mutating calls succeed before every later one fails; negative never fails.
 	FailAfter int64
-	calls     atomic.Int64
+	// Err is the error the failing calls return; nil means ErrInjected (syscall.ENOSPC makes a full disk).
+	Err   error
+	calls atomic.Int64
 }
 
 // Tripped reports whether the fault point has been reached.
@@ -99,6 +101,9 @@ func (f *FaultFS) Tripped() bool { return f.FailAfter >= 0 && f.calls.Load() > f
 func (f *FaultFS) step() error {
 	n := f.calls.Add(1)
 	if f.FailAfter >= 0 && n > f.FailAfter {
+		if f.Err != nil {
+			return f.Err
+		}
 		return ErrInjected
 	}
 	return nil

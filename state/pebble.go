@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,8 +59,15 @@ func OpenPebble(opts Options) (Backend, error) {
 			}
 		}
 	}
-	popts := pebbleOptions(restored.base != "")
+	fault := &storeFault{dir: opts.Dir}
+	popts := pebbleOptions(restored.base != "", fault, opts.PebbleFS)
 	db, err := pebble.Open(opts.Dir, popts)
+	if err == nil {
+		err = fault.get()
+		if err != nil {
+			db.Close()
+		}
+	}
 	if err != nil {
 		if opts.RestorePath != "" {
 			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
@@ -71,6 +77,9 @@ func OpenPebble(opts Options) (Backend, error) {
 	// The deltas in order: each ingest gets newer sequence numbers, so a later delta shadows an earlier one.
 	for _, d := range restored.deltas {
 		if err := ingestShared(fsys, db, opts.Dir, d); err != nil {
+			if ferr := fault.get(); ferr != nil {
+				err = ferr
+			}
 			db.Close()
 			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
 		}
@@ -79,7 +88,12 @@ func OpenPebble(opts Options) (Backend, error) {
 	if limit <= 0 {
 		limit = DefaultCacheBytes
 	}
+	if err := fault.get(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+	}
 	return &pebbleBackend{
+		fault:         fault,
 		fsys:          fsys,
 		dir:           opts.Dir,
 		shared:        shared,
@@ -96,9 +110,12 @@ func OpenPebble(opts Options) (Backend, error) {
 // pebbleOptions tunes Pebble for many small stores per process. Writes reach Pebble only as ingested sstables
 // (see apply), so the memtable stays empty and small, and the WAL is off: the working store is never reopened
 // after a crash (a restart restores from a checkpoint), and a checkpoint is made of sstables only.
-func pebbleOptions(mustExist bool) *pebble.Options {
+func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Options {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
 	o := &pebble.Options{
-		FS:                  fsyncGateFS{vfs.Default},
+		FS:                  fsyncGateFS{fsys},
 		Cache:               sharedBlockCache(),
 		MemTableSize:        1 << 20,
 		DisableWAL:          true,
@@ -108,7 +125,8 @@ func pebbleOptions(mustExist bool) *pebble.Options {
 		// entries they cost about half the CPU of columnar blocks to write, and compactions about a third less
 		// (measured on 60k-100k entries of 16+64 bytes); nothing here needs the newer formats' features.
 		FormatMajorVersion: pebble.FormatFlushableIngestExcises,
-		Logger:             pebbleLogger{},
+		Logger:             pebbleLogger{fault},
+		EventListener:      fault.listener(),
 		ErrorIfNotExists:   mustExist,
 	}
 	for i := range o.Levels {
@@ -119,8 +137,9 @@ func pebbleOptions(mustExist bool) *pebble.Options {
 }
 
 type pebbleBackend struct {
-	fsys FS
-	dir  string
+	fault *storeFault // once set, every operation fails with it (pebblefault.go)
+	fsys  FS
+	dir   string
 	// shared holds the files persisted snapshots are made of; chain is what the newest one is made of, and
 	// unflushed the deltas persisted since but not yet ingested into Pebble (their snapshots are still pending).
 	shared        string
@@ -175,6 +194,9 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 	if closed {
 		return nil, false, errClosed
 	}
+	if err := b.fault.get(); err != nil {
+		return nil, false, err
+	}
 	// Safe outside the lock: a concurrent Persist only applies snapshots that were pending above, and none of them
 	// holds key, so Pebble's value for key does not change under us.
 	v, closer, err := b.db.Get(key)
@@ -182,7 +204,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("state: get: %w", err)
+		return nil, false, b.failure(fmt.Errorf("state: get: %w", err))
 	}
 	val := slices.Clone(v)
 	closer.Close()
@@ -214,6 +236,9 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 	}
 	pend := slices.Clone(b.pending)
 	b.mu.Unlock()
+	if err := b.fault.get(); err != nil {
+		return err
+	}
 
 	cs := make([]cursor, 0, len(pend)+2)
 	b.dirty.prepareScan()
@@ -235,7 +260,15 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 	cs = append(cs, pebbleCursor{it})
 	err = mergeScan(cs, fn)
 	if cerr := it.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("state: scan: %w", cerr)
+		err = b.failure(fmt.Errorf("state: scan: %w", cerr))
+	}
+	return err
+}
+
+// failure is err, or the store's fault when Pebble recorded one meanwhile (it says why the store gave up).
+func (b *pebbleBackend) failure(err error) error {
+	if f := b.fault.get(); f != nil {
+		return f
 	}
 	return err
 }
@@ -246,6 +279,9 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, errClosed
+	}
+	if err := b.fault.get(); err != nil {
+		return nil, err
 	}
 	s := &pebbleSnapshot{b: b, id: id, t: b.dirty}
 	s.t.frozen = true
@@ -364,6 +400,10 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		b.mu.Unlock()
 		return errClosed
 	}
+	if err := b.fault.get(); err != nil {
+		b.mu.Unlock()
+		return err
+	}
 	n := slices.Index(b.pending, s)
 	if s.done || n < 0 {
 		b.mu.Unlock()
@@ -380,7 +420,7 @@ func (s *pebbleSnapshot) Persist(path string) error {
 
 	if rebase {
 		if err := b.rebase(s.id, snaps, path); err != nil {
-			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+			return b.failure(fmt.Errorf("state: persist snapshot %d: %w", s.id, err))
 		}
 		return nil
 	}
@@ -434,7 +474,7 @@ func (b *pebbleBackend) ingestUnflushed() error {
 	for _, d := range files {
 		if d.path != "" {
 			if err := ingestShared(b.fsys, b.db, b.dir, d.path); err != nil {
-				return fmt.Errorf("state: %w", err)
+				return b.failure(fmt.Errorf("state: %w", err))
 			}
 		}
 		count += d.snaps
@@ -786,11 +826,3 @@ func (f fsyncGateFile) SyncTo(length int64) (bool, error) {
 	}
 	return f.File.SyncTo(length)
 }
-
-// pebbleLogger drops Pebble's informational chatter (one store per stateful subtask would flood the log) and
-// keeps its errors.
-type pebbleLogger struct{}
-
-func (pebbleLogger) Infof(string, ...any)              {}
-func (pebbleLogger) Errorf(format string, args ...any) { log.Printf("pebble: "+format, args...) }
-func (pebbleLogger) Fatalf(format string, args ...any) { log.Fatalf("pebble: "+format, args...) }

@@ -60,6 +60,7 @@ type serveOptions struct {
 
 func runServe(stdout, stderr io.Writer, o serveOptions) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(log) // what logs without an engine's logger (a Pebble store's failure) looks the same
 	users, err := loadUsers(o.users, o.usersFile)
 	if err != nil {
 		return err

@@ -438,7 +438,7 @@ func (s *txnFileSink) PreCommit(id uint64) error {
 		return s.errorf("pre-commit checkpoint %d: %v", id, err)
 	}
 	if fsync {
-		// Strict, unlike the best-effort directory fsync of state snapshots: a staged name lost in a power
+		// Strict, like every directory fsync of a checkpoint: a staged name lost in a power
 		// failure after the checkpoint completed would be a transaction lost.
 		if err := s.fsys.SyncDir(s.stageDir); err != nil {
 			_ = s.fsys.Remove(staged)

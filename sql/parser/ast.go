@@ -175,6 +175,14 @@ type DropJob struct {
 	IDP int
 }
 
+// AlterJob is ALTER JOB id RESUME: restart a FAILED job from its last completed checkpoint.
+type AlterJob struct {
+	StmtBase
+	ID     string
+	IDP    int
+	Resume bool
+}
+
 // Txn is BEGIN / START TRANSACTION / COMMIT / END / ROLLBACK / ABORT (Op: "begin", "commit", "rollback"); the
 // engine accepts and ignores them (autocommit).
 type Txn struct {

@@ -7,8 +7,9 @@
 //     "quoted identifiers", backticks, dollar quoting, nested block comments, $n parameters), byte offsets on
 //     every token, the script splitter, and offset-to-line/column conversion (PositionOf, CharOffset).
 //   - parse.go: the statement grammar, a small recursive descent over those tokens: CREATE STREAM/TABLE/SINK/VIEW,
-//     INSERT, SELECT, FLUSH, SET/RESET/SHOW, DESCRIBE, EXPLAIN, DROP, DROP JOB, transaction statements, column
-//     types (with Postgres' synonyms), WITH options.
+//     INSERT, SELECT, FLUSH, SET/RESET/SHOW, DESCRIBE, EXPLAIN, DROP, DROP JOB, ALTER JOB ... RESUME, transaction
+//     statements, column types (with Postgres' synonyms), WITH options. A job id is read one way everywhere
+//     (jobID): quoted, or unquoted with its dashes (job-3).
 //   - rewrite.go: queries (VALUES lists included) and expressions are re-emitted token by token as text the TiDB
 //     parser reads. What TiDB cannot read or would read with MySQL's meaning (INTERVAL, CAST to our types,
 //     x::type, EXTRACT fields, FILTER, NULLS FIRST, window table functions, typed literals, $n, ~ and friends, IS

@@ -243,6 +243,8 @@ func (f *formatter) stmt(s Stmt) {
 		}
 	case *DropJob:
 		f.WriteString("DROP JOB " + quoteString(s.ID))
+	case *AlterJob:
+		f.WriteString("ALTER JOB " + quoteString(s.ID) + " RESUME")
 	case *Txn:
 		switch {
 		case s.Inline:

@@ -229,7 +229,12 @@ func (p *parser) statement() (Stmt, error) {
 			return &Txn{StmtBase: p.base(start), Op: "begin", StatementSet: true, Inline: true}, nil
 		}
 		return nil, notSupported(t.Pos, "EXECUTE is not supported")
-	case "update", "delete", "alter", "truncate", "grant", "revoke", "copy", "prepare", "deallocate",
+	case "alter":
+		if p.kwAt(p.i+1, "job") {
+			return p.alterJob(start)
+		}
+		return nil, notSupported(t.Pos, "ALTER is supported only as ALTER JOB <id> RESUME")
+	case "update", "delete", "truncate", "grant", "revoke", "copy", "prepare", "deallocate",
 		"listen", "notify", "vacuum", "analyze", "lock", "declare", "fetch", "close", "discard", "comment":
 		return nil, notSupported(t.Pos, "%s is not supported", strings.ToUpper(t.Value))
 	}
@@ -722,12 +727,11 @@ func (p *parser) show(start int) (Stmt, error) {
 		}
 		if t.Kind == Ident && t.Value == "for" && len(words) > 0 && words[0] == "checkpoints" {
 			p.advance()
-			f := p.peek()
-			if f.Kind != Ident && f.Kind != QuotedIdent && f.Kind != String && f.Kind != Number {
-				return nil, p.syntaxErrorAt(p.i)
+			id, _, err := p.jobID()
+			if err != nil {
+				return nil, err
 			}
-			p.advance()
-			s.For = f.Value
+			s.For = id
 			break
 		}
 		p.advance()
@@ -746,6 +750,36 @@ func (p *parser) show(start int) (Stmt, error) {
 	return s, nil
 }
 
+// jobID reads a job id, the same way wherever a statement names a job: quoted ('job-3', "job-3") or not (job-3,
+// whose pieces the lexer splits at the dash and which are glued back when nothing separates them).
+func (p *parser) jobID() (string, int, error) {
+	t := p.peek()
+	if t.Kind != Ident && t.Kind != QuotedIdent && t.Kind != String && t.Kind != Number {
+		return "", 0, p.syntaxErrorAt(p.i)
+	}
+	p.advance()
+	id := t.Value
+	for t.Kind == Ident && p.isOp("-") && p.peek().Pos == p.toks[p.i-1].End && p.at(p.i+1).Pos == p.peek().End &&
+		(p.at(p.i+1).Kind == Ident || p.at(p.i+1).Kind == Number) {
+		p.advance()
+		id += "-" + p.next().Value
+	}
+	return id, t.Pos, nil
+}
+
+// alterJob reads ALTER JOB id RESUME.
+func (p *parser) alterJob(start int) (Stmt, error) {
+	p.i += 2 // ALTER JOB
+	id, pos, err := p.jobID()
+	if err != nil {
+		return nil, err
+	}
+	if !p.eatKw("resume") {
+		return nil, p.syntaxErrorAt(p.i)
+	}
+	return &AlterJob{StmtBase: p.base(start), ID: id, IDP: pos, Resume: true}, nil
+}
+
 func (p *parser) drop(start int) (Stmt, error) {
 	p.advance()
 	var kind string
@@ -761,19 +795,11 @@ func (p *parser) drop(start int) (Stmt, error) {
 	case p.eatKw("view"):
 		kind = "VIEW"
 	case p.eatKw("job"):
-		t := p.peek()
-		if t.Kind != Ident && t.Kind != QuotedIdent && t.Kind != String && t.Kind != Number {
-			return nil, p.syntaxErrorAt(p.i)
+		id, pos, err := p.jobID()
+		if err != nil {
+			return nil, err
 		}
-		p.advance()
-		id := t.Value
-		// An unquoted job id may be written with dashes (job-3): glue adjacent pieces.
-		for (p.isOp("-")) && p.peek().Pos == p.toks[p.i-1].End && p.at(p.i+1).Pos == p.peek().End &&
-			(p.at(p.i+1).Kind == Ident || p.at(p.i+1).Kind == Number) && t.Kind != String {
-			p.advance()
-			id += "-" + p.next().Text
-		}
-		return &DropJob{StmtBase: p.base(start), ID: id, IDP: t.Pos}, nil
+		return &DropJob{StmtBase: p.base(start), ID: id, IDP: pos}, nil
 	case p.isKw("index"), p.isKw("function"), p.isKw("schema"), p.isKw("database"), p.isKw("source"):
 		return nil, notSupported(p.peek().Pos, "DROP %s is not supported", strings.ToUpper(p.peek().Value))
 	default:

@@ -385,6 +385,8 @@ func checkNode(n any, bad func(n any, pos int, want ...string), first func(strin
 		for i, p := range n.NamesP {
 			bad(n, p, n.Names[i])
 		}
+	case *AlterJob:
+		bad(n, n.IDP, n.ID, strings.SplitN(n.ID, "-", 2)[0])
 	case *DropJob:
 		bad(n, n.IDP, n.ID, strings.SplitN(n.ID, "-", 2)[0])
 	}

@@ -7,6 +7,7 @@ package sqlerr
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // SQLSTATE codes used across the engine (Postgres' appendix A).
@@ -43,6 +44,7 @@ const (
 	InternalError          = "XX000"
 	IOError                = "58030"
 	UndefinedFile          = "58P01" // a connector path that does not exist
+	DiskFull               = "53100" // disk_full: ENOSPC (or a quota) under a statement's or a job's write
 	ProtocolViolation      = "08P01"
 	InvalidSQLStatement    = "26000"
 	InvalidCursorState     = "24000"
@@ -77,7 +79,8 @@ func New(code string, pos int, format string, args ...any) *Error {
 	return &Error{Code: code, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Wrap turns err into an Error with code unless it already is one; the message is err's.
+// Wrap turns err into an Error with code unless it already is one; the message is err's. An err that wraps
+// ENOSPC or EDQUOT is 53100 disk_full instead of code.
 func Wrap(code string, err error) *Error {
 	if err == nil {
 		return nil
@@ -85,6 +88,9 @@ func Wrap(code string, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		code = DiskFull // whatever layer it came through: a full disk is the user's to fix, never XX000
 	}
 	return &Error{Code: code, Pos: NoPos, Msg: err.Error(), Err: err}
 }

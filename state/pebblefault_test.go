@@ -1,0 +1,125 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/clinksql/clinksql/sql/sqlerr"
+)
+
+// fillAndPersist writes n keys in each of rounds checkpoints, persisting each under root/chk-<i>.
+func fillAndPersist(t *testing.T, b Backend, root string, rounds, n int) (string, error) {
+	t.Helper()
+	var last string
+	for r := 0; r < rounds; r++ {
+		for i := 0; i < n; i++ {
+			b.Put(KeyedKey(i%128, 1, []byte(fmt.Sprintf("key-%d-%06d", r, i))), []byte(strings.Repeat("v", 100)))
+		}
+		snap, err := b.Capture(uint64(r + 1))
+		if err != nil {
+			return last, err
+		}
+		path := filepath.Join(root, fmt.Sprintf("chk-%d", r+1))
+		if err := snap.Persist(path); err != nil {
+			return last, err
+		}
+		last = path
+	}
+	return last, nil
+}
+
+// Pins that a full disk under one store's MANIFEST write (Pebble calls its Logger's Fatalf, whose default exits
+// the process: "pebble: MANIFEST flush failed" took the whole server down) fails that store only: the operation
+// returns the error, ENOSPC stays in its chain (53100 disk_full at the SQL edge), every later operation of the
+// store fails the same way, and the process goes on. Without the fix this test binary exits.
+func TestPebbleFullDiskFailsTheStoreNotTheProcess(t *testing.T) {
+	var full atomic.Bool
+	enospc := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if full.Load() && op.Kind.ReadOrWrite() == errorfs.OpIsWrite && strings.Contains(op.Path, "MANIFEST") {
+			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
+		}
+		return nil
+	})
+	root := t.TempDir()
+	b, err := OpenPebble(Options{Dir: filepath.Join(root, "work"), SharedDir: filepath.Join(root, "shared"),
+		PebbleFS: errorfs.Wrap(vfs.Default, enospc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fillAndPersist(t, b, root, 2, 50); err != nil {
+		t.Fatal(err)
+	}
+	full.Store(true)
+	// Enough checkpoints that the persisted deltas are ingested, which writes the MANIFEST.
+	_, err = fillAndPersist(t, b, root, maxUnflushed+1, 50)
+	if err == nil {
+		t.Fatal("no error from a store whose MANIFEST cannot be written")
+	}
+	if !errors.Is(err, syscall.ENOSPC) || sqlerr.As(err).Code != sqlerr.DiskFull {
+		t.Fatalf("err %v (SQLSTATE %s), want ENOSPC in its chain and 53100", err, sqlerr.As(err).Code)
+	}
+	if _, err2 := b.Capture(100); !errors.Is(err2, syscall.ENOSPC) {
+		t.Fatalf("Capture after the fault = %v, want the store's fault", err2)
+	}
+	if _, _, err2 := b.Get([]byte("absent")); !errors.Is(err2, syscall.ENOSPC) {
+		t.Fatalf("Get after the fault = %v, want the store's fault", err2)
+	}
+	full.Store(false)
+	_ = b.Close() // a failed store still closes
+}
+
+// Pins that a corrupt sstable in a checkpoint (Pebble's DataCorruption event, whose default exits the process:
+// one damaged job put the whole server into a crash loop) fails the store's reads, naming the store, and nothing
+// else. Without the fix this test binary exits.
+func TestPebbleCorruptSSTableFailsTheStoreNotTheProcess(t *testing.T) {
+	root := t.TempDir()
+	shared := filepath.Join(root, "shared")
+	b, err := OpenPebble(Options{Dir: filepath.Join(root, "work"), SharedDir: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := fillAndPersist(t, b, root, 1, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ssts, _ := filepath.Glob(filepath.Join(shared, "*.sst"))
+	if len(ssts) != 1 {
+		t.Fatalf("want one delta sstable, have %v", ssts)
+	}
+	data, err := os.ReadFile(ssts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/4] ^= 0xFF // inside a data block, far from the footer and index
+	if err := os.WriteFile(ssts[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(root, "restored")
+	r, err := OpenPebble(Options{Dir: work, SharedDir: shared, RestorePath: chk})
+	if err != nil {
+		return // refused at restore: fine, as long as the process lives
+	}
+	defer r.Close()
+	var readErr error
+	for i := 0; i < 3000 && readErr == nil; i++ {
+		_, _, readErr = r.Get(KeyedKey(i%128, 1, []byte(fmt.Sprintf("key-0-%06d", i))))
+	}
+	if readErr == nil {
+		t.Fatal("every key of a corrupt sstable read back without an error")
+	}
+	if !strings.Contains(readErr.Error(), work) {
+		t.Fatalf("error %v does not name the store %s", readErr, work)
+	}
+}
