@@ -60,20 +60,20 @@ func writeChain(fsys FS, path string, c chainSpec) error {
 		fmt.Fprintf(&buf, "delta %s\n", r)
 	}
 	buf.WriteString("end\n")
-	return WriteFsyncRename(fsys, path, buf.Bytes())
+	return WriteFramed(fsys, path, buf.Bytes())
 }
 
 // readChain reads a listing writeChain wrote; a truncated or foreign file is an error naming it.
 func readChain(fsys FS, path string) (chainSpec, error) {
 	var c chainSpec
-	data, err := fsys.ReadFile(path)
+	data, err := ReadFramed(fsys, path)
 	if err != nil {
 		return c, err
 	}
 	dir := filepath.Dir(path)
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	if !sc.Scan() || sc.Text() != chainHeader {
-		return c, fmt.Errorf("%s is not a keyed-state snapshot", path)
+		return c, Corrupt(path, nil, "not a keyed-state snapshot")
 	}
 	ended := false
 	for sc.Scan() {
@@ -86,11 +86,11 @@ func readChain(fsys FS, path string) (chainSpec, error) {
 		case "end":
 			ended = true
 		default:
-			return c, fmt.Errorf("%s: bad line %q", path, sc.Text())
+			return c, Corrupt(path, nil, "bad line %q", sc.Text())
 		}
 	}
 	if !ended {
-		return c, fmt.Errorf("%s is truncated", path)
+		return c, Corrupt(path, nil, "truncated")
 	}
 	return c, nil
 }

@@ -52,11 +52,11 @@ func OpenPebble(opts Options) (Backend, error) {
 	if opts.RestorePath != "" {
 		var err error
 		if restored, err = readChain(fsys, opts.RestorePath); err != nil {
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+			return nil, restoreErr(opts.RestorePath, err)
 		}
 		if restored.base != "" {
 			if err := linkOrCopyStore(fsys, restored.base, opts.Dir); err != nil {
-				return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+				return nil, restoreErr(restored.base, err)
 			}
 		}
 	}
@@ -64,7 +64,7 @@ func OpenPebble(opts Options) (Backend, error) {
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {
 		if opts.RestorePath != "" {
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+			return nil, restoreErr(cmp.Or(restored.base, opts.RestorePath), err)
 		}
 		return nil, fmt.Errorf("state: open %s: %w", opts.Dir, err)
 	}
@@ -72,7 +72,7 @@ func OpenPebble(opts Options) (Backend, error) {
 	for _, d := range restored.deltas {
 		if err := ingestShared(fsys, db, opts.Dir, d); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+			return nil, restoreErr(d, err)
 		}
 	}
 	limit := opts.CacheBytes
@@ -182,7 +182,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("state: get: %w", err)
+		return nil, false, pebbleErr(b.dir, "get", err)
 	}
 	val := slices.Clone(v)
 	closer.Close()
@@ -229,13 +229,13 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 	}
 	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return fmt.Errorf("state: scan: %w", err)
+		return pebbleErr(b.dir, "scan", err)
 	}
 	it.First()
 	cs = append(cs, pebbleCursor{it})
 	err = mergeScan(cs, fn)
 	if cerr := it.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("state: scan: %w", cerr)
+		err = pebbleErr(b.dir, "scan", cerr)
 	}
 	return err
 }
@@ -794,3 +794,31 @@ type pebbleLogger struct{}
 func (pebbleLogger) Infof(string, ...any)              {}
 func (pebbleLogger) Errorf(format string, args ...any) { log.Printf("pebble: "+format, args...) }
 func (pebbleLogger) Fatalf(format string, args ...any) { log.Fatalf("pebble: "+format, args...) }
+
+// restoreErr reports a failed restore of a persisted snapshot: a file it needs that is missing, or that Pebble
+// finds corrupt, is a *CorruptError naming the file (path when the error names none).
+func restoreErr(path string, err error) error {
+	if _, ok := IsCorrupt(err); ok {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.Is(err, fs.ErrNotExist) {
+		if errors.As(err, &pe) {
+			path = pe.Path
+		}
+		return Corrupt(path, err, "missing (a file of a completed checkpoint)")
+	}
+	if pebble.IsCorruptionError(err) {
+		return Corrupt(path, err, "%v", err)
+	}
+	return fmt.Errorf("state: restore %s: %w", path, err)
+}
+
+// pebbleErr reports an error of a Pebble read: Pebble checks every block it reads against its checksum, and a
+// mismatch becomes a *CorruptError naming the store (Pebble's message names the table).
+func pebbleErr(dir, op string, err error) error {
+	if pebble.IsCorruptionError(err) {
+		return Corrupt(dir, err, "%s: %v", op, err)
+	}
+	return fmt.Errorf("state: %s: %w", op, err)
+}

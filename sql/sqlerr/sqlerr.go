@@ -41,6 +41,7 @@ const (
 	InvalidJobState        = "55000" // object_not_in_prerequisite_state
 	QueryCanceled          = "57014"
 	InternalError          = "XX000"
+	DataCorrupted          = "XX001" // data_corrupted: a durable file failed its checksum or is missing
 	IOError                = "58030"
 	ProtocolViolation      = "08P01"
 	InvalidSQLStatement    = "26000"
@@ -76,7 +77,14 @@ func New(code string, pos int, format string, args ...any) *Error {
 	return &Error{Code: code, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Wrap turns err into an Error with code unless it already is one; the message is err's.
+// Coded is implemented by errors of other packages that know their SQLSTATE (state.CorruptError is XX001), so
+// that this leaf package need not import them.
+type Coded interface {
+	SQLState() string
+}
+
+// Wrap turns err into an Error with code unless it already is one; the message is err's. An err that wraps a
+// Coded error takes that error's code instead of code: damage found under an I/O error is still XX001.
 func Wrap(code string, err error) *Error {
 	if err == nil {
 		return nil
@@ -84,6 +92,10 @@ func Wrap(code string, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	var c Coded
+	if errors.As(err, &c) {
+		code = c.SQLState()
 	}
 	return &Error{Code: code, Pos: NoPos, Msg: err.Error(), Err: err}
 }
