@@ -80,9 +80,12 @@ type JobSpec struct {
 	Settings map[string]string `json:"settings"`
 	// Stopped is set when the job finished (a bounded job committed its last rows) or was dropped; a stopped job
 	// is not re-deployed. Dropped tells the two apart.
-	Stopped bool      `json:"stopped,omitempty"`
-	Dropped bool      `json:"dropped,omitempty"`
-	Created time.Time `json:"created"`
+	Stopped bool `json:"stopped,omitempty"`
+	Dropped bool `json:"dropped,omitempty"`
+	// Checkpointed is the first checkpoint the job completed (0: none yet), recorded before any of its output was
+	// published: a job that has one never starts from scratch (its checkpoints gone would mean publishing twice).
+	Checkpointed uint64    `json:"checkpointed,omitempty"`
+	Created      time.Time `json:"created"`
 }
 
 // Catalog is the set of objects and jobs of one data directory. Methods are safe for concurrent use; every change
@@ -454,6 +457,25 @@ func (c *Catalog) stopJob(id string, dropped bool) error {
 	j.Stopped = true
 	j.Dropped = j.Dropped || dropped
 	return c.save()
+}
+
+// RecordCheckpoint records, once, that job id completed checkpoint chk (JobSpec.Checkpointed).
+func (c *Catalog) RecordCheckpoint(id string, chk uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[id]
+	if !ok {
+		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
+	}
+	if j.Checkpointed != 0 {
+		return nil
+	}
+	j.Checkpointed = chk
+	if err := c.save(); err != nil {
+		j.Checkpointed = 0
+		return err
+	}
+	return nil
 }
 
 // Job returns the job with id.

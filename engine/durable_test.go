@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clinksql/clinksql/sql/sqlerr"
 )
@@ -128,4 +129,51 @@ func TestDroppedStreamStorageIsNeverReused(t *testing.T) {
 		t.Fatalf("leftover %s still there", old)
 	}
 	equalLines(t, "new stream t after reopen", rows(t, s, "SELECT COUNT(*) FROM t"), []string{"0"})
+}
+
+// Pins issue 11: a materialized view's job whose checkpoints were deleted while stopped replayed its whole input
+// on top of the output it had committed (every count doubled). The job now fails at once, naming itself and what
+// is missing, and the view keeps its committed rows.
+func TestJobWithMissingCheckpointsFails(t *testing.T) {
+	dir := t.TempDir()
+	e, s := testEngine(t, dir)
+	mustExec(t, s, `CREATE STREAM ev (k BIGINT)`)
+	mustExec(t, s, `INSERT INTO ev VALUES (1), (1), (2)`)
+	mustExec(t, s, `CREATE MATERIALIZED VIEW c AS SELECT k, COUNT(*) AS n FROM ev GROUP BY k`)
+	mustExec(t, s, `FLUSH`)
+	want := []string{"1|2", "2|1"}
+	equalLines(t, "view", rows(t, s, "SELECT k, n FROM c ORDER BY k"), want)
+	closeEngine(t, e)
+
+	cp := filepath.Join(dir, "jobs", "job-1", "checkpoints")
+	for _, pat := range []string{"chk-*", "COMPLETED-*"} {
+		ms, _ := filepath.Glob(filepath.Join(cp, pat))
+		for _, m := range ms {
+			if err := os.RemoveAll(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	e, s = testEngine(t, dir)
+	defer closeEngine(t, e)
+	e.mu.Lock()
+	rj := e.jobs["job-1"]
+	e.mu.Unlock()
+	if rj == nil {
+		t.Fatal("job-1 not deployed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	select {
+	case <-rj.job.Done():
+	case <-ctx.Done():
+		mustExec(t, s, "FLUSH")
+		t.Fatalf("job-1 still runs without its checkpoints; the view now holds %q", rows(t, s, "SELECT k, n FROM c ORDER BY k"))
+	}
+	job := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")
+	if job[2] != "FAILED" || !strings.Contains(job[9], "job-1") || !strings.Contains(job[9], "COMPLETED") {
+		t.Fatalf("SHOW JOBS: %q, want job-1 FAILED naming the missing markers", job)
+	}
+	equalLines(t, "view after the refusal", rows(t, s, "SELECT k, n FROM c ORDER BY k"), want)
 }

@@ -340,6 +340,8 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		Logger:             e.log.With("job", spec.ID),
 		CheckpointInterval: s.interval,
 		CheckpointMode:     s.mode,
+		Committed:          func(chk uint64) error { return e.cat.RecordCheckpoint(spec.ID, chk) },
+		Checkpointed:       spec.Checkpointed,
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}

@@ -38,6 +38,15 @@ type JobConfig struct {
 
 	ChannelCapacity int // elements per channel; 0: 16
 
+	// Committed, when set, is called once per Job with a checkpoint it completed (or restored from), before any
+	// sink commits output of that checkpoint: the caller records durably that the job has published, and passes
+	// the id back as Checkpointed when it runs the job again. An error fails the incarnation.
+	Committed func(id uint64) error
+	// Checkpointed is a checkpoint an earlier run of the job completed (Committed's record), 0 for none. A job
+	// with one must restore from a completed checkpoint: finding none (its checkpoint directory lost or damaged)
+	// fails it at once, since starting from scratch would publish its output again.
+	Checkpointed uint64
+
 	RestartBudget  int           // restarts allowed within RestartWindow; 0: 10
 	RestartWindow  time.Duration // 0: 10 minutes
 	RestartBackoff time.Duration // first backoff, doubled per restart up to 5 s; 0: 100 ms
@@ -117,6 +126,8 @@ type Job struct {
 	restarts []time.Time
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// recorded is set once Committed succeeded.
+	recorded atomic.Bool
 
 	stats jobStats
 }
@@ -442,8 +453,16 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	if err != nil {
 		return false, "deploy", err
 	}
+	if !ok && j.cfg.Checkpointed > 0 {
+		return false, "deploy", state.Corrupt(j.cpDir, nil, "job %s completed checkpoint %d, but no COMPLETED marker "+
+			"is left: its checkpoints are missing, and starting over would publish its output a second time", j.cfg.Name, j.cfg.Checkpointed)
+	}
 	if ok {
 		inc.restored = restored
+		// A sink's recovery may commit output of the restore point: the record goes first.
+		if err := j.recordCommitted(restored); err != nil {
+			return false, "deploy", err
+		}
 	}
 	coord, err := checkpoint.NewCoordinator(checkpoint.Config{
 		Dir:         j.cpDir,
@@ -549,12 +568,28 @@ func (inc *incarnation) releaseChannels() {
 	}
 }
 
+// recordCommitted calls cfg.Committed the first time a checkpoint of the job completes or is restored from.
+func (j *Job) recordCommitted(id uint64) error {
+	if j.cfg.Committed == nil || j.recorded.Load() {
+		return nil
+	}
+	if err := j.cfg.Committed(id); err != nil {
+		return fmt.Errorf("recording checkpoint %d: %w", id, err)
+	}
+	j.recorded.Store(true)
+	return nil
+}
+
 func (inc *incarnation) onComplete(id uint64) {
 	inc.job.mu.Lock()
 	if id > inc.job.status.LastCompleted {
 		inc.job.status.LastCompleted = id
 	}
 	inc.job.mu.Unlock()
+	if err := inc.job.recordCommitted(id); err != nil {
+		inc.fail("commit", err) // nothing of id is published; the next incarnation records it before its recovery
+		return
+	}
 	for _, s := range inc.sinks {
 		if err := s.Commit(id); err != nil {
 			// The marker is durable: the next incarnation's sink recovery commits what this one could not.
