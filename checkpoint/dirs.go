@@ -17,10 +17,12 @@ import (
 //	chk-<id>/<participant>/...  what each participant persisted for checkpoint id
 //	COMPLETED-<id>              the durable marker that makes id a restore point (framed, state.Frame: the id)
 //	HIGHWATER                   the highest id anything here ever named, written before retention deletes (framed)
+//	ABANDONED-<id>              the marker of a completed checkpoint that a restore fell back from (Abandon)
 //	.<name>.part                temp files of WriteFsyncRename, never a record of anything
 const (
 	chkPrefix    = "chk-"
 	markerPrefix = "COMPLETED-"
+	abandoned    = "ABANDONED-"
 	highWater    = "HIGHWATER"
 )
 
@@ -214,6 +216,38 @@ func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issue
 	for _, id := range chks {
 		if err := fsys.RemoveAll(chkDir(dir, id)); err != nil {
 			return fmt.Errorf("checkpoint retention: %w", err)
+		}
+	}
+	return nil
+}
+
+// Abandon takes completed checkpoints out of the restore points (a restore falling back past them): the
+// high-water mark first covers them, so their ids are never issued again, then each COMPLETED marker is renamed
+// ABANDONED-<id>, so that no sink's recovery commits their staged output (IsCompleted is false) while the files
+// stay for inspection.
+func Abandon(fsys state.FS, dir string, ids []uint64) error {
+	fsys = fsOrOS(fsys)
+	l, err := scanDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	hw := l.maxID()
+	for _, id := range ids {
+		hw = max(hw, id)
+	}
+	if hw > l.highWater {
+		if err := state.WriteFramed(fsys, highWaterPath(dir), []byte(strconv.FormatUint(hw, 10))); err != nil {
+			return fmt.Errorf("abandon checkpoints: high-water mark: %w", err)
+		}
+	}
+	for _, id := range ids {
+		if err := fsys.Rename(MarkerPath(dir, id), filepath.Join(dir, abandoned+strconv.FormatUint(id, 10))); err != nil {
+			return fmt.Errorf("abandon checkpoint %d: %w", id, err)
+		}
+	}
+	if state.FsyncEnabled() {
+		if err := fsys.SyncDir(dir); err != nil {
+			return fmt.Errorf("abandon checkpoints: fsync: %w", err)
 		}
 	}
 	return nil

@@ -6,10 +6,12 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
@@ -176,4 +178,88 @@ func TestJobWithMissingCheckpointsFails(t *testing.T) {
 		t.Fatalf("SHOW JOBS: %q, want job-1 FAILED naming the missing markers", job)
 	}
 	equalLines(t, "view after the refusal", rows(t, s, "SELECT k, n FROM c ORDER BY k"), want)
+}
+
+// Pins issue 11: a damaged latest checkpoint failed the job although an older retained one was intact. The job
+// now falls back to the older one when no sink published output after it (here the last checkpoint only closed
+// the job: the view's rows stay exact and the job goes on), and refuses, naming the checkpoint and the published
+// file, when falling back would publish again.
+func TestDamagedLatestCheckpointFallsBackOnlyWhenNothingWasPublished(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		published bool
+	}{{"nothing published after", false}, {"published after", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			e, s := testEngine(t, dir)
+			mustExec(t, s, `SET checkpoint.interval = '0'`)
+			mustExec(t, s, `CREATE STREAM ev (k BIGINT)`)
+			mustExec(t, s, `INSERT INTO ev VALUES (1), (1), (2)`)
+			mustExec(t, s, `CREATE MATERIALIZED VIEW c AS SELECT k, COUNT(*) AS n FROM ev GROUP BY k`)
+			mustExec(t, s, `FLUSH`)
+			want := []string{"1|2", "2|1"}
+			if tc.published {
+				mustExec(t, s, `INSERT INTO ev VALUES (2)`)
+				want = []string{"1|2", "2|2"}
+			}
+			closeEngine(t, e) // the final checkpoint: it publishes the new row, if any
+
+			cp := filepath.Join(dir, "jobs", "job-1", "checkpoints")
+			ids, err := checkpoint.CompletedIDs(nil, cp)
+			if err != nil || len(ids) != 2 {
+				t.Fatalf("completed checkpoints %v (%v), want two retained", ids, err)
+			}
+			latest := strconv.FormatUint(ids[1], 10)
+			snap := onlyFirst(t, filepath.Join(cp, "chk-"+latest))
+			data, err := os.ReadFile(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[len(data)/2] ^= 0x40
+			if err := os.WriteFile(snap, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			e, s = testEngine(t, dir)
+			defer closeEngine(t, e)
+			if !tc.published {
+				mustExec(t, s, `INSERT INTO ev VALUES (3)`)
+				mustExec(t, s, `FLUSH`)
+				equalLines(t, "view after the fallback", rows(t, s, "SELECT k, n FROM c ORDER BY k"), append(want, "3|1"))
+				return
+			}
+			e.mu.Lock()
+			rj := e.jobs["job-1"]
+			e.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			select {
+			case <-rj.job.Done():
+			case <-ctx.Done():
+				t.Fatal("job-1 runs from a checkpoint older than output it published")
+			}
+			job := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")
+			if job[2] != "FAILED" || !strings.Contains(job[9], "checkpoint "+latest+" is damaged") ||
+				!strings.Contains(job[9], "already published") || !strings.Contains(job[9], filepath.Base(snap)) {
+				t.Fatalf("SHOW JOBS: %q, want job-1 FAILED: checkpoint %s damaged, fallback refused", job, latest)
+			}
+			equalLines(t, "view after the refusal", rows(t, s, "SELECT k, n FROM c ORDER BY k"), want)
+		})
+	}
+}
+
+// onlyFirst returns the first regular file of dir, by name.
+func onlyFirst(t *testing.T, dir string) string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Type().IsRegular() {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	t.Fatalf("%s has no file", dir)
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -449,10 +450,11 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
 		return false, "deploy", err
 	}
-	restored, ok, err := checkpoint.LatestCompleted(j.cfg.FS, j.cpDir)
+	restored, err := j.restorePoint()
 	if err != nil {
 		return false, "deploy", err
 	}
+	ok := restored > 0
 	if !ok && j.cfg.Checkpointed > 0 {
 		return false, "deploy", state.Corrupt(j.cpDir, nil, "job %s completed checkpoint %d, but no COMPLETED marker "+
 			"is left: its checkpoints are missing, and starting over would publish its output a second time", j.cfg.Name, j.cfg.Checkpointed)
@@ -566,6 +568,88 @@ func (inc *incarnation) releaseChannels() {
 			break
 		}
 	}
+}
+
+// restorePoint picks the checkpoint to restore from, 0 for none: the newest completed one if it verifies
+// (marker, every participant's snapshot, in-flight logs). If it is damaged, the newest older retained checkpoint
+// that verifies, but only when no sink published output of a checkpoint after that one (restoring it would
+// publish that output again): then the newer markers are abandoned. Otherwise the damage is the error, with why
+// the job cannot fall back.
+func (j *Job) restorePoint() (uint64, error) {
+	ids, err := checkpoint.CompletedIDs(j.cfg.FS, j.cpDir)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	latest := ids[len(ids)-1]
+	verr := j.verifyCheckpoint(latest)
+	if verr == nil {
+		return latest, nil
+	}
+	if _, ok := state.IsCorrupt(verr); !ok {
+		return 0, verr
+	}
+	var older uint64
+	for i := len(ids) - 2; i >= 0 && older == 0; i-- {
+		if j.verifyCheckpoint(ids[i]) == nil {
+			older = ids[i]
+		}
+	}
+	if older == 0 {
+		return 0, fmt.Errorf("checkpoint %d is damaged and no older retained checkpoint verifies: %w", latest, verr)
+	}
+	for _, n := range j.g.Nodes {
+		if n.Kind != SinkNode {
+			continue
+		}
+		ctx := &TaskContext{Job: j.cfg.Name, Operator: n.ID, Parallelism: n.Parallelism, FS: j.cfg.FS}
+		pc, ok := n.newSink(0).(PublishChecker)
+		if !ok {
+			return 0, fmt.Errorf("checkpoint %d is damaged, and falling back to checkpoint %d is refused: sink %s "+
+				"cannot tell whether it published output after it: %w", latest, older, n.ID, verr)
+		}
+		published, err := pc.PublishedAfter(ctx, older)
+		if err != nil {
+			return 0, err
+		}
+		if published != "" {
+			return 0, fmt.Errorf("checkpoint %d is damaged, and falling back to checkpoint %d is refused: sink %s "+
+				"already published output after it (%s), which the fallback would publish again: %w",
+				latest, older, n.ID, published, verr)
+		}
+	}
+	if err := checkpoint.Abandon(j.cfg.FS, j.cpDir, ids[slices.Index(ids, older)+1:]); err != nil {
+		return 0, err
+	}
+	j.cfg.Logger.Warn("damaged checkpoint: falling back to an older one (no sink published after it)",
+		"job", j.cfg.Name, "damaged", latest, "restored", older, "err", verr)
+	return older, nil
+}
+
+// verifyCheckpoint checks that checkpoint id can be restored: its marker, every participant's snapshot, and the
+// in-flight logs of unaligned subtasks read back as written.
+func (j *Job) verifyCheckpoint(id uint64) error {
+	if err := checkpoint.VerifyMarker(j.cfg.FS, j.cpDir, id); err != nil {
+		return err
+	}
+	for _, n := range j.g.Nodes {
+		for sub := 0; sub < n.Parallelism; sub++ {
+			path := checkpoint.SubtaskDir(j.cpDir, id, participantID(n, sub))
+			if err := state.VerifySnapshot(j.cfg.FS, path, n.State == KeyedState); err != nil {
+				return err
+			}
+			if _, err := j.cfg.FS.Stat(path + inflightSuffix); err == nil {
+				if _, err := state.ReadFramed(j.cfg.FS, path+inflightSuffix); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// participantID names subtask sub of n in checkpoints.
+func participantID(n *Node, sub int) checkpoint.ParticipantID {
+	return checkpoint.ParticipantID(fmt.Sprintf("%s-%d", n.ID, sub))
 }
 
 // recordCommitted calls cfg.Committed the first time a checkpoint of the job completes or is restored from.
@@ -691,7 +775,7 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 }
 
 func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*subtask, error) {
-	pid := checkpoint.ParticipantID(fmt.Sprintf("%s-%d", n.ID, sub))
+	pid := participantID(n, sub)
 	opts := state.Options{FS: cfg.FS}
 	if inc.restored > 0 {
 		opts.RestorePath = checkpoint.SubtaskDir(inc.cpDir, inc.restored, pid)

@@ -440,6 +440,35 @@ func (s *txnFileSink) Abort(id uint64) error {
 	return nil
 }
 
+// PublishedAfter names a published transaction file of ctx's operator (any subtask) with a checkpoint id above
+// after, "" when there is none (exec.PublishChecker). Published files carry their checkpoint id in their names.
+func (s *txnFileSink) PublishedAfter(ctx *exec.TaskContext, after uint64) (string, error) {
+	fsys := ctx.FS
+	if fsys == nil {
+		fsys = state.OS
+	}
+	probe := &txnFileSink{enc: s.enc, jobOp: escapeName(ctx.Job) + "-" + escapeName(ctx.Operator) + "-"}
+	entries, err := fsys.ReadDir(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", s.errorf("%v", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if s.publishTo != nil { // a log segment: seg-<seq>-<transaction file name>
+			if _, ok := parseSegmentName(name); ok {
+				name = strings.TrimPrefix(name[len("seg-")+20:], "-")
+			}
+		}
+		if _, id, ok := probe.parseTxnName(name); ok && id > after {
+			return filepath.Join(s.path, e.Name()), nil
+		}
+	}
+	return "", nil
+}
+
 // Close drops the in-progress transaction (its rows are replayed from the last checkpoint) and leaves staged
 // ones for the next Open to decide.
 func (s *txnFileSink) Close() error {
