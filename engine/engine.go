@@ -49,11 +49,14 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	logs    map[string]*operators.Log
-	jobs    map[string]*runningJob
-	selects int
-	closed  bool
+	mu   sync.Mutex
+	logs map[string]*operators.Log
+	jobs map[string]*runningJob
+	// deployErrs holds why a job could not be re-deployed at open (a damaged log it reads or writes): SHOW JOBS
+	// shows it FAILED with that error.
+	deployErrs map[string]error
+	selects    int
+	closed     bool
 }
 
 // runningJob is a deployed continuous job.
@@ -103,7 +106,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, dir: dir, cat: cat, lock: lock, log: cfg.Logger, ctx: ctx, cancel: cancel,
-		logs: map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
+		logs: map[string]*operators.Log{}, jobs: map[string]*runningJob{}, deployErrs: map[string]error{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
 	for _, spec := range cat.Jobs() {
 		if spec.Stopped {
@@ -111,6 +114,7 @@ func Open(cfg Config) (*Engine, error) {
 		}
 		if err := e.redeploy(spec); err != nil {
 			e.log.Error("re-deploying job failed", "job", spec.ID, "err", err)
+			e.deployErrs[spec.ID] = err
 		}
 	}
 	return e, nil

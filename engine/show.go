@@ -134,14 +134,20 @@ func (s *Session) showJobs() *Result {
 			last = strconv.FormatUint(id, 10)
 		}
 		if rj == nil {
-			st := "STOPPED"
+			st, errText := "STOPPED", ""
+			s.e.mu.Lock()
+			derr := s.e.deployErrs[spec.ID]
+			s.e.mu.Unlock()
+			if derr != nil && !spec.Stopped {
+				st, errText = "FAILED", "deploy: "+derr.Error()
+			}
 			if spec.Stopped {
 				st = "FINISHED"
 				if spec.Dropped {
 					st = "DROPPED"
 				}
 			}
-			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", "")
+			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", errText)
 			continue
 		}
 		js := rj.job.Status()

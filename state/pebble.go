@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,6 +62,10 @@ func OpenPebble(opts Options) (Backend, error) {
 		}
 	}
 	popts := pebbleOptions(restored.base != "")
+	seen := &corruptionSeen{}
+	// Pebble's default listener exits the process on a corrupt block; the read that met it returns the error
+	// too, and that fails the one job (pebbleErr) instead.
+	popts.EventListener.DataCorruption = seen.record
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {
 		if opts.RestorePath != "" {
@@ -86,6 +91,7 @@ func OpenPebble(opts Options) (Backend, error) {
 		liveSnapshots: opts.LiveSnapshots,
 		chain:         restored,
 		popts:         popts,
+		corruption:    seen,
 		db:            db,
 		dirty:         newMemtable(),
 		reads:         make(map[string][]byte),
@@ -128,6 +134,7 @@ type pebbleBackend struct {
 	chain         chainSpec
 	unflushed     []deltaFile
 	popts         *pebble.Options
+	corruption    *corruptionSeen
 	db            *pebble.DB
 	dirty         *memtable // operator goroutine only
 	cacheLimit    int64
@@ -182,7 +189,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, pebbleErr(b.dir, "get", err)
+		return nil, false, b.pebbleErr("get", err)
 	}
 	val := slices.Clone(v)
 	closer.Close()
@@ -229,13 +236,13 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 	}
 	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return pebbleErr(b.dir, "scan", err)
+		return b.pebbleErr("scan", err)
 	}
 	it.First()
 	cs = append(cs, pebbleCursor{it})
 	err = mergeScan(cs, fn)
 	if cerr := it.Close(); err == nil && cerr != nil {
-		err = pebbleErr(b.dir, "scan", cerr)
+		err = b.pebbleErr("scan", cerr)
 	}
 	return err
 }
@@ -815,10 +822,43 @@ func restoreErr(path string, err error) error {
 }
 
 // pebbleErr reports an error of a Pebble read: Pebble checks every block it reads against its checksum, and a
-// mismatch becomes a *CorruptError naming the store (Pebble's message names the table).
-func pebbleErr(dir, op string, err error) error {
-	if pebble.IsCorruptionError(err) {
-		return Corrupt(dir, err, "%s: %v", op, err)
+// mismatch becomes a *CorruptError naming the table. The working store's tables are hard links of the snapshot
+// files in the shared directory, so the error names the shared file that is the same file, if there is one.
+func (b *pebbleBackend) pebbleErr(op string, err error) error {
+	if !pebble.IsCorruptionError(err) {
+		return fmt.Errorf("state: %s: %w", op, err)
 	}
-	return fmt.Errorf("state: %s: %w", op, err)
+	path := b.corruption.path()
+	if path == "" {
+		return Corrupt(b.dir, err, "%s: %v", op, err)
+	}
+	if fi, serr := b.fsys.Stat(path); serr == nil {
+		for _, pattern := range []string{"*.sst", "*/*.sst"} {
+			shared, _ := filepath.Glob(filepath.Join(b.shared, pattern))
+			for _, sp := range shared {
+				if si, serr := b.fsys.Stat(sp); serr == nil && os.SameFile(fi, si) {
+					return Corrupt(sp, err, "%s: %v (read as %s)", op, err, path)
+				}
+			}
+		}
+	}
+	return Corrupt(path, err, "%s: %v", op, err)
+}
+
+// corruptionSeen keeps the path of the last table Pebble reported corrupt (EventListener.DataCorruption).
+type corruptionSeen struct {
+	mu   sync.Mutex
+	last string
+}
+
+func (c *corruptionSeen) record(info pebble.DataCorruptionInfo) {
+	c.mu.Lock()
+	c.last = info.Path
+	c.mu.Unlock()
+}
+
+func (c *corruptionSeen) path() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
