@@ -241,8 +241,14 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 	it.First()
 	cs = append(cs, pebbleCursor{it})
 	err = mergeScan(cs, fn)
+	if ierr := it.Error(); err == nil && ierr != nil { // an iterator that stopped on an error is not Valid
+		err = ierr
+	}
 	if cerr := it.Close(); err == nil && cerr != nil {
-		err = b.pebbleErr("scan", cerr)
+		err = cerr
+	}
+	if err != nil && pebble.IsCorruptionError(err) {
+		err = b.pebbleErr("scan", err)
 	}
 	return err
 }
