@@ -10,7 +10,8 @@
 //   - AdaptivePolicy: aligned versus unaligned per checkpoint from measured pressure, with hysteresis.
 //   - Aligner: the multi-input alignment state machine of one subtask (pure logic).
 //   - SnapshotWorker: persists one subtask's captures off its goroutine and acks after durable.
-//   - The layout of <data>/jobs/<job>/checkpoints: chk-<id>/<participant>/, COMPLETED-<id>, HIGHWATER; SubtaskDir,
+//   - The layout of <data>/jobs/<job>/checkpoints: chk-<id>/<participant>/, COMPLETED-<id>, HIGHWATER, and
+//     ABANDONED-<id> (Abandon: markers a restore fell back past, never again restore points); SubtaskDir,
 //     MarkerPath, IsCompleted, LatestCompleted, NextID.
 //
 // # What it must never do
@@ -40,7 +41,8 @@
 // aligned.
 //
 // A participant acks N once what it must make durable for N is durable. When the last ack arrives the
-// Coordinator writes COMPLETED-N with state.WriteFsyncRename, then advances LastCompleted, then calls OnComplete
+// Coordinator writes COMPLETED-N with WriteMarker (state.WriteFramed: a checksummed file naming N; VerifyMarker reads
+// it back and a damaged one is a *state.CorruptError), then advances LastCompleted, then calls OnComplete
 // (sinks commit), then applies retention. Any failure - a failed ack, the timeout, a marker write error, Abort -
 // aborts N (OnAbort: sinks discard its staged output) and rewinds the whole job (OnFailure): without the replay
 // from the last completed checkpoint, N's interval of output would simply be gone.
