@@ -11,9 +11,11 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -54,6 +56,9 @@ func OpenPebble(opts Options) (Backend, error) {
 		var err error
 		if restored, err = readChain(fsys, opts.RestorePath); err != nil {
 			return nil, restoreErr(opts.RestorePath, err)
+		}
+		if err := verifyChain(fsys, opts.RestorePath, restored); err != nil {
+			return nil, err
 		}
 		if restored.base != "" {
 			if err := linkOrCopyStore(fsys, restored.base, opts.Dir); err != nil {
@@ -410,10 +415,12 @@ func (s *pebbleSnapshot) Persist(path string) error {
 				return fmt.Errorf("state: persist snapshot %d: fsync %s: %w", s.id, b.shared, err)
 			}
 		}
-		if st, err := b.fsys.Stat(delta.path); err == nil {
-			delta.bytes = st.Size()
+		sum, err := sumFile(b.fsys, delta.path, true)
+		if err != nil {
+			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 		}
-		next = next.with(delta.path)
+		delta.bytes = sum.size
+		next = next.with(delta.path, sum)
 	}
 	if err := writeChain(b.fsys, path, next); err != nil {
 		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
@@ -488,8 +495,11 @@ func (b *pebbleBackend) rebase(id uint64, snaps []*pebbleSnapshot, path string) 
 	if err := b.apply(snaps); err != nil {
 		return err
 	}
-	next := chainSpec{base: filepath.Join(b.shared, fmt.Sprintf("base-%d", id))}
+	next := chainSpec{base: filepath.Join(b.shared, fmt.Sprintf("base-%d", id)), sums: map[string]fileSum{}}
 	if err := b.checkpoint(next.base); err != nil {
+		return err
+	}
+	if err := baseSums(b.fsys, next.base, next.sums); err != nil {
 		return err
 	}
 	if err := writeChain(b.fsys, path, next); err != nil {
@@ -808,24 +818,34 @@ func (pebbleLogger) Infof(string, ...any)              {}
 func (pebbleLogger) Errorf(format string, args ...any) { log.Printf("pebble: "+format, args...) }
 func (pebbleLogger) Fatalf(format string, args ...any) { log.Fatalf("pebble: "+format, args...) }
 
-// restoreErr reports a failed restore of a persisted snapshot: a file it needs that is missing, or that Pebble
-// finds corrupt, is a *CorruptError naming the file (path when the error names none).
+// restoreErr reports a failed restore of a persisted snapshot (path: its listing, a delta, or a base directory).
+// The files of a completed checkpoint were whole when it completed, so anything but an I/O error of the machine
+// (a system errno other than "not found": a full disk, EIO) means they are damaged: a *CorruptError naming the
+// file, the one Pebble's message names inside a base directory when it names one.
 func restoreErr(path string, err error) error {
 	if _, ok := IsCorrupt(err); ok {
 		return err
 	}
-	var pe *fs.PathError
-	if errors.Is(err, fs.ErrNotExist) {
-		if errors.As(err, &pe) {
-			path = pe.Path
+	var errno syscall.Errno
+	if !errors.Is(err, fs.ErrNotExist) && errors.As(err, &errno) {
+		return fmt.Errorf("state: restore %s: %w", path, err)
+	}
+	named := path
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		var pe *fs.PathError
+		if m := pebbleFileName.FindString(err.Error()); m != "" {
+			named = filepath.Join(path, m)
+		} else if errors.As(err, &pe) {
+			named = filepath.Join(path, filepath.Base(pe.Path))
 		}
-		return Corrupt(path, err, "missing (a file of a completed checkpoint)")
+	} else if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		named = pe.Path
 	}
-	if pebble.IsCorruptionError(err) {
-		return Corrupt(path, err, "%v", err)
-	}
-	return fmt.Errorf("state: restore %s: %w", path, err)
+	return Corrupt(named, err, "cannot restore a completed checkpoint from it: %v", err)
 }
+
+// pebbleFileName matches the names of a Pebble store's files in Pebble's messages.
+var pebbleFileName = regexp.MustCompile(`\b(\d{6}\.(sst|blob)|MANIFEST-\d+|OPTIONS-\d+)\b`)
 
 // pebbleErr reports an error of a Pebble read: Pebble checks every block it reads against its checksum, and a
 // mismatch becomes a *CorruptError naming the table. The working store's tables are hard links of the snapshot

@@ -7,10 +7,12 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,8 +121,10 @@ func setup(t *testing.T, rng *rand.Rand) string {
 	exec(t, c, `CREATE STREAM s (k BIGINT, x BIGINT)`)
 	exec(t, c, insertRows(rng, 20))
 	exec(t, c, `CREATE MATERIALIZED VIEW v AS SELECT k, COUNT(*) AS n, SUM(x) AS sx FROM s GROUP BY k`)
-	for i := 0; i < 4; i++ { // several checkpoints: a delta chain, retention, HIGHWATER
-		exec(t, c, insertRows(rng, 10))
+	// Checkpoints: a delta chain, retention and HIGHWATER, and past 16 checkpoints a re-based chain (a Pebble
+	// checkpoint as its base) with deltas after it.
+	for i := 0; i < 19; i++ {
+		exec(t, c, insertRows(rng, 3))
 		exec(t, c, `FLUSH`)
 	}
 	c.Close(context.Background())
@@ -258,7 +262,29 @@ var kinds = []kind{
 	{"small-state snapshot (offsets)", snapshotFile(false)},
 	{"keyed-state chain listing", snapshotFile(true)},
 	{"keyed-state delta sstable", func(dir string, rng *rand.Rand) (string, error) {
-		return glob(dir, "jobs/job-1/checkpoints/shared/*/*.sst", rng)
+		// One the latest checkpoint's listing names (older deltas linger until the next re-base collects them).
+		listing, err := snapshotFile(true)(dir, rng)
+		if err != nil {
+			return "", err
+		}
+		data, err := os.ReadFile(filepath.Join(dir, listing))
+		if err != nil {
+			return "", err
+		}
+		ds := regexp.MustCompile(`delta (\S+)`).FindAllStringSubmatch(string(data), -1)
+		if len(ds) == 0 {
+			return "", fmt.Errorf("%s names no delta", listing)
+		}
+		return filepath.Join(filepath.Dir(listing), ds[rng.Intn(len(ds))][1]), nil
+	}},
+	{"keyed-state base table", func(dir string, rng *rand.Rand) (string, error) {
+		return glob(dir, "jobs/job-1/checkpoints/shared/*/base-*/*.sst", rng)
+	}},
+	{"keyed-state base MANIFEST", func(dir string, rng *rand.Rand) (string, error) {
+		return glob(dir, "jobs/job-1/checkpoints/shared/*/base-*/MANIFEST-*", rng)
+	}},
+	{"keyed-state base OPTIONS", func(dir string, rng *rand.Rand) (string, error) {
+		return glob(dir, "jobs/job-1/checkpoints/shared/*/base-*/OPTIONS-*", rng)
 	}},
 }
 
@@ -364,37 +390,47 @@ func TestDamagedDataDirectory(t *testing.T) {
 		t.Fatalf("undamaged run: %+v", want)
 	}
 
+	// Every case on its own copy, two at a time (each starts and stops a server).
 	var matrix []string
 	failed := false
-	for _, k := range kinds {
-		for _, d := range damages {
-			caseRng := rand.New(rand.NewSource(s*1000 + int64(len(matrix))))
-			if only := os.Getenv("CORRUPT_CASE"); only != "" && !strings.Contains(k.name+"/"+d.name, only) {
-				matrix = append(matrix, "skip | "+k.name+" | "+d.name)
-				continue
+	var mu sync.Mutex
+	t.Run("cases", func(t *testing.T) {
+		for ki, k := range kinds {
+			for di, d := range damages {
+				caseSeed := s*1000 + int64(ki*len(damages)+di)
+				if only := os.Getenv("CORRUPT_CASE"); only != "" && !strings.Contains(k.name+"/"+d.name, only) {
+					continue
+				}
+				t.Run(k.name+"/"+d.name, func(t *testing.T) {
+					t.Parallel()
+					caseRng := rand.New(rand.NewSource(caseSeed))
+					dir := t.TempDir()
+					if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
+						t.Fatal(err)
+					}
+					rel, err := k.find(dir, caseRng)
+					if err != nil {
+						t.Fatalf("%s: %v", k.name, err)
+					}
+					if err := d.do(filepath.Join(dir, rel), caseRng); err != nil {
+						t.Fatalf("%s %s: %v", d.name, rel, err)
+					}
+					got := probe(t, dir, insert)
+					outcome, ok := verdict(want, got, rel)
+					mark := "ok  "
+					if !ok {
+						mark = "FAIL"
+						t.Logf("server output:\n%s", got.output)
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					failed = failed || !ok
+					matrix = append(matrix, fmt.Sprintf("%s | %-32s | %-11s | %-62s | %s", mark, k.name, d.name, rel, outcome))
+				})
 			}
-			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
-				t.Fatal(err)
-			}
-			rel, err := k.find(dir, caseRng)
-			if err != nil {
-				t.Fatalf("%s: %v", k.name, err)
-			}
-			if err := d.do(filepath.Join(dir, rel), caseRng); err != nil {
-				t.Fatalf("%s %s: %v", d.name, rel, err)
-			}
-			got := probe(t, dir, insert)
-			outcome, ok := verdict(want, got, rel)
-			mark := "ok  "
-			if !ok {
-				mark = "FAIL"
-				failed = true
-				t.Logf("%s %s %s: server output:\n%s", k.name, d.name, rel, got.output)
-			}
-			matrix = append(matrix, fmt.Sprintf("%s | %-32s | %-11s | %-60s | %s", mark, k.name, d.name, rel, outcome))
 		}
-	}
+	})
+	sort.Slice(matrix, func(i, j int) bool { return matrix[i][7:] < matrix[j][7:] })
 	t.Logf("seed %d: file kind x damage x outcome\n%s", s, strings.Join(matrix, "\n"))
 	if failed {
 		t.Fatal("a damaged data directory gave a different answer or an error that does not name the file (FAIL rows above)")
