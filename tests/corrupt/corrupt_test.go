@@ -189,6 +189,9 @@ func errText(err error) string {
 type kind struct {
 	name string
 	find func(dir string, rng *rand.Rand) (string, error)
+	// deleteAll, when set, makes the kind's only damage the deletion of every match of these patterns (the
+	// first one is what the error must name): a whole directory, or every checkpoint at once.
+	deleteAll []string
 }
 
 func glob(dir, pattern string, rng *rand.Rand) (string, error) {
@@ -247,20 +250,20 @@ func snapshotFile(keyed bool) func(string, *rand.Rand) (string, error) {
 }
 
 var kinds = []kind{
-	{"catalog", func(dir string, rng *rand.Rand) (string, error) { return "catalog/catalog.json", nil }},
-	{"stream segment", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "streams/*/seg-*", rng) }},
-	{"stream LAST", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "streams/*/LAST", rng) }},
-	{"view segment", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "views/*/seg-*", rng) }},
-	{"view LAST", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "views/*/LAST", rng) }},
+	{"catalog", func(dir string, rng *rand.Rand) (string, error) { return "catalog/catalog.json", nil }, nil},
+	{"stream segment", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "streams/*/seg-*", rng) }, nil},
+	{"stream LAST", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "streams/*/LAST", rng) }, nil},
+	{"view segment", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "views/*/seg-*", rng) }, nil},
+	{"view LAST", func(dir string, rng *rand.Rand) (string, error) { return glob(dir, "views/*/LAST", rng) }, nil},
 	{"COMPLETED marker", func(dir string, rng *rand.Rand) (string, error) {
 		chk, err := latestChk(dir)
 		return strings.Replace(chk, "chk-", "COMPLETED-", 1), err
-	}},
+	}, nil},
 	{"HIGHWATER", func(dir string, rng *rand.Rand) (string, error) {
 		return glob(dir, "jobs/job-1/checkpoints/HIGHWATER", rng)
-	}},
-	{"small-state snapshot (offsets)", snapshotFile(false)},
-	{"keyed-state chain listing", snapshotFile(true)},
+	}, nil},
+	{"small-state snapshot (offsets)", snapshotFile(false), nil},
+	{"keyed-state chain listing", snapshotFile(true), nil},
 	{"keyed-state delta sstable", func(dir string, rng *rand.Rand) (string, error) {
 		// One the latest checkpoint's listing names (older deltas linger until the next re-base collects them).
 		listing, err := snapshotFile(true)(dir, rng)
@@ -276,16 +279,21 @@ var kinds = []kind{
 			return "", fmt.Errorf("%s names no delta", listing)
 		}
 		return filepath.Join(filepath.Dir(listing), ds[rng.Intn(len(ds))][1]), nil
-	}},
+	}, nil},
 	{"keyed-state base table", func(dir string, rng *rand.Rand) (string, error) {
 		return glob(dir, "jobs/job-1/checkpoints/shared/*/base-*/*.sst", rng)
-	}},
+	}, nil},
 	{"keyed-state base MANIFEST", func(dir string, rng *rand.Rand) (string, error) {
 		return glob(dir, "jobs/job-1/checkpoints/shared/*/base-*/MANIFEST-*", rng)
-	}},
+	}, nil},
 	{"keyed-state base OPTIONS", func(dir string, rng *rand.Rand) (string, error) {
 		return glob(dir, "jobs/job-1/checkpoints/shared/*/base-*/OPTIONS-*", rng)
-	}},
+	}, nil},
+	// Issue 11's first case: every checkpoint of the job deleted while stopped.
+	{"every checkpoint of the job", nil, []string{"jobs/job-1/checkpoints", "jobs/job-1/checkpoints/chk-*", "jobs/job-1/checkpoints/COMPLETED-*"}},
+	{"the job's directory", nil, []string{"jobs/job-1"}},
+	{"the stream's directory", nil, []string{"streams/s-1"}},
+	{"the view's directory", nil, []string{"views/v-2"}},
 }
 
 type damage struct {
@@ -401,6 +409,9 @@ func TestDamagedDataDirectory(t *testing.T) {
 				if only := os.Getenv("CORRUPT_CASE"); only != "" && !strings.Contains(k.name+"/"+d.name, only) {
 					continue
 				}
+				if k.deleteAll != nil && d.name != "delete" {
+					continue
+				}
 				t.Run(k.name+"/"+d.name, func(t *testing.T) {
 					t.Parallel()
 					caseRng := rand.New(rand.NewSource(caseSeed))
@@ -408,12 +419,33 @@ func TestDamagedDataDirectory(t *testing.T) {
 					if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
 						t.Fatal(err)
 					}
-					rel, err := k.find(dir, caseRng)
-					if err != nil {
-						t.Fatalf("%s: %v", k.name, err)
-					}
-					if err := d.do(filepath.Join(dir, rel), caseRng); err != nil {
-						t.Fatalf("%s %s: %v", d.name, rel, err)
+					var rel string
+					if k.deleteAll != nil {
+						rel = k.deleteAll[0]
+						for _, pattern := range k.deleteAll[1:] {
+							ms, _ := filepath.Glob(filepath.Join(dir, pattern))
+							if len(ms) == 0 {
+								t.Fatalf("%s: nothing matches %s", k.name, pattern)
+							}
+							for _, m := range ms {
+								if err := os.RemoveAll(m); err != nil {
+									t.Fatal(err)
+								}
+							}
+						}
+						if len(k.deleteAll) == 1 {
+							if err := os.RemoveAll(filepath.Join(dir, rel)); err != nil {
+								t.Fatal(err)
+							}
+						}
+					} else {
+						var err error
+						if rel, err = k.find(dir, caseRng); err != nil {
+							t.Fatalf("%s: %v", k.name, err)
+						}
+						if err := d.do(filepath.Join(dir, rel), caseRng); err != nil {
+							t.Fatalf("%s %s: %v", d.name, rel, err)
+						}
 					}
 					got := probe(t, dir, insert)
 					outcome, ok := verdict(want, got, rel)
