@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -52,7 +53,11 @@ type Object struct {
 	// Reads names the objects a view reads.
 	Reads []string `json:"reads,omitempty"`
 	// Job is the id of the job that maintains a materialized view.
-	Job     string    `json:"job,omitempty"`
+	Job string `json:"job,omitempty"`
+	// Storage names the directory of an internal stream's or materialized view's log (under streams/ or views/):
+	// <name>-<n>, n from a counter that never goes back, so a dropped object's leftover log is never read as a
+	// new object's of the same name.
+	Storage string    `json:"storage,omitempty"`
 	Created time.Time `json:"created"`
 }
 
@@ -81,9 +86,12 @@ type JobSpec struct {
 	// the error, as SHOW JOBS prints them. A failed job is not re-deployed at the next open (it would only fail
 	// again, and flood the log doing so); ALTER JOB <id> RESUME clears it and restarts the job from its last
 	// completed checkpoint. FailedCode is the error's SQLSTATE, for FLUSH to report.
-	Failed     string    `json:"failed,omitempty"`
-	FailedCode string    `json:"failed_code,omitempty"`
-	Created    time.Time `json:"created"`
+	Failed     string `json:"failed,omitempty"`
+	FailedCode string `json:"failed_code,omitempty"`
+	// Checkpointed is the first checkpoint the job completed (0: none yet), recorded before any of its output was
+	// published: a job that has one never starts from scratch (its checkpoints gone would mean publishing twice).
+	Checkpointed uint64    `json:"checkpointed,omitempty"`
+	Created      time.Time `json:"created"`
 }
 
 // Catalog is the set of objects and jobs of one data directory. Methods are safe for concurrent use; every change
@@ -95,18 +103,25 @@ type Catalog struct {
 	objects map[string]*Object
 	jobs    map[string]*JobSpec
 	nextJob int
+	// nextStorage numbers storage names (Object.Storage); like nextJob it only grows.
+	nextStorage int
+	missing     bool
 }
 
 type file struct {
-	Version int        `json:"version"`
-	Objects []*Object  `json:"objects"`
-	Jobs    []*JobSpec `json:"jobs"`
-	NextJob int        `json:"next_job"`
+	Version     int        `json:"version"`
+	Objects     []*Object  `json:"objects"`
+	Jobs        []*JobSpec `json:"jobs"`
+	NextJob     int        `json:"next_job"`
+	NextStorage int        `json:"next_storage"`
 }
 
-const fileVersion = 1
+// fileVersion 2: the file is framed (state.Frame: checksum and length) and objects name their storage.
+const fileVersion = 2
 
-// Open loads the catalog of dir (the data directory's catalog/ subdirectory), creating an empty one.
+// Open loads the catalog of dir (the data directory's catalog/ subdirectory). A missing file gives an empty
+// catalog that reports Missing and is not written until Init: the caller decides whether absence is a fresh
+// directory or a lost catalog. A damaged file is a *state.CorruptError naming it.
 func Open(fsys state.FS, dir string) (*Catalog, error) {
 	if fsys == nil {
 		fsys = state.OS
@@ -115,9 +130,10 @@ func Open(fsys state.FS, dir string) (*Catalog, error) {
 		return nil, err
 	}
 	c := &Catalog{fs: fsys, path: filepath.Join(dir, "catalog.json"), objects: map[string]*Object{},
-		jobs: map[string]*JobSpec{}, nextJob: 1}
-	data, err := fsys.ReadFile(c.path)
+		jobs: map[string]*JobSpec{}, nextJob: 1, nextStorage: 1}
+	data, err := state.ReadFramed(fsys, c.path)
 	if errors.Is(err, fs.ErrNotExist) {
+		c.missing = true
 		return c, nil
 	}
 	if err != nil {
@@ -125,7 +141,7 @@ func Open(fsys state.FS, dir string) (*Catalog, error) {
 	}
 	var f file
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("catalog %s: %w", c.path, err)
+		return nil, state.Corrupt(c.path, err, "%v", err)
 	}
 	if f.Version != fileVersion {
 		return nil, fmt.Errorf("catalog %s: version %d, this build reads %d", c.path, f.Version, fileVersion)
@@ -137,11 +153,60 @@ func Open(fsys state.FS, dir string) (*Catalog, error) {
 		c.jobs[j.ID] = j
 	}
 	c.nextJob = max(f.NextJob, 1)
+	c.nextStorage = max(f.NextStorage, 1)
 	return c, nil
 }
 
+// Path is the catalog file.
+func (c *Catalog) Path() string { return c.path }
+
+// Missing reports that Open found no catalog file and Init has not written one yet.
+func (c *Catalog) Missing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.missing
+}
+
+// Init writes the (empty) catalog of a new data directory, so that a catalog missing later is known to be lost.
+func (c *Catalog) Init() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.save(); err != nil {
+		return err
+	}
+	c.missing = false
+	return nil
+}
+
+// HasStorage reports whether an object or a name reserved earlier owns storage name s: one the catalog names,
+// or <name>-<n> with n below the counter (a dropped object's leftover, or a reservation never used).
+func (c *Catalog) HasStorage(s string) (named, reserved bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range c.objects {
+		if o.Storage == s {
+			return true, true
+		}
+	}
+	i := strings.LastIndexByte(s, '-')
+	if i < 0 {
+		return false, false
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	return false, err == nil && n > 0 && n < c.nextStorage
+}
+
+// NewStorage reserves a storage name for an object called name (Object.Storage); names are never reused.
+func (c *Catalog) NewStorage(name string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := fmt.Sprintf("%s-%d", name, c.nextStorage)
+	c.nextStorage++
+	return s, c.save()
+}
+
 func (c *Catalog) save() error {
-	f := file{Version: fileVersion, NextJob: c.nextJob}
+	f := file{Version: fileVersion, NextJob: c.nextJob, NextStorage: c.nextStorage}
 	for _, o := range c.objects {
 		f.Objects = append(f.Objects, o)
 	}
@@ -154,7 +219,7 @@ func (c *Catalog) save() error {
 	if err != nil {
 		return err
 	}
-	return state.WriteFsyncRename(c.fs, c.path, data)
+	return state.WriteFramed(c.fs, c.path, data)
 }
 
 // jobLess orders job ids job-2 before job-10.
@@ -424,6 +489,25 @@ func (c *Catalog) ResumeJob(id string) error {
 	j.Failed, j.FailedCode = "", ""
 	if err := c.save(); err != nil {
 		j.Failed, j.FailedCode = failed, code
+		return err
+	}
+	return nil
+}
+
+// RecordCheckpoint records, once, that job id completed checkpoint chk (JobSpec.Checkpointed).
+func (c *Catalog) RecordCheckpoint(id string, chk uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[id]
+	if !ok {
+		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
+	}
+	if j.Checkpointed != 0 {
+		return nil
+	}
+	j.Checkpointed = chk
+	if err := c.save(); err != nil {
+		j.Checkpointed = 0
 		return err
 	}
 	return nil

@@ -1,6 +1,9 @@
 // Package catalog owns the streams, sinks, views, materialized views and jobs that SQL declares, persisted under
-// <data>/catalog/catalog.json (one JSON file rewritten with fsync + rename on every change, so DDL is durable when
-// the statement returns), the SQL type names and their Arrow types and Postgres OIDs, and the DROP rules: refuse
+// <data>/catalog/catalog.json (one JSON file in a checksummed frame, state.WriteFramed, rewritten with fsync +
+// rename on every change, so DDL is durable when the statement returns; Missing tells a directory without one, Init
+// writes a new directory's empty one), the never-reused counters of job ids and storage names (NewStorage:
+// <name>-<n>, the directory of an internal stream's or materialized view's log), each job's first completed
+// checkpoint (RecordCheckpoint), the SQL type names and their Arrow types and Postgres OIDs, and the DROP rules: refuse
 // what a view or running job still reads and name the readers (2BP01); CASCADE drops the readers too, recursively,
 // and stops their jobs. A view keeps its canonical query text and the names it reads; a job keeps the statement
 // that started it and the session settings it runs with, so an engine that opens the directory re-deploys it.

@@ -488,7 +488,7 @@ func (c *Coordinator) complete(k *ckpt) {
 
 	// The marker is durable before anything treats id as complete: a crash before this line leaves id an
 	// uncompleted checkpoint, never a committed sink transaction without a restore point behind it.
-	err := state.WriteFsyncRename(c.fs, MarkerPath(c.cfg.Dir, id), []byte(strconv.FormatUint(id, 10)+"\n"))
+	err := WriteMarker(c.fs, c.cfg.Dir, id)
 
 	if err != nil {
 		// A failed directory fsync comes after the rename: the marker's name exists but may not survive a power

@@ -405,10 +405,13 @@ func TestIDsNumberedAboveDeadIncarnationFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"COMPLETED-3", ".COMPLETED-9.part", ".HIGHWATER.part"} {
+	for _, f := range []string{".COMPLETED-9.part", ".HIGHWATER.part"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := WriteMarker(nil, dir, 3); err != nil {
+		t.Fatal(err)
 	}
 	if id, err := NextID(nil, dir); id != 8 || err != nil {
 		t.Fatalf("NextID = %d, %v; want 8", id, err)
@@ -723,7 +726,7 @@ func TestWaitCompletedUnknownIDs(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(MarkerPath(dir, 4), nil, 0o644); err != nil {
+	if err := WriteMarker(nil, dir, 4); err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, func(c *Config) { c.Dir = dir })

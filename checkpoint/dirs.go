@@ -15,12 +15,14 @@ import (
 // The checkpoint directory of a job, <data>/jobs/<job>/checkpoints, holds:
 //
 //	chk-<id>/<participant>/...  what each participant persisted for checkpoint id
-//	COMPLETED-<id>              the durable marker that makes id a restore point (empty file)
-//	HIGHWATER                   the highest id anything here ever named, written before retention deletes
+//	COMPLETED-<id>              the durable marker that makes id a restore point (framed, state.Frame: the id)
+//	HIGHWATER                   the highest id anything here ever named, written before retention deletes (framed)
+//	ABANDONED-<id>              the marker of a completed checkpoint that a restore fell back from (Abandon)
 //	.<name>.part                temp files of WriteFsyncRename, never a record of anything
 const (
 	chkPrefix    = "chk-"
 	markerPrefix = "COMPLETED-"
+	abandoned    = "ABANDONED-"
 	highWater    = "HIGHWATER"
 )
 
@@ -48,7 +50,8 @@ func IsCompleted(fsys state.FS, dir string, id uint64) bool {
 }
 
 // LatestCompleted is the newest checkpoint with a COMPLETED marker: the restore point. A missing directory is a
-// job that never completed a checkpoint (ok = false), not an error.
+// job that never completed a checkpoint (ok = false), not an error. The marker must read back as written: a
+// damaged one is a *state.CorruptError.
 func LatestCompleted(fsys state.FS, dir string) (id uint64, ok bool, err error) {
 	l, err := scanDir(fsys, dir)
 	if err != nil {
@@ -57,7 +60,26 @@ func LatestCompleted(fsys state.FS, dir string) (id uint64, ok bool, err error) 
 	if len(l.completed) == 0 {
 		return 0, false, nil
 	}
-	return l.completed[len(l.completed)-1], true, nil
+	id = l.completed[len(l.completed)-1]
+	return id, true, VerifyMarker(fsys, dir, id)
+}
+
+// VerifyMarker checks that the COMPLETED marker of id reads back as written (framed, naming id).
+func VerifyMarker(fsys state.FS, dir string, id uint64) error {
+	path := MarkerPath(dir, id)
+	data, err := state.MustReadFramed(fsOrOS(fsys), path)
+	if err != nil {
+		return err
+	}
+	if string(data) != strconv.FormatUint(id, 10) {
+		return state.Corrupt(path, nil, "names checkpoint %q", data)
+	}
+	return nil
+}
+
+// WriteMarker makes id a restore point: its COMPLETED marker, durable when this returns.
+func WriteMarker(fsys state.FS, dir string, id uint64) error {
+	return state.WriteFramed(fsOrOS(fsys), MarkerPath(dir, id), []byte(strconv.FormatUint(id, 10)))
 }
 
 // CompletedIDs lists the checkpoints with a COMPLETED marker, oldest first (SHOW CHECKPOINTS).
@@ -116,15 +138,15 @@ func scanDir(fsys state.FS, dir string) (listing, error) {
 		}
 		switch {
 		case name == highWater:
-			data, err := fsys.ReadFile(filepath.Join(dir, name))
+			path := filepath.Join(dir, name)
+			data, err := state.ReadFramed(fsys, path)
 			if err != nil {
 				return l, fmt.Errorf("checkpoint dir %s: %w", dir, err)
 			}
-			// Written with WriteFsyncRename, so it is whole or absent; anything else is corruption, and guessing
-			// low would reuse ids.
-			hw, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+			// Written whole or not at all; anything else is corruption, and guessing low would reuse ids.
+			hw, err := strconv.ParseUint(string(data), 10, 64)
 			if err != nil {
-				return l, fmt.Errorf("checkpoint dir %s: corrupt %s: %w", dir, highWater, err)
+				return l, state.Corrupt(path, err, "not a checkpoint id")
 			}
 			l.highWater = hw
 		case strings.HasPrefix(name, markerPrefix):
@@ -179,7 +201,7 @@ func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issue
 	// The high-water mark is durable before the first deletion, so the ids about to vanish stay named.
 	hw := max(l.maxID(), issued)
 	if hw > l.highWater {
-		if err := state.WriteFsyncRename(fsOrOS(fsys), highWaterPath(dir), []byte(strconv.FormatUint(hw, 10)+"\n")); err != nil {
+		if err := state.WriteFramed(fsOrOS(fsys), highWaterPath(dir), []byte(strconv.FormatUint(hw, 10))); err != nil {
 			return fmt.Errorf("checkpoint retention: high-water mark: %w", err)
 		}
 	}
@@ -194,6 +216,38 @@ func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issue
 	for _, id := range chks {
 		if err := fsys.RemoveAll(chkDir(dir, id)); err != nil {
 			return fmt.Errorf("checkpoint retention: %w", err)
+		}
+	}
+	return nil
+}
+
+// Abandon takes completed checkpoints out of the restore points (a restore falling back past them): the
+// high-water mark first covers them, so their ids are never issued again, then each COMPLETED marker is renamed
+// ABANDONED-<id>, so that no sink's recovery commits their staged output (IsCompleted is false) while the files
+// stay for inspection.
+func Abandon(fsys state.FS, dir string, ids []uint64) error {
+	fsys = fsOrOS(fsys)
+	l, err := scanDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	hw := l.maxID()
+	for _, id := range ids {
+		hw = max(hw, id)
+	}
+	if hw > l.highWater {
+		if err := state.WriteFramed(fsys, highWaterPath(dir), []byte(strconv.FormatUint(hw, 10))); err != nil {
+			return fmt.Errorf("abandon checkpoints: high-water mark: %w", err)
+		}
+	}
+	for _, id := range ids {
+		if err := fsys.Rename(MarkerPath(dir, id), filepath.Join(dir, abandoned+strconv.FormatUint(id, 10))); err != nil {
+			return fmt.Errorf("abandon checkpoint %d: %w", id, err)
+		}
+	}
+	if state.FsyncEnabled() {
+		if err := fsys.SyncDir(dir); err != nil {
+			return fmt.Errorf("abandon checkpoints: fsync: %w", err)
 		}
 	}
 	return nil

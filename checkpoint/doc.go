@@ -10,7 +10,8 @@
 //   - AdaptivePolicy: aligned versus unaligned per checkpoint from measured pressure, with hysteresis.
 //   - Aligner: the multi-input alignment state machine of one subtask (pure logic).
 //   - SnapshotWorker: persists one subtask's captures off its goroutine and acks after durable.
-//   - The layout of <data>/jobs/<job>/checkpoints: chk-<id>/<participant>/, COMPLETED-<id>, HIGHWATER; SubtaskDir,
+//   - The layout of <data>/jobs/<job>/checkpoints: chk-<id>/<participant>/, COMPLETED-<id>, HIGHWATER, and
+//     ABANDONED-<id> (Abandon: markers a restore fell back past, never again restore points); SubtaskDir,
 //     MarkerPath, IsCompleted, LatestCompleted, NextID.
 //
 // # What it must never do
@@ -40,8 +41,9 @@
 // aligned.
 //
 // A participant acks N once what it must make durable for N is durable. When the last ack arrives the
-// Coordinator writes COMPLETED-N with state.WriteFsyncRename (its directory fsync strict: a marker that can vanish
-// under committed output duplicates it at restore), then advances LastCompleted, then calls OnComplete (sinks
+// Coordinator writes COMPLETED-N with WriteMarker (state.WriteFramed: a checksummed file naming N, its directory
+// fsync strict: a marker that can vanish under committed output duplicates it at restore; VerifyMarker reads it
+// back and a damaged one is a *state.CorruptError), then advances LastCompleted, then calls OnComplete (sinks
 // commit), then applies retention. A checkpoint that completes while the job drains (Stop, or a failure rewinding
 // it) keeps its marker but gets no OnComplete: the next incarnation's sink recovery commits it
 // (ErrCommitDeferred). Any failure - a failed ack, the timeout, a marker write error, Abort -

@@ -16,5 +16,9 @@
 // its own entries, and the allowed directories, with every symbolic link resolved and every file a glob names
 // checked. Close stops jobs with a final checkpoint, so the next open resumes exactly.
 //
+// At open it refuses a data directory that contradicts its catalog (checkLayout: a missing catalog beside jobs or
+// logs, a job or log directory the catalog does not name, a named log that is gone), with a *state.CorruptError
+// naming the catalog (XX001). A job that cannot be re-deployed shows FAILED in SHOW JOBS with why.
+//
 // It must never hold a lock while waiting on a job, and never bypass the planner to build a dataflow.
 package engine

@@ -97,6 +97,9 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cat, err := catalog.Open(state.OS, filepath.Join(dir, "catalog"))
+	if err == nil {
+		err = checkLayout(dir, cat)
+	}
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -134,27 +137,114 @@ func Open(cfg Config) (*Engine, error) {
 // Catalog returns the engine's catalog (planner.Env).
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
 
-// Log returns the log of an internal stream or materialized view (planner.Env).
+// Log returns the log of an internal stream or materialized view (planner.Env); createLog made it.
 func (e *Engine) Log(obj *catalog.Object) (*operators.Log, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if l, ok := e.logs[obj.Name]; ok {
+	if l, ok := e.logs[obj.Storage]; ok {
 		return l, nil
-	}
-	sub := "streams"
-	if obj.Kind == catalog.MaterializedView {
-		sub = "views"
 	}
 	schema, err := schemaOfObject(obj)
 	if err != nil {
 		return nil, err
 	}
-	l, err := operators.OpenLog(state.OS, filepath.Join(e.dir, sub, obj.Name), schema)
+	if obj.Storage == "" { // an object the catalog does not hold: EXPLAIN CREATE MATERIALIZED VIEW's
+		return operators.UnstoredLog(schema), nil
+	}
+	l, err := operators.OpenLog(state.OS, e.storageDir(obj), schema)
 	if err != nil {
 		return nil, err
 	}
-	e.logs[obj.Name] = l
+	e.logs[obj.Storage] = l
 	return l, nil
+}
+
+// createLog reserves a storage name for obj (an internal stream or a materialized view) and creates its empty
+// log, before the catalog names obj: a log the catalog names always exists.
+func (e *Engine) createLog(obj *catalog.Object) error {
+	st, err := e.cat.NewStorage(obj.Name)
+	if err != nil {
+		return err
+	}
+	obj.Storage = st
+	schema, err := schemaOfObject(obj)
+	if err != nil {
+		return err
+	}
+	l, err := operators.CreateLog(state.OS, e.storageDir(obj), schema)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.logs[obj.Storage] = l
+	e.mu.Unlock()
+	return nil
+}
+
+// storageDir is where obj's log lives: streams/<storage> or views/<storage>.
+func (e *Engine) storageDir(obj *catalog.Object) string { return logDir(e.dir, obj) }
+
+// logDir is where obj's log lives under the data directory dir.
+func logDir(dir string, obj *catalog.Object) string {
+	sub := "streams"
+	if obj.Kind == catalog.MaterializedView {
+		sub = "views"
+	}
+	return filepath.Join(dir, sub, obj.Storage)
+}
+
+// checkLayout refuses a data directory whose contents contradict its catalog, before anything reads or writes
+// them: a missing catalog beside jobs or logs (an empty catalog would reuse their ids and storage names), a job
+// directory or log the catalog does not name, or a log the catalog names that is gone. A log of a dropped object
+// (DROP deletes it after the catalog forgot it, so a crash can leave it) is deleted. A new directory gets its
+// empty catalog written, so that a catalog missing later is known to be lost.
+func checkLayout(dir string, cat *catalog.Catalog) error {
+	var found, unknown []string
+	jobs, _ := os.ReadDir(filepath.Join(dir, "jobs"))
+	for _, j := range jobs {
+		rel := filepath.Join("jobs", j.Name())
+		found = append(found, rel)
+		if _, ok := cat.Job(j.Name()); !ok {
+			unknown = append(unknown, rel)
+		}
+	}
+	for _, sub := range []string{"streams", "views"} {
+		logs, _ := os.ReadDir(filepath.Join(dir, sub))
+		for _, l := range logs {
+			rel := filepath.Join(sub, l.Name())
+			found = append(found, rel)
+			named, reserved := cat.HasStorage(l.Name())
+			switch {
+			case named:
+			case reserved:
+				_ = os.RemoveAll(filepath.Join(dir, rel))
+			default:
+				unknown = append(unknown, rel)
+			}
+		}
+	}
+	if cat.Missing() {
+		if len(found) > 0 {
+			return state.Corrupt(cat.Path(), nil, "missing, but the data directory %s holds %s: an empty catalog "+
+				"would reuse their job ids and storage; restore the catalog from a backup, or move them away",
+				dir, strings.Join(found, ", "))
+		}
+		return cat.Init()
+	}
+	if len(unknown) > 0 {
+		return state.Corrupt(cat.Path(), nil, "does not name %s of the data directory %s (a catalog from an "+
+			"older backup, or files from another data directory)", strings.Join(unknown, ", "), dir)
+	}
+	for _, o := range cat.Objects(catalog.Stream, catalog.MaterializedView) {
+		if o.Storage == "" {
+			continue // a stream with a connector
+		}
+		p := logDir(dir, o)
+		if _, err := os.Stat(p); err != nil {
+			return state.Corrupt(p, err, "the storage of %s %s is missing", strings.ToLower(string(o.Kind)), o.Name)
+		}
+	}
+	return nil
 }
 
 // Path resolves a connector path (planner.Env): relative paths are under the data directory. The path, or for a
@@ -322,6 +412,8 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		Logger:             e.log, // the job adds its "job" attribute itself
 		CheckpointInterval: s.interval,
 		CheckpointMode:     s.mode,
+		Committed:          func(chk uint64) error { return e.cat.RecordCheckpoint(spec.ID, chk) },
+		Checkpointed:       spec.Checkpointed,
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}
@@ -515,17 +607,16 @@ func (e *Engine) stopJobs(ids []string) {
 	}
 }
 
-// dropStorage deletes what a dropped object kept on disk: an internal stream's or materialized view's log.
+// dropStorage deletes what a dropped object kept on disk: an internal stream's or materialized view's log. Its
+// storage name is never used again, so a crash before this leaves a leftover that the next open deletes.
 func (e *Engine) dropStorage(o *catalog.Object) {
-	e.mu.Lock()
-	delete(e.logs, o.Name)
-	e.mu.Unlock()
-	switch {
-	case o.Kind == catalog.MaterializedView:
-		_ = os.RemoveAll(filepath.Join(e.dir, "views", o.Name))
-	case o.Kind == catalog.Stream && o.Connector() == "":
-		_ = os.RemoveAll(filepath.Join(e.dir, "streams", o.Name))
+	if o.Storage == "" {
+		return
 	}
+	e.mu.Lock()
+	delete(e.logs, o.Storage)
+	e.mu.Unlock()
+	_ = os.RemoveAll(e.storageDir(o))
 }
 
 // newSelectDir returns a scratch directory for an ad-hoc SELECT's dataflow.

@@ -111,7 +111,15 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		if err != nil {
 			return nil, err
 		}
+		if _, ok := s.e.cat.Get(obj.Name); !ok && obj.Connector() == "" {
+			if err := s.e.createLog(obj); err != nil {
+				return nil, err
+			}
+		}
 		created, err := s.e.cat.Create(obj, st.IfNotExists)
+		if !created {
+			s.e.dropStorage(obj) // the log made above, if any, belongs to no object
+		}
 		if err != nil {
 			return nil, withPos(err, st.NameP)
 		}
@@ -236,19 +244,24 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 	}
 	obj := &catalog.Object{Kind: catalog.MaterializedView, Name: st.Name, Columns: info.Columns, Query: queryText,
 		Reads: reads}
-	// A log left by an earlier view of the same name would be read as this one's.
-	s.e.dropStorage(obj)
+	// A storage name of its own: a log left by an earlier view of the same name is never read as this one's.
+	if err := s.e.createLog(obj); err != nil {
+		return nil, err
+	}
 	p, err := planner.PlanMaterializedView(s.e, st.Query, obj, js.planner())
 	if err != nil {
+		s.e.dropStorage(obj)
 		return nil, err
 	}
 	// The id only once the plan is good: ids count the jobs that exist.
 	id, err := s.e.cat.NewJobID()
 	if err != nil {
+		s.e.dropStorage(obj)
 		return nil, err
 	}
 	obj.Job = id
 	if _, err := s.e.cat.Create(obj, false); err != nil {
+		s.e.dropStorage(obj)
 		return nil, withPos(err, st.NameP)
 	}
 	spec := &catalog.JobSpec{ID: id, Statement: canonicalCreateMV(st.Name, st.Columns, queryText), Target: st.Name,
@@ -455,7 +468,7 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 		job.Cancel()
 		st := job.Status()
 		if st.Err != nil {
-			return sqlerr.As(st.Err) // its own SQLSTATE (22xxx), 53100 for a full disk, else XX000
+			return sqlerr.As(st.Err) // its own SQLSTATE (22xxx, XX001 for a damaged file, 53100 for a full disk), else XX000
 		}
 		if ctx.Err() != nil {
 			return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")

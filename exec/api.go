@@ -141,6 +141,14 @@ type CheckpointListener interface {
 	NotifyCheckpointAborted(id uint64)
 }
 
+// PublishChecker is implemented by sinks that can tell, before any Open, whether output of a checkpoint above
+// after is published (visible to readers) for the operator of ctx, any subtask: a restore falls back from a
+// damaged checkpoint to an older one only when no sink published anything the fallback would publish again.
+// It returns the name of one published file, "" for none. A sink without it is taken to have published.
+type PublishChecker interface {
+	PublishedAfter(ctx *TaskContext, after uint64) (string, error)
+}
+
 // Sink is a two-phase-commit sink subtask.
 //
 //   - Open recovers staged work of earlier incarnations: it commits every staged transaction whose checkpoint

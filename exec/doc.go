@@ -14,7 +14,10 @@
 //     an input runner (operators and sinks) reads its channels round robin, aligns barriers, captures in-flight
 //     records of unaligned checkpoints, tracks watermarks.
 //   - Job (job.go): deploys incarnations of a graph restored from the last completed checkpoint, restarts the
-//     whole job on a runtime failure within a budget, takes the final checkpoint at end of input.
+//     whole job on a runtime failure within a budget, takes the final checkpoint at end of input. Before a deploy
+//     it verifies the restore point (restorePoint): a damaged latest checkpoint falls back to an older one that
+//     verifies only when no sink (PublishChecker) published output after it; a job whose JobConfig.Checkpointed
+//     says it completed a checkpoint never starts from scratch (Committed records that, before any commit).
 //
 // # What it must never do
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,15 @@ type JobConfig struct {
 	Retain   int // completed checkpoints kept; 0: 2
 
 	ChannelCapacity int // elements per channel; 0: 16
+
+	// Committed, when set, is called once per Job with a checkpoint it completed (or restored from), before any
+	// sink commits output of that checkpoint: the caller records durably that the job has published, and passes
+	// the id back as Checkpointed when it runs the job again. An error fails the incarnation.
+	Committed func(id uint64) error
+	// Checkpointed is a checkpoint an earlier run of the job completed (Committed's record), 0 for none. A job
+	// with one must restore from a completed checkpoint: finding none (its checkpoint directory lost or damaged)
+	// fails it at once, since starting from scratch would publish its output again.
+	Checkpointed uint64
 
 	RestartBudget  int           // restarts allowed within RestartWindow; 0: 10
 	RestartWindow  time.Duration // 0: 10 minutes
@@ -122,6 +132,8 @@ type Job struct {
 	restarts []time.Time
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// recorded is set once Committed succeeded.
+	recorded atomic.Bool
 
 	stats jobStats
 }
@@ -460,12 +472,21 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
 		return false, "deploy", err
 	}
-	restored, ok, err := checkpoint.LatestCompleted(j.cfg.FS, j.cpDir)
+	restored, err := j.restorePoint()
 	if err != nil {
 		return false, "deploy", err
 	}
+	ok := restored > 0
+	if !ok && j.cfg.Checkpointed > 0 {
+		return false, "deploy", state.Corrupt(j.cpDir, nil, "job %s completed checkpoint %d, but no COMPLETED marker "+
+			"is left: its checkpoints are missing, and starting over would publish its output a second time", j.cfg.Name, j.cfg.Checkpointed)
+	}
 	if ok {
 		inc.restored = restored
+		// A sink's recovery may commit output of the restore point: the record goes first.
+		if err := j.recordCommitted(restored); err != nil {
+			return false, "deploy", err
+		}
 	}
 	coord, err := checkpoint.NewCoordinator(checkpoint.Config{
 		Dir:         j.cpDir,
@@ -578,6 +599,100 @@ func (inc *incarnation) releaseChannels() {
 	}
 }
 
+// restorePoint picks the checkpoint to restore from, 0 for none: the newest completed one if it verifies
+// (marker, every participant's snapshot, in-flight logs). If it is damaged, the newest older retained checkpoint
+// that verifies, but only when no sink published output of a checkpoint after that one (restoring it would
+// publish that output again): then the newer markers are abandoned. Otherwise the damage is the error, with why
+// the job cannot fall back.
+func (j *Job) restorePoint() (uint64, error) {
+	ids, err := checkpoint.CompletedIDs(j.cfg.FS, j.cpDir)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	latest := ids[len(ids)-1]
+	verr := j.verifyCheckpoint(latest)
+	if verr == nil {
+		return latest, nil
+	}
+	if _, ok := state.IsCorrupt(verr); !ok {
+		return 0, verr
+	}
+	var older uint64
+	for i := len(ids) - 2; i >= 0 && older == 0; i-- {
+		if j.verifyCheckpoint(ids[i]) == nil {
+			older = ids[i]
+		}
+	}
+	if older == 0 {
+		return 0, fmt.Errorf("checkpoint %d is damaged and no older retained checkpoint verifies: %w", latest, verr)
+	}
+	for _, n := range j.g.Nodes {
+		if n.Kind != SinkNode {
+			continue
+		}
+		ctx := &TaskContext{Job: j.cfg.Name, Operator: n.ID, Parallelism: n.Parallelism, FS: j.cfg.FS}
+		pc, ok := n.newSink(0).(PublishChecker)
+		if !ok {
+			return 0, fmt.Errorf("checkpoint %d is damaged, and falling back to checkpoint %d is refused: sink %s "+
+				"cannot tell whether it published output after it: %w", latest, older, n.ID, verr)
+		}
+		published, err := pc.PublishedAfter(ctx, older)
+		if err != nil {
+			return 0, err
+		}
+		if published != "" {
+			return 0, fmt.Errorf("checkpoint %d is damaged, and falling back to checkpoint %d is refused: sink %s "+
+				"already published output after it (%s), which the fallback would publish again: %w",
+				latest, older, n.ID, published, verr)
+		}
+	}
+	if err := checkpoint.Abandon(j.cfg.FS, j.cpDir, ids[slices.Index(ids, older)+1:]); err != nil {
+		return 0, err
+	}
+	j.cfg.Logger.Warn("damaged checkpoint: falling back to an older one (no sink published after it)",
+		"job", j.cfg.Name, "damaged", latest, "restored", older, "err", verr)
+	return older, nil
+}
+
+// verifyCheckpoint checks that checkpoint id can be restored: its marker, every participant's snapshot, and the
+// in-flight logs of unaligned subtasks read back as written.
+func (j *Job) verifyCheckpoint(id uint64) error {
+	if err := checkpoint.VerifyMarker(j.cfg.FS, j.cpDir, id); err != nil {
+		return err
+	}
+	for _, n := range j.g.Nodes {
+		for sub := 0; sub < n.Parallelism; sub++ {
+			path := checkpoint.SubtaskDir(j.cpDir, id, participantID(n, sub))
+			if err := state.VerifySnapshot(j.cfg.FS, path, n.State == KeyedState); err != nil {
+				return err
+			}
+			if _, err := j.cfg.FS.Stat(path + inflightSuffix); err == nil {
+				if _, err := state.ReadFramed(j.cfg.FS, path+inflightSuffix); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// participantID names subtask sub of n in checkpoints.
+func participantID(n *Node, sub int) checkpoint.ParticipantID {
+	return checkpoint.ParticipantID(fmt.Sprintf("%s-%d", n.ID, sub))
+}
+
+// recordCommitted calls cfg.Committed the first time a checkpoint of the job completes or is restored from.
+func (j *Job) recordCommitted(id uint64) error {
+	if j.cfg.Committed == nil || j.recorded.Load() {
+		return nil
+	}
+	if err := j.cfg.Committed(id); err != nil {
+		return fmt.Errorf("recording checkpoint %d: %w", id, err)
+	}
+	j.recorded.Store(true)
+	return nil
+}
+
 // onComplete is the commit broadcast of checkpoint id: every sink commits and every listener hears of it, even
 // when one commit fails (the others' transactions are as complete as theirs; skipping them would leave them to
 // the restart for no reason). The errors are joined; any fails the incarnation, and the next one's sink recovery
@@ -591,6 +706,11 @@ func (inc *incarnation) onComplete(id uint64) error {
 	inc.job.mu.Unlock()
 	if inc.ctx.Err() != nil {
 		return fmt.Errorf("checkpoint %d: %w", id, checkpoint.ErrCommitDeferred)
+	}
+	if err := inc.job.recordCommitted(id); err != nil {
+		// Nothing of id is published; the next incarnation records it before its recovery.
+		inc.fail("commit", err)
+		return err
 	}
 	var errs []error
 	for _, s := range inc.sinks {
@@ -698,7 +818,7 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 }
 
 func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*subtask, error) {
-	pid := checkpoint.ParticipantID(fmt.Sprintf("%s-%d", n.ID, sub))
+	pid := participantID(n, sub)
 	opts := state.Options{FS: cfg.FS}
 	if inc.restored > 0 {
 		opts.RestorePath = checkpoint.SubtaskDir(inc.cpDir, inc.restored, pid)

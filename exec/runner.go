@@ -22,6 +22,9 @@ var (
 	// bad values): a restart rewinds the job's counts to what the restored checkpoint counted, so what the
 	// restart replays is counted once.
 	keyCounts = state.OperatorKey("runner/counts")
+	// keyInflight is set in the state of a checkpoint that has an in-flight log (unaligned here), so a restore
+	// tells a log that was never written from one that went missing.
+	keyInflight = state.OperatorKey("runner/inflight")
 )
 
 // inflightSuffix names the in-flight log of an unaligned checkpoint: beside the subtask's snapshot directory, as
@@ -43,6 +46,8 @@ type subtask struct {
 	// the job's counters).
 	rows      int64
 	late, bad Counter
+	// inflightKey mirrors whether keyInflight is set in backend (so an aligned checkpoint deletes it only once).
+	inflightKey bool
 }
 
 // restoreCounts reads the subtask's counts at the restored checkpoint and adds them to the job's: rows to c
@@ -97,6 +102,14 @@ func (s *subtask) ack(id uint64) func(error) {
 // captureAndEnqueue captures the backend for barrier b and queues its persist. With a nil log the persist task
 // acks the checkpoint; otherwise the log's task will, once the log is complete.
 func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, log *inflightLog) error {
+	switch {
+	case log != nil && !s.inflightKey:
+		s.backend.Put(keyInflight, []byte{1})
+		s.inflightKey = true
+	case log == nil && s.inflightKey:
+		s.backend.Delete(keyInflight)
+		s.inflightKey = false
+	}
 	snap, err := s.backend.Capture(b.ID)
 	if err != nil {
 		s.inc.coord.Acknowledge(b.ID, s.pid, fmt.Errorf("%s: capture: %w", s.pid, err))
@@ -127,7 +140,7 @@ func (s *subtask) enqueueLog(ctx context.Context, log *inflightLog) error {
 		if err != nil {
 			return err
 		}
-		return state.WriteFsyncRename(s.inc.fs, dir+inflightSuffix, data)
+		return state.WriteFramed(s.inc.fs, dir+inflightSuffix, data)
 	}
 	return s.enqueue(ctx, log.id, persist, s.ack(log.id), log.release)
 }
@@ -355,11 +368,14 @@ func (r *inputRunner) restore() error {
 	if r.s.tctx.Restored == 0 {
 		return nil
 	}
-	path := r.s.dir(r.s.tctx.Restored) + inflightSuffix
-	if _, err := r.s.inc.fs.Stat(path); err != nil {
-		return nil // the checkpoint was aligned here, or nothing was in flight
+	if _, ok, err := r.s.backend.Get(keyInflight); err != nil {
+		return err
+	} else if !ok {
+		return nil // the checkpoint was aligned here
 	}
-	data, err := r.s.inc.fs.ReadFile(path)
+	r.s.inflightKey = true
+	path := r.s.dir(r.s.tctx.Restored) + inflightSuffix
+	data, err := state.MustReadFramed(r.s.inc.fs, path)
 	if err != nil {
 		return err
 	}

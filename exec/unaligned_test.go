@@ -180,3 +180,50 @@ func barrierStaged(j *exec.Job, id uint64, p checkpoint.ParticipantID) bool {
 	_, err := state.OS.Stat(checkpoint.SubtaskDir(j.CheckpointDir(), id, p))
 	return err == nil
 }
+
+// Pins issue 11: a restore checked for an unaligned checkpoint's in-flight log by its presence, so a deleted log
+// was taken for an aligned checkpoint and its records were silently lost. The checkpoint's state now records that
+// a log exists: a missing one fails the job (a CorruptError naming the file), and a damaged one too.
+func TestUnalignedRestoreRefusesMissingInflightLog(t *testing.T) {
+	a := seqConfig{seed: 11, rows: 50, batchRows: 50, keys: 10, tsStep: 40}
+	b := seqConfig{seed: 12, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
+	graph := func(g *gate, store *txnStore) *exec.Graph { return aggPipeline(a, b, store, g, true) }
+	c := gatedCase{graph: graph, op: "agg-0"}
+	for _, damage := range []string{"delete", "flip a byte"} {
+		t.Run(damage, func(t *testing.T) {
+			dir := t.TempDir()
+			store := newTxnStore()
+			j, g := c.start(t, dir, checkpoint.Unaligned, store)
+			checkpointOvertakes(t, j, g, c.op)
+			g.release()
+			j.Cancel()
+			<-j.Done()
+			inflight := checkpoint.SubtaskDir(j.CheckpointDir(), 1, c.op) + ".inflight"
+			if damage == "delete" {
+				if err := os.Remove(inflight); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				data, err := os.ReadFile(inflight)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data[len(data)/2] ^= 1
+				if err := os.WriteFile(inflight, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j2, err := exec.NewJob(graph(nil, store), jobConfig(t, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			j2.Start(ctx)
+			err = j2.Wait(ctx)
+			if c, ok := state.IsCorrupt(err); !ok || c.Path != inflight {
+				t.Fatalf("restore without its in-flight log: %v, want a CorruptError naming %s", err, inflight)
+			}
+		})
+	}
+}

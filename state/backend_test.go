@@ -442,7 +442,11 @@ func TestMemoryPersistUnderFaultsNeverLeavesPartialFile(t *testing.T) {
 			t.Fatalf("FailAfter=%d: Persist succeeded but the file is missing: %v", k, rerr)
 		case rerr == nil:
 			n := 0
-			if derr := decodeState(data, func(_, _ []byte) { n++ }); derr != nil || n != 50 {
+			payload, derr := Unframe(dir, data)
+			if derr == nil {
+				derr = decodeState(payload, func(_, _ []byte) { n++ })
+			}
+			if derr != nil || n != 50 {
 				t.Fatalf("FailAfter=%d: file under the final name is partial (%d entries, %v)", k, n, derr)
 			}
 		}

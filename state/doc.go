@@ -54,14 +54,21 @@
 //
 // # Persisted layout
 //
-// A memory-backend snapshot is one file at the path Persist is given, written with WriteFsyncRename: "CLKS", a version byte (1), a uvarint
-// entry count, per entry uvarint key length, key, uvarint value length, value (ascending key order), then a
-// CRC-32C (Castagnoli) of all preceding bytes, 4 bytes little endian. A restore fails, naming the file, if it is
-// missing or its checksum, version or lengths are wrong.
+// Every file this package writes and reads back, and every other durable file of the engine except Pebble's own,
+// is framed (frame.go): "CLKF", a version byte, the payload, its length and a CRC-32C of it all. A file that is
+// missing where it must exist, truncated, or fails its checksum is a *CorruptError naming it: SQLSTATE XX001,
+// permanent (a job fails rather than restarting onto the same bytes). Pebble reports its own corrupt blocks; a
+// read that meets one returns a *CorruptError naming the shared table (and Pebble's DataCorruption listener no
+// longer exits the process). VerifySnapshot checks a persisted snapshot without restoring it; for a chain it checks
+// every file the listing names against the sums it recorded (deltas: size and checksum; a base: sizes of its
+// tables, size and checksum of the rest), which also catches a MANIFEST cut at a record boundary.
+//
+// A memory-backend snapshot is one framed file at the path Persist is given: a uvarint entry count, per entry
+// uvarint key length, key, uvarint value length, value (ascending key order).
 //
 // A Pebble snapshot is a chain (chain.go): a small listing file at the path Persist is given ("clinksql-chain 1",
-// then "base <dir>", "delta <file>" lines relative to the listing's directory, then "end"), written with
-// WriteFsyncRename, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
+// then "base <dir>", "delta <file>" and "sum <file> <size> <crc32c|->" lines relative to the listing's directory,
+// then "end"), framed, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
 // oldest first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one
 // delta (what changed) and one listing: two files and three fsyncs, whatever the state's size. Every
 // maxChainDeltas (16) checkpoints the next one re-bases: it ingests everything into Pebble and takes a Pebble

@@ -4,18 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"strings"
 	"sync/atomic"
 )
-
-const (
-	memMagic   = "CLKS"
-	memVersion = 1
-)
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // OpenMemory opens a backend that keeps all state in a Go map: for small per-subtask state (source offsets, sink
 // bookkeeping, watermarks, in-flight records). Capture copies the map (O(entries), no disk), so it is meant for
@@ -23,12 +15,12 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 func OpenMemory(opts Options) (Backend, error) {
 	b := &memBackend{fsys: orOS(opts.FS), t: newMemtable()}
 	if path := opts.RestorePath; path != "" {
-		data, err := b.fsys.ReadFile(path)
+		data, err := MustReadFramed(b.fsys, path)
 		if err != nil {
-			return nil, fmt.Errorf("state: restore %s: %w", path, err)
+			return nil, fmt.Errorf("state: restore: %w", err)
 		}
 		if err := decodeState(data, func(k, v []byte) { b.t.set(k, entry{v: v}) }); err != nil {
-			return nil, fmt.Errorf("state: restore %s: %w", path, err)
+			return nil, Corrupt(path, err, "%v", err)
 		}
 	}
 	return b, nil
@@ -100,24 +92,22 @@ func (s *memSnapshot) Persist(path string) error {
 	}
 	data := encodeState(s.kvs)
 	s.kvs = nil
-	if err := WriteFsyncRename(s.fsys, path, data); err != nil {
+	if err := WriteFramed(s.fsys, path, data); err != nil {
 		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 	}
 	return nil
 }
 
-// encodeState lays out a memory snapshot: "CLKS", a version byte, a uvarint entry count, then per entry a uvarint
-// key length, the key, a uvarint value length and the value, in ascending key order (equal state, equal bytes);
-// last a CRC-32C (Castagnoli) of everything before it, 4 bytes little endian.
+// encodeState lays out a memory snapshot (the payload of a framed file, frame.go): a uvarint entry count, then
+// per entry a uvarint key length, the key, a uvarint value length and the value, in ascending key order (equal
+// state, equal bytes).
 func encodeState(kvs []kv) []byte {
 	slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
-	size := len(memMagic) + 1 + binary.MaxVarintLen64 + 4
+	size := binary.MaxVarintLen64
 	for _, e := range kvs {
 		size += 2*binary.MaxVarintLen32 + len(e.k) + len(e.v)
 	}
 	buf := make([]byte, 0, size)
-	buf = append(buf, memMagic...)
-	buf = append(buf, memVersion)
 	buf = binary.AppendUvarint(buf, uint64(len(kvs)))
 	for _, e := range kvs {
 		buf = binary.AppendUvarint(buf, uint64(len(e.k)))
@@ -125,25 +115,15 @@ func encodeState(kvs []kv) []byte {
 		buf = binary.AppendUvarint(buf, uint64(len(e.v)))
 		buf = append(buf, e.v...)
 	}
-	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, crcTable))
+	return buf
 }
 
 var errCorrupt = errors.New("corrupt state file")
 
-// decodeState checks the checksum before trusting any length in data, then calls fn for each entry with slices
-// that alias data, which the caller must not modify afterwards.
+// decodeState reads a payload whose frame checksum passed, calling fn for each entry with slices that alias data,
+// which the caller must not modify afterwards.
 func decodeState(data []byte, fn func(k, v []byte)) error {
-	if len(data) < len(memMagic)+1+1+4 || string(data[:len(memMagic)]) != memMagic {
-		return fmt.Errorf("%w: bad header", errCorrupt)
-	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, crcTable) != sum {
-		return fmt.Errorf("%w: checksum mismatch", errCorrupt)
-	}
-	if v := body[len(memMagic)]; v != memVersion {
-		return fmt.Errorf("state file version %d, this build reads %d", v, memVersion)
-	}
-	r := body[len(memMagic)+1:]
+	r := data
 	next := func() ([]byte, bool) {
 		n, w := binary.Uvarint(r)
 		if w <= 0 || n > uint64(len(r)-w) {

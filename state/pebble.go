@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -51,11 +54,14 @@ func OpenPebble(opts Options) (Backend, error) {
 	if opts.RestorePath != "" {
 		var err error
 		if restored, err = readChain(fsys, opts.RestorePath); err != nil {
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+			return nil, restoreErr(opts.RestorePath, err)
+		}
+		if err := verifyChain(fsys, opts.RestorePath, restored); err != nil {
+			return nil, err
 		}
 		if restored.base != "" {
 			if err := linkOrCopyStore(fsys, restored.base, opts.Dir); err != nil {
-				return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+				return nil, restoreErr(restored.base, err)
 			}
 		}
 	}
@@ -70,7 +76,7 @@ func OpenPebble(opts Options) (Backend, error) {
 	}
 	if err != nil {
 		if opts.RestorePath != "" {
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+			return nil, restoreErr(cmp.Or(restored.base, opts.RestorePath), err)
 		}
 		return nil, fmt.Errorf("state: open %s: %w", opts.Dir, err)
 	}
@@ -81,7 +87,7 @@ func OpenPebble(opts Options) (Backend, error) {
 				err = ferr
 			}
 			db.Close()
-			return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+			return nil, restoreErr(d, err)
 		}
 	}
 	limit := opts.CacheBytes
@@ -90,7 +96,7 @@ func OpenPebble(opts Options) (Backend, error) {
 	}
 	if err := fault.get(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("state: restore %s: %w", opts.RestorePath, err)
+		return nil, restoreErr(cmp.Or(restored.base, opts.RestorePath, opts.Dir), err)
 	}
 	return &pebbleBackend{
 		fault:         fault,
@@ -195,7 +201,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 		return nil, false, errClosed
 	}
 	if err := b.fault.get(); err != nil {
-		return nil, false, err
+		return nil, false, b.pebbleErr("get", err)
 	}
 	// Safe outside the lock: a concurrent Persist only applies snapshots that were pending above, and none of them
 	// holds key, so Pebble's value for key does not change under us.
@@ -204,7 +210,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, b.failure(fmt.Errorf("state: get: %w", err))
+		return nil, false, b.pebbleErr("get", err)
 	}
 	val := slices.Clone(v)
 	closer.Close()
@@ -237,7 +243,7 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 	pend := slices.Clone(b.pending)
 	b.mu.Unlock()
 	if err := b.fault.get(); err != nil {
-		return err
+		return b.pebbleErr("scan", err)
 	}
 
 	cs := make([]cursor, 0, len(pend)+2)
@@ -254,21 +260,19 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 	}
 	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return fmt.Errorf("state: scan: %w", err)
+		return b.pebbleErr("scan", err)
 	}
 	it.First()
 	cs = append(cs, pebbleCursor{it})
 	err = mergeScan(cs, fn)
-	if cerr := it.Close(); err == nil && cerr != nil {
-		err = b.failure(fmt.Errorf("state: scan: %w", cerr))
+	if ierr := it.Error(); err == nil && ierr != nil { // an iterator that stopped on an error is not Valid
+		err = ierr
 	}
-	return err
-}
-
-// failure is err, or the store's fault when Pebble recorded one meanwhile (it says why the store gave up).
-func (b *pebbleBackend) failure(err error) error {
-	if f := b.fault.get(); f != nil {
-		return f
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil && (pebble.IsCorruptionError(err) || b.fault.get() != nil) {
+		err = b.pebbleErr("scan", err)
 	}
 	return err
 }
@@ -281,7 +285,7 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 		return nil, errClosed
 	}
 	if err := b.fault.get(); err != nil {
-		return nil, err
+		return nil, b.pebbleErr("capture", err)
 	}
 	s := &pebbleSnapshot{b: b, id: id, t: b.dirty}
 	s.t.frozen = true
@@ -402,7 +406,7 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	}
 	if err := b.fault.get(); err != nil {
 		b.mu.Unlock()
-		return err
+		return b.pebbleErr("persist", err)
 	}
 	n := slices.Index(b.pending, s)
 	if s.done || n < 0 {
@@ -420,7 +424,7 @@ func (s *pebbleSnapshot) Persist(path string) error {
 
 	if rebase {
 		if err := b.rebase(s.id, snaps, path); err != nil {
-			return b.failure(fmt.Errorf("state: persist snapshot %d: %w", s.id, err))
+			return b.pebbleErr(fmt.Sprintf("persist snapshot %d", s.id), err)
 		}
 		return nil
 	}
@@ -437,10 +441,12 @@ func (s *pebbleSnapshot) Persist(path string) error {
 				return fmt.Errorf("state: persist snapshot %d: fsync %s: %w", s.id, b.shared, err)
 			}
 		}
-		if st, err := b.fsys.Stat(delta.path); err == nil {
-			delta.bytes = st.Size()
+		sum, err := sumFile(b.fsys, delta.path, true)
+		if err != nil {
+			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 		}
-		next = next.with(delta.path)
+		delta.bytes = sum.size
+		next = next.with(delta.path, sum)
 	}
 	if err := writeChain(b.fsys, path, next); err != nil {
 		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
@@ -474,7 +480,7 @@ func (b *pebbleBackend) ingestUnflushed() error {
 	for _, d := range files {
 		if d.path != "" {
 			if err := ingestShared(b.fsys, b.db, b.dir, d.path); err != nil {
-				return b.failure(fmt.Errorf("state: %w", err))
+				return b.pebbleErr("ingest", err)
 			}
 		}
 		count += d.snaps
@@ -515,8 +521,11 @@ func (b *pebbleBackend) rebase(id uint64, snaps []*pebbleSnapshot, path string) 
 	if err := b.apply(snaps); err != nil {
 		return err
 	}
-	next := chainSpec{base: filepath.Join(b.shared, fmt.Sprintf("base-%d", id))}
+	next := chainSpec{base: filepath.Join(b.shared, fmt.Sprintf("base-%d", id)), sums: map[string]fileSum{}}
 	if err := b.checkpoint(next.base); err != nil {
+		return err
+	}
+	if err := baseSums(b.fsys, next.base, next.sums); err != nil {
 		return err
 	}
 	if err := writeChain(b.fsys, path, next); err != nil {
@@ -825,4 +834,61 @@ func (f fsyncGateFile) SyncTo(length int64) (bool, error) {
 		return false, nil
 	}
 	return f.File.SyncTo(length)
+}
+
+// restoreErr reports a failed restore of a persisted snapshot (path: its listing, a delta, or a base directory).
+// The files of a completed checkpoint were whole when it completed, so anything but an I/O error of the machine
+// (a system errno other than "not found": a full disk, EIO) means they are damaged: a *CorruptError naming the
+// file, the one Pebble's message names inside a base directory when it names one.
+func restoreErr(path string, err error) error {
+	if _, ok := IsCorrupt(err); ok {
+		return err
+	}
+	var errno syscall.Errno
+	if !errors.Is(err, fs.ErrNotExist) && errors.As(err, &errno) {
+		return fmt.Errorf("state: restore %s: %w", path, err)
+	}
+	named := path
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		var pe *fs.PathError
+		if m := pebbleFileName.FindString(err.Error()); m != "" {
+			named = filepath.Join(path, m)
+		} else if errors.As(err, &pe) {
+			named = filepath.Join(path, filepath.Base(pe.Path))
+		}
+	} else if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		named = pe.Path
+	}
+	return Corrupt(named, err, "cannot restore a completed checkpoint from it: %v", err)
+}
+
+// pebbleFileName matches the names of a Pebble store's files in Pebble's messages.
+var pebbleFileName = regexp.MustCompile(`\b(\d{6}\.(sst|blob)|MANIFEST-\d+|OPTIONS-\d+)\b`)
+
+// pebbleErr reports an error of a Pebble operation. When Pebble recorded a fault for the store (pebblefault.go),
+// that fault replaces err: it says why the store gave up. Pebble checks every block it reads against its checksum,
+// and a mismatch becomes a *CorruptError naming the table. The working store's tables are hard links of the
+// snapshot files in the shared directory, so the error names the shared file that is the same file, if there is one.
+func (b *pebbleBackend) pebbleErr(op string, err error) error {
+	if f := b.fault.get(); f != nil {
+		err = f
+	}
+	path := b.fault.corruptPath()
+	if !pebble.IsCorruptionError(err) && path == "" {
+		return fmt.Errorf("state: %s: %w", op, err)
+	}
+	if path == "" {
+		return Corrupt(b.dir, err, "%s: %v", op, err)
+	}
+	if fi, serr := b.fsys.Stat(path); serr == nil {
+		for _, pattern := range []string{"*.sst", "*/*.sst"} {
+			shared, _ := filepath.Glob(filepath.Join(b.shared, pattern))
+			for _, sp := range shared {
+				if si, serr := b.fsys.Stat(sp); serr == nil && os.SameFile(fi, si) {
+					return Corrupt(sp, err, "%s: %v (read as %s)", op, err, path)
+				}
+			}
+		}
+	}
+	return Corrupt(path, err, "%s: %v", op, err)
 }

@@ -23,6 +23,16 @@ type storeFault struct {
 	dir string
 	mu  sync.Mutex
 	err error
+	// corrupt is the last table Pebble reported corrupt: pebbleErr names it (as its shared file) in the
+	// *CorruptError that fails the job at once, since a restart would only read the same table again.
+	corrupt string
+}
+
+// corruptPath is the last table Pebble reported corrupt, "" if none.
+func (f *storeFault) corruptPath() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.corrupt
 }
 
 // set records err, if it is the first.
@@ -83,6 +93,9 @@ func (f *storeFault) listener() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) { f.set(fmt.Errorf("pebble: background error: %w", err)) },
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			f.mu.Lock()
+			f.corrupt = info.Path
+			f.mu.Unlock()
 			err := info.Details
 			if err == nil {
 				err = errors.New("corruption")

@@ -87,7 +87,9 @@
 // # Stream logs
 //
 // A Log (streamlog.go) stores an internal stream or a materialized view's changelog: immutable Arrow IPC segments
-// seg-<seq>[-<txn>].arrow with a row-kind column. INSERT ... VALUES appends a durable segment at once; a job's
+// seg-<seq>[-<txn>].arrow with a row-kind column, each framed with a checksum (state.FrameWriter), numbered
+// without gaps, the highest published one recorded in LAST (CreateLog makes a log, OpenLog refuses one with a
+// segment or LAST missing). INSERT ... VALUES appends a durable segment at once; a job's
 // LogSink is the two-phase protocol above with a commit that renames the staged transaction in as the next
 // segment. A LogSource reads segments in order from its offset (segment, batch), follows new ones (waking on
 // IdleWait rather than polling), or, bounded, stops at the segments present at Open; Consolidate folds a changelog

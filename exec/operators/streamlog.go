@@ -35,6 +35,11 @@ import (
 // Readers (LogSource) go through segments in sequence order and remember (segment, batch) as their offset. One
 // engine process owns a data directory, so the sequence is allocated in memory under mu, starting above the
 // largest segment on disk.
+//
+// Every segment is a framed file (state.Frame: checksum and length), and the sequence numbers have no gaps; the
+// file LAST (framed, written by CreateLog and after every segment) holds the highest sequence number published.
+// OpenLog refuses, with a *state.CorruptError naming the file, a log with a missing segment (a gap, or fewer
+// segments than LAST says), a missing LAST or directory; a damaged segment fails the read that meets it.
 type Log struct {
 	dir    string
 	fsys   state.FS
@@ -49,16 +54,36 @@ type Log struct {
 // kindColumn is the name of the row-kind column every segment ends with.
 const kindColumn = "__kind"
 
-// OpenLog opens (creating) the log in dir for rows of schema.
-func OpenLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
+// CreateLog creates a new, empty log in dir (which must not hold one) and opens it: LAST exists from the start,
+// so a log whose files vanish later is told apart from a new one.
+func CreateLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 	if fsys == nil {
 		fsys = state.OS
 	}
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, err
 	}
+	l := &Log{dir: dir, fsys: fsys}
+	if _, err := fsys.Stat(l.lastPath()); err == nil {
+		return nil, fmt.Errorf("log %s exists already", dir)
+	}
+	if err := l.writeLast(0); err != nil {
+		return nil, err
+	}
+	return OpenLog(fsys, dir, schema)
+}
+
+// OpenLog opens the log CreateLog made in dir for rows of schema. A missing directory or LAST, a gap in the
+// segments or fewer of them than LAST says are a *state.CorruptError.
+func OpenLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
+	if fsys == nil {
+		fsys = state.OS
+	}
 	l := &Log{dir: dir, fsys: fsys, schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{})}
 	entries, err := fsys.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, state.Corrupt(dir, err, "the log's directory is missing")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +98,37 @@ func OpenLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 		l.names[seq] = e.Name()
 		l.next = max(l.next, seq+1)
 	}
+	last, err := state.MustReadFramed(fsys, l.lastPath())
+	if err != nil {
+		return nil, err
+	}
+	published, err := strconv.ParseUint(string(last), 10, 64)
+	if err != nil {
+		return nil, state.Corrupt(l.lastPath(), err, "not a sequence number")
+	}
+	// LAST is written after its segment, so it may lag the segments by one crash, never lead them.
+	for seq := uint64(1); seq < max(l.next, published+1); seq++ {
+		if _, ok := l.names[seq]; !ok {
+			return nil, state.Corrupt(filepath.Join(dir, segmentName(seq, "")), nil,
+				"segment %d of the log is missing (the log holds segments up to %d, LAST says %d)", seq, l.next-1, published)
+		}
+	}
 	return l, nil
+}
+
+// UnstoredLog returns a log of schema with no storage, for a plan that is explained and never run (EXPLAIN CREATE
+// MATERIALIZED VIEW): planning it touches no disk.
+func UnstoredLog(schema *arrow.Schema) *Log {
+	return &Log{schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{})}
+}
+
+// lastFile records the highest published sequence number.
+const lastFile = "LAST"
+
+func (l *Log) lastPath() string { return filepath.Join(l.dir, lastFile) }
+
+func (l *Log) writeLast(seq uint64) error {
+	return state.WriteFramed(l.fsys, l.lastPath(), []byte(strconv.FormatUint(seq, 10)))
 }
 
 // Schema returns the schema of the log's rows.
@@ -145,7 +200,7 @@ func (l *Log) Append(b exec.Batch) error {
 		return err
 	}
 	l.publishedLocked(seq, name)
-	return nil
+	return l.writeLast(seq)
 }
 
 // commitStaged renames a staged, durable transaction file in as the next segment. A source that no longer exists
@@ -164,7 +219,7 @@ func (l *Log) commitStaged(src, txn string) error {
 		return err
 	}
 	l.publishedLocked(seq, name)
-	return nil
+	return l.writeLast(seq)
 }
 
 // segmentAfter returns the first segment at or after seq, if any.
@@ -181,7 +236,7 @@ func (l *Log) segmentAfter(seq uint64) (uint64, string, bool) {
 
 // readSegment decodes every batch of a segment.
 func (l *Log) readSegment(name string, alloc memory.Allocator) ([]exec.Batch, error) {
-	data, err := l.fsys.ReadFile(filepath.Join(l.dir, name))
+	data, err := state.MustReadFramed(l.fsys, filepath.Join(l.dir, name))
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +299,7 @@ func splitKinds(rec arrow.RecordBatch) (exec.Batch, error) {
 type logEncoder struct {
 	schema *arrow.Schema // with kindColumn
 	w      *ipc.Writer
-	out    io.Writer
+	frame  *state.FrameWriter // the segment's checksum and length around the IPC stream
 }
 
 func (e *logEncoder) ext() string { return "arrow" }
@@ -256,8 +311,12 @@ func (e *logEncoder) init(schema *arrow.Schema) error {
 }
 
 func (e *logEncoder) begin(w io.Writer) error {
-	e.out = w
-	e.w = ipc.NewWriter(w, ipc.WithSchema(e.schema))
+	f, err := state.NewFrameWriter(w)
+	if err != nil {
+		return err
+	}
+	e.frame = f
+	e.w = ipc.NewWriter(f, ipc.WithSchema(e.schema))
 	return nil
 }
 
@@ -284,7 +343,10 @@ func (e *logEncoder) write(rec arrow.RecordBatch, kinds []exec.RowKind) error {
 func (e *logEncoder) finish() error {
 	err := e.w.Close()
 	e.w = nil
-	return err
+	if err != nil {
+		return err
+	}
+	return e.frame.Close()
 }
 
 func (e *logEncoder) abandon() {

@@ -2,6 +2,8 @@ package operators
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -40,7 +42,7 @@ func drainSource(t *testing.T, src exec.Source) []int64 {
 func TestLogAppendCommitAndRead(t *testing.T) {
 	mem := checkedAlloc(t)
 	dir := t.TempDir()
-	l, err := OpenLog(state.OS, dir, kvSchema)
+	l, err := CreateLog(state.OS, dir, kvSchema)
 	must(t, err)
 	appendIDs := func(l *Log, ids ...int64) {
 		b := kvBatch(mem, ids...)
@@ -92,7 +94,7 @@ func TestLogAppendCommitAndRead(t *testing.T) {
 // pins: a staged transaction whose checkpoint never completed is not published by recovery.
 func TestLogSinkRecoveryDropsUncompleted(t *testing.T) {
 	mem := checkedAlloc(t)
-	l, err := OpenLog(state.OS, t.TempDir(), kvSchema)
+	l, err := CreateLog(state.OS, t.TempDir(), kvSchema)
 	must(t, err)
 	sink := NewLogSink(l)
 	must(t, sink.Open(newTask(mem, taskOpts{})))
@@ -111,4 +113,79 @@ func TestLogSinkRecoveryDropsUncompleted(t *testing.T) {
 		t.Fatalf("after recovery: %v", got)
 	}
 	must(t, src.Close())
+}
+
+// Pins issue 11: a log's segments had no checksums and OpenLog took whatever segments it found. Now a flipped byte
+// or a truncation fails the read naming the segment, and a missing segment (a gap, the last one, or LAST itself)
+// or a missing directory fails OpenLog naming what is missing.
+func TestLogRefusesDamage(t *testing.T) {
+	mem := checkedAlloc(t)
+	build := func(t *testing.T) (string, []string) {
+		dir := t.TempDir()
+		l, err := CreateLog(state.OS, dir, kvSchema)
+		must(t, err)
+		for i := int64(1); i <= 3; i++ {
+			b := kvBatch(mem, i)
+			must(t, l.Append(b))
+			b.Release()
+		}
+		segs, _ := filepath.Glob(filepath.Join(dir, "seg-*"))
+		if len(segs) != 3 {
+			t.Fatalf("segments %v", segs)
+		}
+		return dir, segs
+	}
+	read := func(dir string) error {
+		l, err := OpenLog(state.OS, dir, kvSchema)
+		if err != nil {
+			return err
+		}
+		src := NewLogSource(LogSourceConfig{Log: l, Bounded: true})
+		must(t, src.Open(newTask(mem, taskOpts{})))
+		defer src.Close()
+		for {
+			res, err := src.Produce(context.Background())
+			if err != nil {
+				return err
+			}
+			if res.Status == exec.Finished {
+				return nil
+			}
+			res.Batch.Release()
+		}
+	}
+	damages := []struct {
+		name   string
+		damage func(dir string, segs []string) string // returns the path the error must name
+	}{
+		{"flip", func(dir string, segs []string) string {
+			d, _ := os.ReadFile(segs[1])
+			d[len(d)/2] ^= 0x01
+			os.WriteFile(segs[1], d, 0o644)
+			return segs[1]
+		}},
+		{"truncate", func(dir string, segs []string) string {
+			os.Truncate(segs[2], 20)
+			return segs[2]
+		}},
+		{"delete middle", func(dir string, segs []string) string { os.Remove(segs[1]); return segs[1] }},
+		{"delete last", func(dir string, segs []string) string { os.Remove(segs[2]); return segs[2] }},
+		{"delete LAST", func(dir string, segs []string) string {
+			p := filepath.Join(dir, "LAST")
+			os.Remove(p)
+			return p
+		}},
+		{"delete directory", func(dir string, segs []string) string { os.RemoveAll(dir); return dir }},
+	}
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			dir, segs := build(t)
+			must(t, read(dir))
+			want := d.damage(dir, segs)
+			err := read(dir)
+			if c, ok := state.IsCorrupt(err); !ok || c.Path != want {
+				t.Fatalf("%v, want a CorruptError naming %s", err, want)
+			}
+		})
+	}
 }

@@ -522,6 +522,38 @@ func (s *txnFileSink) Abort(id uint64) error {
 	return nil
 }
 
+// PublishedAfter names a published transaction file of ctx's operator (any subtask) with a checkpoint id above
+// after, "" when there is none (exec.PublishChecker). Published files carry their checkpoint id in their names.
+func (s *txnFileSink) PublishedAfter(ctx *exec.TaskContext, after uint64) (string, error) {
+	fsys := ctx.FS
+	if fsys == nil {
+		fsys = state.OS
+	}
+	// Files published before issue 11 carry the legacy escaped names (job%2D1-...).
+	prefixes := []string{ctx.Job + "-" + ctx.Operator + "-", legacyEscapeName(ctx.Job) + "-" + legacyEscapeName(ctx.Operator) + "-"}
+	entries, err := fsys.ReadDir(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", s.errorf("%v", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if s.publishTo != nil { // a log segment: seg-<seq>-<transaction file name>
+			if _, ok := parseSegmentName(name); ok {
+				name = strings.TrimPrefix(name[len("seg-")+20:], "-")
+			}
+		}
+		for _, prefix := range prefixes {
+			if _, id, ok := s.parseTxnName(prefix, name); ok && id > after {
+				return filepath.Join(s.path, e.Name()), nil
+			}
+		}
+	}
+	return "", nil
+}
+
 // Close drops the in-progress transaction (its rows are replayed from the last checkpoint) and leaves staged
 // ones for the next Open to decide.
 func (s *txnFileSink) Close() error {

@@ -437,3 +437,46 @@ func TestFileSinkConcurrentCommitAndWrite(t *testing.T) {
 		t.Fatalf("%d committed files, want %d", got, want)
 	}
 }
+
+// Pins exec.PublishChecker for the file and log sinks: a committed transaction above the given checkpoint is
+// named, one of another job or operator, or at or below it, is not; a staged one is not published. A restore
+// falls back past a damaged checkpoint only when this says nothing was published after the older one.
+func TestSinksTellWhatTheyPublishedAfter(t *testing.T) {
+	mem := checkedAlloc(t)
+	logDir := t.TempDir()
+	l, err := CreateLog(state.OS, logDir, kvSchema)
+	must(t, err)
+	csvDir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		sink func() exec.Sink
+		dir  string
+	}{{"csv", func() exec.Sink { return newCSVSink(csvDir) }, csvDir}, {"log", func() exec.Sink { return NewLogSink(l) }, logDir}} {
+		t.Run(tc.name, func(t *testing.T) {
+			task := newTask(mem, taskOpts{})
+			s := tc.sink()
+			must(t, s.Open(task))
+			for id := uint64(1); id <= 3; id++ {
+				must(t, s.Write(kvBatch(mem, int64(id))))
+				must(t, s.PreCommit(id))
+			}
+			must(t, s.Commit(2)) // 3 stays staged
+			must(t, s.Close())
+			other := tc.sink()
+			must(t, other.Open(newTask(mem, taskOpts{job: "j2"})))
+			must(t, other.Write(kvBatch(mem, 9)))
+			must(t, other.PreCommit(9))
+			must(t, other.Commit(9))
+			must(t, other.Close())
+
+			pc := tc.sink().(exec.PublishChecker)
+			for after, want := range map[uint64]bool{0: true, 1: true, 2: false, 3: false} {
+				got, err := pc.PublishedAfter(task, after)
+				must(t, err)
+				if (got != "") != want || want && !strings.HasPrefix(got, tc.dir) {
+					t.Fatalf("PublishedAfter(%d) = %q, want published %v", after, got, want)
+				}
+			}
+		})
+	}
+}

@@ -44,7 +44,7 @@ func (e *testEnv) Log(obj *catalog.Object) (*operators.Log, error) {
 		}
 		cols = append(cols, Col{Name: c.Name, Type: t})
 	}
-	l, err := operators.OpenLog(state.OS, filepath.Join(e.dir, "logs", obj.Name), schemaOf(cols))
+	l, err := operators.CreateLog(state.OS, filepath.Join(e.dir, "logs", obj.Name), schemaOf(cols))
 	if err != nil {
 		return nil, err
 	}

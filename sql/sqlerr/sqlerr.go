@@ -42,6 +42,7 @@ const (
 	InvalidJobState        = "55000" // object_not_in_prerequisite_state
 	QueryCanceled          = "57014"
 	InternalError          = "XX000"
+	DataCorrupted          = "XX001" // data_corrupted: a durable file failed its checksum or is missing
 	IOError                = "58030"
 	UndefinedFile          = "58P01" // a connector path that does not exist
 	DiskFull               = "53100" // disk_full: ENOSPC (or a quota) under a statement's or a job's write
@@ -79,8 +80,15 @@ func New(code string, pos int, format string, args ...any) *Error {
 	return &Error{Code: code, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Wrap turns err into an Error with code unless it already is one; the message is err's. An err that wraps
-// ENOSPC or EDQUOT is 53100 disk_full instead of code.
+// Coded is implemented by errors of other packages that know their SQLSTATE (state.CorruptError is XX001), so
+// that this leaf package need not import them.
+type Coded interface {
+	SQLState() string
+}
+
+// Wrap turns err into an Error with code unless it already is one; the message is err's. An err that wraps a
+// Coded error takes that error's code instead of code (damage found under an I/O error is still XX001), and one
+// that wraps ENOSPC or EDQUOT is 53100 disk_full.
 func Wrap(code string, err error) *Error {
 	if err == nil {
 		return nil
@@ -89,7 +97,10 @@ func Wrap(code string, err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	var c Coded
+	if errors.As(err, &c) {
+		code = c.SQLState()
+	} else if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		code = DiskFull // whatever layer it came through: a full disk is the user's to fix, never XX000
 	}
 	return &Error{Code: code, Pos: NoPos, Msg: err.Error(), Err: err}
