@@ -97,9 +97,18 @@ func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (*Result, err
 
 // execute runs one statement; params holds the values of its $n parameters (nil when it has none).
 func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.Params) (res *Result, err error) {
+	if d := s.vars.statementTimeout(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
+		defer cancel()
+	}
 	defer func() {
 		if err != nil {
 			err = sqlerr.As(err)
+			if context.Cause(ctx) == errStatementTimeout {
+				// However the wait that ended reported it (FLUSH, a SELECT's dataflow, an INSERT), the timeout did.
+				err = sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to statement timeout")
+			}
 		}
 	}()
 	if s.inSet {
@@ -397,6 +406,9 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 		Reads: p.Reads, Settings: m}
 	return s.launch("INSERT 0 0", spec, p)
 }
+
+// errStatementTimeout is the cause of a statement's context when statement_timeout ended it.
+var errStatementTimeout = errors.New("statement timeout")
 
 // errLimit stops a SELECT's dataflow once LIMIT rows arrived.
 var errLimit = errors.New("limit reached")

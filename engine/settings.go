@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,6 +175,13 @@ func (v vars) set(name, value string, def bool) error {
 		if name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(value, "-", ""), "utf8") {
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "client_encoding %q is not supported: only UTF8", value)
 		}
+		if name == "statement_timeout" {
+			ms, err := parseMillis(name, value)
+			if err != nil {
+				return err
+			}
+			value = formatMillis(ms) // as Postgres shows it: 5000 is 5s
+		}
 	default:
 		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "unrecognized configuration parameter %q", name)
 	}
@@ -199,4 +208,66 @@ func (v vars) sortedNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// statementTimeout is statement_timeout as a duration; 0 is no timeout.
+func (v vars) statementTimeout() time.Duration {
+	ms, err := parseMillis("statement_timeout", v["statement_timeout"])
+	if err != nil {
+		return 0 // set checked it
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+type timeUnit struct {
+	name string
+	ms   float64
+}
+
+// timeUnits are Postgres' units of a time setting, in milliseconds.
+var timeUnits = []timeUnit{{"us", 0.001}, {"ms", 1}, {"s", 1000}, {"min", 60_000}, {"h", 3_600_000}, {"d", 86_400_000}}
+
+// parseMillis reads a time setting as Postgres does: a number of milliseconds, or a number and a unit (us, ms, s,
+// min, h, d; spaces allowed between), rounded to whole milliseconds, from 0 to 2147483647.
+func parseMillis(name, value string) (int64, error) {
+	v := strings.TrimSpace(value)
+	num := strings.TrimRight(v, "abcdefghijklmnopqrstuvwxyz")
+	unit := strings.TrimSpace(v[len(num):])
+	bad := func(hint string) error {
+		e := sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for parameter %q: %q", name, value)
+		e.Hint = hint
+		return e
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, bad("")
+	}
+	scale := 1.0
+	if unit != "" {
+		i := slices.IndexFunc(timeUnits, func(u timeUnit) bool { return u.name == unit })
+		if i < 0 {
+			return 0, bad(`Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`)
+		}
+		scale = timeUnits[i].ms
+	}
+	ms := math.Round(f * scale)
+	if ms < 0 || ms > math.MaxInt32 {
+		e := sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "%s ms is outside the valid range for parameter %q (0 .. 2147483647)", strconv.FormatFloat(ms, 'f', -1, 64), name)
+		return 0, e
+	}
+	return int64(ms), nil
+}
+
+// formatMillis prints milliseconds in the largest unit that divides them, as Postgres' SHOW does.
+func formatMillis(ms int64) string {
+	if ms == 0 {
+		return "0"
+	}
+	for i := len(timeUnits) - 1; i >= 1; i-- {
+		u := int64(timeUnits[i].ms)
+		if ms%u == 0 {
+			return strconv.FormatInt(ms/u, 10) + timeUnits[i].name
+		}
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
 }

@@ -635,3 +635,47 @@ func TestTrustOnlyOnLoopback(t *testing.T) {
 		t.Errorf("trust on a network address: %v", err)
 	}
 }
+
+// pins: statement_timeout (set by SET, in Postgres' units, or as a startup parameter) ends a statement that runs
+// longer with 57014 "canceling statement due to statement timeout", in both protocols; 0 turns it off; the
+// connection goes on.
+func TestStatementTimeout(t *testing.T) {
+	ts := startServer(t, Config{})
+	cfg := ts.pgxConfig(t, "")
+	cfg.RuntimeParams["statement_timeout"] = "100ms"
+	c := connectWith(t, cfg)
+	unboundedStream(t, c)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		for _, set := range []string{"", "SET statement_timeout = 150", "SET statement_timeout = '0.2s'"} {
+			if set != "" {
+				exec(t, c, set)
+			}
+			_, err := c.Exec(context.Background(), longQuery, mode)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "57014" || pe.Message != "canceling statement due to statement timeout" {
+				t.Fatalf("%v %q: got %v", mode, set, err)
+			}
+			var one int32
+			if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+				t.Fatalf("%v: after the timeout: %v", mode, err)
+			}
+		}
+	}
+	var shown string
+	if err := c.QueryRow(context.Background(), "SHOW statement_timeout").Scan(&shown); err != nil || shown != "200ms" {
+		t.Fatalf("SHOW statement_timeout = %q, %v; want 200ms", shown, err)
+	}
+	// 0 is off: a query that takes a second (two rows at one a second) is not interrupted.
+	exec(t, c, "SET statement_timeout = 0")
+	rows, err := c.Query(context.Background(), "SELECT x FROM slow LIMIT 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil || n != 2 {
+		t.Fatalf("with statement_timeout = 0: %d rows, %v", n, err)
+	}
+}

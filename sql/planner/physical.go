@@ -179,6 +179,8 @@ type lowering struct {
 	bounded  bool
 	// allBounded stays set while every source lowered so far ends by itself.
 	allBounded bool
+	// unbounded are the scans lowered to sources that never end.
+	unbounded []*scanNode
 	nodes      []*PNode
 	ids        map[string]int
 	logReads   []LogRead

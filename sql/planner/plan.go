@@ -88,6 +88,20 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 	if !p.Bounded && len(p.Order) > 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY over an unbounded source is not supported")
 	}
+	if agg := finalOverUnbounded(root, l.unbounded); agg != nil {
+		// A GROUP BY without a window in an ad-hoc SELECT emits once its input ended: over an unbounded input
+		// never, whatever the LIMIT, while its state grows with every key.
+		what := "an aggregate without a window"
+		if agg.keys > 0 && len(agg.cfg.Aggs) == 0 {
+			what = "DISTINCT"
+		} else if agg.keys > 0 {
+			what = "GROUP BY without a window"
+		}
+		e := sqlerr.New(sqlerr.FeatureNotSupported, q.P,
+			"this SELECT computes %s over an unbounded source: its result is final only when the input ends, which it never does", what)
+		e.Hint = "Keep the result up to date with CREATE MATERIALIZED VIEW and query the view, or aggregate per window (TUMBLE, HOP, SESSION, CUMULATE), whose results a watermark closes."
+		return nil, e
+	}
 	l.add(&PNode{ID: "result", Kind: exec.SinkNode, Parallelism: top.Parallelism, Label: "Result", Client: true,
 		Inputs:  []PEdge{{From: top, Exchange: exec.ForwardExchange()}},
 		newSink: func(int) exec.Sink { return operators.NewResultSink(deliver) }})
@@ -267,6 +281,48 @@ func visibleOnly(n node, visible int) node {
 		p.out = append(p.out, cols[i])
 	}
 	return p
+}
+
+// finalOverUnbounded returns an aggregate of root that emits only at the end of its input (a GROUP BY without a
+// window in an ad-hoc SELECT) while that input reads one of the unbounded scans, or nil.
+func finalOverUnbounded(root node, unbounded []*scanNode) *aggNode {
+	var found *aggNode
+	var reads func(n node) bool // n reads an unbounded scan, recording the first final-only aggregate above one
+	reads = func(n node) bool {
+		var ins []node
+		switch x := n.(type) {
+		case *scanNode:
+			return slices.Contains(unbounded, x)
+		case *filterNode:
+			ins = []node{x.in}
+		case *projectNode:
+			ins = []node{x.in}
+		case *windowTVFNode:
+			ins = []node{x.in}
+		case *assignNode:
+			ins = []node{x.tvf}
+		case *unionNode:
+			ins = x.inputs
+		case *joinNode:
+			ins = []node{x.left, x.right}
+		case *topNNode:
+			ins = []node{x.in}
+		case *aggNode:
+			ins = []node{x.pre}
+		}
+		any := false
+		for _, in := range ins {
+			if reads(in) {
+				any = true
+			}
+		}
+		if agg, ok := n.(*aggNode); ok && any && agg.global && found == nil {
+			found = agg
+		}
+		return any
+	}
+	reads(root)
+	return found
 }
 
 // updatingReason says why n's result has retractions, "" when it is append-only.
@@ -514,6 +570,7 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 	}
 	if !bounded {
 		l.allBounded = false
+		l.unbounded = append(l.unbounded, n)
 	}
 	if n.wm != nil {
 		wm := n.wm
