@@ -181,9 +181,9 @@ type lowering struct {
 	allBounded bool
 	// unbounded are the scans lowered to sources that never end.
 	unbounded []*scanNode
-	nodes      []*PNode
-	ids        map[string]int
-	logReads   []LogRead
+	nodes     []*PNode
+	ids       map[string]int
+	logReads  []LogRead
 }
 
 func (l *lowering) add(n *PNode) *PNode {
