@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -85,4 +86,96 @@ func TestSelectTimeoutAndCleanup(t *testing.T) {
 		t.Fatalf("timed out: %v", err)
 	}
 	released("a SELECT past statement_timeout")
+}
+
+// rowCollector is a RowWriter that keeps what it was given; first (if set) runs once, at the first rows.
+type rowCollector struct {
+	cols    []Column
+	batches [][][]*string
+	first   func()
+}
+
+func (w *rowCollector) Columns(cols []Column) error { w.cols = cols; return nil }
+func (w *rowCollector) Rows(rows [][]*string) error {
+	w.batches = append(w.batches, rows)
+	if w.first != nil {
+		w.first()
+		w.first = nil
+	}
+	return nil
+}
+
+func (w *rowCollector) lines() []string {
+	var out []string
+	for _, b := range w.batches {
+		out = append(out, resultLines(&Result{Rows: b})...)
+	}
+	return out
+}
+
+// pins: with a RowWriter an ad-hoc SELECT hands its rows over batch by batch while its dataflow runs (it used to
+// build the whole result first): a SELECT that never ends shows its first rows; OFFSET and LIMIT apply to the
+// stream; an aggregate over no rows still gives its one row; ORDER BY is gathered and returned whole.
+func TestSelectStreamsRows(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM endless (id BIGINT) WITH (connector = 'datagen', 'fields.id.kind' = 'sequence')`)
+	mustExec(t, s, `CREATE STREAM tens (id BIGINT) WITH (connector = 'datagen', 'fields.id.kind' = 'sequence',
+		'number-of-rows' = '10')`)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &rowCollector{first: cancel} // the client has seen rows: it cancels
+	var results []*Result
+	err := s.Run(ctx, "SELECT id FROM endless LIMIT 1000000000000", w, func(r *Result) { results = append(results, r) })
+	if sqlerr.Code(err) != sqlerr.QueryCanceled || len(w.batches) == 0 || len(results) != 0 {
+		t.Fatalf("never-ending SELECT: %v, %d batches, results %v", err, len(w.batches), results)
+	}
+	if len(w.cols) != 1 || w.cols[0].Name != "id" || *w.batches[0][0][0] != "0" {
+		t.Fatalf("columns %v, first row %v", w.cols, w.batches[0][0])
+	}
+
+	for _, c := range []struct {
+		sql      string
+		want     []string
+		streamed bool
+	}{
+		{"SELECT id FROM endless LIMIT 4 OFFSET 3", []string{"3", "4", "5", "6"}, true},
+		{"SELECT id * 10 FROM tens WHERE id >= 8", []string{"80", "90"}, true},
+		{"SELECT count(*), sum(id) FROM tens WHERE id < 0", []string{"0|NULL"}, true},
+		{"SELECT id FROM tens ORDER BY id DESC LIMIT 2", []string{"9", "8"}, false},
+	} {
+		w := &rowCollector{}
+		var res *Result
+		if err := s.Run(context.Background(), c.sql, w, func(r *Result) { res = r }); err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		got := w.lines()
+		if !c.streamed {
+			got = resultLines(res)
+		}
+		if res.Streamed != c.streamed || c.streamed && len(w.cols) != len(res.Columns) {
+			t.Fatalf("%s: streamed %v, want %v", c.sql, res.Streamed, c.streamed)
+		}
+		equalLines(t, c.sql, got, c.want)
+		if want := fmt.Sprintf("SELECT %d", len(c.want)); res.Tag != want {
+			t.Errorf("%s: tag %q, want %q", c.sql, res.Tag, want)
+		}
+	}
+}
+
+// pins: a SELECT that must keep its rows until its end (ORDER BY, an updating result) fails with 53200 once they
+// outgrow max_result_memory, instead of growing without bound.
+func TestResultMemoryLimit(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM many (id BIGINT) WITH (connector = 'datagen', 'fields.id.kind' = 'sequence',
+		'number-of-rows' = '100000')`)
+	mustExec(t, s, "SET max_result_memory = '64kB'")
+	_, err := s.Execute(context.Background(), "SELECT id FROM many ORDER BY id DESC")
+	if sqlerr.Code(err) != sqlerr.OutOfMemory {
+		t.Fatalf("ORDER BY over 100000 rows in 64kB: %v", err)
+	}
+	equalLines(t, "under the limit", rows(t, s, "SELECT id FROM many WHERE id < 3 ORDER BY id DESC"), []string{"2", "1", "0"})
+	mustExec(t, s, "RESET max_result_memory")
+	if got := rows(t, s, "SELECT id FROM many ORDER BY id DESC"); len(got) != 100000 || got[0] != "99999" {
+		t.Fatalf("under the default limit: %d rows, first %v", len(got), got[:1])
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -51,6 +52,16 @@ var pgSettings = map[string]string{
 	"bytea_output":                        "hex",
 	"is_superuser":                        "on",
 	"max_identifier_length":               "63",
+}
+
+// limitSettings bound what one statement may take, so that no single client takes the server down; they apply
+// to the session's own statements.
+var limitSettings = map[string]string{
+	// The longest statement text accepted (the REPL's and exec's statements, a pgwire Query or Parse), checked
+	// before parsing: parsing takes several times a statement's size. Postgres' only limit is its 1 GB message.
+	"max_statement_size": "16MB",
+	// The most memory a SELECT may keep for rows it can only return at its end (ORDER BY, an updating result).
+	"max_result_memory": "256MB",
 }
 
 // jobSettings are the parsed job settings.
@@ -145,6 +156,7 @@ func newVars() vars {
 	v := vars{}
 	maps.Copy(v, pgSettings)
 	maps.Copy(v, jobSettingDefaults)
+	maps.Copy(v, limitSettings)
 	return v
 }
 
@@ -156,7 +168,17 @@ func (v vars) set(name, value string, def bool) error {
 	}
 	dflt, isJob := jobSettingDefaults[name]
 	pgDefault, isPG := pgSettings[name]
+	limitDefault, isLimit := limitSettings[name]
 	switch {
+	case isLimit:
+		if def {
+			value = limitDefault
+		}
+		n, err := parseBytes(name, value)
+		if err != nil {
+			return err
+		}
+		value = formatBytes(n)
 	case isJob:
 		if def {
 			value = dflt
@@ -270,4 +292,57 @@ func formatMillis(ms int64) string {
 		}
 	}
 	return strconv.FormatInt(ms, 10) + "ms"
+}
+
+// limit returns a size setting in bytes.
+func (v vars) limit(name string) int64 {
+	n, err := parseBytes(name, v[name])
+	if err != nil {
+		n, _ = parseBytes(name, limitSettings[name]) // set checked it
+	}
+	return n
+}
+
+type byteUnit struct {
+	name string
+	n    int64
+}
+
+// byteUnits are Postgres' memory units.
+var byteUnits = []byteUnit{{"B", 1}, {"kB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}}
+
+// parseBytes reads a size setting: a number of bytes, or a whole number and one of Postgres' memory units (B, kB,
+// MB, GB, TB; spaces allowed between), from 1 kB to 1 TB.
+func parseBytes(name, value string) (int64, error) {
+	v := strings.TrimSpace(value)
+	num := strings.TrimRightFunc(v, unicode.IsLetter)
+	unit := strings.TrimSpace(v[len(num):])
+	e := sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for parameter %q: %q", name, value)
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil {
+		return 0, e
+	}
+	scale := int64(1)
+	if unit != "" {
+		i := slices.IndexFunc(byteUnits, func(u byteUnit) bool { return u.name == unit })
+		if i < 0 {
+			e.Hint = `Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".`
+			return 0, e
+		}
+		scale = byteUnits[i].n
+	}
+	if n < 1 || n > (1<<40)/scale || n*scale < 1<<10 {
+		return 0, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "%q is outside the valid range for parameter %q (1kB .. 1TB)", value, name)
+	}
+	return n * scale, nil
+}
+
+// formatBytes prints a size in the largest unit that divides it, as Postgres' SHOW does.
+func formatBytes(n int64) string {
+	for i := len(byteUnits) - 1; i > 0; i-- {
+		if n%byteUnits[i].n == 0 {
+			return strconv.FormatInt(n/byteUnits[i].n, 10) + byteUnits[i].name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }

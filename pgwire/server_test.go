@@ -679,3 +679,37 @@ func TestStatementTimeout(t *testing.T) {
 		t.Fatalf("with statement_timeout = 0: %d rows, %v", n, err)
 	}
 }
+
+// pins: a SELECT's rows reach the client as they are produced (DataRows flushed per batch), in both protocols: a
+// SELECT that never ends shows its first rows, and the client's cancel then ends it. It used to send nothing
+// before the whole result was built.
+func TestSelectStreamsRows(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := ts.connect(t)
+	exec(t, c, `CREATE STREAM fast (x BIGINT) WITH (connector = 'datagen', 'fields.x.kind' = 'sequence')`)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		ctx, cancel := context.WithCancel(context.Background())
+		rows, err := c.Query(ctx, "SELECT x FROM fast LIMIT 1000000000000", mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for len(got) < 3 && rows.Next() {
+			var x int64
+			if err := rows.Scan(&x); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, x)
+		}
+		cancel()
+		rows.Close()
+		var pe *pgconn.PgError
+		if fmt.Sprint(got) != "[0 1 2]" || !errors.As(rows.Err(), &pe) || pe.Code != "57014" {
+			t.Fatalf("%v: rows %v, then %v", mode, got, rows.Err())
+		}
+		var one int32
+		if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+			t.Fatalf("%v: after the cancel: %v", mode, err)
+		}
+	}
+}
