@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,5 +178,95 @@ func TestResultMemoryLimit(t *testing.T) {
 	mustExec(t, s, "RESET max_result_memory")
 	if got := rows(t, s, "SELECT id FROM many ORDER BY id DESC"); len(got) != 100000 || got[0] != "99999" {
 		t.Fatalf("under the default limit: %d rows, first %v", len(got), got[:1])
+	}
+}
+
+// peakAllocator records the most Arrow memory in use at once.
+type peakAllocator struct {
+	*memory.CheckedAllocator
+	peak int
+}
+
+func (a *peakAllocator) note() { a.peak = max(a.peak, a.CurrentAlloc()) }
+func (a *peakAllocator) Allocate(n int) []byte {
+	b := a.CheckedAllocator.Allocate(n)
+	a.note()
+	return b
+}
+func (a *peakAllocator) Reallocate(n int, b []byte) []byte {
+	b = a.CheckedAllocator.Reallocate(n, b)
+	a.note()
+	return b
+}
+
+// pins: INSERT ... VALUES becomes batches of planner.ValuesBatchRows rows, bound and evaluated one at a time (it
+// used to evaluate every value into an array of its own and concatenate them all, several times the data's
+// size at once), appended whole or not at all; the rows and their order are exact.
+func TestInsertValuesInBatches(t *testing.T) {
+	mem := &peakAllocator{CheckedAllocator: memory.NewCheckedAllocator(memory.NewGoAllocator())}
+	e, err := Open(Config{DataDir: t.TempDir(), Alloc: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		closeEngine(t, e)
+		mem.AssertSize(t, 0)
+	})
+	s := e.NewSession()
+	mustExec(t, s, "CREATE STREAM t (id BIGINT, v DOUBLE PRECISION, s VARCHAR)")
+	const n = 40_000
+	values := func(last string) string {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO t VALUES ")
+		for i := range n {
+			fmt.Fprintf(&sb, "(%d, %d.5, 'r%d'), ", i, i, i)
+		}
+		return sb.String() + last
+	}
+	// A bad value in the last batch: nothing is appended.
+	_, err = s.Execute(context.Background(), values("('x', 0, '')"))
+	if sqlerr.Code(err) != sqlerr.InvalidTextRep {
+		t.Fatalf("bad last row: %v", err)
+	}
+	mem.peak = 0
+	res, err := s.Execute(context.Background(), values(fmt.Sprintf("(%d, 0, 'last')", n)))
+	if err != nil || res[0].Tag != fmt.Sprintf("INSERT 0 %d", n+1) {
+		t.Fatalf("insert: %v %v", res, err)
+	}
+	// The batches take about 1.2 MB and one batch's values, an array each, a few hundred kB more (1.5 MB in all);
+	// the values of all rows in arrays of their own took 6.3 MB.
+	if limit := 3 << 20; mem.peak > limit {
+		t.Errorf("INSERT of %d rows peaked at %d bytes of Arrow memory, want at most %d", n+1, mem.peak, limit)
+	}
+	equalLines(t, "rows", rows(t, s, "SELECT count(*), sum(id), min(s), max(v) FROM t"),
+		[]string{fmt.Sprintf("%d|%d|last|%d.5", n+1, n*(n-1)/2+n, n-1)})
+	equalLines(t, "order", rows(t, s, "SELECT id, s FROM t LIMIT 2 OFFSET 4095"), []string{"4095|r4095", "4096|r4096"})
+}
+
+// pins: a statement longer than max_statement_size is refused before it is parsed, with 54000, by Execute and
+// Prepare alike; shorter ones run.
+func TestMaxStatementSize(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, "SET max_statement_size = '1kB'")
+	if v := s.Var("max_statement_size"); v != "1kB" {
+		t.Fatalf("SHOW max_statement_size = %q", v)
+	}
+	long := "SELECT '" + strings.Repeat("x", 1024) + "'"
+	_, err := s.Execute(context.Background(), long)
+	if e := sqlerr.As(err); e.Code != sqlerr.ProgramLimitExceeded || !strings.Contains(e.Msg, "max_statement_size (1kB)") {
+		t.Fatalf("Execute: %v", err)
+	}
+	if _, err := s.Prepare(context.Background(), long, nil); sqlerr.Code(err) != sqlerr.ProgramLimitExceeded {
+		t.Fatalf("Prepare: %v", err)
+	}
+	equalLines(t, "short", rows(t, s, "SELECT length('"+strings.Repeat("x", 900)+"')"), []string{"900"})
+	for _, bad := range []string{"'1'", "'2 parsecs'", "'-1MB'", "'2TB'", "'abc'"} {
+		if _, err := s.Execute(context.Background(), "SET max_statement_size = "+bad); sqlerr.Code(err) != sqlerr.InvalidParameter {
+			t.Errorf("SET max_statement_size = %s: %v", bad, err)
+		}
+	}
+	mustExec(t, s, "RESET max_statement_size")
+	if v := s.Var("max_statement_size"); v != "16MB" {
+		t.Fatalf("default max_statement_size = %q", v)
 	}
 }

@@ -127,12 +127,14 @@ func (s *Session) resultColumns(ctx context.Context, st parser.Stmt, params *pla
 		return cols, nil
 	case *parser.Insert:
 		if target, ok := s.e.cat.Get(st.Target); ok && target.Kind == catalog.Stream && target.Connector() == "" {
-			rec, isValues, err := planner.ValuesFor(s.e, st, target, ps, s.e.cfg.Alloc)
+			recs, isValues, err := planner.ValuesFor(ctx, s.e, st, target, ps, s.e.cfg.Alloc)
 			if err != nil {
 				return nil, err
 			}
 			if isValues {
-				rec.Release()
+				for _, r := range recs {
+					r.Release()
+				}
 				return nil, nil
 			}
 		}

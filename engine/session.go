@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +90,11 @@ func (s *Session) Run(ctx context.Context, sql string, w RowWriter, done func(*R
 		}
 		done(r)
 		return nil
+	}
+	if len(sql) > largeStatement {
+		// Parsing and binding it took many times its size: give that back to the system once it ran, rather
+		// than keep it in the heap while the server idles.
+		defer debug.FreeOSMemory()
 	}
 	stmts, err := parser.Parse(sql)
 	if err != nil {
@@ -339,20 +345,27 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 	ps.Params = params
 	target, ok := s.e.cat.Get(st.Target)
 	if ok && target.Kind == catalog.Stream && target.Connector() == "" {
-		rec, isValues, err := planner.ValuesFor(s.e, st, target, ps, s.e.cfg.Alloc)
+		recs, isValues, err := planner.ValuesFor(ctx, s.e, st, target, ps, s.e.cfg.Alloc)
 		if err != nil {
 			return nil, err
 		}
 		if isValues {
-			defer rec.Release()
+			batches := make([]exec.Batch, len(recs))
+			n := int64(0)
+			for i, rec := range recs {
+				defer rec.Release()
+				batches[i] = exec.Batch{Rec: rec}
+				n += rec.NumRows()
+			}
 			l, err := s.e.Log(target)
 			if err != nil {
 				return nil, err
 			}
-			if err := l.Append(exec.Batch{Rec: rec}); err != nil {
+			// One segment: the INSERT is appended whole or not at all.
+			if err := l.Append(batches...); err != nil {
 				return nil, sqlerr.Wrap(sqlerr.IOError, err)
 			}
-			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", rec.NumRows())}, nil
+			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
 		}
 	}
 	if params != nil && len(params.Given) > 0 {
@@ -435,6 +448,9 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 		Reads: p.Reads, Settings: m}
 	return s.launch("INSERT 0 0", spec, p)
 }
+
+// largeStatement is the size of statement text past which Run returns the memory it took to the system.
+const largeStatement = 1 << 20
 
 // errStatementTimeout is the cause of a statement's context when statement_timeout ended it.
 var errStatementTimeout = errors.New("statement timeout")

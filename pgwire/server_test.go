@@ -713,3 +713,22 @@ func TestSelectStreamsRows(t *testing.T) {
 		}
 	}
 }
+
+// pins: a statement over max_statement_size is refused with 54000 in both protocols, and the connection goes on.
+func TestMaxStatementSize(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := ts.connect(t)
+	exec(t, c, "SET max_statement_size = '4kB'")
+	long := "SELECT '" + strings.Repeat("x", 5000) + "'"
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		_, err := c.Exec(context.Background(), long, mode)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "54000" {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		var one int32
+		if err := c.QueryRow(context.Background(), "SELECT 1", mode).Scan(&one); err != nil || one != 1 {
+			t.Fatalf("%v: after the refusal: %v", mode, err)
+		}
+	}
+}

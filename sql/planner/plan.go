@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -660,26 +661,60 @@ func EvalValues(n *valuesNode, mem memory.Allocator) (arrow.RecordBatch, error) 
 	return array.NewRecordBatch(schema, cols, int64(len(n.rows))), nil
 }
 
-// ValuesFor binds INSERT INTO stream VALUES ... into a batch of the stream's schema, for an append without a job.
-// ok is false when the insert is not a plain VALUES list.
-func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, s Settings, mem memory.Allocator) (rec arrow.RecordBatch, ok bool, err error) {
+// ValuesBatchRows is how many rows of INSERT ... VALUES are bound and evaluated together: the statement becomes
+// batches of at most this many rows, so what it takes beyond its syntax tree is its Arrow data, not a bound
+// expression and an array per value.
+const ValuesBatchRows = 4096
+
+// ValuesFor binds INSERT INTO stream VALUES ... into batches of the stream's schema (ValuesBatchRows rows each,
+// the last fewer), for an append without a job; ok is false when the INSERT's query is not a plain VALUES. The
+// caller releases the batches. ctx ends the work between batches (a statement timeout, a cancel).
+func ValuesFor(ctx context.Context, env Env, ins *parser.Insert, target *catalog.Object, s Settings, mem memory.Allocator) (recs []arrow.RecordBatch, ok bool, err error) {
 	v, isValues := ins.Query.Body.(*parser.Values)
 	if !isValues || len(ins.Query.With) > 0 || len(ins.Query.OrderBy) > 0 || ins.Query.Limit != nil {
 		return nil, false, nil
 	}
+	defer func() {
+		if err != nil {
+			for _, r := range recs {
+				r.Release()
+			}
+			recs = nil
+		}
+	}()
 	b := &binder{cat: env.Catalog(), params: s.Params}
-	vn, err := b.bindValuesAs(v, insertHints(target, ins))
+	hints := insertHints(target, ins)
+	for lo := 0; lo == 0 || lo < len(v.Rows); lo += ValuesBatchRows {
+		if err := ctx.Err(); err != nil {
+			return recs, true, err
+		}
+		chunk := &parser.Values{P: v.P, Rows: v.Rows[lo:min(lo+ValuesBatchRows, len(v.Rows))]}
+		if lo > 0 && len(chunk.Rows[0]) != len(v.Rows[0]) {
+			return recs, true, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES lists must all be the same length")
+		}
+		rec, err := valuesBatch(b, chunk, hints, target, ins, mem)
+		if err != nil {
+			return recs, true, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, true, nil
+}
+
+// valuesBatch binds and evaluates rows of INSERT ... VALUES into one batch of the target's schema.
+func valuesBatch(b *binder, v *parser.Values, hints []arrow.DataType, target *catalog.Object, ins *parser.Insert, mem memory.Allocator) (arrow.RecordBatch, error) {
+	vn, err := b.bindValuesAs(v, hints)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	root, err := assignTo(vn, target, ins)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	p := root.(*projectNode)
 	in, err := EvalValues(vn.(*valuesNode), mem)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	defer in.Release()
 	ctx := &expr.Context{Alloc: mem, Mode: expr.ErrorsFail}
@@ -690,7 +725,7 @@ func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, s Settings, 
 			for _, c := range cols[:i] {
 				c.Release()
 			}
-			return nil, true, posErr(err, ins.Query.P)
+			return nil, posErr(err, ins.Query.P)
 		}
 		cols[i] = a
 	}
@@ -698,7 +733,7 @@ func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, s Settings, 
 	for _, c := range cols {
 		c.Release()
 	}
-	return out, true, nil
+	return out, nil
 }
 
 // insertHints returns the type each VALUES column of an INSERT is headed for.
