@@ -76,14 +76,14 @@ func TestSelectTimeoutAndCleanup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	_, err := s.Execute(ctx, never)
 	cancel()
-	if e := sqlerr.As(err); e.Code != sqlerr.QueryCanceled || e.Msg != "canceling statement due to user request" {
+	if e := sqlerr.As(err); err == nil || e.Code != sqlerr.QueryCanceled || e.Msg != "canceling statement due to user request" {
 		t.Fatalf("cancelled: %v", err)
 	}
 	released("a cancelled SELECT")
 
 	mustExec(t, s, "SET statement_timeout = 200")
 	_, err = s.Execute(context.Background(), never)
-	if e := sqlerr.As(err); e.Code != sqlerr.QueryCanceled || e.Msg != "canceling statement due to statement timeout" {
+	if e := sqlerr.As(err); err == nil || e.Code != sqlerr.QueryCanceled || e.Msg != "canceling statement due to statement timeout" {
 		t.Fatalf("timed out: %v", err)
 	}
 	released("a SELECT past statement_timeout")
@@ -253,7 +253,7 @@ func TestMaxStatementSize(t *testing.T) {
 	}
 	long := "SELECT '" + strings.Repeat("x", 1024) + "'"
 	_, err := s.Execute(context.Background(), long)
-	if e := sqlerr.As(err); e.Code != sqlerr.ProgramLimitExceeded || !strings.Contains(e.Msg, "max_statement_size (1kB)") {
+	if e := sqlerr.As(err); err == nil || e.Code != sqlerr.ProgramLimitExceeded || !strings.Contains(e.Msg, "max_statement_size (1kB)") {
 		t.Fatalf("Execute: %v", err)
 	}
 	if _, err := s.Prepare(context.Background(), long, nil); sqlerr.Code(err) != sqlerr.ProgramLimitExceeded {
@@ -269,4 +269,22 @@ func TestMaxStatementSize(t *testing.T) {
 	if v := s.Var("max_statement_size"); v != "16MB" {
 		t.Fatalf("default max_statement_size = %q", v)
 	}
+}
+
+// pins: statement_timeout ends an INSERT ... VALUES between its batches with 57014, and nothing is appended.
+func TestInsertValuesTimeout(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, "CREATE STREAM t (id BIGINT)")
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO t VALUES (0)")
+	for i := 1; i < 100_000; i++ { // 25 batches: binding them takes far longer than the timeout
+		fmt.Fprintf(&sb, ", (%d)", i)
+	}
+	mustExec(t, s, "SET statement_timeout = '1ms'")
+	_, err := s.Execute(context.Background(), sb.String())
+	if e := sqlerr.As(err); err == nil || e.Code != sqlerr.QueryCanceled || e.Msg != "canceling statement due to statement timeout" {
+		t.Fatalf("INSERT past statement_timeout: %v", err)
+	}
+	mustExec(t, s, "SET statement_timeout = 0")
+	equalLines(t, "nothing appended", rows(t, s, "SELECT count(*) FROM t"), []string{"0"})
 }
