@@ -266,7 +266,7 @@ func TestMaxStatementSize(t *testing.T) {
 		}
 	}
 	mustExec(t, s, "RESET max_statement_size")
-	if v := s.Var("max_statement_size"); v != "16MB" {
+	if v := s.Var("max_statement_size"); v != "4MB" {
 		t.Fatalf("default max_statement_size = %q", v)
 	}
 }

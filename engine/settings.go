@@ -59,7 +59,7 @@ var pgSettings = map[string]string{
 var limitSettings = map[string]string{
 	// The longest statement text accepted (the REPL's and exec's statements, a pgwire Query or Parse), checked
 	// before parsing: parsing takes several times a statement's size. Postgres' only limit is its 1 GB message.
-	"max_statement_size": "16MB",
+	"max_statement_size": "4MB",
 	// The most memory a SELECT may keep for rows it can only return at its end (ORDER BY, an updating result).
 	"max_result_memory": "256MB",
 }

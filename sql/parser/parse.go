@@ -814,7 +814,8 @@ func (p *parser) parseQuery(lo, hi int) (*Query, error) {
 	return p.tidbQuery(lo, hi)
 }
 
-// literalValues reads a VALUES list of plain literals (numbers, strings, NULL, TRUE, FALSE, $n), the shape of a
+// literalValues reads a VALUES list of plain literals (numbers, signed too, strings, NULL, TRUE, FALSE, $n,
+// TIMESTAMP '...', DATE '...'), the shape of a
 // bulk INSERT, straight from the tokens into the tree TiDB's path would build (parse_test.go compares them):
 // TiDB's tree of such a list is tens of times its text, and it is built and converted only to be thrown away. Any
 // other VALUES (an expression, a cast, a sign) goes through TiDB.
@@ -833,6 +834,11 @@ func (p *parser) literalValues(lo, hi int) (*Query, bool) {
 				return nil, false
 			}
 			e, ok := plainLiteral(p.toks[i])
+			if !ok && i+2 < hi {
+				// -42 and TIMESTAMP '...', DATE '...': one literal of two tokens, as TiDB's path folds them.
+				e, ok = signedOrTyped(p.toks[i], p.toks[i+1])
+				i++
+			}
 			if !ok {
 				return nil, false
 			}
@@ -857,6 +863,20 @@ func (p *parser) literalValues(lo, hi int) (*Query, bool) {
 		i++
 	}
 	return &Query{P: v.P, Body: v}, true
+}
+
+// signedOrTyped is the literal two tokens stand for when they are a minus and a number, or TIMESTAMP or DATE and a
+// string, as TiDB's path folds them.
+func signedOrTyped(a, b Token) (Expr, bool) {
+	switch {
+	case isOp(a, "-") && b.Kind == Number:
+		return &Literal{P: a.Pos, Kind: numberKind(b.Value), Text: "-" + b.Value}, true
+	case b.Kind == String && b.Text[0] == '\'' && isKw(a, "timestamp"):
+		return &Literal{P: a.Pos, Kind: LitTimestamp, Text: b.Value}, true
+	case b.Kind == String && b.Text[0] == '\'' && isKw(a, "date"):
+		return &Literal{P: a.Pos, Kind: LitDate, Text: b.Value}, true
+	}
+	return nil, false
 }
 
 // plainLiteral is the literal a lone token stands for, as literalAt converts it.

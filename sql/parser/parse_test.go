@@ -487,6 +487,7 @@ func TestLiteralValuesAsTiDB(t *testing.T) {
 		`VALUES ($1, 'αβ', 'line
 break')`,
 		"VALUES /* c */ (1, -- c\n 2)",
+		`VALUES (-1, - 2.5, -1e3, -.5, -0), (TIMESTAMP '2026-01-01 00:00:01.5', DATE '2026-01-01', timestamp 'x', date '', 'y')`,
 	} {
 		toks, err := Lex(sql)
 		if err != nil {
@@ -506,7 +507,7 @@ break')`,
 			t.Errorf("%s:\nliteral %s\nTiDB    %s", sql, dumpValues(fast), dumpValues(slow))
 		}
 	}
-	for _, sql := range []string{`VALUES (-1)`, `VALUES (1 + 2)`, `VALUES ('a'::text)`, `VALUES (DATE '2026-01-01')`,
+	for _, sql := range []string{`VALUES (- -1)`, `VALUES (+1)`, `VALUES (-1 + 2)`, `VALUES (TIMESTAMP(3) '2026-01-01')`, `VALUES (TIMESTAMP 'x' + INTERVAL '1' DAY)`, `VALUES (1 + 2)`, `VALUES ('a'::text)`,
 		`VALUES (E'\n')`, `VALUES (1), (2`, `VALUES (1) (2)`, `VALUES ()`, `VALUES (x)`, `VALUES (1, 2), (3)`} {
 		toks, _ := Lex(sql)
 		p := &parser{src: sql, toks: toks}
