@@ -89,7 +89,12 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 	if !p.Bounded && len(p.Order) > 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY over an unbounded source is not supported")
 	}
-	if agg := finalOverUnbounded(root, l.unbounded); agg != nil {
+	if agg, windowed := finalOverUnbounded(root, l.unbounded); windowed {
+		e := sqlerr.New(sqlerr.FeatureNotSupported, q.P,
+			"this SELECT aggregates per window over an unbounded source without a watermark: its windows never close, so it would never end")
+		e.Hint = "Declare WATERMARK FOR the stream's time column, or keep the query running with CREATE MATERIALIZED VIEW."
+		return nil, e
+	} else if agg != nil {
 		// A GROUP BY without a window in an ad-hoc SELECT emits once its input ended: over an unbounded input
 		// never, whatever the LIMIT, while its state grows with every key.
 		what := "an aggregate without a window"
@@ -284,16 +289,21 @@ func visibleOnly(n node, visible int) node {
 	return p
 }
 
-// finalOverUnbounded returns an aggregate of root that emits only at the end of its input (a GROUP BY without a
-// window in an ad-hoc SELECT) while that input reads one of the unbounded scans, or nil.
-func finalOverUnbounded(root node, unbounded []*scanNode) *aggNode {
-	var found *aggNode
-	var reads func(n node) bool // n reads an unbounded scan, recording the first final-only aggregate above one
-	reads = func(n node) bool {
+// finalOverUnbounded returns an aggregate of root that can never emit because its input never ends: a GROUP BY
+// without a window in an ad-hoc SELECT (it emits at the end of its input) over one of the unbounded scans, or a
+// window aggregate over an unbounded scan without a watermark (its windows never close); nil when there is none.
+// windowed tells which.
+func finalOverUnbounded(root node, unbounded []*scanNode) (agg *aggNode, windowed bool) {
+	// reads reports whether n reads an unbounded scan, and one without a watermark.
+	var reads func(n node) (any, noWM bool)
+	reads = func(n node) (any, noWM bool) {
 		var ins []node
 		switch x := n.(type) {
 		case *scanNode:
-			return slices.Contains(unbounded, x)
+			if slices.Contains(unbounded, x) {
+				return true, x.wm == nil
+			}
+			return false, false
 		case *filterNode:
 			ins = []node{x.in}
 		case *projectNode:
@@ -311,19 +321,22 @@ func finalOverUnbounded(root node, unbounded []*scanNode) *aggNode {
 		case *aggNode:
 			ins = []node{x.pre}
 		}
-		any := false
 		for _, in := range ins {
-			if reads(in) {
-				any = true
+			a, w := reads(in)
+			any, noWM = any || a, noWM || w
+		}
+		if x, ok := n.(*aggNode); ok && agg == nil {
+			switch {
+			case x.global && any:
+				agg = x
+			case !x.global && !x.group && noWM:
+				agg, windowed = x, true
 			}
 		}
-		if agg, ok := n.(*aggNode); ok && any && agg.global && found == nil {
-			found = agg
-		}
-		return any
+		return any, noWM
 	}
 	reads(root)
-	return found
+	return agg, windowed
 }
 
 // updatingReason says why n's result has retractions, "" when it is append-only.
