@@ -288,3 +288,26 @@ func TestInsertValuesTimeout(t *testing.T) {
 	mustExec(t, s, "SET statement_timeout = 0")
 	equalLines(t, "nothing appended", rows(t, s, "SELECT count(*) FROM t"), []string{"0"})
 }
+
+// pins: statement_timeout ends a FLUSH that waits for a job longer than that with 57014 (FLUSH used to wait
+// however long its jobs took); without the timeout the same FLUSH completes.
+func TestFlushTimeout(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, "CREATE STREAM t (id BIGINT)")
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO t VALUES (0)")
+	for i := 1; i < 50_000; i++ {
+		fmt.Fprintf(&sb, ", (%d)", i)
+	}
+	mustExec(t, s, sb.String())
+	// The job deploys, reads 50000 rows and checkpoints: far longer than a millisecond.
+	mustExec(t, s, "CREATE MATERIALIZED VIEW c AS SELECT id % 7 AS k, count(*) AS n FROM t GROUP BY id % 7")
+	mustExec(t, s, "SET statement_timeout = '1ms'")
+	_, err := s.Execute(context.Background(), "FLUSH")
+	if e := sqlerr.As(err); err == nil || e.Code != sqlerr.QueryCanceled || e.Msg != "canceling statement due to statement timeout" {
+		t.Fatalf("FLUSH past statement_timeout: %v", err)
+	}
+	mustExec(t, s, "SET statement_timeout = 0")
+	mustExec(t, s, "FLUSH")
+	equalLines(t, "view", rows(t, s, "SELECT sum(n) FROM c"), []string{"50000"})
+}
