@@ -175,6 +175,9 @@ func TestResultMemoryLimit(t *testing.T) {
 		t.Fatalf("ORDER BY over 100000 rows in 64kB: %v", err)
 	}
 	equalLines(t, "under the limit", rows(t, s, "SELECT id FROM many WHERE id < 3 ORDER BY id DESC"), []string{"2", "1", "0"})
+	// ORDER BY ... LIMIT keeps only the rows that can still be in the result.
+	equalLines(t, "ORDER BY LIMIT", rows(t, s, "SELECT id FROM many ORDER BY id % 1000 DESC, id LIMIT 3 OFFSET 1"),
+		[]string{"1999", "2999", "3999"})
 	mustExec(t, s, "RESET max_result_memory")
 	if got := rows(t, s, "SELECT id FROM many ORDER BY id DESC"); len(got) != 100000 || got[0] != "99999" {
 		t.Fatalf("under the default limit: %d rows, first %v", len(got), got[:1])

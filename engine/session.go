@@ -645,6 +645,16 @@ func (c *collector) add(b exec.Batch) error {
 		c.rows = append(c.rows, r)
 		c.bytes += r.bytes
 	}
+	if keep := c.limit + c.offset; !c.updating && len(c.order) > 0 && c.limit >= 0 && int64(len(c.rows)) > 2*keep {
+		// ORDER BY ... LIMIT: only the first limit+offset rows in order can be in the result (the sort is stable,
+		// so ties keep their arrival order as a sort of everything would).
+		sortRows(c.rows, c.order)
+		clear(c.rows[keep:])
+		c.rows, c.bytes = c.rows[:keep], 0
+		for _, r := range c.rows {
+			c.bytes += r.bytes
+		}
+	}
 	if c.maxBytes > 0 && c.bytes > c.maxBytes {
 		e := sqlerr.New(sqlerr.OutOfMemory, sqlerr.NoPos, "the result of this SELECT needs more than max_result_memory (%s) to be kept until it is complete", formatBytes(c.maxBytes))
 		e.Detail = "A SELECT with ORDER BY, or whose result is updating (an outer join, a GROUP BY over a changelog), holds its rows until the end."
