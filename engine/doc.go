@@ -6,7 +6,10 @@
 // (checkpoint.interval, checkpoint.mode, parallelism, errors.mode) apply to jobs started afterwards.
 //
 // Results leave as Postgres text forms (operators.TextRows), NULL as nil, so every front end prints the same
-// values. Errors are *sqlerr.Error with positions into the text given to Execute.
+// values. A SELECT streams its rows to the caller's RowWriter (Run, RunStmt, RunPrepared) batch by batch as its
+// dataflow produces them, unless its result is final only at its end (ORDER BY, an updating result): those are
+// kept, up to max_result_memory (53200 past it). Session limits (settings.go): statement_timeout (57014),
+// max_statement_size (54000, checked before parsing), max_result_memory. Errors are *sqlerr.Error with positions into the text given to Execute.
 //
 // Decisions: INSERT INTO <internal stream> VALUES appends one durable segment before it returns (no job);
 // INSERT ... SELECT and CREATE MATERIALIZED VIEW start a job and return at once with their command tag and the

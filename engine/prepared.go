@@ -26,6 +26,9 @@ type Prepared struct {
 // Prepare parses one statement of sql and works out its parameter and result types. paramOIDs are the types
 // the client declared (0 or missing: infer from context; a parameter whose use says nothing is TEXT).
 func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (*Prepared, error) {
+	if err := s.checkStatementSize(sql); err != nil {
+		return nil, err
+	}
 	if p, ok, err := s.prepareIntrospection(sql, paramOIDs); ok {
 		return p, err // a client's catalog query (introspect.go)
 	}
@@ -69,6 +72,11 @@ func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (
 // ExecutePrepared runs a prepared statement with parameter values in text form (nil is NULL; binary values are
 // the caller's to convert to text first).
 func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, values []*string) (*Result, error) {
+	return s.RunPrepared(ctx, p, values, nil)
+}
+
+// RunPrepared is ExecutePrepared with a SELECT's rows streamed to w (nil: kept in the Result).
+func (s *Session) RunPrepared(ctx context.Context, p *Prepared, values []*string, w RowWriter) (*Result, error) {
 	if st, ok := p.Stmt.(*introStmt); ok {
 		return s.executeIntrospection(st, values)
 	}
@@ -79,7 +87,7 @@ func (s *Session) ExecutePrepared(ctx context.Context, p *Prepared, values []*st
 		return nil, sqlerr.New(sqlerr.ProtocolViolation, sqlerr.NoPos, "bind message supplies %d parameters, but prepared statement requires %d",
 			len(values), len(p.ParamTypes))
 	}
-	return s.execute(ctx, p.Stmt, &planner.Params{Given: p.ParamTypes, Values: values})
+	return s.execute(ctx, p.Stmt, &planner.Params{Given: p.ParamTypes, Values: values}, w)
 }
 
 // InTransaction reports whether the session is inside BEGIN ... COMMIT (pgwire's ReadyForQuery status); every
@@ -119,12 +127,14 @@ func (s *Session) resultColumns(ctx context.Context, st parser.Stmt, params *pla
 		return cols, nil
 	case *parser.Insert:
 		if target, ok := s.e.cat.Get(st.Target); ok && target.Kind == catalog.Stream && target.Connector() == "" {
-			rec, isValues, err := planner.ValuesFor(s.e, st, target, ps, s.e.cfg.Alloc)
+			recs, isValues, err := planner.ValuesFor(ctx, s.e, st, target, ps, s.e.cfg.Alloc)
 			if err != nil {
 				return nil, err
 			}
 			if isValues {
-				rec.Release()
+				for _, r := range recs {
+					r.Release()
+				}
 				return nil, nil
 			}
 		}
@@ -134,7 +144,7 @@ func (s *Session) resultColumns(ctx context.Context, st parser.Stmt, params *pla
 		return nil, nil // a job's id comes as a notice
 	case *parser.Show, *parser.Describe, *parser.Explain:
 		// These read the catalog and change nothing: run them for their columns.
-		res, err := s.execute(ctx, st, params)
+		res, err := s.execute(ctx, st, params, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,18 @@ type Result struct {
 	Rows    [][]*string
 	// Notices are warnings for the client (pgwire NoticeResponse), e.g. "relation already exists, skipping".
 	Notices []string
+	// Streamed is set when the rows went to a RowWriter as they were produced: Rows is then empty.
+	Streamed bool
+}
+
+// RowWriter receives the rows of a SELECT as its dataflow produces them (Run, RunStmt, RunPrepared), so a client
+// sees the first rows at once and the engine keeps no more than a batch: Columns once, before any row, then Rows
+// batch by batch. Calls come from the dataflow's goroutines, one at a time, while the statement runs; an error
+// from either ends the statement with that error. A SELECT whose result is final only at its end (ORDER BY, an
+// updating result) does not stream: its Result carries the rows.
+type RowWriter interface {
+	Columns(cols []Column) error
+	Rows(rows [][]*string) error
 }
 
 // Session is one client's connection to the engine: its variables (SET) apply to the jobs it starts afterwards.
@@ -59,32 +72,53 @@ func (s *Session) Var(name string) string { return s.vars[name] }
 // Execute parses sql (one or more statements) and runs them in order. It returns the results of the statements
 // that ran and the first error, whose position (if any) is a byte offset into sql.
 func (s *Session) Execute(ctx context.Context, sql string) ([]*Result, error) {
+	var out []*Result
+	err := s.Run(ctx, sql, nil, func(r *Result) { out = append(out, r) })
+	return out, err
+}
+
+// Run is Execute with the rows of SELECTs streamed to w (nil: kept in their Results): it parses sql and runs the
+// statements in order, handing each one's Result to done as it ends, and returns the first error.
+func (s *Session) Run(ctx context.Context, sql string, w RowWriter, done func(*Result)) error {
+	if err := s.checkStatementSize(sql); err != nil {
+		return err
+	}
 	if r, ok, err := s.introspect(ctx, sql); ok {
 		// A client's catalog query (psql's \d, a driver's type lookup), answered from our catalog.
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return []*Result{r}, nil
+		done(r)
+		return nil
+	}
+	if len(sql) > largeStatement {
+		// Parsing and binding it took many times its size: give that back to the system once it ran, rather
+		// than keep it in the heap while the server idles.
+		defer debug.FreeOSMemory()
 	}
 	stmts, err := parser.Parse(sql)
 	if err != nil {
-		return nil, sqlerr.As(err)
+		return sqlerr.As(err)
 	}
-	var out []*Result
 	for _, st := range stmts {
-		r, err := s.ExecuteStmt(ctx, st)
+		r, err := s.RunStmt(ctx, st, w)
 		if err != nil {
-			return out, err
+			return err
 		}
-		out = append(out, r)
+		done(r)
 	}
-	return out, nil
+	return nil
 }
 
 // ExecuteStmt runs one parsed statement (of a script the caller parsed, for positions in the whole text). A
 // client catalog query is answered as Execute answers it; its error positions are then relative to the
 // statement's own text.
 func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (*Result, error) {
+	return s.RunStmt(ctx, st, nil)
+}
+
+// RunStmt is ExecuteStmt with a SELECT's rows streamed to w (nil: kept in the Result).
+func (s *Session) RunStmt(ctx context.Context, st parser.Stmt, w RowWriter) (*Result, error) {
 	if r, ok, err := s.introspect(ctx, st.SQL()); ok {
 		if err != nil {
 			start, _ := st.Span()
@@ -92,14 +126,24 @@ func (s *Session) ExecuteStmt(ctx context.Context, st parser.Stmt) (*Result, err
 		}
 		return r, nil
 	}
-	return s.execute(ctx, st, nil)
+	return s.execute(ctx, st, nil, w)
 }
 
 // execute runs one statement; params holds the values of its $n parameters (nil when it has none).
-func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.Params) (res *Result, err error) {
+// A SELECT's rows go to w as they are produced (nil: into the Result).
+func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.Params, w RowWriter) (res *Result, err error) {
+	if d := s.vars.statementTimeout(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
+		defer cancel()
+	}
 	defer func() {
 		if err != nil {
 			err = sqlerr.As(err)
+			if context.Cause(ctx) == errStatementTimeout {
+				// However the wait that ended reported it (FLUSH, a SELECT's dataflow, an INSERT), the timeout did.
+				err = sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to statement timeout")
+			}
 		}
 	}()
 	if s.inSet {
@@ -139,7 +183,7 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 	case *parser.Insert:
 		return s.insert(ctx, st, params)
 	case *parser.Select:
-		return s.query(ctx, st.Query, params)
+		return s.query(ctx, st.Query, params, w)
 	case *parser.Flush:
 		if err := s.e.flush(ctx); err != nil {
 			return nil, err
@@ -314,20 +358,27 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 	ps.Params = params
 	target, ok := s.e.cat.Get(st.Target)
 	if ok && target.Kind == catalog.Stream && target.Connector() == "" {
-		rec, isValues, err := planner.ValuesFor(s.e, st, target, ps, s.e.cfg.Alloc)
+		recs, isValues, err := planner.ValuesFor(ctx, s.e, st, target, ps, s.e.cfg.Alloc)
 		if err != nil {
 			return nil, err
 		}
 		if isValues {
-			defer rec.Release()
+			batches := make([]exec.Batch, len(recs))
+			n := int64(0)
+			for i, rec := range recs {
+				defer rec.Release()
+				batches[i] = exec.Batch{Rec: rec}
+				n += rec.NumRows()
+			}
 			l, err := s.e.Log(target)
 			if err != nil {
 				return nil, err
 			}
-			if err := l.Append(exec.Batch{Rec: rec}); err != nil {
+			// One segment: the INSERT is appended whole or not at all.
+			if err := l.Append(batches...); err != nil {
 				return nil, sqlerr.Wrap(sqlerr.IOError, err)
 			}
-			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", rec.NumRows())}, nil
+			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
 		}
 	}
 	if params != nil && len(params.Given) > 0 {
@@ -411,11 +462,20 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 	return s.launch("COMMIT", spec, p) // END's tag in Postgres
 }
 
+// largeStatement is the size of statement text past which Run returns the memory it took to the system.
+const largeStatement = 1 << 20
+
+// errStatementTimeout is the cause of a statement's context when statement_timeout ended it.
+var errStatementTimeout = errors.New("statement timeout")
+
 // errLimit stops a SELECT's dataflow once LIMIT rows arrived.
 var errLimit = errors.New("limit reached")
 
-// query runs an ad-hoc SELECT to completion (or to its LIMIT) and returns its rows.
-func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Params) (*Result, error) {
+// query runs an ad-hoc SELECT to completion (or to its LIMIT). With a RowWriter and a result that is final row
+// by row (no ORDER BY, not updating) the rows go to w batch by batch as the dataflow produces them, after OFFSET
+// and up to LIMIT, and the Result carries none; otherwise they are gathered (at most max_result_memory of them)
+// and returned in the Result.
+func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Params, w RowWriter) (*Result, error) {
 	js, _, err := s.settings()
 	if err != nil {
 		return nil, err
@@ -423,14 +483,32 @@ func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Pa
 	ps := js.planner()
 	ps.Params = params
 	ps.Errors = expr.ErrorsFail // a bad value fails an ad-hoc SELECT (SQLSTATE 22xxx)
-	col := &collector{}
+	col := &collector{maxBytes: s.vars.limit("max_result_memory")}
 	p, err := planner.PlanSelect(s.e, q, ps, col.add)
 	if err != nil {
 		return nil, err
 	}
-	col.order, col.limit, col.offset, col.updating = p.Order, p.Limit, p.Offset, p.Updating
+	col.order, col.limit, col.offset, col.updating, col.visible = p.Order, p.Limit, p.Offset, p.Updating, p.Visible
+	res := &Result{}
+	for _, c := range p.Columns[:p.Visible] {
+		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type, OID: catalog.OID(c.Type)})
+	}
+	if w != nil && !p.Updating && len(p.Order) == 0 {
+		col.w, col.cols, res.Streamed = w, res.Columns, true
+	}
 	if err := s.e.runSelect(ctx, p); err != nil && !col.full() {
 		return nil, err
+	}
+	if col.w != nil {
+		var rows [][]*string
+		if col.sent == 0 && p.EmptyResult != nil && p.Offset == 0 && p.Limit != 0 {
+			rows = p.EmptyResult
+		}
+		if err := col.stream(rows); err != nil && err != errLimit {
+			return nil, err
+		}
+		res.Tag = "SELECT " + strconv.FormatInt(col.sent, 10)
+		return res, nil
 	}
 	rows := col.result()
 	if len(rows) == 0 && len(col.rows) == col.dead && p.EmptyResult != nil && p.Offset == 0 && p.Limit != 0 {
@@ -438,10 +516,7 @@ func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Pa
 			rows = append(rows, collectedRow{text: r})
 		}
 	}
-	res := &Result{Tag: "SELECT " + strconv.Itoa(len(rows))}
-	for _, c := range p.Columns[:p.Visible] {
-		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type, OID: catalog.OID(c.Type)})
-	}
+	res.Tag = "SELECT " + strconv.Itoa(len(rows))
 	for _, r := range rows {
 		res.Rows = append(res.Rows, r.text[:p.Visible])
 	}
@@ -478,9 +553,11 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 	return nil
 }
 
-// collector gathers a SELECT's rows in text form and stops the dataflow at LIMIT when there is no ORDER BY. When
-// the plan is updating (an outer join, a GROUP BY over a changelog) its rows are a changelog: a retraction removes
-// one equal row collected before, and LIMIT waits for the end, since any row may still be retracted.
+// collector takes a SELECT's rows in text form from its dataflow's result sinks (one call at a time). Streaming
+// (w set), it skips OFFSET rows, hands the rest to w and stops the dataflow at LIMIT. Gathering, it keeps the rows,
+// at most maxBytes of them, and stops the dataflow at LIMIT when there is no ORDER BY. When the plan is updating
+// (an outer join, a GROUP BY over a changelog) its rows are a changelog: a retraction removes one equal row
+// collected before, and LIMIT waits for the end, since any row may still be retracted.
 type collector struct {
 	mu       sync.Mutex
 	rows     []collectedRow
@@ -488,20 +565,44 @@ type collector struct {
 	limit    int64
 	offset   int64
 	updating bool
+	visible  int
 	live     map[string][]int // updating: the indexes in rows of the live rows, by TextRowKey
-	dead     int
+	dead     int              // rows retracted (still in rows until compacted)
+	bytes    int64            // the estimated size of the live rows
+	maxBytes int64            // 0: no limit
+
+	w       RowWriter
+	cols    []Column // announced to w with the first rows, or at the end
+	started bool
+	skipped int64 // OFFSET rows dropped (streaming)
+	sent    int64 // rows handed to w
 }
 
 type collectedRow struct {
-	text []*string
-	key  []sortValue
-	dead bool
+	text  []*string
+	key   []sortValue
+	dead  bool
+	bytes int64
 }
 
 func (c *collector) full() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.w != nil {
+		return c.limit >= 0 && c.sent >= c.limit
+	}
 	return !c.updating && c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset
+}
+
+// rowBytes estimates what a row in text form keeps alive: its strings, their headers and the slice.
+func rowBytes(row []*string) int64 {
+	n := int64(24 + 8*len(row))
+	for _, v := range row {
+		if v != nil {
+			n += 16 + int64(len(*v))
+		}
+	}
+	return n
 }
 
 func (c *collector) add(b exec.Batch) error {
@@ -517,12 +618,15 @@ func (c *collector) add(b exec.Batch) error {
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w != nil {
+		return c.stream(text)
+	}
 	var keys [][]sortValue
 	if len(c.order) > 0 {
 		keys = sortValues(b.Rec, c.order)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i, row := range text {
 		if c.updating {
 			k := operators.TextRowKey(row)
@@ -531,7 +635,9 @@ func (c *collector) add(b exec.Batch) error {
 				if len(at) == 0 {
 					return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "an ad-hoc SELECT retracted a row it never produced")
 				}
-				c.rows[at[len(at)-1]].dead = true
+				r := &c.rows[at[len(at)-1]]
+				r.dead, r.text, r.key = true, nil, nil
+				c.bytes -= r.bytes
 				c.live[k] = at[:len(at)-1]
 				c.dead++
 				continue
@@ -541,16 +647,86 @@ func (c *collector) add(b exec.Batch) error {
 			}
 			c.live[k] = append(c.live[k], len(c.rows))
 		}
-		r := collectedRow{text: row}
+		r := collectedRow{text: row, bytes: rowBytes(row)}
 		if keys != nil {
 			r.key = keys[i]
 		}
 		c.rows = append(c.rows, r)
+		c.bytes += r.bytes
+	}
+	if keep := c.limit + c.offset; !c.updating && len(c.order) > 0 && c.limit >= 0 && int64(len(c.rows)) > 2*keep {
+		// ORDER BY ... LIMIT: only the first limit+offset rows in order can be in the result (the sort is stable,
+		// so ties keep their arrival order as a sort of everything would).
+		sortRows(c.rows, c.order)
+		clear(c.rows[keep:])
+		c.rows, c.bytes = c.rows[:keep], 0
+		for _, r := range c.rows {
+			c.bytes += r.bytes
+		}
+	}
+	if c.maxBytes > 0 && c.bytes > c.maxBytes {
+		e := sqlerr.New(sqlerr.OutOfMemory, sqlerr.NoPos, "the result of this SELECT needs more than max_result_memory (%s) to be kept until it is complete", formatBytes(c.maxBytes))
+		e.Detail = "A SELECT with ORDER BY, or whose result is updating (an outer join, a GROUP BY over a changelog), holds its rows until the end."
+		e.Hint = "Add a LIMIT or a WHERE, raise max_result_memory, or keep the query running as a materialized view."
+		return e
+	}
+	if c.dead > 1024 && c.dead > len(c.rows)/2 {
+		c.compact()
 	}
 	if !c.updating && c.limit >= 0 && len(c.order) == 0 && int64(len(c.rows)) >= c.limit+c.offset {
 		return errLimit
 	}
 	return nil
+}
+
+// stream hands rows to the writer after OFFSET, up to LIMIT (c.mu held, or the dataflow ended). The columns go
+// first, with the first batch or once the result is complete: a SELECT that fails before it produced anything
+// announces none.
+func (c *collector) stream(text [][]*string) error {
+	if !c.started {
+		c.started = true
+		if err := c.w.Columns(c.cols); err != nil {
+			return err
+		}
+	}
+	if c.offset > c.skipped {
+		n := min(int64(len(text)), c.offset-c.skipped)
+		c.skipped += n
+		text = text[n:]
+	}
+	if c.limit >= 0 && int64(len(text)) > c.limit-c.sent {
+		text = text[:c.limit-c.sent]
+	}
+	if len(text) > 0 {
+		for i, row := range text {
+			text[i] = row[:c.visible]
+		}
+		if err := c.w.Rows(text); err != nil {
+			return err
+		}
+		c.sent += int64(len(text))
+	}
+	if c.limit >= 0 && c.sent >= c.limit {
+		return errLimit
+	}
+	return nil
+}
+
+// compact drops retracted rows, so an updating result that churns keeps only its live rows (c.mu held).
+func (c *collector) compact() {
+	kept := c.rows[:0]
+	for _, r := range c.rows {
+		if !r.dead {
+			kept = append(kept, r)
+		}
+	}
+	clear(c.rows[len(kept):])
+	c.rows, c.dead = kept, 0
+	clear(c.live)
+	for i, r := range c.rows {
+		k := operators.TextRowKey(r.text)
+		c.live[k] = append(c.live[k], i)
+	}
 }
 
 // result returns the live rows, sorted, after OFFSET and LIMIT.
@@ -580,4 +756,14 @@ func (c *collector) result() []collectedRow {
 		out = out[:c.limit]
 	}
 	return out
+}
+
+// checkStatementSize refuses a statement text longer than max_statement_size before anything parses it.
+func (s *Session) checkStatementSize(sql string) error {
+	if limit := s.vars.limit("max_statement_size"); int64(len(sql)) > limit {
+		e := sqlerr.New(sqlerr.ProgramLimitExceeded, sqlerr.NoPos, "statement of %d bytes exceeds max_statement_size (%s)", len(sql), formatBytes(limit))
+		e.Hint = "Split it into smaller statements (an INSERT into several INSERTs), or raise max_statement_size."
+		return e
+	}
+	return nil
 }

@@ -3,10 +3,13 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -49,6 +52,16 @@ var pgSettings = map[string]string{
 	"bytea_output":                        "hex",
 	"is_superuser":                        "on",
 	"max_identifier_length":               "63",
+}
+
+// limitSettings bound what one statement may take, so that no single client takes the server down; they apply
+// to the session's own statements.
+var limitSettings = map[string]string{
+	// The longest statement text accepted (the REPL's and exec's statements, a pgwire Query or Parse), checked
+	// before parsing: parsing takes several times a statement's size. Postgres' only limit is its 1 GB message.
+	"max_statement_size": "4MB",
+	// The most memory a SELECT may keep for rows it can only return at its end (ORDER BY, an updating result).
+	"max_result_memory": "256MB",
 }
 
 // jobSettings are the parsed job settings.
@@ -143,6 +156,7 @@ func newVars() vars {
 	v := vars{}
 	maps.Copy(v, pgSettings)
 	maps.Copy(v, jobSettingDefaults)
+	maps.Copy(v, limitSettings)
 	return v
 }
 
@@ -154,7 +168,17 @@ func (v vars) set(name, value string, def bool) error {
 	}
 	dflt, isJob := jobSettingDefaults[name]
 	pgDefault, isPG := pgSettings[name]
+	limitDefault, isLimit := limitSettings[name]
 	switch {
+	case isLimit:
+		if def {
+			value = limitDefault
+		}
+		n, err := parseBytes(name, value)
+		if err != nil {
+			return err
+		}
+		value = formatBytes(n)
 	case isJob:
 		if def {
 			value = dflt
@@ -172,6 +196,13 @@ func (v vars) set(name, value string, def bool) error {
 		}
 		if name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(value, "-", ""), "utf8") {
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "client_encoding %q is not supported: only UTF8", value)
+		}
+		if name == "statement_timeout" {
+			ms, err := parseMillis(name, value)
+			if err != nil {
+				return err
+			}
+			value = formatMillis(ms) // as Postgres shows it: 5000 is 5s
 		}
 	default:
 		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "unrecognized configuration parameter %q", name)
@@ -199,4 +230,119 @@ func (v vars) sortedNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// statementTimeout is statement_timeout as a duration; 0 is no timeout.
+func (v vars) statementTimeout() time.Duration {
+	ms, err := parseMillis("statement_timeout", v["statement_timeout"])
+	if err != nil {
+		return 0 // set checked it
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+type timeUnit struct {
+	name string
+	ms   float64
+}
+
+// timeUnits are Postgres' units of a time setting, in milliseconds.
+var timeUnits = []timeUnit{{"us", 0.001}, {"ms", 1}, {"s", 1000}, {"min", 60_000}, {"h", 3_600_000}, {"d", 86_400_000}}
+
+// parseMillis reads a time setting as Postgres does: a number of milliseconds, or a number and a unit (us, ms, s,
+// min, h, d; spaces allowed between), rounded to whole milliseconds, from 0 to 2147483647.
+func parseMillis(name, value string) (int64, error) {
+	v := strings.TrimSpace(value)
+	num := strings.TrimRight(v, "abcdefghijklmnopqrstuvwxyz")
+	unit := strings.TrimSpace(v[len(num):])
+	bad := func(hint string) error {
+		e := sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for parameter %q: %q", name, value)
+		e.Hint = hint
+		return e
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, bad("")
+	}
+	scale := 1.0
+	if unit != "" {
+		i := slices.IndexFunc(timeUnits, func(u timeUnit) bool { return u.name == unit })
+		if i < 0 {
+			return 0, bad(`Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`)
+		}
+		scale = timeUnits[i].ms
+	}
+	ms := math.Round(f * scale)
+	if ms < 0 || ms > math.MaxInt32 {
+		e := sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "%s ms is outside the valid range for parameter %q (0 .. 2147483647)", strconv.FormatFloat(ms, 'f', -1, 64), name)
+		return 0, e
+	}
+	return int64(ms), nil
+}
+
+// formatMillis prints milliseconds in the largest unit that divides them, as Postgres' SHOW does.
+func formatMillis(ms int64) string {
+	if ms == 0 {
+		return "0"
+	}
+	for i := len(timeUnits) - 1; i >= 1; i-- {
+		u := int64(timeUnits[i].ms)
+		if ms%u == 0 {
+			return strconv.FormatInt(ms/u, 10) + timeUnits[i].name
+		}
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
+}
+
+// limit returns a size setting in bytes.
+func (v vars) limit(name string) int64 {
+	n, err := parseBytes(name, v[name])
+	if err != nil {
+		n, _ = parseBytes(name, limitSettings[name]) // set checked it
+	}
+	return n
+}
+
+type byteUnit struct {
+	name string
+	n    int64
+}
+
+// byteUnits are Postgres' memory units.
+var byteUnits = []byteUnit{{"B", 1}, {"kB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}}
+
+// parseBytes reads a size setting: a number of bytes, or a whole number and one of Postgres' memory units (B, kB,
+// MB, GB, TB; spaces allowed between), from 1 kB to 1 TB.
+func parseBytes(name, value string) (int64, error) {
+	v := strings.TrimSpace(value)
+	num := strings.TrimRightFunc(v, unicode.IsLetter)
+	unit := strings.TrimSpace(v[len(num):])
+	e := sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for parameter %q: %q", name, value)
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil {
+		return 0, e
+	}
+	scale := int64(1)
+	if unit != "" {
+		i := slices.IndexFunc(byteUnits, func(u byteUnit) bool { return u.name == unit })
+		if i < 0 {
+			e.Hint = `Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".`
+			return 0, e
+		}
+		scale = byteUnits[i].n
+	}
+	if n < 1 || n > (1<<40)/scale || n*scale < 1<<10 {
+		return 0, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "%q is outside the valid range for parameter %q (1kB .. 1TB)", value, name)
+	}
+	return n * scale, nil
+}
+
+// formatBytes prints a size in the largest unit that divides it, as Postgres' SHOW does.
+func formatBytes(n int64) string {
+	for i := len(byteUnits) - 1; i > 0; i-- {
+		if n%byteUnits[i].n == 0 {
+			return strconv.FormatInt(n/byteUnits[i].n, 10) + byteUnits[i].name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }

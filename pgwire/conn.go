@@ -589,33 +589,37 @@ func (c *conn) simpleQuery(sql string) {
 	// A Query ends the unnamed statement and portal, as in Postgres.
 	delete(c.stmts, "")
 	delete(c.portals, "")
-	var results []*engine.Result
+	results := 0
+	rs := &rowStream{c: c, describe: true}
 	err := c.run(func(ctx context.Context) error {
 		if !utf8.ValidString(sql) {
 			return invalidUTF8()
 		}
-		var err error
-		results, err = c.sess.Execute(ctx, sql)
-		return err
+		return c.sess.Run(ctx, sql, rs, func(r *engine.Result) {
+			results++
+			if rs.err != nil {
+				return
+			}
+			c.sendNotices(r)
+			if r.Columns != nil && !r.Streamed {
+				c.be.Send(rowDescription(r.Columns, nil))
+				if rs.err = c.sendRows(r.Columns, nil, r.Rows); rs.err != nil {
+					return
+				}
+			}
+			c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(r.Tag)})
+		})
 	})
 	if c.interruptedByShutdown(err) {
 		return
 	}
-	for _, r := range results {
-		c.sendNotices(r)
-		if r.Columns != nil {
-			c.be.Send(rowDescription(r.Columns, nil))
-			if !c.sendRows(r, nil, 0, len(r.Rows)) {
-				c.readyForQuery()
-				return
-			}
-		}
-		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(r.Tag)})
+	if rs.err != nil {
+		err = rs.err
 	}
 	switch {
 	case err != nil:
 		c.sendError(err, sql)
-	case len(results) == 0:
+	case results == 0:
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 	}
 	if !c.sess.InTransaction() {
@@ -644,10 +648,10 @@ func rowDescription(cols []engine.Column, formats []int16) *pgproto3.RowDescript
 	return rd
 }
 
-// sendRows sends rows [from, to) of r in the given formats (nil: text). A value that cannot be encoded in binary
-// ends the result with an error; false reports that.
-func (c *conn) sendRows(r *engine.Result, formats []int16, from, to int) bool {
-	for _, row := range r.Rows[from:to] {
+// sendRows sends rows in the given formats (nil: text). A value that cannot be encoded in binary is an error;
+// the rows before it went out.
+func (c *conn) sendRows(cols []engine.Column, formats []int16, rows [][]*string) error {
+	for _, row := range rows {
 		values := make([][]byte, len(row))
 		size := 5
 		for j, v := range row {
@@ -657,10 +661,9 @@ func (c *conn) sendRows(r *engine.Result, formats []int16, from, to int) bool {
 			}
 			if formats != nil && j < len(formats) && formats[j] == 1 {
 				// Never nil: an empty value is not NULL.
-				b, err := appendBinary(make([]byte, 0, 8), r.Columns[j].OID, *v)
+				b, err := appendBinary(make([]byte, 0, 8), cols[j].OID, *v)
 				if err != nil {
-					c.sendError(sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "column %q: %v", r.Columns[j].Name, err), "")
-					return false
+					return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "column %q: %v", cols[j].Name, err)
 				}
 				values[j] = b
 			} else {
@@ -670,7 +673,47 @@ func (c *conn) sendRows(r *engine.Result, formats []int16, from, to int) bool {
 		}
 		c.send(&pgproto3.DataRow{Values: values}, size)
 	}
-	return true
+	return nil
+}
+
+// rowStream sends a SELECT's rows as the engine produces them (engine.RowWriter): DataRows batch by batch, each
+// batch flushed, so the client sees the first rows at once and the server holds no more than a batch.
+type rowStream struct {
+	c *conn
+	// describe: Columns sends the RowDescription (simple protocol); otherwise Describe sent it and formats
+	// (resolved by resolve when the columns changed since) say how each column goes.
+	describe bool
+	formats  []int16
+	resolve  func(cols []engine.Column) ([]int16, error)
+	cols     []engine.Column
+	// err is a failure to send a result (a value with no binary form): the statement's error.
+	err error
+}
+
+func (s *rowStream) Columns(cols []engine.Column) error {
+	s.cols = cols
+	if s.describe {
+		s.c.be.Send(rowDescription(cols, nil))
+		return nil
+	}
+	if s.resolve != nil {
+		var err error
+		s.formats, err = s.resolve(cols)
+		return err
+	}
+	return nil
+}
+
+func (s *rowStream) Rows(rows [][]*string) error {
+	if err := s.c.sendRows(s.cols, s.formats, rows); err != nil {
+		return err
+	}
+	s.c.flush()
+	if s.c.broken {
+		// The client is gone: end the statement (nothing reaches the client any more).
+		return sqlerr.New(sqlerr.ConnectionFailure, sqlerr.NoPos, "could not send data to client")
+	}
+	return nil
 }
 
 // ---- errors ----

@@ -36,6 +36,10 @@
 //     that pipelines Terminate behind a long statement and hangs up cancels that statement too.
 //   - Shutdown answers every session with FATAL 57P01 only (a statement it interrupted reports no error of its
 //     own), as a Postgres fast shutdown does.
+//   - A SELECT's rows stream: DataRows go out as the engine produces each batch, and each batch is flushed, so
+//     the first rows arrive at once and the server holds no more than a batch. An Execute with a row limit keeps
+//     the result for the Executes that follow (PortalSuspended) instead. A SELECT that fails after rows went out
+//     ends with an ErrorResponse after them, as in Postgres.
 //   - Text forms are parsed and printed with exec/expr's functions, the one definition of them.
 //
 // It must never execute anything itself: every statement goes through engine.Session (Execute, Prepare,

@@ -202,9 +202,20 @@ func (c *conn) execute(m *pgproto3.Execute) {
 	}
 	if !pt.ran {
 		pt.ran = true
+		// Without a row limit the portal runs to its end in this Execute: its rows stream as they are produced.
+		// With one, the rows are kept for the Executes that follow (a suspended portal).
+		var w engine.RowWriter
+		if m.MaxRows == 0 {
+			w = &rowStream{c: c, formats: pt.formats, resolve: func(cols []engine.Column) ([]int16, error) {
+				if len(cols) == len(p.Columns) {
+					return pt.formats, nil
+				}
+				return resultFormats(pt.formatCodes, cols)
+			}}
+		}
 		err := c.run(func(ctx context.Context) error {
 			var err error
-			pt.res, err = c.sess.ExecutePrepared(ctx, p, pt.params)
+			pt.res, err = c.sess.RunPrepared(ctx, p, pt.params, w)
 			return err
 		})
 		if c.interruptedByShutdown(err) {
@@ -235,8 +246,8 @@ func (c *conn) execute(m *pgproto3.Execute) {
 		end = pt.sent + int(m.MaxRows)
 	}
 	from := pt.sent
-	if !c.sendRows(res, pt.formats, from, end) {
-		c.ignoreTillSync = true
+	if err := c.sendRows(res.Columns, pt.formats, res.Rows[from:end]); err != nil {
+		c.extendedError(err, "")
 		return
 	}
 	pt.sent = end
@@ -245,7 +256,9 @@ func (c *conn) execute(m *pgproto3.Execute) {
 		return
 	}
 	tag := res.Tag
-	if strings.HasPrefix(tag, "SELECT ") {
+	if res.Streamed {
+		res.Streamed = false // its rows went out; executing the portal again fetches none, as in Postgres
+	} else if strings.HasPrefix(tag, "SELECT ") {
 		tag = "SELECT " + strconv.Itoa(end-from) // what this Execute fetched, as Postgres reports it
 	}
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})

@@ -635,3 +635,100 @@ func TestTrustOnlyOnLoopback(t *testing.T) {
 		t.Errorf("trust on a network address: %v", err)
 	}
 }
+
+// pins: statement_timeout (set by SET, in Postgres' units, or as a startup parameter) ends a statement that runs
+// longer with 57014 "canceling statement due to statement timeout", in both protocols; 0 turns it off; the
+// connection goes on.
+func TestStatementTimeout(t *testing.T) {
+	ts := startServer(t, Config{})
+	cfg := ts.pgxConfig(t, "")
+	cfg.RuntimeParams["statement_timeout"] = "100ms"
+	c := connectWith(t, cfg)
+	unboundedStream(t, c)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		for _, set := range []string{"", "SET statement_timeout = 150", "SET statement_timeout = '0.2s'"} {
+			if set != "" {
+				exec(t, c, set)
+			}
+			_, err := c.Exec(context.Background(), longQuery, mode)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "57014" || pe.Message != "canceling statement due to statement timeout" {
+				t.Fatalf("%v %q: got %v", mode, set, err)
+			}
+			var one int32
+			if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+				t.Fatalf("%v: after the timeout: %v", mode, err)
+			}
+		}
+	}
+	var shown string
+	if err := c.QueryRow(context.Background(), "SHOW statement_timeout").Scan(&shown); err != nil || shown != "200ms" {
+		t.Fatalf("SHOW statement_timeout = %q, %v; want 200ms", shown, err)
+	}
+	// 0 is off: a query that takes a second (two rows at one a second) is not interrupted.
+	exec(t, c, "SET statement_timeout = 0")
+	rows, err := c.Query(context.Background(), "SELECT x FROM slow LIMIT 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil || n != 2 {
+		t.Fatalf("with statement_timeout = 0: %d rows, %v", n, err)
+	}
+}
+
+// pins: a SELECT's rows reach the client as they are produced (DataRows flushed per batch), in both protocols: a
+// SELECT that never ends shows its first rows, and the client's cancel then ends it. It used to send nothing
+// before the whole result was built.
+func TestSelectStreamsRows(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := ts.connect(t)
+	exec(t, c, `CREATE STREAM fast (x BIGINT) WITH (connector = 'datagen', 'fields.x.kind' = 'sequence')`)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		ctx, cancel := context.WithCancel(context.Background())
+		rows, err := c.Query(ctx, "SELECT x FROM fast LIMIT 1000000000000", mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for len(got) < 3 && rows.Next() {
+			var x int64
+			if err := rows.Scan(&x); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, x)
+		}
+		cancel()
+		rows.Close()
+		var pe *pgconn.PgError
+		if fmt.Sprint(got) != "[0 1 2]" || !errors.As(rows.Err(), &pe) || pe.Code != "57014" {
+			t.Fatalf("%v: rows %v, then %v", mode, got, rows.Err())
+		}
+		var one int32
+		if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+			t.Fatalf("%v: after the cancel: %v", mode, err)
+		}
+	}
+}
+
+// pins: a statement over max_statement_size is refused with 54000 in both protocols, and the connection goes on.
+func TestMaxStatementSize(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := ts.connect(t)
+	exec(t, c, "SET max_statement_size = '4kB'")
+	long := "SELECT '" + strings.Repeat("x", 5000) + "'"
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		_, err := c.Exec(context.Background(), long, mode)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "54000" {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		var one int32
+		if err := c.QueryRow(context.Background(), "SELECT 1", mode).Scan(&one); err != nil || one != 1 {
+			t.Fatalf("%v: after the refusal: %v", mode, err)
+		}
+	}
+}

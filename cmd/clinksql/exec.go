@@ -7,13 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clinksql/clinksql/engine"
-	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sql/sqlerr"
 )
 
 // script is one -f file or -c string, in the order given on the command line.
@@ -93,32 +94,19 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sess := e.NewSession()
-	first := true
+	out := engine.NewPrinter(stdout, format) // rows print as the engine produces them
 	for _, sc := range scripts {
-		stmts, perr := parser.Parse(sc.text)
-		if perr != nil {
-			fmt.Fprint(stderr, engine.FormatError(sc.name, sc.text, perr))
-			return exitError{}
-		}
-		for _, st := range stmts {
-			res, xerr := sess.ExecuteStmt(ctx, st)
-			if xerr != nil {
-				fmt.Fprint(stderr, engine.FormatError(sc.name, sc.text, xerr))
+		// Statement by statement, as the REPL splits them: the engine checks each one's size
+		// (max_statement_size) before parsing it, and a huge script never becomes one syntax tree.
+		for _, st := range scriptStatements(sc.text) {
+			err := sess.Run(ctx, sc.text[st.start:st.end], out, func(res *engine.Result) {
+				engine.WriteNotices(stderr, res) // as psql: a started job's id, for one
+				out.Result(res)
+			})
+			if err != nil {
+				fmt.Fprint(stderr, engine.FormatError(sc.name, sc.text, sqlerr.As(err).Shift(st.start)))
 				return exitError{}
 			}
-			engine.WriteNotices(stderr, res) // as psql: a started job's id, for one
-			if res.Columns == nil && format == "csv" {
-				continue
-			}
-			if format == "csv" {
-				if !first {
-					fmt.Fprintln(stdout)
-				}
-				engine.WriteCSV(stdout, res)
-			} else {
-				engine.WriteTable(stdout, res)
-			}
-			first = false
 		}
 	}
 	if wait {
@@ -127,4 +115,18 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 		}
 	}
 	return nil
+}
+
+// scriptStatements splits a script into its statements (the last may lack its semicolon).
+func scriptStatements(text string) []span {
+	sc := scanStatements(text, 0)
+	stmts := sc.stmts
+	if sc.tail {
+		rest := text[sc.cut:]
+		start := sc.cut + len(rest) - len(strings.TrimLeft(rest, " \t\r\n"))
+		if end := len(strings.TrimRight(text, " \t\r\n")); start < end {
+			stmts = append(stmts, span{start, end})
+		}
+	}
+	return stmts
 }

@@ -107,3 +107,22 @@ func TestDefaultDataDirShared(t *testing.T) {
 		t.Fatalf("exec does not see the REPL's stream:\n%s", out)
 	}
 }
+
+// pins: clinksql exec runs a script statement by statement, each checked against max_statement_size before it is
+// parsed: a statement over it fails with 54000 at its line, the ones before it ran.
+func TestExecMaxStatementSize(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "big.sql")
+	script := "SET max_statement_size = '1kB';\nCREATE STREAM s (a INT);\nSELECT '" + strings.Repeat("x", 2000) + "';\n"
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, ok := run(t, "exec", "--data-dir", dir, "-f", file)
+	if ok || !strings.Contains(errOut, "exceeds max_statement_size (1kB) (SQLSTATE 54000)") {
+		t.Fatalf("exit 0 = %v, stderr: %.300s", ok, errOut)
+	}
+	out, _, ok := run(t, "exec", "--data-dir", dir, "--format", "csv", "-c", "SHOW STREAMS")
+	if !ok || !strings.Contains(out, "\ns,") {
+		t.Fatalf("the statements before it did not run: %s", out)
+	}
+}

@@ -215,9 +215,10 @@ func (s *pipedSource) readLine(string) (string, error) {
 
 // backend runs SQL text: the embedded engine or a remote server.
 type backend interface {
-	// run executes sql (one statement, or several) and returns the results of the statements that ran and the
-	// first error, as a *sqlerr.Error whose position is a byte offset into sql.
-	run(ctx context.Context, sql string) ([]*engine.Result, error)
+	// run executes sql (one statement, or several): each statement's Result goes to done as it ends, a streaming
+	// SELECT's rows to w as they arrive (w nil: into the Result). The error is the first one, as a *sqlerr.Error
+	// whose position is a byte offset into sql.
+	run(ctx context.Context, sql string, w engine.RowWriter, done func(*engine.Result)) error
 	// lost reports a remote connection that is gone.
 	lost() bool
 	close() error
@@ -237,8 +238,8 @@ func openEmbedded(cfg engine.Config) (*embeddedBackend, error) {
 	return &embeddedBackend{e: e, sess: e.NewSession()}, nil
 }
 
-func (b *embeddedBackend) run(ctx context.Context, sql string) ([]*engine.Result, error) {
-	return b.sess.Execute(ctx, sql)
+func (b *embeddedBackend) run(ctx context.Context, sql string, w engine.RowWriter, done func(*engine.Result)) error {
+	return b.sess.Run(ctx, sql, w, done)
 }
 
 func (b *embeddedBackend) lost() bool { return false }
@@ -284,28 +285,46 @@ func dialRemote(ctx context.Context, url string, notice func(severity, msg strin
 	return &remoteBackend{conn: conn, addr: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)}, nil
 }
 
-func (b *remoteBackend) run(ctx context.Context, sql string) ([]*engine.Result, error) {
+func (b *remoteBackend) run(ctx context.Context, sql string, w engine.RowWriter, done func(*engine.Result)) error {
 	// Read result by result rather than with ReadAll, whose results lose their columns when they have no rows.
 	mrr := b.conn.Exec(ctx, sql)
-	var out []*engine.Result
-	for mrr.NextResult() {
+	var werr error
+	for mrr.NextResult() && werr == nil {
 		rr := mrr.ResultReader()
 		res := wireResult(rr.FieldDescriptions())
-		for rr.NextRow() {
-			res.Rows = append(res.Rows, textValues(rr.Values()))
+		var batch [][]*string
+		if w != nil && res.Columns != nil {
+			res.Streamed = true
+			werr = w.Columns(res.Columns)
+		}
+		for werr == nil && rr.NextRow() {
+			if !res.Streamed {
+				res.Rows = append(res.Rows, textValues(rr.Values()))
+				continue
+			}
+			// Rows print as they arrive, a batch at a time (the server flushes a batch at once).
+			if batch = append(batch, textValues(rr.Values())); len(batch) == remoteBatch {
+				werr, batch = w.Rows(batch), nil
+			}
+		}
+		if werr == nil && len(batch) > 0 {
+			werr = w.Rows(batch)
 		}
 		tag, err := rr.Close()
-		if err != nil {
+		if err != nil || werr != nil {
 			break // mrr.Close reports it
 		}
 		res.Tag = tag.String()
-		out = append(out, res)
+		done(res)
 	}
 	if err := mrr.Close(); err != nil {
-		return out, remoteError(ctx, sql, err)
+		return remoteError(ctx, sql, err)
 	}
-	return out, nil
+	return werr
 }
+
+// remoteBatch is how many rows of a remote result the REPL prints at a time.
+const remoteBatch = 1024
 
 func (b *remoteBackend) lost() bool { return b.conn.IsClosed() }
 
@@ -512,10 +531,13 @@ func (r *repl) statement(ctx context.Context, start, end int) (ok, interrupted b
 	text := r.buf[start:end]
 	ctx, done, wasInterrupted := r.statementContext(ctx)
 	began := time.Now()
-	results, err := r.be.run(ctx, text)
+	out := engine.NewPrinter(r.out, "table")
+	err := r.be.run(ctx, text, out, func(res *engine.Result) {
+		engine.WriteNotices(r.errOut, res)
+		out.Result(res)
+	})
 	elapsed := time.Since(began)
 	done()
-	r.printResults(results)
 	if err != nil {
 		r.printError(start, end, err)
 	}
@@ -789,7 +811,8 @@ func (r *repl) metaQuery(ctx context.Context, sql string) bool {
 func (r *repl) query(ctx context.Context, sql string) ([]*engine.Result, error) {
 	ctx, done, _ := r.statementContext(ctx)
 	defer done()
-	results, err := r.be.run(ctx, sql)
+	var results []*engine.Result
+	err := r.be.run(ctx, sql, nil, func(res *engine.Result) { results = append(results, res) })
 	if err != nil {
 		e := *sqlerr.As(err)
 		e.Pos = sqlerr.NoPos

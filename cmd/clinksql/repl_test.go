@@ -530,3 +530,36 @@ func TestREPLPipedInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// interruptOnOutput is a terminal's output: its first write (rows on the screen) presses Ctrl-C.
+type interruptOnOutput struct {
+	buf   bytes.Buffer
+	ctrlC chan os.Signal
+}
+
+func (w *interruptOnOutput) Write(p []byte) (int, error) {
+	select {
+	case w.ctrlC <- syscall.SIGINT:
+	default:
+	}
+	return w.buf.Write(p)
+}
+
+// pins: the REPL prints a SELECT's rows as they arrive (it used to print nothing before the end): a SELECT that
+// never ends shows its header and first rows, and Ctrl-C then cancels it.
+func TestREPLStreamsRows(t *testing.T) {
+	s := newREPLSession(t, t.TempDir())
+	s.pipeString(`CREATE STREAM endless (id BIGINT) WITH (connector = 'datagen', 'fields.id.kind' = 'sequence');`)
+	out := &interruptOnOutput{ctrlC: make(chan os.Signal, 1)}
+	s.r.out, s.r.errOut, s.r.interactive, s.r.interrupts = out, out, true, out.ctrlC
+	term := &scriptedTerminal{lines: []string{"SELECT id FROM endless LIMIT 1000000000000;"}}
+	if err := s.r.run(context.Background(), term); err != nil {
+		t.Fatal(err)
+	}
+	got := out.buf.String()
+	lines := strings.SplitN(got, "\n", 5)
+	if len(lines) < 5 || strings.TrimSpace(lines[0]) != "id" || strings.TrimSpace(lines[2]) != "0" || strings.TrimSpace(lines[3]) != "1" ||
+		!strings.HasSuffix(got, "ERROR:  canceling statement due to user request (SQLSTATE 57014)\n") {
+		t.Fatalf("output:\n%.400s\n...\n%s", got, got[max(0, len(got)-200):])
+	}
+}

@@ -176,8 +176,9 @@ func (l *Log) publishedLocked(seq uint64, name string) {
 	l.changed = make(chan struct{})
 }
 
-// Append writes one batch as a new segment and returns once it is durable. The caller keeps b's reference.
-func (l *Log) Append(b exec.Batch) error {
+// Append writes batches as one new segment (all or nothing) and returns once it is durable. The caller keeps
+// their references.
+func (l *Log) Append(bs ...exec.Batch) error {
 	var buf bytes.Buffer
 	enc := &logEncoder{}
 	if err := enc.init(l.schema); err != nil {
@@ -186,8 +187,10 @@ func (l *Log) Append(b exec.Batch) error {
 	if err := enc.begin(&buf); err != nil {
 		return err
 	}
-	if err := enc.write(b.Rec, b.Kinds); err != nil {
-		return err
+	for _, b := range bs {
+		if err := enc.write(b.Rec, b.Kinds); err != nil {
+			return err
+		}
 	}
 	if err := enc.finish(); err != nil {
 		return err

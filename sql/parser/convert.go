@@ -32,6 +32,10 @@ var tidbParsers = sync.Pool{New: func() any {
 	return p
 }}
 
+// pooledTextSize is the longest text whose parser goes back to the pool: one that parsed more would keep that
+// much memory alive while idle.
+const pooledTextSize = 64 << 10
+
 // tidbParse parses one statement. A panic inside TiDB (its grammar actions are not ours to fix) becomes a syntax
 // error at the start of the text.
 func (p *parser) tidbParse(rw *rewritten) (stmt ast.StmtNode, err error) {
@@ -41,7 +45,9 @@ func (p *parser) tidbParse(rw *rewritten) (stmt ast.StmtNode, err error) {
 			stmt, err = nil, rw.userError(p, 0)
 			return // a parser that panicked is not put back
 		}
-		tidbParsers.Put(tp)
+		if len(rw.text) <= pooledTextSize {
+			tidbParsers.Put(tp) // a parser keeps its last tree (and buffers as large as its text) until reused
+		}
 	}()
 	stmts, _, perr := tp.ParseSQL(rw.text)
 	if perr != nil {

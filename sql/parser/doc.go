@@ -15,7 +15,9 @@
 //     x::type, EXTRACT fields, FILTER, NULLS FIRST, window table functions, typed literals, $n, ~ and friends, IS
 //     DISTINCT FROM, FULL JOIN, names TiDB reserves) is parsed here and stands in TiDB's text as a placeholder
 //     (clink$N); VALUES (...) becomes TiDB's VALUES ROW(...), and the column list of a derived table's alias
-//     (`AS v(a, b)`) rides on the alias token.
+//     (`AS v(a, b)`) rides on the alias token. A VALUES list of plain literals only (a bulk INSERT) is read
+//     straight from the tokens into the same tree (parse.go, literalValues): TiDB's tree of it is tens of times its
+//     text. A TiDB parser that read more than 64 kB is not pooled, since it keeps its last tree.
 //   - convert.go: TiDB's tree becomes ours. Positions come from TiDB's start offsets and from walking the
 //     rewritten tokens in source order; every rewritten token knows the user's offset it stands for, so every
 //     node position and every syntax error points into the user's text. Runs of + - * / % || are regrouped in

@@ -834,7 +834,93 @@ func (p *parser) parseQuery(lo, hi int) (*Query, error) {
 	if p.kwAt(lo, "table") && !isOp(p.at(lo+1), "(") {
 		return nil, notSupported(p.toks[lo].Pos, "TABLE name as a query is not supported; use SELECT * FROM name")
 	}
+	if q, ok := p.literalValues(lo, hi); ok {
+		return q, nil
+	}
 	return p.tidbQuery(lo, hi)
+}
+
+// literalValues reads a VALUES list of plain literals (numbers, signed too, strings, NULL, TRUE, FALSE, $n,
+// TIMESTAMP '...', DATE '...'), the shape of a
+// bulk INSERT, straight from the tokens into the tree TiDB's path would build (parse_test.go compares them):
+// TiDB's tree of such a list is tens of times its text, and it is built and converted only to be thrown away. Any
+// other VALUES (an expression, a cast, a sign) goes through TiDB.
+func (p *parser) literalValues(lo, hi int) (*Query, bool) {
+	if !p.kwAt(lo, "values") {
+		return nil, false
+	}
+	v := &Values{P: p.toks[lo].Pos}
+	for i := lo + 1; ; {
+		if i >= hi || !isOp(p.toks[i], "(") {
+			return nil, false
+		}
+		var row []Expr
+		for i++; ; i++ {
+			if i+1 >= hi {
+				return nil, false
+			}
+			e, ok := plainLiteral(p.toks[i])
+			if !ok && i+2 < hi {
+				// -42 and TIMESTAMP '...', DATE '...': one literal of two tokens, as TiDB's path folds them.
+				e, ok = signedOrTyped(p.toks[i], p.toks[i+1])
+				i++
+			}
+			if !ok {
+				return nil, false
+			}
+			row = append(row, e)
+			if i++; isOp(p.toks[i], ")") {
+				break
+			}
+			if !isOp(p.toks[i], ",") {
+				return nil, false
+			}
+		}
+		if len(v.Rows) > 0 && len(row) != len(v.Rows[0]) {
+			return nil, false // TiDB's path says where
+		}
+		v.Rows = append(v.Rows, row)
+		if i++; i == hi {
+			break
+		}
+		if !isOp(p.toks[i], ",") {
+			return nil, false
+		}
+		i++
+	}
+	return &Query{P: v.P, Body: v}, true
+}
+
+// signedOrTyped is the literal two tokens stand for when they are a minus and a number, or TIMESTAMP or DATE and a
+// string, as TiDB's path folds them.
+func signedOrTyped(a, b Token) (Expr, bool) {
+	switch {
+	case isOp(a, "-") && b.Kind == Number:
+		return &Literal{P: a.Pos, Kind: numberKind(b.Value), Text: "-" + b.Value}, true
+	case b.Kind == String && b.Text[0] == '\'' && isKw(a, "timestamp"):
+		return &Literal{P: a.Pos, Kind: LitTimestamp, Text: b.Value}, true
+	case b.Kind == String && b.Text[0] == '\'' && isKw(a, "date"):
+		return &Literal{P: a.Pos, Kind: LitDate, Text: b.Value}, true
+	}
+	return nil, false
+}
+
+// plainLiteral is the literal a lone token stands for, as literalAt converts it.
+func plainLiteral(t Token) (Expr, bool) {
+	switch {
+	case t.Kind == String && t.Text[0] == '\'':
+		return &Literal{P: t.Pos, Kind: LitString, Text: t.Value}, true
+	case t.Kind == Number:
+		return &Literal{P: t.Pos, Kind: numberKind(t.Value), Text: t.Value}, true
+	case t.Kind == Param:
+		n, err := strconv.Atoi(strings.TrimPrefix(t.Value, "$"))
+		return &ParamRef{P: t.Pos, N: n}, err == nil
+	case isKw(t, "null"):
+		return &Literal{P: t.Pos, Kind: LitNull}, true
+	case isKw(t, "true"), isKw(t, "false"):
+		return &Literal{P: t.Pos, Kind: LitBool, Text: t.Value}, true
+	}
+	return nil, false
 }
 
 // matchParen returns the index of the ")" matching the "(" at i, or -1.

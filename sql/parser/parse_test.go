@@ -477,3 +477,55 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// pins: a VALUES list of plain literals, read straight from the tokens (literalValues), is the tree TiDB's path
+// builds for it, positions included; anything else in a VALUES list still goes through TiDB.
+func TestLiteralValuesAsTiDB(t *testing.T) {
+	for _, sql := range []string{
+		`VALUES (1)`,
+		`VALUES (1, 'a', NULL), (2.5, TRUE, false), (1e3, 'it''s', null)`,
+		`values(0.0,'',NULL)`,
+		`VALUES (99999999999999999999999, 1.5E-7, .5, 0), (1, 'x', $2, NULL)`,
+		`VALUES ($1, 'αβ', 'line
+break')`,
+		"VALUES /* c */ (1, -- c\n 2)",
+		`VALUES (-1, - 2.5, -1e3, -.5, -0), (TIMESTAMP '2026-01-01 00:00:01.5', DATE '2026-01-01', timestamp 'x', date '', 'y')`,
+	} {
+		toks, err := Lex(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &parser{src: sql, toks: toks}
+		hi := len(toks) - 1 // before EOF
+		fast, ok := p.literalValues(0, hi)
+		if !ok {
+			t.Fatalf("%s: not taken as literal VALUES", sql)
+		}
+		slow, err := p.tidbQuery(0, hi)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%s:\nliteral %s\nTiDB    %s", sql, dumpValues(fast), dumpValues(slow))
+		}
+	}
+	for _, sql := range []string{`VALUES (- -1)`, `VALUES (+1)`, `VALUES (-1 + 2)`, `VALUES (TIMESTAMP(3) '2026-01-01')`, `VALUES (TIMESTAMP 'x' + INTERVAL '1' DAY)`, `VALUES (1 + 2)`, `VALUES ('a'::text)`,
+		`VALUES (E'\n')`, `VALUES (1), (2`, `VALUES (1) (2)`, `VALUES ()`, `VALUES (x)`, `VALUES (1, 2), (3)`} {
+		toks, _ := Lex(sql)
+		p := &parser{src: sql, toks: toks}
+		if _, ok := p.literalValues(0, len(toks)-1); ok {
+			t.Errorf("%s: taken as literal VALUES", sql)
+		}
+	}
+}
+
+func dumpValues(q *Query) string {
+	var sb strings.Builder
+	for _, row := range q.Body.(*Values).Rows {
+		for _, e := range row {
+			fmt.Fprintf(&sb, "%T%+v ", e, e)
+		}
+		sb.WriteString("| ")
+	}
+	return fmt.Sprintf("P=%d %s", q.P, sb.String())
+}

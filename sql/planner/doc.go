@@ -14,7 +14,11 @@
 //   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR.
 //
 // Decisions: an ad-hoc SELECT is bounded (internal streams and materialized views are read as of now; a plain
-// GROUP BY is one window that ends with the input); a continuous query refuses updating results (a GROUP BY
+// GROUP BY is one window that ends with the input), and over an unbounded source it is refused with 0A000 when
+// it could never finish: without LIMIT, with ORDER BY, with an updating result, or with an aggregate that emits
+// only at the end of its input (a GROUP BY, DISTINCT or aggregate without a window, whatever the LIMIT) or per
+// window over a source without a watermark;
+// INSERT ... VALUES into a stream is bound and evaluated in batches of ValuesBatchRows; a continuous query refuses updating results (a GROUP BY
 // without a window, a window over a changelog) with 0A000 until updating operators exist; INTERVAL is a duration
 // in microseconds; TIMESTAMP(p) is always microseconds.
 //

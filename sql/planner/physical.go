@@ -179,9 +179,11 @@ type lowering struct {
 	bounded  bool
 	// allBounded stays set while every source lowered so far ends by itself.
 	allBounded bool
-	nodes      []*PNode
-	ids        map[string]int
-	logReads   []LogRead
+	// unbounded are the scans lowered to sources that never end.
+	unbounded []*scanNode
+	nodes     []*PNode
+	ids       map[string]int
+	logReads  []LogRead
 }
 
 func (l *lowering) add(n *PNode) *PNode {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,6 +93,25 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 	}
 	if !p.Bounded && len(p.Order) > 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY over an unbounded source is not supported")
+	}
+	if agg, windowed := finalOverUnbounded(root, l.unbounded); windowed {
+		e := sqlerr.New(sqlerr.FeatureNotSupported, q.P,
+			"this SELECT aggregates per window over an unbounded source without a watermark: its windows never close, so it would never end")
+		e.Hint = "Declare WATERMARK FOR the stream's time column, or keep the query running with CREATE MATERIALIZED VIEW."
+		return nil, e
+	} else if agg != nil {
+		// A GROUP BY without a window in an ad-hoc SELECT emits once its input ended: over an unbounded input
+		// never, whatever the LIMIT, while its state grows with every key.
+		what := "an aggregate without a window"
+		if agg.keys > 0 && len(agg.cfg.Aggs) == 0 {
+			what = "DISTINCT"
+		} else if agg.keys > 0 {
+			what = "GROUP BY without a window"
+		}
+		e := sqlerr.New(sqlerr.FeatureNotSupported, q.P,
+			"this SELECT computes %s over an unbounded source: its result is final only when the input ends, which it never does", what)
+		e.Hint = "Keep the result up to date with CREATE MATERIALIZED VIEW and query the view, or aggregate per window (TUMBLE, HOP, SESSION, CUMULATE), whose results a watermark closes."
+		return nil, e
 	}
 	l.add(&PNode{ID: "result", Kind: exec.SinkNode, Parallelism: top.Parallelism, Label: "Result", Client: true,
 		Inputs:  []PEdge{{From: top, Exchange: exec.ForwardExchange()}},
@@ -272,6 +292,56 @@ func visibleOnly(n node, visible int) node {
 		p.out = append(p.out, cols[i])
 	}
 	return p
+}
+
+// finalOverUnbounded returns an aggregate of root that can never emit because its input never ends: a GROUP BY
+// without a window in an ad-hoc SELECT (it emits at the end of its input) over one of the unbounded scans, or a
+// window aggregate over an unbounded scan without a watermark (its windows never close); nil when there is none.
+// windowed tells which.
+func finalOverUnbounded(root node, unbounded []*scanNode) (agg *aggNode, windowed bool) {
+	// reads reports whether n reads an unbounded scan, and one without a watermark.
+	var reads func(n node) (any, noWM bool)
+	reads = func(n node) (any, noWM bool) {
+		var ins []node
+		switch x := n.(type) {
+		case *scanNode:
+			if slices.Contains(unbounded, x) {
+				return true, x.wm == nil
+			}
+			return false, false
+		case *filterNode:
+			ins = []node{x.in}
+		case *projectNode:
+			ins = []node{x.in}
+		case *windowTVFNode:
+			ins = []node{x.in}
+		case *assignNode:
+			ins = []node{x.tvf}
+		case *unionNode:
+			ins = x.inputs
+		case *joinNode:
+			ins = []node{x.left, x.right}
+		case *topNNode:
+			ins = []node{x.in}
+		case *aggNode:
+			ins = []node{x.pre}
+		}
+		for _, in := range ins {
+			a, w := reads(in)
+			any, noWM = any || a, noWM || w
+		}
+		if x, ok := n.(*aggNode); ok && agg == nil {
+			switch {
+			case x.global && any:
+				agg = x
+			case !x.global && !x.group && noWM:
+				agg, windowed = x, true
+			}
+		}
+		return any, noWM
+	}
+	reads(root)
+	return agg, windowed
 }
 
 // updatingReason says why n's result has retractions, "" when it is append-only.
@@ -520,6 +590,7 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 	}
 	if !bounded {
 		l.allBounded = false
+		l.unbounded = append(l.unbounded, n)
 	}
 	if n.wm != nil {
 		wm := n.wm
@@ -609,26 +680,60 @@ func EvalValues(n *valuesNode, mem memory.Allocator) (arrow.RecordBatch, error) 
 	return array.NewRecordBatch(schema, cols, int64(len(n.rows))), nil
 }
 
-// ValuesFor binds INSERT INTO stream VALUES ... into a batch of the stream's schema, for an append without a job.
-// ok is false when the insert is not a plain VALUES list.
-func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, s Settings, mem memory.Allocator) (rec arrow.RecordBatch, ok bool, err error) {
+// ValuesBatchRows is how many rows of INSERT ... VALUES are bound and evaluated together: the statement becomes
+// batches of at most this many rows, so what it takes beyond its syntax tree is its Arrow data, not a bound
+// expression and an array per value.
+const ValuesBatchRows = 4096
+
+// ValuesFor binds INSERT INTO stream VALUES ... into batches of the stream's schema (ValuesBatchRows rows each,
+// the last fewer), for an append without a job; ok is false when the INSERT's query is not a plain VALUES. The
+// caller releases the batches. ctx ends the work between batches (a statement timeout, a cancel).
+func ValuesFor(ctx context.Context, env Env, ins *parser.Insert, target *catalog.Object, s Settings, mem memory.Allocator) (recs []arrow.RecordBatch, ok bool, err error) {
 	v, isValues := ins.Query.Body.(*parser.Values)
 	if !isValues || len(ins.Query.With) > 0 || len(ins.Query.OrderBy) > 0 || ins.Query.Limit != nil {
 		return nil, false, nil
 	}
+	defer func() {
+		if err != nil {
+			for _, r := range recs {
+				r.Release()
+			}
+			recs = nil
+		}
+	}()
 	b := &binder{cat: env.Catalog(), params: s.Params}
-	vn, err := b.bindValuesAs(v, insertHints(target, ins))
+	hints := insertHints(target, ins)
+	for lo := 0; lo == 0 || lo < len(v.Rows); lo += ValuesBatchRows {
+		if err := ctx.Err(); err != nil {
+			return recs, true, err
+		}
+		chunk := &parser.Values{P: v.P, Rows: v.Rows[lo:min(lo+ValuesBatchRows, len(v.Rows))]}
+		if lo > 0 && len(chunk.Rows[0]) != len(v.Rows[0]) {
+			return recs, true, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES lists must all be the same length")
+		}
+		rec, err := valuesBatch(b, chunk, hints, target, ins, mem)
+		if err != nil {
+			return recs, true, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, true, nil
+}
+
+// valuesBatch binds and evaluates rows of INSERT ... VALUES into one batch of the target's schema.
+func valuesBatch(b *binder, v *parser.Values, hints []arrow.DataType, target *catalog.Object, ins *parser.Insert, mem memory.Allocator) (arrow.RecordBatch, error) {
+	vn, err := b.bindValuesAs(v, hints)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	root, err := assignTo(vn, target, ins)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	p := root.(*projectNode)
 	in, err := EvalValues(vn.(*valuesNode), mem)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	defer in.Release()
 	ctx := &expr.Context{Alloc: mem, Mode: expr.ErrorsFail}
@@ -639,7 +744,7 @@ func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, s Settings, 
 			for _, c := range cols[:i] {
 				c.Release()
 			}
-			return nil, true, posErr(err, ins.Query.P)
+			return nil, posErr(err, ins.Query.P)
 		}
 		cols[i] = a
 	}
@@ -647,7 +752,7 @@ func ValuesFor(env Env, ins *parser.Insert, target *catalog.Object, s Settings, 
 	for _, c := range cols {
 		c.Release()
 	}
-	return out, true, nil
+	return out, nil
 }
 
 // insertHints returns the type each VALUES column of an INSERT is headed for.

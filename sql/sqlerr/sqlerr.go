@@ -53,6 +53,13 @@ const (
 	CardinalityViolation   = "21000"
 )
 
+// SQLSTATE codes of the limits that keep one client from taking the server down.
+const (
+	OutOfMemory          = "53200" // a result kept until its end outgrew max_result_memory
+	ProgramLimitExceeded = "54000" // a statement longer than max_statement_size
+	ConnectionFailure    = "08006" // a client that went away while its rows were sent
+)
+
 // NoPos marks an error that points at no particular place of the text.
 const NoPos = -1
 
