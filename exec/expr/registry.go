@@ -135,11 +135,20 @@ type withArgs interface{ children() []Expr }
 func (c *callExpr) children() []Expr { return c.args }
 
 // fold evaluates a node whose arguments are all constants once, at bind time, and returns the constant. A node
-// whose evaluation fails (1/0) stays as it is, so the error follows the run-time error mode.
+// whose evaluation fails (1/0) stays as it is, so the error follows the run-time error mode. A strict call with a
+// constant NULL argument is a NULL constant whatever its other arguments are, and those are never evaluated: as
+// Postgres' planner folds it, so `x % (NULL - y)` cannot fail on x.
 func fold(e Expr) Expr {
 	w, ok := e.(withArgs)
 	if !ok {
 		return e
+	}
+	if c, ok := e.(*callExpr); ok && c.strict {
+		for _, a := range c.args {
+			if l, ok := a.(*literal); ok && !l.sc.IsValid() {
+				return &literal{sc: scalar.MakeNullScalar(c.typ)}
+			}
+		}
 	}
 	for _, a := range w.children() {
 		if !IsConstant(a) {
