@@ -487,7 +487,7 @@ func bindArith(op string, args []Expr) (Expr, error) {
 			if b, err = coerce(b, t); err != nil {
 				return nil, err
 			}
-			return mk(a, b, t, floatKernel(op, t), op == "/"), nil
+			return mk(a, b, t, floatKernel(op, t), true), nil // (division by zero; overflow, underflow)
 		}
 		if a, err = coerce(a, t); err != nil {
 			return nil, err

@@ -113,6 +113,9 @@ func castKernel(from, to arrow.DataType) (kernel, bool) {
 				if math.Abs(x) > math.MaxFloat32 && !math.IsInf(x, 0) {
 					return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: overflow")
 				}
+				if float32(x) == 0 && x != 0 { // (Postgres' dtof)
+					return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: underflow")
+				}
 				return float32(x), nil
 			})
 		}, true
