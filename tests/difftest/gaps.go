@@ -1,0 +1,112 @@
+package difftest
+
+import (
+	"os"
+	"slices"
+	"strings"
+)
+
+// Gap names a known difference between clinksql and Postgres 15 that the generator can produce but, while the gap
+// is listed in KnownGaps, does not (or, where it says so, tolerates in the comparison).
+type Gap string
+
+const (
+	// GapNegativeZero: -0.0 in a row an operator keeps in state (join, GROUP BY, DISTINCT) makes retractions
+	// disagree with the emitted rows, and GROUP BY/DISTINCT print -0 as 0. While listed: no -0 in the data, no
+	// float unary minus/CEIL/ROUND, and the comparison reads a float -0 as 0.
+	GapNegativeZero Gap = "negative-zero"
+	// GapEmptyGlobalAggView: a materialized view of a global aggregate (no GROUP BY) over no rows is empty; Postgres
+	// gives one row (NULL, 0). While listed: such an empty view is accepted where Postgres has one row.
+	GapEmptyGlobalAggView Gap = "empty-global-agg-view"
+	// GapSumDoubleOverflow: SUM/AVG over DOUBLE/REAL overflow to Infinity instead of 22003. While listed: the data
+	// has no double beyond 1e300 in magnitude and no real beyond 1e30.
+	GapSumDoubleOverflow Gap = "sum-double-overflow"
+	// GapNumericDivision: NUMERIC division keeps too few digits (CAST(1 AS NUMERIC(38,2)) / 3 = 0.333333).
+	// While listed: no NUMERIC divided by anything.
+	GapNumericDivision Gap = "numeric-division"
+	// GapNumericUnconstrained: CAST(x AS NUMERIC) without precision pads to 10 places and loses tiny values.
+	// While listed: casts to NUMERIC always name (p,s).
+	GapNumericUnconstrained Gap = "numeric-unconstrained"
+	// GapTryCast: TRY_CAST fails an ad-hoc SELECT instead of giving NULL (Postgres side: a PL/pgSQL function that
+	// catches the error). While listed: no TRY_CAST.
+	GapTryCast Gap = "try-cast"
+	// GapUnaryMinusParen: `- (-1)`, unary minus before a parenthesised operand, is a syntax error. While listed:
+	// unary minus applies only to columns.
+	GapUnaryMinusParen Gap = "unary-minus-paren"
+	// GapDistinctConstAlias: SELECT DISTINCT 2 AS c, ... is refused as a GROUP BY ordinal. While listed: no
+	// integer literal as a DISTINCT item.
+	GapDistinctConstAlias Gap = "distinct-const-alias"
+	// GapNaNDivZero: NaN / 0 raises 22012 (Postgres: NaN). While listed: no NaN in the data or literals.
+	GapNaNDivZero Gap = "nan-div-zero"
+	// Gap1e400: a float literal out of range (1e400) is a syntax error (Postgres: 22003). While listed: no such
+	// literal.
+	Gap1e400 Gap = "float-literal-out-of-range"
+	// GapNumericScaleMix: where NUMERICs of different scales meet (UNION ALL, CASE, COALESCE, NULLIF, or a
+	// product whose scale differs from a ROUND's), Postgres' result is an unconstrained NUMERIC that keeps each
+	// value's own scale ("-0.50" next to "0.000"); clinksql's column has one scale and pads every value to it. While
+	// listed: exact NUMERIC values compare with trailing fractional zeros removed.
+	GapNumericScaleMix Gap = "numeric-scale-mix"
+	// GapAvgFloatSquares: Postgres' AVG over REAL/DOUBLE (float8_accum) also keeps the sum of squares, for
+	// VARIANCE, and raises 22003 when that overflows (|x| > 1.3e154) although the average does not; clinksql
+	// computes the average alone. While listed: that error is accepted where clinksql gives rows.
+	GapAvgFloatSquares Gap = "avg-float-squares"
+	// GapConstantFolding: Postgres' planner evaluates constant subexpressions (ABS(SMALLINT '-32768'), 1 / 0),
+	// so one that fails fails the statement even when no row reaches it (no rows, a CASE branch no row takes);
+	// clinksql keeps a failing constant for run time (expr's fold) and fails only for rows that evaluate it. While
+	// listed: a Postgres data error is accepted where clinksql gives rows if Postgres raises it at planning
+	// alone (EXPLAIN).
+	GapConstantFolding Gap = "constant-folding"
+)
+
+// KnownGaps are the gaps the generator avoids today, each with who fixes it. Remove an entry once its fix is
+// merged: the generator then produces the case again and the suite checks it. DIFF_GAPS=none (or a
+// comma-separated list of names) overrides the list for one run, to see what the gaps still do.
+var KnownGaps = map[Gap]string{
+	GapNegativeZero:         "branch sqlsem (issue 11, item 1)",
+	GapEmptyGlobalAggView:   "branch sqlsem (issue 11, item 1)",
+	GapSumDoubleOverflow:    "branch sqlsem (issue 11, item 1)",
+	GapNumericDivision:      "branch sqlsem (issue 11, item 1)",
+	GapNumericUnconstrained: "branch sqlsem (issue 11, item 1)",
+	GapTryCast:              "branch sqlsem (issue 11, item 2)",
+	GapUnaryMinusParen:      "branch sqlsem (issue 11, item 2)",
+	GapDistinctConstAlias:   "branch sqlsem (issue 11, item 2)",
+	GapNaNDivZero:           "branch sqlsem (issue 11, item 2)",
+	Gap1e400:                "branch sqlsem (issue 11, item 2)",
+	GapNumericScaleMix:      "not assigned: one decimal128 column has one scale; needs a per-value scale or a documented limit",
+	GapAvgFloatSquares:      "not assigned: a Postgres artefact; follow it (fail like Postgres) or document the difference",
+	GapConstantFolding:      "not assigned: a design decision (fold at bind time and fail, as Postgres, or document)",
+}
+
+// Gaps is a set of gaps in force.
+type Gaps map[Gap]bool
+
+// ActiveGaps returns KnownGaps, or what DIFF_GAPS names instead ("none" for no gap).
+func ActiveGaps() Gaps {
+	g := Gaps{}
+	env, set := os.LookupEnv("DIFF_GAPS")
+	if !set {
+		for k := range KnownGaps {
+			g[k] = true
+		}
+		return g
+	}
+	for _, n := range strings.Split(env, ",") {
+		if n = strings.TrimSpace(n); n != "" && n != "none" {
+			g[Gap(n)] = true
+		}
+	}
+	return g
+}
+
+// String lists the gaps in force, sorted.
+func (g Gaps) String() string {
+	var names []string
+	for k := range g {
+		names = append(names, string(k))
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
