@@ -50,11 +50,12 @@ const (
 	// VARIANCE, and raises 22003 when that overflows (|x| > 1.3e154) although the average does not; clinksql
 	// computes the average alone. While listed: that error is accepted where clinksql gives rows.
 	GapAvgFloatSquares Gap = "avg-float-squares"
-	// GapConstantFolding: Postgres' planner evaluates constant subexpressions (ABS(SMALLINT '-32768'), 1 / 0),
-	// so one that fails fails the statement even when no row reaches it (no rows, a CASE branch no row takes);
-	// clinksql keeps a failing constant for run time (expr's fold) and fails only for rows that evaluate it. While
-	// listed: a Postgres data error is accepted where clinksql gives rows if Postgres raises it at planning
-	// alone (EXPLAIN).
+	// GapConstantFolding: the engines evaluate constant subexpressions at different times. Postgres' planner
+	// evaluates them (ABS(SMALLINT '-32768'), 1 / 0), so one that fails fails the statement even when no row
+	// reaches it, but first drops the CASE branches a constant WHEN rules out; clinksql fails at bind time on a
+	// constant CAST that cannot convert (even in such a dropped branch) and keeps any other failing constant for
+	// run time, failing only for rows that evaluate it. While listed: a data error that one engine raises while
+	// planning alone (its EXPLAIN fails so) and the other does not raise is accepted.
 	GapConstantFolding Gap = "constant-folding"
 )
 
