@@ -57,6 +57,13 @@ const (
 	// run time, failing only for rows that evaluate it. While listed: a data error that one engine raises while
 	// planning alone (its EXPLAIN fails so) and the other does not raise is accepted.
 	GapConstantFolding Gap = "constant-folding"
+	// GapTransientRowError: an outer join is updating: a row first goes out padded with NULLs and is retracted
+	// when its match arrives. Expressions after the join are evaluated on that transient row too, so a bad value
+	// there (-t1.c for c = -2^63 on a row that WHERE t0.ts IS NULL keeps only while it is padded) fails the ad-hoc
+	// SELECT, or counts a bad value in a view, although the final result (Postgres') has no such row. It depends
+	// on which side's rows arrive first, so a repro may not show it. While listed: a data error of an ad-hoc
+	// outer-join query is accepted where Postgres gives rows.
+	GapTransientRowError Gap = "transient-row-error"
 )
 
 // KnownGaps are the gaps the generator avoids today, each with who fixes it. Remove an entry once its fix is
@@ -76,6 +83,7 @@ var KnownGaps = map[Gap]string{
 	GapNumericScaleMix:      "not assigned: one decimal128 column has one scale; needs a per-value scale or a documented limit",
 	GapAvgFloatSquares:      "not assigned: a Postgres artefact; follow it (fail like Postgres) or document the difference",
 	GapConstantFolding:      "not assigned: a design decision (fold at bind time and fail, as Postgres, or document)",
+	GapTransientRowError:    "not assigned: needs errors deferred until a row is final (or documented)",
 }
 
 // Gaps is a set of gaps in force.

@@ -575,6 +575,8 @@ type Query struct {
 	Numeric []bool // per output column: NUMERIC (see GapNumericScaleMix)
 	// FloatAvg: the query has an AVG over REAL or DOUBLE (see GapAvgFloatSquares).
 	FloatAvg bool
+	// OuterJoin: the query has a LEFT, RIGHT or FULL join (see GapTransientRowError).
+	OuterJoin bool
 	// GlobalAgg: an aggregate without GROUP BY (one row even over no rows).
 	GlobalAgg bool
 	// Tables the query reads (for the repro).
@@ -768,7 +770,7 @@ func (g *Gen) join(tables []string) Query {
 		on += " AND " + p.CK // safe predicates have one text
 	}
 	from := l + " " + kind + " " + r + " ON " + on
-	q := Query{Kind: "join", Tables: []string{l, r}}
+	q := Query{Kind: "join", Tables: []string{l, r}, OuterJoin: kind != "JOIN"}
 	if g.p(0.35) {
 		return g.groupedSelect(q, s, from, from, g.keys(s))
 	}
