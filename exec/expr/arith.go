@@ -473,7 +473,7 @@ func bindArith(op string, args []Expr) (Expr, error) {
 	}
 	switch {
 	case isNumeric(at) && isNumeric(bt):
-		t := commonNumeric(at, bt)
+		t := CommonNumeric(at, bt)
 		switch {
 		case isDecimal(t):
 			return bindDecimalArith(op, a, b)
