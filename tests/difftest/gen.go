@@ -335,7 +335,11 @@ func (g *Gen) cast(s *scope, t Type, d int) Expr {
 	}
 	target := typeSQL[t]
 	if t == Numeric {
-		target = pick(g, []string{"NUMERIC(12,3)", "NUMERIC(10,2)", "NUMERIC(38,10)", "NUMERIC(5,1)"})
+		wide := "NUMERIC(38,10)"
+		if g.gap(GapNumericPrecision) {
+			wide = "NUMERIC(20,6)"
+		}
+		target = pick(g, []string{"NUMERIC(12,3)", "NUMERIC(10,2)", wide, "NUMERIC(5,1)"})
 		if !g.gap(GapNumericUnconstrained) && g.p(0.3) {
 			target = "NUMERIC"
 		}
