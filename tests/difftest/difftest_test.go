@@ -88,6 +88,7 @@ func TestDifferential(t *testing.T) {
 	var failed []Case
 	var failedTables [][]Table
 	queries, cases, pgErrors := 0, 0, 0
+	kinds := map[string]int{}
 	for round := 0; queries < n; round++ {
 		g := NewGen(seed*1000+uint64(round), gaps)
 		tables := g.Tables(names, 20)
@@ -99,6 +100,7 @@ func TestDifferential(t *testing.T) {
 		for i := 0; i < queriesPerRound && queries < n; i++ {
 			q := g.Query(names)
 			queries++
+			kinds[q.Kind]++
 			c := r.RunAdHoc(ctx, q)
 			cases++
 			if c.PG.Err != nil {
@@ -121,8 +123,8 @@ func TestDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d queries, %d cases (ad hoc and view), %d with a Postgres data error, %d mismatches; tolerated by gaps: %v",
-		queries, cases, pgErrors, len(failed), r.GapHits)
+	t.Logf("%d queries %v, %d cases (ad hoc and view), %d with a Postgres data error, %d mismatches; tolerated by gaps: %v",
+		queries, kinds, cases, pgErrors, len(failed), r.GapHits)
 	for i, c := range failed {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "mismatch %d (DIFF_SEED=%d, %s, %s query): %s\n  clinksql: %s\n  Postgres: %s\n  result in Postgres: %s\n  result in clinksql: %s\n",
