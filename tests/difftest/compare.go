@@ -11,13 +11,18 @@ import (
 type Rows [][]*string
 
 // SigDigits is how many significant digits of an approximate value (a float, a NUMERIC quotient or average) the
-// comparison keeps: both sides are rounded to it. Exact values (integers, text, NUMERIC sums and products,
-// timestamps, booleans) compare as their Postgres text forms, byte for byte.
-const SigDigits = 12
+// comparison keeps: both sides are rounded to it; RealDigits for a REAL column (float4 keeps about 7, and
+// Postgres sums REALs in float4). Exact values (integers, text, NUMERIC sums and products, timestamps, booleans)
+// compare as their Postgres text forms, byte for byte.
+const (
+	SigDigits  = 12
+	RealDigits = 6
+)
 
 // ColumnRules says how to compare a result's columns.
 type ColumnRules struct {
 	Approx  []bool // rounded to SigDigits
+	Real    []bool // REAL: rounded to RealDigits
 	Numeric []bool // NUMERIC: with TrimNumeric, trailing fractional zeros are removed
 	// NegZero: a float -0 reads as 0 (GapNegativeZero); TrimNumeric: see GapNumericScaleMix.
 	NegZero, TrimNumeric bool
@@ -34,8 +39,10 @@ func Normalize(rows Rows, c ColumnRules) []string {
 			switch {
 			case v == nil:
 				vals[i] = "NULL"
+			case i < len(c.Real) && c.Real[i]:
+				vals[i] = round(*v, RealDigits, c.NegZero)
 			case i < len(c.Approx) && c.Approx[i]:
-				vals[i] = round(*v, c.NegZero)
+				vals[i] = round(*v, SigDigits, c.NegZero)
 			case c.TrimNumeric && i < len(c.Numeric) && c.Numeric[i] && strings.Contains(*v, "."):
 				vals[i] = strconv.Quote(strings.TrimSuffix(strings.TrimRight(*v, "0"), "."))
 			default:
@@ -48,9 +55,9 @@ func Normalize(rows Rows, c ColumnRules) []string {
 	return out
 }
 
-// round is a number's text rounded to SigDigits significant digits ("NaN", "Infinity", "-Infinity" as they
-// are); text that is not a number is returned quoted.
-func round(s string, negZero bool) string {
+// round is a number's text rounded to digits significant digits ("NaN", "Infinity", "-Infinity" as they are);
+// text that is not a number is returned quoted.
+func round(s string, digits int, negZero bool) string {
 	switch s {
 	case "NaN", "Infinity", "-Infinity":
 		return s
@@ -65,7 +72,7 @@ func round(s string, negZero bool) string {
 		}
 		return "0"
 	}
-	return f.Text('e', SigDigits-1)
+	return f.Text('e', digits-1)
 }
 
 // Diff is the lines only in a and only in b (multisets of sorted lines).

@@ -43,8 +43,13 @@ func TestNormalize(t *testing.T) {
 		t.Errorf("TrimNumeric: %q vs %q", x, y)
 	}
 	// 12 significant digits: a difference in the 13th is none, in the 11th is one
-	if round("1.0000000000001", false) != round("1", false) || round("1.00000000001", false) == round("1", false) {
-		t.Errorf("rounding to %d digits: %s %s %s", SigDigits, round("1.0000000000001", false), round("1.00000000001", false), round("1", false))
+	if round("1.0000000000001", SigDigits, false) != round("1", SigDigits, false) || round("1.00000000001", SigDigits, false) == round("1", SigDigits, false) {
+		t.Errorf("rounding to %d digits: %s %s", SigDigits, round("1.0000000000001", SigDigits, false), round("1.00000000001", SigDigits, false))
+	}
+	// REAL columns: 6 digits
+	realRules := ColumnRules{Real: []bool{true}}
+	if !slices.Equal(Normalize(Rows{strs("1.0000038e+07")}, realRules), Normalize(Rows{strs("1.0000039e+07")}, realRules)) {
+		t.Errorf("REAL values equal to %d digits differ", RealDigits)
 	}
 	// duplicates count
 	if onlyA, onlyB := Diff([]string{"a", "a", "b"}, []string{"a", "b", "b"}); !slices.Equal(onlyA, []string{"a"}) || !slices.Equal(onlyB, []string{"b"}) {

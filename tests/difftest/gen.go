@@ -65,6 +65,8 @@ const (
 type Gen struct {
 	r    *rand.Rand
 	gaps Gaps
+	// exactSums: SUM and AVG take no float argument (GapFloatRetraction).
+	exactSums bool
 }
 
 // NewGen returns a generator for seed avoiding gaps.
@@ -290,6 +292,17 @@ func (g *Gen) expr(s *scope, t Type, depth int) Expr {
 	case Bool:
 		return g.boolExpr(s, d)
 	case Timestamp:
+		if g.p(0.15) {
+			raw := g.raw(Timestamp)
+			if g.p(0.3) {
+				raws := []string{"2026-01-01", "2026-02-30 00:00:00", "not a time", "2026-01-01 00:00:01.1235"}
+				if g.gap(GapTimestampPrecision) {
+					raws = raws[:3]
+				}
+				raw = pick(g, raws)
+			}
+			return same("CAST('"+raw+"' AS TIMESTAMP(3))", Timestamp)
+		}
 		switch g.n(3) {
 		case 0:
 			return wrap(Timestamp, fmtf("(%s + INTERVAL '"+strconv.Itoa(1+g.n(90))+"' SECOND)"), g.expr(s, Timestamp, d))
@@ -493,7 +506,7 @@ func (g *Gen) textExpr(s *scope, d int) Expr {
 	case 6:
 		return wrap(Text, fmtf("CONCAT(%s, %s)"), g.expr(s, Text, d), g.expr(s, Text, d))
 	case 7, 8:
-		from := pick(g, []Type{Int2, Int4, Int8, Numeric, Bool, Float8})
+		from := pick(g, []Type{Int2, Int4, Int8, Numeric, Bool, Float8, Float4, Timestamp})
 		return wrap(Text, fmtf("CAST(%s AS VARCHAR)"), g.expr(s, from, d))
 	default:
 		return g.common(s, Text, d)
@@ -577,6 +590,7 @@ type Query struct {
 	CK, PG  string
 	Approx  []bool // per output column: compare rounded (floats, quotients, averages)
 	Numeric []bool // per output column: NUMERIC (see GapNumericScaleMix)
+	Real    []bool // per output column: REAL (compared to RealDigits)
 	// FloatAvg: the query has an AVG over REAL or DOUBLE (see GapAvgFloatSquares).
 	FloatAvg bool
 	// OuterJoin: the query has a LEFT, RIGHT or FULL join (see GapTransientRowError).
@@ -592,6 +606,7 @@ func (q *Query) add(item Expr, items *[]string, pgItems *[]string) {
 	*pgItems = append(*pgItems, item.PG+" AS c"+strconv.Itoa(len(*pgItems)))
 	q.Approx = append(q.Approx, item.Approx || item.T.isFloat())
 	q.Numeric = append(q.Numeric, item.T == Numeric)
+	q.Real = append(q.Real, item.T == Float4)
 	q.FloatAvg = q.FloatAvg || item.FloatAvg
 }
 
@@ -657,6 +672,9 @@ func (g *Gen) aggCall(s *scope) Expr {
 		return e
 	case "SUM", "AVG":
 		argT = pick(g, []Type{Int2, Int4, Int8, Float8, Numeric, Float4})
+		if g.exactSums && argT.isFloat() {
+			argT = Numeric
+		}
 	case "MIN", "MAX": // Postgres has no MIN/MAX of booleans (bool_and, bool_or)
 		argT = pick(g, []Type{Int2, Int4, Int8, Float4, Float8, Numeric, Text, Timestamp})
 	default:
@@ -776,6 +794,8 @@ func (g *Gen) join(tables []string) Query {
 	from := l + " " + kind + " " + r + " ON " + on
 	q := Query{Kind: "join", Tables: []string{l, r}, OuterJoin: kind != "JOIN"}
 	if g.p(0.35) {
+		g.exactSums = q.OuterJoin && g.gap(GapFloatRetraction)
+		defer func() { g.exactSums = false }()
 		return g.groupedSelect(q, s, from, from, g.keys(s))
 	}
 	var ck, pg []string
@@ -810,7 +830,7 @@ func (g *Gen) union(tables []string) Query {
 		part := finish(bq, ck, pg, " FROM "+t+w, " FROM "+t+wpg)
 		ckParts, pgParts = append(ckParts, part.CK), append(pgParts, part.PG)
 		if b == 0 {
-			q.Approx, q.Numeric = bq.Approx, bq.Numeric
+			q.Approx, q.Numeric, q.Real = bq.Approx, bq.Numeric, bq.Real
 		} else {
 			for i := range q.Approx {
 				q.Approx[i] = q.Approx[i] || bq.Approx[i]

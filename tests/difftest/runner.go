@@ -190,7 +190,7 @@ func (r *Runner) Verdict(q Query, mode Mode, pg, ck Outcome) string {
 		}
 		return "Postgres gave rows, clinksql raised " + ck.Code
 	}
-	rules := ColumnRules{Approx: q.Approx, Numeric: q.Numeric, NegZero: r.Gaps[GapNegativeZero],
+	rules := ColumnRules{Approx: q.Approx, Real: q.Real, Numeric: q.Numeric, NegZero: r.Gaps[GapNegativeZero],
 		TrimNumeric: r.Gaps[GapNumericScaleMix]}
 	a := Normalize(pg.Rows, rules)
 	b := Normalize(ck.Rows, rules)
