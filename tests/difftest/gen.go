@@ -731,7 +731,17 @@ func (g *Gen) groupedSelect(q Query, s *scope, from, fromPG string, keys []Expr)
 	for i := 0; i < 1+g.n(3); i++ {
 		q.add(g.aggCall(s), &ck, &pg)
 	}
-	w, wpg := g.where(s)
+	var w, wpg string
+	if q.Kind == "join" {
+		// Postgres may push a WHERE below an outer join it turns into an inner one, so a filter that can fail
+		// fails for rows the join would have dropped: only filters that cannot fail over joins.
+		if g.p(0.4) {
+			p := g.safePred(s)
+			w, wpg = " WHERE "+p.CK, " WHERE "+p.PG
+		}
+	} else {
+		w, wpg = g.where(s)
+	}
 	rest, restPG := " FROM "+from+w, " FROM "+fromPG+wpg
 	if len(keys) == 0 {
 		q.GlobalAgg = true
