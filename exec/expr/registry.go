@@ -104,14 +104,21 @@ func (c *callExpr) eval(ec *evalCtx) (value, error) {
 			v.release()
 		}
 	}()
+	// Every argument is evaluated, as Postgres evaluates a strict function's arguments before it looks for a NULL
+	// among them: an argument that is NULL for every row of the batch does not spare the others their errors
+	// (NULLIF(NULL, -c) fails for c = -2^63). Only a constant NULL does, folded away at bind time.
 	for _, a := range c.args {
 		v, err := a.eval(ec)
 		if err != nil {
 			return value{}, err
 		}
 		vals = append(vals, v)
-		if c.strict && v.isNullScalar() {
-			return value{sc: scalar.MakeNullScalar(c.typ)}, nil
+	}
+	if c.strict {
+		for _, v := range vals {
+			if v.isNullScalar() {
+				return value{sc: scalar.MakeNullScalar(c.typ)}, nil
+			}
 		}
 	}
 	return c.kern(ec, vals)
