@@ -55,7 +55,8 @@ const (
 	// reaches it, but first drops the CASE branches a constant WHEN rules out; clinksql fails at bind time on a
 	// constant CAST that cannot convert (even in such a dropped branch) and keeps any other failing constant for
 	// run time, failing only for rows that evaluate it. While listed: a data error that one engine raises while
-	// planning alone (its EXPLAIN fails so) and the other does not raise is accepted.
+	// planning alone (its EXPLAIN fails so) and the other does not raise is accepted, and HAVING never compares
+	// with a NULL constant (Postgres then skips the input, aggregate arguments and their errors included).
 	GapConstantFolding Gap = "constant-folding"
 	// GapTransientRowError: an outer join is updating: a row first goes out padded with NULLs and is retracted
 	// when its match arrives. Expressions after the join are evaluated on that transient row too, so a bad value
