@@ -3,7 +3,7 @@ GO ?= go
 # Packages whose goroutines meet: always under the race detector.
 RACE_PKGS := ./exec/... ./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
-.PHONY: all build run test vet bench bench-nexmark crashtest fuzz clean
+.PHONY: all build run test test-tools vet bench bench-nexmark crashtest difftest fuzz clean
 
 all: build
 
@@ -18,11 +18,17 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-# The unit tests (short mode: the exactly-once crash suite runs a reduced number of iterations), then the
-# real clients (psql, pgx, psycopg2, JDBC against `clinksql serve`; budget 2 minutes, -v shows each client's
-# version and time), then the concurrent packages again under -race. Every suite has a timeout.
+# What the tests need beyond Go (psql, psycopg2, the JDBC driver and a JDK for tests/clients; PostgreSQL 15 for
+# tests/difftest), installed with apt-get when missing; quiet and instant when everything is there.
+test-tools:
+	@./scripts/test-tools.sh
+
+# The unit tests (short mode: the exactly-once crash suite runs a reduced number of iterations, the differential
+# suite a short seeded run against PostgreSQL 15), then the real clients (psql, pgx, psycopg2, JDBC against
+# `clinksql serve`; budget 2 minutes, -v shows each client's version and time), then the concurrent packages again
+# under -race. Every suite has a timeout.
 CLIENT_PKGS := ./tests/clients/...
-test: vet
+test: test-tools vet
 	$(GO) test -short -timeout 8m $$($(GO) list ./... | grep -v '/tests/clients')
 	$(GO) test -short -timeout 3m -v $(CLIENT_PKGS)
 	$(GO) test -short -race -timeout 8m $(RACE_PKGS)
@@ -33,6 +39,12 @@ test: vet
 crashtest:
 	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'ExactlyOnce' -timeout 60m -v ./exec/
 	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'TestCrashKill9' -timeout 120m -v ./tests/crash/
+
+# The differential suite at length: DIFF_N random queries (default 2000) from seed DIFF_SEED (default: from the
+# clock, printed), each on clinksql (ad hoc and as a materialized view) and on PostgreSQL 15, compared as multisets.
+# A mismatch prints the seed, the query, both results and a repro script.
+difftest: test-tools
+	DIFF_N=$${DIFF_N:-2000} $(GO) test -count=1 -run 'TestDifferential' -timeout 120m -v ./tests/difftest/
 
 # Fuzzing: the pgwire protocol targets and the SQL lexer and parser, each for FUZZTIME (default 30s). `make test`
 # runs only their seeds.

@@ -316,9 +316,9 @@ func floatKernel(op string, typ arrow.DataType) kernel {
 				return r, err
 			}
 			if typ.ID() == arrow.FLOAT32 {
-				return floatOverflow[float32](ec, args[0], args[1], r)
+				return floatOverflow[float32](ec, op[0], args[0], args[1], r)
 			}
-			return floatOverflow[float64](ec, args[0], args[1], r)
+			return floatOverflow[float64](ec, op[0], args[0], args[1], r)
 		}
 		if op != "/" {
 			return value{}, sqlerr.Wrap(sqlerr.InternalError, err)
@@ -331,18 +331,21 @@ func floatKernel(op string, typ arrow.DataType) kernel {
 }
 
 // floatOverflow turns an infinite result of finite operands into a bad value (22003 "value out of range:
-// overflow", as Postgres' float8 arithmetic reports it). r is taken over.
-func floatOverflow[T float32 | float64](ec *evalCtx, a, b, r value) (value, error) {
+// overflow"), and for * and / a zero result of operands that cannot give zero (non-zero factors; a non-zero
+// dividend over a finite divisor) into 22003 "value out of range: underflow", as Postgres' float4/float8
+// arithmetic reports them. r is taken over.
+func floatOverflow[T float32 | float64](ec *evalCtx, op byte, a, b, r value) (value, error) {
 	inf := func(x T) bool { return math.IsInf(float64(x), 0) }
+	suspect := func(x T) bool { return inf(x) || (x == 0 && (op == '*' || op == '/')) }
 	pr := primOf[T](r)
 	if pr.isConst() {
-		if pr.cnull || !inf(pr.c) {
+		if pr.cnull || !suspect(pr.c) {
 			return r, nil
 		}
 	} else {
 		found := false
 		for _, x := range pr.vals {
-			if inf(x) {
+			if suspect(x) {
 				found = true
 				break
 			}
@@ -371,8 +374,8 @@ func floatOverflow[T float32 | float64](ec *evalCtx, a, b, r value) (value, erro
 			continue
 		}
 		v := vals[i]
-		if inf(v) && !inf(at(&pa, i)) && !inf(at(&pb, i)) {
-			if err := ec.bad(sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: overflow"), i); err != nil {
+		if err := floatRange(op, at(&pa, i), at(&pb, i), v); err != nil {
+			if err := ec.bad(err, i); err != nil {
 				out.release()
 				return value{}, err
 			}
@@ -382,6 +385,18 @@ func floatOverflow[T float32 | float64](ec *evalCtx, a, b, r value) (value, erro
 		out.vals[i] = v
 	}
 	return out.finish(), nil
+}
+
+// floatRange is Postgres' check of x op y = r (float8_pl, float8_mul, float8_div, ...): nil, or the 22003 error.
+func floatRange[T float32 | float64](op byte, x, y, r T) *sqlerr.Error {
+	inf := func(v T) bool { return math.IsInf(float64(v), 0) }
+	switch {
+	case inf(r) && !inf(x) && !inf(y):
+		return sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: overflow")
+	case r == 0 && op == '*' && x != 0 && y != 0, r == 0 && op == '/' && x != 0 && !inf(y):
+		return sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: underflow")
+	}
+	return nil
 }
 
 func floatDivLoop[T float32 | float64](ec *evalCtx, a, b value, typ arrow.DataType) (value, error) {
@@ -395,6 +410,14 @@ func floatDivLoop[T float32 | float64](ec *evalCtx, a, b value, typ arrow.DataTy
 		x, y := pa.at(i), pb.at(i)
 		if y == 0 && x == x { // NaN / 0 is NaN (Postgres' float8div)
 			if err := ec.bad(divZeroErr(), i); err != nil {
+				out.release()
+				return value{}, err
+			}
+			out.setNull(i)
+			continue
+		}
+		if err := floatRange('/', x, y, x/y); err != nil {
+			if err := ec.bad(err, i); err != nil {
 				out.release()
 				return value{}, err
 			}
@@ -449,7 +472,7 @@ func bindArith(op string, args []Expr) (Expr, error) {
 	}
 	switch {
 	case isNumeric(at) && isNumeric(bt):
-		t := commonNumeric(at, bt)
+		t := CommonNumeric(at, bt)
 		switch {
 		case isDecimal(t):
 			return bindDecimalArith(op, a, b)
@@ -463,7 +486,7 @@ func bindArith(op string, args []Expr) (Expr, error) {
 			if b, err = coerce(b, t); err != nil {
 				return nil, err
 			}
-			return mk(a, b, t, floatKernel(op, t), true), nil // every operator can overflow, / also divide by zero
+			return mk(a, b, t, floatKernel(op, t), true), nil // overflow and underflow for every operator, / also division by zero
 		}
 		if a, err = coerce(a, t); err != nil {
 			return nil, err

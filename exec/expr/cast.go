@@ -181,6 +181,9 @@ func castKernel(from, to arrow.DataType) (kernel, bool) {
 				if math.Abs(x) > math.MaxFloat32 && !math.IsInf(x, 0) {
 					return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: overflow")
 				}
+				if float32(x) == 0 && x != 0 { // (Postgres' dtof)
+					return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: underflow")
+				}
 				return float32(x), nil
 			})
 		}, true
@@ -407,12 +410,18 @@ func floatToDecimalKernel(from arrow.DataType, to *arrow.Decimal128Type) kernel 
 			defer w.release()
 			v = w
 		}
+		// Postgres converts through text with FLT_DIG (6) or DBL_DIG (15) significant digits (float4_numeric,
+		// float8_numeric): CAST(REAL '0.1' AS NUMERIC) is 0.1, not 0.100000001490116.
+		digits, bits := 15, 64
+		if from.ID() == arrow.FLOAT32 {
+			digits, bits = 6, 32
+		}
 		var buf []byte
 		return mapLoop(ec, v, to, func(x float64) (decimal128.Num, *sqlerr.Error) {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return decimal128.Num{}, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "cannot convert %s to numeric", string(AppendFloat8(nil, x)))
 			}
-			buf = strconv.AppendFloat(buf[:0], x, 'g', -1, 64)
+			buf = strconv.AppendFloat(buf[:0], x, 'g', digits, bits)
 			n, _, _, err := parseDecimal(string(buf), to.Scale)
 			if err != nil || !n.FitsInPrecision(to.Precision) {
 				return decimal128.Num{}, rangeErr(to)

@@ -365,8 +365,8 @@ func bindIn(name string, args []Expr) (Expr, error) {
 			return nil, opNotExist("=", x.Type(), v.Type())
 		}
 		if !arrow.TypeEqual(ct, t) {
-			if commonNumeric(ct, t) != nil {
-				t = commonNumeric(ct, t)
+			if CommonNumeric(ct, t) != nil {
+				t = CommonNumeric(ct, t)
 			} else {
 				t = ct
 			}

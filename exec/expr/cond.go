@@ -250,12 +250,32 @@ func bindCase(name string, args []Expr) (Expr, error) {
 			}
 			return nil, err
 		}
+		if sc, ok := ConstantValue(w); ok {
+			// As Postgres' planner: a branch whose WHEN is a constant FALSE or NULL is dropped, and a constant
+			// TRUE ends the CASE with its THEN as the ELSE; what is dropped is never evaluated, so it cannot fail.
+			if b, isBool := sc.(*scalar.Boolean); !sc.IsValid() || (isBool && !b.Value) {
+				continue
+			}
+			return caseOf(name, append(out, results[i]), t), nil
+		}
 		out = append(out, w, results[i])
 	}
 	if hasElse {
 		out = append(out, results[nw])
 	}
-	return &lazyExpr{name: name, args: out, typ: t, run: runCase, render: renderCase}, nil
+	return caseOf(name, out, t), nil
+}
+
+// caseOf is the CASE node of args (when, then, ..., [else]) of type t: the ELSE alone when no branch is left,
+// NULL when nothing is.
+func caseOf(name string, args []Expr, t arrow.DataType) Expr {
+	switch len(args) {
+	case 0:
+		return NullOf(t)
+	case 1:
+		return args[0]
+	}
+	return &lazyExpr{name: name, args: args, typ: t, run: runCase, render: renderCase}
 }
 
 func renderCase(a []string) string {

@@ -17,6 +17,7 @@
 //	func IsConstant(e) bool; ConstantValue(e) (scalar.Scalar, bool); ConstantInt64(e); ConstantString(e)
 //	func Columns(es ...Expr) []int; RemapColumns(e, f) Expr; Children(e) []Expr
 //	func TypeName(t) string  // Postgres' name of a type, for messages
+//	func CommonNumeric(a, b arrow.DataType) arrow.DataType // the type two numeric types combine in (nil: not both numeric)
 //
 // Context carries the allocator, the ErrorMode and the BadValues counter. One Context belongs to one goroutine;
 // a bound Expr is immutable and may be shared.

@@ -225,7 +225,7 @@ func bindSqrt(name string, args []Expr) (Expr, error) {
 }
 
 // bindPower: POWER(x, y) in DOUBLE, with Postgres' errors for 0 to a negative power and a negative number to a
-// fractional one (2201F).
+// fractional one (2201F), and for a finite result out of range (22003 overflow, underflow to 0).
 func bindPower(name string, args []Expr) (Expr, error) {
 	if len(args) != 2 {
 		return nil, fnNotExist(name, args)
@@ -255,6 +255,9 @@ func bindPower(name string, args []Expr) (Expr, error) {
 				r := math.Pow(x, y)
 				if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
 					return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: overflow")
+				}
+				if r == 0 && x != 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+					return 0, sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "value out of range: underflow")
 				}
 				return r, nil
 			})

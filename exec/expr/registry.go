@@ -104,14 +104,21 @@ func (c *callExpr) eval(ec *evalCtx) (value, error) {
 			v.release()
 		}
 	}()
+	// Every argument is evaluated, as Postgres evaluates a strict function's arguments before it looks for a NULL
+	// among them: an argument that is NULL for every row of the batch does not spare the others their errors
+	// (NULLIF(NULL, -c) fails for c = -2^63). Only a constant NULL does, folded away at bind time.
 	for _, a := range c.args {
 		v, err := a.eval(ec)
 		if err != nil {
 			return value{}, err
 		}
 		vals = append(vals, v)
-		if c.strict && v.isNullScalar() {
-			return value{sc: scalar.MakeNullScalar(c.typ)}, nil
+	}
+	if c.strict {
+		for _, v := range vals {
+			if v.isNullScalar() {
+				return value{sc: scalar.MakeNullScalar(c.typ)}, nil
+			}
 		}
 	}
 	return c.kern(ec, vals)
@@ -135,11 +142,20 @@ type withArgs interface{ children() []Expr }
 func (c *callExpr) children() []Expr { return c.args }
 
 // fold evaluates a node whose arguments are all constants once, at bind time, and returns the constant. A node
-// whose evaluation fails (1/0) stays as it is, so the error follows the run-time error mode.
+// whose evaluation fails (1/0) stays as it is, so the error follows the run-time error mode. A strict call with a
+// constant NULL argument is a NULL constant whatever its other arguments are, and those are never evaluated: as
+// Postgres' planner folds it, so `x % (NULL - y)` cannot fail on x.
 func fold(e Expr) Expr {
 	w, ok := e.(withArgs)
 	if !ok {
 		return e
+	}
+	if c, ok := e.(*callExpr); ok && c.strict {
+		for _, a := range c.args {
+			if l, ok := a.(*literal); ok && !l.sc.IsValid() {
+				return &literal{sc: scalar.MakeNullScalar(c.typ)}
+			}
+		}
 	}
 	for _, a := range w.children() {
 		if !IsConstant(a) {

@@ -119,10 +119,10 @@ func intRank(t arrow.DataType) int {
 	return 3
 }
 
-// commonNumeric is the type two numeric types are compared or combined in: the wider integer; DECIMAL when a
+// CommonNumeric is the type two numeric types are compared or combined in: the wider integer; DECIMAL when a
 // DECIMAL meets an integer or DECIMAL (scale the larger of the two, enough integer digits for both, at most 38
 // digits); DOUBLE when a float meets anything else, REAL only with REAL. nil when either is not numeric.
-func commonNumeric(a, b arrow.DataType) arrow.DataType {
+func CommonNumeric(a, b arrow.DataType) arrow.DataType {
 	if !isNumeric(a) || !isNumeric(b) {
 		return nil
 	}
@@ -156,7 +156,7 @@ func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
 	case arrow.TypeEqual(a, b):
 		return a, true
 	}
-	if t := commonNumeric(a, b); t != nil {
+	if t := CommonNumeric(a, b); t != nil {
 		return t, true
 	}
 	if (isDate(a) && isTimestamp(b)) || (isTimestamp(a) && isDate(b)) {

@@ -399,19 +399,10 @@ func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
 	if !na || !nb {
 		return nil, false
 	}
-	if ra == rankDecimal && rb == rankDecimal {
-		da, db := a.(*arrow.Decimal128Type), b.(*arrow.Decimal128Type)
-		s := max(da.Scale, db.Scale)
-		p := min(max(da.Precision-da.Scale, db.Precision-db.Scale)+s, 38)
-		return expr.TypeDecimal(p, s), true
-	}
-	if ra == rankDecimal || rb == rankDecimal {
-		if max(ra, rb) == rankDecimal {
-			if ra == rankDecimal {
-				return a, true
-			}
-			return b, true
-		}
+	if max(ra, rb) == rankDecimal {
+		// A DECIMAL meets a DECIMAL or an integer: the larger scale and enough integer digits for both, as
+		// expressions combine them (VALUES (0.001), (10) is NUMERIC(13,3), not NUMERIC(3,3)).
+		return expr.CommonNumeric(a, b), true
 	}
 	if ra >= rb {
 		return a, true

@@ -406,6 +406,19 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		case len(f.Args) != 1:
 			return nil, nil, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s takes one argument", f.Name)
 		}
+		var cond expr.Expr
+		if f.Filter != nil {
+			if g := findAggregate(f.Filter); g != nil {
+				return nil, nil, sqlerr.New(sqlerr.GroupingError, g.P, "aggregate functions are not allowed in FILTER")
+			}
+			var err error
+			if cond, err = eb.bind(f.Filter); err != nil {
+				return nil, nil, err
+			}
+			if err := wantBool(cond, "FILTER", f.Filter.Pos()); err != nil {
+				return nil, nil, err
+			}
+		}
 		if spec.Func != operators.AggCountStar {
 			if g := findAggregate(f.Args[0]); g != nil {
 				return nil, nil, sqlerr.New(sqlerr.GroupingError, g.P, "aggregate function calls cannot be nested")
@@ -418,22 +431,20 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 			if err != nil {
 				return nil, nil, err
 			}
+			if cond != nil {
+				// The argument is evaluated only for the rows the filter keeps (as in Postgres): CASE evaluates its
+				// THEN branch for those rows only, so 1 / x FILTER (WHERE x <> 0) cannot fail. The NULL it gives
+				// the other rows is ignored like any NULL argument, and the filter still drops them.
+				if arg, err = expr.Call("case", cond, arg); err != nil {
+					return nil, nil, sqlerr.Wrap(sqlerr.InternalError, err)
+				}
+			}
 			spec.Func = fn
 			spec.Arg = addPre(arg, f.Name+"_arg")
 		} else if f.Distinct {
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, f.P, "COUNT(DISTINCT *) is not valid")
 		}
-		if f.Filter != nil {
-			if g := findAggregate(f.Filter); g != nil {
-				return nil, nil, sqlerr.New(sqlerr.GroupingError, g.P, "aggregate functions are not allowed in FILTER")
-			}
-			cond, err := eb.bind(f.Filter)
-			if err != nil {
-				return nil, nil, err
-			}
-			if err := wantBool(cond, "FILTER", f.Filter.Pos()); err != nil {
-				return nil, nil, err
-			}
+		if cond != nil {
 			spec.Filter = addPre(cond, f.Name+"_filter")
 		}
 		seen[fp] = len(cfg.Aggs)

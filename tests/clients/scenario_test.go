@@ -106,7 +106,7 @@ func missingTool(t *testing.T, format string, args ...any) {
 	if os.Getenv("CLINKSQL_CLIENTS_OPTIONAL") == "1" {
 		t.Skipf("%s (skipped: CLINKSQL_CLIENTS_OPTIONAL=1)", msg)
 	}
-	t.Fatalf("%s: .ci/run installs it; set CLINKSQL_CLIENTS_OPTIONAL=1 to skip this client on a developer machine", msg)
+	t.Fatalf("%s: `make test` (make test-tools) installs it; set CLINKSQL_CLIENTS_OPTIONAL=1 to skip this client on a developer machine", msg)
 }
 
 // lookTool returns the path of a command, or reports it missing.

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package difftest
+
+import "syscall"
+
+// procAttr runs Postgres as cred (nil: as ourselves).
+func procAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: cred}
+}
