@@ -514,6 +514,19 @@ func (e *Engine) flush(ctx context.Context) error {
 	// Upstream first: a job whose target another job reads goes before the reader. Repeated passes settle chains.
 	order := topoOrder(jobs)
 	for _, j := range order {
+		if j.plan.Bounded && len(j.plan.Reads) == 0 {
+			// Its rows came with its statement (INSERT INTO a sink VALUES ...): inserted before FLUSH, so FLUSH
+			// waits for the job to finish with them. A checkpoint now could pass the source before its rows.
+			select {
+			case <-j.job.Done():
+			case <-ctx.Done():
+				return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
+			}
+			if err := j.failed(); err != nil {
+				return err
+			}
+			continue
+		}
 		running, err := catchUp(ctx, j)
 		if err != nil {
 			return err
