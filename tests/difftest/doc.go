@@ -26,6 +26,7 @@
 // postgresql-15); initdb in a temporary directory, a free loopback port, run as the postgres user when root.
 // Without the binaries the test skips, except under CI=true, where it fails.
 //
-// Knobs: DIFF_N queries (default 200 in -short, 500 otherwise; `make difftest` runs 2000), DIFF_SEED (default: from
-// the clock, printed; a failure prints the seed that replays it), DIFF_GAPS (see ActiveGaps).
+// Knobs: DIFF_N queries (default 200 in -short, 500 otherwise; `make difftest` runs 2000), DIFF_SEED (default 1
+// in -short, so `make test` is deterministic; otherwise from the clock, printed; a failure prints the seed that
+// replays it), DIFF_GAPS (see ActiveGaps).
 package difftest
