@@ -454,60 +454,55 @@ func (c *Catalog) FinishJob(id string) error { return c.stopJob(id, false) }
 func (c *Catalog) DropJob(id string) error { return c.stopJob(id, true) }
 
 func (c *Catalog) stopJob(id string, dropped bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	j, ok := c.jobs[id]
-	if !ok {
-		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
-	}
-	j.Stopped = true
-	j.Dropped = j.Dropped || dropped
-	return c.save()
+	return c.changeJob(id, func(j *JobSpec) bool {
+		j.Stopped = true
+		j.Dropped = j.Dropped || dropped
+		return true
+	})
 }
 
 // FailJob records that a job failed for good (see JobSpec.Failed): it is not re-deployed at the next open.
 func (c *Catalog) FailJob(id, reason, code string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	j, ok := c.jobs[id]
-	if !ok {
-		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
-	}
-	j.Failed, j.FailedCode = reason, code
-	return c.save()
+	return c.changeJob(id, func(j *JobSpec) bool {
+		j.Failed, j.FailedCode = reason, code
+		return true
+	})
 }
 
 // ResumeJob clears a job's failure (ALTER JOB <id> RESUME): it is deployed again, now and at every open.
 func (c *Catalog) ResumeJob(id string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	j, ok := c.jobs[id]
-	if !ok {
-		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
-	}
-	failed, code := j.Failed, j.FailedCode
-	j.Failed, j.FailedCode = "", ""
-	if err := c.save(); err != nil {
-		j.Failed, j.FailedCode = failed, code
-		return err
-	}
-	return nil
+	return c.changeJob(id, func(j *JobSpec) bool {
+		j.Failed, j.FailedCode = "", ""
+		return true
+	})
 }
 
 // RecordCheckpoint records, once, that job id completed checkpoint chk (JobSpec.Checkpointed).
 func (c *Catalog) RecordCheckpoint(id string, chk uint64) error {
+	return c.changeJob(id, func(j *JobSpec) bool {
+		if j.Checkpointed != 0 {
+			return false
+		}
+		j.Checkpointed = chk
+		return true
+	})
+}
+
+// changeJob applies change to job id and saves the catalog, unless change reports that nothing changed; a failed
+// save puts the job back as it was, so memory never says what the file does not.
+func (c *Catalog) changeJob(id string, change func(j *JobSpec) bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	j, ok := c.jobs[id]
 	if !ok {
 		return sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", id)
 	}
-	if j.Checkpointed != 0 {
+	before := *j
+	if !change(j) {
 		return nil
 	}
-	j.Checkpointed = chk
 	if err := c.save(); err != nil {
-		j.Checkpointed = 0
+		*j = before
 		return err
 	}
 	return nil

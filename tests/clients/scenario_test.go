@@ -64,22 +64,7 @@ var perURLOIDs = []uint32{1043, 1114, 1114, 20, 1700, 1114, 20}
 // bin is the clinksql binary, built once for the package.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "clinksql-clients")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin, err = testserver.Build(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testserver.Main(m, &bin) }
 
 // startServer starts `clinksql serve` on a fresh data directory; the test's clean-up stops it with SIGTERM and
 // fails the test unless it exits 0.

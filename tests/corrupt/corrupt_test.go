@@ -24,22 +24,7 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "clinksql-corrupt-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin, err = testserver.Build(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testserver.Main(m, &bin) }
 
 func seed() int64 {
 	if s, err := strconv.ParseInt(os.Getenv("CORRUPT_SEED"), 10, 64); err == nil {

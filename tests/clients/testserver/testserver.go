@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -38,6 +39,24 @@ func Build(dir string) (string, error) {
 		return "", err
 	}
 	return bin, nil
+}
+
+// Main is the TestMain of a package that drives the binary: it builds it into a temporary directory, sets *bin
+// to its path, runs the tests and removes the directory; a failed build exits 1 before any test runs.
+func Main(m *testing.M, bin *string) {
+	dir, err := os.MkdirTemp("", "clinksql-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *bin, err = Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // statSources stats every non-test Go file of the module (and go.mod, go.sum): go test records each as an input
