@@ -21,7 +21,8 @@ fi
 if ! command -v javac >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
 	pkgs+=(default-jdk-headless)
 fi
-if ! command -v psql >/dev/null 2>&1; then
+# psql --version, not command -v: Debian's pg_wrapper stays as /usr/bin/psql when every client version is gone.
+if ! psql --version >/dev/null 2>&1; then
 	pkgs+=(postgresql-client)
 fi
 if [ ! -x "$PGBIN/initdb" ] || [ ! -x "$PGBIN/postgres" ]; then
@@ -58,5 +59,5 @@ rm -f "$log"
 /usr/bin/python3 -c 'import psycopg2' || { echo "test-tools: error: /usr/bin/python3 cannot import psycopg2" >&2; exit 1; }
 [ -f /usr/share/java/postgresql.jar ] || { echo "test-tools: error: /usr/share/java/postgresql.jar missing" >&2; exit 1; }
 command -v javac >/dev/null && command -v java >/dev/null || { echo "test-tools: error: javac/java missing" >&2; exit 1; }
-command -v psql >/dev/null || { echo "test-tools: error: psql missing" >&2; exit 1; }
+psql --version >/dev/null || { echo "test-tools: error: psql missing" >&2; exit 1; }
 [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/postgres" ] || { echo "test-tools: error: $PGBIN/initdb or postgres missing" >&2; exit 1; }
