@@ -11,7 +11,9 @@
 // kept, up to max_result_memory (53200 past it). Session limits (settings.go): statement_timeout (57014),
 // max_statement_size (54000, checked before parsing), max_result_memory. Errors are *sqlerr.Error with positions into the text given to Execute.
 //
-// Decisions: INSERT INTO <internal stream> VALUES appends one durable segment before it returns (no job);
+// Decisions: INSERT INTO <internal stream> VALUES appends one durable segment before it returns (no job), and
+// one over 1 MB sent alone is parsed and bound in pieces of 4096 rows (insertInPieces) so that its memory is a
+// small multiple of its text;
 // INSERT ... SELECT and CREATE MATERIALIZED VIEW start a job and return at once with their command tag and the
 // job's id as a notice ("started job job-3"); a bounded job that finished is not re-deployed, nor is a FAILED one
 // (the catalog records its failure; FLUSH fails while it is FAILED; ALTER JOB <id> RESUME restarts it from its

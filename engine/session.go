@@ -96,6 +96,15 @@ func (s *Session) Run(ctx context.Context, sql string, w RowWriter, done func(*R
 		// than keep it in the heap while the server idles.
 		defer debug.FreeOSMemory()
 	}
+	if len(sql) > largeStatement {
+		if r, ok, err := s.insertInPieces(ctx, sql); ok {
+			if err != nil {
+				return err
+			}
+			done(r)
+			return nil
+		}
+	}
 	stmts, err := parser.Parse(sql)
 	if err != nil {
 		return sqlerr.As(err)
@@ -132,20 +141,9 @@ func (s *Session) RunStmt(ctx context.Context, st parser.Stmt, w RowWriter) (*Re
 // execute runs one statement; params holds the values of its $n parameters (nil when it has none).
 // A SELECT's rows go to w as they are produced (nil: into the Result).
 func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.Params, w RowWriter) (res *Result, err error) {
-	if d := s.vars.statementTimeout(); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
-		defer cancel()
-	}
-	defer func() {
-		if err != nil {
-			err = sqlerr.As(err)
-			if context.Cause(ctx) == errStatementTimeout {
-				// However the wait that ended reported it (FLUSH, a SELECT's dataflow, an INSERT), the timeout did.
-				err = sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to statement timeout")
-			}
-		}
-	}()
+	ctx, cancel := s.statementContext(ctx)
+	defer cancel()
+	defer func() { err = statementErr(ctx, err) }()
 	if s.inSet {
 		return s.inStatementSet(ctx, st, params)
 	}
@@ -363,22 +361,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 			return nil, err
 		}
 		if isValues {
-			batches := make([]exec.Batch, len(recs))
-			n := int64(0)
-			for i, rec := range recs {
-				defer rec.Release()
-				batches[i] = exec.Batch{Rec: rec}
-				n += rec.NumRows()
-			}
-			l, err := s.e.Log(target)
-			if err != nil {
-				return nil, err
-			}
-			// One segment: the INSERT is appended whole or not at all.
-			if err := l.Append(batches...); err != nil {
-				return nil, sqlerr.Wrap(sqlerr.IOError, err)
-			}
-			return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+			return s.appendValues(target, recs)
 		}
 	}
 	if params != nil && len(params.Given) > 0 {
@@ -395,6 +378,106 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 	}
 	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads, Settings: m}
 	return s.launch("INSERT 0 0", spec, p)
+}
+
+// appendValues appends the batches of one INSERT ... VALUES to the internal stream target as one segment, so the
+// INSERT is appended whole or not at all, and releases them.
+func (s *Session) appendValues(target *catalog.Object, recs []arrow.RecordBatch) (*Result, error) {
+	batches := make([]exec.Batch, len(recs))
+	n := int64(0)
+	for i, rec := range recs {
+		defer rec.Release()
+		batches[i] = exec.Batch{Rec: rec}
+		n += rec.NumRows()
+	}
+	l, err := s.e.Log(target)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Append(batches...); err != nil {
+		return nil, sqlerr.Wrap(sqlerr.IOError, err)
+	}
+	return &Result{Tag: fmt.Sprintf("INSERT 0 %d", n)}, nil
+}
+
+// insertInPieces runs a large INSERT INTO <internal stream> VALUES piece by piece (parser.InsertValuesPieces):
+// each piece of planner.ValuesBatchRows tuples is parsed and bound alone, so memory holds the batches built so
+// far and the syntax of one piece, not the tokens and tree of the whole statement (some 60 times its text). The
+// batches are appended as one segment at the end, as insert appends them. ok is false when sql is not such a
+// statement, or its target is not an internal stream: Run then runs it whole.
+func (s *Session) insertInPieces(ctx context.Context, sql string) (res *Result, ok bool, err error) {
+	head, pieces, ok := parser.InsertValuesPieces(sql, planner.ValuesBatchRows)
+	if !ok || s.inSet {
+		return nil, false, nil
+	}
+	ctx, cancel := s.statementContext(ctx)
+	defer cancel()
+	js, _, err := s.settings()
+	if err != nil {
+		return nil, true, statementErr(ctx, err)
+	}
+	ps := js.planner()
+	var recs []arrow.RecordBatch
+	release := func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}
+	var target *catalog.Object
+	for i, p := range pieces {
+		// The piece's text is the statement's head and its tuples; an error's position maps back to sql.
+		inSQL := func(err error) error {
+			e := sqlerr.As(err)
+			if e.Pos != sqlerr.NoPos && e.Pos > head {
+				e = e.Shift(p[0] - head - 1)
+			}
+			return statementErr(ctx, e)
+		}
+		stmts, err := parser.Parse(sql[:head] + " " + sql[p[0]:p[1]])
+		if err != nil {
+			release()
+			return nil, true, inSQL(err)
+		}
+		ins, isInsert := stmts[0].(*parser.Insert)
+		if i == 0 {
+			t, found := s.e.cat.Get(ins.Target)
+			if !isInsert || !found || t.Kind != catalog.Stream || t.Connector() != "" {
+				return nil, false, nil
+			}
+			target = t
+		}
+		rs, isValues, err := planner.ValuesFor(ctx, s.e, ins, target, ps, s.e.cfg.Alloc)
+		if err != nil || !isValues {
+			release()
+			if err == nil { // the pieces' shape was checked: not reached
+				err = fmt.Errorf("INSERT piece %d is not a VALUES list", i)
+			}
+			return nil, true, inSQL(err)
+		}
+		recs = append(recs, rs...)
+	}
+	res, err = s.appendValues(target, recs)
+	return res, true, statementErr(ctx, err)
+}
+
+// statementContext is ctx under the session's statement_timeout.
+func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.vars.statementTimeout(); d > 0 {
+		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
+	}
+	return ctx, func() {}
+}
+
+// statementErr is a statement's error as its client sees it: a *sqlerr.Error, and 57014 when statement_timeout
+// ended the statement, however the wait that ended reported it (FLUSH, a SELECT's dataflow, an INSERT).
+func statementErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if context.Cause(ctx) == errStatementTimeout {
+		return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to statement timeout")
+	}
+	return sqlerr.As(err)
 }
 
 // inStatementSet runs a statement between BEGIN STATEMENT SET and END: an INSERT ... SELECT joins the set (planned
@@ -462,7 +545,8 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 	return s.launch("COMMIT", spec, p) // END's tag in Postgres
 }
 
-// largeStatement is the size of statement text past which Run returns the memory it took to the system.
+// largeStatement is the size of statement text past which Run parses a lone INSERT ... VALUES in pieces
+// (insertInPieces) and returns the memory a statement took to the system.
 const largeStatement = 1 << 20
 
 // errStatementTimeout is the cause of a statement's context when statement_timeout ended it.

@@ -18,6 +18,8 @@
 //     (`AS v(a, b)`) rides on the alias token. A VALUES list of plain literals only (a bulk INSERT) is read
 //     straight from the tokens into the same tree (parse.go, literalValues): TiDB's tree of it is tens of times its
 //     text. A TiDB parser that read more than 64 kB is not pooled, since it keeps its last tree.
+//     InsertValuesPieces (pieces.go) lexes a lone INSERT ... VALUES one token at a time and splits it at its
+//     tuples, so the engine parses a huge one piece by piece instead of holding every token at once.
 //   - convert.go: TiDB's tree becomes ours. Positions come from TiDB's start offsets and from walking the
 //     rewritten tokens in source order; every rewritten token knows the user's offset it stands for, so every
 //     node position and every syntax error points into the user's text. Runs of + - * / % || are regrouped in
