@@ -374,8 +374,9 @@ func TestLargeInsertValuesInPieces(t *testing.T) {
 }
 
 // pins (issue 11, item 4): a large INSERT ... VALUES takes a small multiple of its text in memory, not the some 60
-// times its whole token list and syntax tree took: the heap above what it was before the statement stays under 6
-// times the text while it runs (sampled every millisecond, with the collector run often).
+// times its whole token list and syntax tree took: while it runs, the heap above what it was before the statement
+// stays under 3 times the text plus 16 MB for the work of one piece and the runtime's own (sampled every
+// millisecond, with the collector run often). Parsed whole, a 2 MB INSERT took 47 times its text here.
 func TestLargeInsertValuesMemory(t *testing.T) {
 	_, s := testEngine(t, t.TempDir())
 	ctx := context.Background()
@@ -417,7 +418,7 @@ func TestLargeInsertValuesMemory(t *testing.T) {
 	}
 	t.Logf("%d bytes of text: heap %d MB above its start at the peak (%.1f times the text)", len(sql),
 		(peak-base)>>20, float64(peak-base)/float64(len(sql)))
-	if peak-base > 6*uint64(len(sql)) {
+	if peak-base > 3*uint64(len(sql))+16<<20 {
 		t.Fatalf("the INSERT took %.1f times its text", float64(peak-base)/float64(len(sql)))
 	}
 }
