@@ -319,14 +319,16 @@ func TestFlushTimeout(t *testing.T) {
 }
 
 // pins (issue 11, item 4): an INSERT ... VALUES larger than largeStatement runs piece by piece
-// (insertInPieces), with exactly the rows, the error, its position and the all-or-nothing append that running the
-// statement whole gives (ExecuteStmt of the parsed statement is that path).
+// (insertInPieces), with exactly the rows, the errors (a bad value, rows of another width in a later piece), their
+// positions and the all-or-nothing append that running the statement whole gives (ExecuteStmt of the parsed
+// statement is that path).
 func TestLargeInsertValuesInPieces(t *testing.T) {
 	_, s := testEngine(t, t.TempDir())
 	ctx := context.Background()
 	mustExec(t, s, `CREATE STREAM pieces (k BIGINT, s VARCHAR, d DOUBLE PRECISION)`)
 	mustExec(t, s, `CREATE STREAM whole (k BIGINT, s VARCHAR, d DOUBLE PRECISION)`)
-	insert := func(target string, bad int) string {
+	// bad: the row whose k is 'x'; short: the first row of two values only (-1: none).
+	insertWith := func(target string, bad, short int) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "INSERT INTO %s VALUES ", target)
 		for i := 0; b.Len() <= largeStatement; i++ {
@@ -337,10 +339,19 @@ func TestLargeInsertValuesInPieces(t *testing.T) {
 			if i == bad {
 				k = "'x'"
 			}
+			if short >= 0 && i >= short {
+				fmt.Fprintf(&b, "(%s, 'row (%d)')", k, i%97)
+				continue
+			}
 			fmt.Fprintf(&b, "(%s, 'row (%d), ''quoted''', %d.5e-3)", k, i%97, -i)
 		}
-		return b.String() + ";"
+		sql := b.String() + ";"
+		if _, pieces, ok := parser.InsertValuesPieces(sql, planner.ValuesBatchRows); !ok || len(pieces) < 4 {
+			t.Fatalf("the statement is not run in pieces (%v, %d pieces)", ok, len(pieces))
+		}
+		return sql
 	}
+	insert := func(target string, bad int) string { return insertWith(target, bad, -1) }
 	whole := func(sql string) error {
 		stmts, err := parser.Parse(sql)
 		if err != nil {
@@ -358,6 +369,15 @@ func TestLargeInsertValuesInPieces(t *testing.T) {
 		t.Fatalf("in pieces: %#v\nwhole: %#v", pe, we)
 	}
 	equalLines(t, "after the error", rows(t, s, `SELECT count(*) FROM pieces`), []string{"0"})
+	// Rows of another width in a later piece: refused, as one parse refuses them.
+	const short = 2 * planner.ValuesBatchRows
+	perr = s.Run(ctx, insertWith("pieces", -1, short), nil, func(*Result) {})
+	werr = whole(insertWith("whole", -1, short))
+	pe, we = sqlerr.As(perr), sqlerr.As(werr)
+	if perr == nil || pe.Code != we.Code || pe.Pos != we.Pos-len("whole")+len("pieces") || pe.Msg != we.Msg {
+		t.Fatalf("rows of another width in pieces: %#v\nwhole: %#v", pe, we)
+	}
+	equalLines(t, "after rows of another width", rows(t, s, `SELECT count(*) FROM pieces`), []string{"0"})
 	// The rows.
 	if err := s.Run(ctx, insert("pieces", -1), nil, func(*Result) {}); err != nil {
 		t.Fatal(err)

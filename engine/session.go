@@ -424,6 +424,7 @@ func (s *Session) insertInPieces(ctx context.Context, sql string) (res *Result, 
 		}
 	}
 	var target *catalog.Object
+	width := 0 // of the first piece's rows
 	for i, p := range pieces {
 		// The piece's text is the statement's head and its tuples; an error's position maps back to sql.
 		inSQL := func(err error) error {
@@ -438,20 +439,32 @@ func (s *Session) insertInPieces(ctx context.Context, sql string) (res *Result, 
 			release()
 			return nil, true, inSQL(err)
 		}
+		// InsertValuesPieces checked the shape, so this is not expected; if it happens, nothing was appended
+		// yet and Run parses the statement whole.
 		ins, isInsert := stmts[0].(*parser.Insert)
+		v, isValues := (*parser.Values)(nil), false
+		if isInsert {
+			v, isValues = ins.Query.Body.(*parser.Values)
+		}
+		if !isValues || len(v.Rows) == 0 {
+			release()
+			return nil, false, nil
+		}
 		if i == 0 {
 			t, found := s.e.cat.Get(ins.Target)
-			if !isInsert || !found || t.Kind != catalog.Stream || t.Connector() != "" {
+			if !found || t.Kind != catalog.Stream || t.Connector() != "" {
 				return nil, false, nil
 			}
-			target = t
-		}
-		rs, isValues, err := planner.ValuesFor(ctx, s.e, ins, target, ps, s.e.cfg.Alloc)
-		if err != nil || !isValues {
+			target, width = t, len(v.Rows[0])
+		} else if len(v.Rows[0]) != width {
+			// ValuesFor checks the rows of one piece against each other; the pieces against each other, here.
 			release()
-			if err == nil { // the pieces' shape was checked: not reached
-				err = fmt.Errorf("INSERT piece %d is not a VALUES list", i)
-			}
+			// At the piece's first row, in the statement's text, as a whole parse points at the row.
+			return nil, true, statementErr(ctx, sqlerr.New(sqlerr.SyntaxError, p[0], "VALUES lists must all be the same length"))
+		}
+		rs, _, err := planner.ValuesFor(ctx, s.e, ins, target, ps, s.e.cfg.Alloc)
+		if err != nil {
+			release()
 			return nil, true, inSQL(err)
 		}
 		recs = append(recs, rs...)
