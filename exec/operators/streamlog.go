@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -131,6 +132,16 @@ func (l *Log) writeLast(seq uint64) error {
 	return state.WriteFramed(l.fsys, l.lastPath(), []byte(strconv.FormatUint(seq, 10)))
 }
 
+// recordLast writes LAST after segment seq was published. The segment is durable and visible already, so a
+// failure here is no failure of the append (its caller would report rows as lost that are stored, and a retry
+// would store them twice): LAST may lag the segments, which OpenLog allows, and the next append writes it again.
+func (l *Log) recordLast(seq uint64) {
+	if err := l.writeLast(seq); err != nil {
+		slog.Warn("stream log: recording the last segment failed; it is written again with the next one",
+			"dir", l.dir, "segment", seq, "err", err)
+	}
+}
+
 // Schema returns the schema of the log's rows.
 func (l *Log) Schema() *arrow.Schema { return l.schema }
 
@@ -203,7 +214,8 @@ func (l *Log) Append(bs ...exec.Batch) error {
 		return err
 	}
 	l.publishedLocked(seq, name)
-	return l.writeLast(seq)
+	l.recordLast(seq)
+	return nil
 }
 
 // commitStaged renames a staged, durable transaction file in as the next segment. A source that no longer exists
@@ -222,7 +234,8 @@ func (l *Log) commitStaged(src, txn string) error {
 		return err
 	}
 	l.publishedLocked(seq, name)
-	return l.writeLast(seq)
+	l.recordLast(seq)
+	return nil
 }
 
 // segmentAfter returns the first segment at or after seq, if any.
