@@ -650,7 +650,7 @@ func (j *Job) restorePoint() (uint64, error) {
 		return 0, err
 	}
 	j.cfg.Logger.Warn("damaged checkpoint: falling back to an older one (no sink published after it)",
-		"job", j.cfg.Name, "damaged", latest, "restored", older, "err", verr)
+		"damaged", latest, "restored", older, "err", verr)
 	return older, nil
 }
 
