@@ -335,17 +335,27 @@ func floatKernel(op string, typ arrow.DataType) kernel {
 // dividend over a finite divisor) into 22003 "value out of range: underflow", as Postgres' float4/float8
 // arithmetic reports them. r is taken over.
 func floatOverflow[T float32 | float64](ec *evalCtx, op byte, a, b, r value) (value, error) {
-	inf := func(x T) bool { return math.IsInf(float64(x), 0) }
-	suspect := func(x T) bool { return inf(x) || (x == 0 && (op == '*' || op == '/')) }
+	pa, pb := primOf[T](a), primOf[T](b)
+	at := func(p *prim[T], i int) T {
+		if p.isConst() {
+			return p.c
+		}
+		return p.vals[i]
+	}
+	// The scan that finds nothing to report stays on the kernel's result: only a result that is infinite or zero
+	// is checked against its operands (a NULL row's garbage may only send a batch to the loop below).
+	suspect := func(x T, i int) bool {
+		return (x == 0 || math.IsInf(float64(x), 0)) && floatRange(op, at(&pa, i), at(&pb, i), x) != nil
+	}
 	pr := primOf[T](r)
 	if pr.isConst() {
-		if pr.cnull || !suspect(pr.c) {
+		if pr.cnull || !suspect(pr.c, 0) {
 			return r, nil
 		}
 	} else {
 		found := false
-		for _, x := range pr.vals {
-			if suspect(x) {
+		for i, x := range pr.vals {
+			if suspect(x, i) {
 				found = true
 				break
 			}
@@ -353,13 +363,6 @@ func floatOverflow[T float32 | float64](ec *evalCtx, op byte, a, b, r value) (va
 		if !found {
 			return r, nil
 		}
-	}
-	pa, pb := primOf[T](a), primOf[T](b)
-	at := func(p *prim[T], i int) T {
-		if p.isConst() {
-			return p.c
-		}
-		return p.vals[i]
 	}
 	arr, err := ec.materialize(r)
 	if err != nil {
