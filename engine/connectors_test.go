@@ -34,6 +34,8 @@ func TestConnectorConfigRefusedAtCreate(t *testing.T) {
 			sqlerr.InvalidParameter, `'csv.header'`},
 		{`CREATE SINK s4 (x BIGINT) WITH (connector = 'file', format = 'json', path = 'o4', 'csv.header' = 'true')`,
 			sqlerr.InvalidParameter, `'csv.header'`},
+		{`CREATE SINK s5 (x BIGINT) WITH (connector = 'file', format = 'json', path = 'o5', 'CSV.Header' = 'true')`,
+			sqlerr.InvalidParameter, `'CSV.Header'`},
 		{`CREATE STREAM f1 (x BIGINT) WITH (connector = 'file', format = 'csv', path = 'nowhere/in.csv')`,
 			sqlerr.UndefinedFile, `path`},
 		{`CREATE STREAM f2 (x BIGINT) WITH (connector = 'file', format = 'csv', path = 'nowhere/*.csv')`,
