@@ -47,7 +47,8 @@ type joinNode struct {
 	out                                      []Col
 }
 
-func (n *joinNode) columns() []Col { return n.out }
+func (n *joinNode) columns() []Col   { return n.out }
+func (n *joinNode) children() []node { return []node{n.left, n.right} }
 
 func joinType(kind string) (operators.JoinType, bool) {
 	switch kind {

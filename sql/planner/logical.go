@@ -15,6 +15,8 @@ import (
 // node is a logical plan node: what a query computes, before exchanges and parallelism.
 type node interface {
 	columns() []Col
+	// children are the nodes n reads, for walks over the whole plan.
+	children() []node
 }
 
 // scanNode reads a catalog object: a stream (internal or a connector) or a materialized view's changelog.
@@ -121,6 +123,15 @@ func (n *projectNode) columns() []Col   { return n.out }
 func (n *valuesNode) columns() []Col    { return n.out }
 func (n *windowTVFNode) columns() []Col { return n.out }
 func (n *aggNode) columns() []Col       { return n.out }
+
+func (n *scanNode) children() []node      { return nil }
+func (n *filterNode) children() []node    { return []node{n.in} }
+func (n *projectNode) children() []node   { return []node{n.in} }
+func (n *valuesNode) children() []node    { return nil }
+func (n *windowTVFNode) children() []node { return []node{n.in} }
+func (n *aggNode) children() []node       { return []node{n.pre} }
+func (n *unionNode) children() []node     { return n.inputs }
+func (n *assignNode) children() []node    { return []node{n.tvf} }
 
 // explainExprs renders a list of expressions for EXPLAIN.
 func explainExprs(es []expr.Expr, cols []Col) string {

@@ -302,31 +302,13 @@ func finalOverUnbounded(root node, unbounded []*scanNode) (agg *aggNode, windowe
 	// reads reports whether n reads an unbounded scan, and one without a watermark.
 	var reads func(n node) (any, noWM bool)
 	reads = func(n node) (any, noWM bool) {
-		var ins []node
-		switch x := n.(type) {
-		case *scanNode:
+		if x, ok := n.(*scanNode); ok {
 			if slices.Contains(unbounded, x) {
 				return true, x.wm == nil
 			}
 			return false, false
-		case *filterNode:
-			ins = []node{x.in}
-		case *projectNode:
-			ins = []node{x.in}
-		case *windowTVFNode:
-			ins = []node{x.in}
-		case *assignNode:
-			ins = []node{x.tvf}
-		case *unionNode:
-			ins = x.inputs
-		case *joinNode:
-			ins = []node{x.left, x.right}
-		case *topNNode:
-			ins = []node{x.in}
-		case *aggNode:
-			ins = []node{x.pre}
 		}
-		for _, in := range ins {
+		for _, in := range n.children() {
 			a, w := reads(in)
 			any, noWM = any || a, noWM || w
 		}

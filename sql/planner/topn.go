@@ -23,7 +23,8 @@ type topNNode struct {
 	out []Col
 }
 
-func (n *topNNode) columns() []Col { return n.out }
+func (n *topNNode) columns() []Col   { return n.out }
+func (n *topNNode) children() []node { return []node{n.in} }
 
 // rankColumn is the scope name of a select list's ROW_NUMBER() column, which no user name can reach.
 const rankColumn = "?row_number"
