@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
 

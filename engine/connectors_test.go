@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // pins (issue 11, item 2): a connector option or column type no job could run with is refused by the CREATE

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/clinksql/clinksql/checkpoint"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // wantCorrupt fails unless err is XX001 and names every one of names.

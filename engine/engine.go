@@ -22,7 +22,7 @@ import (
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
 

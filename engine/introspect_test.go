@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/clinksql/clinksql/catalog"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // The catalog queries under testdata/introspect were captured from real clients talking to PostgreSQL 15:

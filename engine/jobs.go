@@ -7,7 +7,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // A FAILED job (its restart budget exhausted, or an error no restart cures) stays FAILED: the catalog records the

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/clinksql/clinksql/catalog"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // pins: statement_timeout reads Postgres' units (a bare number is milliseconds), shows as Postgres shows it, and

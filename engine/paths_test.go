@@ -10,7 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // pins (issue 11, item 3): connector paths are confined after glob expansion and with every symbolic link

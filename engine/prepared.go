@@ -8,7 +8,7 @@ import (
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // Prepared is a parsed statement with $n parameters (the extended query protocol's Parse): the types of its

@@ -14,7 +14,7 @@ import (
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/planner"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // The job settings a session carries into the jobs it starts, and their defaults (DESIGN.md: a checkpoint every

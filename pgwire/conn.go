@@ -22,7 +22,7 @@ import (
 
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // SQLSTATEs of the connection level (the statement-level ones live in sqlerr).

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/clinksql/clinksql/engine"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // The extended query protocol: Parse makes a prepared statement (engine.Session.Prepare), Bind a portal (the

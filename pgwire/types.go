@@ -12,7 +12,7 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // Values cross the engine boundary in Postgres text form (engine.Result rows, ExecutePrepared's parameters).

@@ -26,7 +26,7 @@ import (
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // The REPL: `clinksql` with no sub-command. It reads SQL line by line, runs every statement as soon as its

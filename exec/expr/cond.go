@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // CASE, COALESCE, NULLIF, GREATEST, LEAST and short-circuit AND/OR. These choose, per row, which argument a row

@@ -3,7 +3,7 @@ package expr
 import (
 	"testing"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 func TestExprConditional(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // DECIMAL arithmetic is exact, on decimal128 with at most 38 digits. Result types (p1,s1 op p2,s2), integers

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // ErrorMode says what a bad value (a failed cast, a division by zero, an overflow) does at run time.

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // Math functions: ABS, ROUND, FLOOR, CEIL, SQRT, POWER. Floats use arrow's kernels (abs, round, floor, ceil,

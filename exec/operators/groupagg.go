@@ -5,7 +5,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // GroupAggregate: GROUP BY keys without a window, and SELECT DISTINCT (keys and no aggregates).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // WindowAggregate: GROUP BY window_start, window_end[, keys] over one of Flink's window table functions.

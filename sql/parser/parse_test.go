@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/cockroachdb/datadriven"
 )
 

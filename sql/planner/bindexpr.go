@@ -13,7 +13,7 @@ import (
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // exprBinder turns AST expressions into bound expr.Expr over a scope's columns. With agg set, it binds the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // The file and Parquet connectors' configurations are read from a catalog object's options here, once for CREATE

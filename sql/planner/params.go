@@ -5,7 +5,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // Params are the $n parameters of a prepared statement. While preparing, Values is nil and binding infers each

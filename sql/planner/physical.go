@@ -8,7 +8,7 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // PNode is one operator of a physical plan: a node of the runtime DAG with its parallelism, inputs and exchanges,

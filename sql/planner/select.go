@@ -8,7 +8,7 @@ import (
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // bindSelect binds SELECT ... FROM ... WHERE ... GROUP BY ... HAVING ...: a filter, then an aggregation if there

@@ -10,7 +10,7 @@ import (
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // topNNode is ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..): its input's rows plus the row number. A stream

@@ -17,7 +17,7 @@ import (
 
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/sql/parser"
-	"github.com/clinksql/clinksql/sql/sqlerr"
+	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // Each file runs twice: in process (engine.Session) and over pgwire (a real `clinksql serve` process, through
