@@ -54,11 +54,20 @@ func (e badEncoder) abandon()                                      {}
 // lineFlush is how much encoded text a file encoder gathers before handing it to the writer.
 const lineFlush = 64 << 10
 
-// textEncoder holds what the CSV and JSON encoders share: the output and a reusable line buffer.
+// textEncoder holds what the CSV and JSON encoders share: the output, a reusable line buffer and the row renderer.
 type textEncoder struct {
 	w    io.Writer
 	line []byte
-	cols []textColumn
+	row  *RowText
+}
+
+func (t *textEncoder) init(format string, schema *arrow.Schema) error {
+	row, err := NewRowText(format, schema)
+	if err != nil {
+		return err
+	}
+	t.row = row
+	return nil
 }
 
 func (t *textEncoder) begin(w io.Writer) error {
@@ -67,23 +76,21 @@ func (t *textEncoder) begin(w io.Writer) error {
 	return nil
 }
 
-func (t *textEncoder) columns(rec arrow.RecordBatch) error {
-	t.cols = t.cols[:0]
-	for _, arr := range rec.Columns() {
-		c, err := newTextColumn(arr)
-		if err != nil {
-			return err
+// write appends each row of rec as one line.
+func (t *textEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
+	if err := t.row.Bind(rec.Columns()); err != nil {
+		return err
+	}
+	defer t.row.Unbind()
+	for i := range int(rec.NumRows()) {
+		t.line = append(t.row.Append(t.line, i), '\n')
+		if len(t.line) >= lineFlush {
+			if err := t.flush(); err != nil {
+				return err
+			}
 		}
-		t.cols = append(t.cols, c)
 	}
 	return nil
-}
-
-func (t *textEncoder) flushIfFull() error {
-	if len(t.line) < lineFlush {
-		return nil
-	}
-	return t.flush()
 }
 
 func (t *textEncoder) flush() error {
@@ -100,20 +107,12 @@ func (t *textEncoder) finish() error { return t.flush() }
 func (t *textEncoder) abandon() {
 	t.w = nil
 	t.line = t.line[:0]
-	clear(t.cols) // drop references to the last batch's arrays
-	t.cols = t.cols[:0]
-}
-
-func initTextSchema(schema *arrow.Schema) error {
-	for _, f := range schema.Fields() {
-		if err := checkTextType(f.Type); err != nil {
-			return fmt.Errorf("column %s: %w", f.Name, err)
-		}
+	if t.row != nil {
+		t.row.Unbind() // drop references to the last batch's arrays
 	}
-	return nil
 }
 
-// csvEncoder writes RFC 4180 CSV: NULL is an empty field, an empty string is "", lines end in \n.
+// csvEncoder writes RFC 4180 CSV (RowText's), lines ending in \n, with an optional header line.
 type csvEncoder struct {
 	textEncoder
 	header bool
@@ -127,7 +126,7 @@ func (e *csvEncoder) init(schema *arrow.Schema) error {
 	for _, f := range schema.Fields() {
 		e.names = append(e.names, f.Name)
 	}
-	return initTextSchema(schema)
+	return e.textEncoder.init("csv", schema)
 }
 
 func (e *csvEncoder) begin(w io.Writer) error {
@@ -144,104 +143,12 @@ func (e *csvEncoder) begin(w io.Writer) error {
 	return nil
 }
 
-func (e *csvEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
-	if err := e.columns(rec); err != nil {
-		return err
-	}
-	defer clear(e.cols)
-	var scratch []byte
-	for i := range int(rec.NumRows()) {
-		for c := range e.cols {
-			col := &e.cols[c]
-			if c > 0 {
-				e.line = append(e.line, ',')
-			}
-			if col.isNull(i) {
-				continue
-			}
-			if col.class == classString {
-				scratch = col.text(scratch[:0], i)
-				e.line = appendCSVField(e.line, scratch)
-			} else {
-				e.line = col.text(e.line, i)
-			}
-		}
-		e.line = append(e.line, '\n')
-		if err := e.flushIfFull(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// jsonEncoder writes JSON lines: one object per row, keys in column order, NULL as null, numbers and booleans as
-// JSON values, everything else (timestamps, dates, intervals, bytea) as a string in its Postgres text form. NaN
-// and ±Infinity, which JSON numbers cannot spell, are strings, as Postgres' to_json prints them.
-type jsonEncoder struct {
-	textEncoder
-	keys [][]byte // `{"a":` then `,"b":` ...
-}
+// jsonEncoder writes JSON lines: one object per row (RowText's).
+type jsonEncoder struct{ textEncoder }
 
 func (e *jsonEncoder) ext() string { return "json" }
 
-func (e *jsonEncoder) init(schema *arrow.Schema) error {
-	e.keys = e.keys[:0]
-	for i, f := range schema.Fields() {
-		sep := byte(',')
-		if i == 0 {
-			sep = '{'
-		}
-		k := appendJSONString([]byte{sep}, []byte(f.Name))
-		e.keys = append(e.keys, append(k, ':'))
-	}
-	return initTextSchema(schema)
-}
-
-func (e *jsonEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
-	if err := e.columns(rec); err != nil {
-		return err
-	}
-	defer clear(e.cols)
-	var scratch []byte
-	for i := range int(rec.NumRows()) {
-		if len(e.cols) == 0 {
-			e.line = append(e.line, '{')
-		}
-		for c := range e.cols {
-			col := &e.cols[c]
-			e.line = append(e.line, e.keys[c]...)
-			if col.isNull(i) {
-				e.line = append(e.line, "null"...)
-				continue
-			}
-			switch col.class {
-			case classNumber:
-				e.line = col.text(e.line, i)
-			case classBool:
-				if col.bools.Value(i) {
-					e.line = append(e.line, "true"...)
-				} else {
-					e.line = append(e.line, "false"...)
-				}
-			case classFloat:
-				start := len(e.line)
-				e.line = col.text(e.line, i)
-				if last := e.line[len(e.line)-1]; last < '0' || last > '9' { // NaN, Infinity
-					scratch = append(scratch[:0], e.line[start:]...)
-					e.line = appendJSONString(e.line[:start], scratch)
-				}
-			default:
-				scratch = col.text(scratch[:0], i)
-				e.line = appendJSONString(e.line, scratch)
-			}
-		}
-		e.line = append(e.line, '}', '\n')
-		if err := e.flushIfFull(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (e *jsonEncoder) init(schema *arrow.Schema) error { return e.textEncoder.init("json", schema) }
 
 // FileSinkConfigFromOptions reads the WITH options of a CSV or JSON-lines sink; path is the 'path' option, already
 // resolved by the engine.
