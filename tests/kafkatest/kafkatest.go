@@ -277,7 +277,9 @@ func (c *Cluster) Admin(t testing.TB) *kadm.Client {
 	return kadm.NewClient(c.Client(t))
 }
 
-func ctx() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), Timeout) }
+func ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), Timeout)
+}
 
 // CreateTopic creates a topic with partitions partitions.
 func (c *Cluster) CreateTopic(t testing.TB, topic string, partitions int32) {
