@@ -2,8 +2,8 @@ package testserver
 
 import "syscall"
 
-// procAttr puts the server in its own process group (Kill ends the group) and has the kernel kill it when the test
+// ProcAttr puts the server in its own process group (Kill ends the group) and has the kernel kill it when the test
 // process dies first (a test timeout), so no server outlives its test.
-func procAttr() *syscall.SysProcAttr {
+func ProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

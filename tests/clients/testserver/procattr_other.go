@@ -4,7 +4,7 @@ package testserver
 
 import "syscall"
 
-// procAttr puts the server in its own process group (Kill ends the group).
-func procAttr() *syscall.SysProcAttr {
+// ProcAttr puts the server in its own process group (Kill ends the group).
+func ProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -35,7 +35,7 @@ func Build(dir string) (string, error) {
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/clinksql: %v\n%s", err, out.String())
 	}
-	if err := statSources(); err != nil {
+	if err := StatSources(); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -59,9 +59,9 @@ func Main(m *testing.M, bin *string) {
 	os.Exit(code)
 }
 
-// statSources stats every non-test Go file of the module (and go.mod, go.sum): go test records each as an input
+// StatSources stats every non-test Go file of the module (and go.mod, go.sum): go test records each as an input
 // of the test's result.
-func statSources() error {
+func StatSources() error {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOMOD: %v", err)
@@ -106,7 +106,7 @@ type Server struct {
 	Port    int
 
 	cmd     *exec.Cmd
-	out     *syncBuffer
+	out     *SyncBuffer
 	done    chan struct{}
 	waitErr error
 	stopped bool
@@ -136,12 +136,12 @@ func start(bin, dataDir string, args []string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Bin: bin, DataDir: dataDir, Args: args, out: &syncBuffer{}, done: make(chan struct{})}
+	s := &Server{Bin: bin, DataDir: dataDir, Args: args, out: &SyncBuffer{}, done: make(chan struct{})}
 	argv := append([]string{"serve", "--data-dir", dataDir, "--listen", "127.0.0.1:" + strconv.Itoa(port)}, args...)
 	s.cmd = exec.Command(bin, argv...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.Env = os.Environ()
-	s.cmd.SysProcAttr = procAttr()
+	s.cmd.SysProcAttr = ProcAttr()
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %v", bin, err)
 	}
@@ -239,19 +239,19 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
-// syncBuffer collects a process's output from its copying goroutines.
-type syncBuffer struct {
+// SyncBuffer collects a process's output from its copying goroutines.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
