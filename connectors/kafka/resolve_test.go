@@ -18,8 +18,8 @@ func TestVerdictFromRealBrokerStates(t *testing.T) {
 		{&txnState{"PrepareCommit", 7, 3}, exec.VerdictCommitted, true},
 		{&txnState{"PrepareCommit", 7, 4}, exec.VerdictCommitted, true}, // KIP-890: the end bumped the epoch
 		{&txnState{"PrepareAbort", 7, 4}, exec.VerdictAborted, true},
-		{&txnState{"PrepareCommit", 8, 3}, exec.VerdictUnknown, false}, // another producer
-		{&txnState{"PrepareCommit", 7, 5}, exec.VerdictUnknown, false}, // a later transaction of the id
+		{&txnState{"PrepareCommit", 8, 3}, exec.VerdictUnknown, false},  // another producer
+		{&txnState{"PrepareCommit", 7, 5}, exec.VerdictUnknown, false},  // a later transaction of the id
 		{&txnState{"CompleteCommit", 7, 4}, exec.VerdictUnknown, false}, // markers written: they prove it
 		{&txnState{"CompleteAbort", 7, 4}, exec.VerdictUnknown, false},
 		{&txnState{"Ongoing", 7, 3}, exec.VerdictUnknown, false},

@@ -177,7 +177,9 @@ func preCommit(t *testing.T, s exec.Sink, id uint64) []byte {
 
 func resolver(cfg SinkConfig) exec.InDoubtResolver { return NewSink(cfg).(exec.InDoubtResolver) }
 
-func bg() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), time.Minute) }
+func bg() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), time.Minute)
+}
 
 // A read_committed consumer sees exactly the rows of the checkpoints whose commit ran, each once, and every commit
 // is receipted in order.
