@@ -378,7 +378,7 @@ func TestOpenRefusesWithoutBroker(t *testing.T) {
 	cfg := r.config()
 	r.cluster.Kill()
 	s := NewSink(cfg)
-	err := s.Open(&exec.TaskContext{Job: "job-1", Subtask: 0, Parallelism: 1, Alloc: r.mem})
+	err := s.Open(&exec.TaskContext{Job: "job-1", Subtask: 0, Parallelism: 1, Alloc: r.mem, Receipt: (&receipts{}).add})
 	if err == nil {
 		s.Close()
 		t.Fatal("Open succeeded without a broker")

@@ -139,6 +139,11 @@ func (s *txnSink) Open(ctx *exec.TaskContext) error {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
+	if ctx.Receipt == nil {
+		// The runtime writes receipts only for a node marked CommitNotRecoverable: without them a restart could not
+		// tell a committed checkpoint from an unresolved one.
+		return errors.New("kafka sink: an exactly-once sink runs only in a sink node marked commit-not-recoverable (no commit receipts)")
+	}
 	s.free = sync.NewCond(&s.mu)
 	s.prefix = fmt.Sprintf("%s-%s-%d-", s.cfg.TransactionalIDPrefix, ctx.Job, ctx.Subtask)
 	opts, err := s.clientOpts()
