@@ -14,7 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/tests/kafkatest"
@@ -141,6 +143,27 @@ func (r *rig) committedIDs() []int {
 	return ids
 }
 
+// expectEndTxnAnswer sends EndTxn(commit) with the handle's identity and checks kfake's refusal: which answer a
+// test's resolution path starts from.
+func (r *rig) expectEndTxnAnswer(handle []byte, want *kerr.Error) {
+	r.t.Helper()
+	h, err := ParseHandle(handle)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	req := kmsg.NewPtrEndTxnRequest()
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = h.TransactionalID, h.ProducerID, h.ProducerEpoch, true
+	ctx, cancel := bg()
+	defer cancel()
+	resp, err := req.RequestWith(ctx, r.cluster.Client(r.t))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if got := kerr.ErrorForCode(resp.ErrorCode); got != want {
+		r.t.Fatalf("EndTxn(commit) with the handle's identity answered %v, want %v", got, want)
+	}
+}
+
 func seq(from, to int) []int {
 	var out []int
 	for i := from; i < to; i++ {
@@ -253,6 +276,7 @@ func TestResolveAfterCommitProvesCommittedByControlRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	r.expectEndTxnAnswer(h, kerr.ProducerFenced) // kfake: the epoch is two ahead of the handle's
 	ctx, cancel := bg()
 	defer cancel()
 	for _, call := range []func(context.Context, []byte) (exec.Verdict, error){resolver(cfg).ResolveCommit, resolver(cfg).Describe} {
@@ -274,6 +298,7 @@ func TestFencedTransactionProvesAborted(t *testing.T) {
 	h := preCommit(t, dead, 1)
 	next := r.open(cfg, 0, &receipts{}) // initialises the same ids: fences and aborts
 	defer next.Close()
+	r.expectEndTxnAnswer(h, kerr.InvalidTxnState) // kfake: one epoch ahead, and the last end was an abort
 	ctx, cancel := bg()
 	defer cancel()
 	if v, err := resolver(cfg).Describe(ctx, h); err != nil || v != exec.VerdictAborted {
@@ -295,6 +320,7 @@ func TestNoMarkerProvesNothing(t *testing.T) {
 	cfg := r.config()
 	r.cluster.Produce(t, &kgo.Record{Topic: r.topic, Partition: 0, Value: []byte(`{"id":1,"name":"x"}`)})
 	h := []byte(`{"v":1,"txn":"tx-job-9-0-0","pid":4242,"epoch":3,"topic":"out","parts":[{"p":0,"first":0,"last":0}]}`)
+	r.expectEndTxnAnswer(h, kerr.InvalidProducerIDMapping)
 	ctx, cancel := bg()
 	defer cancel()
 	for _, call := range []func(context.Context, []byte) (exec.Verdict, error){resolver(cfg).ResolveCommit, resolver(cfg).Describe} {
