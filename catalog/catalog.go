@@ -31,6 +31,24 @@ const (
 type Column struct {
 	Name string `json:"name"`
 	Type Type   `json:"type"`
+	// MetadataKey is set for a metadata column (METADATA [FROM 'key']): the connector's record attribute it
+	// carries (a Kafka record's timestamp, partition, offset), the column's name when FROM is not given.
+	MetadataKey string `json:"metadata_key,omitempty"`
+	// Virtual marks a read-only metadata column (METADATA ... VIRTUAL).
+	Virtual bool `json:"virtual,omitempty"`
+}
+
+// Definition is the column's declaration after its type as SQL (`METADATA FROM 'timestamp' VIRTUAL`), "" for a
+// column of the data.
+func (c Column) Definition() string {
+	if c.MetadataKey == "" {
+		return ""
+	}
+	d := "METADATA FROM '" + strings.ReplaceAll(c.MetadataKey, "'", "''") + "'"
+	if c.Virtual {
+		d += " VIRTUAL"
+	}
+	return d
 }
 
 // Watermark is a stream's `WATERMARK FOR Column AS Expr`; Expr is canonical SQL text.
@@ -46,6 +64,9 @@ type Object struct {
 	Columns []Column `json:"columns"`
 	// Watermark is a stream's event-time declaration, nil when it has none.
 	Watermark *Watermark `json:"watermark,omitempty"`
+	// PrimaryKey names a stream's or sink's PRIMARY KEY ... NOT ENFORCED columns (upsert-kafka's message key),
+	// nil when it has none.
+	PrimaryKey []string `json:"primary_key,omitempty"`
 	// Options are the WITH options, keys as written; an internal stream (no connector) has none.
 	Options map[string]string `json:"options,omitempty"`
 	// Query is a view's canonical query text, re-parsed where the view is used.

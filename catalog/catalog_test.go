@@ -17,8 +17,9 @@ func TestCatalogPersistsAcrossOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(&Object{Kind: Stream, Name: "clicks", Columns: []Column{{"user_id", bigint()}},
-		Watermark: &Watermark{Column: "ts", Expr: "ts - INTERVAL '1' SECOND"}}, false); err != nil {
+	if _, err := c.Create(&Object{Kind: Stream, Name: "clicks", Columns: []Column{{Name: "user_id", Type: bigint()},
+		{Name: "p", Type: Type{Name: "INT", Precision: -1, Scale: -1}, MetadataKey: "partition", Virtual: true}},
+		PrimaryKey: []string{"user_id"}, Watermark: &Watermark{Column: "ts", Expr: "ts - INTERVAL '1' SECOND"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	id, err := c.NewJobID()
@@ -36,6 +37,9 @@ func TestCatalogPersistsAcrossOpen(t *testing.T) {
 	o, ok := c2.Get("clicks")
 	if !ok || o.Kind != Stream || o.Watermark == nil || o.Watermark.Expr != "ts - INTERVAL '1' SECOND" || o.Columns[0].Type != bigint() {
 		t.Fatalf("reopened object = %+v", o)
+	}
+	if c := o.Columns[1]; c.MetadataKey != "partition" || !c.Virtual || len(o.PrimaryKey) != 1 || o.PrimaryKey[0] != "user_id" {
+		t.Fatalf("reopened metadata column %+v, primary key %q", c, o.PrimaryKey)
 	}
 	if j, ok := c2.Job("job-1"); !ok || j.Reads[0] != "clicks" {
 		t.Fatalf("reopened job = %+v", j)

@@ -59,13 +59,13 @@ func (s *Session) show(st *parser.Show) (*Result, error) {
 			if conn == "" {
 				conn = "(internal)"
 			}
-			t.add(o.Name, conn, columnList(o.Columns), wm)
+			t.add(o.Name, conn, columnList(o), wm)
 		}
 		return t.result(""), nil
 	case "sinks":
 		t := newTable("name", "connector", "columns", "options")
 		for _, o := range cat.Objects(catalog.Sink) {
-			t.add(o.Name, o.Connector(), columnList(o.Columns), optionList(o.Options))
+			t.add(o.Name, o.Connector(), columnList(o), optionList(o.Options))
 		}
 		return t.result(""), nil
 	case "views":
@@ -104,10 +104,17 @@ func (s *Session) show(st *parser.Show) (*Result, error) {
 	return t.result(""), nil
 }
 
-func columnList(cols []catalog.Column) string {
-	parts := make([]string, len(cols))
-	for i, c := range cols {
+// columnList prints an object's columns as its definition does: name, type, metadata, and its primary key.
+func columnList(o *catalog.Object) string {
+	parts := make([]string, len(o.Columns))
+	for i, c := range o.Columns {
 		parts[i] = c.Name + " " + c.Type.String()
+		if d := c.Definition(); d != "" {
+			parts[i] += " " + d
+		}
+	}
+	if len(o.PrimaryKey) > 0 {
+		parts = append(parts, "PRIMARY KEY ("+strings.Join(o.PrimaryKey, ", ")+") NOT ENFORCED")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -196,11 +203,17 @@ func (s *Session) describe(st *parser.Describe) (*Result, error) {
 	}
 	t := newTable("column_name", "data_type", "is_nullable", "extra")
 	for _, c := range o.Columns {
-		extra := ""
-		if o.Watermark != nil && o.Watermark.Column == c.Name {
-			extra = "WATERMARK AS " + o.Watermark.Expr
+		var extra []string
+		if slices.Contains(o.PrimaryKey, c.Name) {
+			extra = append(extra, "PRIMARY KEY NOT ENFORCED")
 		}
-		t.add(c.Name, c.Type.String(), "YES", extra)
+		if d := c.Definition(); d != "" {
+			extra = append(extra, d)
+		}
+		if o.Watermark != nil && o.Watermark.Column == c.Name {
+			extra = append(extra, "WATERMARK AS "+o.Watermark.Expr)
+		}
+		t.add(c.Name, c.Type.String(), "YES", strings.Join(extra, " "))
 	}
 	return t.result("DESCRIBE"), nil
 }

@@ -23,6 +23,7 @@ const (
 	UndefinedParameter     = "42P02"
 	DuplicateColumn        = "42701"
 	InvalidColumnReference = "42P10"
+	InvalidTableDefinition = "42P16" // two primary keys
 	WrongObjectType        = "42809"
 	DatatypeMismatch       = "42804"
 	GroupingError          = "42803"

@@ -39,12 +39,31 @@ type TypeName struct {
 	Scale     int
 }
 
-// ColumnDef is a column of CREATE STREAM / CREATE SINK.
+// ColumnDef is a column of CREATE STREAM / CREATE SINK; Metadata is set for a metadata column.
 type ColumnDef struct {
+	P        int
+	Name     string
+	Type     TypeName
+	NotNull  bool
+	Metadata *Metadata
+}
+
+// Metadata is Flink's `METADATA [FROM 'key'] [VIRTUAL]` after a column's type (P is where METADATA is): the column
+// carries what the connector knows of a record (its timestamp, partition, offset) rather than a field of the
+// data. Key is the FROM key, "" when the column's name is the key; Virtual marks a read-only column.
+type Metadata struct {
 	P       int
-	Name    string
-	Type    TypeName
-	NotNull bool
+	Key     string
+	Virtual bool
+}
+
+// PrimaryKey is `PRIMARY KEY (cols) NOT ENFORCED`, declared after the columns (optionally as `CONSTRAINT name
+// PRIMARY KEY ...`) or on one column (`id INT PRIMARY KEY NOT ENFORCED`). P is where PRIMARY is; the key is not
+// checked (Flink's NOT ENFORCED), only declared for connectors that use it (upsert-kafka's message key).
+type PrimaryKey struct {
+	P        int
+	Columns  []string
+	ColumnsP []int
 }
 
 // Watermark is `WATERMARK FOR col AS expr`.
@@ -71,6 +90,7 @@ type CreateStream struct {
 	IfNotExists bool
 	Columns     []ColumnDef
 	Watermark   *Watermark
+	PrimaryKey  *PrimaryKey
 	Options     []Option
 }
 
@@ -81,6 +101,7 @@ type CreateSink struct {
 	NameP       int
 	IfNotExists bool
 	Columns     []ColumnDef
+	PrimaryKey  *PrimaryKey
 	Options     []Option
 }
 

@@ -119,7 +119,7 @@ func dotted(s string) string {
 	return strings.Join(parts, ".")
 }
 
-func (f *formatter) columns(cols []ColumnDef, wm *Watermark) {
+func (f *formatter) columns(cols []ColumnDef, wm *Watermark, pk *PrimaryKey) {
 	f.WriteString(" (")
 	for i, c := range cols {
 		if i > 0 {
@@ -129,6 +129,15 @@ func (f *formatter) columns(cols []ColumnDef, wm *Watermark) {
 		if c.NotNull {
 			f.WriteString(" NOT NULL")
 		}
+		if m := c.Metadata; m != nil {
+			f.WriteString(" METADATA")
+			if m.Key != "" {
+				f.WriteString(" FROM " + quoteString(m.Key))
+			}
+			if m.Virtual {
+				f.WriteString(" VIRTUAL")
+			}
+		}
 	}
 	if wm != nil {
 		if len(cols) > 0 {
@@ -136,6 +145,11 @@ func (f *formatter) columns(cols []ColumnDef, wm *Watermark) {
 		}
 		f.WriteString("WATERMARK FOR " + FormatName(wm.Column) + " AS ")
 		f.expr(wm.Expr, 0)
+	}
+	if pk != nil {
+		f.WriteString(", PRIMARY KEY (")
+		f.names(pk.Columns)
+		f.WriteString(") NOT ENFORCED")
 	}
 	f.WriteString(")")
 }
@@ -162,7 +176,7 @@ func (f *formatter) stmt(s Stmt) {
 			f.WriteString("IF NOT EXISTS ")
 		}
 		f.WriteString(FormatName(s.Name))
-		f.columns(s.Columns, s.Watermark)
+		f.columns(s.Columns, s.Watermark, s.PrimaryKey)
 		f.options(s.Options)
 	case *CreateSink:
 		f.WriteString("CREATE SINK ")
@@ -170,7 +184,7 @@ func (f *formatter) stmt(s Stmt) {
 			f.WriteString("IF NOT EXISTS ")
 		}
 		f.WriteString(FormatName(s.Name))
-		f.columns(s.Columns, nil)
+		f.columns(s.Columns, nil, s.PrimaryKey)
 		f.options(s.Options)
 	case *CreateView:
 		f.WriteString("CREATE ")

@@ -367,7 +367,7 @@ func (p *parser) createStream(start int) (Stmt, error) {
 	if s.Name, s.NameP, err = p.name(); err != nil {
 		return nil, err
 	}
-	if s.Columns, s.Watermark, err = p.columnDefs(true); err != nil {
+	if s.Columns, s.Watermark, s.PrimaryKey, err = p.columnDefs(true); err != nil {
 		return nil, err
 	}
 	if p.isKw("with") {
@@ -385,7 +385,7 @@ func (p *parser) createSink(start int) (Stmt, error) {
 	if s.Name, s.NameP, err = p.name(); err != nil {
 		return nil, err
 	}
-	if s.Columns, _, err = p.columnDefs(false); err != nil {
+	if s.Columns, _, s.PrimaryKey, err = p.columnDefs(false); err != nil {
 		return nil, err
 	}
 	if !p.isKw("with") {
@@ -433,58 +433,125 @@ func (p *parser) createView(start int, orReplace bool) (Stmt, error) {
 	return s, nil
 }
 
-// columnDefs reads ( name type [NOT NULL | NULL], ... [, WATERMARK FOR col AS expr] ).
-func (p *parser) columnDefs(watermark bool) ([]ColumnDef, *Watermark, error) {
+// columnDefs reads ( name type [NOT NULL | NULL] [PRIMARY KEY NOT ENFORCED] [METADATA [FROM 'key'] [VIRTUAL]],
+// ... [, WATERMARK FOR col AS expr] [, [CONSTRAINT name] PRIMARY KEY (col, ...) NOT ENFORCED] ).
+func (p *parser) columnDefs(watermark bool) ([]ColumnDef, *Watermark, *PrimaryKey, error) {
 	if err := p.expectOp("("); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var cols []ColumnDef
 	var wm *Watermark
+	var pk *PrimaryKey
 	for {
 		if p.isKw("watermark") && p.kwAt(p.i+1, "for") {
 			if !watermark || wm != nil {
-				return nil, nil, notSupported(p.peek().Pos, "WATERMARK is only supported once, in CREATE STREAM")
+				return nil, nil, nil, notSupported(p.peek().Pos, "WATERMARK is only supported once, in CREATE STREAM")
 			}
 			w := &Watermark{P: p.next().Pos}
 			p.advance()
 			var err error
 			if w.Column, w.ColP, err = p.name(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if err := p.expectKw("as"); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			end := p.listItemEnd(p.i)
 			if w.Expr, err = p.parseExpr(p.i, end); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			p.i = end
 			wm = w
-		} else if p.isKw("primary") || p.isKw("constraint") || p.isKw("unique") {
-			return nil, nil, notSupported(p.peek().Pos, "constraints are not supported")
+		} else if (p.isKw("primary") && p.kwAt(p.i+1, "key")) || p.isKw("constraint") {
+			if p.eatKw("constraint") {
+				if _, _, err := p.name(); err != nil {
+					return nil, nil, nil, err
+				}
+				if !p.isKw("primary") {
+					return nil, nil, nil, notSupported(p.peek().Pos, "only PRIMARY KEY constraints are supported")
+				}
+			}
+			at := p.peek().Pos
+			if err := p.primaryKeyWords(pk); err != nil {
+				return nil, nil, nil, err
+			}
+			names, pos, err := p.nameListPos()
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if pk, err = p.notEnforced(at, names, pos); err != nil {
+				return nil, nil, nil, err
+			}
+		} else if p.isKw("unique") || p.isKw("check") || p.isKw("foreign") {
+			return nil, nil, nil, notSupported(p.peek().Pos, "constraints other than PRIMARY KEY ... NOT ENFORCED are not supported")
 		} else {
 			c := ColumnDef{P: p.peek().Pos}
 			var err error
 			if c.Name, _, err = p.name(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if c.Type, err = p.typeName(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if p.eatKw("not", "null") {
 				c.NotNull = true
 			} else {
 				p.eatKw("null")
 			}
+			if p.isKw("primary") {
+				at := p.peek().Pos
+				if err := p.primaryKeyWords(pk); err != nil {
+					return nil, nil, nil, err
+				}
+				if pk, err = p.notEnforced(at, []string{c.Name}, []int{c.P}); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			if p.isKw("metadata") {
+				c.Metadata = &Metadata{P: p.next().Pos}
+				if p.eatKw("from") {
+					t := p.peek()
+					if t.Kind != String {
+						return nil, nil, nil, p.syntaxErrorAt(p.i)
+					}
+					p.advance()
+					c.Metadata.Key = t.Value
+				}
+				c.Metadata.Virtual = p.eatKw("virtual")
+			}
 			cols = append(cols, c)
 		}
 		if p.eatOp(")") {
-			return cols, wm, nil
+			return cols, wm, pk, nil
 		}
 		if err := p.expectOp(","); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
+}
+
+// primaryKeyWords reads PRIMARY KEY; a second primary key is refused.
+func (p *parser) primaryKeyWords(prev *PrimaryKey) error {
+	if prev != nil {
+		return sqlerr.New(sqlerr.InvalidTableDefinition, p.peek().Pos, "multiple primary keys are not allowed")
+	}
+	if err := p.expectKw("primary"); err != nil {
+		return err
+	}
+	return p.expectKw("key")
+}
+
+// notEnforced reads the NOT ENFORCED that a primary key needs (Flink's rule: nothing checks the key).
+func (p *parser) notEnforced(at int, names []string, pos []int) (*PrimaryKey, error) {
+	if !p.eatKw("not", "enforced") {
+		if p.isKw("enforced") {
+			return nil, notSupported(p.peek().Pos, "ENFORCED primary keys are not supported; declare PRIMARY KEY (...) NOT ENFORCED")
+		}
+		e := p.syntaxErrorAt(p.i).(*sqlerr.Error)
+		e.Hint = "A primary key is declared PRIMARY KEY (...) NOT ENFORCED: nothing checks it."
+		return nil, e
+	}
+	return &PrimaryKey{P: at, Columns: names, ColumnsP: pos}, nil
 }
 
 // listItemEnd is the index of the "," or ")" that ends the list item starting at token i (parentheses balanced),

@@ -361,6 +361,13 @@ func checkNode(n any, bad func(n any, pos int, want ...string), first func(strin
 		bad(n, n.P, "over")
 	case *ColumnDef:
 		bad(n, n.P, n.Name)
+	case *Metadata:
+		bad(n, n.P, "metadata")
+	case *PrimaryKey:
+		bad(n, n.P, "primary")
+		for i, p := range n.ColumnsP {
+			bad(n, p, n.Columns[i])
+		}
 	case *Watermark:
 		bad(n, n.P, "watermark")
 		bad(n, n.ColP, n.Column)

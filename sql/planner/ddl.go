@@ -66,6 +66,9 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 	if len(opts) > 0 {
 		obj.Options = opts
 	}
+	if obj.PrimaryKey, err = definitionExtras(false, opts["connector"], cs.Columns, cs.PrimaryKey, cols); err != nil {
+		return nil, err
+	}
 	switch conn := opts["connector"]; conn {
 	case "":
 		if len(opts) > 0 {
@@ -147,6 +150,10 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	pk, err := definitionExtras(true, opts["connector"], cs.Columns, cs.PrimaryKey, cols)
+	if err != nil {
+		return nil, err
+	}
 	known := map[string]bool{"connector": true}
 	switch conn := opts["connector"]; conn {
 	case "parquet", "file":
@@ -209,7 +216,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	default:
 		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["type"], "sink type '%s' is not supported (append-only or upsert)", opts["type"])
 	}
-	return &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts}, nil
+	return &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts, PrimaryKey: pk}, nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,0 +1,95 @@
+package planner
+
+import (
+	"slices"
+
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/connectors/kafka"
+	"github.com/clinksql/clinksql/sql/parser"
+	"github.com/clinksql/clinksql/sqlerr"
+)
+
+// Metadata columns and primary keys of CREATE STREAM and CREATE SINK: which connectors have them, and what they
+// accept. Only Kafka's have metadata (connectors/kafka.Metadata) and only upsert-kafka takes a primary key (its
+// message key); every other connector refuses them at the declaration.
+
+// metadataKeys are the metadata a connector's records carry; nil: none.
+func metadataKeys(connector string) []kafka.MetadataKey {
+	switch connector {
+	case "kafka", "upsert-kafka":
+		return kafka.Metadata
+	}
+	return nil
+}
+
+// takesPrimaryKey reports whether a connector uses a PRIMARY KEY.
+func takesPrimaryKey(connector string) bool { return connector == "upsert-kafka" }
+
+// definitionExtras checks the metadata columns and the primary key of a stream (sink false) or sink definition
+// whose connector is connector ("" for an internal stream), fills the columns' metadata in cols (index for index
+// with defs) and returns the primary key's columns.
+func definitionExtras(sink bool, connector string, defs []parser.ColumnDef, pk *parser.PrimaryKey, cols []catalog.Column) ([]string, error) {
+	keys := metadataKeys(connector)
+	for i, d := range defs {
+		m := d.Metadata
+		if m == nil {
+			continue
+		}
+		if keys == nil {
+			if connector == "" {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, m.P, "column %q: a stream without a connector has no metadata columns", d.Name)
+			}
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, m.P, "column %q: connector '%s' has no metadata columns (kafka and upsert-kafka do)", d.Name, connector)
+		}
+		name := m.Key
+		if name == "" {
+			name = d.Name
+		}
+		j := slices.IndexFunc(keys, func(k kafka.MetadataKey) bool { return k.Name == name })
+		if j < 0 {
+			return nil, sqlerr.New(sqlerr.InvalidParameter, m.P, "column %q: unknown metadata key '%s' for connector '%s' (known: %s)", d.Name, name, connector, kafka.MetadataNames())
+		}
+		k := keys[j]
+		if !slices.Contains(k.Types, cols[i].Type.Name) {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, d.Type.P, "metadata column %q ('%s') must be %s, not %s", d.Name, name, typeList(k.Types), cols[i].Type)
+		}
+		if sink {
+			if m.Virtual {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, m.P, "column %q: a sink writes every column it declares; VIRTUAL (read-only) metadata columns belong to streams", d.Name)
+			}
+			if !k.Writable {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, m.P, "column %q: metadata '%s' is read-only; a sink cannot write it", d.Name, name)
+			}
+		}
+		cols[i].MetadataKey, cols[i].Virtual = name, m.Virtual
+	}
+	if pk == nil {
+		return nil, nil
+	}
+	if !takesPrimaryKey(connector) {
+		what := "connector '" + connector + "'"
+		if connector == "" {
+			what = "a stream without a connector"
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pk.P, "%s takes no PRIMARY KEY (upsert-kafka does: its message key)", what)
+	}
+	for i, name := range pk.Columns {
+		j := slices.IndexFunc(cols, func(c catalog.Column) bool { return c.Name == name })
+		switch {
+		case j < 0:
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, pk.ColumnsP[i], "column %q named in key does not exist", name)
+		case slices.Contains(pk.Columns[:i], name):
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, pk.ColumnsP[i], "column %q appears twice in primary key constraint", name)
+		case cols[j].MetadataKey != "":
+			return nil, sqlerr.New(sqlerr.InvalidTableDefinition, pk.ColumnsP[i], "primary key column %q is a metadata column; a key is made of the data's columns", name)
+		}
+	}
+	return slices.Clone(pk.Columns), nil
+}
+
+func typeList(ts []string) string {
+	if len(ts) == 1 {
+		return ts[0]
+	}
+	return ts[0] + " or " + ts[1]
+}
