@@ -9,10 +9,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
@@ -66,6 +68,7 @@ const (
 	commitNormal    commitMode = iota // commit, receipt, confirm
 	commitLost                        // nothing reaches the broker (the process died before the commit)
 	commitNoReceipt                   // the broker committed, the process died before the receipt (ack window)
+	commitFail                        // the commit fails (nothing reaches the broker)
 )
 
 func newBroker() *broker { return &broker{txns: map[string]*fakeTxn{}} }
@@ -175,8 +178,11 @@ func (s *eoSink) Commit(id uint64) error {
 		if s.b.commitMode != nil {
 			mode = s.b.commitMode(s.sub, sid)
 		}
-		if mode == commitLost {
+		switch mode {
+		case commitLost:
 			return nil // the broadcast died with the process: nothing reached the broker
+		case commitFail:
+			return errors.New("fake broker: commit failed")
 		}
 		s.b.mu.Lock()
 		s.b.commitLocked(txnName(s.sub, sid))
@@ -275,6 +281,8 @@ type eoRig struct {
 	b      *broker
 	src    seqConfig
 	events []event
+	// graphFn replaces the pipeline (nil: graph's).
+	graphFn func(src seqConfig) *exec.Graph
 }
 
 func newEORig(t *testing.T, par int) *eoRig {
@@ -283,6 +291,9 @@ func newEORig(t *testing.T, par int) *eoRig {
 }
 
 func (r *eoRig) graph(src seqConfig) *exec.Graph {
+	if r.graphFn != nil {
+		return r.graphFn(src)
+	}
 	g := exec.NewGraph()
 	s := g.AddSource("gen", 1, newSeqSource(src))
 	agg := g.AddOperator("agg", r.par, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
@@ -439,16 +450,20 @@ func TestInDoubtReceiptIsProofWithoutWireCall(t *testing.T) {
 	r.exactlyOnce()
 }
 
-// Seed: "a proven-but-unreceipted commit is otherwise invisible to replay suppression, and a mixed verdict then
-// replays it as duplicates (qual01-20260819f: one subtask's whole pane, twice)". Subtask 0's commit of the
-// in-doubt checkpoint is proven over the wire, subtask 1's is fenced without proof: the walk falls back, and
-// only the receipt it materialised for subtask 0 keeps that pane from being published twice.
+// Seed: "The walk probes every handle of a checkpoint before deciding - a final refusal must not leave later
+// handles unproven - and materialises the receipt for each commit it proves over the wire ...; a
+// proven-but-unreceipted commit is otherwise invisible to replay suppression, and a mixed verdict then replays it
+// as duplicates (qual01-20260819f: one subtask's whole pane, twice)". Subtask 0's transaction of the in-doubt
+// checkpoint is fenced without proof, subtask 1's is committed over the wire after it; the broker then forgets
+// ended transactions (kfake), so only the receipt the walk wrote keeps subtask 1's pane from being published
+// twice by the fallback's replay.
 func TestInDoubtMixedVerdictFallsBackWithReplaySuppression(t *testing.T) {
 	r := newEORig(t, 2)
+	r.b.forgetEnded = true
 	r.lose(3, commitLost)
 	r.crash(3, 3)
 	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
-		if sub, _ := parseTxnName(name); sub == 1 {
+		if sub, _ := parseTxnName(name); sub == 0 {
 			return exec.VerdictUnknown, nil, true // PRODUCER_FENCED, and nothing proves the outcome
 		}
 		return 0, nil, false
@@ -460,14 +475,17 @@ func TestInDoubtMixedVerdictFallsBackWithReplaySuppression(t *testing.T) {
 	if got := j.Status().Restored; got != 2 {
 		t.Fatalf("restored from %d, want the newest confirmed checkpoint 2", got)
 	}
-	if !checkpoint.HasReceipt(nil, r.cpDir(), "sink", 0, 3) {
-		t.Fatal("no receipt for subtask 0's commit proven over the wire")
+	if !slices.Contains(r.b.resolvedHandles(), txnName(1, 3)) {
+		t.Fatal("subtask 1's handle was not probed after subtask 0's refusal")
+	}
+	if !checkpoint.HasReceipt(nil, r.cpDir(), "sink", 1, 3) {
+		t.Fatal("no receipt for subtask 1's commit proven over the wire")
 	}
 	if j.Status().Suppressed == 0 {
 		t.Fatal("no replayed row was suppressed")
 	}
-	if r.exists(checkpoint.UnresolvedPath(r.cpDir(), "sink", 1, 3)) {
-		t.Fatal("subtask 1's unresolved marker survived its open")
+	if r.exists(checkpoint.UnresolvedPath(r.cpDir(), "sink", 0, 3)) {
+		t.Fatal("subtask 0's unresolved marker survived its open")
 	}
 	r.exactlyOnce()
 }
@@ -649,10 +667,8 @@ func TestInDoubtStaleHandleCopyIsNeverRead(t *testing.T) {
 			if !ok || c.Path != dst {
 				t.Fatalf("want XX001 naming %s; got %v", dst, err)
 			}
-			for _, h := range r.b.resolvedHandles() {
-				if sub, id := parseTxnName(h); sub != 0 || id != 3 {
-					t.Fatalf("probed %s", h)
-				}
+			if got := r.b.resolvedHandles(); !slices.Equal(got, []string{txnName(0, 3)}) {
+				t.Fatalf("probed %v, want only subtask 0's own handle", got)
 			}
 		})
 	}
@@ -827,4 +843,95 @@ func (f *renameSignalFS) Rename(o, n string) error {
 		}
 	}
 	return err
+}
+
+// Seed: the coordinator "writes a CONFIRMED-<id> marker beside COMPLETED-<id> once [the confirmation set]
+// drains"; a sink subtask whose commit failed never confirms. Subtask 1's commit fails once: the checkpoint stays
+// completed but unconfirmed, and the in-incarnation restart holds its redeploy while the walk commits subtask 1's
+// transaction - restoring from the checkpoint as if it were settled would have fenced (lost) it.
+func TestInDoubtFailedCommitIsResolvedByTheRestart(t *testing.T) {
+	r := newEORig(t, 2)
+	var failed atomic.Bool
+	var failedID atomic.Uint64
+	r.b.commitMode = func(sub int, id uint64) commitMode {
+		if sub == 1 && failed.CompareAndSwap(false, true) {
+			failedID.Store(id)
+			return commitFail
+		}
+		return commitNormal
+	}
+	cfg := r.config()
+	cfg.CheckpointInterval = 5 * time.Millisecond
+	j := runToEnd(t, r.graph(r.src), cfg)
+	if !failed.Load() {
+		t.Fatal("no commit failed")
+	}
+	if j.Status().Restarts == 0 {
+		t.Fatal("the failed commit did not restart the job")
+	}
+	id := failedID.Load()
+	if !slices.Contains(r.b.resolvedHandles(), txnName(1, id)) {
+		t.Fatalf("the restart did not resolve subtask 1's transaction of checkpoint %d (resolved %v)", id, r.b.resolvedHandles())
+	}
+	if !checkpoint.HasReceipt(nil, r.cpDir(), "sink", 1, id) {
+		t.Fatalf("no receipt for checkpoint %d", id)
+	}
+	if len(r.b.fenced) != 0 {
+		t.Fatalf("fenced %v", r.b.fenced)
+	}
+	r.exactlyOnce()
+}
+
+// toResult maps each event row to a result row (key, ts, 1, val) as it arrives: output not ordered by the
+// watermark.
+type toResult struct{ ctx *exec.TaskContext }
+
+func (o *toResult) Open(ctx *exec.TaskContext) error { o.ctx = ctx; return nil }
+func (o *toResult) Process(_ int, b exec.Batch, out exec.Emitter) error {
+	defer b.Release()
+	rb := newResultBuilder(o.ctx.Alloc)
+	keys := b.Rec.Column(0).(*array.Int64).Int64Values()
+	tss := b.Rec.Column(1).(*array.Timestamp).TimestampValues()
+	vals := b.Rec.Column(2).(*array.Int64).Int64Values()
+	for i := range keys {
+		rb.append(keys[i], tss[i], 1, vals[i])
+	}
+	return out.Emit(rb.batch())
+}
+func (o *toResult) OnWatermark(int64, exec.Emitter) error { return nil }
+func (o *toResult) OnBarrier(checkpoint.Barrier) error    { return nil }
+func (o *toResult) Close() error                          { return nil }
+
+// noWatermark is a source without event time: it never advances the watermark.
+type noWatermark struct{ exec.Source }
+
+func (s noWatermark) Produce(ctx context.Context) (exec.SourceResult, error) {
+	res, err := s.Source.Produce(ctx)
+	res.WM = exec.MinWatermark
+	return res, err
+}
+
+// Seed (replay suppression, docs/checkpointing.md): with no watermark in the plan the horizon cannot separate
+// the receipted interval from what follows it, so a fallback that would replay a receipted interval fails the
+// restore clearly instead of publishing it twice.
+func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
+	r := newEORig(t, 2)
+	r.graphFn = func(src seqConfig) *exec.Graph {
+		g := exec.NewGraph()
+		s := g.AddSource("gen", 1, func(sub int) exec.Source { return noWatermark{newSeqSource(src)(sub)} })
+		m := g.AddOperator("map", r.par, func(int) exec.Operator { return &toResult{} }, exec.From(s, exec.HashExchange(0)))
+		g.AddSink("sink", r.par, newEOSink(r.b), exec.From(m, exec.ForwardExchange())).WithCommitNotRecoverable()
+		return g
+	}
+	r.crash(3, 3) // checkpoint 3 committed with receipts, not confirmed
+	// Subtask 1's receipt is lost with its disk sector; its transaction was fenced meanwhile: no proof.
+	if err := os.Remove(checkpoint.ReceiptPath(r.cpDir(), "sink", 1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) { return exec.VerdictUnknown, nil, true }
+	r.b.onDescribe = func(string) (exec.Verdict, error, bool) { return exec.VerdictAborted, nil, true }
+	_, err := r.recover(nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot separate") {
+		t.Fatalf("want the restore refused; got %v", err)
+	}
 }
