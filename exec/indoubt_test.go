@@ -928,7 +928,9 @@ func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
 	if err := os.Remove(checkpoint.ReceiptPath(r.cpDir(), "sink", 1, 3)); err != nil {
 		t.Fatal(err)
 	}
-	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) { return exec.VerdictUnknown, nil, true }
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		return exec.VerdictUnknown, nil, true
+	}
 	r.b.onDescribe = func(string) (exec.Verdict, error, bool) { return exec.VerdictAborted, nil, true }
 	_, err := r.recover(nil)
 	if err == nil || !strings.Contains(err.Error(), "cannot separate") {
