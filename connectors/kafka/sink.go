@@ -149,7 +149,11 @@ func (s *sinkBase) records(b exec.Batch) ([]kgo.Record, error) {
 			sp.ve = -1
 		}
 		spans = append(spans, sp)
-		recs = append(recs, kgo.Record{Timestamp: now, Partition: s.fixed})
+		hs, err := s.enc.recordHeaders(i)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, kgo.Record{Timestamp: s.enc.timestamp(i, now), Partition: s.fixed, Headers: hs})
 	}
 	s.valueSize = len(buf)/n + 1
 	for j, sp := range spans {

@@ -21,7 +21,7 @@ func BenchmarkKafkaSinkExactlyOnce(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Kill()
-	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, map[string]string{
+	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, nil, map[string]string{
 		"topic": "bench", "properties.bootstrap.servers": c.Bootstrap(), "format": "json",
 		"sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "bench",
 	})

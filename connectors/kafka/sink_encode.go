@@ -1,10 +1,15 @@
 package kafka
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/clinksql/clinksql/exec/operators"
 )
@@ -14,6 +19,11 @@ import (
 type recordEncoder struct {
 	value, key         columnsEncoder
 	valueCols, keyCols []int
+	// tsCol and headersCol are the 'timestamp' and 'headers' metadata columns, -1 for none.
+	tsCol, headersCol int
+	ts                *array.Timestamp
+	toTime            func(arrow.Timestamp) time.Time
+	headers           arrow.Array
 }
 
 // columnsEncoder renders selected columns of one row.
@@ -25,16 +35,46 @@ type columnsEncoder struct {
 }
 
 func newRecordEncoder(cfg SinkConfig) (*recordEncoder, error) {
-	e := &recordEncoder{}
+	e := &recordEncoder{tsCol: -1, headersCol: -1}
+	meta := func(i int) string {
+		if i < len(cfg.Metadata) {
+			return cfg.Metadata[i]
+		}
+		return ""
+	}
 	inKey := map[int]bool{}
 	for _, name := range cfg.KeyFields {
 		i := cfg.Schema.FieldIndices(name)[0]
+		if meta(i) != "" {
+			return nil, optionError("key.fields", "kafka sink: key column '%s' is a metadata column", name)
+		}
 		e.keyCols = append(e.keyCols, i)
 		inKey[i] = true
 	}
 	for i := range cfg.Schema.NumFields() {
-		if !(cfg.ValueExceptKey && inKey[i]) {
-			e.valueCols = append(e.valueCols, i)
+		f := cfg.Schema.Field(i)
+		switch meta(i) {
+		case "":
+			if !(cfg.ValueExceptKey && inKey[i]) {
+				e.valueCols = append(e.valueCols, i)
+			}
+		case "timestamp":
+			tt, ok := f.Type.(*arrow.TimestampType)
+			if !ok {
+				return nil, &operators.ConfigError{Code: "42804", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata column %s ('timestamp') must be a TIMESTAMP", f.Name)}
+			}
+			toTime, err := tt.GetToTimeFunc()
+			if err != nil {
+				return nil, err
+			}
+			e.tsCol, e.toTime = i, toTime
+		case "headers":
+			if f.Type.ID() != arrow.STRING {
+				return nil, &operators.ConfigError{Code: "42804", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata column %s ('headers') must be VARCHAR (a JSON object)", f.Name)}
+			}
+			e.headersCol = i
+		default:
+			return nil, &operators.ConfigError{Code: "0A000", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata '%s' of column %s is read-only", meta(i), f.Name)}
 		}
 	}
 	var err error
@@ -114,7 +154,42 @@ func (c *columnsEncoder) append(dst []byte, i int) (out []byte, null bool) {
 	panic(fmt.Sprintf("kafka sink: raw column of type %s", c.bin.DataType()))
 }
 
+// timestamp is row i's record timestamp: its 'timestamp' column, else now.
+func (e *recordEncoder) timestamp(i int, now time.Time) time.Time {
+	if e.ts == nil || e.ts.IsNull(i) {
+		return now
+	}
+	return e.toTime(e.ts.Value(i))
+}
+
+// recordHeaders are row i's headers: its 'headers' column, a JSON object of names and text values.
+func (e *recordEncoder) recordHeaders(i int) ([]kgo.RecordHeader, error) {
+	if e.headers == nil || e.headers.IsNull(i) {
+		return nil, nil
+	}
+	text := e.headers.(*array.String).Value(i)
+	var m map[string]*string
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		return nil, fmt.Errorf("kafka sink: headers %q are not a JSON object of text values: %w", text, err)
+	}
+	hs := make([]kgo.RecordHeader, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		h := kgo.RecordHeader{Key: k}
+		if m[k] != nil {
+			h.Value = []byte(*m[k])
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
 func (e *recordEncoder) bind(rec arrow.RecordBatch) error {
+	if e.tsCol >= 0 {
+		e.ts = rec.Column(e.tsCol).(*array.Timestamp)
+	}
+	if e.headersCol >= 0 {
+		e.headers = rec.Column(e.headersCol)
+	}
 	if err := e.value.bind(rec, e.valueCols); err != nil {
 		return err
 	}
@@ -125,6 +200,7 @@ func (e *recordEncoder) bind(rec arrow.RecordBatch) error {
 }
 
 func (e *recordEncoder) unbind() {
+	e.ts, e.headers = nil, nil
 	e.value.unbind()
 	e.key.unbind()
 }

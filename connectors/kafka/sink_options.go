@@ -63,6 +63,10 @@ type SinkConfig struct {
 	// the prefix (SASL and TLS settings).
 	Properties map[string]string
 	Schema     *arrow.Schema
+	// Metadata is, index for index with Schema, the metadata key a column writes ("" for a column of the data):
+	// 'timestamp' (the record's timestamp; NULL: the time of the write) or 'headers' (a JSON object of header
+	// names and text values; NULL: none). Metadata columns are in neither the key nor the value.
+	Metadata []string
 	// ValueFormat and KeyFormat are "json", "csv" or "raw"; KeyFormat is "" without a key.
 	ValueFormat string
 	KeyFormat   string
@@ -86,8 +90,9 @@ var sinkOptionNames = []string{
 	"sink.delivery-guarantee", "sink.transactional-id-prefix",
 }
 
-// SinkConfigFromOptions reads the WITH options of a Kafka sink (connector is "kafka" or "upsert-kafka"; primaryKey
-// the sink's PRIMARY KEY, the key of an upsert sink). Flink's names:
+// SinkConfigFromOptions reads the WITH options of a Kafka sink (connector is "kafka" or "upsert-kafka"; metadata the
+// metadata key of each column, as SinkConfig.Metadata, nil for none; primaryKey the sink's PRIMARY KEY, the key of
+// an upsert sink). Flink's names:
 //
 //	'topic'                          one topic, required
 //	'properties.bootstrap.servers'   host:port[,host:port...], required
@@ -100,9 +105,10 @@ var sinkOptionNames = []string{
 //	'properties.transaction.timeout.ms'  the transactions' timeout, at most 900000 (the brokers' maximum)
 //
 // 'type' and 'primary_key' are the planner's; any other key is refused with the list of known ones.
-func SinkConfigFromOptions(connector string, schema *arrow.Schema, primaryKey []string, opts map[string]string) (SinkConfig, error) {
+func SinkConfigFromOptions(connector string, schema *arrow.Schema, metadata []string, primaryKey []string, opts map[string]string) (SinkConfig, error) {
 	cfg := SinkConfig{
 		Schema:             schema,
+		Metadata:           metadata,
 		Upsert:             connector == "upsert-kafka",
 		Partitioner:        PartitionDefault,
 		Delivery:           AtLeastOnce,

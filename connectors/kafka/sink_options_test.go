@@ -43,13 +43,13 @@ func TestSinkOptionsRefusals(t *testing.T) {
 		{"upsert-kafka", base("key.format", "json", "key.fields", "name"), "key.fields", "PRIMARY KEY"},
 	}
 	for _, c := range cases {
-		_, err := SinkConfigFromOptions(c.connector, testSchema, []string{"id"}, c.opts)
+		_, err := SinkConfigFromOptions(c.connector, testSchema, nil, []string{"id"}, c.opts)
 		ce, ok := err.(*operators.ConfigError)
 		if !ok || ce.Code != sqlerr.InvalidParameter || ce.Option != c.option || !strings.Contains(ce.Msg, c.msg) {
 			t.Errorf("%v: got %#v, want 22023 at %q saying %q", c.opts, err, c.option, c.msg)
 		}
 	}
-	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, base("sink.delivery-guarantee", "exactly-once",
+	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, nil, base("sink.delivery-guarantee", "exactly-once",
 		"sink.transactional-id-prefix", "p", "properties.transaction.timeout.ms", "600000"))
 	if err != nil || cfg.TransactionTimeout != 10*time.Minute {
 		t.Fatalf("a valid exactly-once sink: %+v, %v", cfg, err)

@@ -60,7 +60,7 @@ func (r *rig) options(extra ...string) map[string]string {
 }
 
 func (r *rig) config(extra ...string) SinkConfig {
-	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, r.options(extra...))
+	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, nil, r.options(extra...))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestAtLeastOnceFlushesAtPreCommit(t *testing.T) {
 func TestUpsertWritesKeysAndTombstones(t *testing.T) {
 	r := newRig(t, 1)
 	opts := r.options("key.format", "json", "sink.delivery-guarantee", "at-least-once")
-	cfg, err := SinkConfigFromOptions("upsert-kafka", testSchema, []string{"id"}, opts)
+	cfg, err := SinkConfigFromOptions("upsert-kafka", testSchema, nil, []string{"id"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,4 +505,58 @@ func TestCloseLeavesStagedTransactionsOpen(t *testing.T) {
 	next := r.open(cfg, 0, &receipts{})
 	defer next.Close()
 	r.expectIDs(seq(0, 40))
+}
+
+// Writable metadata columns: 'timestamp' becomes the record's timestamp and 'headers' (a JSON object) its
+// headers; neither is part of the value.
+func TestMetadataColumnsWriteTimestampAndHeaders(t *testing.T) {
+	r := newRig(t, 1)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
+		{Name: "hs", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	opts := r.options("sink.delivery-guarantee", "at-least-once")
+	cfg, err := SinkConfigFromOptions("kafka", schema, []string{"", "timestamp", "headers"}, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.open(cfg, 0, nil)
+	defer s.Close()
+	ib := array.NewInt64Builder(r.mem)
+	defer ib.Release()
+	tb := array.NewTimestampBuilder(r.mem, schema.Field(1).Type.(*arrow.TimestampType))
+	defer tb.Release()
+	hb := array.NewStringBuilder(r.mem)
+	defer hb.Release()
+	ib.AppendValues([]int64{1, 2}, nil)
+	tb.AppendValues([]arrow.Timestamp{1_700_000_000_123_000, 0}, []bool{true, false})
+	hb.AppendValues([]string{`{"b":"2","a":"1"}`, ""}, []bool{true, false})
+	cols := []arrow.Array{ib.NewArray(), tb.NewArray(), hb.NewArray()}
+	rec := array.NewRecordBatch(schema, cols, 2)
+	for _, c := range cols {
+		c.Release()
+	}
+	if err := s.Write(exec.Batch{Rec: rec}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	recs := r.cluster.ConsumeAll(t, r.topic)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	if v := string(recs[0].Value); v != `{"id":1}` {
+		t.Errorf("value %s, want only the data column", v)
+	}
+	if got := recs[0].Timestamp.UnixMilli(); got != 1_700_000_000_123 {
+		t.Errorf("timestamp %d ms, want 1700000000123", got)
+	}
+	if hs := recs[0].Headers; len(hs) != 2 || hs[0].Key != "a" || string(hs[0].Value) != "1" || hs[1].Key != "b" {
+		t.Errorf("headers %v, want a=1, b=2", hs)
+	}
+	if len(recs[1].Headers) != 0 || recs[1].Timestamp.Before(time.Now().Add(-time.Hour)) {
+		t.Errorf("NULL metadata: headers %v, timestamp %v; want none and the write's time", recs[1].Headers, recs[1].Timestamp)
+	}
 }
