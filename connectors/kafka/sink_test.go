@@ -560,3 +560,34 @@ func TestMetadataColumnsWriteTimestampAndHeaders(t *testing.T) {
 		t.Errorf("NULL metadata: headers %v, timestamp %v; want none and the write's time", recs[1].Headers, recs[1].Timestamp)
 	}
 }
+
+// The formats: csv and raw values, a raw key with the default partitioner (the key's murmur2 hash, as the Java
+// client: records of one key share a partition), and 'none' (fire and forget, everything sent by Close).
+func TestFormatsKeysAndNone(t *testing.T) {
+	r := newRig(t, 4)
+	cfg := r.config("sink.delivery-guarantee", "none", "format", "csv", "key.format", "raw", "key.fields", "name")
+	s := r.open(cfg, 0, nil)
+	r.write(s, 0, 3)
+	r.write(s, 0, 3) // the same keys again
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string][]string{}
+	part := map[string]int32{}
+	for _, rec := range r.cluster.ConsumeAll(t, r.topic) {
+		k := string(rec.Key)
+		if p, ok := part[k]; ok && p != rec.Partition {
+			t.Errorf("key %s in partitions %d and %d", k, p, rec.Partition)
+		}
+		part[k] = rec.Partition
+		byKey[k] = append(byKey[k], string(rec.Value))
+	}
+	want := map[string][]string{"n0": {"0,n0", "0,n0"}, "n1": {"1,n1", "1,n1"}, "n2": {"2,n2", "2,n2"}}
+	if fmt.Sprint(byKey) != fmt.Sprint(want) {
+		t.Fatalf("records by key %v, want %v", byKey, want)
+	}
+	// The sink hashes keys with kgo's default hasher, Kafka's murmur2 (the Java client's partition), not sticky.
+	if p := kgo.StickyKeyPartitioner(nil).ForTopic(r.topic).Partition(&kgo.Record{Key: []byte("n0")}, 4); part["n0"] != int32(p) {
+		t.Errorf("key n0 in partition %d, murmur2 says %d", part["n0"], p)
+	}
+}
