@@ -19,6 +19,9 @@ import (
 // has not learned yet.
 const OpenTimeout = 15 * time.Second
 
+// DeliveryTimeout is how long a record may wait for the broker's acknowledgement (Kafka's delivery.timeout.ms).
+const DeliveryTimeout = 2 * time.Minute
+
 // NewSink returns subtask sub of a Kafka sink. An exactly-once sink is an exec.InDoubtSink and an
 // exec.InDoubtResolver (txnSink); the others are plain exec.Sinks that flush (at-least-once) or not (none) at each
 // barrier. Configuration errors surface at Open.
@@ -60,8 +63,10 @@ func (s *sinkBase) clientOpts(extra ...kgo.Opt) ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A record not delivered within DeliveryTimeout fails its Write or PreCommit (the job restarts) rather than
+	// holding the barrier forever while no broker answers.
 	opts = append(opts, kgo.DefaultProduceTopic(s.cfg.Topic), kgo.ProducerLinger(5*time.Millisecond),
-		kgo.MaxBufferedRecords(1<<16), kgo.ProducerBatchMaxBytes(1<<20))
+		kgo.MaxBufferedRecords(1<<16), kgo.ProducerBatchMaxBytes(1<<20), kgo.RecordDeliveryTimeout(DeliveryTimeout))
 	switch {
 	case s.cfg.Partitioner == PartitionFixed:
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
