@@ -19,8 +19,17 @@ import (
 // has not learned yet.
 const OpenTimeout = 15 * time.Second
 
-// DeliveryTimeout is how long a record may wait for the broker's acknowledgement (Kafka's delivery.timeout.ms).
-const DeliveryTimeout = 2 * time.Minute
+// FlushTimeout bounds the wait for every record's acknowledgement at a barrier: past it the PreCommit fails (the
+// job restarts) rather than holding the barrier forever while no broker answers. (Not kgo's RecordDeliveryTimeout:
+// that counts from the record's timestamp, which a 'timestamp' metadata column sets to any time.)
+const FlushTimeout = 2 * time.Minute
+
+// flush waits for every buffered record of cl to be acknowledged, at most FlushTimeout.
+func (s *sinkBase) flush(cl *kgo.Client) error {
+	ctx, cancel := context.WithTimeout(s.prodCtx, FlushTimeout)
+	defer cancel()
+	return cl.Flush(ctx)
+}
 
 // NewSink returns subtask sub of a Kafka sink. An exactly-once sink is an exec.InDoubtSink and an
 // exec.InDoubtResolver (txnSink); the others are plain exec.Sinks that flush (at-least-once) or not (none) at each
@@ -63,10 +72,8 @@ func (s *sinkBase) clientOpts(extra ...kgo.Opt) ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A record not delivered within DeliveryTimeout fails its Write or PreCommit (the job restarts) rather than
-	// holding the barrier forever while no broker answers.
 	opts = append(opts, kgo.DefaultProduceTopic(s.cfg.Topic), kgo.ProducerLinger(5*time.Millisecond),
-		kgo.MaxBufferedRecords(1<<16), kgo.ProducerBatchMaxBytes(1<<20), kgo.RecordDeliveryTimeout(DeliveryTimeout))
+		kgo.MaxBufferedRecords(1<<16), kgo.ProducerBatchMaxBytes(1<<20))
 	switch {
 	case s.cfg.Partitioner == PartitionFixed:
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -237,7 +244,7 @@ func (s *plainSink) Write(b exec.Batch) error {
 // this checkpoint loses nothing. A 'none' sink only reports what failed so far.
 func (s *plainSink) PreCommit(uint64) error {
 	if s.cfg.Delivery == AtLeastOnce {
-		if err := s.cl.Flush(s.prodCtx); err != nil {
+		if err := s.flush(s.cl); err != nil {
 			return fmt.Errorf("kafka sink: flushing topic '%s': %w", s.cfg.Topic, err)
 		}
 	}

@@ -263,7 +263,7 @@ func (s *txnSink) PreCommit(id uint64) error {
 		return nil
 	}
 	cl := t.slot.cl
-	if err := cl.Flush(s.prodCtx); err != nil {
+	if err := s.flush(cl); err != nil {
 		return fmt.Errorf("kafka sink: flushing transaction '%s': %w", t.slot.txnID, err)
 	}
 	t.mu.Lock()
