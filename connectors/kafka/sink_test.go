@@ -591,3 +591,33 @@ func TestFormatsKeysAndNone(t *testing.T) {
 		t.Errorf("key n0 in partition %d, murmur2 says %d", part["n0"], p)
 	}
 }
+
+// SASL through 'properties.*' (Flink's jaas config form): the sink logs in and writes; a wrong password is
+// refused at Open.
+func TestSASLThroughProperties(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Users: []kafkatest.User{{Mechanism: "SCRAM-SHA-256", Name: "app", Password: "s3cret"}}})
+	c.CreateTopic(t, "out", 1)
+	r := &rig{t: t, cluster: c, topic: "out", mem: memory.NewCheckedAllocator(memory.DefaultAllocator)}
+	defer r.mem.AssertSize(t, 0)
+	jaas := func(pass string) string {
+		return `org.apache.kafka.common.security.scram.ScramLoginModule required username="app" password="` + pass + `";`
+	}
+	cfg := r.config("sink.delivery-guarantee", "at-least-once", "properties.security.protocol", "SASL_PLAINTEXT",
+		"properties.sasl.mechanism", "SCRAM-SHA-256", "properties.sasl.jaas.config", jaas("s3cret"))
+	s := r.open(cfg, 0, nil)
+	r.write(s, 0, 10)
+	if err := s.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := len(c.ConsumeAll(t, "out")); n != 10 {
+		t.Fatalf("read %d records, want 10", n)
+	}
+	bad := r.config("sink.delivery-guarantee", "at-least-once", "properties.security.protocol", "SASL_PLAINTEXT",
+		"properties.sasl.mechanism", "SCRAM-SHA-256", "properties.sasl.jaas.config", jaas("wrong"))
+	s = NewSink(bad)
+	if err := s.Open(&exec.TaskContext{Job: "job-1", Parallelism: 1, Alloc: r.mem}); err == nil {
+		t.Fatal("Open with a wrong password succeeded")
+	}
+	s.Close()
+}
