@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,31 +12,6 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 )
-
-// Blackhole is connector = 'blackhole': it discards every row. It is still a valid two-phase sink (every phase is
-// a no-op), so a job that ends in it checkpoints like any other.
-type Blackhole struct {
-	rows atomic.Int64
-}
-
-// NewBlackhole returns a sink that discards what it receives.
-func NewBlackhole() *Blackhole { return &Blackhole{} }
-
-// Rows returns how many rows the sink has discarded.
-func (b *Blackhole) Rows() int64 { return b.rows.Load() }
-
-func (b *Blackhole) Open(*exec.TaskContext) error { return nil }
-
-func (b *Blackhole) Write(batch exec.Batch) error {
-	b.rows.Add(int64(batch.Rows()))
-	batch.Release()
-	return nil
-}
-
-func (b *Blackhole) PreCommit(uint64) error { return nil }
-func (b *Blackhole) Commit(uint64) error    { return nil }
-func (b *Blackhole) Abort(uint64) error     { return nil }
-func (b *Blackhole) Close() error           { return nil }
 
 // Row is one row a CollectSink committed, with Go values: nil for NULL, bool, int64 (every signed integer),
 // uint64 (unsigned), float32 (REAL), float64 (DOUBLE), string, []byte, time.Time in UTC (TIMESTAMP, and DATE at
@@ -170,7 +144,7 @@ func (s *CollectSink) mine(k collectKey) bool {
 
 func (s *CollectSink) Write(b exec.Batch) error {
 	defer b.Release()
-	rows, err := goRows(b)
+	rows, err := GoRows(b)
 	if err != nil {
 		return err
 	}
@@ -220,8 +194,8 @@ func (s *CollectSink) Close() error {
 	return nil
 }
 
-// goRows converts a batch to rows of Go values.
-func goRows(b exec.Batch) ([]Row, error) {
+// GoRows converts a batch to rows of Go values (the Row form tests compare).
+func GoRows(b exec.Batch) ([]Row, error) {
 	n := b.Rows()
 	if n == 0 {
 		return nil, nil

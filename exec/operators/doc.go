@@ -1,6 +1,6 @@
 // Package operators holds the operators of the dataflow over Arrow batches (projection, filter, windows, joins,
-// union), the sources (datagen, nexmark, files, internal streams) and the sinks (files, Parquet, blackhole,
-// internal streams). The runtime in package exec drives them through exec.Operator, exec.Source and exec.Sink.
+// union), the sources (files, internal streams) and the sinks (files, Parquet, internal streams) not yet in their
+// connector packages (package connectors). The runtime in package exec drives them through exec.Operator, exec.Source and exec.Sink.
 //
 // # What operators must never do
 //
@@ -105,28 +105,8 @@
 // hands an ad-hoc SELECT's batches to the engine as they come; it is not two-phase, and a SELECT is never
 // restarted.
 //
-// # Generator
-//
-// NewGenerator (connector = 'datagen') derives every value from (seed, column name, global row number) with
-// splitmix64; subtask k of p produces rows k, k+p, k+2p, ...; its offset is its next row and largest event time
-// (restorable at the same parallelism only). GeneratorConfigFromOptions reads Flink's datagen WITH options.
-//
-// # Nexmark
-//
-// NewNexmark (connector = 'nexmark', nexmark*.go) generates one table of the Nexmark model as the Flink Nexmark
-// benchmark defines it: event n (0-based, all types) is a person, an auction or a bid by n mod (1+3+46) under the
-// configured proportions; ids start at 1000 and follow Flink's lastBase0PersonId/AuctionId arithmetic; bids go
-// to hot auctions and bidders, auctions to hot sellers, with Flink's ratios; event time is a fixed base
-// (2026-01-01) plus n times 1e6/first-event.rate microseconds, truncated to milliseconds. Every value of event n
-// is a pure function of (seed, n, field) by splitmix64 hashes (one independent hash per random draw, read as
-// digits); random strings are slices of per-seed character pools and the 10004 channel urls are a per-seed
-// table, so nothing is a stateful stream and no state is kept. Subtask k of p takes the cycles k, k+p, ... (a
-// cycle is one round of the proportions, 50 events), so its event times increase and the rows do not depend on
-// p. Its offset is its next row (with table and proportions), restorable at the same parallelism only. Columns
-// are matched to the table's fields by name ignoring case and underscores; only declared columns are built,
-// column-wise into Arrow buffers from TaskContext.Alloc. The source has no watermark of its own (WithWatermark
-// applies the stream's WATERMARK clause).
-//
+
+
 // # Window aggregate
 //
 // NewWindowAggregate (window*.go) computes GROUP BY window_start, window_end[, keys] over TUMBLE, HOP, CUMULATE

@@ -214,13 +214,13 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 	s.inprogress = filepath.Join(s.stageDir, s.jobOp+strconv.Itoa(s.sub)+".inprogress")
 	// The guard sees the staging directory before MkdirAll creates it (a planted link must not make it create
 	// directories elsewhere) and after (a link swapped in meanwhile).
-	if err := s.guard.check(s.stageDir); err != nil {
+	if err := s.guard.Check(s.stageDir); err != nil {
 		return s.errorf("%w", err)
 	}
 	if err := s.fsys.MkdirAll(s.stageDir); err != nil {
 		return s.errorf("%v", err)
 	}
-	if err := s.guard.check(s.stageDir); err != nil {
+	if err := s.guard.Check(s.stageDir); err != nil {
 		return s.errorf("%w", err)
 	}
 	published, err := s.recoverStaged(ctx, s.stageDir, s.jobOp)
@@ -235,7 +235,7 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 	legacyDir := filepath.Join(s.path, stagingDirName, legacyJob)
 	if legacyPrefix := legacyJob + "-" + legacyEscapeName(ctx.Operator) + "-"; legacyPrefix != s.jobOp {
 		if _, err := s.fsys.Stat(legacyDir); err == nil {
-			if err := s.guard.check(legacyDir); err != nil {
+			if err := s.guard.Check(legacyDir); err != nil {
 				return s.errorf("%w", err)
 			}
 			p, err := s.recoverStaged(ctx, legacyDir, legacyPrefix)
@@ -348,7 +348,7 @@ func (s *txnFileSink) Write(b exec.Batch) error {
 		return s.errorf("write before open")
 	}
 	if s.file == nil {
-		if err := s.guard.check(s.inprogress); err != nil {
+		if err := s.guard.Check(s.inprogress); err != nil {
 			return s.errorf("%w", err)
 		}
 		f, err := s.fsys.Create(s.inprogress)
@@ -485,7 +485,7 @@ func (s *txnFileSink) publish(dir, name string) error {
 		return s.publishTo(src, name)
 	}
 	dst := filepath.Join(s.path, name)
-	if err := s.guard.check(dst); err != nil {
+	if err := s.guard.Check(dst); err != nil {
 		return err
 	}
 	err := s.fsys.RenameNoReplace(src, dst)
