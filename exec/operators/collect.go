@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/textform"
 )
 
 // Row is one row a CollectSink committed, with Go values: nil for NULL, bool, int64 (every signed integer),
@@ -256,16 +258,16 @@ func goValueOf(arr arrow.Array) (func(i int) any, error) {
 	case *array.Date32:
 		return func(i int) any { return time.Unix(int64(a.Value(i))*86400, 0).UTC() }, nil
 	case *array.Timestamp:
-		toMicros := timestampToMicros(a.DataType().(*arrow.TimestampType).Unit)
+		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.TimestampType).Unit)
 		if a.DataType().(*arrow.TimestampType).Unit == arrow.Nanosecond {
 			return func(i int) any { return time.Unix(0, int64(a.Value(i))).UTC() }, nil
 		}
 		return func(i int) any { return time.UnixMicro(toMicros(int64(a.Value(i)))).UTC() }, nil
 	}
 	// Everything else in its Postgres text form.
-	tc, err := newTextColumn(arr)
+	tc, err := textform.NewColumn(arr)
 	if err != nil {
 		return nil, err
 	}
-	return func(i int) any { return string(tc.text(nil, i)) }, nil
+	return func(i int) any { return string(tc.Append(nil, i)) }, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -100,5 +101,5 @@ func ValidateFileSink(cfg FileSinkConfig) error {
 	default:
 		return optionError("format", "file sink: format '%s' is not supported (csv or json)", cfg.Format)
 	}
-	return connectors.CheckSinkColumns("file", cfg.Schema, checkTextType)
+	return connectors.CheckSinkColumns("file", cfg.Schema, textform.CheckType)
 }

@@ -15,35 +15,6 @@
 //     TaskContext.Alloc so tests can check for leaks.
 //   - Use a stateful random stream in a source: a replay from a restored offset must reproduce the same rows.
 //
-// # Sink file layout
-//
-// The file sinks (NewFileSink for CSV and JSON lines, NewParquetSink) share one two-phase protocol. For a sink
-// with path P, job J, operator O, subtask S:
-//
-//	P/J-O-S-N.ext                    committed: the rows subtask S wrote between barriers N-1 and N
-//	P/_staging/J/J-O-S-N.ext         staged: sealed at barrier N, waiting for checkpoint N to complete
-//	P/_staging/J/J-O-S.inprogress    the transaction being written (never read)
-//
-// ext is csv, json or parquet. J and O go in as they are: names are [A-Za-z0-9._-] only, and Open refuses ids
-// whose names could meet (checkNameIDs: a job id is a word with at most one -<digits> at its end, an operator id
-// starts with a letter), so the last two '-' fields are S and N and no J- starts another job's name. Open also
-// recovers what versions before issue 11 staged under their escaped names (P/_staging/job%2D1/job%2D1-sink-0-5.ext),
-// committing a completed one under the name it was staged with. N is the checkpoint id in decimal; a transaction
-// without rows leaves no file. The staging directory starts with '_' so Parquet readers
-// and globs such as read_parquet('P/*.parquet') skip it.
-//
-//   - Write appends to the in-progress file (buffered).
-//   - PreCommit(N) finishes the file (a Parquet footer), fsyncs it, renames it to its staged name and fsyncs the
-//     staging directory. Any failure fails the checkpoint; nothing reaches P.
-//   - Commit(N) renames every staged file of the subtask with an id <= N into P without replacing, then fsyncs
-//     P. A target that exists already was committed by an earlier attempt: the staged copy is deleted.
-//   - Abort(N) deletes staged file N. Commit and Abort are idempotent and may run concurrently with Write.
-//   - Open recovers: every staged file of the subtask is committed if its checkpoint is completed and deleted
-//     otherwise, and its in-progress file is deleted. Subtask 0 also recovers the files of subtasks at or above
-//     the current parallelism, left by an incarnation that ran wider.
-//
-// CLINK_STATE_FSYNC=0 turns the fsyncs off (benchmarks only), as for state snapshots.
-//
 // # Connector configuration and confinement
 //
 // Each connector reads its WITH options in one function (FileSourceConfigFromOptions, FileSinkConfigFromOptions,
@@ -75,7 +46,7 @@
 //
 // # Text forms
 //
-// CSV and JSON lines carry values in the text forms Postgres prints (textform.go): integers in decimal; REAL and
+// CSV and JSON lines carry values in the text forms Postgres prints (package exec/textform): integers in decimal; REAL and
 // DOUBLE as float4out/float8out do since Postgres 12 (shortest round-trip digits, scientific notation from
 // exponent 6 for REAL and 15 for DOUBLE or below -4: 1.5, 1e+20, 1e-05, NaN, Infinity); BOOLEAN t/f; TIMESTAMP
 // 2026-01-01 00:00:01.5 (microseconds at most, no trailing zeros, nanoseconds truncated); DATE 2026-01-01;
@@ -90,7 +61,7 @@
 // seg-<seq>[-<txn>].arrow with a row-kind column, each framed with a checksum (state.FrameWriter), numbered
 // without gaps, the highest published one recorded in LAST (CreateLog makes a log, OpenLog refuses one with a
 // segment or LAST missing). INSERT ... VALUES appends a durable segment at once; a job's
-// LogSink is the two-phase protocol above with a commit that renames the staged transaction in as the next
+// LogSink is the two-phase protocol of package connectors/txnfile with a commit that renames the staged transaction in as the next
 // segment. A LogSource reads segments in order from its offset (segment, batch), follows new ones (waking on
 // IdleWait rather than polling), or, bounded, stops at the segments present at Open; Consolidate folds a changelog
 // into the rows it leaves (an ad-hoc SELECT of a materialized view). Its Progress lets FLUSH wait until a job has
@@ -105,8 +76,6 @@
 // hands an ad-hoc SELECT's batches to the engine as they come; it is not two-phase, and a SELECT is never
 // restarted.
 //
-
-
 // # Window aggregate
 //
 // NewWindowAggregate (window*.go) computes GROUP BY window_start, window_end[, keys] over TUMBLE, HOP, CUMULATE

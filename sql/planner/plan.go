@@ -15,6 +15,7 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -864,7 +865,7 @@ func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool,
 		o.Release()
 	}
 	defer res.Release()
-	rows, err := operators.TextRows(res)
+	rows, err := textform.Rows(res)
 	if err != nil {
 		return nil, false, err
 	}
