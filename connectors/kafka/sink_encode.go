@@ -11,11 +11,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/exec/textform"
 )
 
 // recordEncoder turns the rows of a batch into record keys and values: json and csv in the file sinks' text forms
-// (operators.RowText), raw as the bytes of a single text or binary column (a NULL is a null value).
+// (textform.Row), raw as the bytes of a single text or binary column (a NULL is a null value).
 type recordEncoder struct {
 	value, key         columnsEncoder
 	valueCols, keyCols []int
@@ -28,7 +29,7 @@ type recordEncoder struct {
 
 // columnsEncoder renders selected columns of one row.
 type columnsEncoder struct {
-	text *operators.RowText // json, csv
+	text *textform.Row // json, csv
 	raw  bool
 	bin  arrow.Array // raw: the bound column
 	arrs []arrow.Array
@@ -61,7 +62,7 @@ func newRecordEncoder(cfg SinkConfig) (*recordEncoder, error) {
 		case "timestamp":
 			tt, ok := f.Type.(*arrow.TimestampType)
 			if !ok {
-				return nil, &operators.ConfigError{Code: "42804", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata column %s ('timestamp') must be a TIMESTAMP", f.Name)}
+				return nil, &connectors.ConfigError{Code: "42804", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata column %s ('timestamp') must be a TIMESTAMP", f.Name)}
 			}
 			toTime, err := tt.GetToTimeFunc()
 			if err != nil {
@@ -70,11 +71,11 @@ func newRecordEncoder(cfg SinkConfig) (*recordEncoder, error) {
 			e.tsCol, e.toTime = i, toTime
 		case "headers":
 			if f.Type.ID() != arrow.STRING {
-				return nil, &operators.ConfigError{Code: "42804", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata column %s ('headers') must be VARCHAR (a JSON object)", f.Name)}
+				return nil, &connectors.ConfigError{Code: "42804", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata column %s ('headers') must be VARCHAR (a JSON object)", f.Name)}
 			}
 			e.headersCol = i
 		default:
-			return nil, &operators.ConfigError{Code: "0A000", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata '%s' of column %s is read-only", meta(i), f.Name)}
+			return nil, &connectors.ConfigError{Code: "0A000", Column: f.Name, Msg: fmt.Sprintf("kafka sink: metadata '%s' of column %s is read-only", meta(i), f.Name)}
 		}
 	}
 	var err error
@@ -101,13 +102,13 @@ func newColumnsEncoder(option, format string, schema *arrow.Schema, cols []int) 
 		switch fields[0].Type.ID() {
 		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
 		default:
-			return columnsEncoder{}, &operators.ConfigError{Code: "42804", Column: fields[0].Name, Msg: fmt.Sprintf("kafka sink: format 'raw' writes a VARCHAR or BYTEA column, not %s %s", fields[0].Name, fields[0].Type)}
+			return columnsEncoder{}, &connectors.ConfigError{Code: "42804", Column: fields[0].Name, Msg: fmt.Sprintf("kafka sink: format 'raw' writes a VARCHAR or BYTEA column, not %s %s", fields[0].Name, fields[0].Type)}
 		}
 		return columnsEncoder{raw: true}, nil
 	}
-	text, err := operators.NewRowText(format, arrow.NewSchema(fields, nil))
+	text, err := textform.NewRow(format, arrow.NewSchema(fields, nil))
 	if err != nil {
-		return columnsEncoder{}, &operators.ConfigError{Code: "42804", Msg: "kafka sink: " + err.Error(), Err: err}
+		return columnsEncoder{}, &connectors.ConfigError{Code: "42804", Msg: "kafka sink: " + err.Error(), Err: err}
 	}
 	return columnsEncoder{text: text}, nil
 }

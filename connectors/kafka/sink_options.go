@@ -10,8 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/clinksql/clinksql/exec/operators"
-	"github.com/clinksql/clinksql/sqlerr"
+	"github.com/clinksql/clinksql/connectors"
 )
 
 // DeliveryGuarantee is 'sink.delivery-guarantee' (Flink's names).
@@ -283,6 +282,6 @@ func lookupFold(opts map[string]string, key string) (string, bool) {
 	return "", false
 }
 
-func optionError(option, format string, args ...any) *operators.ConfigError {
-	return &operators.ConfigError{Code: sqlerr.InvalidParameter, Option: option, Msg: fmt.Sprintf(format, args...)}
+func optionError(option, format string, args ...any) *connectors.ConfigError {
+	return connectors.OptionError(option, format, args...)
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -44,7 +44,7 @@ func TestSinkOptionsRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := SinkConfigFromOptions(c.connector, testSchema, nil, []string{"id"}, c.opts)
-		ce, ok := err.(*operators.ConfigError)
+		ce, ok := err.(*connectors.ConfigError)
 		if !ok || ce.Code != sqlerr.InvalidParameter || ce.Option != c.option || !strings.Contains(ce.Msg, c.msg) {
 			t.Errorf("%v: got %#v, want 22023 at %q saying %q", c.opts, err, c.option, c.msg)
 		}

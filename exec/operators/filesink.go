@@ -7,7 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/textform"
 )
 
 // FileSinkConfig configures a CSV or JSON-lines file sink.
@@ -27,7 +29,7 @@ type FileSinkConfig struct {
 // writes one file per checkpoint that saw rows: <job>-<op>-<subtask>-<checkpoint>.csv (or .json), visible in
 // Path only once the checkpoint completed. Configuration errors surface at Open.
 func NewFileSink(cfg FileSinkConfig) exec.Sink {
-	var enc encoder
+	var enc txnfile.Encoder
 	switch cfg.Format {
 	case "csv":
 		enc = &csvEncoder{header: cfg.CSVHeader}
@@ -36,20 +38,20 @@ func NewFileSink(cfg FileSinkConfig) exec.Sink {
 	default:
 		enc = badEncoder{fmt.Errorf("unknown format %q (want csv or json)", cfg.Format)}
 	}
-	s := newTxnFileSink("file", cfg.Path, cfg.Schema, enc)
-	s.guard = cfg.Guard
+	s := txnfile.New("file", cfg.Path, cfg.Schema, enc)
+	s.Guard = cfg.Guard
 	return s
 }
 
 // badEncoder carries a configuration error to Open, where a Sink reports errors.
 type badEncoder struct{ err error }
 
-func (e badEncoder) ext() string                                   { return "invalid" }
-func (e badEncoder) init(*arrow.Schema) error                      { return e.err }
-func (e badEncoder) begin(io.Writer) error                         { return e.err }
-func (e badEncoder) write(arrow.RecordBatch, []exec.RowKind) error { return e.err }
-func (e badEncoder) finish() error                                 { return e.err }
-func (e badEncoder) abandon()                                      {}
+func (e badEncoder) Ext() string                                   { return "invalid" }
+func (e badEncoder) Init(*arrow.Schema) error                      { return e.err }
+func (e badEncoder) Begin(io.Writer) error                         { return e.err }
+func (e badEncoder) Write(arrow.RecordBatch, []exec.RowKind) error { return e.err }
+func (e badEncoder) Finish() error                                 { return e.err }
+func (e badEncoder) Abandon()                                      {}
 
 // lineFlush is how much encoded text a file encoder gathers before handing it to the writer.
 const lineFlush = 64 << 10
@@ -58,11 +60,11 @@ const lineFlush = 64 << 10
 type textEncoder struct {
 	w    io.Writer
 	line []byte
-	row  *RowText
+	row  *textform.Row
 }
 
 func (t *textEncoder) init(format string, schema *arrow.Schema) error {
-	row, err := NewRowText(format, schema)
+	row, err := textform.NewRow(format, schema)
 	if err != nil {
 		return err
 	}
@@ -70,14 +72,14 @@ func (t *textEncoder) init(format string, schema *arrow.Schema) error {
 	return nil
 }
 
-func (t *textEncoder) begin(w io.Writer) error {
+func (t *textEncoder) Begin(w io.Writer) error {
 	t.w = w
 	t.line = t.line[:0]
 	return nil
 }
 
-// write appends each row of rec as one line.
-func (t *textEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
+// Write appends each row of rec as one line.
+func (t *textEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	if err := t.row.Bind(rec.Columns()); err != nil {
 		return err
 	}
@@ -102,9 +104,9 @@ func (t *textEncoder) flush() error {
 	return err
 }
 
-func (t *textEncoder) finish() error { return t.flush() }
+func (t *textEncoder) Finish() error { return t.flush() }
 
-func (t *textEncoder) abandon() {
+func (t *textEncoder) Abandon() {
 	t.w = nil
 	t.line = t.line[:0]
 	if t.row != nil {
@@ -112,16 +114,16 @@ func (t *textEncoder) abandon() {
 	}
 }
 
-// csvEncoder writes RFC 4180 CSV (RowText's), lines ending in \n, with an optional header line.
+// csvEncoder writes RFC 4180 CSV (textform.Row's), lines ending in \n, with an optional header line.
 type csvEncoder struct {
 	textEncoder
 	header bool
 	names  []string
 }
 
-func (e *csvEncoder) ext() string { return "csv" }
+func (e *csvEncoder) Ext() string { return "csv" }
 
-func (e *csvEncoder) init(schema *arrow.Schema) error {
+func (e *csvEncoder) Init(schema *arrow.Schema) error {
 	e.names = e.names[:0]
 	for _, f := range schema.Fields() {
 		e.names = append(e.names, f.Name)
@@ -129,26 +131,26 @@ func (e *csvEncoder) init(schema *arrow.Schema) error {
 	return e.textEncoder.init("csv", schema)
 }
 
-func (e *csvEncoder) begin(w io.Writer) error {
-	e.textEncoder.begin(w)
+func (e *csvEncoder) Begin(w io.Writer) error {
+	e.textEncoder.Begin(w)
 	if e.header {
 		for i, n := range e.names {
 			if i > 0 {
 				e.line = append(e.line, ',')
 			}
-			e.line = appendCSVField(e.line, []byte(n))
+			e.line = textform.AppendCSVField(e.line, []byte(n))
 		}
 		e.line = append(e.line, '\n')
 	}
 	return nil
 }
 
-// jsonEncoder writes JSON lines: one object per row (RowText's).
+// jsonEncoder writes JSON lines: one object per row (textform.Row's).
 type jsonEncoder struct{ textEncoder }
 
-func (e *jsonEncoder) ext() string { return "json" }
+func (e *jsonEncoder) Ext() string { return "json" }
 
-func (e *jsonEncoder) init(schema *arrow.Schema) error { return e.textEncoder.init("json", schema) }
+func (e *jsonEncoder) Init(schema *arrow.Schema) error { return e.textEncoder.init("json", schema) }
 
 // FileSinkConfigFromOptions reads the WITH options of a CSV or JSON-lines sink; path is the 'path' option, already
 // resolved by the engine.

@@ -1,4 +1,4 @@
-package operators
+package textform
 
 import (
 	"fmt"
@@ -6,22 +6,22 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// RowText renders rows one at a time as a CSV line or a JSON object, in the Postgres text forms of textform.go: the
-// CSV and JSON-lines file sinks write its rows followed by '\n', and a Kafka sink makes each one a record's key or
-// value. Bind a batch's columns, Append each row, Unbind before the batch is released.
-type RowText struct {
+// Row renders rows one at a time as a CSV line or a JSON object in the text forms: the CSV and JSON-lines file
+// sinks write its rows followed by '\n', and a Kafka sink makes each one a record's key or value. Bind a batch's
+// columns, Append each row, Unbind before the batch is released.
+type Row struct {
 	json    bool
 	keys    [][]byte // JSON: `{"a":` then `,"b":` ...
-	cols    []textColumn
+	cols    []Column
 	scratch []byte
 }
 
-// NewRowText returns the renderer of rows of schema in format "csv" (RFC 4180: NULL is an empty field, an empty
-// string is "") or "json" (an object with the columns as keys in order, NULL as null, numbers and booleans as JSON
-// values, everything else as a string in its Postgres text form; NaN and ±Infinity as strings, as Postgres' to_json
-// prints them). Every column must have a text form.
-func NewRowText(format string, schema *arrow.Schema) (*RowText, error) {
-	r := &RowText{}
+// NewRow returns the renderer of rows of schema in format "csv" (RFC 4180: NULL is an empty field, an empty string
+// is "") or "json" (an object with the columns as keys in order, NULL as null, numbers and booleans as JSON values,
+// everything else - timestamps, dates, intervals, bytea - as a string in its text form; NaN and ±Infinity, which
+// JSON numbers cannot spell, as strings, as Postgres' to_json prints them). Every column must have a text form.
+func NewRow(format string, schema *arrow.Schema) (*Row, error) {
+	r := &Row{}
 	switch format {
 	case "csv":
 	case "json":
@@ -31,14 +31,14 @@ func NewRowText(format string, schema *arrow.Schema) (*RowText, error) {
 			if i == 0 {
 				sep = '{'
 			}
-			k := appendJSONString([]byte{sep}, []byte(f.Name))
+			k := AppendJSONString([]byte{sep}, []byte(f.Name))
 			r.keys = append(r.keys, append(k, ':'))
 		}
 	default:
 		return nil, fmt.Errorf("unknown text format %q (want csv or json)", format)
 	}
 	for _, f := range schema.Fields() {
-		if err := checkTextType(f.Type); err != nil {
+		if err := CheckType(f.Type); err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
 	}
@@ -46,10 +46,10 @@ func NewRowText(format string, schema *arrow.Schema) (*RowText, error) {
 }
 
 // Bind takes the columns of the next rows, one per field of the schema, in order.
-func (r *RowText) Bind(cols []arrow.Array) error {
+func (r *Row) Bind(cols []arrow.Array) error {
 	r.cols = r.cols[:0]
 	for _, arr := range cols {
-		c, err := newTextColumn(arr)
+		c, err := NewColumn(arr)
 		if err != nil {
 			return err
 		}
@@ -59,13 +59,13 @@ func (r *RowText) Bind(cols []arrow.Array) error {
 }
 
 // Unbind drops the references to the bound columns.
-func (r *RowText) Unbind() {
+func (r *Row) Unbind() {
 	clear(r.cols)
 	r.cols = r.cols[:0]
 }
 
 // Append appends the text of row i of the bound columns to dst, without a line end.
-func (r *RowText) Append(dst []byte, i int) []byte {
+func (r *Row) Append(dst []byte, i int) []byte {
 	if r.json {
 		return r.appendJSON(dst, i)
 	}
@@ -74,12 +74,12 @@ func (r *RowText) Append(dst []byte, i int) []byte {
 		if c > 0 {
 			dst = append(dst, ',')
 		}
-		if col.isNull(i) {
+		if col.IsNull(i) {
 			continue
 		}
-		if col.class == classString {
+		if col.class == String {
 			r.scratch = col.text(r.scratch[:0], i)
-			dst = appendCSVField(dst, r.scratch)
+			dst = AppendCSVField(dst, r.scratch)
 		} else {
 			dst = col.text(dst, i)
 		}
@@ -87,36 +87,36 @@ func (r *RowText) Append(dst []byte, i int) []byte {
 	return dst
 }
 
-func (r *RowText) appendJSON(dst []byte, i int) []byte {
+func (r *Row) appendJSON(dst []byte, i int) []byte {
 	if len(r.cols) == 0 {
 		dst = append(dst, '{')
 	}
 	for c := range r.cols {
 		col := &r.cols[c]
 		dst = append(dst, r.keys[c]...)
-		if col.isNull(i) {
+		if col.IsNull(i) {
 			dst = append(dst, "null"...)
 			continue
 		}
 		switch col.class {
-		case classNumber:
+		case Number:
 			dst = col.text(dst, i)
-		case classBool:
+		case Bool:
 			if col.bools.Value(i) {
 				dst = append(dst, "true"...)
 			} else {
 				dst = append(dst, "false"...)
 			}
-		case classFloat:
+		case Float:
 			start := len(dst)
 			dst = col.text(dst, i)
 			if last := dst[len(dst)-1]; last < '0' || last > '9' { // NaN, Infinity
 				r.scratch = append(r.scratch[:0], dst[start:]...)
-				dst = appendJSONString(dst[:start], r.scratch)
+				dst = AppendJSONString(dst[:start], r.scratch)
 			}
 		default:
 			r.scratch = col.text(r.scratch[:0], i)
-			dst = appendJSONString(dst, r.scratch)
+			dst = AppendJSONString(dst, r.scratch)
 		}
 	}
 	return append(dst, '}')
