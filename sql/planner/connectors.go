@@ -35,17 +35,24 @@ func sinkOptions(opts map[string]string) map[string]string {
 }
 
 // connectorSpec is the catalog object as a connector sees it.
-func connectorSpec(name string, schema *arrow.Schema) connectors.Spec {
-	spec := connectors.Spec{Object: name, Schema: schema}
+func connectorSpec(obj *catalog.Object, schema *arrow.Schema) connectors.Spec {
+	spec := connectors.Spec{Object: obj.Name, Schema: schema, PrimaryKey: obj.PrimaryKey}
 	for _, f := range schema.Fields() {
-		spec.Columns = append(spec.Columns, connectors.Column{Name: f.Name, Type: f.Type})
+		c := connectors.Column{Name: f.Name, Type: f.Type}
+		for _, oc := range obj.Columns {
+			if oc.Name == f.Name {
+				c.MetadataKey, c.Virtual = oc.MetadataKey, oc.Virtual
+			}
+		}
+		spec.Columns = append(spec.Columns, c)
 	}
 	return spec
 }
 
 // connectorEnv is what a connector may use of env: path resolution and confinement, and the session's settings.
 func connectorEnv(env Env, s Settings) connectors.Env {
-	return connectors.Env{Path: env.Path, Confine: env.Confine, Restoring: s.Restoring, Parallelism: s.Parallelism}
+	return connectors.Env{Path: env.Path, Confine: env.Confine, Restoring: s.Restoring, Parallelism: s.Parallelism,
+		CheckpointInterval: s.CheckpointInterval}
 }
 
 // sourceConnector looks up a stream's connector; at gives the position of an error (the 'connector' option).

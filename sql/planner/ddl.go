@@ -111,7 +111,7 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 		copts := dataOptions(opts)
 		err = connectors.CheckOptions(conn, c.Options(), copts)
 		if err == nil {
-			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
+			err = c.Validate(connectorSpec(obj, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
 		}
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))
@@ -152,6 +152,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	obj := &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts, PrimaryKey: pk}
 	switch conn := opts["connector"]; conn {
 	case "":
 		return nil, sqlerr.New(sqlerr.InvalidParameter, cs.NameP, "CREATE SINK needs WITH (connector = '%s', ...)",
@@ -178,7 +179,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 		copts := sinkOptions(opts)
 		err = connectors.CheckOptions(conn, c.Options(), copts)
 		if err == nil {
-			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
+			err = c.Validate(connectorSpec(obj, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
 		}
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))
@@ -214,7 +215,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	default:
 		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["type"], "sink type '%s' is not supported (append-only or upsert)", opts["type"])
 	}
-	return &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts, PrimaryKey: pk}, nil
+	return obj, nil
 }
 
 func sortedKeys(m map[string]string) []string {
