@@ -71,10 +71,10 @@ type SinkCapabilities struct {
 type Column struct {
 	Name string
 	Type arrow.DataType
-	// MetadataKey is the connector metadata a column reads (METADATA FROM 'key'); "" for a column of the data.
-	// No connector has metadata columns yet: always "".
+	// MetadataKey is the connector metadata a column reads or writes (METADATA FROM 'key'); "" for a column of
+	// the data. Only the Kafka connectors have metadata (the planner refuses it for the others).
 	MetadataKey string
-	// Virtual marks a read-only metadata column, which a sink does not write. Always false yet.
+	// Virtual marks a read-only metadata column, which a sink does not write (the planner refuses it in a sink).
 	Virtual bool
 }
 
@@ -84,7 +84,7 @@ type Spec struct {
 	Schema *arrow.Schema // the columns as Arrow fields, in order
 	// Columns are the column definitions, index for index with Schema.
 	Columns []Column
-	// PrimaryKey names the PRIMARY KEY columns; none yet.
+	// PrimaryKey names the PRIMARY KEY ... NOT ENFORCED columns (only upsert-kafka takes one: its message key).
 	PrimaryKey []string
 }
 
