@@ -31,6 +31,9 @@ type TextDecoder struct {
 	ectx    *expr.Context // CAST with bad values as NULL (the rows are found by their NULLs)
 	failCtx *expr.Context // CAST failing, to get a bad value's error
 	castBad exec.Counter
+	// The record ParseJSON or ParseCSV read last (nil after a failed parse).
+	parsed    []byte
+	parsedCSV bool
 }
 
 // BadValue is a value Batch could not read: column Col of batch row Row, and why.
@@ -39,8 +42,8 @@ type BadValue struct {
 	Err      *sqlerr.Error
 }
 
-// NewTextRows returns a decoder of schema's columns; a column whose type has no text form is an error.
-func NewTextRows(schema *arrow.Schema, alloc memory.Allocator) (*TextDecoder, error) {
+// NewTextDecoder returns a decoder of schema's columns; a column whose type has no text form is an error.
+func NewTextDecoder(schema *arrow.Schema, alloc memory.Allocator) (*TextDecoder, error) {
 	t := &TextDecoder{}
 	if err := t.init(schema, alloc); err != nil {
 		return nil, err
@@ -94,16 +97,94 @@ func (t *TextDecoder) Discard() {
 	}
 }
 
-// AppendJSON adds the row of one JSON object: a missing key or null is NULL, keys that name no column are
-// ignored, keys match column names exactly, else case-insensitively. A record holding only white space adds
-// nothing and is blank; one that is not a JSON object adds nothing and returns why.
+// AppendJSON adds the row of one JSON object (ParseJSON, then AppendParsed).
 func (t *TextDecoder) AppendJSON(rec []byte) (blank bool, bad *sqlerr.Error) {
-	blank, bad = t.jsonp.parse(rec)
-	if bad != nil || blank {
-		return blank, bad
+	blank, bad = t.ParseJSON(rec)
+	if bad == nil && !blank {
+		t.AppendParsed()
 	}
-	t.appendJSON(rec)
-	return false, nil
+	return blank, bad
+}
+
+// ParseJSON reads one JSON object's values for the columns, without adding a row: a missing key or null is NULL,
+// keys that name no column are ignored, keys match column names exactly, else case-insensitively. A record
+// holding only white space is blank; one that is not a JSON object returns why. Field and AppendParsed then use
+// the values, which point into rec until the next Parse.
+func (t *TextDecoder) ParseJSON(rec []byte) (blank bool, bad *sqlerr.Error) {
+	t.parsed, t.parsedCSV = nil, false
+	blank, bad = t.jsonp.parse(rec)
+	if bad == nil && !blank {
+		t.parsed = rec
+	}
+	return blank, bad
+}
+
+// AppendCSV adds the row of one CSV record (ParseCSV, then AppendParsed).
+func (t *TextDecoder) AppendCSV(rec []byte) *sqlerr.Error {
+	if bad := t.ParseCSV(rec); bad != nil {
+		return bad
+	}
+	t.AppendParsed()
+	return nil
+}
+
+// ParseCSV reads one CSV record (a trailing line end is allowed) without adding a row: fields by position, an
+// unquoted empty field is NULL. A record that does not parse or has too few or too many fields returns why.
+func (t *TextDecoder) ParseCSV(rec []byte) *sqlerr.Error {
+	t.parsed, t.parsedCSV = nil, false
+	n, _, st, bad := t.csvp.parse(rec, true)
+	switch {
+	case bad != nil:
+		return bad
+	case st == recEnd:
+		t.csvp.fields = append(t.csvp.fields[:0], csvField{}) // an empty record is one empty field
+	case n < len(rec):
+		return sqlerr.New(codeBadCopyFormat, sqlerr.NoPos, "extra data after the CSV record")
+	}
+	t.csvp.data = rec[:n]
+	if bad := t.checkCSV(); bad != nil {
+		return bad
+	}
+	t.parsed, t.parsedCSV = rec, true
+	return nil
+}
+
+// Field is column c's value in the record parsed last: its bytes, or ok false for NULL.
+func (t *TextDecoder) Field(c int) (v []byte, ok bool) {
+	if t.parsedCSV {
+		f := t.csvp.fields[c]
+		if f.start == f.end && !f.quoted {
+			return nil, false
+		}
+		if f.scratch {
+			return t.csvp.scratch[f.start:f.end], true
+		}
+		return t.csvp.data[f.start:f.end], true
+	}
+	sl := t.jsonp.slots[c]
+	switch {
+	case !sl.set || sl.null:
+		return nil, false
+	case sl.scratch:
+		return t.jsonp.scratch[sl.start:sl.end], true
+	}
+	return t.parsed[sl.start:sl.end], true
+}
+
+// AppendParsed adds the row of the record parsed last.
+func (t *TextDecoder) AppendParsed() {
+	if t.parsedCSV {
+		t.appendCSVFields()
+	} else {
+		t.appendJSON(t.parsed)
+	}
+}
+
+// AppendNull adds a row whose every column is NULL.
+func (t *TextDecoder) AppendNull() {
+	for c := range t.cols {
+		t.cols[c].text.AppendNull()
+	}
 }
 
 // appendJSON appends the values jsonp parsed from line.
@@ -123,30 +204,23 @@ func (t *TextDecoder) appendJSON(line []byte) {
 	}
 }
 
-// AppendCSV adds the row of one CSV record (a trailing line end is allowed): fields by position, an unquoted
-// empty field is NULL. A record that does not parse or has too few or too many fields adds nothing and returns why.
-func (t *TextDecoder) AppendCSV(rec []byte) *sqlerr.Error {
-	n, _, st, bad := t.csvp.parse(rec, true)
-	switch {
-	case bad != nil:
-		return bad
-	case st == recEnd:
-		t.csvp.fields = append(t.csvp.fields[:0], csvField{}) // an empty record is one empty field
-	case n < len(rec):
-		return sqlerr.New(codeBadCopyFormat, sqlerr.NoPos, "extra data after the CSV record")
-	}
-	t.csvp.data = rec[:n]
-	return t.appendCSV()
-}
-
 // appendCSV appends the fields csvp parsed, checking their number.
 func (t *TextDecoder) appendCSV() *sqlerr.Error {
+	if bad := t.checkCSV(); bad != nil {
+		return bad
+	}
+	t.appendCSVFields()
+	return nil
+}
+
+// checkCSV checks the number of fields csvp parsed.
+func (t *TextDecoder) checkCSV() *sqlerr.Error {
 	p := &t.csvp
 	nc := len(t.cols)
 	switch {
 	case len(p.fields) == nc:
 	case nc == 0 && len(p.fields) == 1 && p.fields[0].start == p.fields[0].end && !p.fields[0].quoted:
-		return nil // an empty line is a row without columns
+		p.fields = p.fields[:0] // an empty line is a row without columns
 	case len(p.fields) < nc:
 		return sqlerr.New(codeBadCopyFormat, sqlerr.NoPos, "missing data for column %s (%d fields, want %d)",
 			strconv.Quote(t.cols[len(p.fields)].name), len(p.fields), nc)
@@ -154,6 +228,11 @@ func (t *TextDecoder) appendCSV() *sqlerr.Error {
 		return sqlerr.New(codeBadCopyFormat, sqlerr.NoPos, "extra data after last expected column (%d fields, want %d)",
 			len(p.fields), nc)
 	}
+	return nil
+}
+
+func (t *TextDecoder) appendCSVFields() {
+	p := &t.csvp
 	for c, f := range p.fields {
 		b := t.cols[c].text.BinaryBuilder
 		if f.start == f.end && !f.quoted {
@@ -166,7 +245,6 @@ func (t *TextDecoder) appendCSV() *sqlerr.Error {
 		}
 		b.Append(src[f.start:f.end])
 	}
-	return nil
 }
 
 // Batch turns the texts gathered for n rows into a batch; bads are the values that cannot be read, sorted by row
