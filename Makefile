@@ -1,7 +1,7 @@
 # clinksql: `make run` starts the engine, `make test` runs what CI runs.
 GO ?= go
 # Packages whose goroutines meet: always under the race detector.
-RACE_PKGS := ./exec/... ./checkpoint/... ./state/... ./engine/... ./pgwire/...
+RACE_PKGS := ./exec/... ./connectors/... ./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
 .PHONY: all build run test test-tools vet bench bench-nexmark crashtest difftest fuzz clean
 

@@ -5,7 +5,7 @@
 // sink), FLUSH, SHOW/DESCRIBE/EXPLAIN, DROP, and the session variables (SET), of which the job settings
 // (checkpoint.interval, checkpoint.mode, parallelism, errors.mode) apply to jobs started afterwards.
 //
-// Results leave as Postgres text forms (operators.TextRows), NULL as nil, so every front end prints the same
+// Results leave as Postgres text forms (textform.Rows), NULL as nil, so every front end prints the same
 // values. A SELECT streams its rows to the caller's RowWriter (Run, RunStmt, RunPrepared) batch by batch as its
 // dataflow produces them, unless its result is final only at its end (ORDER BY, an updating result): those are
 // kept, up to max_result_memory (53200 past it). Session limits (settings.go): statement_timeout (57014),

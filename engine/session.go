@@ -17,7 +17,7 @@ import (
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -663,7 +663,7 @@ type collector struct {
 	offset   int64
 	updating bool
 	visible  int
-	live     map[string][]int // updating: the indexes in rows of the live rows, by TextRowKey
+	live     map[string][]int // updating: the indexes in rows of the live rows, by textform.RowKey
 	dead     int              // rows retracted (still in rows until compacted)
 	bytes    int64            // the estimated size of the live rows
 	maxBytes int64            // 0: no limit
@@ -711,7 +711,7 @@ func (c *collector) add(b exec.Batch) error {
 			}
 		}
 	}
-	text, err := operators.TextRows(b.Rec)
+	text, err := textform.Rows(b.Rec)
 	if err != nil {
 		return err
 	}
@@ -726,7 +726,7 @@ func (c *collector) add(b exec.Batch) error {
 	}
 	for i, row := range text {
 		if c.updating {
-			k := operators.TextRowKey(row)
+			k := textform.RowKey(row)
 			if kind := b.Kind(i); kind == exec.UpdateBefore || kind == exec.Delete {
 				at := c.live[k]
 				if len(at) == 0 {
@@ -821,7 +821,7 @@ func (c *collector) compact() {
 	c.rows, c.dead = kept, 0
 	clear(c.live)
 	for i, r := range c.rows {
-		k := operators.TextRowKey(r.text)
+		k := textform.RowKey(r.text)
 		c.live[k] = append(c.live[k], i)
 	}
 }

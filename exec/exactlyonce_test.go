@@ -23,6 +23,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/connectors/datagen"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/state"
@@ -48,12 +49,12 @@ var eoCrashes = []string{"kill", "faultfs", "fsync"}
 
 func eoGenerator(seed int64, rowsPerSecond float64) func(int) exec.Source {
 	return func(int) exec.Source {
-		return operators.NewGenerator(operators.GeneratorConfig{
+		return datagen.New(datagen.Config{
 			Schema: eventSchema,
-			Fields: []operators.GenField{
-				{Kind: operators.GenRandom, Min: 0, Max: eoKeys - 1},
-				{Kind: operators.GenSequence, Start: 0, End: math.MaxInt64, Step: 3},
-				{Kind: operators.GenSequence, Start: 1, End: math.MaxInt64},
+			Fields: []datagen.Field{
+				{Kind: datagen.Random, Min: 0, Max: eoKeys - 1},
+				{Kind: datagen.Sequence, Start: 0, End: math.MaxInt64, Step: 3},
+				{Kind: datagen.Sequence, Start: 1, End: math.MaxInt64},
 			},
 			Seed: seed, Rows: eoRowsPerSource, BatchRows: 97, RowsPerSecond: rowsPerSecond,
 			EventTime: "ts",

@@ -15,7 +15,7 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/state"
 	"github.com/clinksql/clinksql/tests/kafkatest"
 )
@@ -149,7 +149,7 @@ func (h *harness) snapshot() []byte {
 }
 
 func render(t *testing.T, b exec.Batch) []string {
-	rows, err := operators.TextRows(b.Rec)
+	rows, err := textform.Rows(b.Rec)
 	if err != nil {
 		t.Fatal(err)
 	}

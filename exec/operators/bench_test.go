@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors/datagen"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -22,16 +23,18 @@ var bidSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "date_time", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
 }, nil)
 
+const ts2026ms = 20454 * 86_400_000 // 2026-01-01 in milliseconds
+
 func bidGenerator(rows int64, batch int) exec.Source {
-	return NewGenerator(GeneratorConfig{
+	return datagen.New(datagen.Config{
 		Schema: bidSchema,
-		Fields: []GenField{
-			{Kind: GenSequence, Start: 1000, End: math.MaxInt64},
-			{Kind: GenRandom, Min: 1, Max: 100_000},
-			{Kind: GenRandom, Min: 1, Max: 10_000_000},
-			{Kind: GenRandom, Length: 8},
-			{Kind: GenRandom, Length: 40},
-			{Kind: GenSequence, Start: ts2026ms, End: math.MaxInt64, Step: 1},
+		Fields: []datagen.Field{
+			{Kind: datagen.Sequence, Start: 1000, End: math.MaxInt64},
+			{Kind: datagen.Random, Min: 1, Max: 100_000},
+			{Kind: datagen.Random, Min: 1, Max: 10_000_000},
+			{Kind: datagen.Random, Length: 8},
+			{Kind: datagen.Random, Length: 40},
+			{Kind: datagen.Sequence, Start: ts2026ms, End: math.MaxInt64, Step: 1},
 		},
 		Seed: 1, Rows: rows, BatchRows: batch,
 	})
@@ -113,31 +116,4 @@ func BenchmarkFileSinkCSV(b *testing.B) {
 	benchSink(b, func(dir string) exec.Sink {
 		return NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: bidSchema})
 	}, "csv_sink_2pc_rows_per_sec:rows/s")
-}
-
-// BenchmarkGenerator measures the generator producing the bid shape in 8192-row batches.
-func BenchmarkGenerator(b *testing.B) {
-	benchSource(b, bidGenerator(0, 8192), "generator_rows_per_sec:rows/s")
-}
-
-// benchSource measures an unbounded source producing batches, and reports its rows per second as metric; it
-// returns the rows it produced.
-func benchSource(b *testing.B, src exec.Source, metric string) int {
-	if err := src.Open(newTask(memory.NewGoAllocator(), taskOpts{})); err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	b.ReportAllocs()
-	start := time.Now()
-	rows := 0
-	for b.Loop() {
-		res, err := src.Produce(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows += res.Batch.Rows()
-		res.Batch.Release()
-	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), metric)
-	return rows
 }

@@ -5,39 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/textform"
 )
-
-// Blackhole is connector = 'blackhole': it discards every row. It is still a valid two-phase sink (every phase is
-// a no-op), so a job that ends in it checkpoints like any other.
-type Blackhole struct {
-	rows atomic.Int64
-}
-
-// NewBlackhole returns a sink that discards what it receives.
-func NewBlackhole() *Blackhole { return &Blackhole{} }
-
-// Rows returns how many rows the sink has discarded.
-func (b *Blackhole) Rows() int64 { return b.rows.Load() }
-
-func (b *Blackhole) Open(*exec.TaskContext) error { return nil }
-
-func (b *Blackhole) Write(batch exec.Batch) error {
-	b.rows.Add(int64(batch.Rows()))
-	batch.Release()
-	return nil
-}
-
-func (b *Blackhole) PreCommit(uint64) error { return nil }
-func (b *Blackhole) Commit(uint64) error    { return nil }
-func (b *Blackhole) Abort(uint64) error     { return nil }
-func (b *Blackhole) Close() error           { return nil }
 
 // Row is one row a CollectSink committed, with Go values: nil for NULL, bool, int64 (every signed integer),
 // uint64 (unsigned), float32 (REAL), float64 (DOUBLE), string, []byte, time.Time in UTC (TIMESTAMP, and DATE at
@@ -170,7 +146,7 @@ func (s *CollectSink) mine(k collectKey) bool {
 
 func (s *CollectSink) Write(b exec.Batch) error {
 	defer b.Release()
-	rows, err := goRows(b)
+	rows, err := GoRows(b)
 	if err != nil {
 		return err
 	}
@@ -220,8 +196,8 @@ func (s *CollectSink) Close() error {
 	return nil
 }
 
-// goRows converts a batch to rows of Go values.
-func goRows(b exec.Batch) ([]Row, error) {
+// GoRows converts a batch to rows of Go values (the Row form tests compare).
+func GoRows(b exec.Batch) ([]Row, error) {
 	n := b.Rows()
 	if n == 0 {
 		return nil, nil
@@ -282,16 +258,16 @@ func goValueOf(arr arrow.Array) (func(i int) any, error) {
 	case *array.Date32:
 		return func(i int) any { return time.Unix(int64(a.Value(i))*86400, 0).UTC() }, nil
 	case *array.Timestamp:
-		toMicros := timestampToMicros(a.DataType().(*arrow.TimestampType).Unit)
+		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.TimestampType).Unit)
 		if a.DataType().(*arrow.TimestampType).Unit == arrow.Nanosecond {
 			return func(i int) any { return time.Unix(0, int64(a.Value(i))).UTC() }, nil
 		}
 		return func(i int) any { return time.UnixMicro(toMicros(int64(a.Value(i)))).UTC() }, nil
 	}
 	// Everything else in its Postgres text form.
-	tc, err := newTextColumn(arr)
+	tc, err := textform.NewColumn(arr)
 	if err != nil {
 		return nil, err
 	}
-	return func(i int) any { return string(tc.text(nil, i)) }, nil
+	return func(i int) any { return string(tc.Append(nil, i)) }, nil
 }

@@ -136,18 +136,3 @@ func TestCollectSinkConcurrentCommit(t *testing.T) {
 		t.Fatalf("%d rows committed, want 50", n)
 	}
 }
-
-// Pins: the blackhole sink holding on to batches (a leak under the checked allocator) or miscounting.
-func TestBlackhole(t *testing.T) {
-	mem := checkedAlloc(t)
-	var s exec.Sink = NewBlackhole()
-	must(t, s.Open(newTask(mem, taskOpts{})))
-	must(t, s.Write(kvBatch(mem, 1, 2, 3)))
-	must(t, s.PreCommit(1))
-	must(t, s.Commit(1))
-	must(t, s.Abort(2))
-	must(t, s.Close())
-	if n := s.(*Blackhole).Rows(); n != 3 {
-		t.Fatalf("%d rows", n)
-	}
-}

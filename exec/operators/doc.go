@@ -1,6 +1,6 @@
 // Package operators holds the operators of the dataflow over Arrow batches (projection, filter, windows, joins,
-// union), the sources (datagen, nexmark, files, internal streams) and the sinks (files, Parquet, blackhole,
-// internal streams). The runtime in package exec drives them through exec.Operator, exec.Source and exec.Sink.
+// union), the sources (files, internal streams) and the sinks (files, Parquet, internal streams) not yet in their
+// connector packages (package connectors). The runtime in package exec drives them through exec.Operator, exec.Source and exec.Sink.
 //
 // # What operators must never do
 //
@@ -14,35 +14,6 @@
 //   - Hold on to a batch after handing it on or releasing it; every Arrow allocation goes through
 //     TaskContext.Alloc so tests can check for leaks.
 //   - Use a stateful random stream in a source: a replay from a restored offset must reproduce the same rows.
-//
-// # Sink file layout
-//
-// The file sinks (NewFileSink for CSV and JSON lines, NewParquetSink) share one two-phase protocol. For a sink
-// with path P, job J, operator O, subtask S:
-//
-//	P/J-O-S-N.ext                    committed: the rows subtask S wrote between barriers N-1 and N
-//	P/_staging/J/J-O-S-N.ext         staged: sealed at barrier N, waiting for checkpoint N to complete
-//	P/_staging/J/J-O-S.inprogress    the transaction being written (never read)
-//
-// ext is csv, json or parquet. J and O go in as they are: names are [A-Za-z0-9._-] only, and Open refuses ids
-// whose names could meet (checkNameIDs: a job id is a word with at most one -<digits> at its end, an operator id
-// starts with a letter), so the last two '-' fields are S and N and no J- starts another job's name. Open also
-// recovers what versions before issue 11 staged under their escaped names (P/_staging/job%2D1/job%2D1-sink-0-5.ext),
-// committing a completed one under the name it was staged with. N is the checkpoint id in decimal; a transaction
-// without rows leaves no file. The staging directory starts with '_' so Parquet readers
-// and globs such as read_parquet('P/*.parquet') skip it.
-//
-//   - Write appends to the in-progress file (buffered).
-//   - PreCommit(N) finishes the file (a Parquet footer), fsyncs it, renames it to its staged name and fsyncs the
-//     staging directory. Any failure fails the checkpoint; nothing reaches P.
-//   - Commit(N) renames every staged file of the subtask with an id <= N into P without replacing, then fsyncs
-//     P. A target that exists already was committed by an earlier attempt: the staged copy is deleted.
-//   - Abort(N) deletes staged file N. Commit and Abort are idempotent and may run concurrently with Write.
-//   - Open recovers: every staged file of the subtask is committed if its checkpoint is completed and deleted
-//     otherwise, and its in-progress file is deleted. Subtask 0 also recovers the files of subtasks at or above
-//     the current parallelism, left by an incarnation that ran wider.
-//
-// CLINK_STATE_FSYNC=0 turns the fsyncs off (benchmarks only), as for state snapshots.
 //
 // # Connector configuration and confinement
 //
@@ -75,7 +46,7 @@
 //
 // # Text forms
 //
-// CSV and JSON lines carry values in the text forms Postgres prints (textform.go): integers in decimal; REAL and
+// CSV and JSON lines carry values in the text forms Postgres prints (package exec/textform): integers in decimal; REAL and
 // DOUBLE as float4out/float8out do since Postgres 12 (shortest round-trip digits, scientific notation from
 // exponent 6 for REAL and 15 for DOUBLE or below -4: 1.5, 1e+20, 1e-05, NaN, Infinity); BOOLEAN t/f; TIMESTAMP
 // 2026-01-01 00:00:01.5 (microseconds at most, no trailing zeros, nanoseconds truncated); DATE 2026-01-01;
@@ -90,7 +61,7 @@
 // seg-<seq>[-<txn>].arrow with a row-kind column, each framed with a checksum (state.FrameWriter), numbered
 // without gaps, the highest published one recorded in LAST (CreateLog makes a log, OpenLog refuses one with a
 // segment or LAST missing). INSERT ... VALUES appends a durable segment at once; a job's
-// LogSink is the two-phase protocol above with a commit that renames the staged transaction in as the next
+// LogSink is the two-phase protocol of package connectors/txnfile with a commit that renames the staged transaction in as the next
 // segment. A LogSource reads segments in order from its offset (segment, batch), follows new ones (waking on
 // IdleWait rather than polling), or, bounded, stops at the segments present at Open; Consolidate folds a changelog
 // into the rows it leaves (an ad-hoc SELECT of a materialized view). Its Progress lets FLUSH wait until a job has
@@ -104,28 +75,6 @@
 // falls in (a window table function without GROUP BY). NewBatchSource emits constant rows (VALUES). ResultSink
 // hands an ad-hoc SELECT's batches to the engine as they come; it is not two-phase, and a SELECT is never
 // restarted.
-//
-// # Generator
-//
-// NewGenerator (connector = 'datagen') derives every value from (seed, column name, global row number) with
-// splitmix64; subtask k of p produces rows k, k+p, k+2p, ...; its offset is its next row and largest event time
-// (restorable at the same parallelism only). GeneratorConfigFromOptions reads Flink's datagen WITH options.
-//
-// # Nexmark
-//
-// NewNexmark (connector = 'nexmark', nexmark*.go) generates one table of the Nexmark model as the Flink Nexmark
-// benchmark defines it: event n (0-based, all types) is a person, an auction or a bid by n mod (1+3+46) under the
-// configured proportions; ids start at 1000 and follow Flink's lastBase0PersonId/AuctionId arithmetic; bids go
-// to hot auctions and bidders, auctions to hot sellers, with Flink's ratios; event time is a fixed base
-// (2026-01-01) plus n times 1e6/first-event.rate microseconds, truncated to milliseconds. Every value of event n
-// is a pure function of (seed, n, field) by splitmix64 hashes (one independent hash per random draw, read as
-// digits); random strings are slices of per-seed character pools and the 10004 channel urls are a per-seed
-// table, so nothing is a stateful stream and no state is kept. Subtask k of p takes the cycles k, k+p, ... (a
-// cycle is one round of the proportions, 50 events), so its event times increase and the rows do not depend on
-// p. Its offset is its next row (with table and proportions), restorable at the same parallelism only. Columns
-// are matched to the table's fields by name ignoring case and underscores; only declared columns are built,
-// column-wise into Arrow buffers from TaskContext.Alloc. The source has no watermark of its own (WithWatermark
-// applies the stream's WATERMARK clause).
 //
 // # Window aggregate
 //

@@ -7,7 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/textform"
 )
 
 // FileSinkConfig configures a CSV or JSON-lines file sink.
@@ -27,7 +29,7 @@ type FileSinkConfig struct {
 // writes one file per checkpoint that saw rows: <job>-<op>-<subtask>-<checkpoint>.csv (or .json), visible in
 // Path only once the checkpoint completed. Configuration errors surface at Open.
 func NewFileSink(cfg FileSinkConfig) exec.Sink {
-	var enc encoder
+	var enc txnfile.Encoder
 	switch cfg.Format {
 	case "csv":
 		enc = &csvEncoder{header: cfg.CSVHeader}
@@ -36,20 +38,20 @@ func NewFileSink(cfg FileSinkConfig) exec.Sink {
 	default:
 		enc = badEncoder{fmt.Errorf("unknown format %q (want csv or json)", cfg.Format)}
 	}
-	s := newTxnFileSink("file", cfg.Path, cfg.Schema, enc)
-	s.guard = cfg.Guard
+	s := txnfile.New("file", cfg.Path, cfg.Schema, enc)
+	s.Guard = cfg.Guard
 	return s
 }
 
 // badEncoder carries a configuration error to Open, where a Sink reports errors.
 type badEncoder struct{ err error }
 
-func (e badEncoder) ext() string                                   { return "invalid" }
-func (e badEncoder) init(*arrow.Schema) error                      { return e.err }
-func (e badEncoder) begin(io.Writer) error                         { return e.err }
-func (e badEncoder) write(arrow.RecordBatch, []exec.RowKind) error { return e.err }
-func (e badEncoder) finish() error                                 { return e.err }
-func (e badEncoder) abandon()                                      {}
+func (e badEncoder) Ext() string                                   { return "invalid" }
+func (e badEncoder) Init(*arrow.Schema) error                      { return e.err }
+func (e badEncoder) Begin(io.Writer) error                         { return e.err }
+func (e badEncoder) Write(arrow.RecordBatch, []exec.RowKind) error { return e.err }
+func (e badEncoder) Finish() error                                 { return e.err }
+func (e badEncoder) Abandon()                                      {}
 
 // lineFlush is how much encoded text a file encoder gathers before handing it to the writer.
 const lineFlush = 64 << 10
@@ -58,10 +60,10 @@ const lineFlush = 64 << 10
 type textEncoder struct {
 	w    io.Writer
 	line []byte
-	cols []textColumn
+	cols []textform.Column
 }
 
-func (t *textEncoder) begin(w io.Writer) error {
+func (t *textEncoder) Begin(w io.Writer) error {
 	t.w = w
 	t.line = t.line[:0]
 	return nil
@@ -70,7 +72,7 @@ func (t *textEncoder) begin(w io.Writer) error {
 func (t *textEncoder) columns(rec arrow.RecordBatch) error {
 	t.cols = t.cols[:0]
 	for _, arr := range rec.Columns() {
-		c, err := newTextColumn(arr)
+		c, err := textform.NewColumn(arr)
 		if err != nil {
 			return err
 		}
@@ -95,9 +97,9 @@ func (t *textEncoder) flush() error {
 	return err
 }
 
-func (t *textEncoder) finish() error { return t.flush() }
+func (t *textEncoder) Finish() error { return t.flush() }
 
-func (t *textEncoder) abandon() {
+func (t *textEncoder) Abandon() {
 	t.w = nil
 	t.line = t.line[:0]
 	clear(t.cols) // drop references to the last batch's arrays
@@ -106,7 +108,7 @@ func (t *textEncoder) abandon() {
 
 func initTextSchema(schema *arrow.Schema) error {
 	for _, f := range schema.Fields() {
-		if err := checkTextType(f.Type); err != nil {
+		if err := textform.CheckType(f.Type); err != nil {
 			return fmt.Errorf("column %s: %w", f.Name, err)
 		}
 	}
@@ -120,9 +122,9 @@ type csvEncoder struct {
 	names  []string
 }
 
-func (e *csvEncoder) ext() string { return "csv" }
+func (e *csvEncoder) Ext() string { return "csv" }
 
-func (e *csvEncoder) init(schema *arrow.Schema) error {
+func (e *csvEncoder) Init(schema *arrow.Schema) error {
 	e.names = e.names[:0]
 	for _, f := range schema.Fields() {
 		e.names = append(e.names, f.Name)
@@ -130,21 +132,21 @@ func (e *csvEncoder) init(schema *arrow.Schema) error {
 	return initTextSchema(schema)
 }
 
-func (e *csvEncoder) begin(w io.Writer) error {
-	e.textEncoder.begin(w)
+func (e *csvEncoder) Begin(w io.Writer) error {
+	e.textEncoder.Begin(w)
 	if e.header {
 		for i, n := range e.names {
 			if i > 0 {
 				e.line = append(e.line, ',')
 			}
-			e.line = appendCSVField(e.line, []byte(n))
+			e.line = textform.AppendCSVField(e.line, []byte(n))
 		}
 		e.line = append(e.line, '\n')
 	}
 	return nil
 }
 
-func (e *csvEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
+func (e *csvEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	if err := e.columns(rec); err != nil {
 		return err
 	}
@@ -156,14 +158,14 @@ func (e *csvEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 			if c > 0 {
 				e.line = append(e.line, ',')
 			}
-			if col.isNull(i) {
+			if col.IsNull(i) {
 				continue
 			}
-			if col.class == classString {
-				scratch = col.text(scratch[:0], i)
-				e.line = appendCSVField(e.line, scratch)
+			if col.Class() == textform.String {
+				scratch = col.Append(scratch[:0], i)
+				e.line = textform.AppendCSVField(e.line, scratch)
 			} else {
-				e.line = col.text(e.line, i)
+				e.line = col.Append(e.line, i)
 			}
 		}
 		e.line = append(e.line, '\n')
@@ -182,22 +184,22 @@ type jsonEncoder struct {
 	keys [][]byte // `{"a":` then `,"b":` ...
 }
 
-func (e *jsonEncoder) ext() string { return "json" }
+func (e *jsonEncoder) Ext() string { return "json" }
 
-func (e *jsonEncoder) init(schema *arrow.Schema) error {
+func (e *jsonEncoder) Init(schema *arrow.Schema) error {
 	e.keys = e.keys[:0]
 	for i, f := range schema.Fields() {
 		sep := byte(',')
 		if i == 0 {
 			sep = '{'
 		}
-		k := appendJSONString([]byte{sep}, []byte(f.Name))
+		k := textform.AppendJSONString([]byte{sep}, []byte(f.Name))
 		e.keys = append(e.keys, append(k, ':'))
 	}
 	return initTextSchema(schema)
 }
 
-func (e *jsonEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
+func (e *jsonEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	if err := e.columns(rec); err != nil {
 		return err
 	}
@@ -210,29 +212,29 @@ func (e *jsonEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 		for c := range e.cols {
 			col := &e.cols[c]
 			e.line = append(e.line, e.keys[c]...)
-			if col.isNull(i) {
+			if col.IsNull(i) {
 				e.line = append(e.line, "null"...)
 				continue
 			}
-			switch col.class {
-			case classNumber:
-				e.line = col.text(e.line, i)
-			case classBool:
-				if col.bools.Value(i) {
+			switch col.Class() {
+			case textform.Number:
+				e.line = col.Append(e.line, i)
+			case textform.Bool:
+				if col.Bool(i) {
 					e.line = append(e.line, "true"...)
 				} else {
 					e.line = append(e.line, "false"...)
 				}
-			case classFloat:
+			case textform.Float:
 				start := len(e.line)
-				e.line = col.text(e.line, i)
+				e.line = col.Append(e.line, i)
 				if last := e.line[len(e.line)-1]; last < '0' || last > '9' { // NaN, Infinity
 					scratch = append(scratch[:0], e.line[start:]...)
-					e.line = appendJSONString(e.line[:start], scratch)
+					e.line = textform.AppendJSONString(e.line[:start], scratch)
 				}
 			default:
-				scratch = col.text(scratch[:0], i)
-				e.line = appendJSONString(e.line, scratch)
+				scratch = col.Append(scratch[:0], i)
+				e.line = textform.AppendJSONString(e.line, scratch)
 			}
 		}
 		e.line = append(e.line, '}', '\n')

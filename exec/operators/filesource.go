@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -259,10 +260,10 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	if cfg.BatchRows < 0 || cfg.MonitorInterval < 0 {
 		return errors.New("file source: negative batch size or monitor interval")
 	}
-	if err := checkSubtask("file source", ctx); err != nil {
+	if err := connectors.CheckSubtask("file source", ctx); err != nil {
 		return err
 	}
-	s.fsys, s.alloc = taskFS(ctx), taskAlloc(ctx)
+	s.fsys, s.alloc = connectors.TaskFS(ctx), connectors.TaskAlloc(ctx)
 	s.log = ctx.Log
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -273,7 +274,7 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	s.interval = cmp0(cfg.MonitorInterval, DefaultMonitorInterval)
 
 	if o := s.restored; o != nil {
-		if err := checkOffsetSubtask("file source", o.sub, o.par, s.sub, s.par); err != nil {
+		if err := connectors.CheckOffsetSubtask("file source", o.sub, o.par, s.sub, s.par); err != nil {
 			return err
 		}
 		if o.follow != cfg.Follow {
@@ -429,7 +430,7 @@ type fsOffset struct {
 }
 
 func (s *fileSource) RestoreOffset(b []byte) error {
-	return restoreOffset(&s.restored, b, decodeFSOffset)
+	return connectors.RestoreOffset(&s.restored, b, decodeFSOffset)
 }
 
 // SnapshotOffset encodes a version byte, a mode byte (0 bounded, 1 follow), uvarints subtask and parallelism;
@@ -647,7 +648,7 @@ func (s *fileSource) nextFile() (string, exec.SourceStatus, error) {
 
 // openFile opens a file positioned at s.pos; size >= 0 is the size it had when listed.
 func (s *fileSource) openFile(name string, size int64) (*fsReader, error) {
-	if err := s.cfg.Guard.check(name); err != nil {
+	if err := s.cfg.Guard.Check(name); err != nil {
 		return nil, err
 	}
 	st, err := s.fsys.Stat(name)

@@ -1,7 +1,6 @@
 package operators
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -91,14 +90,4 @@ func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[str
 		return cfg, &ConfigError{Code: sqlerr.DatatypeMismatch, Msg: err.Error(), Err: err}
 	}
 	return cfg, nil
-}
-
-func parseBoolOption(val string) (bool, error) {
-	switch strings.ToLower(val) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, errors.New("want 'true' or 'false'")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -205,7 +206,7 @@ func writeFile(t testing.TB, path, content string) {
 // fsText renders a batch's rows as text lines (NULL as <null>) for handwritten expectations.
 func fsText(t testing.TB, rec arrow.RecordBatch) []string {
 	t.Helper()
-	rows, err := TextRows(rec)
+	rows, err := textform.Rows(rec)
 	must(t, err)
 	var out []string
 	for _, r := range rows {

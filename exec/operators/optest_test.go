@@ -17,6 +17,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -769,10 +770,10 @@ func appendGoValue(b array.Builder, t arrow.DataType, v any) {
 // batchText renders a batch's rows in Postgres text form.
 func batchText(b exec.Batch) []string {
 	rec := b.Rec
-	cols := make([]textColumn, rec.NumCols())
+	cols := make([]textform.Column, rec.NumCols())
 	for i := range cols {
 		var err error
-		if cols[i], err = newTextColumn(rec.Column(i)); err != nil {
+		if cols[i], err = textform.NewColumn(rec.Column(i)); err != nil {
 			panic(err)
 		}
 	}
@@ -787,10 +788,10 @@ func batchText(b exec.Batch) []string {
 			if i > 0 {
 				buf = append(buf, '|')
 			}
-			if cols[i].isNull(r) {
+			if cols[i].IsNull(r) {
 				buf = append(buf, "NULL"...)
 			} else {
-				buf = cols[i].text(buf, r)
+				buf = cols[i].Append(buf, r)
 			}
 		}
 		out = append(out, string(buf))

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -39,8 +40,8 @@ const DefaultRowGroupRows = 1 << 20
 // once the checkpoint completed, so any Parquet reader can read every committed file. Configuration errors
 // surface at Open.
 func NewParquetSink(cfg ParquetSinkConfig) exec.Sink {
-	s := newTxnFileSink("parquet", cfg.Path, cfg.Schema, &parquetEncoder{cfg: cfg})
-	s.guard = cfg.Guard
+	s := txnfile.New("parquet", cfg.Path, cfg.Schema, &parquetEncoder{cfg: cfg})
+	s.Guard = cfg.Guard
 	return s
 }
 
@@ -92,9 +93,9 @@ type parquetEncoder struct {
 	fixed     []byte // big-endian decimal bytes the FIXED_LEN_BYTE_ARRAY values point into
 }
 
-func (e *parquetEncoder) ext() string { return "parquet" }
+func (e *parquetEncoder) Ext() string { return "parquet" }
 
-func (e *parquetEncoder) init(schema *arrow.Schema) error {
+func (e *parquetEncoder) Init(schema *arrow.Schema) error {
 	codec, err := parquetCodec(e.cfg.Compression)
 	if err != nil {
 		return err
@@ -232,7 +233,7 @@ func decimalBytes(precision int) int {
 	return (bits + 7) / 8
 }
 
-func (e *parquetEncoder) begin(w io.Writer) error {
+func (e *parquetEncoder) Begin(w io.Writer) error {
 	// A fresh writer per file: a transaction that failed half-way leaves nothing behind for the next one.
 	e.w = parquet.NewWriter(w, e.opts...)
 	e.writers = e.w.ColumnWriters()
@@ -243,7 +244,7 @@ func (e *parquetEncoder) begin(w io.Writer) error {
 	return nil
 }
 
-func (e *parquetEncoder) write(rec arrow.RecordBatch, _ []exec.RowKind) error {
+func (e *parquetEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	n := int(rec.NumRows())
 	for off, end := 0, 0; off < n; off = end {
 		// Cut row groups at exactly RowGroupRows.
@@ -413,13 +414,13 @@ func (e *parquetEncoder) values(c int, arr arrow.Array, off, end int) ([]parquet
 	return vals, nil
 }
 
-func (e *parquetEncoder) finish() error {
+func (e *parquetEncoder) Finish() error {
 	err := e.w.Close() // flushes the last row group and writes the footer
 	e.w, e.writers = nil, nil
 	return err
 }
 
-func (e *parquetEncoder) abandon() {
+func (e *parquetEncoder) Abandon() {
 	e.w, e.writers = nil, nil
 	clear(e.vals[:cap(e.vals)]) // drop pointers into released Arrow buffers
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 )
@@ -103,17 +104,7 @@ type pqSrcOffset struct {
 }
 
 func (s *parquetSource) RestoreOffset(b []byte) error {
-	return restoreOffset(&s.restored, b, decodePQSrcOffset)
-}
-
-// restoreOffset decodes an offset for Open to restore: *restored becomes it, or stays as it was on an error.
-func restoreOffset[T any](restored **T, b []byte, decode func([]byte) (T, error)) error {
-	o, err := decode(b)
-	if err != nil {
-		return err
-	}
-	*restored = &o
-	return nil
+	return connectors.RestoreOffset(&s.restored, b, decodePQSrcOffset)
 }
 
 // SnapshotOffset encodes the position as a version byte, uvarints subtask, parallelism and file count, the 8-byte
@@ -209,7 +200,7 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	if cfg.BatchRows < 0 {
 		return errors.New("parquet source: negative batch size")
 	}
-	if err := checkSubtask("parquet source", ctx); err != nil {
+	if err := connectors.CheckSubtask("parquet source", ctx); err != nil {
 		return err
 	}
 	for _, f := range cfg.Schema.Fields() {
@@ -217,7 +208,7 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 			return fmt.Errorf("parquet source: column %s: type %s cannot be read from Parquet", f.Name, f.Type)
 		}
 	}
-	s.fsys, s.alloc = taskFS(ctx), taskAlloc(ctx)
+	s.fsys, s.alloc = connectors.TaskFS(ctx), connectors.TaskAlloc(ctx)
 	s.sub, s.par = ctx.Subtask, ctx.Parallelism
 	s.batch = cmp0(cfg.BatchRows, DefaultParquetBatchRows)
 
@@ -231,7 +222,7 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	s.files, s.fp = files, pqFingerprint(files)
 	s.next, s.row = s.sub, 0
 	if o := s.restored; o != nil {
-		if err := checkOffsetSubtask("parquet source", o.sub, o.par, s.sub, s.par); err != nil {
+		if err := connectors.CheckOffsetSubtask("parquet source", o.sub, o.par, s.sub, s.par); err != nil {
 			return err
 		}
 		if err := checkSameFiles("parquet source", cfg.Path, o.files, o.fp, len(files), s.fp); err != nil {
@@ -251,39 +242,6 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	s.raw = make([]int64, pqChunk)
 	s.valid = make([]bool, pqChunk)
 	s.bld = array.NewRecordBuilder(s.alloc, cfg.Schema)
-	return nil
-}
-
-// checkSubtask reports a task context whose subtask is not one of its parallelism's; who starts the message.
-func checkSubtask(who string, ctx *exec.TaskContext) error {
-	if ctx.Parallelism < 1 || ctx.Subtask < 0 || ctx.Subtask >= ctx.Parallelism {
-		return fmt.Errorf("%s: subtask %d of %d", who, ctx.Subtask, ctx.Parallelism)
-	}
-	return nil
-}
-
-// taskFS is the task's file system, the operating system's when it has none.
-func taskFS(ctx *exec.TaskContext) state.FS {
-	if ctx.FS == nil {
-		return state.OS
-	}
-	return ctx.FS
-}
-
-// taskAlloc is the task's allocator, memory.DefaultAllocator when it has none.
-func taskAlloc(ctx *exec.TaskContext) memory.Allocator {
-	if ctx.Alloc == nil {
-		return memory.DefaultAllocator
-	}
-	return ctx.Alloc
-}
-
-// checkOffsetSubtask refuses an offset of subtask sub0 of par0 restored into subtask sub of par.
-func checkOffsetSubtask(who string, sub0, par0, sub, par int) error {
-	if sub0 != sub || par0 != par {
-		return fmt.Errorf("%s: offset of subtask %d of %d restored into subtask %d of %d: "+
-			"restore at the same parallelism", who, sub0, par0, sub, par)
-	}
 	return nil
 }
 
@@ -582,7 +540,7 @@ type pqCursor struct {
 // the page index, which reading uses to seek. parquet-go panics on some malformed files: the panic becomes an
 // error.
 func (s *parquetSource) openFile(f pqSrcFile, check bool) (of *pqOpenFile, err error) {
-	if err := s.cfg.Guard.check(f.name); err != nil {
+	if err := s.cfg.Guard.Check(f.name); err != nil {
 		return nil, err
 	}
 	st, err := s.fsys.Stat(f.name)

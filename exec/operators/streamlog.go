@@ -21,7 +21,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -156,6 +158,14 @@ func segmentName(seq uint64, txn string) string {
 	return name + ".arrow"
 }
 
+// segmentTxnName is the transaction file name inside a segment's name, seg-<seq>-<name> (txnfile.Sink.TxnNameOf).
+func segmentTxnName(name string) (string, bool) {
+	if _, ok := parseSegmentName(name); !ok {
+		return "", false
+	}
+	return strings.TrimPrefix(name[len("seg-")+20:], "-"), true
+}
+
 func parseSegmentName(name string) (uint64, bool) {
 	rest, ok := strings.CutPrefix(name, "seg-")
 	if !ok || !strings.HasSuffix(rest, ".arrow") || len(rest) < 20 {
@@ -192,18 +202,18 @@ func (l *Log) publishedLocked(seq uint64, name string) {
 func (l *Log) Append(bs ...exec.Batch) error {
 	var buf bytes.Buffer
 	enc := &logEncoder{}
-	if err := enc.init(l.schema); err != nil {
+	if err := enc.Init(l.schema); err != nil {
 		return err
 	}
-	if err := enc.begin(&buf); err != nil {
+	if err := enc.Begin(&buf); err != nil {
 		return err
 	}
 	for _, b := range bs {
-		if err := enc.write(b.Rec, b.Kinds); err != nil {
+		if err := enc.Write(b.Rec, b.Kinds); err != nil {
 			return err
 		}
 	}
-	if err := enc.finish(); err != nil {
+	if err := enc.Finish(); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -318,15 +328,15 @@ type logEncoder struct {
 	frame  *state.FrameWriter // the segment's checksum and length around the IPC stream
 }
 
-func (e *logEncoder) ext() string { return "arrow" }
+func (e *logEncoder) Ext() string { return "arrow" }
 
-func (e *logEncoder) init(schema *arrow.Schema) error {
+func (e *logEncoder) Init(schema *arrow.Schema) error {
 	fields := append(slices.Clone(schema.Fields()), arrow.Field{Name: kindColumn, Type: arrow.PrimitiveTypes.Int8})
 	e.schema = arrow.NewSchema(fields, nil)
 	return nil
 }
 
-func (e *logEncoder) begin(w io.Writer) error {
+func (e *logEncoder) Begin(w io.Writer) error {
 	f, err := state.NewFrameWriter(w)
 	if err != nil {
 		return err
@@ -336,7 +346,7 @@ func (e *logEncoder) begin(w io.Writer) error {
 	return nil
 }
 
-func (e *logEncoder) write(rec arrow.RecordBatch, kinds []exec.RowKind) error {
+func (e *logEncoder) Write(rec arrow.RecordBatch, kinds []exec.RowKind) error {
 	n := int(rec.NumRows())
 	kb := array.NewInt8Builder(memory.DefaultAllocator)
 	defer kb.Release()
@@ -356,7 +366,7 @@ func (e *logEncoder) write(rec arrow.RecordBatch, kinds []exec.RowKind) error {
 	return e.w.Write(out)
 }
 
-func (e *logEncoder) finish() error {
+func (e *logEncoder) Finish() error {
 	err := e.w.Close()
 	e.w = nil
 	if err != nil {
@@ -365,7 +375,7 @@ func (e *logEncoder) finish() error {
 	return e.frame.Close()
 }
 
-func (e *logEncoder) abandon() {
+func (e *logEncoder) Abandon() {
 	if e.w != nil {
 		_ = e.w.Close()
 		e.w = nil
@@ -375,9 +385,9 @@ func (e *logEncoder) abandon() {
 // NewLogSink returns a two-phase sink into l: what a checkpoint's barrier sealed becomes visible to readers as one
 // segment when the checkpoint completed. It carries retractions (a materialized view's changelog).
 func NewLogSink(l *Log) exec.Sink {
-	s := newTxnFileSink("stream", l.dir, l.schema, &logEncoder{})
-	s.updating = true
-	s.publishTo = l.commitStaged
+	s := txnfile.New("stream", l.dir, l.schema, &logEncoder{})
+	s.Updating = true
+	s.PublishTo, s.TxnNameOf = l.commitStaged, segmentTxnName
 	return s
 }
 
@@ -567,13 +577,13 @@ func consolidate(alloc memory.Allocator, in []exec.Batch) ([]exec.Batch, error) 
 	live := map[string][]pos{}
 	alive := make([][]bool, len(in))
 	for bi, b := range in {
-		rows, err := TextRows(b.Rec)
+		rows, err := textform.Rows(b.Rec)
 		if err != nil {
 			return nil, err
 		}
 		alive[bi] = make([]bool, len(rows))
 		for ri, row := range rows {
-			key := TextRowKey(row)
+			key := textform.RowKey(row)
 			switch b.Kind(ri) {
 			case exec.Insert, exec.UpdateAfter:
 				live[key] = append(live[key], pos{bi, ri})
@@ -607,21 +617,6 @@ func consolidate(alloc memory.Allocator, in []exec.Batch) ([]exec.Batch, error) 
 		out = append(out, part)
 	}
 	return out, nil
-}
-
-// TextRowKey is a map key of a row in text form (TextRows): equal rows, NULLs included, give equal keys. Folding a
-// changelog uses it to match a retraction with the row it retracts.
-func TextRowKey(row []*string) string {
-	var sb strings.Builder
-	for _, v := range row {
-		if v == nil {
-			sb.WriteString("\x00N")
-		} else {
-			sb.WriteString("\x00V")
-			sb.WriteString(*v)
-		}
-	}
-	return sb.String()
 }
 
 // IdleWait is closed when the log gets its next segment (exec.IdleWaiter).

@@ -3,17 +3,80 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/connectors"
+	_ "github.com/clinksql/clinksql/connectors/all" // every connector, registered by name
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
-// The file and Parquet connectors' configurations are read from a catalog object's options here, once for CREATE
-// (which also runs the connector's validation hook, so a statement that says it worked can run) and once for each
-// job or SELECT that uses them (which runs the hook again for the sources, whose files may have changed).
+// Connectors are looked up by name in the registry (package connectors; connectors/all links every one in). A
+// catalog object's options are checked at CREATE (the names against the connector's, then its Validate, so a
+// statement that says it worked can run) and built into a node for each job or SELECT that uses the object (which
+// validates a source's files again, as they may have changed).
+
+// sinkOptions are a sink's options as its connector sees them: without 'connector' and the upsert options, which
+// are the planner's. (A stream's are dataOptions.)
+func sinkOptions(opts map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range opts {
+		switch k {
+		case "connector", "type", "primary_key":
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// connectorSpec is the catalog object as a connector sees it.
+func connectorSpec(name string, schema *arrow.Schema) connectors.Spec {
+	spec := connectors.Spec{Object: name, Schema: schema}
+	for _, f := range schema.Fields() {
+		spec.Columns = append(spec.Columns, connectors.Column{Name: f.Name, Type: f.Type})
+	}
+	return spec
+}
+
+// connectorEnv is what a connector may use of env: path resolution and confinement, and the session's settings.
+func connectorEnv(env Env, s Settings) connectors.Env {
+	return connectors.Env{Path: env.Path, Confine: env.Confine, Restoring: s.Restoring, Parallelism: s.Parallelism}
+}
+
+// sourceConnector looks up a stream's connector; at gives the position of an error (the 'connector' option).
+func sourceConnector(name string, pos int) (connectors.Source, error) {
+	c, ok := connectors.LookupSource(name)
+	if ok {
+		return c, nil
+	}
+	if _, ok := connectors.LookupSink(name); ok {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos, "connector '%s' cannot be read; it is a sink connector (CREATE SINK)", name)
+	}
+	return nil, sqlerr.New(sqlerr.InvalidParameter, pos, "unknown connector '%s' (streams: %s, or none for a stream fed by INSERT)",
+		name, strings.Join(connectors.SourceNames(), ", "))
+}
+
+// sinkConnector looks up a sink's connector.
+func sinkConnector(name string, pos int) (connectors.Sink, error) {
+	if c, ok := connectors.LookupSink(name); ok {
+		return c, nil
+	}
+	return nil, sqlerr.New(sqlerr.InvalidParameter, pos, "unknown connector '%s' (sinks: %s)", name, strings.Join(connectors.SinkNames(), ", "))
+}
+
+// sinkTakesChangelog reports whether target's connector takes an updating result as it is.
+func sinkTakesChangelog(target *catalog.Object) bool {
+	if target.Kind != catalog.Sink {
+		return false
+	}
+	c, ok := connectors.LookupSink(target.Connector())
+	return ok && c.Capabilities(sinkOptions(target.Options)).Changelog
+}
 
 // connectorPath resolves the 'path' option; a refusal is the option's.
 func connectorPath(env Env, opts map[string]string) (string, error) {
@@ -69,7 +132,7 @@ func fileSinkConfig(env Env, opts map[string]string, schema *arrow.Schema) (oper
 // connector refuses is the user's to fix), at the position at gives for the option or column it names. prefix
 // (such as `stream "s": `) starts the message of an error found outside the CREATE statement.
 func configError(err error, prefix string, at func(option, column string) int) error {
-	var ce *operators.ConfigError
+	var ce *connectors.ConfigError
 	if errors.As(err, &ce) {
 		var se *sqlerr.Error
 		if errors.As(ce.Err, &se) && se.Code == ce.Code {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -75,18 +76,6 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 			k := firstKey(opts)
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "option '%s' needs a connector; a stream without WITH is fed by INSERT", k)
 		}
-	case "datagen":
-		cfg, err := operators.GeneratorConfigFromOptions(schemaOf(pcols), dataOptions(opts))
-		if err == nil {
-			err = operators.ValidateGenerator(cfg)
-		}
-		if err != nil {
-			return nil, configError(err, "", definitionPos(pos, cs.Columns))
-		}
-	case "nexmark":
-		if _, err := operators.NexmarkConfigFromOptions(schemaOf(pcols), dataOptions(opts)); err != nil {
-			return nil, configError(err, "", definitionPos(pos, cs.Columns))
-		}
 	case "parquet":
 		if opts["path"] == "" {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'parquet' needs a 'path' option (a directory or a glob)")
@@ -114,10 +103,19 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
-	case "blackhole":
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pos["connector"], "connector 'blackhole' cannot be read; it is a sink connector (CREATE SINK)")
 	default:
-		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown connector '%s' (streams: datagen, nexmark, file, parquet, or none for a stream fed by INSERT)", conn)
+		c, err := sourceConnector(conn, pos["connector"])
+		if err != nil {
+			return nil, err
+		}
+		copts := dataOptions(opts)
+		err = connectors.CheckOptions(conn, c.Options(), copts)
+		if err == nil {
+			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
+		}
+		if err != nil {
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
+		}
 	}
 	if w := cs.Watermark; w != nil {
 		sc := &scope{cols: pcols}
@@ -154,10 +152,11 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := map[string]bool{"connector": true}
 	switch conn := opts["connector"]; conn {
+	case "":
+		return nil, sqlerr.New(sqlerr.InvalidParameter, cs.NameP, "CREATE SINK needs WITH (connector = '%s', ...)",
+			strings.Join(connectors.SinkNames(), "' | '"))
 	case "parquet", "file":
-		known["path"] = true
 		if opts["path"] == "" {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector '%s' needs a 'path' option", conn)
 		}
@@ -171,19 +170,18 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
-		for k := range opts {
-			known[k] = true // the connector's reader refused any other key
-		}
-	case "blackhole":
-	case "":
-		return nil, sqlerr.New(sqlerr.InvalidParameter, cs.NameP, "CREATE SINK needs WITH (connector = 'parquet' | 'file' | 'blackhole', ...)")
 	default:
-		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "unknown sink connector '%s' (parquet, file, blackhole)", conn)
-	}
-	known["type"], known["primary_key"] = true, true
-	for _, k := range sortedKeys(opts) {
-		if !known[k] {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "unknown option '%s' for connector '%s'", k, opts["connector"])
+		c, err := sinkConnector(conn, pos["connector"])
+		if err != nil {
+			return nil, err
+		}
+		copts := sinkOptions(opts)
+		err = connectors.CheckOptions(conn, c.Options(), copts)
+		if err == nil {
+			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
+		}
+		if err != nil {
+			return nil, configError(err, "", definitionPos(pos, cs.Columns))
 		}
 	}
 	switch strings.ToLower(opts["type"]) {

@@ -15,6 +15,7 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -191,7 +192,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 	}
 	root = pushdown(root)
 	upd := updatingReason(root)
-	if upd != "" && !isUpsertSink(target) && target.Connector() != "blackhole" {
+	if upd != "" && !isUpsertSink(target) && !sinkTakesChangelog(target) {
 		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
 			"%s %q is append-only, but the query gives an updating result: %s", lower(string(target.Kind)), target.Name, upd)
 		e.Hint = "Write it into a materialized view, or into a sink WITH (type = 'upsert', primary_key = '...')."
@@ -482,7 +483,7 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 	par := 1
 	var label string
 	var details []string
-	bounded := false
+	bounded, noReplay := false, false
 	switch conn := obj.Connector(); {
 	case obj.Kind == catalog.MaterializedView || conn == "":
 		log, err := l.env.Log(obj)
@@ -508,20 +509,6 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		} else {
 			details = append(details, "reads: the whole history, then follows new rows")
 		}
-	case conn == "datagen":
-		cfg, err := operators.GeneratorConfigFromOptions(schema, dataOptions(obj.Options))
-		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "stream %q: %v", obj.Name, err)
-		}
-		bounded = cfg.Rows > 0
-		par = l.settings.Parallelism
-		mk = func(int) exec.Source { return operators.NewGenerator(cfg) }
-		label = "Source: datagen " + obj.Name
-		if bounded {
-			details = append(details, fmt.Sprintf("rows: %d", cfg.Rows))
-		} else {
-			details = append(details, "rows: unbounded")
-		}
 	case conn == "parquet":
 		cfg, err := parquetSourceConfig(l.env, obj.Options, schema)
 		if err == nil && !l.settings.Restoring {
@@ -535,20 +522,6 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		mk = func(int) exec.Source { return operators.NewParquetSource(cfg) }
 		label = "Source: parquet " + obj.Name
 		details = append(details, "path: "+obj.Options["path"], "reads: the files present when the job starts")
-	case conn == "nexmark":
-		cfg, err := operators.NexmarkConfigFromOptions(schema, dataOptions(obj.Options))
-		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "stream %q: %v", obj.Name, err)
-		}
-		bounded = cfg.Events > 0
-		par = l.settings.Parallelism
-		mk = operators.NewNexmark(cfg)
-		label = "Source: nexmark " + cfg.Table + " " + obj.Name
-		if bounded {
-			details = append(details, fmt.Sprintf("events: %d (all types)", cfg.Events))
-		} else {
-			details = append(details, "events: unbounded")
-		}
 	case conn == "file":
 		cfg, err := fileSourceConfig(l.env, obj.Options, schema)
 		if err == nil && !l.settings.Restoring {
@@ -568,7 +541,17 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 			details = append(details, "reads: the files present when the job starts")
 		}
 	default:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "reading connector '%s' (stream %q) is not supported yet", conn, obj.Name)
+		c, err := sourceConnector(conn, sqlerr.NoPos)
+		if err != nil {
+			return nil, err
+		}
+		opts := dataOptions(obj.Options)
+		p, err := c.Build(connectorSpec(obj.Name, schema), opts, connectorEnv(l.env, l.settings))
+		if err != nil {
+			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
+		}
+		mk, par, bounded, label, details = p.New, p.Parallelism, p.Bounded, p.Label, p.Details
+		noReplay = !c.Capabilities(opts).Replayable
 	}
 	if !bounded {
 		l.allBounded = false
@@ -595,7 +578,7 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		details = append(details, "watermark: "+n.wmOf)
 	}
 	return l.add(&PNode{ID: "source", Kind: exec.SourceNode, Parallelism: par, Label: label, Details: details,
-		newSource: mk}), nil
+		newSource: mk, noReplay: noReplay}), nil
 }
 
 // dataOptions drops the connector option.
@@ -767,6 +750,7 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 	var mk func(int) exec.Sink
 	var details []string
 	label := "Sink: " + lower(string(target.Kind)) + " " + target.Name
+	transactional := true
 	switch conn := target.Connector(); {
 	case target.Kind == catalog.MaterializedView || conn == "":
 		log, err := l.env.Log(target)
@@ -775,8 +759,6 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 		}
 		mk = func(int) exec.Sink { return operators.NewLogSink(log) }
 		details = append(details, "commit: rows become visible to readers when the checkpoint completes")
-	case conn == "blackhole":
-		mk = func(int) exec.Sink { return operators.NewBlackhole() }
 	case conn == "parquet" || conn == "file":
 		details = append(details, "path: "+target.Options["path"], "commit: two-phase, files appear when the checkpoint completes")
 		if conn == "parquet" {
@@ -794,10 +776,20 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 			details = append(details, "format: "+cfg.Format)
 		}
 	default:
-		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "writing connector '%s' is not supported", conn)
+		c, err := sinkConnector(conn, sqlerr.NoPos)
+		if err != nil {
+			return err
+		}
+		opts := sinkOptions(target.Options)
+		p, err := c.Build(connectorSpec(target.Name, schema), opts, connectorEnv(l.env, l.settings))
+		if err != nil {
+			return configError(err, objectPrefix("sink", target.Name), noPos)
+		}
+		mk, details = p.New, p.Details
+		transactional = c.Capabilities(opts).Transactional
 	}
 	l.add(&PNode{ID: "sink", Kind: exec.SinkNode, Parallelism: in.Parallelism, Label: label, Details: details,
-		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk, transactional: target.Connector() != "blackhole"})
+		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk, transactional: transactional})
 	return nil
 }
 
@@ -873,7 +865,7 @@ func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool,
 		o.Release()
 	}
 	defer res.Release()
-	rows, err := operators.TextRows(res)
+	rows, err := textform.Rows(res)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,4 +1,4 @@
-package operators
+package txnfile
 
 import (
 	"bufio"
@@ -14,25 +14,26 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 )
 
-// encoder turns the batches of one transaction into the bytes of one file. The two-phase protocol around it
+// Encoder turns the batches of one transaction into the bytes of one file. The two-phase protocol around it
 // (in-progress file, staging, commit, recovery) is the same for every format.
-type encoder interface {
-	// ext is the file extension, without the dot.
-	ext() string
-	// init checks the sink's schema once, at Open.
-	init(schema *arrow.Schema) error
-	// begin starts a new file on w.
-	begin(w io.Writer) error
-	// write appends a batch; kinds is nil for all inserts (only an encoder whose sink allows updates sees others).
-	write(rec arrow.RecordBatch, kinds []exec.RowKind) error
-	// finish writes whatever ends a file (a Parquet footer) into w.
-	finish() error
-	// abandon drops a transaction that will never be finished.
-	abandon()
+type Encoder interface {
+	// Ext is the file extension, without the dot.
+	Ext() string
+	// Init checks the sink's schema once, at Open.
+	Init(schema *arrow.Schema) error
+	// Begin starts a new file on w.
+	Begin(w io.Writer) error
+	// Write appends a batch; kinds is nil for all inserts (only an encoder whose sink allows updates sees others).
+	Write(rec arrow.RecordBatch, kinds []exec.RowKind) error
+	// Finish writes whatever ends a file (a Parquet footer) into w.
+	Finish() error
+	// Abandon drops a transaction that will never be finished.
+	Abandon()
 }
 
 // stagingDirName is the directory under a sink's path that holds staged transactions. The leading '_' hides it
@@ -43,20 +44,23 @@ const stagingDirName = "_staging"
 // call moves a useful amount of data.
 const writeBufferSize = 256 << 10
 
-// txnFileSink is the two-phase-commit protocol of the file sinks (CSV, JSON lines, Parquet): one in-progress file
+// Sink is the two-phase-commit protocol of the file sinks (CSV, JSON lines, Parquet): one in-progress file
 // per subtask, sealed into staging at each barrier, renamed into the sink's path when the checkpoint completed.
-type txnFileSink struct {
+type Sink struct {
 	kind   string // "file" or "parquet", for messages
 	path   string
 	schema *arrow.Schema
-	enc    encoder
-	// updating lets retractions through (the changelog of a materialized view); the file sinks are append-only.
-	updating bool
-	// publishTo, when set, replaces the rename into path at commit: the stream log renames into its next
+	enc    Encoder
+	// Updating lets retractions through (the changelog of a materialized view); the file sinks are append-only.
+	Updating bool
+	// PublishTo, when set, replaces the rename into path at commit: the stream log renames into its next
 	// sequence number. It reports success when src no longer exists because an earlier commit published it.
-	publishTo func(src, name string) error
-	// guard confines the directories and files the sink creates (nil: the stream log, inside the data directory).
-	guard PathGuard
+	PublishTo func(src, name string) error
+	// TxnNameOf, with PublishTo, gives the transaction file name inside the name of a file PublishTo published
+	// (the stream log's seg-<seq>-<name>), ok false for another file.
+	TxnNameOf func(published string) (txn string, ok bool)
+	// Guard confines the directories and files the sink creates (nil: the stream log, inside the data directory).
+	Guard connectors.PathGuard
 
 	fsys       state.FS
 	sub        int
@@ -77,8 +81,10 @@ type txnFileSink struct {
 	staged  []uint64 // ascending checkpoint ids
 }
 
-func newTxnFileSink(kind, path string, schema *arrow.Schema, enc encoder) *txnFileSink {
-	return &txnFileSink{kind: kind, path: path, schema: schema, enc: enc}
+// New returns the protocol around enc for a sink of the given kind ("file", "parquet", "stream": for messages)
+// writing into path. Set Guard, Updating, PublishTo and TxnNameOf before Open.
+func New(kind, path string, schema *arrow.Schema, enc Encoder) *Sink {
+	return &Sink{kind: kind, path: path, schema: schema, enc: enc}
 }
 
 // checkNameIDs refuses a job or operator id that cannot be a file-name component as it is. Committed names are
@@ -128,21 +134,21 @@ func legacyEscapeName(s string) string {
 
 // txnName is the file name of subtask sub's transaction for checkpoint id, the same in staging and when
 // committed: <job>-<op>-<sub>-<id>.<ext>; prefix is "<job>-<op>-".
-func (s *txnFileSink) txnName(prefix string, sub int, id uint64) string {
-	return prefix + strconv.Itoa(sub) + "-" + strconv.FormatUint(id, 10) + "." + s.enc.ext()
+func (s *Sink) txnName(prefix string, sub int, id uint64) string {
+	return prefix + strconv.Itoa(sub) + "-" + strconv.FormatUint(id, 10) + "." + s.enc.Ext()
 }
 
-func (s *txnFileSink) stagedPath(id uint64) string {
+func (s *Sink) stagedPath(id uint64) string {
 	return filepath.Join(s.stageDir, s.txnName(s.jobOp, s.sub, id))
 }
 
 // parseTxnName returns the subtask and checkpoint id of a transaction file whose name starts with prefix.
-func (s *txnFileSink) parseTxnName(prefix, name string) (sub int, id uint64, ok bool) {
+func (s *Sink) parseTxnName(prefix, name string) (sub int, id uint64, ok bool) {
 	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, 0, false
 	}
-	if rest, ok = strings.CutSuffix(rest, "."+s.enc.ext()); !ok {
+	if rest, ok = strings.CutSuffix(rest, "."+s.enc.Ext()); !ok {
 		return 0, 0, false
 	}
 	subStr, idStr, ok := strings.Cut(rest, "-")
@@ -161,7 +167,7 @@ func (s *txnFileSink) parseTxnName(prefix, name string) (sub int, id uint64, ok 
 }
 
 // parseInProgressName returns the subtask of an in-progress file whose name starts with prefix.
-func (s *txnFileSink) parseInProgressName(prefix, name string) (sub int, ok bool) {
+func (s *Sink) parseInProgressName(prefix, name string) (sub int, ok bool) {
 	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
@@ -186,7 +192,7 @@ func allDigits(s string) bool {
 }
 
 // errorf starts a message with the sink's kind and path; %w keeps the cause's SQLSTATE.
-func (s *txnFileSink) errorf(format string, args ...any) error {
+func (s *Sink) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s sink %s: "+format, append([]any{s.kind, s.path}, args...)...)
 }
 
@@ -194,11 +200,11 @@ func (s *txnFileSink) errorf(format string, args ...any) error {
 // completed is committed (its commit may have been cut short by a crash), every other one is deleted, and so is
 // the in-progress file. Subtask 0 also recovers the subtasks that no longer exist after a restart at a lower
 // parallelism, which nobody else would.
-func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
+func (s *Sink) Open(ctx *exec.TaskContext) error {
 	if s.schema == nil {
 		return s.errorf("no schema")
 	}
-	if err := s.enc.init(s.schema); err != nil {
+	if err := s.enc.Init(s.schema); err != nil {
 		return s.errorf("%v", err)
 	}
 	s.fsys = ctx.FS
@@ -214,13 +220,13 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 	s.inprogress = filepath.Join(s.stageDir, s.jobOp+strconv.Itoa(s.sub)+".inprogress")
 	// The guard sees the staging directory before MkdirAll creates it (a planted link must not make it create
 	// directories elsewhere) and after (a link swapped in meanwhile).
-	if err := s.guard.check(s.stageDir); err != nil {
+	if err := s.Guard.Check(s.stageDir); err != nil {
 		return s.errorf("%w", err)
 	}
 	if err := s.fsys.MkdirAll(s.stageDir); err != nil {
 		return s.errorf("%v", err)
 	}
-	if err := s.guard.check(s.stageDir); err != nil {
+	if err := s.Guard.Check(s.stageDir); err != nil {
 		return s.errorf("%w", err)
 	}
 	published, err := s.recoverStaged(ctx, s.stageDir, s.jobOp)
@@ -235,7 +241,7 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 	legacyDir := filepath.Join(s.path, stagingDirName, legacyJob)
 	if legacyPrefix := legacyJob + "-" + legacyEscapeName(ctx.Operator) + "-"; legacyPrefix != s.jobOp {
 		if _, err := s.fsys.Stat(legacyDir); err == nil {
-			if err := s.guard.check(legacyDir); err != nil {
+			if err := s.Guard.Check(legacyDir); err != nil {
 				return s.errorf("%w", err)
 			}
 			p, err := s.recoverStaged(ctx, legacyDir, legacyPrefix)
@@ -262,7 +268,7 @@ func (s *txnFileSink) Open(ctx *exec.TaskContext) error {
 // recoverStaged recovers what earlier incarnations of this subtask staged in dir under names starting with prefix:
 // the in-progress file is deleted, a transaction whose checkpoint completed is committed, every other one deleted.
 // It reports whether it committed any.
-func (s *txnFileSink) recoverStaged(ctx *exec.TaskContext, dir, prefix string) (published bool, err error) {
+func (s *Sink) recoverStaged(ctx *exec.TaskContext, dir, prefix string) (published bool, err error) {
 	mine := func(sub int) bool {
 		return sub == s.sub || s.sub == 0 && ctx.Parallelism > 0 && sub >= ctx.Parallelism
 	}
@@ -328,14 +334,14 @@ func compareUint64(a, b uint64) int {
 // Write appends the batch to the in-progress transaction. The file sinks are append-only: a retraction has no
 // meaning in a file of rows, so a batch with any non-insert row is an error (the planner refuses updating queries
 // into append-only sinks; this is the runtime's guard).
-func (s *txnFileSink) Write(b exec.Batch) error {
+func (s *Sink) Write(b exec.Batch) error {
 	defer b.Release()
 	n := b.Rows()
 	if n == 0 {
 		return nil
 	}
 	for i, k := range b.Kinds {
-		if k != exec.Insert && !s.updating {
+		if k != exec.Insert && !s.Updating {
 			return s.errorf("append-only sink got a %s row (row %d of a batch); an updating query must not reach it", k, i)
 		}
 	}
@@ -348,7 +354,7 @@ func (s *txnFileSink) Write(b exec.Batch) error {
 		return s.errorf("write before open")
 	}
 	if s.file == nil {
-		if err := s.guard.check(s.inprogress); err != nil {
+		if err := s.Guard.Check(s.inprogress); err != nil {
 			return s.errorf("%w", err)
 		}
 		f, err := s.fsys.Create(s.inprogress)
@@ -361,12 +367,12 @@ func (s *txnFileSink) Write(b exec.Batch) error {
 		} else {
 			s.buf.Reset(f)
 		}
-		if err := s.enc.begin(s.buf); err != nil {
+		if err := s.enc.Begin(s.buf); err != nil {
 			s.discardLocked()
 			return s.errorf("%v", err)
 		}
 	}
-	if err := s.enc.write(b.Rec, b.Kinds); err != nil {
+	if err := s.enc.Write(b.Rec, b.Kinds); err != nil {
 		s.discardLocked()
 		return s.errorf("%v", err)
 	}
@@ -389,8 +395,8 @@ func checkSchema(want, got *arrow.Schema) error {
 }
 
 // discardLocked drops the in-progress transaction after a failure; the job restarts and replays it.
-func (s *txnFileSink) discardLocked() {
-	s.enc.abandon()
+func (s *Sink) discardLocked() {
+	s.enc.Abandon()
 	if s.file != nil {
 		s.file.Close()
 		s.file = nil
@@ -403,14 +409,14 @@ func (s *txnFileSink) discardLocked() {
 // into staging under the id; then the staging directory is made durable so the name survives a crash. Only a
 // nil return lets the subtask ack, so any failure here fails the checkpoint rather than losing rows. A transaction
 // without rows leaves no file.
-func (s *txnFileSink) PreCommit(id uint64) error {
+func (s *Sink) PreCommit(id uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.file == nil {
 		return nil
 	}
 	fsync := state.FsyncEnabled()
-	if err := s.enc.finish(); err != nil {
+	if err := s.enc.Finish(); err != nil {
 		s.discardLocked()
 		return s.errorf("pre-commit checkpoint %d: %v", id, err)
 	}
@@ -454,7 +460,7 @@ func (s *txnFileSink) PreCommit(id uint64) error {
 
 // Commit publishes every staged transaction with a checkpoint id <= id by renaming it into the sink's path,
 // never over an existing file, then makes the path's directory durable. Calling it again does nothing.
-func (s *txnFileSink) Commit(id uint64) error {
+func (s *Sink) Commit(id uint64) error {
 	s.stageMu.Lock()
 	defer s.stageMu.Unlock()
 	published := 0
@@ -479,13 +485,13 @@ func (s *txnFileSink) Commit(id uint64) error {
 // publish renames staged file dir/name into the sink's path. A target that already exists means an earlier commit of
 // the same transaction got that far (ids are never reused, so the name is the transaction): the staged copy is
 // then a leftover and is deleted, never renamed over the committed file.
-func (s *txnFileSink) publish(dir, name string) error {
+func (s *Sink) publish(dir, name string) error {
 	src := filepath.Join(dir, name)
-	if s.publishTo != nil {
-		return s.publishTo(src, name)
+	if s.PublishTo != nil {
+		return s.PublishTo(src, name)
 	}
 	dst := filepath.Join(s.path, name)
-	if err := s.guard.check(dst); err != nil {
+	if err := s.Guard.Check(dst); err != nil {
 		return err
 	}
 	err := s.fsys.RenameNoReplace(src, dst)
@@ -507,7 +513,7 @@ func (s *txnFileSink) publish(dir, name string) error {
 
 // Abort deletes staged transaction id. It is forgotten first, so that whatever happens to the file, a later
 // Commit can never publish an aborted transaction; a file left behind is deleted by the next Open.
-func (s *txnFileSink) Abort(id uint64) error {
+func (s *Sink) Abort(id uint64) error {
 	s.stageMu.Lock()
 	defer s.stageMu.Unlock()
 	if i := slices.Index(s.staged, id); i >= 0 {
@@ -524,7 +530,7 @@ func (s *txnFileSink) Abort(id uint64) error {
 
 // PublishedAfter names a published transaction file of ctx's operator (any subtask) with a checkpoint id above
 // after, "" when there is none (exec.PublishChecker). Published files carry their checkpoint id in their names.
-func (s *txnFileSink) PublishedAfter(ctx *exec.TaskContext, after uint64) (string, error) {
+func (s *Sink) PublishedAfter(ctx *exec.TaskContext, after uint64) (string, error) {
 	fsys := ctx.FS
 	if fsys == nil {
 		fsys = state.OS
@@ -540,9 +546,9 @@ func (s *txnFileSink) PublishedAfter(ctx *exec.TaskContext, after uint64) (strin
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if s.publishTo != nil { // a log segment: seg-<seq>-<transaction file name>
-			if _, ok := parseSegmentName(name); ok {
-				name = strings.TrimPrefix(name[len("seg-")+20:], "-")
+		if s.TxnNameOf != nil { // a log segment: seg-<seq>-<transaction file name>
+			if txn, ok := s.TxnNameOf(name); ok {
+				name = txn
 			}
 		}
 		for _, prefix := range prefixes {
@@ -556,7 +562,7 @@ func (s *txnFileSink) PublishedAfter(ctx *exec.TaskContext, after uint64) (strin
 
 // Close drops the in-progress transaction (its rows are replayed from the last checkpoint) and leaves staged
 // ones for the next Open to decide.
-func (s *txnFileSink) Close() error {
+func (s *Sink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.file != nil {

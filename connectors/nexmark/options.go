@@ -1,4 +1,4 @@
-package operators
+package nexmark
 
 import (
 	"fmt"
@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/clinksql/clinksql/connectors"
 )
 
-// NexmarkConfigFromOptions reads the WITH options of connector = 'nexmark', Flink's names:
+// ConfigFromOptions reads the WITH options of connector = 'nexmark', Flink's names:
 //
 //	'nexmark.table.type'          'person', 'auction' or 'bid' (required)
 //	'events.num'                  events of all types over all subtasks (absent or 0: unbounded)
@@ -33,9 +34,9 @@ import (
 // 'rate.period', 'rate.limited', 'stop-at', 'keep-alive', 'max-emit-speed', 'extended-bid-mode',
 // 'simulation-mode') are refused as not supported, and any other key is an error. The schema is checked here:
 // every column must name a field of the table (case and underscores ignored) with a compatible type.
-func NexmarkConfigFromOptions(schema *arrow.Schema, opts map[string]string) (NexmarkConfig, error) {
-	cfg := NexmarkConfig{Schema: schema}
-	for key, val := range sortedOptions(opts) {
+func ConfigFromOptions(schema *arrow.Schema, opts map[string]string) (Config, error) {
+	cfg := Config{Schema: schema}
+	for key, val := range connectors.SortedOptions(opts) {
 		var err error
 		switch key {
 		case "connector":
@@ -43,7 +44,7 @@ func NexmarkConfigFromOptions(schema *arrow.Schema, opts map[string]string) (Nex
 			cfg.Table = val
 			_, err = parseNexTable(val)
 			if err != nil {
-				return cfg, optionError(key, "%v", err)
+				return cfg, connectors.OptionError(key, "%v", err)
 			}
 		case "events.num":
 			cfg.Events, err = parseNexInt(val, 0, math.MaxInt64)
@@ -78,12 +79,12 @@ func NexmarkConfigFromOptions(schema *arrow.Schema, opts map[string]string) (Nex
 			cfg.AvgBidSize, err = parseNexSize(val)
 		case "rate.shape", "rate.period", "rate.limited", "stop-at", "keep-alive", "max-emit-speed",
 			"extended-bid-mode", "simulation-mode":
-			return cfg, optionError(key, "nexmark: option '%s' is not supported", key)
+			return cfg, connectors.OptionError(key, "nexmark: option '%s' is not supported", key)
 		default:
-			return cfg, optionError(key, "nexmark: unknown option '%s'", key)
+			return cfg, connectors.OptionError(key, "nexmark: unknown option '%s'", key)
 		}
 		if err != nil {
-			return cfg, optionError(key, "nexmark: option '%s' = '%s': %v", key, val, err)
+			return cfg, connectors.OptionError(key, "nexmark: option '%s' = '%s': %v", key, val, err)
 		}
 	}
 	if _, err := cfg.resolve(); err != nil {

@@ -1,21 +1,20 @@
-package operators
+package datagen
 
 import (
 	"errors"
 	"fmt"
-	"iter"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/exec/expr"
 )
 
-// GeneratorConfigFromOptions reads the WITH options of connector = 'datagen', Flink's names:
+// ConfigFromOptions reads the WITH options of connector = 'datagen', Flink's names:
 //
 //	'number-of-rows'        rows over all subtasks (absent or 0: unbounded)
 //	'rows-per-second'       throttle per subtask (absent or 0: unthrottled)
@@ -30,14 +29,14 @@ import (
 // a TIMESTAMP step is an interval such as '10 ms', '1 second' or '10ms'. 'connector' is ignored; any other key is
 // an error, so a misspelt option does not silently change the data. The event time and watermark bound are not
 // options: they come from the stream's WATERMARK clause.
-func GeneratorConfigFromOptions(schema *arrow.Schema, opts map[string]string) (GeneratorConfig, error) {
-	cfg := GeneratorConfig{Schema: schema, Fields: make([]GenField, schema.NumFields())}
+func ConfigFromOptions(schema *arrow.Schema, opts map[string]string) (Config, error) {
+	cfg := Config{Schema: schema, Fields: make([]Field, schema.NumFields())}
 	byName := map[string]int{}
 	for i, f := range schema.Fields() {
 		byName[strings.ToLower(f.Name)] = i
 		cfg.Fields[i].End = math.MaxInt64
 	}
-	for key, val := range sortedOptions(opts) {
+	for key, val := range connectors.SortedOptions(opts) {
 		var err error
 		switch key {
 		case "connector":
@@ -54,16 +53,16 @@ func GeneratorConfigFromOptions(schema *arrow.Schema, opts map[string]string) (G
 			rest, ok := strings.CutPrefix(key, "fields.")
 			dot := strings.LastIndexByte(rest, '.')
 			if !ok || dot < 0 {
-				return cfg, optionError(key, "datagen: unknown option '%s'", key)
+				return cfg, connectors.OptionError(key, "datagen: unknown option '%s'", key)
 			}
 			col, ok := byName[strings.ToLower(rest[:dot])]
 			if !ok {
-				return cfg, optionError(key, "datagen: option '%s' names no column", key)
+				return cfg, connectors.OptionError(key, "datagen: option '%s' names no column", key)
 			}
 			err = setGenOption(&cfg.Fields[col], schema.Field(col).Type, rest[dot+1:], val)
 		}
 		if err != nil {
-			return cfg, optionError(key, "datagen: option '%s' = '%s': %v", key, val, err)
+			return cfg, connectors.OptionError(key, "datagen: option '%s' = '%s': %v", key, val, err)
 		}
 	}
 	if cfg.Rows < 0 || cfg.RowsPerSecond < 0 {
@@ -72,27 +71,15 @@ func GeneratorConfigFromOptions(schema *arrow.Schema, opts map[string]string) (G
 	return cfg, nil
 }
 
-// sortedOptions yields a connector's options in key order (so that the first bad one named is always the same),
-// their values trimmed of white space.
-func sortedOptions(opts map[string]string) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		for _, key := range slices.Sorted(maps.Keys(opts)) {
-			if !yield(key, strings.TrimSpace(opts[key])) {
-				return
-			}
-		}
-	}
-}
-
-func setGenOption(f *GenField, t arrow.DataType, prop, val string) error {
+func setGenOption(f *Field, t arrow.DataType, prop, val string) error {
 	var err error
 	switch prop {
 	case "kind":
 		switch strings.ToLower(val) {
 		case "sequence":
-			f.Kind = GenSequence
+			f.Kind = Sequence
 		case "random":
-			f.Kind = GenRandom
+			f.Kind = Random
 		default:
 			return fmt.Errorf("kind is 'sequence' or 'random'")
 		}
@@ -133,7 +120,7 @@ func setGenOption(f *GenField, t arrow.DataType, prop, val string) error {
 	return err
 }
 
-// parseGenLiteral reads a value of an integer-like column in the units GenField uses.
+// parseGenLiteral reads a value of an integer-like column in the units Field uses.
 func parseGenLiteral(t arrow.DataType, s string) (int64, error) {
 	switch t := t.(type) {
 	case *arrow.Decimal128Type:
@@ -150,7 +137,7 @@ func parseGenLiteral(t arrow.DataType, s string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return floorDiv(d.Unix(), 86400), nil
+		return expr.FloorDiv(d.Unix(), 86400), nil
 	case *arrow.TimestampType:
 		ts, err := time.Parse("2006-01-02 15:04:05.999999999", strings.Replace(s, "T", " ", 1))
 		if err != nil {

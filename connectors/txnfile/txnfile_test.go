@@ -1,4 +1,4 @@
-package operators
+package txnfile_test
 
 import (
 	"errors"
@@ -12,12 +12,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/state"
 )
 
 func newCSVSink(dir string) exec.Sink {
-	return NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: kvSchema})
+	return operators.NewFileSink(operators.FileSinkConfig{Path: dir, Format: "csv", Schema: kvSchema})
 }
 
 // Pins: output visible in the sink's path before its checkpoint completed (a reader would see rows a restart
@@ -117,21 +119,21 @@ func TestFileSinkRecoveryAtOpen(t *testing.T) {
 	// First incarnation, parallelism 2: subtask 0 stages checkpoints 1..3 and is mid-way through 4; subtask 1
 	// stages 1. Then the process dies: nothing is committed or closed.
 	a0, a1 := newCSVSink(dir), newCSVSink(dir)
-	must(t, a0.Open(newTask(mem, taskOpts{sub: 0, par: 2})))
-	must(t, a1.Open(newTask(mem, taskOpts{sub: 1, par: 2})))
+	must(t, a0.Open(newTask(mem, taskOpts{Sub: 0, Par: 2})))
+	must(t, a1.Open(newTask(mem, taskOpts{Sub: 1, Par: 2})))
 	for id := uint64(1); id <= 3; id++ {
 		must(t, a0.Write(kvBatch(mem, int64(id))))
 		must(t, a0.PreCommit(id))
 	}
 	must(t, a0.Write(kvBatch(mem, 4)))
-	must(t, a0.(*txnFileSink).buf.Flush()) // the in-progress file has bytes on disk
+	must(t, txnfile.Buffer(a0).Flush()) // the in-progress file has bytes on disk
 	must(t, a1.Write(kvBatch(mem, 100)))
 	must(t, a1.PreCommit(1))
-	defer a0.(*txnFileSink).file.Close() // the dead process's descriptor
+	defer txnfile.File(a0).Close() // the dead process's descriptor
 
 	// Checkpoints 1 and 3 completed (2 failed); the second incarnation's subtask 0 recovers.
 	b0 := newCSVSink(dir)
-	must(t, b0.Open(newTask(mem, taskOpts{sub: 0, par: 2, completed: map[uint64]bool{1: true, 3: true}})))
+	must(t, b0.Open(newTask(mem, taskOpts{Sub: 0, Par: 2, Completed: map[uint64]bool{1: true, 3: true}})))
 	want := []string{
 		"_staging/j1/j1-sink-1-1.csv", // subtask 1's, for subtask 1 to decide
 		"j1-sink-0-1.csv",
@@ -145,7 +147,7 @@ func TestFileSinkRecoveryAtOpen(t *testing.T) {
 	}
 	// A second recovery (a crash during the first) changes nothing.
 	b0 = newCSVSink(dir)
-	must(t, b0.Open(newTask(mem, taskOpts{sub: 0, par: 2, completed: map[uint64]bool{1: true, 3: true}})))
+	must(t, b0.Open(newTask(mem, taskOpts{Sub: 0, Par: 2, Completed: map[uint64]bool{1: true, 3: true}})))
 	if got := listFiles(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("after second recovery: %v, want %v", got, want)
 	}
@@ -158,19 +160,19 @@ func TestFileSinkRecoveryAdoptsSubtasksBeyondParallelism(t *testing.T) {
 	mem := checkedAlloc(t)
 	dir := t.TempDir()
 	a2 := newCSVSink(dir)
-	must(t, a2.Open(newTask(mem, taskOpts{sub: 2, par: 3})))
+	must(t, a2.Open(newTask(mem, taskOpts{Sub: 2, Par: 3})))
 	must(t, a2.Write(kvBatch(mem, 7)))
 	must(t, a2.PreCommit(5))
 	must(t, a2.Write(kvBatch(mem, 8)))
 	must(t, a2.PreCommit(6))
 
 	b1 := newCSVSink(dir) // subtask 1 of 2 must leave subtask 2's files alone
-	must(t, b1.Open(newTask(mem, taskOpts{sub: 1, par: 2, completed: map[uint64]bool{5: true}})))
+	must(t, b1.Open(newTask(mem, taskOpts{Sub: 1, Par: 2, Completed: map[uint64]bool{5: true}})))
 	if got := len(listFiles(t, filepath.Join(dir, "_staging"))); got != 2 {
 		t.Fatalf("subtask 1 touched subtask 2's staging: %d files left", got)
 	}
 	b0 := newCSVSink(dir)
-	must(t, b0.Open(newTask(mem, taskOpts{sub: 0, par: 2, completed: map[uint64]bool{5: true}})))
+	must(t, b0.Open(newTask(mem, taskOpts{Sub: 0, Par: 2, Completed: map[uint64]bool{5: true}})))
 	if got, want := listFiles(t, dir), []string{"j1-sink-2-5.csv"}; !slices.Equal(got, want) {
 		t.Fatalf("after recovery: %v, want %v", got, want)
 	}
@@ -204,7 +206,7 @@ func TestFileSinkRenameNeverOverwrites(t *testing.T) {
 	committed2 := filepath.Join(dir, "j1-sink-0-2.csv")
 	must(t, os.WriteFile(committed2, []byte("x\n"), 0o644))
 	r := newCSVSink(dir)
-	must(t, r.Open(newTask(mem, taskOpts{completed: map[uint64]bool{2: true}})))
+	must(t, r.Open(newTask(mem, taskOpts{Completed: map[uint64]bool{2: true}})))
 	if got := readFile(t, committed2); got != "x\n" {
 		t.Fatalf("recovery overwrote the committed file: %q", got)
 	}
@@ -226,7 +228,7 @@ func TestFileSinkNamesNeverCollide(t *testing.T) {
 		sub     int
 	}
 	for _, bad := range []inst{{"a-b", "c", 0}, {"_x", "b", 0}, {"a-1-2", "b", 0}, {"a", "1-b", 0}, {"a", "b%c", 0}} {
-		if err := newCSVSink(dir).Open(newTask(mem, taskOpts{job: bad.job, op: bad.op})); err == nil {
+		if err := newCSVSink(dir).Open(newTask(mem, taskOpts{Job: bad.job, Op: bad.op})); err == nil {
 			t.Errorf("job %q operator %q accepted", bad.job, bad.op)
 		}
 	}
@@ -234,7 +236,7 @@ func TestFileSinkNamesNeverCollide(t *testing.T) {
 	var sinks []exec.Sink
 	for k, in := range insts {
 		s := newCSVSink(dir)
-		must(t, s.Open(newTask(mem, taskOpts{job: in.job, op: in.op, sub: in.sub, par: 2})))
+		must(t, s.Open(newTask(mem, taskOpts{Job: in.job, Op: in.op, Sub: in.sub, Par: 2})))
 		for id := uint64(1); id <= 2; id++ {
 			must(t, s.Write(kvBatch(mem, int64(k*10)+int64(id))))
 			must(t, s.PreCommit(id))
@@ -284,7 +286,7 @@ func TestFileSinkRecoversLegacyStagedNames(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(legacy, name), []byte(name+"\n"), 0o644))
 	}
 	s := newCSVSink(dir)
-	must(t, s.Open(newTask(mem, taskOpts{job: "job-1", op: "sink", completed: map[uint64]bool{5: true}})))
+	must(t, s.Open(newTask(mem, taskOpts{Job: "job-1", Op: "sink", Completed: map[uint64]bool{5: true}})))
 	if got, want := listFiles(t, dir), []string{"_staging/job%2D1/job%2D1-sink%2D2-0-5.csv", "job%2D1-sink-0-5.csv"}; !slices.Equal(got, want) {
 		t.Fatalf("after recovery: %v, want %v", got, want)
 	}
@@ -294,7 +296,7 @@ func TestFileSinkRecoversLegacyStagedNames(t *testing.T) {
 	must(t, s.Close())
 	// The other operator of the job recovers its own file; then the old directory is gone.
 	s2 := newCSVSink(dir)
-	must(t, s2.Open(newTask(mem, taskOpts{job: "job-1", op: "sink-2", completed: map[uint64]bool{5: true}})))
+	must(t, s2.Open(newTask(mem, taskOpts{Job: "job-1", Op: "sink-2", Completed: map[uint64]bool{5: true}})))
 	must(t, s2.Close())
 	if got, want := listFiles(t, dir), []string{"job%2D1-sink%2D2-0-5.csv", "job%2D1-sink-0-5.csv", "job-1-sink-0-7.csv"}; !slices.Equal(got, want) {
 		t.Fatalf("files %v, want %v", got, want)
@@ -318,9 +320,9 @@ func TestFileSinkFaultFailsPreCommit(t *testing.T) {
 			if format == "csv" {
 				s = newCSVSink(dir)
 			} else {
-				s = NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema})
+				s = operators.NewParquetSink(operators.ParquetSinkConfig{Path: dir, Schema: kvSchema})
 			}
-			err := s.Open(newTask(mem, taskOpts{fs: ffs}))
+			err := s.Open(newTask(mem, taskOpts{FS: ffs}))
 			if err == nil {
 				// Small batches through a big buffer: make the transaction span several writes.
 				for k := range int64(3) {
@@ -344,7 +346,7 @@ func TestFileSinkFaultFailsPreCommit(t *testing.T) {
 				// Recovery with a healthy disk and no completed checkpoint clears everything.
 				r := newCSVSink(dir)
 				if format != "csv" {
-					r = NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema})
+					r = operators.NewParquetSink(operators.ParquetSinkConfig{Path: dir, Schema: kvSchema})
 				}
 				must(t, r.Open(newTask(mem, taskOpts{})))
 				if got := listFiles(t, dir); len(got) != 0 {
@@ -444,14 +446,14 @@ func TestFileSinkConcurrentCommitAndWrite(t *testing.T) {
 func TestSinksTellWhatTheyPublishedAfter(t *testing.T) {
 	mem := checkedAlloc(t)
 	logDir := t.TempDir()
-	l, err := CreateLog(state.OS, logDir, kvSchema)
+	l, err := operators.CreateLog(state.OS, logDir, kvSchema)
 	must(t, err)
 	csvDir := t.TempDir()
 	for _, tc := range []struct {
 		name string
 		sink func() exec.Sink
 		dir  string
-	}{{"csv", func() exec.Sink { return newCSVSink(csvDir) }, csvDir}, {"log", func() exec.Sink { return NewLogSink(l) }, logDir}} {
+	}{{"csv", func() exec.Sink { return newCSVSink(csvDir) }, csvDir}, {"log", func() exec.Sink { return operators.NewLogSink(l) }, logDir}} {
 		t.Run(tc.name, func(t *testing.T) {
 			task := newTask(mem, taskOpts{})
 			s := tc.sink()
@@ -463,7 +465,7 @@ func TestSinksTellWhatTheyPublishedAfter(t *testing.T) {
 			must(t, s.Commit(2)) // 3 stays staged
 			must(t, s.Close())
 			other := tc.sink()
-			must(t, other.Open(newTask(mem, taskOpts{job: "j2"})))
+			must(t, other.Open(newTask(mem, taskOpts{Job: "j2"})))
 			must(t, other.Write(kvBatch(mem, 9)))
 			must(t, other.PreCommit(9))
 			must(t, other.Commit(9))

@@ -1,4 +1,4 @@
-package operators
+package nexmark
 
 import (
 	"context"
@@ -16,12 +16,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/internal/gen"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 )
 
-// NexmarkConfig configures a Nexmark source (connector = 'nexmark'): one of the model's three tables, generated
+// Config configures a Nexmark source (connector = 'nexmark'): one of the model's three tables, generated
 // as the Flink Nexmark benchmark's generator defines the model. A zero model parameter means Flink's default.
-type NexmarkConfig struct {
+type Config struct {
 	// Table is "person", "auction" or "bid".
 	Table string
 	// Schema holds the declared columns, each matched by name (case and underscores ignored) to a field of Table.
@@ -219,7 +222,7 @@ type nexColumn struct {
 
 // nexModel is a resolved configuration, shared read-only by the subtasks of one source.
 type nexModel struct {
-	cfg    NexmarkConfig
+	cfg    Config
 	table  nexTable
 	cols   []nexColumn
 	schema *arrow.Schema
@@ -273,7 +276,7 @@ func withDefault[T int | int64](v *T, def T) {
 }
 
 // resolve fills in the defaults, checks the configuration and matches the schema to the table's fields.
-func (cfg NexmarkConfig) resolve() (*nexModel, error) {
+func (cfg Config) resolve() (*nexModel, error) {
 	withDefault(&cfg.BaseTime, nexDefaultBaseTime)
 	withDefault(&cfg.FirstEventRate, nexDefaultEventRate)
 	withDefault(&cfg.PersonProportion, 1)
@@ -347,9 +350,9 @@ func (cfg NexmarkConfig) resolve() (*nexModel, error) {
 		m.cols = append(m.cols, nexColumn{field: d.field, typ: f.Type})
 	}
 
-	base := mix64(uint64(cfg.Seed) ^ 0x6e65786d61726b21) // "nexmark!"
+	base := gen.Mix64(uint64(cfg.Seed) ^ 0x6e65786d61726b21) // "nexmark!"
 	for d := range m.keys {
-		m.keys[d] = mix64(base + uint64(d+1)*gamma2)
+		m.keys[d] = gen.Mix64(base + uint64(d+1)*gen.Gamma2)
 	}
 	// An extra is at most d+delta-1 bytes with d <= avg and delta = round(d/5).
 	maxExtra := func(avg int) int { return avg + (avg*2+5)/10 }
@@ -412,9 +415,9 @@ func checkNexType(d nexFieldDef, t arrow.DataType) error {
 // when spaceRatio > 0. Random strings are slices of it at random offsets.
 func (m *nexModel) pool(pad, spaceRatio int) []byte {
 	p := make([]byte, nexPoolSize+pad)
-	key := m.keys[dPools] + uint64(spaceRatio)*gamma2
+	key := m.keys[dPools] + uint64(spaceRatio)*gen.Gamma2
 	for i := range p {
-		h := mix64(key + uint64(i)*gamma)
+		h := gen.Mix64(key + uint64(i)*gen.Gamma)
 		if spaceRatio > 0 && draw(&h, uint64(spaceRatio)) == 0 {
 			p[i] = ' '
 		} else {
@@ -431,10 +434,10 @@ func (m *nexModel) buildChannels() {
 	m.channelsOnce.Do(func() {
 		var buf []byte
 		for i := range uint64(len(nexHotChannels) + nexNumChannels) {
-			h := mix64(m.keys[dChannelURL] + i*gamma)
+			h := gen.Mix64(m.keys[dChannelURL] + i*gen.Gamma)
 			buf = append(buf[:0], "https://www.nexmark.com/"...)
 			for s := range uint64(3) {
-				g := mix64(h + (s+1)*gamma2)
+				g := gen.Mix64(h + (s+1)*gen.Gamma2)
 				for range 3 + draw(&g, nexMaxURLSegmentLen-3) {
 					if draw(&g, nexStringSpaceRatio) == 0 {
 						buf = append(buf, '_')
@@ -472,7 +475,7 @@ func draw(h *uint64, n uint64) uint64 {
 }
 
 // hashAt is the hash of event n for a draw key.
-func hashAt(key uint64, n int64) uint64 { return mix64(key + uint64(n)*gamma) }
+func hashAt(key uint64, n int64) uint64 { return gen.Mix64(key + uint64(n)*gen.Gamma) }
 
 // The model's functions of the event number n (Flink's event id, 0-based here).
 
@@ -579,7 +582,7 @@ func (m *nexModel) personName(n int64) nexSpan {
 func (m *nexModel) personEmail(n int64) (user, host nexSpan) {
 	h := hashAt(m.keys[dPersonEmail], n)
 	user = m.poolString(&h, nexMaxEmailUserLen)
-	h = mix64(h ^ gamma2)
+	h = gen.Mix64(h ^ gen.Gamma2)
 	host = m.poolString(&h, nexMaxEmailHostLen)
 	return user, host
 }
@@ -831,7 +834,7 @@ func (m *nexModel) composeStrings(f nexField, ns []int64, offs []int32, data []b
 	return pos
 }
 
-// NewNexmark returns the factory of a Nexmark source's subtasks. Every value of event n is a pure function of
+// New returns the factory of a Nexmark source's subtasks. Every value of event n is a pure function of
 // (seed, n, field): counter-based splitmix64 hashes, never a stateful random stream, so any event can be made
 // from its number alone. Configuration errors surface at Open.
 //
@@ -840,7 +843,7 @@ func (m *nexModel) composeStrings(f nexField, ns []int64, offs []int32, data []b
 // person+auction+bid consecutive events, 50 by default) and produces the events of its table in them, in order:
 // its event times increase, and the subtasks stay within p cycles of each other. Its offset is its next row,
 // restorable at the same parallelism only.
-func NewNexmark(cfg NexmarkConfig) func(subtask int) exec.Source {
+func New(cfg Config) func(subtask int) exec.Source {
 	m, err := cfg.resolve()
 	return func(int) exec.Source { return &nexmarkSource{m: m, err: err} }
 }
@@ -881,7 +884,7 @@ func (s *nexmarkSource) rowsBelow(events int64) uint64 {
 }
 
 func (s *nexmarkSource) RestoreOffset(offset []byte) error {
-	return restoreOffset(&s.restored, offset, decodeNexOffset)
+	return connectors.RestoreOffset(&s.restored, offset, decodeNexOffset)
 }
 
 func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
@@ -889,10 +892,10 @@ func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
 		return s.err
 	}
 	m := s.m
-	if err := checkSubtask("nexmark", ctx); err != nil {
+	if err := connectors.CheckSubtask("nexmark", ctx); err != nil {
 		return err
 	}
-	s.alloc = taskAlloc(ctx)
+	s.alloc = connectors.TaskAlloc(ctx)
 	s.sub, s.par = int64(ctx.Subtask), int64(ctx.Parallelism)
 	s.localRows = math.MaxUint64
 	if m.cfg.Events > 0 {
@@ -920,7 +923,7 @@ func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
 }
 
 // Produce returns the next batch. Throttled, it returns batches of about a tenth of a second's rows, sleeping
-// until they are due; when they are not due within maxThrottleWait, or ctx is cancelled while it waits, it
+// until they are due; when they are not due within gen.MaxThrottleWait, or ctx is cancelled while it waits, it
 // returns Idle without rows. The source has no watermark of its own (the stream's WATERMARK clause wraps it).
 func (s *nexmarkSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 	if !s.opened {
@@ -934,7 +937,7 @@ func (s *nexmarkSource) Produce(ctx context.Context) (exec.SourceResult, error) 
 		n = min(n, max(1, uint64(rate/10)))
 		due := s.start.Add(time.Duration(float64(s.emitted) / rate * float64(time.Second)))
 		if wait := time.Until(due); wait > 0 {
-			if !sleepCtx(ctx, min(wait, maxThrottleWait)) || wait > maxThrottleWait {
+			if !gen.Sleep(ctx, min(wait, gen.MaxThrottleWait)) || wait > gen.MaxThrottleWait {
 				return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
 			}
 		}
@@ -1016,7 +1019,7 @@ func (s *nexmarkSource) intArray(col nexColumn, ev *nexEvents) arrow.Array {
 		switch t.Unit {
 		case arrow.Second:
 			for i, v := range out {
-				out[i] = floorDiv(v, 1000)
+				out[i] = expr.FloorDiv(v, 1000)
 			}
 		case arrow.Microsecond:
 			for i, v := range out {

@@ -1,9 +1,10 @@
-package operators
+package nexmark
 
 import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/clinksql/clinksql/connectors/connectortest"
 )
 
 // BenchmarkNexmarkBid measures an unbounded Nexmark bid source producing 8192-row batches: all seven columns, and
@@ -18,7 +19,7 @@ func BenchmarkNexmarkBid(b *testing.B) {
 			nexSchema("auction", nexBigint, "price", nexBigint, "date_time", nexTS)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			benchNexmark(b, NexmarkConfig{Table: "bid", Schema: bc.schema}, bc.metric+":rows/s")
+			benchNexmark(b, Config{Table: "bid", Schema: bc.schema}, bc.metric+":rows/s")
 		})
 	}
 }
@@ -26,14 +27,14 @@ func BenchmarkNexmarkBid(b *testing.B) {
 // BenchmarkNexmarkOther measures the person and auction sources with all their columns.
 func BenchmarkNexmarkOther(b *testing.B) {
 	b.Run("person", func(b *testing.B) {
-		benchNexmark(b, NexmarkConfig{Table: "person", Schema: nexPersonSchema}, "nexmark_source_person_rows_per_sec:rows/s")
+		benchNexmark(b, Config{Table: "person", Schema: nexPersonSchema}, "nexmark_source_person_rows_per_sec:rows/s")
 	})
 	b.Run("auction", func(b *testing.B) {
-		benchNexmark(b, NexmarkConfig{Table: "auction", Schema: nexAuctionSchema}, "nexmark_source_auction_rows_per_sec:rows/s")
+		benchNexmark(b, Config{Table: "auction", Schema: nexAuctionSchema}, "nexmark_source_auction_rows_per_sec:rows/s")
 	})
 }
 
-func benchNexmark(b *testing.B, cfg NexmarkConfig, metric string) {
-	rows := benchSource(b, NewNexmark(cfg)(0), metric)
+func benchNexmark(b *testing.B, cfg Config, metric string) {
+	rows := connectortest.BenchSource(b, New(cfg)(0), metric)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
 }

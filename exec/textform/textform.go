@@ -1,4 +1,7 @@
-package operators
+// Package textform renders Arrow values in the text forms Postgres prints (what psql, COPY and the pgwire text
+// format show), so that the file sinks, the REPL, pgwire and the tests agree on every value: Rows for whole
+// batches, Column for writers that embed the forms in CSV or JSON (AppendCSVField, AppendJSONString).
+package textform
 
 import (
 	"fmt"
@@ -11,36 +14,46 @@ import (
 	"github.com/clinksql/clinksql/exec/expr"
 )
 
-// This file renders Arrow values in the text forms Postgres prints (what psql, COPY and the pgwire text format
-// show), so that a file sink, the REPL and pgwire agree on every value. A column gets one appender per batch (a
-// type switch per column, not per value); the appender writes straight into a byte slice.
+// A column gets one appender per batch (a type switch per column, not per value); the appender writes straight
+// into a byte slice.
 
-// textAppender appends the text form of element i, which must not be null.
-type textAppender func(dst []byte, i int) []byte
+// appender appends the text form of element i, which must not be null.
+type appender func(dst []byte, i int) []byte
 
-// textClass says how a text form is embedded in CSV and JSON.
-type textClass uint8
+// Class says how a text form is embedded in CSV and JSON.
+type Class uint8
 
 const (
-	classNumber     textClass = iota // digits: bare in CSV and JSON
-	classFloat                       // a number, or NaN/Infinity which JSON must quote
-	classBool                        // t/f in text; true/false in JSON
-	classString                      // free text: CSV may need quotes, JSON needs escaping
-	classSafeString                  // text without quotes, commas, backslashes or control bytes (dates, hex, ...)
+	Number     Class = iota // digits: bare in CSV and JSON
+	Float                   // a number, or NaN/Infinity which JSON must quote
+	Bool                    // t/f in text; true/false in JSON
+	String                  // free text: CSV may need quotes, JSON needs escaping
+	SafeString              // text without quotes, commas, backslashes or control bytes (dates, hex, ...)
 )
 
-type textColumn struct {
+// Column renders the values of one column of one batch.
+type Column struct {
 	arr    arrow.Array
-	class  textClass
-	text   textAppender
-	bools  *array.Boolean // classBool
+	class  Class
+	text   appender
+	bools  *array.Boolean // Bool
 	nonull bool           // no nulls in this batch: skip the validity check
 }
 
-func (c *textColumn) isNull(i int) bool { return !c.nonull && c.arr.IsNull(i) }
+// IsNull reports whether element i is null.
+func (c *Column) IsNull(i int) bool { return !c.nonull && c.arr.IsNull(i) }
 
-// checkTextType reports whether values of type t have a text form.
-func checkTextType(t arrow.DataType) error {
+// Append appends the text form of element i, which must not be null.
+func (c *Column) Append(dst []byte, i int) []byte { return c.text(dst, i) }
+
+// Class is how the column's forms embed in CSV and JSON.
+func (c *Column) Class() Class { return c.class }
+
+// Bool is element i of a Bool column.
+func (c *Column) Bool(i int) bool { return c.bools.Value(i) }
+
+// CheckType reports whether values of type t have a text form.
+func CheckType(t arrow.DataType) error {
 	switch t.ID() {
 	case arrow.NULL, arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16,
 		arrow.UINT32, arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY,
@@ -51,14 +64,15 @@ func checkTextType(t arrow.DataType) error {
 	return fmt.Errorf("type %s has no text form", t)
 }
 
-func newTextColumn(arr arrow.Array) (textColumn, error) {
-	c := textColumn{arr: arr, nonull: arr.NullN() == 0}
+// NewColumn returns the renderer of arr's values.
+func NewColumn(arr arrow.Array) (Column, error) {
+	c := Column{arr: arr, nonull: arr.NullN() == 0}
 	switch a := arr.(type) {
 	case *array.Null:
-		c.class = classSafeString
+		c.class = SafeString
 		c.text = func(dst []byte, _ int) []byte { return dst } // never called: every element is null
 	case *array.Boolean:
-		c.class, c.bools = classBool, a
+		c.class, c.bools = Bool, a
 		c.text = func(dst []byte, i int) []byte {
 			if a.Value(i) {
 				return append(dst, 't')
@@ -83,37 +97,37 @@ func newTextColumn(arr arrow.Array) (textColumn, error) {
 	case *array.Uint64:
 		c.text = func(dst []byte, i int) []byte { return strconv.AppendUint(dst, a.Value(i), 10) }
 	case *array.Float32:
-		c.class = classFloat
+		c.class = Float
 		c.text = func(dst []byte, i int) []byte { return expr.AppendFloat4(dst, a.Value(i)) }
 	case *array.Float64:
-		c.class = classFloat
+		c.class = Float
 		v := a.Float64Values()
 		c.text = func(dst []byte, i int) []byte { return expr.AppendFloat8(dst, v[i]) }
 	case *array.String:
-		c.class = classString
+		c.class = String
 		c.text = func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) }
 	case *array.LargeString:
-		c.class = classString
+		c.class = String
 		c.text = func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) }
 	case *array.Binary:
-		c.class = classSafeString
+		c.class = SafeString
 		c.text = func(dst []byte, i int) []byte { return expr.AppendByteaHex(dst, a.Value(i)) }
 	case *array.LargeBinary:
-		c.class = classSafeString
+		c.class = SafeString
 		c.text = func(dst []byte, i int) []byte { return expr.AppendByteaHex(dst, a.Value(i)) }
 	case *array.FixedSizeBinary:
-		c.class = classSafeString
+		c.class = SafeString
 		c.text = func(dst []byte, i int) []byte { return expr.AppendByteaHex(dst, a.Value(i)) }
 	case *array.Date32:
-		c.class = classSafeString
+		c.class = SafeString
 		c.text = func(dst []byte, i int) []byte { return expr.AppendDate(dst, int64(a.Value(i))) }
 	case *array.Date64:
-		c.class = classSafeString
+		c.class = SafeString
 		c.text = func(dst []byte, i int) []byte {
 			return expr.AppendDate(dst, expr.FloorDiv(int64(a.Value(i)), 86_400_000))
 		}
 	case *array.Timestamp:
-		c.class = classSafeString
+		c.class = SafeString
 		tt := a.DataType().(*arrow.TimestampType)
 		toMicros := expr.TimeUnitToMicros(tt.Unit)
 		withZone := tt.TimeZone != ""
@@ -124,34 +138,27 @@ func newTextColumn(arr arrow.Array) (textColumn, error) {
 		scale := a.DataType().(*arrow.Decimal128Type).Scale
 		c.text = func(dst []byte, i int) []byte { return expr.AppendDecimal128(dst, a.Value(i), scale) }
 	case *array.Duration:
-		c.class = classSafeString
+		c.class = SafeString
 		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.DurationType).Unit)
 		c.text = func(dst []byte, i int) []byte { return expr.AppendDuration(dst, toMicros(int64(a.Value(i)))) }
 	case *array.MonthDayNanoInterval:
-		c.class = classSafeString
+		c.class = SafeString
 		c.text = func(dst []byte, i int) []byte {
 			v := a.Value(i)
 			return expr.AppendInterval(dst, int64(v.Months), int64(v.Days), expr.FloorDiv(v.Nanoseconds, 1000))
 		}
 	default:
-		return c, checkTextType(arr.DataType())
+		return c, CheckType(arr.DataType())
 	}
 	return c, nil
 }
 
 const hexDigits = "0123456789abcdef"
 
-// The value formatters live in exec/expr (CAST to text needs the same forms); these names keep the package's
-// callers short.
-var (
-	timestampToMicros = expr.TimeUnitToMicros
-	floorDiv          = expr.FloorDiv
-)
-
-// appendCSVField appends s as an RFC 4180 field. Quoting follows Postgres' COPY ... CSV: a field is quoted when
+// AppendCSVField appends s as an RFC 4180 field. Quoting follows Postgres' COPY ... CSV: a field is quoted when
 // it contains the delimiter, a quote, CR or LF, or when it is empty, so an empty string ("") stays distinct from
 // NULL (nothing); `\.` alone is quoted too, as COPY does, so it cannot read as an end-of-data marker.
-func appendCSVField(dst []byte, s []byte) []byte {
+func AppendCSVField(dst []byte, s []byte) []byte {
 	quote := len(s) == 0 || string(s) == `\.`
 	if !quote {
 		for i := 0; i < len(s); i++ {
@@ -174,9 +181,9 @@ func appendCSVField(dst []byte, s []byte) []byte {
 	return append(dst, '"')
 }
 
-// appendJSONString appends s as a JSON string: quotes, backslashes and control characters are escaped, invalid
+// AppendJSONString appends s as a JSON string: quotes, backslashes and control characters are escaped, invalid
 // UTF-8 becomes U+FFFD (as encoding/json does), everything else is copied.
-func appendJSONString(dst []byte, s []byte) []byte {
+func AppendJSONString(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -1,4 +1,4 @@
-package operators
+package nexmark
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -41,16 +42,16 @@ var (
 		"city", nexText, "state", nexText, "date_time", nexTS, "extra", nexText)
 )
 
-func nexCfg(table string, events int64) NexmarkConfig {
+func nexCfg(table string, events int64) Config {
 	schema := map[string]*arrow.Schema{"bid": nexBidSchema, "auction": nexAuctionSchema,
 		"person": nexPersonSchema}[table]
-	return NexmarkConfig{Table: table, Schema: schema, Events: events, Seed: 7, BatchRows: 1000}
+	return Config{Table: table, Schema: schema, Events: events, Seed: 7, BatchRows: 1000}
 }
 
 // nexDrain runs subtask sub of par of a Nexmark source to the end (or maxBatches batches).
-func nexDrain(t *testing.T, cfg NexmarkConfig, offset []byte, sub, par, maxBatches int) (genRun, []byte) {
+func nexDrain(t *testing.T, cfg Config, offset []byte, sub, par, maxBatches int) (connectortest.Run, []byte) {
 	t.Helper()
-	return drain(t, checkedAlloc(t), NewNexmark(cfg)(sub), offset, sub, par, maxBatches)
+	return connectortest.Drain(t, checkedAlloc(t), New(cfg)(sub), offset, sub, par, maxBatches)
 }
 
 var nexBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -80,10 +81,10 @@ func TestNexmarkProportionsIDsAndTimes(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/%d", tc.table, tc.events), func(t *testing.T) {
 			run, _ := nexDrain(t, nexCfg(tc.table, tc.events), nil, 0, 1, -1)
-			if len(run.rows) != tc.want {
-				t.Fatalf("%d rows, want %d", len(run.rows), tc.want)
+			if len(run.Rows) != tc.want {
+				t.Fatalf("%d rows, want %d", len(run.Rows), tc.want)
 			}
-			for i, r := range run.rows {
+			for i, r := range run.Rows {
 				n := nexEventOfRow(tc.table, int64(i))
 				var ts time.Time
 				switch tc.table {
@@ -131,7 +132,7 @@ func TestNexmarkBidValues(t *testing.T) {
 	var hotAuction, hotBidder, hotChannel, withID int
 	urlOf := map[string]string{}
 	var prices []int64
-	for i, r := range run.rows {
+	for i, r := range run.Rows {
 		n := nexEventOfRow("bid", int64(i))
 		lastAuction, lastPerson := n/50*3+2, n/50
 		a, b := r.Values[0].(int64)-1000, r.Values[1].(int64)-1000
@@ -179,7 +180,7 @@ func TestNexmarkBidValues(t *testing.T) {
 			t.Fatalf("bid %d: extra %q (%d bytes)", i, extra, len(extra))
 		}
 	}
-	total := float64(len(run.rows))
+	total := float64(len(run.Rows))
 	// Hot auction: 1/2 of the bids plus the cold ones that hit it; hot bidder: 3/4 plus a few.
 	if f := float64(hotAuction) / total; f < 0.49 || f > 0.52 {
 		t.Errorf("%.3f of bids for the hot auction, want about 0.5", f)
@@ -219,7 +220,7 @@ func TestNexmarkAuctionValues(t *testing.T) {
 	var hotSeller int
 	var lengthSum time.Duration
 	cats := map[int64]int{}
-	for i, r := range run.rows {
+	for i, r := range run.Rows {
 		v := r.Values
 		n := nexEventOfRow("auction", int64(i))
 		lastPerson := n / 50
@@ -253,10 +254,10 @@ func TestNexmarkAuctionValues(t *testing.T) {
 			t.Fatalf("auction %d: extra of %d bytes, want [%d, %d)", i, len(extra), d-delta, d+delta)
 		}
 	}
-	if f := float64(hotSeller) / float64(len(run.rows)); f < 0.73 || f > 0.78 {
+	if f := float64(hotSeller) / float64(len(run.Rows)); f < 0.73 || f > 0.78 {
 		t.Errorf("%.3f of auctions by the hot seller, want about 0.75", f)
 	}
-	if mean := lengthSum / time.Duration(len(run.rows)); mean < 160*time.Millisecond || mean > 173*time.Millisecond {
+	if mean := lengthSum / time.Duration(len(run.Rows)); mean < 160*time.Millisecond || mean > 173*time.Millisecond {
 		t.Errorf("mean auction length %v, want about 167ms", mean)
 	}
 	if len(cats) != 5 {
@@ -273,7 +274,7 @@ func TestNexmarkAuctionValues(t *testing.T) {
 func TestNexmarkPersonValues(t *testing.T) {
 	run, _ := nexDrain(t, nexCfg("person", 500_000), nil, 0, 1, -1)
 	seen := map[string]bool{}
-	for i, r := range run.rows {
+	for i, r := range run.Rows {
 		v := r.Values
 		name := v[1].(string)
 		first, last, ok := strings.Cut(name, " ")
@@ -311,19 +312,19 @@ func TestNexmarkDeterministic(t *testing.T) {
 		cfg := nexCfg(table, 20_000)
 		cfg.BatchRows = 77
 		b, _ := nexDrain(t, cfg, nil, 0, 1, -1)
-		if !reflect.DeepEqual(a.rows, b.rows) {
+		if !reflect.DeepEqual(a.Rows, b.Rows) {
 			t.Fatalf("%s: same seed, another batch size: other rows", table)
 		}
 		cfg.Seed = 8
 		c, _ := nexDrain(t, cfg, nil, 0, 1, -1)
 		same := 0
-		for i := range c.rows {
-			if reflect.DeepEqual(c.rows[i].Values[len(c.rows[i].Values)-1], a.rows[i].Values[len(a.rows[i].Values)-1]) {
+		for i := range c.Rows {
+			if reflect.DeepEqual(c.Rows[i].Values[len(c.Rows[i].Values)-1], a.Rows[i].Values[len(a.Rows[i].Values)-1]) {
 				same++
 			}
 		}
-		if same > len(a.rows)/100 {
-			t.Fatalf("%s: another seed reproduced %d of %d extras", table, same, len(a.rows))
+		if same > len(a.Rows)/100 {
+			t.Fatalf("%s: another seed reproduced %d of %d extras", table, same, len(a.Rows))
 		}
 	}
 }
@@ -347,23 +348,23 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 			for sub := range par {
 				run, _ := nexDrain(t, nexCfg(table, 10_007), nil, sub, par, -1)
 				tc := map[string]int{"person": 6, "auction": 5, "bid": 5}[table]
-				for i := 1; i < len(run.rows); i++ {
-					if run.rows[i].Values[tc].(time.Time).Before(run.rows[i-1].Values[tc].(time.Time)) {
+				for i := 1; i < len(run.Rows); i++ {
+					if run.Rows[i].Values[tc].(time.Time).Before(run.Rows[i-1].Values[tc].(time.Time)) {
 						t.Fatalf("%s, subtask %d of %d: event time goes back at row %d", table, sub, par, i)
 					}
 				}
-				union = append(union, run.rows...)
+				union = append(union, run.Rows...)
 			}
-			if !reflect.DeepEqual(nexRowKeys(union), nexRowKeys(single.rows)) {
+			if !reflect.DeepEqual(nexRowKeys(union), nexRowKeys(single.Rows)) {
 				t.Fatalf("%s: the %d subtasks' rows (%d) are not the single stream's (%d)", table, par, len(union),
-					len(single.rows))
+					len(single.Rows))
 			}
 		}
 	}
 	// The subtasks of one source share its model (the channel table is built once, by whichever asks first):
 	// concurrently, they still make the single stream.
 	single, _ := nexDrain(t, nexCfg("bid", 20_000), nil, 0, 1, -1)
-	mk := NewNexmark(nexCfg("bid", 20_000))
+	mk := New(nexCfg("bid", 20_000))
 	mem := checkedAlloc(t)
 	const par = 4
 	results := make([][]Row, par)
@@ -372,7 +373,7 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 		go func() {
 			errs <- func() error {
 				src := mk(sub)
-				if err := src.Open(newTask(mem, taskOpts{sub: sub, par: par})); err != nil {
+				if err := src.Open(newTask(mem, taskOpts{Sub: sub, Par: par})); err != nil {
 					return err
 				}
 				defer src.Close()
@@ -398,16 +399,16 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 	for _, rows := range results {
 		union = append(union, rows...)
 	}
-	if !reflect.DeepEqual(nexRowKeys(union), nexRowKeys(single.rows)) {
-		t.Fatalf("concurrent subtasks' rows (%d) are not the single stream's (%d)", len(union), len(single.rows))
+	if !reflect.DeepEqual(nexRowKeys(union), nexRowKeys(single.Rows)) {
+		t.Fatalf("concurrent subtasks' rows (%d) are not the single stream's (%d)", len(union), len(single.Rows))
 	}
 
 	// An unbounded source splits the same way: the first cycles of two subtasks.
 	cfg := nexCfg("person", 0)
 	a, _ := nexDrain(t, cfg, nil, 0, 2, 1)
 	b, _ := nexDrain(t, cfg, nil, 1, 2, 1)
-	if a.rows[1].Values[0] != int64(1002) || b.rows[1].Values[0] != int64(1003) {
-		t.Fatalf("unbounded split: persons %v and %v", a.rows[1].Values[0], b.rows[1].Values[0])
+	if a.Rows[1].Values[0] != int64(1002) || b.Rows[1].Values[0] != int64(1003) {
+		t.Fatalf("unbounded split: persons %v and %v", a.Rows[1].Values[0], b.Rows[1].Values[0])
 	}
 }
 
@@ -420,37 +421,37 @@ func TestNexmarkSnapshotRestore(t *testing.T) {
 			full, _ := nexDrain(t, cfg, nil, sub, par, -1)
 			head, off := nexDrain(t, cfg, nil, sub, par, 7)
 			tail, _ := nexDrain(t, cfg, off, sub, par, -1)
-			if len(head.rows) != 7000 {
-				t.Fatalf("head has %d rows", len(head.rows))
+			if len(head.Rows) != 7000 {
+				t.Fatalf("head has %d rows", len(head.Rows))
 			}
-			if got := append(slices.Clone(head.rows), tail.rows...); !reflect.DeepEqual(got, full.rows) {
+			if got := append(slices.Clone(head.Rows), tail.Rows...); !reflect.DeepEqual(got, full.Rows) {
 				t.Fatalf("subtask %d of %d: head (%d) + restored tail (%d) differ from the whole run (%d)", sub, par,
-					len(head.rows), len(tail.rows), len(full.rows))
+					len(head.Rows), len(tail.Rows), len(full.Rows))
 			}
 			_, end := nexDrain(t, cfg, nil, sub, par, -1)
 			rest, _ := nexDrain(t, cfg, end, sub, par, -1)
-			if len(rest.rows) != 0 {
-				t.Fatalf("restored finished source produced %d rows", len(rest.rows))
+			if len(rest.Rows) != 0 {
+				t.Fatalf("restored finished source produced %d rows", len(rest.Rows))
 			}
 		}
 	}
 	mem := checkedAlloc(t)
 	_, off := nexDrain(t, nexCfg("bid", 1000), nil, 0, 2, 1)
 	for name, tc := range map[string]struct {
-		cfg      NexmarkConfig
+		cfg      Config
 		sub, par int
 	}{
 		"parallelism": {nexCfg("bid", 1000), 0, 3},
 		"subtask":     {nexCfg("bid", 1000), 1, 2},
 		"table":       {nexCfg("auction", 1000), 0, 2},
 	} {
-		src := NewNexmark(tc.cfg)(tc.sub)
+		src := New(tc.cfg)(tc.sub)
 		must(t, src.RestoreOffset(off))
-		if err := src.Open(newTask(mem, taskOpts{sub: tc.sub, par: tc.par})); err == nil {
+		if err := src.Open(newTask(mem, taskOpts{Sub: tc.sub, Par: tc.par})); err == nil {
 			t.Errorf("%s: restored an offset of subtask 0 of 2 bid", name)
 		}
 	}
-	if err := NewNexmark(nexCfg("bid", 10))(0).RestoreOffset([]byte("junk")); err == nil {
+	if err := New(nexCfg("bid", 10))(0).RestoreOffset([]byte("junk")); err == nil {
 		t.Error("junk offset accepted")
 	}
 }
@@ -470,11 +471,11 @@ func TestNexmarkColumnSubsetsAndNames(t *testing.T) {
 		cfg := nexCfg("bid", 5000)
 		cfg.Schema = schema
 		run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
-		if len(run.rows) != len(full.rows) {
-			t.Fatalf("%v: %d rows, want %d", schema, len(run.rows), len(full.rows))
+		if len(run.Rows) != len(full.Rows) {
+			t.Fatalf("%v: %d rows, want %d", schema, len(run.Rows), len(full.Rows))
 		}
-		for i, r := range run.rows {
-			f := full.rows[i].Values
+		for i, r := range run.Rows {
+			f := full.Rows[i].Values
 			if !r.Values[0].(time.Time).Equal(f[5].(time.Time)) || r.Values[1] != f[2] || r.Values[2] != f[0] {
 				t.Fatalf("%v: row %d is %v, full row %v", schema, i, r.Values, f)
 			}
@@ -487,10 +488,10 @@ func TestNexmarkColumnSubsetsAndNames(t *testing.T) {
 		cfg.Schema = schema
 		run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
 		all, _ := nexDrain(t, nexCfg(table, 2000), nil, 0, 1, -1)
-		for i, r := range run.rows {
+		for i, r := range run.Rows {
 			for k, c := range cols {
-				if r.Values[k] != all.rows[i].Values[c] {
-					t.Fatalf("%s subset row %d: %v vs %v", table, i, r.Values, all.rows[i].Values)
+				if r.Values[k] != all.Rows[i].Values[c] {
+					t.Fatalf("%s subset row %d: %v vs %v", table, i, r.Values, all.Rows[i].Values)
 				}
 			}
 		}
@@ -503,7 +504,7 @@ func TestNexmarkColumnSubsetsAndNames(t *testing.T) {
 
 // Pins: bad schemas and options being accepted, or good ones refused; errors that do not name the culprit.
 func TestNexmarkOptions(t *testing.T) {
-	cfg, err := NexmarkConfigFromOptions(nexBidSchema, map[string]string{
+	cfg, err := ConfigFromOptions(nexBidSchema, map[string]string{
 		"connector": "nexmark", "nexmark.table.type": "BID", "events.num": "1000", "next-event.rate": "5000",
 		"seed": "-3", "first-event.rate": "1000", "base-time": "2025-06-01 12:00:00",
 		"person.proportion": "2", "auction.proportion": "4", "bid.proportion": "44",
@@ -511,7 +512,7 @@ func TestNexmarkOptions(t *testing.T) {
 		"person.avg-size": "1kb", "auction.avg-size": "600 b", "bid.avg-size": "120",
 	})
 	must(t, err)
-	want := NexmarkConfig{Table: "BID", Schema: nexBidSchema, Events: 1000, Rate: 5000, Seed: -3,
+	want := Config{Table: "BID", Schema: nexBidSchema, Events: 1000, Rate: 5000, Seed: -3,
 		FirstEventRate: 1000, BaseTime: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC).UnixMilli(),
 		PersonProportion: 2, AuctionProportion: 4, BidProportion: 44, HotAuctionRatio: 3, HotBiddersRatio: 5,
 		HotSellersRatio: 6, AvgPersonSize: 1024, AvgAuctionSize: 600, AvgBidSize: 120}
@@ -521,13 +522,13 @@ func TestNexmarkOptions(t *testing.T) {
 	// The parsed model runs: proportions 2:4:44, one event per ms from the base time.
 	cfg.Rate = 0
 	run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
-	if len(run.rows) != 880 {
-		t.Fatalf("%d bids of 1000 events at 2:4:44", len(run.rows))
+	if len(run.Rows) != 880 {
+		t.Fatalf("%d bids of 1000 events at 2:4:44", len(run.Rows))
 	}
-	if ts := run.rows[0].Values[5].(time.Time); !ts.Equal(time.UnixMilli(want.BaseTime + 6)) {
+	if ts := run.Rows[0].Values[5].(time.Time); !ts.Equal(time.UnixMilli(want.BaseTime + 6)) {
 		t.Fatalf("first bid at %v", ts)
 	}
-	if cfg, err := NexmarkConfigFromOptions(nexBidSchema, map[string]string{"nexmark.table.type": "bid",
+	if cfg, err := ConfigFromOptions(nexBidSchema, map[string]string{"nexmark.table.type": "bid",
 		"base-time": "1767225600000"}); err != nil || cfg.BaseTime != 1767225600000 {
 		t.Fatalf("base-time in ms: %v, %v", cfg.BaseTime, err)
 	}
@@ -553,7 +554,7 @@ func TestNexmarkOptions(t *testing.T) {
 		"bigint date_time": {nexSchema("date_time", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column date_time"},
 		"no columns":       {nexSchema(), map[string]string{"nexmark.table.type": "bid"}, "no columns"},
 	} {
-		_, err := NexmarkConfigFromOptions(tc.schema, tc.opts)
+		_, err := ConfigFromOptions(tc.schema, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
@@ -561,7 +562,7 @@ func TestNexmarkOptions(t *testing.T) {
 	// Configuration errors of a config built in code surface at Open.
 	bad := nexCfg("bid", 10)
 	bad.Schema = nexSchema("name", nexText)
-	if err := NewNexmark(bad)(0).Open(newTask(checkedAlloc(t), taskOpts{})); err == nil {
+	if err := New(bad)(0).Open(newTask(checkedAlloc(t), taskOpts{})); err == nil {
 		t.Error("person column in a bid source opened")
 	}
 }
@@ -573,13 +574,13 @@ func TestNexmarkThrottle(t *testing.T) {
 	cfg.Rate = 2000           // 1840 bids/s: batches of 184, the last due at 200 ms
 	start := time.Now()
 	run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
-	if len(run.rows) != 460 {
-		t.Fatalf("%d rows", len(run.rows))
+	if len(run.Rows) != 460 {
+		t.Fatalf("%d rows", len(run.Rows))
 	}
 	if el := time.Since(start); el < 180*time.Millisecond {
 		t.Fatalf("460 bids at 2000 events/s took %v", el)
 	}
 
 	cfg.Rate = 0.5 // a bid every 2.2 s
-	requireSlowThrottle(t, checkedAlloc(t), NewNexmark(cfg)(0))
+	connectortest.RequireSlowThrottle(t, checkedAlloc(t), New(cfg)(0))
 }

@@ -1,4 +1,4 @@
-package operators
+package datagen
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/clinksql/clinksql/connectors/connectortest"
 )
 
 // Pins: datagen WITH options read into other values than the SQL literals say (units of TIMESTAMP steps,
@@ -29,11 +30,11 @@ func TestGeneratorConfigFromOptions(t *testing.T) {
 		"fields.d.min": "2026-01-01", "fields.d.max": "2026-01-31",
 		"fields.score.min": "0", "fields.score.max": "10",
 	}
-	cfg, err := GeneratorConfigFromOptions(schema, opts)
+	cfg, err := ConfigFromOptions(schema, opts)
 	must(t, err)
-	want := []GenField{
-		{Kind: GenSequence, Start: 1, End: 50},
-		{Kind: GenSequence, Start: 1767225600000, End: math.MaxInt64, Step: 10},
+	want := []Field{
+		{Kind: Sequence, Start: 1, End: 50},
+		{Kind: Sequence, Start: 1767225600000, End: math.MaxInt64, Step: 10},
 		{End: math.MaxInt64, Length: 5, NullRate: 0.5},
 		{End: math.MaxInt64, Min: 150, Max: 200},
 		{End: math.MaxInt64, Min: 20454, Max: 20484},
@@ -46,9 +47,9 @@ func TestGeneratorConfigFromOptions(t *testing.T) {
 		t.Fatalf("rows %d, seed %d, rate %v", cfg.Rows, cfg.Seed, cfg.RowsPerSecond)
 	}
 	cfg.RowsPerSecond = 0
-	run, _ := drain(t, mem, NewGenerator(cfg), nil, 0, 1, -1)
-	if len(run.rows) != 50 {
-		t.Fatalf("%d rows, want 50 (the id sequence ends)", len(run.rows))
+	run, _ := connectortest.Drain(t, mem, New(cfg), nil, 0, 1, -1)
+	if len(run.Rows) != 50 {
+		t.Fatalf("%d rows, want 50 (the id sequence ends)", len(run.Rows))
 	}
 
 	for _, bad := range []map[string]string{
@@ -62,7 +63,7 @@ func TestGeneratorConfigFromOptions(t *testing.T) {
 		{"fields.price.max": "123456789012345678901"},
 		{"seed": "x"},
 	} {
-		if _, err := GeneratorConfigFromOptions(schema, bad); err == nil {
+		if _, err := ConfigFromOptions(schema, bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}

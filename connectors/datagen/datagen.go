@@ -1,4 +1,4 @@
-package operators
+package datagen
 
 import (
 	"context"
@@ -16,30 +16,32 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors/internal/gen"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 )
 
-// GenKind is how a generator column makes its values.
-type GenKind uint8
+// Kind is how a generator column makes its values.
+type Kind uint8
 
 const (
-	// GenRandom draws each value uniformly from a range (Flink datagen's 'random').
-	GenRandom GenKind = iota
-	// GenSequence counts: row r holds Start + r*Step, and the source ends after End (Flink's 'sequence').
-	GenSequence
+	// Random draws each value uniformly from a range (Flink datagen's 'random').
+	Random Kind = iota
+	// Sequence counts: row r holds Start + r*Step, and the source ends after End (Flink's 'sequence').
+	Sequence
 )
 
-func (k GenKind) String() string {
-	if k == GenSequence {
+func (k Kind) String() string {
+	if k == Sequence {
 		return "sequence"
 	}
 	return "random"
 }
 
-// GenField describes one generated column. Integer-like values are in the column's own units: integers as they
+// Field describes one generated column. Integer-like values are in the column's own units: integers as they
 // are, DECIMAL unscaled (123 at scale 2 is 1.23), DATE in days since 1970-01-01, TIMESTAMP in the column's unit.
-type GenField struct {
-	Kind GenKind
+type Field struct {
+	Kind Kind
 	// Sequence: Start, Start+Step, ... up to End inclusive (End >= Start). Step 0 means 1. A string column holds
 	// the decimal digits of the number. Use math.MaxInt64 as End for a sequence without end.
 	Start, End, Step int64
@@ -55,11 +57,11 @@ type GenField struct {
 	NullRate float64
 }
 
-// GeneratorConfig configures a deterministic generator source.
-type GeneratorConfig struct {
+// Config configures a deterministic generator source.
+type Config struct {
 	Schema *arrow.Schema
 	// Fields describes Schema's columns, index for index.
-	Fields []GenField
+	Fields []Field
 	Seed   int64
 	// Rows is the number of rows over all subtasks; 0 means unbounded, unless a sequence column ends first.
 	Rows int64
@@ -77,7 +79,7 @@ type GeneratorConfig struct {
 // DefaultBatchRows is the generator's batch size when none is configured.
 const DefaultBatchRows = 1024
 
-// NewGenerator returns a deterministic source. Every value is a pure function of (seed, column name, global row
+// New returns a deterministic source. Every value is a pure function of (seed, column name, global row
 // number): a counter-based hash (splitmix64's finalizer over seed, column and row), never a stateful random
 // stream, so a replay from a restored offset reproduces exactly the same rows, and a column's values do not change
 // when other columns are added.
@@ -85,12 +87,12 @@ const DefaultBatchRows = 1024
 // Subtask k of p produces the global rows k, k+p, k+2p, ... in that order: sequence columns stay globally unique
 // and the subtasks together cover the range, whatever the batch sizes. The offset is the subtask's next row and its
 // largest event time; it restores at the same parallelism only. Configuration errors surface at Open.
-func NewGenerator(cfg GeneratorConfig) exec.Source {
+func New(cfg Config) exec.Source {
 	return &generator{cfg: cfg}
 }
 
 type generator struct {
-	cfg GeneratorConfig
+	cfg Config
 
 	alloc    memory.Allocator
 	sub, par uint64
@@ -121,24 +123,17 @@ type generator struct {
 }
 
 type genColumn struct {
-	field    GenField
+	field    Field
 	typ      arrow.DataType
 	nullable bool
 	step     int64
 }
 
-// The generator's hash: splitmix64. Row r of a column with key k hashes to mix64(k + r*gamma), the r-th output of
-// a splitmix64 stream seeded with k, computed directly instead of by stepping a state.
+// The generator's hash is splitmix64 (package gen): every value is a pure function of a column key and a row.
 const (
-	gamma  = 0x9E3779B97F4A7C15
-	gamma2 = 0xD1B54A32D192ED03 // a second odd constant, for the extra words of long strings
+	gamma  = gen.Gamma
+	gamma2 = gen.Gamma2
 )
-
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
-}
 
 func (g *generator) RestoreOffset(offset []byte) error {
 	o, err := decodeGenOffset(offset)
@@ -186,7 +181,7 @@ func (g *generator) Open(ctx *exec.TaskContext) error {
 		if err := checkGenField(f, &col); err != nil {
 			return fmt.Errorf("datagen: column %s: %w", f.Name, err)
 		}
-		if gf.Kind == GenSequence {
+		if gf.Kind == Sequence {
 			// Rows in the sequence: (End-Start)/Step + 1, computed without overflow.
 			n := (uint64(gf.End)-uint64(gf.Start))/uint64(col.step) + 1
 			if n != 0 && n < total { // n == 0 only when the count wrapped: the sequence is all of uint64
@@ -195,15 +190,15 @@ func (g *generator) Open(ctx *exec.TaskContext) error {
 		}
 		h := fnv.New64a()
 		h.Write([]byte(f.Name))
-		key := mix64(uint64(cfg.Seed) ^ mix64(h.Sum64()))
+		key := gen.Mix64(uint64(cfg.Seed) ^ gen.Mix64(h.Sum64()))
 		g.keys = append(g.keys, key)
-		g.nullKeys = append(g.nullKeys, mix64(key^0x6e756c6c6e756c6c))
+		g.nullKeys = append(g.nullKeys, gen.Mix64(key^0x6e756c6c6e756c6c))
 		g.cols = append(g.cols, col)
 		if f.Name == cfg.EventTime {
 			g.eventCol = i
 			switch t := f.Type.(type) {
 			case *arrow.TimestampType:
-				g.eventToMicros = timestampToMicros(t.Unit)
+				g.eventToMicros = expr.TimeUnitToMicros(t.Unit)
 			case *arrow.Int64Type:
 				g.eventToMicros = func(v int64) int64 { return v }
 			default:
@@ -297,7 +292,7 @@ func checkGenField(f arrow.Field, col *genColumn) error {
 		// Sequences print their numbers; random values use Length.
 	case *arrow.Float32Type, *arrow.Float64Type:
 		integral = false
-		if gf.Kind == GenRandom && gf.MinF == 0 && gf.MaxF == 0 {
+		if gf.Kind == Random && gf.MinF == 0 && gf.MaxF == 0 {
 			gf.MaxF = 1
 		}
 		if gf.MaxF < gf.MinF || math.IsInf(gf.MaxF-gf.MinF, 0) || math.IsNaN(gf.MaxF-gf.MinF) {
@@ -305,7 +300,7 @@ func checkGenField(f arrow.Field, col *genColumn) error {
 		}
 	case *arrow.BooleanType:
 		integral = false
-		if gf.Kind == GenSequence {
+		if gf.Kind == Sequence {
 			return errors.New("BOOLEAN cannot be a sequence")
 		}
 	default:
@@ -314,7 +309,7 @@ func checkGenField(f arrow.Field, col *genColumn) error {
 	if defLo == 0 && defHi == 0 {
 		defLo, defHi = lo, hi
 	}
-	if gf.Kind == GenSequence {
+	if gf.Kind == Sequence {
 		if col.step < 0 {
 			return fmt.Errorf("negative step %d", col.step)
 		}
@@ -330,7 +325,7 @@ func checkGenField(f arrow.Field, col *genColumn) error {
 		}
 		return nil
 	}
-	if gf.Kind != GenRandom {
+	if gf.Kind != Random {
 		return fmt.Errorf("unknown kind %d", gf.Kind)
 	}
 	if integral {
@@ -356,12 +351,8 @@ func timeUnitPerSecond(u arrow.TimeUnit) int64 {
 	return 1_000_000_000
 }
 
-// maxThrottleWait bounds one Produce call's sleep, so that a slow rate still lets the runtime inject barriers
-// between Produce calls.
-const maxThrottleWait = 100 * time.Millisecond
-
 // Produce returns the next batch. Throttled, it returns batches of about a tenth of a second's rows, sleeping
-// until they are due; when they are not due within maxThrottleWait, or ctx is cancelled while it waits, it
+// until they are due; when they are not due within gen.MaxThrottleWait, or ctx is cancelled while it waits, it
 // returns Idle without rows.
 func (g *generator) Produce(ctx context.Context) (exec.SourceResult, error) {
 	if g.bld == nil {
@@ -375,7 +366,7 @@ func (g *generator) Produce(ctx context.Context) (exec.SourceResult, error) {
 		n = min(n, max(1, uint64(rate/10)))
 		due := g.start.Add(time.Duration(float64(g.emitted) / rate * float64(time.Second)))
 		if wait := time.Until(due); wait > 0 {
-			if !sleepCtx(ctx, min(wait, maxThrottleWait)) || wait > maxThrottleWait {
+			if !gen.Sleep(ctx, min(wait, gen.MaxThrottleWait)) || wait > gen.MaxThrottleWait {
 				return exec.SourceResult{Status: exec.Idle, WM: g.watermark()}, nil
 			}
 		}
@@ -385,18 +376,6 @@ func (g *generator) Produce(ctx context.Context) (exec.SourceResult, error) {
 	g.next += n
 	g.emitted += int64(n)
 	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: g.watermark()}, nil
-}
-
-// sleepCtx sleeps for d and reports whether it was not interrupted by ctx.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func (g *generator) watermark() int64 {
@@ -426,7 +405,7 @@ func (g *generator) generate(n int) arrow.RecordBatch {
 			nk := g.nullKeys[c]
 			for j := range n {
 				row := first + uint64(j)*g.par
-				nulls[j] = unitFloat(mix64(nk+row*gamma)) < rate
+				nulls[j] = unitFloat(gen.Mix64(nk+row*gamma)) < rate
 				anyNull = anyNull || nulls[j]
 			}
 		}
@@ -445,18 +424,18 @@ func (g *generator) generate(n int) arrow.RecordBatch {
 				if nulls[j] {
 					bb.AppendNull()
 				} else {
-					bb.UnsafeAppend(mix64(key+(first+uint64(j)*g.par)*gamma)&1 == 1)
+					bb.UnsafeAppend(gen.Mix64(key+(first+uint64(j)*g.par)*gamma)&1 == 1)
 				}
 			}
 			continue
 		case arrow.STRING, arrow.BINARY:
-			if col.field.Kind == GenRandom {
+			if col.field.Kind == Random {
 				g.genRandomBytes(b, col, key, first, nulls)
 				continue
 			}
 		}
 		// Integer-like types: draw the int64 of each row, then append it in the column's type.
-		if col.field.Kind == GenSequence {
+		if col.field.Kind == Sequence {
 			start, step := col.field.Start, col.step
 			for j := range n {
 				raw[j] = start + int64(first+uint64(j)*g.par)*step
@@ -465,7 +444,7 @@ func (g *generator) generate(n int) arrow.RecordBatch {
 			lo := col.field.Min
 			span := uint64(col.field.Max-col.field.Min) + 1 // 0: the whole uint64 range
 			for j := range n {
-				h := mix64(key + (first+uint64(j)*g.par)*gamma)
+				h := gen.Mix64(key + (first+uint64(j)*g.par)*gamma)
 				if span != 0 {
 					h, _ = bits.Mul64(h, span)
 				}
@@ -637,11 +616,11 @@ func (g *generator) genRandomBytes(b array.Builder, col *genColumn, key, first u
 			bb.AppendNull()
 			continue
 		}
-		base := mix64(key + (first+uint64(j)*g.par)*gamma)
+		base := gen.Mix64(key + (first+uint64(j)*g.par)*gamma)
 		h := base
 		for k := 0; k < length; k += 8 {
 			if k > 0 {
-				h = mix64(base + uint64(k/8)*gamma2)
+				h = gen.Mix64(base + uint64(k/8)*gamma2)
 			}
 			word := buf[k:min(k+8, length)]
 			if len(word) == 8 {
@@ -665,10 +644,10 @@ func (g *generator) genFloats(b array.Builder, col *genColumn, key, first uint64
 	f := &col.field
 	value := func(j int) float64 {
 		row := first + uint64(j)*g.par
-		if f.Kind == GenSequence {
+		if f.Kind == Sequence {
 			return float64(f.Start + int64(row)*col.step)
 		}
-		return f.MinF + unitFloat(mix64(key+row*gamma))*(f.MaxF-f.MinF)
+		return f.MinF + unitFloat(gen.Mix64(key+row*gamma))*(f.MaxF-f.MinF)
 	}
 	switch bb := b.(type) {
 	case *array.Float32Builder:

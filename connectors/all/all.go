@@ -1,0 +1,9 @@
+// Package all registers every connector: the planner imports it for its side effect, so a connector package is
+// linked in and known by name only through this list.
+package all
+
+import (
+	_ "github.com/clinksql/clinksql/connectors/blackhole"
+	_ "github.com/clinksql/clinksql/connectors/datagen"
+	_ "github.com/clinksql/clinksql/connectors/nexmark"
+)
