@@ -36,11 +36,7 @@ type Resolver struct {
 func NewResolver(cfg SinkConfig) *Resolver { return &Resolver{cfg: cfg} }
 
 func (r *Resolver) client() (*kgo.Client, error) {
-	opts, err := clientOptions(r.cfg.Brokers, r.cfg.Properties)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(r.cfg.Client.Opts()...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka resolver: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,11 +69,7 @@ func (s *sinkBase) start(ctx *exec.TaskContext) error {
 
 // clientOpts are the kgo options of one producer of this sink.
 func (s *sinkBase) clientOpts(extra ...kgo.Opt) ([]kgo.Opt, error) {
-	opts, err := clientOptions(s.cfg.Brokers, s.cfg.Properties)
-	if err != nil {
-		return nil, err
-	}
-	opts = append(opts, kgo.DefaultProduceTopic(s.cfg.Topic), kgo.ProducerLinger(5*time.Millisecond),
+	opts := append(s.cfg.Client.Opts(), kgo.DefaultProduceTopic(s.cfg.Topic), kgo.ProducerLinger(5*time.Millisecond),
 		kgo.MaxBufferedRecords(1<<16), kgo.ProducerBatchMaxBytes(1<<20))
 	switch {
 	case s.cfg.Partitioner == PartitionFixed:
@@ -97,7 +94,7 @@ func (s *sinkBase) probe(cl *kgo.Client) error {
 	req.Topics = append(req.Topics, t)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return fmt.Errorf("kafka sink: no broker answered at %s within %s: %w", describeBrokers(s.cfg.Brokers), OpenTimeout, err)
+		return fmt.Errorf("kafka sink: no broker answered at %s within %s: %w", fmt.Sprintf("'%s'", strings.Join(s.cfg.Client.Brokers, ",")), OpenTimeout, err)
 	}
 	if len(resp.Topics) != 1 {
 		return fmt.Errorf("kafka sink: the metadata of topic '%s' did not come back", s.cfg.Topic)

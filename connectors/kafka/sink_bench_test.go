@@ -24,7 +24,7 @@ func BenchmarkKafkaSinkExactlyOnce(b *testing.B) {
 	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, nil, map[string]string{
 		"topic": "bench", "properties.bootstrap.servers": c.Bootstrap(), "format": "json",
 		"sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "bench",
-	})
+	}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

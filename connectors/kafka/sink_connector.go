@@ -20,7 +20,8 @@ type sinkConnector struct{ name string }
 func (c sinkConnector) Name() string { return c.name }
 
 func (c sinkConnector) Options() connectors.OptionNames {
-	return connectors.OptionNames{Names: sinkOptionNames, Prefixes: []string{"properties."}}
+	return connectors.OptionNames{Names: SinkOptionNames(), Unsupported: []string{"sink.parallelism",
+		"sink.buffer-flush.max-rows", "sink.buffer-flush.interval", "key.fields-prefix", "value.format.fields"}}
 }
 
 // Capabilities: an exactly-once sink publishes a checkpoint's rows only when it completes, and its commit cannot
@@ -29,26 +30,27 @@ func (c sinkConnector) Options() connectors.OptionNames {
 func (c sinkConnector) Capabilities(opts map[string]string) connectors.SinkCapabilities {
 	g, _ := lookupFold(opts, "sink.delivery-guarantee")
 	exactly := strings.EqualFold(strings.TrimSpace(g), string(ExactlyOnce))
-	return connectors.SinkCapabilities{Transactional: exactly, CommitRecoverable: !exactly, Changelog: c.name == "upsert-kafka"}
+	return connectors.SinkCapabilities{Transactional: exactly, CommitRecoverable: !exactly, Changelog: c.name == "upsert-kafka",
+		Metadata: Metadata, PrimaryKey: c.name == "upsert-kafka"}
 }
 
-func (c sinkConnector) config(spec connectors.Spec, opts map[string]string) (SinkConfig, error) {
+func (c sinkConnector) config(spec connectors.Spec, opts map[string]string, env connectors.Env) (SinkConfig, error) {
 	meta := make([]string, len(spec.Columns))
 	for i, col := range spec.Columns {
 		meta[i] = col.MetadataKey
 	}
-	return SinkConfigFromOptions(c.name, spec.Schema, meta, spec.PrimaryKey, opts)
+	return SinkConfigFromOptions(c.name, spec.Schema, meta, spec.PrimaryKey, opts, env.Path)
 }
 
-func (c sinkConnector) Validate(spec connectors.Spec, opts map[string]string, _ connectors.Env) error {
-	_, err := c.config(spec, opts)
+func (c sinkConnector) Validate(spec connectors.Spec, opts map[string]string, env connectors.Env) error {
+	_, err := c.config(spec, opts, env)
 	return err
 }
 
 // Build also checks an exactly-once sink's transaction timeout against the job's checkpoint interval (at INSERT;
 // a job planned again to restore it is never refused).
 func (c sinkConnector) Build(spec connectors.Spec, opts map[string]string, env connectors.Env) (connectors.SinkPlan, error) {
-	cfg, err := c.config(spec, opts)
+	cfg, err := c.config(spec, opts, env)
 	if err != nil {
 		return connectors.SinkPlan{}, err
 	}

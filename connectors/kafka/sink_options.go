@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/clinksql/clinksql/connectors"
 )
 
 // DeliveryGuarantee is 'sink.delivery-guarantee' (Flink's names).
@@ -56,12 +54,10 @@ const RestartAllowance = 60 * time.Second
 // SinkConfig is a Kafka sink: connector 'kafka' (append-only) or 'upsert-kafka' (a changelog keyed by the primary
 // key; a delete is a tombstone).
 type SinkConfig struct {
-	Topic   string
-	Brokers []string
-	// Properties are the 'properties.*' options other than bootstrap.servers and transaction.timeout.ms, without
-	// the prefix (SASL and TLS settings).
-	Properties map[string]string
-	Schema     *arrow.Schema
+	Topic string
+	// Client is how the sink reaches the brokers (the 'properties.*' the source reads the same way).
+	Client ClientConfig
+	Schema *arrow.Schema
 	// Metadata is, index for index with Schema, the metadata key a column writes ("" for a column of the data):
 	// 'timestamp' (the record's timestamp; NULL: the time of the write) or 'headers' (a JSON object of header
 	// names and text values; NULL: none). Metadata columns are in neither the key nor the value.
@@ -83,10 +79,11 @@ type SinkConfig struct {
 	Upsert bool
 }
 
-// sinkOptionNames are the options a Kafka sink knows beside 'connector' and the 'properties.' family.
-var sinkOptionNames = []string{
-	"topic", "format", "value.format", "key.format", "key.fields", "value.fields-include", "sink.partitioner",
-	"sink.delivery-guarantee", "sink.transactional-id-prefix",
+// SinkOptionNames are the options a Kafka sink knows beside 'connector': its own and the client's properties.
+func SinkOptionNames() []string {
+	return append([]string{"topic", "format", "value.format", "key.format", "key.fields", "value.fields-include",
+		"sink.partitioner", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+		"properties.transaction.timeout.ms"}, clientProperties...)
 }
 
 // SinkConfigFromOptions reads the WITH options of a Kafka sink (connector is "kafka" or "upsert-kafka"; metadata the
@@ -102,9 +99,11 @@ var sinkOptionNames = []string{
 //	'sink.delivery-guarantee'        'exactly-once', 'at-least-once' (default, as Flink) or 'none'
 //	'sink.transactional-id-prefix'   required for exactly-once, as in Flink: unique per cluster of clinksql servers
 //	'properties.transaction.timeout.ms'  the transactions' timeout, at most 900000 (the brokers' maximum)
+//	'properties.*'                   the client's (ClientConfigFromOptions: SASL, TLS, client id); path resolves
+//	                                 the truststore's file
 //
 // 'type' and 'primary_key' are the planner's; any other key is refused with the list of known ones.
-func SinkConfigFromOptions(connector string, schema *arrow.Schema, metadata []string, primaryKey []string, opts map[string]string) (SinkConfig, error) {
+func SinkConfigFromOptions(connector string, schema *arrow.Schema, metadata []string, primaryKey []string, opts map[string]string, path func(string) (string, error)) (SinkConfig, error) {
 	cfg := SinkConfig{
 		Schema:             schema,
 		Metadata:           metadata,
@@ -112,7 +111,6 @@ func SinkConfigFromOptions(connector string, schema *arrow.Schema, metadata []st
 		Partitioner:        PartitionDefault,
 		Delivery:           AtLeastOnce,
 		TransactionTimeout: DefaultTransactionTimeout,
-		Properties:         map[string]string{},
 	}
 	for _, key := range slices.Sorted(maps.Keys(opts)) {
 		val := strings.TrimSpace(opts[key])
@@ -174,15 +172,6 @@ func SinkConfigFromOptions(connector string, schema *arrow.Schema, metadata []st
 				return cfg, optionError(key, "kafka sink: 'sink.transactional-id-prefix' is empty")
 			}
 			cfg.TransactionalIDPrefix = val
-		case "properties.bootstrap.servers":
-			for _, b := range strings.Split(val, ",") {
-				if b = strings.TrimSpace(b); b != "" {
-					cfg.Brokers = append(cfg.Brokers, b)
-				}
-			}
-			if len(cfg.Brokers) == 0 {
-				return cfg, optionError(key, "kafka sink: 'properties.bootstrap.servers' names no broker")
-			}
 		case "properties.transaction.timeout.ms":
 			ms, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || ms <= 0 {
@@ -193,25 +182,27 @@ func SinkConfigFromOptions(connector string, schema *arrow.Schema, metadata []st
 				return cfg, optionError(key, "kafka sink: 'properties.transaction.timeout.ms' = %d exceeds the brokers' transaction.max.timeout.ms (%d by default): every transaction would be refused", ms, MaxTransactionTimeout.Milliseconds())
 			}
 		default:
-			if prop, ok := strings.CutPrefix(lkey, "properties."); ok {
-				cfg.Properties[prop] = val
-				continue
+			if slices.Contains(clientProperties, lkey) {
+				continue // ClientConfigFromOptions below
 			}
-			return cfg, optionError(key, "unknown option '%s' for connector '%s' (known: %s, properties.*)", key, connector, strings.Join(sinkOptionNames, ", "))
+			return cfg, optionError(key, "unknown option '%s' for connector '%s' (known: %s)", key, connector, strings.Join(SinkOptionNames(), ", "))
 		}
 	}
 	if cfg.Topic == "" {
 		return cfg, optionError("", "connector '%s' needs 'topic'", connector)
 	}
-	if len(cfg.Brokers) == 0 {
-		return cfg, optionError("", "connector '%s' needs 'properties.bootstrap.servers'", connector)
-	}
 	if cfg.ValueFormat == "" {
 		return cfg, optionError("", "connector '%s' needs 'format' (or 'value.format') = 'json', 'csv' or 'raw'", connector)
 	}
-	if err := checkProperties(cfg.Properties); err != nil {
+	lower := make(map[string]string, len(opts))
+	for k, v := range opts {
+		lower[strings.ToLower(k)] = strings.TrimSpace(v)
+	}
+	client, err := ClientConfigFromOptions(lower, path)
+	if err != nil {
 		return cfg, err
 	}
+	cfg.Client = client
 	if cfg.Upsert {
 		if len(primaryKey) == 0 {
 			return cfg, optionError("", "connector 'upsert-kafka' needs a PRIMARY KEY: it is the records' key")
@@ -280,8 +271,4 @@ func lookupFold(opts map[string]string, key string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func optionError(option, format string, args ...any) *connectors.ConfigError {
-	return connectors.OptionError(option, format, args...)
 }

@@ -34,7 +34,8 @@ func TestSinkOptionsRefusals(t *testing.T) {
 		{"kafka", base("sink.delivery-guarantee", "twice"), "sink.delivery-guarantee", "not supported"},
 		{"kafka", base("sink.partitioner", "org.example.MyPartitioner"), "sink.partitioner", "not supported"},
 		{"kafka", base("bogus", "1"), "bogus", "known: topic"},
-		{"kafka", base("properties.sasl.kerberos.service.name", "k"), "properties.sasl.kerberos.service.name", "unknown client property"},
+		{"kafka", base("properties.sasl.kerberos.service.name", "k"), "properties.sasl.kerberos.service.name", "unknown option"},
+		{"kafka", base("properties.security.protocol", "SASL_PLAINTEXT"), "properties.security.protocol", "needs 'properties.sasl.mechanism'"},
 		{"kafka", base("format", "avro"), "format", "not supported"},
 		{"kafka", base("format", "raw"), "value.format", "one column"},
 		{"kafka", base("key.fields", "nope"), "key.fields", "does not have"},
@@ -43,14 +44,14 @@ func TestSinkOptionsRefusals(t *testing.T) {
 		{"upsert-kafka", base("key.format", "json", "key.fields", "name"), "key.fields", "PRIMARY KEY"},
 	}
 	for _, c := range cases {
-		_, err := SinkConfigFromOptions(c.connector, testSchema, nil, []string{"id"}, c.opts)
+		_, err := SinkConfigFromOptions(c.connector, testSchema, nil, []string{"id"}, c.opts, nil)
 		ce, ok := err.(*connectors.ConfigError)
 		if !ok || ce.Code != sqlerr.InvalidParameter || ce.Option != c.option || !strings.Contains(ce.Msg, c.msg) {
 			t.Errorf("%v: got %#v, want 22023 at %q saying %q", c.opts, err, c.option, c.msg)
 		}
 	}
 	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, nil, base("sink.delivery-guarantee", "exactly-once",
-		"sink.transactional-id-prefix", "p", "properties.transaction.timeout.ms", "600000"))
+		"sink.transactional-id-prefix", "p", "properties.transaction.timeout.ms", "600000"), nil)
 	if err != nil || cfg.TransactionTimeout != 10*time.Minute {
 		t.Fatalf("a valid exactly-once sink: %+v, %v", cfg, err)
 	}

@@ -22,8 +22,6 @@ import (
 	"github.com/clinksql/clinksql/tests/kafkatest"
 )
 
-func TestMain(m *testing.M) { kafkatest.Main(m) }
-
 var testSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -60,7 +58,7 @@ func (r *rig) options(extra ...string) map[string]string {
 }
 
 func (r *rig) config(extra ...string) SinkConfig {
-	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, nil, r.options(extra...))
+	cfg, err := SinkConfigFromOptions("kafka", testSchema, nil, nil, r.options(extra...), nil)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -441,7 +439,7 @@ func TestAtLeastOnceFlushesAtPreCommit(t *testing.T) {
 func TestUpsertWritesKeysAndTombstones(t *testing.T) {
 	r := newRig(t, 1)
 	opts := r.options("key.format", "json", "sink.delivery-guarantee", "at-least-once")
-	cfg, err := SinkConfigFromOptions("upsert-kafka", testSchema, nil, []string{"id"}, opts)
+	cfg, err := SinkConfigFromOptions("upsert-kafka", testSchema, nil, []string{"id"}, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +515,7 @@ func TestMetadataColumnsWriteTimestampAndHeaders(t *testing.T) {
 		{Name: "hs", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
 	opts := r.options("sink.delivery-guarantee", "at-least-once")
-	cfg, err := SinkConfigFromOptions("kafka", schema, []string{"", "timestamp", "headers"}, nil, opts)
+	cfg, err := SinkConfigFromOptions("kafka", schema, []string{"", "timestamp", "headers"}, nil, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

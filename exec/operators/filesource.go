@@ -177,7 +177,7 @@ func fsScale(us, mul, div int64) (int64, bool) {
 }
 
 // fsBad is a row that cannot be read: a record that does not parse (row -1) or a value of column col of batch
-// row row. err may be nil for a value the CAST kernel refused, until fsBadError fills it in.
+// row row (a BadValue of TextDecoder, with its line).
 type fsBad struct {
 	row  int
 	col  int
@@ -226,15 +226,10 @@ type fileSource struct {
 	logged   bool // a bad row of the current file was logged
 	err      error
 
-	cols     []fsColumn
-	lines    []int64 // per row of the batch being built: its line
-	csvp     csvParser
-	jsonp    jsonParser
-	ectx     *expr.Context // CAST with bad values as NULL (the rows are found by their NULLs)
-	failCtx  *expr.Context // CAST failing, to get a bad value's error
-	cctx     context.Context
-	castBad  exec.Counter
-	keepMask []bool
+	TextDecoder         // the records' values, decoded column at a time
+	lines       []int64 // per row of the batch being built: its line
+	cctx        context.Context
+	keepMask    []bool
 }
 
 func (s *fileSource) Open(ctx *exec.TaskContext) error {
@@ -318,16 +313,10 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 		}
 	}
 
-	s.cols = make([]fsColumn, 0, cfg.Schema.NumFields())
-	for _, f := range cfg.Schema.Fields() {
-		col, _ := planFSColumn(f) // checked above
-		col.text = array.NewStringBuilder(s.alloc)
-		s.cols = append(s.cols, col)
+	if err := s.TextDecoder.init(cfg.Schema, s.alloc); err != nil {
+		return err
 	}
-	s.ectx = &expr.Context{Alloc: s.alloc, Mode: expr.ErrorsNull, BadValues: &s.castBad}
-	s.failCtx = &expr.Context{Alloc: s.alloc, Mode: expr.ErrorsFail}
 	s.cctx = compute.WithAllocator(context.Background(), s.alloc)
-	s.jsonp.init(cfg.Schema)
 	s.opened = true
 	return nil
 }
@@ -420,10 +409,7 @@ func (s *fileSource) Close() error {
 		s.timer.Stop()
 		s.timer, s.wake = nil, nil
 	}
-	for i := range s.cols {
-		s.cols[i].text.Release()
-	}
-	s.cols = nil
+	s.TextDecoder.Release()
 	s.opened = false
 	return nil
 }
@@ -732,10 +718,7 @@ func (s *fileSource) readBatch() (arrow.RecordBatch, error) {
 	rd := s.cur
 	rows := 0
 	s.lines = s.lines[:0]
-	for i := range s.cols {
-		s.cols[i].text.Reserve(s.batch)
-		s.cols[i].text.ReserveData(s.cols[i].textSize + s.cols[i].textSize/8)
-	}
+	s.Reserve(s.batch)
 	var stop *fsBad // fail mode: the record that ends the batch
 	eof := false
 loop:
@@ -750,7 +733,7 @@ loop:
 			st, bad, err = s.jsonRow(rd)
 		}
 		if err != nil {
-			s.discardTexts()
+			s.Discard()
 			return nil, fmt.Errorf("file source: %s: %w", rd.name, err)
 		}
 		switch st {
@@ -769,9 +752,13 @@ loop:
 			s.skipped(b, 1)
 		}
 	}
-	rec, bads, err := s.convertBatch(rows)
+	rec, bvs, err := s.Batch(rows)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("file source: %s: %w", rd.name, err)
+	}
+	bads := make([]fsBad, len(bvs))
+	for i, b := range bvs {
+		bads[i] = fsBad{row: b.Row, col: b.Col, line: s.lines[b.Row], err: b.Err}
 	}
 	if s.fail && (len(bads) > 0 || stop != nil) {
 		rec.Release()
@@ -849,168 +836,6 @@ func (s *fileSource) dropRows(rec arrow.RecordBatch, bads []fsBad) (arrow.Record
 		return nil, fmt.Errorf("file source: dropping bad rows: %w", err)
 	}
 	return out, nil
-}
-
-func (s *fileSource) discardTexts() {
-	for i := range s.cols {
-		s.cols[i].text.NewArray().Release()
-	}
-}
-
-// ---- conversion, column at a time ----
-
-// convertBatch turns the texts gathered for n rows into a batch; bads are the values that cannot be read, sorted
-// by row and column, the first with its error.
-func (s *fileSource) convertBatch(n int) (arrow.RecordBatch, []fsBad, error) {
-	texts := make([]*array.String, len(s.cols))
-	arrs := make([]arrow.Array, len(s.cols))
-	defer func() {
-		for c := range s.cols {
-			if texts[c] != nil {
-				texts[c].Release()
-			}
-			if arrs[c] != nil {
-				arrs[c].Release()
-			}
-		}
-	}()
-	var bads []fsBad
-	for c := range s.cols {
-		texts[c] = s.cols[c].text.NewStringArray()
-		s.cols[c].textSize = len(texts[c].ValueBytes())
-	}
-	for c := range s.cols {
-		arr, err := s.convertColumn(c, texts[c], &bads)
-		if err != nil {
-			return nil, nil, fmt.Errorf("file source: %s: column %s: %w", s.cur.name, s.cols[c].name, err)
-		}
-		arrs[c] = arr
-	}
-	if len(bads) > 0 {
-		slices.SortFunc(bads, func(a, b fsBad) int {
-			if a.row != b.row {
-				return a.row - b.row
-			}
-			return a.col - b.col
-		})
-		if bads[0].err == nil {
-			bads[0].err = s.castError(bads[0].col, texts[bads[0].col], bads[0].row)
-		}
-	}
-	return array.NewRecordBatch(s.cfg.Schema, arrs, int64(n)), bads, nil
-}
-
-// convertColumn converts one column's texts (NULL for NULL) into its Arrow type, adding the rows whose text
-// does not read to bads (their values are NULL in the result, which drops or fails them).
-func (s *fileSource) convertColumn(c int, txt *array.String, bads *[]fsBad) (arrow.Array, error) {
-	col := &s.cols[c]
-	n := txt.Len()
-	addBad := func(i int, e *sqlerr.Error) { *bads = append(*bads, fsBad{row: i, col: c, line: s.lines[i], err: e}) }
-	if !col.nullable && txt.NullN() > 0 {
-		for i := range n {
-			if txt.IsNull(i) {
-				addBad(i, sqlerr.New(codeNullNotAllow, sqlerr.NoPos, "null value in column %s violates not-null constraint", strconv.Quote(col.name)))
-			}
-		}
-	}
-	switch col.conv {
-	case fcString:
-		if !utf8.Valid(txt.ValueBytes()) {
-			for i := range n {
-				if txt.IsValid(i) && !utf8.ValidString(txt.Value(i)) {
-					addBad(i, sqlerr.New(codeBadEncoding, sqlerr.NoPos, "invalid byte sequence for encoding \"UTF8\""))
-				}
-			}
-		}
-		txt.Retain()
-		return txt, nil
-	case fcCast:
-		rec := array.NewRecordBatch(fsTextSchema, []arrow.Array{txt}, int64(n))
-		out, err := col.cast.Eval(s.ectx, rec)
-		rec.Release()
-		if err != nil {
-			return nil, err
-		}
-		if out.NullN() != txt.NullN() {
-			for i := range n {
-				if txt.IsValid(i) && out.IsNull(i) {
-					addBad(i, nil) // the error is made again when it is needed
-				}
-			}
-		}
-		return out, nil
-	case fcTimestamp:
-		b := array.NewTimestampBuilder(s.alloc, col.typ.(*arrow.TimestampType))
-		return fsParseColumn(b, txt, addBad, func(t string) (arrow.Timestamp, error) {
-			v, err := col.parseScaled(t, expr.ParseTimestamp, codeDatetimeRange, "timestamp")
-			return arrow.Timestamp(v), err
-		}), nil
-	case fcDate:
-		return fsParseColumn(array.NewDate32Builder(s.alloc), txt, addBad, func(t string) (arrow.Date32, error) {
-			d, err := expr.ParseDate(t)
-			return arrow.Date32(d), err
-		}), nil
-	case fcInterval:
-		b := array.NewDurationBuilder(s.alloc, col.typ.(*arrow.DurationType))
-		return fsParseColumn(b, txt, addBad, func(t string) (arrow.Duration, error) {
-			v, err := col.parseScaled(t, expr.ParseInterval, sqlerr.NumericOutOfRange, "interval")
-			return arrow.Duration(v), err
-		}), nil
-	}
-	return nil, fmt.Errorf("unhandled conversion %d", col.conv)
-}
-
-// parseScaled parses a text into microseconds with parse and converts them to the column's unit; a value the unit
-// cannot hold is an error of code, "<what> out of range".
-func (col *fsColumn) parseScaled(t string, parse func(string) (int64, error), code, what string) (int64, error) {
-	us, err := parse(t)
-	v, ok := fsScale(us, col.mul, col.div)
-	if err == nil && !ok {
-		err = sqlerr.New(code, sqlerr.NoPos, "%s out of range: %q", what, t)
-	}
-	return v, err
-}
-
-// fsParseColumn builds a column by parsing each text on its own into b (which it releases): a NULL text is NULL,
-// and a text parse refuses is a bad row (NULL in the result).
-func fsParseColumn[T any, B interface {
-	Reserve(int)
-	UnsafeAppend(T)
-	UnsafeAppendBoolToBitmap(bool)
-	NewArray() arrow.Array
-	Release()
-}](b B, txt *array.String, addBad func(int, *sqlerr.Error), parse func(string) (T, error)) arrow.Array {
-	defer b.Release()
-	n := txt.Len()
-	b.Reserve(n)
-	for i := range n {
-		if txt.IsNull(i) {
-			b.UnsafeAppendBoolToBitmap(false)
-			continue
-		}
-		v, err := parse(txt.Value(i))
-		if err != nil {
-			addBad(i, sqlerr.As(err))
-			b.UnsafeAppendBoolToBitmap(false)
-			continue
-		}
-		b.UnsafeAppend(v)
-	}
-	return b.NewArray()
-}
-
-// castError evaluates the CAST of row i's text again, failing, to get its error.
-func (s *fileSource) castError(c int, txt *array.String, i int) *sqlerr.Error {
-	one := array.NewSlice(txt, int64(i), int64(i+1))
-	defer one.Release()
-	rec := array.NewRecordBatch(fsTextSchema, []arrow.Array{one}, 1)
-	defer rec.Release()
-	out, err := s.cols[c].cast.Eval(s.failCtx, rec)
-	if err == nil {
-		out.Release()
-		return sqlerr.New(sqlerr.InvalidTextRep, sqlerr.NoPos, "invalid input for type %s: %q", expr.TypeName(s.cols[c].typ), txt.Value(i))
-	}
-	return sqlerr.As(err)
 }
 
 // ---- CSV ----
@@ -1162,30 +987,8 @@ func (s *fileSource) csvRow(rd *fsReader) (recStatus, *sqlerr.Error, error) {
 	if err != nil || st != recRow {
 		return st, bad, err
 	}
-	p := &s.csvp
-	nc := len(s.cols)
-	switch {
-	case len(p.fields) == nc:
-	case nc == 0 && len(p.fields) == 1 && p.fields[0].start == p.fields[0].end && !p.fields[0].quoted:
-		return recRow, nil, nil // an empty line is a row without columns
-	case len(p.fields) < nc:
-		return recBad, sqlerr.New(codeBadCopyFormat, sqlerr.NoPos, "missing data for column %s (%d fields, want %d)",
-			strconv.Quote(s.cols[len(p.fields)].name), len(p.fields), nc), nil
-	default:
-		return recBad, sqlerr.New(codeBadCopyFormat, sqlerr.NoPos, "extra data after last expected column (%d fields, want %d)",
-			len(p.fields), nc), nil
-	}
-	for c, f := range p.fields {
-		b := s.cols[c].text.BinaryBuilder
-		if f.start == f.end && !f.quoted {
-			b.AppendNull()
-			continue
-		}
-		src := p.data
-		if f.scratch {
-			src = p.scratch
-		}
-		b.Append(src[f.start:f.end])
+	if bad := s.appendCSV(); bad != nil {
+		return recBad, bad, nil
 	}
 	return recRow, nil, nil
 }
@@ -1559,19 +1362,7 @@ func (s *fileSource) jsonRow(rd *fsReader) (recStatus, *sqlerr.Error, error) {
 		if blank {
 			return recNone, nil, nil
 		}
-		p := &s.jsonp
-		for c := range s.cols {
-			b := s.cols[c].text.BinaryBuilder
-			sl := p.slots[c]
-			switch {
-			case !sl.set || sl.null:
-				b.AppendNull()
-			case sl.scratch:
-				b.Append(p.scratch[sl.start:sl.end])
-			default:
-				b.Append(line[sl.start:sl.end])
-			}
-		}
+		s.appendJSON(line)
 		return recRow, nil, nil
 	}
 }
