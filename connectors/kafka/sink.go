@@ -67,6 +67,13 @@ func (s *sinkBase) start(ctx *exec.TaskContext) error {
 	return nil
 }
 
+// stopIfFailed releases what start took when Open fails.
+func (s *sinkBase) stopIfFailed(err *error) {
+	if *err != nil {
+		s.cancel()
+	}
+}
+
 // clientOpts are the kgo options of one producer of this sink.
 func (s *sinkBase) clientOpts(extra ...kgo.Opt) ([]kgo.Opt, error) {
 	opts := append(s.cfg.Client.Opts(), kgo.DefaultProduceTopic(s.cfg.Topic), kgo.ProducerLinger(5*time.Millisecond),
@@ -189,10 +196,11 @@ type plainSink struct {
 
 var _ exec.Sink = (*plainSink)(nil)
 
-func (s *plainSink) Open(ctx *exec.TaskContext) error {
+func (s *plainSink) Open(ctx *exec.TaskContext) (err error) {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
+	defer s.stopIfFailed(&err) // the runtime does not Close a sink whose Open failed
 	opts, err := s.clientOpts()
 	if err != nil {
 		return err

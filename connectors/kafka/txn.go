@@ -135,10 +135,11 @@ func (t *txn) promise(r *kgo.Record, err error) {
 	t.acked++
 }
 
-func (s *txnSink) Open(ctx *exec.TaskContext) error {
+func (s *txnSink) Open(ctx *exec.TaskContext) (err error) {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
+	defer s.stopIfFailed(&err) // the runtime does not Close a sink whose Open failed
 	if ctx.Receipt == nil {
 		// The runtime writes receipts only for a node marked CommitNotRecoverable: without them a restart could not
 		// tell a committed checkpoint from an unresolved one.
