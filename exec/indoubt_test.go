@@ -937,3 +937,36 @@ func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
 		t.Fatalf("want the restore refused; got %v", err)
 	}
 }
+
+// Seed: the walk checks its cancel "between reading a probe's answer and acting on it, because an EndTxn probe
+// executes a commit and the store writes steer every later recovery". The answer arrives after the soft
+// deadline: the cancelled walk writes no receipt and no CONFIRMED marker, only the unresolved marker, which the
+// sink settles at open.
+func TestInDoubtCancelledWalkDoesNotActOnALateAnswer(t *testing.T) {
+	r := newEORig(t, 1)
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(ctx context.Context, name string) (exec.Verdict, error, bool) {
+		<-ctx.Done()
+		r.b.mu.Lock()
+		r.b.commitLocked(name) // the EndTxn executed; its answer comes too late
+		r.b.mu.Unlock()
+		return exec.VerdictCommitted, nil, true
+	}
+	var describedAt []bool // whether a receipt existed when the open asked
+	r.b.onDescribe = func(string) (exec.Verdict, error, bool) {
+		describedAt = append(describedAt, checkpoint.HasReceipt(nil, r.cpDir(), "sink", 0, 3))
+		return 0, nil, false
+	}
+	j, err := r.recover(func(c *exec.JobConfig) { c.InDoubtDeadline = 20 * time.Millisecond })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.exists(checkpoint.ConfirmedPath(r.cpDir(), 3)) || j.Status().Restored != 2 {
+		t.Fatalf("the cancelled walk acted on its late answer: restored from %d", j.Status().Restored)
+	}
+	if !slices.Equal(describedAt, []bool{false}) {
+		t.Fatalf("markers described with receipt present: %v, want one, without", describedAt)
+	}
+	r.exactlyOnce()
+}
