@@ -119,7 +119,8 @@ type eoSink struct {
 	sub    int
 	ctx    *exec.TaskContext
 	open   []string
-	staged []uint64 // staged ids with rows, ascending
+	mu     sync.Mutex // staged: Commit runs on the coordinator's goroutine, concurrently with PreCommit
+	staged []uint64   // staged ids with rows, ascending
 }
 
 func newEOSink(b *broker) func(int) exec.Sink {
@@ -156,15 +157,19 @@ func (s *eoSink) PreCommit(id uint64) error {
 	if len(s.open) == 0 {
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.b.mu.Lock()
-	defer s.b.mu.Unlock()
 	s.b.txns[txnName(s.sub, id)] = &fakeTxn{state: txnOpen, rows: s.open}
+	s.b.mu.Unlock()
 	s.open = nil
 	s.staged = append(s.staged, id)
 	return nil
 }
 
 func (s *eoSink) Handle(id uint64) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if slices.Contains(s.staged, id) {
 		return []byte(txnName(s.sub, id)), nil
 	}
@@ -172,6 +177,8 @@ func (s *eoSink) Handle(id uint64) ([]byte, error) {
 }
 
 func (s *eoSink) Commit(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for len(s.staged) > 0 && s.staged[0] <= id {
 		sid := s.staged[0]
 		mode := commitNormal
@@ -199,12 +206,14 @@ func (s *eoSink) Commit(id uint64) error {
 }
 
 func (s *eoSink) Abort(id uint64) error {
+	s.mu.Lock() // lock order: the sink's, then the broker's
+	defer s.mu.Unlock()
+	s.staged = slices.DeleteFunc(s.staged, func(x uint64) bool { return x == id })
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
 	if t := s.b.txns[txnName(s.sub, id)]; t != nil && t.state == txnOpen {
 		t.state = txnAborted
 	}
-	s.staged = slices.DeleteFunc(s.staged, func(x uint64) bool { return x == id })
 	return nil
 }
 
