@@ -184,7 +184,7 @@ func (j *Job) resolveInDoubt(parent context.Context) error {
 			above = append(above, id)
 		}
 	}
-	if err := j.refuseFallbackIfPublished(target, above[len(above)-1], res.err, true); err != nil {
+	if err := j.refuseFallbackIfPublished(target, above[0], "is in doubt", res.err, true); err != nil {
 		return err
 	}
 	if err := checkpoint.Abandon(fsys, dir, above); err != nil {
@@ -324,10 +324,11 @@ func (j *Job) fellBackPastAll() bool {
 	return err == nil && len(ids) > 0
 }
 
-// refuseFallbackIfPublished refuses a restore from target when a sink already published output of a checkpoint
-// after it (restoring it would publish that output again). Sinks whose commit is not recoverable are skipped when
-// skipInDoubt is set: receipts and replay suppression cover them.
-func (j *Job) refuseFallbackIfPublished(target, from uint64, cause error, skipInDoubt bool) error {
+// refuseFallbackIfPublished refuses a restore from target instead of checkpoint from (which "is damaged" or "is in
+// doubt": why) when a sink already published output of a checkpoint after target (restoring it would publish that
+// output again). Sinks whose commit is not recoverable are skipped when skipInDoubt is set: receipts and replay
+// suppression cover them.
+func (j *Job) refuseFallbackIfPublished(target, from uint64, why string, cause error, skipInDoubt bool) error {
 	for _, n := range j.g.Nodes {
 		if n.Kind != SinkNode || (skipInDoubt && n.CommitNotRecoverable) {
 			continue
@@ -335,17 +336,17 @@ func (j *Job) refuseFallbackIfPublished(target, from uint64, cause error, skipIn
 		ctx := &TaskContext{Job: j.cfg.Name, Operator: n.ID, Parallelism: n.Parallelism, FS: j.cfg.FS}
 		pc, ok := n.newSink(0).(PublishChecker)
 		if !ok {
-			return fmt.Errorf("checkpoint %d cannot be restored, and falling back to checkpoint %d is refused: sink %s "+
-				"cannot tell whether it published output after it: %w", from, target, n.ID, cause)
+			return fmt.Errorf("checkpoint %d %s, and falling back to checkpoint %d is refused: sink %s "+
+				"cannot tell whether it published output after it: %w", from, why, target, n.ID, cause)
 		}
 		published, err := pc.PublishedAfter(ctx, target)
 		if err != nil {
 			return err
 		}
 		if published != "" {
-			return fmt.Errorf("checkpoint %d cannot be restored, and falling back to checkpoint %d is refused: sink %s "+
+			return fmt.Errorf("checkpoint %d %s, and falling back to checkpoint %d is refused: sink %s "+
 				"already published output after it (%s), which the fallback would publish again: %w",
-				from, target, n.ID, published, cause)
+				from, why, target, n.ID, published, cause)
 		}
 	}
 	return nil

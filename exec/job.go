@@ -669,7 +669,7 @@ func (j *Job) restorePoint() (uint64, error) {
 	if older == 0 {
 		return 0, fmt.Errorf("checkpoint %d is damaged and no older retained checkpoint verifies: %w", latest, verr)
 	}
-	if err := j.refuseFallbackIfPublished(older, latest, verr, false); err != nil {
+	if err := j.refuseFallbackIfPublished(older, latest, "is damaged", verr, false); err != nil {
 		return 0, err
 	}
 	if err := checkpoint.Abandon(j.cfg.FS, j.cpDir, ids[slices.Index(ids, older)+1:]); err != nil {
