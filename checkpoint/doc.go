@@ -121,6 +121,9 @@
 //   - A fallback replayed receipted intervals as duplicates: replay suppression drops rows arriving below the
 //     receipt's horizon, and refuses the restore when no watermark separates them (exec armSuppression;
 //     TestInDoubtSuppressionWithoutWatermarkFailsTheRestore).
+//   - A fallback below a checkpoint that a recoverable sink of the same job already published would publish it
+//     twice (no receipt covers such a sink): it is refused like a damaged checkpoint's fallback (exec
+//     refuseFallbackIfPublished; TestInDoubtFallbackRefusedWhenAnotherSinkPublished).
 //   - Retention purged the confirmed restore target while newer checkpoints were unconfirmed: the floor never
 //     rises above the newest confirmed checkpoint, and receipts are pruned below it only (dirs.go, retain;
 //     TestRetentionKeepsTheConfirmedRestoreTarget).

@@ -979,3 +979,30 @@ func TestInDoubtCancelledWalkDoesNotActOnALateAnswer(t *testing.T) {
 	}
 	r.exactlyOnce()
 }
+
+// A job with a file-like sink beside the exactly-once one: the in-doubt fallback would replay checkpoint 3,
+// which the other sink already published (its commit is recoverable, and it committed 3 before the crash), and
+// no receipt covers that sink. The fallback is refused, as a damaged checkpoint's is, instead of publishing
+// twice.
+func TestInDoubtFallbackRefusedWhenAnotherSinkPublished(t *testing.T) {
+	r := newEORig(t, 1)
+	store := newTxnStore()
+	r.graphFn = func(src seqConfig) *exec.Graph {
+		g := exec.NewGraph()
+		s := g.AddSource("gen", 1, newSeqSource(src))
+		agg := g.AddOperator("agg", 1, newWindowSum(windowSize), exec.From(s, exec.ForwardExchange())).WithKeyedState()
+		g.AddSink("sink", 1, newEOSink(r.b), exec.From(agg, exec.ForwardExchange())).WithCommitNotRecoverable()
+		g.AddSink("files", 1, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
+		return g
+	}
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(context.Context, string) (exec.Verdict, error, bool) { return exec.VerdictUnknown, nil, true }
+	_, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1 })
+	if err == nil || !strings.Contains(err.Error(), "checkpoint 3 is in doubt, and falling back to checkpoint 2 is refused: sink files") {
+		t.Fatalf("want the fallback refused; got %v", err)
+	}
+	if rows := store.rows(); len(rows) != len(slices.Compact(slices.Clone(rows))) {
+		t.Fatal("the other sink published rows twice")
+	}
+}
