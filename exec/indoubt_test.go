@@ -1006,3 +1006,27 @@ func TestInDoubtFallbackRefusedWhenAnotherSinkPublished(t *testing.T) {
 		t.Fatal("the other sink published rows twice")
 	}
 }
+
+// Seed: "transport retries" within the walk's own budget: a broker that refuses connections twice and then
+// answers still settles the checkpoint, without a fallback.
+func TestInDoubtTransportErrorsAreRetried(t *testing.T) {
+	r := newEORig(t, 1)
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	var calls int
+	r.b.onResolve = func(context.Context, string) (exec.Verdict, error, bool) {
+		calls++
+		if calls <= 2 {
+			return exec.VerdictUnknown, errBrokerDown, true
+		}
+		return 0, nil, false
+	}
+	j, err := r.recover(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || j.Status().Restored != 3 {
+		t.Fatalf("%d calls, restored from %d; want 3 calls and checkpoint 3", calls, j.Status().Restored)
+	}
+	r.exactlyOnce()
+}
