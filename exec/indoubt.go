@@ -369,8 +369,10 @@ type inDoubtSub struct {
 	horizons map[uint64]int64 // id -> horizon of the handles staged by this incarnation, until receipted
 
 	// Replay suppression, subtask goroutine only: rows arriving while the input watermark is below horizon are
-	// dropped (they belong to receipted checkpoints above the restore point).
+	// dropped (they belong to receipted checkpoints above the restore point). dropped: rows were dropped since the
+	// last watermark advance.
 	suppressing bool
+	dropped     bool
 	horizon     int64
 	suppressed  int64
 }
@@ -540,19 +542,42 @@ func (d *inDoubtSub) armSuppression(restoredWM int64) error {
 	return nil
 }
 
-// suppress reports whether a replayed batch arriving at input watermark wm is dropped (and counts it).
-func (d *inDoubtSub) suppress(wm int64, rows int) bool {
+// suppress reports whether a replayed batch arriving while suppression is armed (the input watermark below the
+// horizon) is dropped, and counts it.
+func (d *inDoubtSub) suppress(rows int) bool {
 	if !d.suppressing {
 		return false
 	}
-	if wm >= d.horizon {
-		d.suppressing = false
-		d.s.tctx.Log.Info("replay suppression ended: the input watermark reached the horizon", "suppressed_rows", d.suppressed)
-		return false
-	}
+	d.dropped = true
 	d.suppressed += int64(rows)
 	d.s.inc.stats.suppressed.Add(int64(rows))
 	return true
+}
+
+// onWatermark ends suppression when the input watermark reaches the horizon. Rows released by a watermark at or
+// below the horizon were released before the receipted barrier in the first run too, so dropping them is exact.
+// But when the replay's watermark jumps from below the horizon to above it (its batches differ from the first
+// run's), the rows dropped just before the jump were released by a watermark above the horizon: some may belong
+// after the receipted checkpoint, and nothing tells which. The incarnation then fails (its output is not
+// committed) rather than lose them; the restart replays again.
+func (d *inDoubtSub) onWatermark(wm int64) error {
+	if !d.suppressing {
+		return nil
+	}
+	if wm < d.horizon {
+		d.dropped = false
+		return nil
+	}
+	if d.dropped && wm > d.horizon {
+		d.suppressing = false
+		return fmt.Errorf("job %s: sink %s subtask %d: replay suppression cannot separate the rows of receipted "+
+			"checkpoints from the new ones: the replayed watermark jumped over the receipt's horizon %s to %s "+
+			"(the replay's batches differ from the first run's); failing rather than lose rows", d.s.tctx.Job,
+			d.s.node.ID, d.s.index, wmString(d.horizon), wmString(wm))
+	}
+	d.suppressing = false
+	d.s.tctx.Log.Info("replay suppression ended: the input watermark reached the horizon", "suppressed_rows", d.suppressed)
+	return nil
 }
 
 func wmString(wm int64) string {
