@@ -431,12 +431,13 @@ func (d *inDoubtSub) receipt(id uint64) error {
 }
 
 // beforeOpen consumes the subtask's unresolved markers, then arms replay suppression from its receipts above the
-// restore point. restoredWM is the subtask's input watermark at the restored checkpoint.
-func (d *inDoubtSub) beforeOpen(ctx context.Context, restoredWM int64) error {
+// restore point. restoredWM is the subtask's input watermark at the restored checkpoint; channels the number of
+// its input channels.
+func (d *inDoubtSub) beforeOpen(ctx context.Context, restoredWM int64, channels int) error {
 	if err := d.consumeMarkers(ctx); err != nil {
 		return err
 	}
-	return d.armSuppression(restoredWM)
+	return d.armSuppression(restoredWM, channels)
 }
 
 // consumeMarkers settles each unresolved marker of the subtask with a read-only Describe before the sink opens
@@ -492,7 +493,7 @@ func (d *inDoubtSub) consumeMarkers(ctx context.Context) error {
 // armSuppression reads the subtask's receipts above the restore point: the replay re-produces the rows of those
 // checkpoints, which the external system already has. Rows arriving before the input watermark reaches the
 // newest receipt's horizon are dropped in front of Write.
-func (d *inDoubtSub) armSuppression(restoredWM int64) error {
+func (d *inDoubtSub) armSuppression(restoredWM int64, channels int) error {
 	s := d.s
 	fsys, dir, op := s.inc.fs, s.inc.cpDir, s.node.ID
 	rs, err := checkpoint.ListReceipts(fsys, dir, op, s.index)
@@ -535,6 +536,15 @@ func (d *inDoubtSub) armSuppression(restoredWM int64) error {
 			"restore, %s at checkpoint %d) cannot separate their rows from the new ones: the restore fails rather "+
 			"than publish them twice (replay suppression needs output ordered by the watermark, e.g. windowed "+
 			"aggregates and joins)", s.tctx.Job, op, s.index, receipted, wmString(restoredWM), wmString(h.Horizon), top)}
+	}
+	if channels > 1 {
+		// The horizon is the minimum over the channels at the barrier: a row of a channel that was ahead can
+		// arrive after the combined watermark reached it although the row's interval is receipted.
+		return &inDoubtError{permanent: true, msg: fmt.Sprintf("job %s: sink %s subtask %d: the restore replays "+
+			"checkpoints %v, which the external system already committed, and the subtask reads %d input channels, "+
+			"whose combined watermark cannot separate their rows from the new ones: the restore fails rather than "+
+			"publish them twice (replay suppression needs one input channel per sink subtask: a forward edge)",
+			s.tctx.Job, op, s.index, receipted, channels)}
 	}
 	d.suppressing, d.horizon = true, h.Horizon
 	s.tctx.Log.Info("replay suppression armed: rows of receipted checkpoints are dropped until the input watermark "+

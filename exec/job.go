@@ -979,7 +979,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 	}
 	open := func(tc *TaskContext) error {
 		// Markers and receipts first: the open fences the transactional identity.
-		if err := d.beforeOpen(s.inc.ctx, s.inputWM()); err != nil {
+		if err := d.beforeOpen(s.inc.ctx, s.inputWM(), len(ins)); err != nil {
 			return err
 		}
 		if err := sink.Open(tc); err != nil {
