@@ -119,7 +119,8 @@ type eoSink struct {
 	sub    int
 	ctx    *exec.TaskContext
 	open   []string
-	staged []uint64 // staged ids with rows, ascending
+	mu     sync.Mutex // staged: Commit runs on the coordinator's goroutine, concurrently with PreCommit
+	staged []uint64   // staged ids with rows, ascending
 }
 
 func newEOSink(b *broker) func(int) exec.Sink {
@@ -156,15 +157,19 @@ func (s *eoSink) PreCommit(id uint64) error {
 	if len(s.open) == 0 {
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.b.mu.Lock()
-	defer s.b.mu.Unlock()
 	s.b.txns[txnName(s.sub, id)] = &fakeTxn{state: txnOpen, rows: s.open}
+	s.b.mu.Unlock()
 	s.open = nil
 	s.staged = append(s.staged, id)
 	return nil
 }
 
 func (s *eoSink) Handle(id uint64) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if slices.Contains(s.staged, id) {
 		return []byte(txnName(s.sub, id)), nil
 	}
@@ -172,6 +177,8 @@ func (s *eoSink) Handle(id uint64) ([]byte, error) {
 }
 
 func (s *eoSink) Commit(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for len(s.staged) > 0 && s.staged[0] <= id {
 		sid := s.staged[0]
 		mode := commitNormal
@@ -199,12 +206,14 @@ func (s *eoSink) Commit(id uint64) error {
 }
 
 func (s *eoSink) Abort(id uint64) error {
+	s.mu.Lock() // lock order: the sink's, then the broker's
+	defer s.mu.Unlock()
+	s.staged = slices.DeleteFunc(s.staged, func(x uint64) bool { return x == id })
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
 	if t := s.b.txns[txnName(s.sub, id)]; t != nil && t.state == txnOpen {
 		t.state = txnAborted
 	}
-	s.staged = slices.DeleteFunc(s.staged, func(x uint64) bool { return x == id })
 	return nil
 }
 
@@ -935,5 +944,161 @@ func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
 	_, err := r.recover(nil)
 	if err == nil || !strings.Contains(err.Error(), "cannot separate") {
 		t.Fatalf("want the restore refused; got %v", err)
+	}
+}
+
+// Seed: the walk checks its cancel "between reading a probe's answer and acting on it, because an EndTxn probe
+// executes a commit and the store writes steer every later recovery". The answer arrives after the soft
+// deadline: the cancelled walk writes no receipt and no CONFIRMED marker, only the unresolved marker, which the
+// sink settles at open.
+func TestInDoubtCancelledWalkDoesNotActOnALateAnswer(t *testing.T) {
+	r := newEORig(t, 1)
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(ctx context.Context, name string) (exec.Verdict, error, bool) {
+		<-ctx.Done()
+		r.b.mu.Lock()
+		r.b.commitLocked(name) // the EndTxn executed; its answer comes too late
+		r.b.mu.Unlock()
+		return exec.VerdictCommitted, nil, true
+	}
+	var describedAt []bool // whether a receipt existed when the open asked
+	r.b.onDescribe = func(string) (exec.Verdict, error, bool) {
+		describedAt = append(describedAt, checkpoint.HasReceipt(nil, r.cpDir(), "sink", 0, 3))
+		return 0, nil, false
+	}
+	j, err := r.recover(func(c *exec.JobConfig) { c.InDoubtDeadline = 20 * time.Millisecond })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.exists(checkpoint.ConfirmedPath(r.cpDir(), 3)) || j.Status().Restored != 2 {
+		t.Fatalf("the cancelled walk acted on its late answer: restored from %d", j.Status().Restored)
+	}
+	if !slices.Equal(describedAt, []bool{false}) {
+		t.Fatalf("markers described with receipt present: %v, want one, without", describedAt)
+	}
+	r.exactlyOnce()
+}
+
+// A job with a file-like sink beside the exactly-once one: the in-doubt fallback would replay checkpoint 3,
+// which the other sink already published (its commit is recoverable, and it committed 3 before the crash), and
+// no receipt covers that sink. The fallback is refused, as a damaged checkpoint's is, instead of publishing
+// twice.
+func TestInDoubtFallbackRefusedWhenAnotherSinkPublished(t *testing.T) {
+	r := newEORig(t, 1)
+	store := newTxnStore()
+	r.graphFn = func(src seqConfig) *exec.Graph {
+		g := exec.NewGraph()
+		s := g.AddSource("gen", 1, newSeqSource(src))
+		agg := g.AddOperator("agg", 1, newWindowSum(windowSize), exec.From(s, exec.ForwardExchange())).WithKeyedState()
+		g.AddSink("sink", 1, newEOSink(r.b), exec.From(agg, exec.ForwardExchange())).WithCommitNotRecoverable()
+		g.AddSink("files", 1, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
+		return g
+	}
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(context.Context, string) (exec.Verdict, error, bool) { return exec.VerdictUnknown, nil, true }
+	_, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1 })
+	if err == nil || !strings.Contains(err.Error(), "checkpoint 3 is in doubt, and falling back to checkpoint 2 is refused: sink files") {
+		t.Fatalf("want the fallback refused; got %v", err)
+	}
+	if rows := store.rows(); len(rows) != len(slices.Compact(slices.Clone(rows))) {
+		t.Fatal("the other sink published rows twice")
+	}
+}
+
+// Seed: "transport retries" within the walk's own budget: a broker that refuses connections twice and then
+// answers still settles the checkpoint, without a fallback.
+func TestInDoubtTransportErrorsAreRetried(t *testing.T) {
+	r := newEORig(t, 1)
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	var calls int
+	r.b.onResolve = func(context.Context, string) (exec.Verdict, error, bool) {
+		calls++
+		if calls <= 2 {
+			return exec.VerdictUnknown, errBrokerDown, true
+		}
+		return 0, nil, false
+	}
+	j, err := r.recover(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || j.Status().Restored != 3 {
+		t.Fatalf("%d calls, restored from %d; want 3 calls and checkpoint 3", calls, j.Status().Restored)
+	}
+	r.exactlyOnce()
+}
+
+// failNthRenameFS fails the nth rename to a name with the given prefix (a crash part way through a sequence of
+// renames), once.
+type failNthRenameFS struct {
+	state.FS
+	prefix string
+	n      int
+	mu     sync.Mutex
+	seen   int
+}
+
+func (f *failNthRenameFS) Rename(o, n string) error {
+	if strings.HasPrefix(filepath.Base(n), f.prefix) {
+		f.mu.Lock()
+		f.seen++
+		fail := f.seen == f.n
+		f.mu.Unlock()
+		if fail {
+			return errors.New("injected: the process died here")
+		}
+	}
+	return f.FS.Rename(o, n)
+}
+
+// The fallback abandons the checkpoints above its target newest first. Checkpoints 2 and 3 are in doubt and
+// the broker does not answer; the process dies after abandoning one of them. When the broker is back, the next
+// walk must not confirm 3 while 2 stays abandoned: restoring from 3 would skip 2's interval (lost rows).
+func TestInDoubtPartialAbandonNeverSkipsAnInterval(t *testing.T) {
+	r := newEORig(t, 1)
+	r.lose(2, commitLost)
+	r.crash(3, 2)
+	fs := &failNthRenameFS{FS: state.OS, prefix: "ABANDONED-", n: 2}
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		fs.mu.Lock()
+		back := fs.seen >= fs.n
+		fs.mu.Unlock()
+		if !back {
+			return exec.VerdictUnknown, nil, true // the first walk: no answer that proves anything
+		}
+		return 0, nil, false // the broker is back
+	}
+	j, err := r.recover(func(c *exec.JobConfig) { c.FS = fs })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status().Restarts == 0 {
+		t.Fatal("the injected crash did not happen")
+	}
+	r.exactlyOnce()
+}
+
+// Replay suppression decides by the watermark a row arrives under. When the replay reads its input in bigger
+// batches than the first run (a Kafka poll after a backlog), the watermark can jump from below the receipt's
+// horizon to far above it, and the windows released by that jump include some that closed after the receipted
+// checkpoint: dropping them would lose them silently. The restore fails instead, naming the jump.
+func TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon(t *testing.T) {
+	r := newEORig(t, 2)
+	r.b.forgetEnded = true
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		if sub, _ := parseTxnName(name); sub == 0 {
+			return exec.VerdictUnknown, nil, true
+		}
+		return 0, nil, false
+	}
+	r.src.batchRows = r.src.rows // the replay reads everything left in one batch
+	_, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1 })
+	if err == nil || !strings.Contains(err.Error(), "jumped over the receipt's horizon") {
+		t.Fatalf("want the replay refused; got %v", err)
 	}
 }
