@@ -83,6 +83,15 @@ func TestEngineInsertIntoExactlyOnceKafkaSink(t *testing.T) {
 	if n := res[len(res)-1].Notices; !slices.ContainsFunc(n, func(s string) bool { return strings.Contains(s, "leaves little room") }) {
 		t.Errorf("notices %q, want the transaction timeout's warning", n)
 	}
+	// An at-least-once sink (the default) says what the job guarantees.
+	run(fmt.Sprintf(`CREATE SINK k3 (id BIGINT) WITH (connector = 'kafka', topic = 'out2',
+		'properties.bootstrap.servers' = '%s', format = 'json')`, c.Bootstrap()))
+	if res, err = s.Execute(ctx, `INSERT INTO k3 VALUES (2)`); err != nil {
+		t.Fatal(err)
+	}
+	if n := res[len(res)-1].Notices; !slices.ContainsFunc(n, func(s string) bool { return strings.Contains(s, "at-least-once, not exactly-once: sink k3") }) {
+		t.Errorf("notices %q, want the at-least-once guarantee", n)
+	}
 	run(`FLUSH`)
 }
 
