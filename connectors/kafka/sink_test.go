@@ -619,3 +619,48 @@ func TestSASLThroughProperties(t *testing.T) {
 	}
 	s.Close()
 }
+
+// kfake's other late-EndTxn answers (tests/kafkatest measures them): a transaction fenced twice answers
+// PRODUCER_FENCED and its ABORT marker proves aborted; one committed and then fenced answers PRODUCER_FENCED and
+// its COMMIT marker proves committed.
+func TestResolveAfterFenceHistories(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		commit bool // commit before the fences
+		fences int
+		want   exec.Verdict
+	}{
+		{"fenced twice", false, 2, exec.VerdictAborted},
+		{"committed then fenced", true, 1, exec.VerdictCommitted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 2)
+			cfg := r.config()
+			dead := r.open(cfg, 0, &receipts{})
+			t.Cleanup(func() { dead.Close() })
+			r.write(dead, 0, 30)
+			h := preCommit(t, dead, 1)
+			if tc.commit {
+				if err := dead.Commit(1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range tc.fences {
+				r.open(cfg, 0, &receipts{}).Close()
+			}
+			r.expectEndTxnAnswer(h, kerr.ProducerFenced)
+			ctx, cancel := bg()
+			defer cancel()
+			for _, call := range []func(context.Context, []byte) (exec.Verdict, error){resolver(cfg).ResolveCommit, resolver(cfg).Describe} {
+				if v, err := call(ctx, h); err != nil || v != tc.want {
+					t.Fatalf("verdict = %v, %v; want %v", v, err, tc.want)
+				}
+			}
+			want := []int(nil)
+			if tc.commit {
+				want = seq(0, 30)
+			}
+			r.expectIDs(want)
+		})
+	}
+}
