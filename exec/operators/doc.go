@@ -159,9 +159,7 @@
 //
 // # Canonical bytes
 //
-// Keyed operators name keys by key bytes and keep rows as row bytes (window_keys.go). Key bytes compare as SQL
-// does (-0 = 0, one NaN); row bytes keep a float -0, so a retraction names exactly the row that was emitted and a
-// value prints as it was written. A group keeps its first row's spelling of its key where that differs (-0).
+// Keyed operators name keys by key bytes and keep rows as row bytes: package exec/rowcodec.
 //
 // # Group aggregate and Top-N
 //
@@ -196,7 +194,7 @@
 // NewIntervalJoin (intervaljoin.go) and NewWindowJoin (windowjoin.go) join two append-only inputs (0 left, 1
 // right) routed by a hash exchange on their keys; their contracts are in the files' headers, the shared JoinSpec
 // in joinspec.go. They share a row table: each kept row as the canonical bytes of all its columns
-// (winKeyEncoding with NULL markers), its time(s), key group, arrival number and flags, found per key (interval)
+// (rowcodec.Encoding with NULL markers), its time(s), key group, arrival number and flags, found per key (interval)
 // or per window and key (window) through Go maps. They own:
 //
 //   - interval join: the rows of both sides while an on-time row can still match them (until the watermark

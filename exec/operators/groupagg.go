@@ -5,6 +5,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -60,9 +61,9 @@ const gaDefaultMaxGroups = 1 << 20
 type gaPlan struct {
 	cfg     GroupAggConfig
 	in, out *arrow.Schema
-	keyEnc  winKeyEncoding
+	keyEnc  rowcodec.Encoding
 	// resEnc decodes a group's result bytes (one key-column value per aggregate) into the output builders.
-	resEnc    winKeyEncoding
+	resEnc    rowcodec.Encoding
 	aggs      []aggKind
 	maxGroups int
 }
@@ -91,7 +92,7 @@ func planGroupAgg(cfg GroupAggConfig, in *arrow.Schema) (*gaPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &gaPlan{cfg: cfg, in: in, keyEnc: newWinKeyEncoding(keyTypes), maxGroups: gaDefaultMaxGroups}
+	p := &gaPlan{cfg: cfg, in: in, keyEnc: rowcodec.NewKeyEncoding(keyTypes), maxGroups: gaDefaultMaxGroups}
 	aggs, aggFields, err := winPlanAggs(in, cfg.Aggs, gaInternalf)
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func planGroupAgg(cfg GroupAggConfig, in *arrow.Schema) (*gaPlan, error) {
 		resTypes = append(resTypes, k.out)
 	}
 	p.aggs = aggs
-	p.resEnc = winKeyEncoding{types: resTypes, mode: winKeyBytes}
+	p.resEnc = rowcodec.Encoding{Types: resTypes, Mode: rowcodec.KeyBytes}
 	p.out = arrow.NewSchema(append(fields, aggFields...), nil)
 	return p, nil
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 )
 
 // The retractable accumulators of the group aggregate. Like the window aggregate's (window_aggs.go) they keep
 // their state column-wise, one Go slice per field indexed by group id, and update from a batch's (row, group)
 // assignments in one tight loop per batch; unlike them, each assignment may be a retraction, and a result is
 // produced as canonical bytes (window_keys.go) rather than into a builder, so that the operator can compare a
-// group's result before and after a batch byte for byte and decode the one it emits with winKeyEncoding.
+// group's result before and after a batch byte for byte and decode the one it emits with rowcodec.Encoding.
 //
 // Updates run in row order, so a float sum sees the same sequence of additions and subtractions whatever the
 // batching, and a restore (which stores the exact bits) continues it exactly.
@@ -99,13 +100,13 @@ func (a *gaCount) update(col arrow.Array, rows, grps []int32, neg []bool) error 
 }
 
 func (a *gaCount) result(dst []byte, g int32) ([]byte, error) {
-	return winAppendOrderedInt(append(dst, 1), a.n[g]), nil
+	return rowcodec.AppendOrderedInt(append(dst, 1), a.n[g]), nil
 }
 
 func (a *gaCount) encode(dst []byte, g int32) []byte { return binary.AppendVarint(dst, a.n[g]) }
 
 func (a *gaCount) decode(src []byte, g int32) (rest []byte, err error) {
-	a.n[g], rest, err = winGetVarint(src)
+	a.n[g], rest, err = rowcodec.GetVarint(src)
 	return rest, err
 }
 
@@ -139,7 +140,7 @@ func (a *gaSum128) update(col arrow.Array, rows, grps []int32, neg []bool) error
 		return nil
 	}
 	nulls := col.NullN() > 0
-	vals := winInt64Values(col, &a.scr)
+	vals := rowcodec.Int64Values(col, &a.scr)
 	n, hi, lo := a.n, a.hi, a.lo
 	for j, r := range rows {
 		if nulls && col.IsNull(int(r)) {
@@ -171,19 +172,19 @@ func (a *gaSum128) result(dst []byte, g int32) ([]byte, error) {
 		if hi != int64(lo)>>63 {
 			return nil, errWinBigintRange()
 		}
-		return winAppendOrderedInt(append(dst, 1), int64(lo)), nil
+		return rowcodec.AppendOrderedInt(append(dst, 1), int64(lo)), nil
 	case gaSumDecimal:
 		v := decimal128.New(hi, lo)
 		if !v.FitsInPrecision(38) {
 			return nil, errWinNumericOverflow()
 		}
-		return winAppendDecimal(append(dst, 1), v), nil
+		return rowcodec.AppendDecimal(append(dst, 1), v), nil
 	}
 	v, err := a.avg(hi, lo, a.n[g], a.shift)
 	if err != nil {
 		return nil, err
 	}
-	return winAppendDecimal(append(dst, 1), v), nil
+	return rowcodec.AppendDecimal(append(dst, 1), v), nil
 }
 
 // SUM and AVG over floats. NaN and the infinities are counted apart from the finite sum: a float sum is not
@@ -300,7 +301,7 @@ func (a *gaSumFloat) result(dst []byte, g int32) ([]byte, error) {
 	} else if a.f32 {
 		v = float64(float32(v))
 	}
-	return binary.BigEndian.AppendUint64(append(dst, 1), winExactOrderedFloat(v)), nil
+	return binary.BigEndian.AppendUint64(append(dst, 1), rowcodec.ExactOrderedFloat(v)), nil
 }
 
 func (a *gaSumFloat) encode(dst []byte, g int32) []byte {
@@ -319,7 +320,7 @@ func (a *gaSumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 	c := &a.acc[g]
 	rest = src
 	for _, p := range [...]*int64{&c.n, &c.nan, &c.pinf, &c.ninf} {
-		if *p, rest, err = winGetVarint(rest); err != nil {
+		if *p, rest, err = rowcodec.GetVarint(rest); err != nil {
 			return nil, err
 		}
 	}
@@ -327,7 +328,7 @@ func (a *gaSumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 		c.n = -1 - c.n
 	}
 	var u uint64
-	u, rest, err = winGetU64(rest)
+	u, rest, err = rowcodec.GetU64(rest)
 	c.s = math.Float64frombits(u)
 	return rest, err
 }
@@ -374,13 +375,13 @@ func (a *gaMinMax) values(col arrow.Array) (func(i int) string, error) {
 	if value := winStringValues(col); value != nil {
 		return value, nil
 	}
-	enc, err := newWinValueAppender(col, &a.scr, true)
+	enc, err := rowcodec.NewValueAppender(col, &a.scr, true)
 	if err != nil {
 		return nil, err
 	}
 	return func(i int) string {
 		a.buf = enc(a.buf[:0], i)
-		return winUnsafeString(a.buf)
+		return rowcodec.UnsafeString(a.buf)
 	}, nil
 }
 
@@ -446,45 +447,45 @@ func (a *gaMinMax) result(dst []byte, g int32) ([]byte, error) {
 	}
 	dst = append(dst, 1)
 	if a.str {
-		return winAppendLenPrefixed(dst, v), nil
+		return rowcodec.AppendLenPrefixed(dst, v), nil
 	}
 	return append(dst, v...), nil
 }
 
 func (a *gaMinMax) encode(dst []byte, g int32) []byte {
 	if !a.updating {
-		return winAppendLenPrefixed(winAppendFlag(dst, a.has[g]), a.ext[g])
+		return rowcodec.AppendLenPrefixed(rowcodec.AppendFlag(dst, a.has[g]), a.ext[g])
 	}
 	set := a.sets[g]
 	dst = binary.AppendUvarint(dst, uint64(len(set)))
 	for _, e := range set {
-		dst = binary.AppendUvarint(winAppendLenPrefixed(dst, e.v), uint64(e.n))
+		dst = binary.AppendUvarint(rowcodec.AppendLenPrefixed(dst, e.v), uint64(e.n))
 	}
 	return dst
 }
 
 func (a *gaMinMax) decode(src []byte, g int32) (rest []byte, err error) {
 	if !a.updating {
-		if a.has[g], rest, err = winGetFlag(src); err != nil {
+		if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
 			return nil, err
 		}
-		a.ext[g], rest, err = winGetString(rest)
+		a.ext[g], rest, err = rowcodec.GetString(rest)
 		return rest, err
 	}
 	var cnt uint64
-	if cnt, rest, err = winGetUvarint(src); err != nil {
+	if cnt, rest, err = rowcodec.GetUvarint(src); err != nil {
 		return nil, err
 	}
 	if cnt > uint64(len(rest)) {
-		return nil, errWinState
+		return nil, rowcodec.ErrState
 	}
 	set := make([]gaMMEntry, cnt)
 	for i := range set {
-		if set[i].v, rest, err = winGetString(rest); err != nil {
+		if set[i].v, rest, err = rowcodec.GetString(rest); err != nil {
 			return nil, err
 		}
 		var n uint64
-		if n, rest, err = winGetUvarint(rest); err != nil {
+		if n, rest, err = rowcodec.GetUvarint(rest); err != nil {
 			return nil, err
 		}
 		set[i].n = int64(n)
@@ -515,7 +516,7 @@ func (a *gaDistinct[K]) set(g int32) map[K]int64 {
 }
 
 func (a *gaDistinct[K]) result(dst []byte, g int32) ([]byte, error) {
-	return winAppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
+	return rowcodec.AppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
 }
 
 // encodeWith writes g's set: uvarint count, then per value put(value) and uvarint copies.
@@ -529,7 +530,7 @@ func (a *gaDistinct[K]) encodeWith(dst []byte, g int32, put func([]byte, K) []by
 
 // decodeWith reads what encodeWith wrote, values with get.
 func (a *gaDistinct[K]) decodeWith(src []byte, g int32, get func([]byte) (K, []byte, error)) ([]byte, error) {
-	n, rest, err := winGetUvarint(src)
+	n, rest, err := rowcodec.GetUvarint(src)
 	if err != nil {
 		return nil, err
 	}
@@ -543,7 +544,7 @@ func (a *gaDistinct[K]) decodeWith(src []byte, g int32, get func([]byte) (K, []b
 		if v, rest, err = get(rest); err != nil {
 			return nil, err
 		}
-		if c, rest, err = winGetUvarint(rest); err != nil {
+		if c, rest, err = rowcodec.GetUvarint(rest); err != nil {
 			return nil, err
 		}
 		a.sets[g][v] = int64(c)
@@ -583,7 +584,7 @@ func (a *gaDistinctInt) encode(dst []byte, g int32) []byte {
 }
 
 func (a *gaDistinctInt) decode(src []byte, g int32) ([]byte, error) {
-	return a.decodeWith(src, g, winGetVarint)
+	return a.decodeWith(src, g, rowcodec.GetVarint)
 }
 
 type gaDistinctStr struct {
@@ -593,7 +594,7 @@ type gaDistinctStr struct {
 }
 
 func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	enc, err := newWinValueAppender(col, &a.scr, false)
+	enc, err := rowcodec.NewValueAppender(col, &a.scr, false)
 	if err != nil {
 		return err
 	}
@@ -619,9 +620,9 @@ func (a *gaDistinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) 
 }
 
 func (a *gaDistinctStr) encode(dst []byte, g int32) []byte {
-	return a.encodeWith(dst, g, winAppendLenPrefixed)
+	return a.encodeWith(dst, g, rowcodec.AppendLenPrefixed)
 }
 
 func (a *gaDistinctStr) decode(src []byte, g int32) ([]byte, error) {
-	return a.decodeWith(src, g, winGetString)
+	return a.decodeWith(src, g, rowcodec.GetString)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -35,7 +36,7 @@ const (
 	gaLive    uint8 = 1 << iota
 	gaDirty         // changed since the last barrier (listed in groupAgg.dirty)
 	gaStored        // in the backend
-	gaNullKey       // winKeyInt: the key is NULL
+	gaNullKey       // rowcodec.KeyInt: the key is NULL
 	gaExists        // global aggregate: it has seen a row, so it exists even with a row count of 0
 )
 
@@ -56,7 +57,7 @@ type groupAgg struct {
 
 	ints map[int64]int32
 	strs map[string]int32
-	null int32 // the NULL key's group (winKeyInt), the only group (winKeyNone); -1 when none
+	null int32 // the NULL key's group (rowcodec.KeyInt), the only group (rowcodec.KeyNone); -1 when none
 	live int
 	// complete: every group of the backend is in memory, so a group not found is new (no Get needed).
 	complete bool
@@ -65,8 +66,8 @@ type groupAgg struct {
 	epoch    uint32
 
 	// Per batch.
-	kgs      winBatchKeyGroups
-	keys     winKeyRows
+	kgs      exec.BatchKeyGroups
+	keys     rowcodec.KeyRows
 	rows     []int32
 	grps     []int32
 	neg      []bool
@@ -90,7 +91,7 @@ type groupAgg struct {
 var _ exec.Operator = (*groupAgg)(nil)
 
 func newGroupAgg(p *gaPlan) *groupAgg {
-	a := &groupAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}, keyed: len(p.cfg.Keys) > 0,
+	a := &groupAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.Mode}, keyed: len(p.cfg.Keys) > 0,
 		updating: p.cfg.InputUpdating, null: -1, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
 		a.aggs = append(a.aggs, newGaAgg(k, p.cfg.InputUpdating, &a.ov))
@@ -104,7 +105,7 @@ func newGroupAgg(p *gaPlan) *groupAgg {
 var errGaStop = errors.New("stop")
 
 func (a *groupAgg) Open(ctx *exec.TaskContext) error {
-	if err := winCheckKeyGroups(ctx, "group aggregate"); err != nil {
+	if err := exec.CheckKeyGroups(ctx, "group aggregate"); err != nil {
 		return err
 	}
 	a.ctx = ctx
@@ -152,14 +153,14 @@ func (a *groupAgg) allocGroup() int32 {
 
 // freeGroup forgets g (its backend entry, if any, is the caller's business).
 func (a *groupAgg) freeGroup(g int32) {
-	switch a.p.keyEnc.mode {
-	case winKeyInt:
+	switch a.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
 		if a.gFlag[g]&gaNullKey != 0 {
 			a.null = -1
 		} else {
 			delete(a.ints, a.gInt[g])
 		}
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		delete(a.strs, a.gStr[g])
 	default:
 		a.null = -1
@@ -179,7 +180,7 @@ func (a *groupAgg) stateKey(g int32) []byte {
 
 // newGroup creates the group of row i of the current batch: from the backend when it may hold it, else empty.
 func (a *groupAgg) newGroup(i int) (int32, error) {
-	kg, err := a.kgs.of(a.ctx, a.p.cfg.Keys, i, "group aggregate")
+	kg, err := a.kgs.Of(a.ctx, a.p.cfg.Keys, i, "group aggregate")
 	if err != nil {
 		return 0, err
 	}
@@ -188,11 +189,11 @@ func (a *groupAgg) newGroup(i int) (int32, error) {
 	a.live++
 	null := a.setKey(g, kg, &a.keys, i)
 	switch {
-	case a.mode == winKeyInt && !null:
+	case a.mode == rowcodec.KeyInt && !null:
 		a.ints[a.gInt[g]] = g
-	case a.mode == winKeyBytes:
+	case a.mode == rowcodec.KeyBytes:
 		a.strs[a.gStr[g]] = g
-	default: // winKeyNone, or a NULL winKeyInt key
+	default: // rowcodec.KeyNone, or a NULL rowcodec.KeyInt key
 		if null {
 			a.gFlag[g] |= gaNullKey
 		}
@@ -212,7 +213,7 @@ func (a *groupAgg) newGroup(i int) (int32, error) {
 }
 
 func (a *groupAgg) restoreGroup(g int32, v []byte) error {
-	n, rest, err := winGetUvarint(v)
+	n, rest, err := rowcodec.GetUvarint(v)
 	if err != nil {
 		return err
 	}
@@ -292,13 +293,13 @@ func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			kinds = nil
 		}
 	}
-	a.kgs.start(b.Rec)
-	defer a.kgs.end()
+	a.kgs.Start(b.Rec)
+	defer a.kgs.End()
 	if a.seq++; a.seq == 0 { // wrapped: forget every mark
 		clear(a.gSeq)
 		a.seq = 1
 	}
-	if err := a.keys.load(&a.p.keyEnc, b.Rec, a.p.cfg.Keys); err != nil {
+	if err := a.keys.Load(&a.p.keyEnc, b.Rec, a.p.cfg.Keys); err != nil {
 		return err
 	}
 	if err := a.assign(n, kinds); err != nil {
@@ -326,19 +327,19 @@ func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
 	a.rows, a.grps, a.neg = a.rows[:0], a.grps[:0], a.neg[:0]
 	a.touched, a.prevHad = a.touched[:0], a.prevHad[:0]
-	mode := a.p.keyEnc.mode
-	keyNulls := a.keys.nulls
-	ints := a.keys.ints
+	mode := a.p.keyEnc.Mode
+	keyNulls := a.keys.Nulls
+	ints := a.keys.Ints
 	var ignored int64
 	for i := 0; i < n; i++ {
 		var g int32
 		var ok bool
 		switch {
-		case mode == winKeyInt && (keyNulls == nil || keyNulls.IsValid(i)):
+		case mode == rowcodec.KeyInt && (keyNulls == nil || keyNulls.IsValid(i)):
 			g, ok = a.ints[ints[i]]
-		case mode == winKeyBytes:
-			g, ok = a.strs[string(a.keys.bytesOf(i))]
-		default: // winKeyNone, or a NULL winKeyInt key
+		case mode == rowcodec.KeyBytes:
+			g, ok = a.strs[string(a.keys.BytesOf(i))]
+		default: // rowcodec.KeyNone, or a NULL rowcodec.KeyInt key
 			g, ok = a.null, a.null >= 0
 		}
 		if !ok {
@@ -493,35 +494,35 @@ func (a *groupAgg) emit(out exec.Emitter) error {
 type gaDecoder func(src []byte) ([]byte, error)
 
 // gaDecoderFor picks the decoder of one output column once: the common result types append without a type
-// switch per value (the builder is reserved for the batch first), the others through winDecodeValue.
+// switch per value (the builder is reserved for the batch first), the others through rowcodec.DecodeValue.
 func gaDecoderFor(b array.Builder, t arrow.DataType) gaDecoder {
 	switch bb := b.(type) {
 	case *array.Int64Builder:
 		return func(src []byte) ([]byte, error) {
 			if len(src) < 8 {
-				return nil, errWinState
+				return nil, rowcodec.ErrState
 			}
-			bb.UnsafeAppend(winOrderedInt(src))
+			bb.UnsafeAppend(rowcodec.OrderedInt(src))
 			return src[8:], nil
 		}
 	case *array.Decimal128Builder:
 		return func(src []byte) ([]byte, error) {
 			if len(src) < 16 {
-				return nil, errWinState
+				return nil, rowcodec.ErrState
 			}
-			bb.UnsafeAppend(winDecimalFrom(src))
+			bb.UnsafeAppend(rowcodec.DecimalFrom(src))
 			return src[16:], nil
 		}
 	case *array.Float64Builder:
 		return func(src []byte) ([]byte, error) {
 			if len(src) < 8 {
-				return nil, errWinState
+				return nil, rowcodec.ErrState
 			}
-			bb.UnsafeAppend(winFloatFromOrdered(binary.BigEndian.Uint64(src)))
+			bb.UnsafeAppend(rowcodec.FloatFromOrdered(binary.BigEndian.Uint64(src)))
 			return src[8:], nil
 		}
 	}
-	return func(src []byte) ([]byte, error) { return winDecodeValue(b, t, src) }
+	return func(src []byte) ([]byte, error) { return rowcodec.DecodeValue(b, t, src) }
 }
 
 // writeRows builds the output rows collected so far into a batch and emits it.
@@ -534,14 +535,14 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 	if a.out == nil {
 		a.out = array.NewRecordBuilder(a.ctx.Alloc, a.p.out)
 		nk := len(a.p.cfg.Keys)
-		for i, t := range a.p.resEnc.types {
+		for i, t := range a.p.resEnc.Types {
 			a.decoders = append(a.decoders, gaDecoderFor(a.out.Field(nk+i), t))
 		}
 	}
 	a.out.Reserve(len(rows))
 	nk := len(a.p.cfg.Keys)
-	switch a.p.keyEnc.mode {
-	case winKeyInt:
+	switch a.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
 		kb := a.out.Field(0)
 		ib, _ := kb.(*array.Int64Builder)
 		for _, r := range rows {
@@ -551,13 +552,13 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 			case ib != nil:
 				ib.UnsafeAppend(a.gInt[r.g])
 			default:
-				winAppendInt64(kb, a.gInt[r.g])
+				rowcodec.AppendInt64(kb, a.gInt[r.g])
 			}
 		}
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		kbs := a.out.Fields()[:nk]
 		for _, r := range rows {
-			if err := a.p.keyEnc.decodeKey(kbs, winStringBytes(a.showKey(r.g))); err != nil {
+			if err := a.p.keyEnc.DecodeKey(kbs, rowcodec.StringBytes(a.showKey(r.g))); err != nil {
 				return err
 			}
 		}
@@ -575,7 +576,7 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 		src := buf[r.lo:r.hi]
 		for c, dec := range a.decoders {
 			if len(src) == 0 {
-				return errWinState
+				return rowcodec.ErrState
 			}
 			null := src[0] == 0
 			src = src[1:]

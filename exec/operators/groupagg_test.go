@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -454,7 +455,7 @@ func TestGroupAggOverflow(t *testing.T) {
 	acc = binary.AppendVarint(acc, 1)                           // values summed
 	acc = binary.BigEndian.AppendUint64(acc, 0)                 // high word
 	acc = binary.BigEndian.AppendUint64(acc, uint64(1<<63-1-1)) // low word
-	be.Put(state.KeyedKey(state.KeyGroupOf(hashes[0], state.DefaultKeyGroups), gaStateID, winAppendIntKey(nil, 1, false)), acc)
+	be.Put(state.KeyedKey(state.KeyGroupOf(hashes[0], state.DefaultKeyGroups), gaStateID, rowcodec.AppendIntKey(nil, 1, false)), acc)
 	op := f(0)
 	if err := op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
 		KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups}}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -24,7 +25,7 @@ import (
 //   - Inputs: input 0 is the left side, input 1 the right; both append-only (a row kind other than Insert fails
 //     the operator). The planner routes both by a hash exchange on LeftKeys / RightKeys (exec.HashKeys), so a
 //     subtask sees every row of its keys; a row of a key group outside TaskContext.KeyGroups fails the operator.
-//   - Match: keys equal (canonical bytes, winKeyEncoding; a NULL key never matches), left.ts + Lower <= right.ts
+//   - Match: keys equal (canonical bytes, rowcodec.Encoding; a NULL key never matches), left.ts + Lower <= right.ts
 //     <= left.ts + Upper, and Residual TRUE (evaluated vectorized over the candidate pairs of a batch, with Mode
 //     as its bad-value policy counting into TaskContext.Errors).
 //   - Watermark convention (the window aggregate's): at watermark wm a row with time t >= wm may still arrive, one
@@ -60,7 +61,7 @@ import (
 //	OperatorKey("intervaljoin/meta") watermark(8) next seq(8)
 //
 // seq is the row's arrival number (unique in the subtask); flags holds tjMatched and tjNullKey; key is the
-// canonical key bytes and row the canonical bytes of every column of the row's side (winKeyEncoding over all
+// canonical key bytes and row the canonical bytes of every column of the row's side (rowcodec.Encoding over all
 // columns: a NULL marker, then the value).
 
 // tjEmitRows bounds the rows of one output batch, and the candidate pairs of one residual evaluation.
@@ -86,8 +87,8 @@ type tjSpec struct {
 	schemas [2]*arrow.Schema
 	keys    [2][]int
 	cols    [2][]int // every column of each side, for the row encoding
-	keyEnc  winKeyEncoding
-	rowEnc  [2]winKeyEncoding
+	keyEnc  rowcodec.Encoding
+	rowEnc  [2]rowcodec.Encoding
 	outer   [2]bool
 }
 
@@ -120,12 +121,12 @@ func planTimeJoin(s JoinSpec, what string) (*tjSpec, error) {
 			return nil, tjInternalf(what, "key columns %q and %q have types %s and %s (the planner casts them to one)",
 				lf.Name, rf.Name, lf.Type, rf.Type)
 		}
-		if !winKeyType(lf.Type) {
+		if !rowcodec.KeyType(lf.Type) {
 			return nil, errTimeJoin("cannot join on %s column %q", lf.Type, lf.Name)
 		}
 		keyTypes = append(keyTypes, lf.Type)
 	}
-	p.keyEnc = newWinKeyEncoding(keyTypes)
+	p.keyEnc = rowcodec.NewKeyEncoding(keyTypes)
 	for side, sc := range p.schemas {
 		var err error
 		if p.rowEnc[side], p.cols[side], err = joinRowEncoding(sc, what); err != nil {
@@ -168,7 +169,7 @@ func tjTimeColumn(sc *arrow.Schema, i int, what, role string) error {
 // unspecified. The result is the array's own buffer for microseconds, else scratch. The window aggregate reads its
 // event times with it too.
 func tjMicros(col *array.Timestamp, scratch *[]int64) []int64 {
-	raw := winInt64Values(col, scratch)
+	raw := rowcodec.Int64Values(col, scratch)
 	var mul, div int64 = 1, 1
 	switch col.DataType().(*arrow.TimestampType).Unit {
 	case arrow.Microsecond:
@@ -228,9 +229,9 @@ func tjNullKeys(rec arrow.RecordBatch, keys []int, scratch *[]bool) []bool {
 // tjGroup is the rows of one key (interval join) or one key in one window (window join), per side in arrival
 // order.
 type tjGroup struct {
-	i    int64  // winKeyInt: the key
-	s    string // winKeyBytes: the canonical key bytes
-	null bool   // winKeyInt: the key is NULL; winKeyBytes: a key column is NULL
+	i    int64  // rowcodec.KeyInt: the key
+	s    string // rowcodec.KeyBytes: the canonical key bytes
+	null bool   // rowcodec.KeyInt: the key is NULL; rowcodec.KeyBytes: a key column is NULL
 	rows [2][]int32
 	// times (interval join) are the rows' times, parallel to rows: a probe scans them without touching the row
 	// table.
@@ -268,18 +269,18 @@ func (g *tjGroup) probe(side int, from, to int64, fn func(id int32)) {
 }
 
 // keyBytes appends the group's canonical key bytes.
-func (g *tjGroup) keyBytes(dst []byte, mode winKeyMode) []byte {
-	if mode == winKeyInt {
-		return winAppendIntKey(dst, g.i, g.null)
+func (g *tjGroup) keyBytes(dst []byte, mode rowcodec.KeyMode) []byte {
+	if mode == rowcodec.KeyInt {
+		return rowcodec.AppendIntKey(dst, g.i, g.null)
 	}
 	return append(dst, g.s...)
 }
 
-// tjFindGroup returns the group of key i (winKeyInt, not NULL) in ints or of canonical key bytes s (winKeyBytes;
+// tjFindGroup returns the group of key i (rowcodec.KeyInt, not NULL) in ints or of canonical key bytes s (rowcodec.KeyBytes;
 // null: a key column is NULL) in strs, creating it.
-func tjFindGroup(mode winKeyMode, ints map[int64]*tjGroup, strs map[string]*tjGroup, i int64, s string,
+func tjFindGroup(mode rowcodec.KeyMode, ints map[int64]*tjGroup, strs map[string]*tjGroup, i int64, s string,
 	null bool) *tjGroup {
-	if mode == winKeyInt {
+	if mode == rowcodec.KeyInt {
 		g := ints[i]
 		if g == nil {
 			g = &tjGroup{i: i}
@@ -296,9 +297,9 @@ func tjFindGroup(mode winKeyMode, ints map[int64]*tjGroup, strs map[string]*tjGr
 }
 
 // compareKeys orders two groups by their canonical key bytes.
-func tjCompareKeys(a, b *tjGroup, mode winKeyMode) int {
-	if mode == winKeyInt {
-		return winCompareIntKeys(a.i, a.null, b.i, b.null)
+func tjCompareKeys(a, b *tjGroup, mode rowcodec.KeyMode) int {
+	if mode == rowcodec.KeyInt {
+		return rowcodec.CompareIntKeys(a.i, a.null, b.i, b.null)
 	}
 	return cmp.Compare(a.s, b.s)
 }
@@ -387,29 +388,29 @@ func tjAppendValue(dst []byte, flags uint8, key, row []byte) []byte {
 
 func tjParseValue(v []byte) (flags uint8, key, row []byte, err error) {
 	if len(v) < 1 {
-		return 0, nil, nil, errWinState
+		return 0, nil, nil, rowcodec.ErrState
 	}
 	flags = v[0]
 	n, w := binary.Uvarint(v[1:])
 	if w <= 0 || uint64(len(v)-1-w) < n {
-		return 0, nil, nil, errWinState
+		return 0, nil, nil, rowcodec.ErrState
 	}
 	key = v[1+w : 1+w+int(n)]
 	return flags, key, v[1+w+int(n):], nil
 }
 
 // tjParseKey rebuilds a group key from its canonical bytes.
-func tjParseKey(mode winKeyMode, key []byte) (i int64, s string, err error) {
-	if mode != winKeyInt {
+func tjParseKey(mode rowcodec.KeyMode, key []byte) (i int64, s string, err error) {
+	if mode != rowcodec.KeyInt {
 		return 0, string(key), nil
 	}
 	switch {
 	case len(key) == 1 && key[0] == 0:
 		return 0, "", nil
 	case len(key) == 9 && key[0] == 1:
-		return winOrderedInt(key[1:]), "", nil
+		return rowcodec.OrderedInt(key[1:]), "", nil
 	}
-	return 0, "", errWinState
+	return 0, "", rowcodec.ErrState
 }
 
 // tjBase is the part of a subtask that the interval and the window join share: the row table, the rows to write
@@ -433,7 +434,7 @@ type tjBase struct {
 	out     tjOut
 
 	// Per batch.
-	keys, data winKeyRows
+	keys, data rowcodec.KeyRows
 	nullKey    []bool
 	hashes     []uint64
 }
@@ -442,7 +443,7 @@ type tjBase struct {
 // groups to restore (the key after KeyedKey(kg, 1+side), and the value).
 func (b *tjBase) open(ctx *exec.TaskContext, restore func(kg, side int, uk, v []byte) error) error {
 	what := b.spec.what
-	if err := winCheckKeyGroups(ctx, what); err != nil {
+	if err := exec.CheckKeyGroups(ctx, what); err != nil {
 		return err
 	}
 	b.ctx = ctx
@@ -486,7 +487,7 @@ func (b *tjBase) checkBatch(input int, bt exec.Batch) (int, error) {
 // (tjNullKeys).
 func (b *tjBase) loadBatch(s int, rec arrow.RecordBatch) ([]bool, error) {
 	p := b.spec
-	if err := b.keys.load(&p.keyEnc, rec, p.keys[s]); err != nil {
+	if err := b.keys.Load(&p.keyEnc, rec, p.keys[s]); err != nil {
 		return nil, err
 	}
 	nullKey := tjNullKeys(rec, p.keys[s], &b.nullKey)
@@ -494,7 +495,7 @@ func (b *tjBase) loadBatch(s int, rec arrow.RecordBatch) ([]bool, error) {
 	if b.hashes, err = exec.HashKeys(rec, p.keys[s], b.hashes); err != nil {
 		return nil, err
 	}
-	if err := b.data.load(&p.rowEnc[s], rec, p.cols[s]); err != nil {
+	if err := b.data.Load(&p.rowEnc[s], rec, p.cols[s]); err != nil {
 		return nil, err
 	}
 	return nullKey, nil
@@ -504,7 +505,7 @@ func (b *tjBase) loadBatch(s int, rec arrow.RecordBatch) ([]bool, error) {
 // column is NULL (nullKey: loadBatch's marks); ok is false for a row that can never be part of the output (a NULL
 // key on an inner side).
 func (b *tjBase) admit(s, i int, nullKey []bool) (kg int, null, ok bool, err error) {
-	if kg, err = winOwnedKeyGroup(b.ctx, b.hashes[i], b.spec.what); err != nil {
+	if kg, err = exec.OwnedKeyGroup(b.ctx, b.hashes[i], b.spec.what); err != nil {
 		return 0, false, false, err
 	}
 	null = nullKey != nil && nullKey[i]
@@ -515,7 +516,7 @@ func (b *tjBase) admit(s, i int, nullKey []bool) (kg int, null, ok bool, err err
 // next arrival number.
 func (b *tjBase) addRow(s, i, kg int, t1, t2 int64) int32 {
 	t := &b.rows
-	id := t.alloc(b.data.bytesOf(i))
+	id := t.alloc(b.data.BytesOf(i))
 	t.t1[id], t.t2[id], t.seq[id], t.kg[id] = t1, t2, b.seq, uint16(kg)
 	b.seq++
 	t.flag[id] = tjLive | tjDirty | tjSideFlag(s)
@@ -540,7 +541,7 @@ func (b *tjBase) barrier() {
 	}
 	b.deletes = b.deletes[:0]
 	t := &b.rows
-	mode := b.spec.keyEnc.mode
+	mode := b.spec.keyEnc.Mode
 	var key []byte
 	for _, id := range b.dirty {
 		f := t.flag[id]
@@ -590,7 +591,7 @@ func (o *tjOut) add(t *tjTable, l, r int32) error {
 			}
 			continue
 		}
-		if err := o.spec.rowEnc[side].decodeKey(bs, t.data[id]); err != nil {
+		if err := o.spec.rowEnc[side].DecodeKey(bs, t.data[id]); err != nil {
 			return err
 		}
 	}
@@ -749,7 +750,7 @@ func (j *intervalJoin) Open(ctx *exec.TaskContext) error {
 // restoreRow rebuilds one kept row from its backend entry.
 func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
 	if len(uk) != 8 || len(v) < 8 {
-		return errWinState
+		return rowcodec.ErrState
 	}
 	ts := int64(binary.BigEndian.Uint64(v))
 	flags, key, row, err := tjParseValue(v[8:])
@@ -758,7 +759,7 @@ func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
 	}
 	t := &j.rows
 	id := t.restore(row, side, kg, ts, winAddSat(ts, j.p.reach[side]), binary.BigEndian.Uint64(uk), flags)
-	ki, ks, err := tjParseKey(j.p.keyEnc.mode, key)
+	ki, ks, err := tjParseKey(j.p.keyEnc.Mode, key)
 	if err != nil {
 		return err
 	}
@@ -776,7 +777,7 @@ func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
 
 // group returns the group of a (non-NULL) key, creating it.
 func (j *intervalJoin) group(i int64, s string) *tjGroup {
-	return tjFindGroup(j.p.keyEnc.mode, j.ints, j.strs, i, s, false)
+	return tjFindGroup(j.p.keyEnc.Mode, j.ints, j.strs, i, s, false)
 }
 
 func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
@@ -799,7 +800,7 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 		return err
 	}
 	t := &j.rows
-	mode := p.keyEnc.mode
+	mode := p.keyEnc.Mode
 	lo, hi, reach := p.lo[s], p.hi[s], p.reach[s]
 	j.arrived, j.keep = j.arrived[:0], j.keep[:0]
 	j.candA, j.candS, j.candRow = j.candA[:0], j.candS[:0], j.candRow[:0]
@@ -830,26 +831,26 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 			// Never matched, so in no group's lists; the group only names the key for the outer row's order.
 			t.flag[id] |= tjNullKey
 			g := &tjGroup{null: true}
-			if mode == winKeyBytes {
-				g.s = string(j.keys.bytesOf(i))
+			if mode == rowcodec.KeyBytes {
+				g.s = string(j.keys.BytesOf(i))
 			}
 			t.grp[id] = g
 			continue
 		}
 		var g *tjGroup
-		if mode == winKeyInt {
-			g = j.ints[j.keys.ints[i]]
+		if mode == rowcodec.KeyInt {
+			g = j.ints[j.keys.Ints[i]]
 		} else {
-			g = j.strs[string(j.keys.bytesOf(i))] // no allocation for the lookup
+			g = j.strs[string(j.keys.BytesOf(i))] // no allocation for the lookup
 		}
 		if g == nil {
 			if !keep {
 				continue
 			}
-			if mode == winKeyInt {
-				g = j.group(j.keys.ints[i], "")
+			if mode == rowcodec.KeyInt {
+				g = j.group(j.keys.Ints[i], "")
 			} else {
-				g = j.group(0, string(j.keys.bytesOf(i)))
+				g = j.group(0, string(j.keys.BytesOf(i)))
 			}
 		}
 		g.probe(o, winAddSat(ti, lo), winAddSat(ti, hi), func(partner int32) {
@@ -896,7 +897,7 @@ func (j *intervalJoin) emitPairs(s int, rec arrow.RecordBatch, out exec.Emitter)
 		}
 		kb := j.kept[o]
 		for _, id := range j.candS[start:end] {
-			if err := j.p.rowEnc[o].decodeKey(kb.Fields(), j.rows.data[id]); err != nil {
+			if err := j.p.rowEnc[o].DecodeKey(kb.Fields(), j.rows.data[id]); err != nil {
 				taken.Release()
 				return err
 			}
@@ -995,7 +996,7 @@ func (j *intervalJoin) OnWatermark(wm int64, out exec.Emitter) error {
 		}
 	}
 	outer := j.fired[n:]
-	mode := j.p.keyEnc.mode
+	mode := j.p.keyEnc.Mode
 	slices.SortFunc(outer, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(t.t1[a], t.t1[b]), tjCompareKeys(t.grp[a], t.grp[b], mode), cmp.Compare(t.seq[a], t.seq[b]))
 	})
@@ -1036,7 +1037,7 @@ func (j *intervalJoin) drop(id int32) {
 			g.unsorted[side] = false
 		}
 		if len(g.rows[0]) == 0 && len(g.rows[1]) == 0 {
-			if j.p.keyEnc.mode == winKeyInt {
+			if j.p.keyEnc.Mode == rowcodec.KeyInt {
 				delete(j.ints, g.i)
 			} else {
 				delete(j.strs, g.s)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -545,9 +546,9 @@ func tjKeyBytes(k any) []byte {
 	case nil:
 		return []byte{0}
 	case int:
-		return winAppendIntKey(nil, int64(k), false)
+		return rowcodec.AppendIntKey(nil, int64(k), false)
 	case string:
-		return winAppendLenPrefixed([]byte{1}, k)
+		return rowcodec.AppendLenPrefixed([]byte{1}, k)
 	}
 	panic(k)
 }

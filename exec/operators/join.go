@@ -17,6 +17,7 @@ import (
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -105,8 +106,8 @@ type regularJoin struct {
 	now     int64  // processing time of the current batch or barrier (µs); 0 without TTL
 
 	// Per batch.
-	keys      winKeyRows
-	rows      winKeyRows
+	keys      rowcodec.KeyRows
+	rows      rowcodec.KeyRows
 	hashes    []uint64
 	nullKey   []bool
 	own, part []*rjEntry
@@ -156,8 +157,8 @@ type rjPlan struct {
 	cfg        RegularJoinConfig
 	out        *arrow.Schema
 	keys       [2][]int
-	keyEnc     winKeyEncoding
-	rowEnc     [2]winKeyEncoding
+	keyEnc     rowcodec.Encoding
+	rowEnc     [2]rowcodec.Encoding
 	cols       [2][]int         // every column of each side, for the row encoding
 	sideSchema [2]*arrow.Schema // the side's fields, nullable: the partner record's schema
 	outer      [2]bool
@@ -220,12 +221,12 @@ func planRegularJoin(cfg RegularJoinConfig) (*rjPlan, error) {
 			return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos,
 				"join key %q of type %s cannot be compared with %q of type %s", lf.Name, lf.Type, rf.Name, rf.Type)
 		}
-		if !winKeyType(lf.Type) {
+		if !rowcodec.KeyType(lf.Type) {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot join on %q of type %s", lf.Name, lf.Type)
 		}
 		keyTypes[k] = lf.Type
 	}
-	p.keyEnc = newWinKeyEncoding(keyTypes)
+	p.keyEnc = rowcodec.NewKeyEncoding(keyTypes)
 	for s, sch := range schemas {
 		var err error
 		if p.rowEnc[s], p.cols[s], err = joinRowEncoding(sch, "a regular join"); err != nil {
@@ -487,7 +488,7 @@ func (e *rjEntry) size() int64 {
 var _ exec.Operator = (*regularJoin)(nil)
 
 func (j *regularJoin) Open(ctx *exec.TaskContext) error {
-	if err := winCheckKeyGroups(ctx, "regular join"); err != nil {
+	if err := exec.CheckKeyGroups(ctx, "regular join"); err != nil {
 		return err
 	}
 	j.ctx = ctx
@@ -534,7 +535,7 @@ func (j *regularJoin) stateKey(e *rjEntry) []byte {
 
 func (j *regularJoin) indexKey(kg int, bucket int64, side uint8, key string) []byte {
 	uk := make([]byte, 0, 9+len(key))
-	uk = winAppendOrderedInt(uk, bucket)
+	uk = rowcodec.AppendOrderedInt(uk, bucket)
 	uk = append(uk, side)
 	uk = append(uk, key...)
 	return state.KeyedKey(kg, rjTTLID, uk)
@@ -646,7 +647,7 @@ func (j *regularJoin) sweep() error {
 			if len(uk) < 9 {
 				return errRJState
 			}
-			if winOrderedInt(uk) > j.now || len(j.sweepKeys) >= rjSweepMax {
+			if rowcodec.OrderedInt(uk) > j.now || len(j.sweepKeys) >= rjSweepMax {
 				return errRJStop
 			}
 			j.sweepKeys = append(j.sweepKeys, append([]byte(nil), k...))
@@ -659,7 +660,7 @@ func (j *regularJoin) sweep() error {
 	for _, ik := range j.sweepKeys {
 		kg := int(binary.BigEndian.Uint16(ik))
 		uk := ik[3:]
-		bucket, side, key := winOrderedInt(uk), uk[8], string(uk[9:])
+		bucket, side, key := rowcodec.OrderedInt(uk), uk[8], string(uk[9:])
 		if side > 1 {
 			return errRJState
 		}
@@ -697,11 +698,11 @@ func (j *regularJoin) sweep() error {
 // cached returns the working set's entry of (side, canonical key), or nil.
 func (j *regularJoin) cached(side int, key string) *rjEntry {
 	var k *rjKey
-	if j.p.keyEnc.mode == winKeyInt {
+	if j.p.keyEnc.Mode == rowcodec.KeyInt {
 		if len(key) != 9 || key[0] != 1 {
 			return nil
 		}
-		k = j.ints[winOrderedInt([]byte(key[1:]))]
+		k = j.ints[rowcodec.OrderedInt([]byte(key[1:]))]
 	} else {
 		k = j.strs[key]
 	}
@@ -749,17 +750,17 @@ func (j *regularJoin) load(kg int, key string) (*rjKey, error) {
 // TTL passed.
 func (j *regularJoin) keyOf(i, kg int) (*rjKey, error) {
 	var k *rjKey
-	if j.p.keyEnc.mode == winKeyInt {
-		v := j.keys.ints[i]
+	if j.p.keyEnc.Mode == rowcodec.KeyInt {
+		v := j.keys.Ints[i]
 		if k = j.ints[v]; k == nil {
 			var err error
-			if k, err = j.load(kg, string(winAppendIntKey(nil, v, false))); err != nil {
+			if k, err = j.load(kg, string(rowcodec.AppendIntKey(nil, v, false))); err != nil {
 				return nil, err
 			}
 			j.ints[v] = k
 		}
 	} else {
-		kb := j.keys.bytesOf(i)
+		kb := j.keys.BytesOf(i)
 		if k = j.strs[string(kb)]; k == nil {
 			var err error
 			if k, err = j.load(kg, string(kb)); err != nil {
@@ -798,7 +799,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 		}
 	}
 	rec := b.Rec
-	types := j.p.rowEnc[s].types
+	types := j.p.rowEnc[s].Types
 	if int(rec.NumCols()) != len(types) {
 		return fmt.Errorf("regular join: input %d has %d columns, want %d", s, rec.NumCols(), len(types))
 	}
@@ -811,10 +812,10 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	if j.p.cfg.TTL > 0 {
 		j.now = j.p.now().UnixMicro()
 	}
-	if err := j.keys.load(&j.p.keyEnc, rec, j.p.keys[s]); err != nil {
+	if err := j.keys.Load(&j.p.keyEnc, rec, j.p.keys[s]); err != nil {
 		return err
 	}
-	if err := j.rows.load(&j.p.rowEnc[s], rec, j.p.cols[s]); err != nil {
+	if err := j.rows.Load(&j.p.rowEnc[s], rec, j.p.cols[s]); err != nil {
 		return err
 	}
 	var err error
@@ -828,7 +829,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	j.pRows = 0
 	pb := j.pb[o]
 	for i := range n {
-		kg, err := winOwnedKeyGroup(j.ctx, j.hashes[i], "regular join")
+		kg, err := exec.OwnedKeyGroup(j.ctx, j.hashes[i], "regular join")
 		if err != nil {
 			return err
 		}
@@ -853,7 +854,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 			}
 			part.pepoch, part.pbase = j.epoch, j.pRows
 			for sl := range part.sl {
-				if err := j.p.rowEnc[o].decodeKey(pb.Fields(), part.row(sl)); err != nil {
+				if err := j.p.rowEnc[o].DecodeKey(pb.Fields(), part.row(sl)); err != nil {
 					return fmt.Errorf("regular join: decode a stored row: %w", err)
 				}
 			}
@@ -942,7 +943,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			}
 			continue
 		}
-		row := j.rows.bytesOf(i)
+		row := j.rows.BytesOf(i)
 		var c int32
 		if residual {
 			c = j.candStart[i]

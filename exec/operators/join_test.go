@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -500,7 +501,7 @@ func TestRegularJoinTTLSweepRemovesState(t *testing.T) {
 		if err := h.open("", 0); err != nil {
 			t.Fatal(err)
 		}
-		key := winAppendIntKey(nil, 7, false)
+		key := rowcodec.AppendIntKey(nil, 7, false)
 		kg := state.KeyGroupOf(state.CombineHash(0, state.MixInt64(7)), state.DefaultKeyGroups)
 		left := state.KeyedKey(kg, rjLeftID, key)
 		right := state.KeyedKey(kg, rjRightID, key)

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -68,10 +69,10 @@ func JoinOutputSchema(left, right *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// joinRowEncoding is the canonical encoding of a join input's rows (winRowEncoding) and its columns; what names the
+// joinRowEncoding is the canonical encoding of a join input's rows (rowcodec.RowEncoding) and its columns; what names the
 // operator in the 0A000 error of a column it cannot keep.
-func joinRowEncoding(sc *arrow.Schema, what string) (winKeyEncoding, []int, error) {
-	return winRowEncoding(sc, func(f arrow.Field) error {
+func joinRowEncoding(sc *arrow.Schema, what string) (rowcodec.Encoding, []int, error) {
+	return rowcodec.RowEncoding(sc, func(f arrow.Field) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "%s cannot keep column %q of type %s in its state",
 			what, f.Name, f.Type)
 	})

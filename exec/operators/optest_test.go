@@ -17,6 +17,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -809,7 +810,7 @@ func (o *harnessCounter) Open(ctx *exec.TaskContext) error {
 	o.ctx, o.counts = ctx, map[int64]int64{}
 	prefix := state.KeyedKey(0, 9, nil)
 	return ctx.State.Scan(prefix, func(k, v []byte) error {
-		o.counts[winOrderedInt(k[len(prefix):])] = winOrderedInt(v)
+		o.counts[rowcodec.OrderedInt(k[len(prefix):])] = rowcodec.OrderedInt(v)
 		return nil
 	})
 }
@@ -845,7 +846,7 @@ func (o *harnessCounter) OnWatermark(wm int64, out exec.Emitter) error {
 
 func (o *harnessCounter) OnBarrier(checkpoint.Barrier) error {
 	for k, n := range o.counts {
-		o.ctx.State.Put(state.KeyedKey(0, 9, winAppendOrderedInt(nil, k)), winAppendOrderedInt(nil, n))
+		o.ctx.State.Put(state.KeyedKey(0, 9, rowcodec.AppendOrderedInt(nil, k)), rowcodec.AppendOrderedInt(nil, n))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -57,9 +58,9 @@ const tnDefaultMaxParts = 1 << 18
 type tnPlan struct {
 	cfg     TopNConfig
 	in, out *arrow.Schema
-	partEnc winKeyEncoding
+	partEnc rowcodec.Encoding
 	// rowEnc decodes a row's canonical bytes (every input column) into the output builders.
-	rowEnc   winKeyEncoding
+	rowEnc   rowcodec.Encoding
 	allCols  []int
 	maxParts int
 }
@@ -95,8 +96,8 @@ func planTopN(cfg TopNConfig, in *arrow.Schema) (*tnPlan, error) {
 			return nil, err
 		}
 	}
-	p := &tnPlan{cfg: cfg, in: in, partEnc: newWinKeyEncoding(partTypes), maxParts: tnDefaultMaxParts}
-	p.rowEnc, p.allCols, err = winRowEncoding(in, func(f arrow.Field) error {
+	p := &tnPlan{cfg: cfg, in: in, partEnc: rowcodec.NewKeyEncoding(partTypes), maxParts: tnDefaultMaxParts}
+	p.rowEnc, p.allCols, err = rowcodec.RowEncoding(in, func(f arrow.Field) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
 			"Top-N over a %s column (%q) is not supported", f.Type, f.Name)
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -157,8 +158,8 @@ func (l *tnList) top(n int64, dst []tnRef) []tnRef {
 // tnPart is one partition in memory.
 type tnPart struct {
 	kg      uint16
-	ik      int64  // winKeyInt: the key
-	nullKey bool   // winKeyInt: the key is NULL
+	ik      int64  // rowcodec.KeyInt: the key
+	nullKey bool   // rowcodec.KeyInt: the key is NULL
 	pkey    string // canonical key bytes
 	list    tnList
 	// changed holds the entries changed since the last barrier (by their list key strings).
@@ -185,7 +186,7 @@ type topN struct {
 
 	ints     map[int64]*tnPart
 	strs     map[string]*tnPart
-	null     *tnPart // the NULL key's partition (winKeyInt), the only one (winKeyNone)
+	null     *tnPart // the NULL key's partition (rowcodec.KeyInt), the only one (rowcodec.KeyNone)
 	parts    int
 	complete bool // every partition of the backend is in memory
 	dirty    []*tnPart
@@ -193,12 +194,12 @@ type topN struct {
 	epoch    uint32
 
 	// Per batch.
-	kgs       winBatchKeyGroups
-	pkeys     winKeyRows
-	rowKeys   winKeyRows
+	kgs       exec.BatchKeyGroups
+	pkeys     rowcodec.KeyRows
+	rowKeys   rowcodec.KeyRows
 	ord       []byte
 	ordOff    []int32
-	ordApp    []winValueAppender
+	ordApp    []rowcodec.ValueAppender
 	scr       [][]int64
 	entry     []byte
 	touched   []*tnPart
@@ -219,7 +220,7 @@ func newTopN(p *tnPlan) *topN {
 }
 
 func (o *topN) Open(ctx *exec.TaskContext) error {
-	if err := winCheckKeyGroups(ctx, "Top-N"); err != nil {
+	if err := exec.CheckKeyGroups(ctx, "Top-N"); err != nil {
 		return err
 	}
 	o.ctx = ctx
@@ -249,17 +250,17 @@ func (o *topN) stateKey(p *tnPart, entry string) []byte {
 
 // partition finds or creates (loading it from the backend when it may hold it) the partition of row i.
 func (o *topN) partition(i int) (*tnPart, error) {
-	switch o.p.partEnc.mode {
-	case winKeyInt:
-		if o.pkeys.nulls == nil || o.pkeys.nulls.IsValid(i) {
-			if p := o.ints[o.pkeys.ints[i]]; p != nil {
+	switch o.p.partEnc.Mode {
+	case rowcodec.KeyInt:
+		if o.pkeys.Nulls == nil || o.pkeys.Nulls.IsValid(i) {
+			if p := o.ints[o.pkeys.Ints[i]]; p != nil {
 				return p, nil
 			}
 		} else if o.null != nil {
 			return o.null, nil
 		}
-	case winKeyBytes:
-		if p := o.strs[string(o.pkeys.bytesOf(i))]; p != nil {
+	case rowcodec.KeyBytes:
+		if p := o.strs[string(o.pkeys.BytesOf(i))]; p != nil {
 			return p, nil
 		}
 	default:
@@ -267,23 +268,23 @@ func (o *topN) partition(i int) (*tnPart, error) {
 			return o.null, nil
 		}
 	}
-	kg, err := o.kgs.of(o.ctx, o.p.cfg.Partition, i, "Top-N")
+	kg, err := o.kgs.Of(o.ctx, o.p.cfg.Partition, i, "Top-N")
 	if err != nil {
 		return nil, err
 	}
 	p := &tnPart{kg: uint16(kg), bound: math.MaxUint64}
-	switch o.p.partEnc.mode {
-	case winKeyInt:
-		if o.pkeys.nulls != nil && o.pkeys.nulls.IsNull(i) {
+	switch o.p.partEnc.Mode {
+	case rowcodec.KeyInt:
+		if o.pkeys.Nulls != nil && o.pkeys.Nulls.IsNull(i) {
 			p.nullKey = true
 			o.null = p
 		} else {
-			p.ik = o.pkeys.ints[i]
+			p.ik = o.pkeys.Ints[i]
 			o.ints[p.ik] = p
 		}
-		p.pkey = string(winAppendIntKey(nil, p.ik, p.nullKey))
-	case winKeyBytes:
-		p.pkey = string(o.pkeys.bytesOf(i))
+		p.pkey = string(rowcodec.AppendIntKey(nil, p.ik, p.nullKey))
+	case rowcodec.KeyBytes:
+		p.pkey = string(o.pkeys.BytesOf(i))
 		o.strs[p.pkey] = p
 	default:
 		o.null = p
@@ -294,11 +295,11 @@ func (o *topN) partition(i int) (*tnPart, error) {
 	}
 	prefix := o.statePrefix(nil, p)
 	err = o.ctx.State.Scan(prefix, func(k, v []byte) error {
-		n, rest, err := winGetUvarint(v)
+		n, rest, err := rowcodec.GetUvarint(v)
 		if err != nil {
 			return err
 		}
-		off, rest, err := winGetUvarint(rest)
+		off, rest, err := rowcodec.GetUvarint(rest)
 		if err != nil || len(rest) != 0 || n == 0 || off > uint64(len(k)-len(prefix)) {
 			return fmt.Errorf("Top-N: malformed entry in state")
 		}
@@ -314,14 +315,14 @@ func (o *topN) partition(i int) (*tnPart, error) {
 
 // dropPart takes p out of the working set.
 func (o *topN) dropPart(p *tnPart) {
-	switch o.p.partEnc.mode {
-	case winKeyInt:
+	switch o.p.partEnc.Mode {
+	case rowcodec.KeyInt:
 		if p.nullKey {
 			o.null = nil
 		} else {
 			delete(o.ints, p.ik)
 		}
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		delete(o.strs, p.pkey)
 	default:
 		o.null = nil
@@ -331,18 +332,18 @@ func (o *topN) dropPart(p *tnPart) {
 }
 
 // tnOrderAppender appends the order bytes of a non-NULL value of arr (see the state layout).
-func tnOrderAppender(arr arrow.Array, scratch *[]int64) (winValueAppender, error) {
+func tnOrderAppender(arr arrow.Array, scratch *[]int64) (rowcodec.ValueAppender, error) {
 	switch a := arr.(type) {
 	case *array.String:
 		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, a.Value(i)) }, nil
 	case *array.LargeString:
 		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, a.Value(i)) }, nil
 	case *array.Binary:
-		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, winUnsafeString(a.Value(i))) }, nil
+		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
 	case *array.LargeBinary:
-		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, winUnsafeString(a.Value(i))) }, nil
+		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
 	}
-	return newWinValueAppender(arr, scratch, false)
+	return rowcodec.NewValueAppender(arr, scratch, false)
 }
 
 func tnAppendEscaped(dst []byte, s string) []byte {
@@ -410,16 +411,16 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			return fmt.Errorf("Top-N: input row of kind %s (the input is append-only)", k)
 		}
 	}
-	o.kgs.start(b.Rec)
-	defer o.kgs.end()
+	o.kgs.Start(b.Rec)
+	defer o.kgs.End()
 	if o.seq++; o.seq == 0 { // wrapped: the marks of partitions in memory could collide
 		o.forEachPart(func(p *tnPart) { p.seq, p.snapSeq = 0, 0 })
 		o.seq = 1
 	}
-	if err := o.pkeys.load(&o.p.partEnc, b.Rec, o.p.cfg.Partition); err != nil {
+	if err := o.pkeys.Load(&o.p.partEnc, b.Rec, o.p.cfg.Partition); err != nil {
 		return err
 	}
-	if err := o.rowKeys.load(&o.p.rowEnc, b.Rec, o.p.allCols); err != nil {
+	if err := o.rowKeys.Load(&o.p.rowEnc, b.Rec, o.p.allCols); err != nil {
 		return err
 	}
 	if err := o.encodeOrder(b.Rec); err != nil {
@@ -434,8 +435,8 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 		}
 		o.touch(p)
 		ord := o.ord[o.ordOff[i]:o.ordOff[i+1]]
-		o.entry = append(append(o.entry[:0], ord...), o.rowKeys.bytesOf(i)...)
-		key, off := winUnsafeString(o.entry), int32(len(ord))
+		o.entry = append(append(o.entry[:0], ord...), o.rowKeys.BytesOf(i)...)
+		key, off := rowcodec.UnsafeString(o.entry), int32(len(ord))
 		if kinds != nil && (kinds[i] == exec.UpdateBefore || kinds[i] == exec.Delete) {
 			c, j, found := p.list.search(key)
 			if !found {
@@ -482,7 +483,7 @@ func (o *topN) forEachPart(fn func(p *tnPart)) {
 // larger prefix means a larger key; equal prefixes decide nothing).
 func tnPrefix(key string) uint64 {
 	if len(key) >= 8 {
-		return binary.BigEndian.Uint64(winStringBytes(key))
+		return binary.BigEndian.Uint64(rowcodec.StringBytes(key))
 	}
 	var b [8]byte
 	copy(b[:], key)
@@ -611,7 +612,7 @@ func (o *topN) appendRow(kind exec.RowKind, ref tnRef, r int) error {
 		o.out = array.NewRecordBuilder(o.ctx.Alloc, o.p.out)
 	}
 	nc := len(o.p.allCols)
-	if err := o.p.rowEnc.decodeKey(o.out.Fields()[:nc], winStringBytes(ref.key[ref.off:])); err != nil {
+	if err := o.p.rowEnc.DecodeKey(o.out.Fields()[:nc], rowcodec.StringBytes(ref.key[ref.off:])); err != nil {
 		return err
 	}
 	if o.p.cfg.RankOut {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -29,7 +30,7 @@ import (
 //     merge, also when a row arrives out of order and bridges two. window_end is the last ts + Gap. With no Keys
 //     the whole stream is one session sequence (the planner runs it at parallelism 1).
 //   - Firing: OnWatermark(wm) emits every window with end <= wm, then forgets it. Output is ordered by window_end,
-//     then window_start, then the key's canonical bytes (winKeyEncoding); batches hold at most windowEmitRows rows,
+//     then window_start, then the key's canonical bytes (rowcodec.Encoding); batches hold at most windowEmitRows rows,
 //     all inserts. A window exists, and fires, only if at least one row was assigned to it, even if every FILTER
 //     rejected it (COUNT is then 0 and SUM NULL).
 //   - Late rows: an assignment to a window whose end <= the watermark current when the row arrives is dropped; a
@@ -162,7 +163,7 @@ func NewWindowAggregate(cfg WindowAggConfig, inputSchema *arrow.Schema) (func(su
 type windowPlan struct {
 	cfg     WindowAggConfig
 	in, out *arrow.Schema
-	keyEnc  winKeyEncoding
+	keyEnc  rowcodec.Encoding
 	aggs    []aggKind
 }
 
@@ -191,7 +192,7 @@ func winPlanKeys(in *arrow.Schema, cols []int, role, verb string, internalf func
 			return nil, nil, err
 		}
 		f := in.Field(k)
-		if !winKeyType(f.Type) {
+		if !rowcodec.KeyType(f.Type) {
 			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
 				"cannot %s %s column %q", verb, f.Type, f.Name)
 		}
@@ -292,7 +293,7 @@ func planWindowAgg(cfg WindowAggConfig, in *arrow.Schema) (*windowPlan, error) {
 	}
 	ts := &arrow.TimestampType{Unit: arrow.Microsecond}
 	fields = append(fields, arrow.Field{Name: "window_start", Type: ts}, arrow.Field{Name: "window_end", Type: ts})
-	p := &windowPlan{cfg: cfg, in: in, keyEnc: newWinKeyEncoding(keyTypes)}
+	p := &windowPlan{cfg: cfg, in: in, keyEnc: rowcodec.NewKeyEncoding(keyTypes)}
 	aggs, aggFields, err := winPlanAggs(in, cfg.Aggs, winInternalf)
 	if err != nil {
 		return nil, err

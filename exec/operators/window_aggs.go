@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -90,7 +91,7 @@ func newAggKind(fn AggFunc, arg arrow.DataType) (aggKind, error) {
 	case AggCountDistinct:
 		k.out, k.nullable = arrow.PrimitiveTypes.Int64, false
 		switch {
-		case winIntLike(arg) || arg.ID() == arrow.BOOL || arg.ID() == arrow.FLOAT32 || arg.ID() == arrow.FLOAT64:
+		case rowcodec.IntLike(arg) || arg.ID() == arrow.BOOL || arg.ID() == arrow.FLOAT32 || arg.ID() == arrow.FLOAT64:
 			k.impl = implDistinctInt
 		case arg.ID() == arrow.DECIMAL128 || arg.ID() == arrow.UINT64 || arg.ID() == arrow.STRING ||
 			arg.ID() == arrow.LARGE_STRING || arg.ID() == arrow.BINARY || arg.ID() == arrow.LARGE_BINARY:
@@ -138,7 +139,7 @@ func newAggKind(fn AggFunc, arg arrow.DataType) (aggKind, error) {
 		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
 			k.impl = implMinMaxStr
 		default:
-			if !winIntLike(arg) && arg.ID() != arrow.BOOL {
+			if !rowcodec.IntLike(arg) && arg.ID() != arrow.BOOL {
 				return k, errWinNoFunction(fn, arg)
 			}
 			k.impl = implMinMaxInt
@@ -204,54 +205,6 @@ func errWinNumericOverflow() error {
 	return sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "numeric field overflow")
 }
 
-// Varint helpers of the state format.
-
-func winGetVarint(src []byte) (int64, []byte, error) {
-	v, n := binary.Varint(src)
-	if n <= 0 {
-		return 0, nil, errWinState
-	}
-	return v, src[n:], nil
-}
-
-func winGetUvarint(src []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(src)
-	if n <= 0 {
-		return 0, nil, errWinState
-	}
-	return v, src[n:], nil
-}
-
-// winGetString reads a length-prefixed string (winAppendLenPrefixed).
-func winGetString(src []byte) (string, []byte, error) {
-	n, rest, err := winGetUvarint(src)
-	if err != nil || uint64(len(rest)) < n {
-		return "", nil, errWinState
-	}
-	return string(rest[:n]), rest[n:], nil
-}
-
-func winGetU64(src []byte) (uint64, []byte, error) {
-	if len(src) < 8 {
-		return 0, nil, errWinState
-	}
-	return binary.BigEndian.Uint64(src), src[8:], nil
-}
-
-func winGetFlag(src []byte) (bool, []byte, error) {
-	if len(src) < 1 {
-		return false, nil, errWinState
-	}
-	return src[0] != 0, src[1:], nil
-}
-
-func winAppendFlag(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, 1)
-	}
-	return append(dst, 0)
-}
-
 // COUNT(*), COUNT(x).
 
 type countAgg struct {
@@ -288,7 +241,7 @@ func (a *countAgg) appendTo(b array.Builder, g int32) error {
 func (a *countAgg) encode(dst []byte, g int32) []byte { return binary.AppendVarint(dst, a.n[g]) }
 
 func (a *countAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	a.n[g], rest, err = winGetVarint(src)
+	a.n[g], rest, err = rowcodec.GetVarint(src)
 	return rest, err
 }
 
@@ -303,7 +256,7 @@ func (a *sumIntAgg) grow()         { a.n, a.s = append(a.n, 0), append(a.s, 0) }
 func (a *sumIntAgg) reset(g int32) { a.n[g], a.s[g] = 0, 0 }
 
 func (a *sumIntAgg) update(col arrow.Array, rows, grps []int32) error {
-	vals := winInt64Values(col, &a.scr)
+	vals := rowcodec.Int64Values(col, &a.scr)
 	nulls := col.NullN() > 0
 	for j, r := range rows {
 		if nulls && col.IsNull(int(r)) {
@@ -345,10 +298,10 @@ func (a *sumIntAgg) encode(dst []byte, g int32) []byte {
 }
 
 func (a *sumIntAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	if a.n[g], rest, err = winGetVarint(src); err != nil {
+	if a.n[g], rest, err = rowcodec.GetVarint(src); err != nil {
 		return nil, err
 	}
-	a.s[g], rest, err = winGetVarint(rest)
+	a.s[g], rest, err = rowcodec.GetVarint(rest)
 	return rest, err
 }
 
@@ -381,7 +334,7 @@ func (a *sum128) add128(g int32, bh int64, bl uint64) bool {
 // addInts adds the integers col[rows[j]] to groups grps[j], skipping NULLs. No overflow is possible below 2^64
 // values.
 func (a *sum128) addInts(col arrow.Array, rows, grps []int32) {
-	vals := winInt64Values(col, &a.scr)
+	vals := rowcodec.Int64Values(col, &a.scr)
 	n, hi, lo := a.n, a.hi, a.lo
 	if col.NullN() == 0 { // the hot path of SUM(bigint)
 		for j, r := range rows {
@@ -413,14 +366,14 @@ func (a *sum128) encode(dst []byte, g int32) []byte {
 
 func (a *sum128) decode(src []byte, g int32) (rest []byte, err error) {
 	var hi uint64
-	if a.n[g], rest, err = winGetVarint(src); err != nil {
+	if a.n[g], rest, err = rowcodec.GetVarint(src); err != nil {
 		return nil, err
 	}
-	if hi, rest, err = winGetU64(rest); err != nil {
+	if hi, rest, err = rowcodec.GetU64(rest); err != nil {
 		return nil, err
 	}
 	a.hi[g] = int64(hi)
-	a.lo[g], rest, err = winGetU64(rest)
+	a.lo[g], rest, err = rowcodec.GetU64(rest)
 	return rest, err
 }
 
@@ -631,13 +584,13 @@ func (a *sumFloat) encode(dst []byte, g int32) []byte {
 
 func (a *sumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 	var u uint64
-	if a.n[g], rest, err = winGetVarint(src); err != nil {
+	if a.n[g], rest, err = rowcodec.GetVarint(src); err != nil {
 		return nil, err
 	}
 	if a.bad[g] = a.n[g] < 0; a.bad[g] {
 		a.n[g] = -1 - a.n[g]
 	}
-	u, rest, err = winGetU64(rest)
+	u, rest, err = rowcodec.GetU64(rest)
 	a.s[g] = math.Float64frombits(u)
 	return rest, err
 }
@@ -681,7 +634,7 @@ func (a *minMaxIntAgg) grow()         { a.has, a.v = append(a.has, false), appen
 func (a *minMaxIntAgg) reset(g int32) { a.has[g], a.v[g] = false, 0 }
 
 func (a *minMaxIntAgg) update(col arrow.Array, rows, grps []int32) error {
-	vals := winInt64Values(col, &a.scr)
+	vals := rowcodec.Int64Values(col, &a.scr)
 	nulls := col.NullN() > 0
 	for j, r := range rows {
 		if nulls && col.IsNull(int(r)) {
@@ -707,19 +660,19 @@ func (a *minMaxIntAgg) appendTo(b array.Builder, g int32) error {
 		b.AppendNull()
 		return nil
 	}
-	winAppendInt64(b, a.v[g])
+	rowcodec.AppendInt64(b, a.v[g])
 	return nil
 }
 
 func (a *minMaxIntAgg) encode(dst []byte, g int32) []byte {
-	return binary.AppendVarint(winAppendFlag(dst, a.has[g]), a.v[g])
+	return binary.AppendVarint(rowcodec.AppendFlag(dst, a.has[g]), a.v[g])
 }
 
 func (a *minMaxIntAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	if a.has[g], rest, err = winGetFlag(src); err != nil {
+	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
 		return nil, err
 	}
-	a.v[g], rest, err = winGetVarint(rest)
+	a.v[g], rest, err = rowcodec.GetVarint(rest)
 	return rest, err
 }
 
@@ -799,15 +752,15 @@ func (a *minMaxFloatAgg) appendTo(b array.Builder, g int32) error {
 }
 
 func (a *minMaxFloatAgg) encode(dst []byte, g int32) []byte {
-	return binary.BigEndian.AppendUint64(winAppendFlag(dst, a.has[g]), math.Float64bits(a.v[g]))
+	return binary.BigEndian.AppendUint64(rowcodec.AppendFlag(dst, a.has[g]), math.Float64bits(a.v[g]))
 }
 
 func (a *minMaxFloatAgg) decode(src []byte, g int32) (rest []byte, err error) {
 	var u uint64
-	if a.has[g], rest, err = winGetFlag(src); err != nil {
+	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
 		return nil, err
 	}
-	u, rest, err = winGetU64(rest)
+	u, rest, err = rowcodec.GetU64(rest)
 	a.v[g] = math.Float64frombits(u)
 	return rest, err
 }
@@ -861,17 +814,17 @@ func (a *minMaxDecAgg) appendTo(b array.Builder, g int32) error {
 }
 
 func (a *minMaxDecAgg) encode(dst []byte, g int32) []byte {
-	return winAppendDecimal(winAppendFlag(dst, a.has[g]), a.v[g])
+	return rowcodec.AppendDecimal(rowcodec.AppendFlag(dst, a.has[g]), a.v[g])
 }
 
 func (a *minMaxDecAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	if a.has[g], rest, err = winGetFlag(src); err != nil {
+	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
 		return nil, err
 	}
 	if len(rest) < 16 {
-		return nil, errWinState
+		return nil, rowcodec.ErrState
 	}
-	a.v[g] = winDecimalFrom(rest)
+	a.v[g] = rowcodec.DecimalFrom(rest)
 	return rest[16:], nil
 }
 
@@ -902,9 +855,9 @@ func winStringValues(col arrow.Array) func(i int) string {
 	case *array.LargeString:
 		return c.Value
 	case *array.Binary:
-		return func(i int) string { return winUnsafeString(c.Value(i)) }
+		return func(i int) string { return rowcodec.UnsafeString(c.Value(i)) }
 	case *array.LargeBinary:
-		return func(i int) string { return winUnsafeString(c.Value(i)) }
+		return func(i int) string { return rowcodec.UnsafeString(c.Value(i)) }
 	}
 	return nil
 }
@@ -952,14 +905,14 @@ func (a *minMaxStrAgg) appendTo(b array.Builder, g int32) error {
 }
 
 func (a *minMaxStrAgg) encode(dst []byte, g int32) []byte {
-	return winAppendLenPrefixed(winAppendFlag(dst, a.has[g]), a.v[g])
+	return rowcodec.AppendLenPrefixed(rowcodec.AppendFlag(dst, a.has[g]), a.v[g])
 }
 
 func (a *minMaxStrAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	if a.has[g], rest, err = winGetFlag(src); err != nil {
+	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
 		return nil, err
 	}
-	a.v[g], rest, err = winGetString(rest)
+	a.v[g], rest, err = rowcodec.GetString(rest)
 	return rest, err
 }
 
@@ -994,7 +947,7 @@ func (a *distinctIntAgg) update(col arrow.Array, rows, grps []int32) error {
 }
 
 // winDistinctInts returns the values of a COUNT(DISTINCT) argument that fits 8 bytes as int64s: integers and
-// booleans as winInt64Values, floats as their canonical bits. Values under NULLs are unspecified.
+// booleans as rowcodec.Int64Values, floats as their canonical bits. Values under NULLs are unspecified.
 func winDistinctInts(col arrow.Array, scratch *[]int64) []int64 {
 	switch c := col.(type) {
 	case *array.Float64:
@@ -1002,7 +955,7 @@ func winDistinctInts(col arrow.Array, scratch *[]int64) []int64 {
 	case *array.Float32:
 		return winFloatBits(c.Len(), func(i int) float64 { return float64(c.Value(i)) }, scratch)
 	}
-	return winInt64Values(col, scratch)
+	return rowcodec.Int64Values(col, scratch)
 }
 
 func winFloatBits(n int, at func(int) float64, scratch *[]int64) []int64 {
@@ -1011,7 +964,7 @@ func winFloatBits(n int, at func(int) float64, scratch *[]int64) []int64 {
 	}
 	out := (*scratch)[:n]
 	for i := range out {
-		out[i] = int64(winCanonicalFloat(at(i)))
+		out[i] = int64(rowcodec.CanonicalFloat(at(i)))
 	}
 	return out
 }
@@ -1037,14 +990,14 @@ func (a *distinctIntAgg) encode(dst []byte, g int32) []byte {
 }
 
 func (a *distinctIntAgg) decode(src []byte, g int32) ([]byte, error) {
-	n, rest, err := winGetUvarint(src)
+	n, rest, err := rowcodec.GetUvarint(src)
 	if err != nil {
 		return nil, err
 	}
 	a.sets[g] = nil
 	for ; n > 0; n-- {
 		var v int64
-		if v, rest, err = winGetVarint(rest); err != nil {
+		if v, rest, err = rowcodec.GetVarint(rest); err != nil {
 			return nil, err
 		}
 		a.add(g, v)
@@ -1073,7 +1026,7 @@ func (a *distinctStrAgg) set(g int32) map[string]struct{} {
 }
 
 func (a *distinctStrAgg) update(col arrow.Array, rows, grps []int32) error {
-	enc, err := newWinValueAppender(col, &a.scr, false)
+	enc, err := rowcodec.NewValueAppender(col, &a.scr, false)
 	if err != nil {
 		return err
 	}
@@ -1106,20 +1059,20 @@ func (a *distinctStrAgg) appendTo(b array.Builder, g int32) error {
 func (a *distinctStrAgg) encode(dst []byte, g int32) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
 	for v := range a.sets[g] {
-		dst = winAppendLenPrefixed(dst, v)
+		dst = rowcodec.AppendLenPrefixed(dst, v)
 	}
 	return dst
 }
 
 func (a *distinctStrAgg) decode(src []byte, g int32) ([]byte, error) {
-	n, rest, err := winGetUvarint(src)
+	n, rest, err := rowcodec.GetUvarint(src)
 	if err != nil {
 		return nil, err
 	}
 	a.sets[g] = nil
 	for ; n > 0; n-- {
 		var v string
-		if v, rest, err = winGetString(rest); err != nil {
+		if v, rest, err = rowcodec.GetString(rest); err != nil {
 			return nil, err
 		}
 		a.set(g)[v] = struct{}{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -22,7 +23,7 @@ import (
 //	                                                   its key when they differ (winGroupKeys.gShow)
 //	OperatorKey("window/wm")                           the watermark (8 bytes big endian)
 //
-// end and start are sign-flipped big endian (winAppendOrderedInt), key is the canonical key bytes (window_keys.go).
+// end and start are sign-flipped big endian (rowcodec.AppendOrderedInt), key is the canonical key bytes (window_keys.go).
 const windowStateID = 1
 
 var windowWMKey = state.OperatorKey("window/wm")
@@ -32,7 +33,7 @@ const (
 	winLive    uint8 = 1 << iota
 	winDirty         // changed since the last barrier (listed in windowAgg.dirty)
 	winStored        // in the backend under (storedStart, storedEnd)
-	winNullKey       // winKeyInt: the key is NULL
+	winNullKey       // rowcodec.KeyInt: the key is NULL
 )
 
 type winPaneID struct{ start, end int64 }
@@ -40,20 +41,20 @@ type winPaneID struct{ start, end int64 }
 // winPane is one window of Tumble/Hop/Cumulate with its groups by key.
 type winPane struct {
 	start, end int64
-	ints       map[int64]int32  // winKeyInt
-	strs       map[string]int32 // winKeyBytes
-	null       int32            // the NULL key's group (winKeyInt), the only group (winKeyNone); -1 when none
+	ints       map[int64]int32  // rowcodec.KeyInt
+	strs       map[string]int32 // rowcodec.KeyBytes
+	null       int32            // the NULL key's group (rowcodec.KeyInt), the only group (rowcodec.KeyNone); -1 when none
 }
 
 // winGroupKeys is the key part of a column-wise group table, shared by the window and the group aggregate: per
-// group id its key group and key (winKeyInt: the value, winKeyBytes: the canonical bytes), and the ids freed for
-// reuse. Whether a winKeyInt key is NULL is a flag of the owner's table.
+// group id its key group and key (rowcodec.KeyInt: the value, rowcodec.KeyBytes: the canonical bytes), and the ids freed for
+// reuse. Whether a rowcodec.KeyInt key is NULL is a flag of the owner's table.
 type winGroupKeys struct {
-	mode winKeyMode
+	mode rowcodec.KeyMode
 	gKG  []uint16
-	gInt []int64  // winKeyInt
-	gStr []string // winKeyBytes
-	// gShow (winKeyBytes): the row bytes of the key of the row that created the group, when they differ from gStr
+	gInt []int64  // rowcodec.KeyInt
+	gStr []string // rowcodec.KeyBytes
+	// gShow (rowcodec.KeyBytes): the row bytes of the key of the row that created the group, when they differ from gStr
 	// (a float -0), else "": the key prints as that row wrote it, as Postgres prints a group's first value.
 	gShow []string
 	free  []int32
@@ -69,32 +70,32 @@ func (k *winGroupKeys) allocKey() (g int32, grown bool) {
 	g = int32(len(k.gKG))
 	k.gKG = append(k.gKG, 0)
 	switch k.mode {
-	case winKeyInt:
+	case rowcodec.KeyInt:
 		k.gInt = append(k.gInt, 0)
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		k.gStr = append(k.gStr, "")
 		k.gShow = append(k.gShow, "")
 	}
 	return g, true
 }
 
-// setKey gives g key group kg and the key of row i of keys; it reports whether that key is NULL (winKeyInt).
-func (k *winGroupKeys) setKey(g int32, kg int, keys *winKeyRows, i int) (null bool) {
+// setKey gives g key group kg and the key of row i of keys; it reports whether that key is NULL (rowcodec.KeyInt).
+func (k *winGroupKeys) setKey(g int32, kg int, keys *rowcodec.KeyRows, i int) (null bool) {
 	k.gKG[g] = uint16(kg)
 	switch k.mode {
-	case winKeyInt:
-		if keys.nulls != nil && keys.nulls.IsNull(i) {
+	case rowcodec.KeyInt:
+		if keys.Nulls != nil && keys.Nulls.IsNull(i) {
 			return true
 		}
-		k.gInt[g] = keys.ints[i]
-	case winKeyBytes:
-		k.gStr[g] = string(keys.bytesOf(i))
-		k.gShow[g] = keys.exactOf(i)
+		k.gInt[g] = keys.Ints[i]
+	case rowcodec.KeyBytes:
+		k.gStr[g] = string(keys.BytesOf(i))
+		k.gShow[g] = keys.ExactOf(i)
 	}
 	return false
 }
 
-// showKey returns the bytes g's key is output from (winKeyBytes): its row bytes, which decode like key bytes.
+// showKey returns the bytes g's key is output from (rowcodec.KeyBytes): its row bytes, which decode like key bytes.
 func (k *winGroupKeys) showKey(g int32) string {
 	if s := k.gShow[g]; s != "" {
 		return s
@@ -105,7 +106,7 @@ func (k *winGroupKeys) showKey(g int32) string {
 // appendShow appends what a group's backend value carries after its accumulators: gShow when set (an older value
 // has nothing there, and a group whose key prints as its key bytes neither).
 func (k *winGroupKeys) appendShow(dst []byte, g int32) []byte {
-	if k.mode == winKeyBytes {
+	if k.mode == rowcodec.KeyBytes {
 		dst = append(dst, k.gShow[g]...)
 	}
 	return dst
@@ -114,7 +115,7 @@ func (k *winGroupKeys) appendShow(dst []byte, g int32) []byte {
 // restoreShow reads what appendShow wrote: rest is the value after the accumulators. The stored spelling wins
 // over the row that made the group load (its first row may have spelled the key otherwise, and was emitted so).
 func (k *winGroupKeys) restoreShow(g int32, rest []byte) error {
-	if k.mode != winKeyBytes {
+	if k.mode != rowcodec.KeyBytes {
 		if len(rest) != 0 {
 			return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
 		}
@@ -124,12 +125,12 @@ func (k *winGroupKeys) restoreShow(g int32, rest []byte) error {
 	return nil
 }
 
-// keyBytes appends g's canonical key bytes; null says that its winKeyInt key is NULL.
+// keyBytes appends g's canonical key bytes; null says that its rowcodec.KeyInt key is NULL.
 func (k *winGroupKeys) keyBytes(dst []byte, g int32, null bool) []byte {
 	switch k.mode {
-	case winKeyInt:
-		return winAppendIntKey(dst, k.gInt[g], null)
-	case winKeyBytes:
+	case rowcodec.KeyInt:
+		return rowcodec.AppendIntKey(dst, k.gInt[g], null)
+	case rowcodec.KeyBytes:
 		return append(dst, k.gStr[g]...)
 	}
 	return dst
@@ -137,7 +138,7 @@ func (k *winGroupKeys) keyBytes(dst []byte, g int32, null bool) []byte {
 
 // freeKey puts g on the free list.
 func (k *winGroupKeys) freeKey(g int32) {
-	if k.mode == winKeyBytes {
+	if k.mode == rowcodec.KeyBytes {
 		k.gStr[g], k.gShow[g] = "", ""
 	}
 	k.free = append(k.free, g)
@@ -178,7 +179,7 @@ type windowAgg struct {
 	// Session: the live sessions of each key, pairwise disjoint and not touching.
 	sessInt  map[int64][]int32
 	sessStr  map[string][]int32
-	sessNull []int32 // the NULL key's (winKeyInt) or the only key's (winKeyNone)
+	sessNull []int32 // the NULL key's (rowcodec.KeyInt) or the only key's (rowcodec.KeyNone)
 	// paneHint sizes a new window's map: the groups of the last window fired (windows tend to look alike).
 	paneHint int
 	// nextFire is at most the smallest end of a live window: OnWatermark below it has nothing to do.
@@ -188,8 +189,8 @@ type windowAgg struct {
 	deletes [][]byte // backend keys of stored groups freed since the last barrier
 
 	// Per batch.
-	kgs        winBatchKeyGroups
-	keys       winKeyRows
+	kgs        exec.BatchKeyGroups
+	keys       rowcodec.KeyRows
 	rows, grps []int32
 	frows      [][]int32 // per aggregate with a FILTER
 	fgrps      [][]int32
@@ -206,7 +207,7 @@ type windowAgg struct {
 var _ exec.Operator = (*windowAgg)(nil)
 
 func newWindowAgg(p *windowPlan) *windowAgg {
-	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.mode}, ov: aggOverflow{mode: p.cfg.Mode}}
+	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.Mode}, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
 		w.aggs = append(w.aggs, k.newState(&w.ov))
 	}
@@ -216,7 +217,7 @@ func newWindowAgg(p *windowPlan) *windowAgg {
 }
 
 func (w *windowAgg) Open(ctx *exec.TaskContext) error {
-	if err := winCheckKeyGroups(ctx, "window aggregate"); err != nil {
+	if err := exec.CheckKeyGroups(ctx, "window aggregate"); err != nil {
 		return err
 	}
 	w.ctx = ctx
@@ -247,25 +248,25 @@ func (w *windowAgg) Open(ctx *exec.TaskContext) error {
 // restoreGroup rebuilds one group from its backend entry.
 func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 	if len(uk) < 16 {
-		return errWinState
+		return rowcodec.ErrState
 	}
-	end, start, key := winOrderedInt(uk), winOrderedInt(uk[8:]), uk[16:]
+	end, start, key := rowcodec.OrderedInt(uk), rowcodec.OrderedInt(uk[8:]), uk[16:]
 	g := w.allocGroup()
 	w.gStart[g], w.gEnd[g], w.gKG[g] = start, end, uint16(kg)
 	w.gStoredStart[g], w.gStoredEnd[g] = start, end
 	w.gFlag[g] = winLive | winStored
 	null := false
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
+	switch w.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
 		if len(key) == 0 || (key[0] != 0 && len(key) != 9) {
-			return errWinState
+			return rowcodec.ErrState
 		}
 		if null = key[0] == 0; null {
 			w.gFlag[g] |= winNullKey
 		} else {
-			w.gInt[g] = winOrderedInt(key[1:])
+			w.gInt[g] = rowcodec.OrderedInt(key[1:])
 		}
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		w.gStr[g] = string(key)
 	}
 	rest := v
@@ -284,16 +285,16 @@ func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 		return nil
 	}
 	p := w.winPane(start, end)
-	switch w.p.keyEnc.mode {
-	case winKeyNone:
+	switch w.p.keyEnc.Mode {
+	case rowcodec.KeyNone:
 		p.null = g
-	case winKeyInt:
+	case rowcodec.KeyInt:
 		if null {
 			p.null = g
 		} else {
 			p.ints[w.gInt[g]] = g
 		}
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		p.strs[w.gStr[g]] = g
 	}
 	return nil
@@ -317,7 +318,7 @@ func (w *windowAgg) allocGroup() int32 {
 
 // newGroup creates the group of row i of the current batch in window [start, end).
 func (w *windowAgg) newGroup(start, end int64, i int) (int32, error) {
-	kg, err := w.kgs.of(w.ctx, w.p.cfg.Keys, i, "window aggregate")
+	kg, err := w.kgs.Of(w.ctx, w.p.cfg.Keys, i, "window aggregate")
 	if err != nil {
 		return 0, err
 	}
@@ -353,8 +354,8 @@ func (w *windowAgg) markDirty(g int32) {
 
 func (w *windowAgg) stateKey(g int32, start, end int64) []byte {
 	uk := make([]byte, 0, 16+1+8)
-	uk = winAppendOrderedInt(uk, end)
-	uk = winAppendOrderedInt(uk, start)
+	uk = rowcodec.AppendOrderedInt(uk, end)
+	uk = rowcodec.AppendOrderedInt(uk, start)
 	return state.KeyedKey(int(w.gKG[g]), windowStateID, w.keyBytes(uk, g, w.gFlag[g]&winNullKey != 0))
 }
 
@@ -363,10 +364,10 @@ func (w *windowAgg) winPane(start, end int64) *winPane {
 	p := w.panes[id]
 	if p == nil {
 		p = &winPane{start: start, end: end, null: -1}
-		switch w.p.keyEnc.mode {
-		case winKeyInt:
+		switch w.p.keyEnc.Mode {
+		case rowcodec.KeyInt:
 			p.ints = make(map[int64]int32, w.paneHint)
-		case winKeyBytes:
+		case rowcodec.KeyBytes:
 			p.strs = make(map[string]int32, w.paneHint)
 		}
 		w.panes[id] = p
@@ -385,14 +386,14 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 			return fmt.Errorf("window aggregate: input row of kind %s (the input must be append-only)", k)
 		}
 	}
-	w.kgs.start(b.Rec)
-	defer w.kgs.end()
+	w.kgs.Start(b.Rec)
+	defer w.kgs.End()
 	tsCol, ok := b.Rec.Column(w.p.cfg.TimeCol).(*array.Timestamp)
 	if !ok {
 		return fmt.Errorf("window aggregate: time column is %s", b.Rec.Column(w.p.cfg.TimeCol).DataType())
 	}
 	ts := tjMicros(tsCol, &w.tsScratch)
-	if err := w.keys.load(&w.p.keyEnc, b.Rec, w.p.cfg.Keys); err != nil {
+	if err := w.keys.Load(&w.p.keyEnc, b.Rec, w.p.cfg.Keys); err != nil {
 		return err
 	}
 	w.rows, w.grps = w.rows[:0], w.grps[:0]
@@ -509,9 +510,9 @@ func (w *windowAgg) assignWindows(n int, ts []int64, tsCol arrow.Array) error {
 	panes := w.paneBuf[:0]
 	lo, hi := int64(1), int64(0) // empty: the first row computes its panes
 	tsNulls := tsCol.NullN() > 0
-	mode := w.p.keyEnc.mode
-	keyNulls := w.keys.nulls
-	ints := w.keys.ints
+	mode := w.p.keyEnc.Mode
+	keyNulls := w.keys.Nulls
+	ints := w.keys.Ints
 	var late, bad int64
 	for i := 0; i < n; i++ {
 		if tsNulls && tsCol.IsNull(i) {
@@ -530,7 +531,7 @@ func (w *windowAgg) assignWindows(n int, ts []int64, tsCol arrow.Array) error {
 			var g int32
 			var ok bool
 			switch {
-			case mode == winKeyInt && (keyNulls == nil || keyNulls.IsValid(i)):
+			case mode == rowcodec.KeyInt && (keyNulls == nil || keyNulls.IsValid(i)):
 				if g, ok = p.ints[ints[i]]; !ok {
 					var err error
 					if g, err = w.newGroup(p.start, p.end, i); err != nil {
@@ -538,15 +539,15 @@ func (w *windowAgg) assignWindows(n int, ts []int64, tsCol arrow.Array) error {
 					}
 					p.ints[ints[i]] = g
 				}
-			case mode == winKeyBytes:
-				if g, ok = p.strs[string(w.keys.bytesOf(i))]; !ok {
+			case mode == rowcodec.KeyBytes:
+				if g, ok = p.strs[string(w.keys.BytesOf(i))]; !ok {
 					var err error
 					if g, err = w.newGroup(p.start, p.end, i); err != nil {
 						return err
 					}
 					p.strs[w.gStr[g]] = g
 				}
-			default: // winKeyNone, or a NULL winKeyInt key
+			default: // rowcodec.KeyNone, or a NULL rowcodec.KeyInt key
 				if g = p.null; g < 0 {
 					var err error
 					if g, err = w.newGroup(p.start, p.end, i); err != nil {
@@ -571,24 +572,24 @@ func (w *windowAgg) assignWindows(n int, ts []int64, tsCol arrow.Array) error {
 
 // sessionsOfRow returns the live sessions of row i's key.
 func (w *windowAgg) sessionsOfRow(i int) []int32 {
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
-		if w.keys.nulls == nil || w.keys.nulls.IsValid(i) {
-			return w.sessInt[w.keys.ints[i]]
+	switch w.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
+		if w.keys.Nulls == nil || w.keys.Nulls.IsValid(i) {
+			return w.sessInt[w.keys.Ints[i]]
 		}
-	case winKeyBytes:
-		return w.sessStr[string(w.keys.bytesOf(i))]
+	case rowcodec.KeyBytes:
+		return w.sessStr[string(w.keys.BytesOf(i))]
 	}
 	return w.sessNull
 }
 
 func (w *windowAgg) sessionsOfGroup(g int32) []int32 {
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
+	switch w.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
 		if w.gFlag[g]&winNullKey == 0 {
 			return w.sessInt[w.gInt[g]]
 		}
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		return w.sessStr[w.gStr[g]]
 	}
 	return w.sessNull
@@ -596,8 +597,8 @@ func (w *windowAgg) sessionsOfGroup(g int32) []int32 {
 
 // setSessions stores the session list of g's key.
 func (w *windowAgg) setSessions(g int32, list []int32) {
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
+	switch w.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
 		if w.gFlag[g]&winNullKey == 0 {
 			if len(list) == 0 {
 				delete(w.sessInt, w.gInt[g])
@@ -606,7 +607,7 @@ func (w *windowAgg) setSessions(g int32, list []int32) {
 			}
 			return
 		}
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		if len(list) == 0 {
 			delete(w.sessStr, w.gStr[g])
 		} else {
@@ -696,7 +697,7 @@ func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
 	due, next := winDue(w.panes, wm, nil)
 	w.nextFire = next
 	for _, p := range due {
-		w.fired = winAppendGroups(w.fired[:0], p.null, p.null >= 0, p.ints, p.strs)
+		w.fired = rowcodec.AppendGroups(w.fired[:0], p.null, p.null >= 0, p.ints, p.strs)
 		w.sortByKey(w.fired)
 		w.paneHint = len(w.fired)
 		for _, g := range w.fired {
@@ -741,29 +742,14 @@ func (w *windowAgg) fireSessions(out exec.Emitter) error {
 
 // sortByKey orders groups by their canonical key bytes.
 func (w *windowAgg) sortByKey(gs []int32) {
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
+	switch w.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
 		slices.SortFunc(gs, func(a, b int32) int {
-			return winCompareIntKeys(w.gInt[a], w.gFlag[a]&winNullKey != 0, w.gInt[b], w.gFlag[b]&winNullKey != 0)
+			return rowcodec.CompareIntKeys(w.gInt[a], w.gFlag[a]&winNullKey != 0, w.gInt[b], w.gFlag[b]&winNullKey != 0)
 		})
-	case winKeyBytes:
+	case rowcodec.KeyBytes:
 		slices.SortFunc(gs, func(a, b int32) int { return cmp.Compare(w.gStr[a], w.gStr[b]) })
 	}
-}
-
-// winCompareIntKeys orders two winKeyInt keys (value, NULL or not) as their canonical bytes do: NULL (0x00) first.
-func winCompareIntKeys(a int64, aNull bool, b int64, bNull bool) int {
-	if aNull || bNull {
-		return -cmp.Compare(winBoolInt(aNull), winBoolInt(bNull))
-	}
-	return cmp.Compare(a, b)
-}
-
-func winBoolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // winWindow is a window's per-window state, in a map by winPaneID.
@@ -789,36 +775,21 @@ func winDue[W winWindow](m map[winPaneID]W, wm int64, due []W) ([]W, int64) {
 	return due, next
 }
 
-// winAppendGroups appends the groups of one window, by key: the group of the NULL key (winKeyInt) or of the only
-// key (winKeyNone) when hasNull, then the others in map order.
-func winAppendGroups[G any](dst []G, null G, hasNull bool, ints map[int64]G, strs map[string]G) []G {
-	if hasNull {
-		dst = append(dst, null)
-	}
-	for _, g := range ints {
-		dst = append(dst, g)
-	}
-	for _, g := range strs {
-		dst = append(dst, g)
-	}
-	return dst
-}
-
 // emitGroup appends g's row to the output, flushing a full batch.
 func (w *windowAgg) emitGroup(g int32, out exec.Emitter) error {
 	if w.out == nil {
 		w.out = array.NewRecordBuilder(w.ctx.Alloc, w.p.out)
 	}
 	nk := len(w.p.cfg.Keys)
-	switch w.p.keyEnc.mode {
-	case winKeyInt:
+	switch w.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
 		if w.gFlag[g]&winNullKey != 0 {
 			w.out.Field(0).AppendNull()
 		} else {
-			winAppendInt64(w.out.Field(0), w.gInt[g])
+			rowcodec.AppendInt64(w.out.Field(0), w.gInt[g])
 		}
-	case winKeyBytes:
-		if err := w.p.keyEnc.decodeKey(w.out.Fields()[:nk], []byte(w.showKey(g))); err != nil {
+	case rowcodec.KeyBytes:
+		if err := w.p.keyEnc.DecodeKey(w.out.Fields()[:nk], []byte(w.showKey(g))); err != nil {
 			return err
 		}
 	}
@@ -878,51 +849,6 @@ func (w *windowAgg) Close() error {
 		w.out = nil
 	}
 	return nil
-}
-
-// winCheckKeyGroups checks the key groups a keyed operator's subtask was given; what names the operator.
-func winCheckKeyGroups(ctx *exec.TaskContext, what string) error {
-	if ctx.MaxKeyGroups <= 0 || ctx.KeyGroups.End > ctx.MaxKeyGroups || ctx.KeyGroups.Start >= ctx.KeyGroups.End {
-		return fmt.Errorf("%s: key groups %v of %d", what, ctx.KeyGroups, ctx.MaxKeyGroups)
-	}
-	return nil
-}
-
-// winOwnedKeyGroup is the key group of a row whose keys hash (exec.HashKeys) to h. The subtask must own it: a row
-// of another key group is a routing bug, which fails the operator.
-func winOwnedKeyGroup(ctx *exec.TaskContext, h uint64, what string) (int, error) {
-	kg := state.KeyGroupOf(h, ctx.MaxKeyGroups)
-	if !ctx.KeyGroups.Contains(kg) {
-		return 0, winErrKeyGroup(ctx, kg, what)
-	}
-	return kg, nil
-}
-
-func winErrKeyGroup(ctx *exec.TaskContext, kg int, what string) error {
-	return fmt.Errorf("%s: a row of key group %d reached subtask %d, which owns %v", what, kg, ctx.Subtask, ctx.KeyGroups)
-}
-
-// winBatchKeyGroups gives the key groups of a batch's rows, hashing its key columns once, when the first row needs
-// it (an operator that finds most rows' groups in memory never hashes).
-type winBatchKeyGroups struct {
-	rec    arrow.RecordBatch // the current batch; nil between batches
-	hashes []uint64
-	hashed bool
-}
-
-func (h *winBatchKeyGroups) start(rec arrow.RecordBatch) { h.rec, h.hashed = rec, false }
-func (h *winBatchKeyGroups) end()                        { h.rec = nil }
-
-// of is the key group of row i, with keys in columns cols; the subtask must own it (winOwnedKeyGroup).
-func (h *winBatchKeyGroups) of(ctx *exec.TaskContext, cols []int, i int, what string) (int, error) {
-	if !h.hashed {
-		var err error
-		if h.hashes, err = exec.HashKeys(h.rec, cols, h.hashes); err != nil {
-			return 0, err
-		}
-		h.hashed = true
-	}
-	return winOwnedKeyGroup(ctx, h.hashes[i], what)
 }
 
 // winFloorDiv divides rounding toward negative infinity.

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
@@ -355,8 +356,8 @@ func TestWindowSumIntOverflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer be.Close()
-	uk := winAppendOrderedInt(winAppendOrderedInt(nil, 10*sec), 0) // window [0, 10s)
-	uk = winAppendIntKey(uk, 1, false)
+	uk := rowcodec.AppendOrderedInt(rowcodec.AppendOrderedInt(nil, 10*sec), 0) // window [0, 10s)
+	uk = rowcodec.AppendIntKey(uk, 1, false)
 	acc := binary.AppendVarint(binary.AppendVarint(nil, 1), math.MaxInt64-1)
 	be.Put(state.KeyedKey(state.KeyGroupOf(hashes[0], state.DefaultKeyGroups), windowStateID, uk), acc)
 	op := f(0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -44,7 +45,7 @@ import (
 //	KeyedKey(kg, 1+side, end(8) start(8) seq(8))   flags(1) uvarint(len(key)) key row
 //	OperatorKey("windowjoin/meta")                  watermark(8) next seq(8)
 //
-// end and start are sign-flipped big endian (winAppendOrderedInt), seq the row's arrival number; flags holds
+// end and start are sign-flipped big endian (rowcodec.AppendOrderedInt), seq the row's arrival number; flags holds
 // tjNullKey; key and row are canonical bytes as in the interval join.
 
 var wjMetaKey = state.OperatorKey("windowjoin/meta")
@@ -82,9 +83,9 @@ func NewWindowJoin(cfg WindowJoinConfig) (func(subtask int) exec.Operator, *arro
 // wjWindow is one window's rows by key.
 type wjWindow struct {
 	start, end int64
-	ints       map[int64]*tjGroup  // winKeyInt
-	strs       map[string]*tjGroup // winKeyBytes, NULL keys included (flagged null)
-	null       *tjGroup            // winKeyInt: the NULL key
+	ints       map[int64]*tjGroup  // rowcodec.KeyInt
+	strs       map[string]*tjGroup // rowcodec.KeyBytes, NULL keys included (flagged null)
+	null       *tjGroup            // rowcodec.KeyInt: the NULL key
 }
 
 func (w *wjWindow) window() winPaneID { return winPaneID{w.start, w.end} }
@@ -123,14 +124,14 @@ func (j *windowJoin) Open(ctx *exec.TaskContext) error {
 // start, seq) order, so every group's lists are in arrival order again.
 func (j *windowJoin) restoreRow(kg, side int, uk, v []byte) error {
 	if len(uk) != 24 {
-		return errWinState
+		return rowcodec.ErrState
 	}
-	end, start, seq := winOrderedInt(uk), winOrderedInt(uk[8:]), binary.BigEndian.Uint64(uk[16:])
+	end, start, seq := rowcodec.OrderedInt(uk), rowcodec.OrderedInt(uk[8:]), binary.BigEndian.Uint64(uk[16:])
 	flags, key, row, err := tjParseValue(v)
 	if err != nil {
 		return err
 	}
-	ki, ks, err := tjParseKey(j.p.keyEnc.mode, key)
+	ki, ks, err := tjParseKey(j.p.keyEnc.Mode, key)
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func (j *windowJoin) window(start, end int64) *wjWindow {
 	w := j.wins[id]
 	if w == nil {
 		w = &wjWindow{start: start, end: end}
-		if j.p.keyEnc.mode == winKeyInt {
+		if j.p.keyEnc.Mode == rowcodec.KeyInt {
 			w.ints = map[int64]*tjGroup{}
 		} else {
 			w.strs = map[string]*tjGroup{}
@@ -158,27 +159,27 @@ func (j *windowJoin) window(start, end int64) *wjWindow {
 	return w
 }
 
-// group returns the group of a key in w, creating it; s is the canonical key bytes (winKeyBytes), null whether
+// group returns the group of a key in w, creating it; s is the canonical key bytes (rowcodec.KeyBytes), null whether
 // a key column is NULL.
 func (j *windowJoin) group(w *wjWindow, i int64, s string, null bool) *tjGroup {
-	if j.p.keyEnc.mode == winKeyInt && null {
+	if j.p.keyEnc.Mode == rowcodec.KeyInt && null {
 		if w.null == nil {
 			w.null = &tjGroup{null: true}
 		}
 		return w.null
 	}
-	return tjFindGroup(j.p.keyEnc.mode, w.ints, w.strs, i, s, null)
+	return tjFindGroup(j.p.keyEnc.Mode, w.ints, w.strs, i, s, null)
 }
 
 // groupOfRow returns the group of row i of the batch (keys loaded in j.keys) in w, creating it.
 func (j *windowJoin) groupOfRow(w *wjWindow, i int, null bool) *tjGroup {
-	if j.p.keyEnc.mode == winKeyInt {
-		return j.group(w, j.keys.ints[i], "", null)
+	if j.p.keyEnc.Mode == rowcodec.KeyInt {
+		return j.group(w, j.keys.Ints[i], "", null)
 	}
-	if g := w.strs[string(j.keys.bytesOf(i))]; g != nil { // no allocation for the lookup
+	if g := w.strs[string(j.keys.BytesOf(i))]; g != nil { // no allocation for the lookup
 		return g
 	}
-	return j.group(w, 0, string(j.keys.bytesOf(i)), null)
+	return j.group(w, 0, string(j.keys.BytesOf(i)), null)
 }
 
 func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
@@ -248,9 +249,9 @@ func (j *windowJoin) OnWatermark(wm int64, out exec.Emitter) error {
 		return nil
 	}
 	j.due, j.nextFire = winDue(j.wins, wm, j.due[:0])
-	mode := j.p.keyEnc.mode
+	mode := j.p.keyEnc.Mode
 	for _, w := range j.due {
-		j.groups = winAppendGroups(j.groups[:0], w.null, w.null != nil, w.ints, w.strs)
+		j.groups = rowcodec.AppendGroups(j.groups[:0], w.null, w.null != nil, w.ints, w.strs)
 		slices.SortFunc(j.groups, func(a, b *tjGroup) int { return tjCompareKeys(a, b, mode) })
 		for _, g := range j.groups {
 			if err := j.fireGroup(g, out); err != nil {
@@ -355,8 +356,8 @@ func (j *windowJoin) fireGroup(g *tjGroup, out exec.Emitter) error {
 func (j *windowJoin) stateKey(id int32) []byte {
 	t := &j.rows
 	uk := make([]byte, 0, 24)
-	uk = winAppendOrderedInt(uk, t.t2[id])
-	uk = winAppendOrderedInt(uk, t.t1[id])
+	uk = rowcodec.AppendOrderedInt(uk, t.t2[id])
+	uk = rowcodec.AppendOrderedInt(uk, t.t1[id])
 	uk = binary.BigEndian.AppendUint64(uk, t.seq[id])
 	return state.KeyedKey(int(t.kg[id]), byte(1+t.side(id)), uk)
 }

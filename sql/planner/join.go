@@ -9,6 +9,7 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -498,7 +499,7 @@ func (j *joinNode) keyColumns(lks, rks []expr.Expr) (node, error) {
 			return nil, sqlerr.New(sqlerr.UndefinedFunction, j.pos, "operator does not exist: %s = %s",
 				expr.TypeName(lks[k].Type()), expr.TypeName(rks[k].Type()))
 		}
-		if !operators.KeyType(t) {
+		if !rowcodec.KeyType(t) {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "a join key of type %s is not supported", expr.TypeName(t))
 		}
 		side := func(e expr.Expr, base, width int, extra *[]expr.Expr) (int, error) {

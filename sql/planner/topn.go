@@ -9,6 +9,7 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -65,7 +66,7 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 			if !ok {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s must be columns; compute expressions in a subquery", what)
 			}
-			if !operators.KeyType(x.Type()) {
+			if !rowcodec.KeyType(x.Type()) {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s cannot be of type %s", what, expr.TypeName(x.Type()))
 			}
 			return c, nil

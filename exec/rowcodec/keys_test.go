@@ -1,4 +1,4 @@
-package operators
+package rowcodec
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 
 // Key bytes compare as SQL does (-0 = 0, one NaN); row bytes keep -0, so a row is retracted exactly as it was
 // emitted and prints as written, and a key's row bytes are kept only where they differ.
-func TestWinKeyBytesNegativeZero(t *testing.T) {
+func TestKeyBytesNegativeZero(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	sc := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
@@ -23,39 +23,39 @@ func TestWinKeyBytesNegativeZero(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 
-	keyEnc := newWinKeyEncoding([]arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64})
-	var keys winKeyRows
-	if err := keys.load(&keyEnc, rec, []int{0, 1}); err != nil {
+	keyEnc := NewKeyEncoding([]arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64})
+	var keys KeyRows
+	if err := keys.Load(&keyEnc, rec, []int{0, 1}); err != nil {
 		t.Fatal(err)
 	}
-	if string(keys.bytesOf(0)) != string(keys.bytesOf(1)) || string(keys.bytesOf(2)) != string(keys.bytesOf(3)) {
+	if string(keys.BytesOf(0)) != string(keys.BytesOf(1)) || string(keys.BytesOf(2)) != string(keys.BytesOf(3)) {
 		t.Fatal("key bytes: -0 and 0 (or two NaNs) differ")
 	}
-	if keys.exactOf(0) == "" || keys.exactOf(1) != "" || keys.exactOf(2) != "" {
-		t.Fatalf("exact key bytes kept for rows %q %q %q, want only row 0's", keys.exactOf(0), keys.exactOf(1), keys.exactOf(2))
+	if keys.ExactOf(0) == "" || keys.ExactOf(1) != "" || keys.ExactOf(2) != "" {
+		t.Fatalf("exact key bytes kept for rows %q %q %q, want only row 0's", keys.ExactOf(0), keys.ExactOf(1), keys.ExactOf(2))
 	}
 
-	rowEnc, cols, err := winRowEncoding(sc, nil)
+	rowEnc, cols, err := RowEncoding(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows winKeyRows
-	if err := rows.load(&rowEnc, rec, cols); err != nil {
+	var rows KeyRows
+	if err := rows.Load(&rowEnc, rec, cols); err != nil {
 		t.Fatal(err)
 	}
-	if string(rows.bytesOf(0)) == string(rows.bytesOf(1)) {
+	if string(rows.BytesOf(0)) == string(rows.BytesOf(1)) {
 		t.Fatal("row bytes: -0 and 0 are equal")
 	}
-	if string(rows.bytesOf(0)) != keys.exactOf(0) {
+	if string(rows.BytesOf(0)) != keys.ExactOf(0) {
 		t.Fatal("the key's exact bytes are not its row bytes")
 	}
-	if string(rows.bytesOf(0)) >= string(rows.bytesOf(1)) {
+	if string(rows.BytesOf(0)) >= string(rows.BytesOf(1)) {
 		t.Fatal("row bytes: -0 does not sort below 0")
 	}
 	// Decoding the row bytes gives -0 back.
 	db := array.NewRecordBuilder(mem, sc)
 	defer db.Release()
-	if err := rowEnc.decodeKey(db.Fields(), rows.bytesOf(0)); err != nil {
+	if err := rowEnc.DecodeKey(db.Fields(), rows.BytesOf(0)); err != nil {
 		t.Fatal(err)
 	}
 	out := db.NewRecordBatch()
