@@ -14,7 +14,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/join"
 )
 
 // The time joins (interval and window join) in the runtime: two generator sources hashed on their key into the
@@ -147,8 +147,8 @@ func expectedTimeJoin(left, right []event, match func(l, r event) bool, start fu
 
 func intervalJoinOp(t testing.TB) func(int) exec.Operator {
 	t.Helper()
-	f, _, err := operators.NewIntervalJoin(operators.IntervalJoinConfig{
-		JoinSpec: operators.JoinSpec{Type: operators.JoinFull, Left: eventSchema, Right: eventSchema,
+	f, _, err := join.NewIntervalJoin(join.IntervalJoinConfig{
+		JoinSpec: join.JoinSpec{Type: join.JoinFull, Left: eventSchema, Right: eventSchema,
 			LeftKeys: []int{0}, RightKeys: []int{0}},
 		LeftTime: 1, RightTime: 1, Lower: ijLower, Upper: ijUpper,
 	})

@@ -14,42 +14,42 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// keyedBench is one keyed-operator benchmark for runKeyedBench: the operator, what it is fed, and how.
-type keyedBench struct {
-	op     exec.Operator    // the operator under test, not yet opened
-	mem    memory.Allocator // the allocator of the batches, the operator's too
-	memory bool             // the memory state backend rather than Pebble, the one the runtime gives keyed operators
+// KeyedBench is one keyed-operator benchmark for RunKeyedBench: the operator, what it is fed, and how.
+type KeyedBench struct {
+	Op     exec.Operator    // the operator under test, not yet opened
+	Mem    memory.Allocator // the allocator of the batches, the operator's too
+	Memory bool             // the memory state backend rather than Pebble, the one the runtime gives keyed operators
 	// step feeds the i-th b.Loop iteration's batches (i from 0), each through feed with its input.
-	step benchStep
+	Step BenchStep
 	// watermark, if set, gives the watermark OnWatermark receives after the i-th step.
-	watermark func(i int) int64
+	Watermark func(i int) int64
 	// rewind, if set, is called with the timer stopped before every step i > 0 that is a multiple of cycle: it
 	// moves the pre-generated batches' times forward so they can be fed again.
-	rewind  func()
-	cycle   int
-	barrier int    // steps between barriers
-	metric  string // "<name>:rows/s", the figure of input rows per second of operator time
+	Rewind  func()
+	Cycle   int
+	Barrier int    // steps between barriers
+	Metric  string // "<name>:rows/s", the figure of input rows per second of operator time
 }
 
-// benchStep feeds one step of a benchmark: feed(input, batch) for each of its batches, in order.
-type benchStep func(i int, feed func(input int, bt exec.Batch))
+// BenchStep feeds one step of a benchmark: feed(input, batch) for each of its batches, in order.
+type BenchStep func(i int, feed func(input int, bt exec.Batch))
 
-// keyedBenchResult is what a keyed benchmark fed and got, for its own figures and checks.
-type keyedBenchResult struct {
-	rows, out    int   // input rows fed, output rows emitted
-	late, errors int64 // the task's Late and Errors counters
+// KeyedBenchResult is what a keyed benchmark fed and got, for its own figures and checks.
+type KeyedBenchResult struct {
+	Rows, Out    int   // input rows fed, output rows emitted
+	Late, Errors int64 // the task's Late and Errors counters
 }
 
-// runKeyedBench measures a keyed operator in one goroutine calling its methods directly: each b.Loop iteration is
+// RunKeyedBench measures a keyed operator in one goroutine calling its methods directly: each b.Loop iteration is
 // one step (Process for each of its batches, then OnWatermark if kb.watermark is set), and every kb.barrier steps
 // an OnBarrier whose snapshot is captured, then persisted with the timer stopped (the runtime persists on another
 // goroutine). It reports input rows per second of operator time as kb.metric.
-func runKeyedBench(b *testing.B, kb keyedBench) keyedBenchResult {
+func RunKeyedBench(b *testing.B, kb KeyedBench) KeyedBenchResult {
 	b.Setenv("CLINK_STATE_FSYNC", "0")
 	dir := b.TempDir()
 	var be state.Backend
 	var err error
-	if kb.memory {
+	if kb.Memory {
 		be, err = state.OpenMemory(state.Options{})
 	} else {
 		be, err = state.OpenPebble(state.Options{Dir: filepath.Join(dir, "work")})
@@ -58,14 +58,14 @@ func runKeyedBench(b *testing.B, kb keyedBench) keyedBenchResult {
 		b.Fatal(err)
 	}
 	defer be.Close()
-	op := kb.op
+	op := kb.Op
 	ctx := &exec.TaskContext{KeyGroups: state.KeyGroupRange{End: state.DefaultKeyGroups},
-		MaxKeyGroups: state.DefaultKeyGroups, State: be, Alloc: kb.mem, Late: &exec.Counter{}, Errors: &exec.Counter{}}
+		MaxKeyGroups: state.DefaultKeyGroups, State: be, Alloc: kb.Mem, Late: &exec.Counter{}, Errors: &exec.Counter{}}
 	if err := op.Open(ctx); err != nil {
 		b.Fatal(err)
 	}
 	defer op.Close()
-	out := &discardEmitter{}
+	out := &DiscardEmitter{}
 	rows := 0
 	feed := func(input int, bt exec.Batch) {
 		rows += bt.Rows()
@@ -78,18 +78,18 @@ func runKeyedBench(b *testing.B, kb keyedBench) keyedBenchResult {
 	b.ResetTimer()
 	id := uint64(0)
 	for i := 0; b.Loop(); i++ {
-		if kb.rewind != nil && i > 0 && i%kb.cycle == 0 {
+		if kb.Rewind != nil && i > 0 && i%kb.Cycle == 0 {
 			b.StopTimer()
-			kb.rewind()
+			kb.Rewind()
 			b.StartTimer()
 		}
-		kb.step(i, feed)
-		if kb.watermark != nil {
-			if err := op.OnWatermark(kb.watermark(i), out); err != nil {
+		kb.Step(i, feed)
+		if kb.Watermark != nil {
+			if err := op.OnWatermark(kb.Watermark(i), out); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if (i+1)%kb.barrier == 0 {
+		if (i+1)%kb.Barrier == 0 {
 			id++
 			if err := op.OnBarrier(checkpoint.Barrier{ID: id}); err != nil {
 				b.Fatal(err)
@@ -105,22 +105,22 @@ func runKeyedBench(b *testing.B, kb keyedBench) keyedBenchResult {
 			b.StartTimer()
 		}
 	}
-	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), kb.metric)
-	return keyedBenchResult{rows: rows, out: out.rows, late: ctx.Late.Load(), errors: ctx.Errors.Load()}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), kb.Metric)
+	return KeyedBenchResult{Rows: rows, Out: out.Rows, Late: ctx.Late.Load(), Errors: ctx.Errors.Load()}
 }
 
-// feedInTurn is the step of a one-input benchmark: the batches to input 0, one a step, over and over.
-func feedInTurn(batches []exec.Batch) benchStep {
+// FeedInTurn is the step of a one-input benchmark: the batches to input 0, one a step, over and over.
+func FeedInTurn(batches []exec.Batch) BenchStep {
 	return func(i int, feed func(int, exec.Batch)) { feed(0, batches[i%len(batches)]) }
 }
 
-// bidBatches generates n batches of rows bids in winBidSchema (auction, price, date_time), from seed: random
+// BidBatches generates n batches of rows bids in BidSchema (auction, price, date_time), from seed: random
 // auctions out of keys, random prices, times from 0 advancing step µs a row.
-func bidBatches(mem memory.Allocator, n, rows, keys, step int, seed uint64) []exec.Batch {
+func BidBatches(mem memory.Allocator, n, rows, keys, step int, seed uint64) []exec.Batch {
 	out := make([]exec.Batch, n)
 	x := seed
 	for i := range out {
-		b := array.NewRecordBuilder(mem, winBidSchema)
+		b := array.NewRecordBuilder(mem, BidSchema)
 		a, p, ts := b.Field(0).(*array.Int64Builder), b.Field(1).(*array.Int64Builder), b.Field(2).(*array.TimestampBuilder)
 		for r := range rows {
 			x = state.MixInt64(x + 0x9e3779b97f4a7c15)
@@ -134,14 +134,14 @@ func bidBatches(mem memory.Allocator, n, rows, keys, step int, seed uint64) []ex
 	return out
 }
 
-// lastBidTime is the last event time (date_time) of a batch in winBidSchema.
-func lastBidTime(bt exec.Batch) int64 {
+// LastBidTime is the last event time (date_time) of a batch in BidSchema.
+func LastBidTime(bt exec.Batch) int64 {
 	ts := bt.Rec.Column(2).(*array.Timestamp).TimestampValues()
 	return int64(ts[len(ts)-1])
 }
 
-// shiftTimes moves every batch's event times forward by d, so the batches can be fed again after the last.
-func shiftTimes(batches []exec.Batch, d int64) {
+// ShiftTimes moves every batch's event times forward by d, so the batches can be fed again after the last.
+func ShiftTimes(batches []exec.Batch, d int64) {
 	for _, bt := range batches {
 		v := bt.Rec.Column(2).(*array.Timestamp).TimestampValues()
 		for i := range v {
@@ -150,6 +150,6 @@ func shiftTimes(batches []exec.Batch, d int64) {
 	}
 }
 
-type discardEmitter struct{ rows int }
+type DiscardEmitter struct{ Rows int }
 
-func (d *discardEmitter) Emit(b exec.Batch) error { d.rows += b.Rows(); b.Release(); return nil }
+func (d *DiscardEmitter) Emit(b exec.Batch) error { d.Rows += b.Rows(); b.Release(); return nil }

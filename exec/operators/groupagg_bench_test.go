@@ -15,7 +15,7 @@ import (
 // each a -U/+U pair). It reports input rows per second of operator time.
 func BenchmarkGroupAggregate(b *testing.B) {
 	f, _, err := NewGroupAggregate(GroupAggConfig{Keys: []int{0},
-		Aggs: []AggSpec{{Func: AggCountStar, Arg: -1, Filter: -1}, {Func: AggSum, Arg: 1, Filter: -1}}}, winBidSchema)
+		Aggs: []AggSpec{{Func: AggCountStar, Arg: -1, Filter: -1}, {Func: AggSum, Arg: 1, Filter: -1}}}, BidSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func benchOverBids(b *testing.B, op exec.Operator, metric string) {
 	mem := memory.NewGoAllocator()
 	batches := winBidBatches(mem)
 	defer releaseBatches(batches)
-	r := runKeyedBench(b, keyedBench{op: op, mem: mem, step: feedInTurn(batches), barrier: benchWinBarrier,
-		metric: metric})
-	b.ReportMetric(float64(r.out)/float64(r.rows), "out_rows/row")
+	r := RunKeyedBench(b, KeyedBench{Op: op, Mem: mem, Step: FeedInTurn(batches), Barrier: benchWinBarrier,
+		Metric: metric})
+	b.ReportMetric(float64(r.Out)/float64(r.Rows), "out_rows/row")
 }

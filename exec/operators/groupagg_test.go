@@ -21,9 +21,9 @@ import (
 )
 
 // The changelog harness of the group aggregate and Top-N tests: it feeds explicit batches of rows with row kinds
-// to an operator in opHarness and records its output per input batch, as "+I 1|2" lines (kind, then the Postgres
+// to an operator in Harness and records its output per input batch, as "+I 1|2" lines (kind, then the Postgres
 // text form of the row). After every batch comes a watermark; between batches, barriers, and where asked a full
-// restore. It checks, besides opHarness's checks (the declared output schema, nil Kinds on an all-insert batch,
+// restore. It checks, besides Harness's checks (the declared output schema, nil Kinds on an all-insert batch,
 // nothing emitted in OnBarrier, nothing left allocated), that watermarks and the end of input emit nothing.
 
 type gaclRow struct {
@@ -37,19 +37,19 @@ func gaUB(v ...any) gaclRow  { return gaclRow{exec.UpdateBefore, v} }
 func gaUA(v ...any) gaclRow  { return gaclRow{exec.UpdateAfter, v} }
 
 // gaclBatch is a batch of changelog rows as a run step.
-func gaclBatch(rows []gaclRow) opBatch {
-	b := opBatch{rows: make([][]any, len(rows)), kinds: make([]exec.RowKind, len(rows))}
+func gaclBatch(rows []gaclRow) BatchStep {
+	b := BatchStep{Rows: make([][]any, len(rows)), Kinds: make([]exec.RowKind, len(rows))}
 	for i, r := range rows {
-		b.rows[i], b.kinds[i] = r.vals, r.kind
+		b.Rows[i], b.Kinds[i] = r.vals, r.kind
 	}
-	b.kinds = changelogKinds(b.kinds)
+	b.Kinds = ChangelogKinds(b.Kinds)
 	return b
 }
 
 // gaclShapes are how a case runs: memory or Pebble; restore "" (barriers only), "mid" (a restore after the
 // middle batch) or "every" (after every batch). The batches are the case's.
-func gaclShapes() []opShape {
-	return slices.DeleteFunc(opShapes(), func(s opShape) bool { return s.batch != 0 })
+func gaclShapes() []Shape {
+	return slices.DeleteFunc(AllShapes(), func(s Shape) bool { return s.Batch != 0 })
 }
 
 // gaclResult is one run: the output per input batch, the Errors count, the first error.
@@ -64,30 +64,30 @@ type gaclResult struct {
 func gaclExec(t testing.TB, schema, out *arrow.Schema, factory func(int) exec.Operator, batches [][]gaclRow,
 	pebble bool, plan func(i, n int) (barrier, restore bool)) gaclResult {
 	t.Helper()
-	h := newOpHarness(t, factory, pebble, schema)
-	h.out, h.changelog = out, true
+	h := NewHarness(t, factory, pebble, schema)
+	h.Out, h.Changelog = out, true
 	steps := make([]any, len(batches))
 	for i, rows := range batches {
 		steps[i] = gaclBatch(rows)
 	}
 	var res gaclResult
 	seen := 0 // the output rows of the batches before
-	res.err = h.run(steps, plan, func(i int, _ opBatch, _ bool) error {
-		res.out = append(res.out, slices.Clone(h.rows[seen:]))
-		seen = len(h.rows)
-		if err := h.watermark(0, int64(i)); err != nil {
+	res.err = h.Run(steps, plan, func(i int, _ BatchStep, _ bool) error {
+		res.out = append(res.out, slices.Clone(h.Rows[seen:]))
+		seen = len(h.Rows)
+		if err := h.Watermark(0, int64(i)); err != nil {
 			return err
 		}
-		if len(h.rows) > seen {
-			return fmt.Errorf("a watermark emitted %q", h.rows[seen:])
+		if len(h.Rows) > seen {
+			return fmt.Errorf("a watermark emitted %q", h.Rows[seen:])
 		}
 		return nil
 	})
-	if res.err == nil && len(h.rows) > seen {
-		res.err = fmt.Errorf("the end of input emitted %q", h.rows[seen:])
+	if res.err == nil && len(h.Rows) > seen {
+		res.err = fmt.Errorf("the end of input emitted %q", h.Rows[seen:])
 	}
-	res.err = errors.Join(res.err, h.close())
-	res.errors = h.errs.Load()
+	res.err = errors.Join(res.err, h.Close())
+	res.errors = h.Errs.Load()
 	return res
 }
 
@@ -106,9 +106,9 @@ type gaclCase struct {
 // runGacl runs c in every shape; each must give exactly c.want.
 func runGacl(t *testing.T, c gaclCase) {
 	t.Helper()
-	runShapes(t, c.name, gaclShapes(), func(t *testing.T, sh opShape) {
-		res := gaclExec(t, c.schema, c.out, c.factory, c.batches, sh.pebble, sh.barrier)
-		if checkRunErr(t, sh, res.err, c.wantErr, res.out) {
+	RunShapes(t, c.name, gaclShapes(), func(t *testing.T, sh Shape) {
+		res := gaclExec(t, c.schema, c.out, c.factory, c.batches, sh.Pebble, sh.Barrier)
+		if CheckRunErr(t, sh, res.err, c.wantErr, res.out) {
 			return
 		}
 		for i := range c.want {
@@ -128,23 +128,23 @@ func runGacl(t *testing.T, c gaclCase) {
 
 // gaclOpen opens an operator of newOp on a memory backend in a changelog harness, for tests of what the operator
 // keeps; the test's cleanup closes it.
-func gaclOpen(t *testing.T, newOp func(int) exec.Operator, schema, out *arrow.Schema) *opHarness {
+func gaclOpen(t *testing.T, newOp func(int) exec.Operator, schema, out *arrow.Schema) *Harness {
 	t.Helper()
-	h := newOpHarness(t, newOp, false, schema)
-	h.out, h.changelog = out, true
-	must(t, h.open("", 0))
-	t.Cleanup(func() { must(t, h.close()) })
+	h := NewHarness(t, newOp, false, schema)
+	h.Out, h.Changelog = out, true
+	must(t, h.Open("", 0))
+	t.Cleanup(func() { must(t, h.Close()) })
 	return h
 }
 
 // gaclStep feeds one batch of changelog rows and takes a barrier; it returns the rows emitted.
-func gaclStep(t *testing.T, h *opHarness, rows ...gaclRow) []string {
+func gaclStep(t *testing.T, h *Harness, rows ...gaclRow) []string {
 	t.Helper()
-	n := len(h.rows)
+	n := len(h.Rows)
 	b := gaclBatch(rows)
-	must(t, h.process(0, b.rows, b.kinds))
-	must(t, h.barrier(false))
-	return h.rows[n:]
+	must(t, h.Process(0, b.Rows, b.Kinds))
+	must(t, h.Barrier(false))
+	return h.Rows[n:]
 }
 
 // stateEntries counts the entries of a backend.
@@ -175,7 +175,7 @@ func gaSpec(f AggFunc, arg, filter int) AggSpec { return AggSpec{Func: f, Arg: a
 
 func gaOp(t testing.TB, cfg GroupAggConfig, schema *arrow.Schema) (func(int) exec.Operator, *arrow.Schema) {
 	t.Helper()
-	return mustOp(t, NewGroupAggregate, cfg, schema)
+	return MustOp(t, NewGroupAggregate, cfg, schema)
 }
 
 func gaCase(t *testing.T, name string, cfg GroupAggConfig, batches [][]gaclRow, want [][]string) gaclCase {
@@ -447,7 +447,7 @@ func TestGroupAggOverflow(t *testing.T) {
 		t.Fatalf("SUM(int) is %s", out.Field(1).Type)
 	}
 	mem := checkedAlloc(t)
-	batch := buildBatch(mem, schema, [][]any{{1, 5, "0"}})
+	batch := BuildBatch(mem, schema, [][]any{{1, 5, "0"}})
 	hashes, _ := exec.HashKeys(batch.Rec, []int{0}, nil)
 	be, _ := state.OpenMemory(state.Options{})
 	defer be.Close()
@@ -462,7 +462,7 @@ func TestGroupAggOverflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer op.Close()
-	err := op.Process(0, batch, &discardEmitter{})
+	err := op.Process(0, batch, &DiscardEmitter{})
 	if sqlerr.Code(err) != sqlerr.NumericOutOfRange || err.Error() != "bigint out of range" {
 		t.Fatalf("MaxInt64-1 + 5: %v (SQLSTATE %q), want 22003 bigint out of range", err, sqlerr.Code(err))
 	}
@@ -471,7 +471,7 @@ func TestGroupAggOverflow(t *testing.T) {
 // TestGroupAggKeyGroupRouting: a row of a key group the subtask does not own fails the operator.
 func TestGroupAggKeyGroupRouting(t *testing.T) {
 	f, _ := gaOp(t, GroupAggConfig{Keys: []int{gaK}, Aggs: []AggSpec{gaSpec(AggCountStar, -1, -1)}}, gaEvents)
-	checkForeignKeyGroup(t, f, 0, gaEvents, []int{gaK}, gr(1, 1), gr(2, 1), gr(3, 1))
+	CheckForeignKeyGroup(t, f, 0, gaEvents, []int{gaK}, gr(1, 1), gr(2, 1), gr(3, 1))
 }
 
 // TestGroupAggOutputSchema: the key columns, then the aggregates with exactly the window aggregate's result types
@@ -964,9 +964,9 @@ func TestGroupAggForgets(t *testing.T) {
 	}
 	p.maxGroups = 2
 	h := gaclOpen(t, func(int) exec.Operator { return newGroupAgg(p) }, gaEvents, p.out)
-	op := h.op.(*groupAgg)
+	op := h.Op.(*groupAgg)
 	step := func(rows ...gaclRow) []string { t.Helper(); return gaclStep(t, h, rows...) }
-	backend := func() int { t.Helper(); return stateEntries(t, h.be) }
+	backend := func() int { t.Helper(); return stateEntries(t, h.Backend) }
 	step(gaIns(gr(1, 1)...), gaIns(gr(2, 2)...))
 	step(gaDel(gr(1, 1)...), gaDel(gr(3, 1)...))
 	if op.live != 1 || backend() != 1 {

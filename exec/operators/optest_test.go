@@ -22,10 +22,10 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// The operator test harness: opHarness drives any exec.Operator directly, without the job runtime, and the
-// harnesses of the single-input cases (opCase, here), of the scripts of two-input cases (jCase,
+// The operator test harness: Harness drives any exec.Operator directly, without the job runtime, and the
+// harnesses of the single-input cases (Case, here), of the scripts of two-input cases (ScriptCase,
 // join_harness_test.go), of the regular join (join_test.go) and of changelog batches (groupagg_test.go) build on
-// it. An opCase runs over many shapes of the same input (cockroach's colexectestutils.RunTests, plus barriers,
+// it. An Case runs over many shapes of the same input (cockroach's colexectestutils.RunTests, plus barriers,
 // watermarks and restores):
 //
 //   - the input rows are cut into batches of 1 row, 3 rows and all rows at once (an explicit watermark in the
@@ -40,91 +40,91 @@ import (
 // all-at-once run. Output rows are compared as Postgres text forms, in order unless the case says sorted. Every
 // run uses a checked allocator and must leave nothing allocated.
 
-// opWM in an input is an explicit watermark: the harness calls OnWatermark with it (when it advances).
-type opWM int64
+// WM in an input is an explicit watermark: the harness calls OnWatermark with it (when it advances).
+type WM int64
 
-// opCase is one operator test.
-type opCase struct {
-	name   string
-	schema *arrow.Schema
-	// input holds rows ([]any, one Go value per column, nil for NULL; see appendGoValue) and opWM watermarks.
-	input []any
-	op    func(subtask int) exec.Operator
+// Case is one operator test.
+type Case struct {
+	Name   string
+	Schema *arrow.Schema
+	// input holds rows ([]any, one Go value per column, nil for NULL; see AppendGoValue) and WM watermarks.
+	Input []any
+	Op    func(subtask int) exec.Operator
 	// timeCol, when >= 0, makes the harness send watermark max(event time so far) - delay after every batch.
-	timeCol int
-	delay   time.Duration
+	TimeCol int
+	Delay   time.Duration
 	// noNulls lists the columns random NULLs must not touch (keys, event time); randomNulls turns them on.
-	noNulls     []int
-	randomNulls bool
+	NoNulls     []int
+	RandomNulls bool
 	// want is the expected output in Postgres text form, "|"-separated, NULL as "NULL", a non-insert row kind
 	// as a prefix ("-D 1|2"). sorted compares as sets.
-	want   []string
-	sorted bool
+	Want   []string
+	Sorted bool
 	// wantErr, when set, is the SQLSTATE (5 characters) or a substring of the error the run must fail with.
-	wantErr string
+	WantErr string
 	// late and errors are the expected TaskContext.Late and Errors totals.
-	late, errors int64
-	// shapes, when set, replaces opShapes().
-	shapes []opShape
+	Late, Errors int64
+	// shapes, when set, replaces AllShapes().
+	Shapes []Shape
 }
 
-// opShape is one way to feed a case.
-type opShape struct {
-	batch   int // rows per batch; 0 = all at once (a harness given explicit batches: those)
-	pebble  bool
-	restore string // "", "mid", "every"
-	cache   int64  // RegularJoinConfig.CacheBytes (the regular join only); 1 drops the working set after every batch
+// Shape is one way to feed a case.
+type Shape struct {
+	Batch   int // rows per batch; 0 = all at once (a harness given explicit batches: those)
+	Pebble  bool
+	Restore string // "", "mid", "every"
+	Cache   int64  // RegularJoinConfig.CacheBytes (the regular join only); 1 drops the working set after every batch
 }
 
-func (s opShape) String() string {
+func (s Shape) String() string {
 	b := "all"
-	if s.batch > 0 {
-		b = fmt.Sprint(s.batch)
+	if s.Batch > 0 {
+		b = fmt.Sprint(s.Batch)
 	}
 	be := "mem"
-	if s.pebble {
+	if s.Pebble {
 		be = "pebble"
 	}
-	r := s.restore
+	r := s.Restore
 	if r == "" {
 		r = "none"
 	}
 	out := fmt.Sprintf("batch=%s/%s/restore=%s", b, be, r)
-	if s.cache != 0 {
-		out += fmt.Sprintf("/cache=%d", s.cache)
+	if s.Cache != 0 {
+		out += fmt.Sprintf("/cache=%d", s.Cache)
 	}
 	return out
 }
 
-func opShapes() []opShape {
-	var out []opShape
+func AllShapes() []Shape {
+	var out []Shape
 	for _, b := range []int{1, 3, 0} {
 		for _, pb := range []bool{false, true} {
 			for _, r := range []string{"", "mid", "every"} {
-				out = append(out, opShape{batch: b, pebble: pb, restore: r})
+				out = append(out, Shape{Batch: b, Pebble: pb, Restore: r})
 			}
 		}
 	}
 	return out
 }
 
-// shapesOr returns shapes, or opShapes() when there are none.
-func shapesOr(shapes []opShape) []opShape {
+// ShapesOr returns shapes, or AllShapes() when there are none.
+func ShapesOr(shapes []Shape) []Shape {
 	if shapes == nil {
-		return opShapes()
+		return AllShapes()
 	}
 	return shapes
 }
 
-// barrier is the shape's barrier plan (opHarness.runSteps): a barrier after every batch but the last (i of n),
+// barrier is the shape's barrier plan (Harness.runSteps): a barrier after every batch but the last (i of n),
 // restoring after every batch or only after the middle one.
-func (s opShape) barrier(i, n int) (barrier, restore bool) {
-	return true, s.restore == "every" || (s.restore == "mid" && i == max(n/2, 1)-1)
+func (s Shape) Barrier(i, n int) (barrier, restore bool) {
+	return true, s.Restore == "every" || (s.Restore == "mid" && i == max(n/2, 1)-1)
 }
 
-// runShapes runs a case as the subtest name, once per shape, with fsync off: restores are tested here, not
+// RunShapes runs a case as the subtest name, once per shape, with fsync off: restores are tested here, not
 // durability (state's own tests do that).
-func runShapes[S fmt.Stringer](t *testing.T, name string, shapes []S, run func(t *testing.T, sh S)) {
+func RunShapes[S fmt.Stringer](t *testing.T, name string, shapes []S, run func(t *testing.T, sh S)) {
 	t.Helper()
 	t.Setenv("CLINK_STATE_FSYNC", "0")
 	t.Run(name, func(t *testing.T) {
@@ -134,10 +134,10 @@ func runShapes[S fmt.Stringer](t *testing.T, name string, shapes []S, run func(t
 	})
 }
 
-// checkRunErr checks the error of a run in shape sh. With wantErr set (a SQLSTATE, or a substring of the error)
-// the run must have failed with it, and checkRunErr returns true: there is nothing else to check. Otherwise the
+// CheckRunErr checks the error of a run in shape sh. With wantErr set (a SQLSTATE, or a substring of the error)
+// the run must have failed with it, and CheckRunErr returns true: there is nothing else to check. Otherwise the
 // run must not have failed. out is the run's output, for the message.
-func checkRunErr(t testing.TB, sh fmt.Stringer, err error, wantErr string, out any) bool {
+func CheckRunErr(t testing.TB, sh fmt.Stringer, err error, wantErr string, out any) bool {
 	t.Helper()
 	if wantErr == "" {
 		if err != nil {
@@ -154,8 +154,8 @@ func checkRunErr(t testing.TB, sh fmt.Stringer, err error, wantErr string, out a
 	return true
 }
 
-// checkRows compares output rows in text form, in order or, when sorted, as multisets.
-func checkRows(t testing.TB, sh fmt.Stringer, got, want []string, sorted bool) {
+// CheckRows compares output rows in text form, in order or, when sorted, as multisets.
+func CheckRows(t testing.TB, sh fmt.Stringer, got, want []string, sorted bool) {
 	t.Helper()
 	if sorted {
 		got, want = slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
@@ -165,8 +165,8 @@ func checkRows(t testing.TB, sh fmt.Stringer, got, want []string, sorted bool) {
 	}
 }
 
-// checkCounts compares the TaskContext.Late and Errors totals of a run.
-func checkCounts(t testing.TB, sh fmt.Stringer, late, errors, wantLate, wantErrors int64) {
+// CheckCounts compares the TaskContext.Late and Errors totals of a run.
+func CheckCounts(t testing.TB, sh fmt.Stringer, late, errors, wantLate, wantErrors int64) {
 	t.Helper()
 	if late != wantLate || errors != wantErrors {
 		t.Fatalf("%s: late %d errors %d, want late %d errors %d", sh, late, errors, wantLate, wantErrors)
@@ -180,35 +180,35 @@ type opResult struct {
 	err          error
 }
 
-// runOpCase runs c in every shape and checks each against the expectation.
-func runOpCase(t *testing.T, c opCase) {
+// RunCase runs c in every shape and checks each against the expectation.
+func RunCase(t *testing.T, c Case) {
 	t.Helper()
-	input, want := c.input, c.want
-	if c.randomNulls {
+	input, want := c.Input, c.Want
+	if c.RandomNulls {
 		input = withRandomNulls(c, 1)
-		ref := runOpShape(t, c, input, opShape{})
+		ref := runOpShape(t, c, input, Shape{})
 		if ref.err != nil {
-			t.Fatalf("%s: reference run with random NULLs: %v", c.name, ref.err)
+			t.Fatalf("%s: reference run with random NULLs: %v", c.Name, ref.err)
 		}
 		want = ref.rows
 	}
-	runShapes(t, c.name, shapesOr(c.shapes), func(t *testing.T, sh opShape) {
+	RunShapes(t, c.Name, ShapesOr(c.Shapes), func(t *testing.T, sh Shape) {
 		r := runOpShape(t, c, input, sh)
-		if checkRunErr(t, sh, r.err, c.wantErr, r.rows) {
+		if CheckRunErr(t, sh, r.err, c.WantErr, r.rows) {
 			return
 		}
-		checkRows(t, sh, r.rows, want, c.sorted)
-		if !c.randomNulls {
-			checkCounts(t, sh, r.late, r.errors, c.late, c.errors)
+		CheckRows(t, sh, r.rows, want, c.Sorted)
+		if !c.RandomNulls {
+			CheckCounts(t, sh, r.late, r.errors, c.Late, c.Errors)
 		}
 	})
 }
 
 // withRandomNulls returns the input with about one value in five set to NULL outside c.noNulls.
-func withRandomNulls(c opCase, seed uint64) []any {
+func withRandomNulls(c Case, seed uint64) []any {
 	rng := rand.New(rand.NewPCG(seed, 42))
-	out := make([]any, len(c.input))
-	for i, it := range c.input {
+	out := make([]any, len(c.Input))
+	for i, it := range c.Input {
 		row, ok := it.([]any)
 		if !ok {
 			out[i] = it
@@ -216,7 +216,7 @@ func withRandomNulls(c opCase, seed uint64) []any {
 		}
 		row = slices.Clone(row)
 		for col := range row {
-			if !slices.Contains(c.noNulls, col) && col != c.timeCol && rng.IntN(5) == 0 {
+			if !slices.Contains(c.NoNulls, col) && col != c.TimeCol && rng.IntN(5) == 0 {
 				row[col] = nil
 			}
 		}
@@ -225,13 +225,13 @@ func withRandomNulls(c opCase, seed uint64) []any {
 	return out
 }
 
-// opScript turns a case's input into a script (see cutScript): each run of rows between watermarks is one jRows.
+// opScript turns a case's input into a script (see CutScript): each run of rows between watermarks is one InputRows.
 func opScript(input []any) []any {
 	var script []any
 	var cur [][]any
 	cut := func() {
 		if len(cur) > 0 {
-			script = append(script, jRows{rows: cur})
+			script = append(script, InputRows{Rows: cur})
 			cur = nil
 		}
 	}
@@ -239,9 +239,9 @@ func opScript(input []any) []any {
 		switch v := it.(type) {
 		case []any:
 			cur = append(cur, v)
-		case opWM:
+		case WM:
 			cut()
-			script = append(script, jWM{wm: int64(v)})
+			script = append(script, InputWM{WM: int64(v)})
 		default:
 			panic(fmt.Sprintf("harness: input item %T", it))
 		}
@@ -252,89 +252,89 @@ func opScript(input []any) []any {
 
 // runOpShape runs a case's input in one shape. After every batch but the last, before its barrier, comes the
 // watermark derived from event time when the case has one.
-func runOpShape(t *testing.T, c opCase, input []any, sh opShape) opResult {
+func runOpShape(t *testing.T, c Case, input []any, sh Shape) opResult {
 	t.Helper()
-	h := newOpHarness(t, c.op, sh.pebble, c.schema)
+	h := NewHarness(t, c.Op, sh.Pebble, c.Schema)
 	maxTS := exec.MinWatermark
-	err := h.run(cutScript(opScript(input), sh.batch), sh.barrier, func(_ int, b opBatch, last bool) error {
-		if c.timeCol < 0 {
+	err := h.Run(CutScript(opScript(input), sh.Batch), sh.Barrier, func(_ int, b BatchStep, last bool) error {
+		if c.TimeCol < 0 {
 			return nil
 		}
-		for _, row := range b.rows {
-			if v := row[c.timeCol]; v != nil {
-				maxTS = max(maxTS, goTimestamp(v))
+		for _, row := range b.Rows {
+			if v := row[c.TimeCol]; v != nil {
+				maxTS = max(maxTS, GoTimestamp(v))
 			}
 		}
 		if last || maxTS == exec.MinWatermark {
 			return nil
 		}
-		return h.watermark(0, maxTS-c.delay.Microseconds())
+		return h.Watermark(0, maxTS-c.Delay.Microseconds())
 	})
-	err = errors.Join(err, h.close())
-	return opResult{rows: h.rows, late: h.late.Load(), errors: h.errs.Load(), err: err}
+	err = errors.Join(err, h.Close())
+	return opResult{rows: h.Rows, late: h.Late.Load(), errors: h.Errs.Load(), err: err}
 }
 
 // A script is what a test feeds an operator, for any number of inputs:
 //
-//   - jRows: rows for one input (with row kinds, for changelog inputs), cut into batches per shape;
-//   - jWM: the watermark of one input or of every input; the harness tracks each input's watermark and calls
+//   - InputRows: rows for one input (with row kinds, for changelog inputs), cut into batches per shape;
+//   - InputWM: the watermark of one input or of every input; the harness tracks each input's watermark and calls
 //     OnWatermark with their minimum when it advances, as the runtime does;
-//   - jCheck: a barrier (OnBarrier + Capture), then a check of the state backend (or the operator) at that point.
+//   - Check: a barrier (OnBarrier + Capture), then a check of the state backend (or the operator) at that point.
 
-// jRows is one step of rows for input in.
-type jRows struct {
-	in    int
-	rows  [][]any
-	kinds []exec.RowKind // nil: all inserts
+// InputRows is one step of rows for input in.
+type InputRows struct {
+	In    int
+	Rows  [][]any
+	Kinds []exec.RowKind // nil: all inserts
 }
 
-// jWM is input in's watermark (in = -1: every input), in microseconds or as goTimestamp text.
-type jWM struct {
-	in int
-	wm any
+// InputWM is input in's watermark (in = -1: every input), in microseconds or as GoTimestamp text.
+type InputWM struct {
+	In int
+	WM any
 }
 
-// jCheck runs after a barrier at its place in the script (h.be and h.op are the backend and the operator, h.rows
+// Check runs after a barrier at its place in the script (h.be and h.op are the backend and the operator, h.rows
 // the output so far); it fails the run by returning an error.
-type jCheck func(h *opHarness) error
+type Check func(h *Harness) error
 
-// A script cut into batches is a list of run steps (opHarness.runSteps):
+// A script cut into batches is a list of run steps (Harness.runSteps):
 //
-//   - opBatch: one Process call;
-//   - opWatermark: the watermark of one input (in = -1: of every input);
-//   - opDo: an action on the harness between them (a check, a change of a clock the operator reads).
-type opBatch jRows
+//   - BatchStep: one Process call;
+//   - WatermarkStep: the watermark of one input (in = -1: of every input);
+//   - DoStep: an action on the harness between them (a check, a change of a clock the operator reads).
+type BatchStep InputRows
 
-type opWatermark struct {
-	in int
-	wm int64
+type WatermarkStep struct {
+	In int
+	WM int64
 }
 
-type opDo func(h *opHarness) error
+type DoStep func(h *Harness) error
 
-// cutScript turns a script into run steps, cutting each jRows into batches of size rows (0: one batch).
-func cutScript(script []any, size int) []any {
+// CutScript turns a script into run steps, cutting each InputRows into batches of size rows (0: one batch).
+func CutScript(script []any, size int) []any {
 	var steps []any
 	for _, s := range script {
 		switch s := s.(type) {
-		case jRows:
+		case InputRows:
 			n := size
 			if n == 0 {
-				n = len(s.rows)
+				n = len(s.Rows)
 			}
-			for start := 0; start < len(s.rows); start += n {
-				end := min(start+n, len(s.rows))
-				b := opBatch{in: s.in, rows: s.rows[start:end]}
-				if s.kinds != nil {
-					b.kinds = s.kinds[start:end]
+			for start := 0; start < len(s.Rows); start += n {
+				end := min(start+n, len(s.Rows))
+				b := BatchStep{In: s.In, Rows: s.Rows[start:end]}
+				if s.Kinds != nil {
+					b.Kinds = s.Kinds[start:end]
 				}
 				steps = append(steps, b)
 			}
-		case jWM:
-			steps = append(steps, opWatermark{in: s.in, wm: goTimestamp(s.wm)})
-		case jCheck:
-			steps = append(steps, opDo(func(h *opHarness) error {
-				if err := h.barrier(false); err != nil {
+		case InputWM:
+			steps = append(steps, WatermarkStep{In: s.In, WM: GoTimestamp(s.WM)})
+		case Check:
+			steps = append(steps, DoStep(func(h *Harness) error {
+				if err := h.Barrier(false); err != nil {
 					return err
 				}
 				return s(h)
@@ -346,15 +346,15 @@ func cutScript(script []any, size int) []any {
 	return steps
 }
 
-// changelogKinds returns kinds, or nil when they are all inserts (a batch of inserts carries no Kinds).
-func changelogKinds(kinds []exec.RowKind) []exec.RowKind {
+// ChangelogKinds returns kinds, or nil when they are all inserts (a batch of inserts carries no Kinds).
+func ChangelogKinds(kinds []exec.RowKind) []exec.RowKind {
 	if !slices.ContainsFunc(kinds, func(k exec.RowKind) bool { return k != exec.Insert }) {
 		return nil
 	}
 	return kinds
 }
 
-// opHarness is the core of every operator test harness here: it drives one operator with any number of inputs
+// Harness is the core of every operator test harness here: it drives one operator with any number of inputs
 // directly, without the job runtime. It opens a fresh operator of newOp over a memory or Pebble backend in a
 // temporary directory, with a checked allocator and the TaskContext counters; takes barriers (OnBarrier +
 // Capture) and restores (Capture + Persist, Close of the operator and the backend, a fresh backend restored from
@@ -364,38 +364,38 @@ func changelogKinds(kinds []exec.RowKind) []exec.RowKind {
 // timeCols are set, no emitted row has a time (not NULL) below the watermark forwarded before it (the input
 // watermark, or OutputWatermark's hold of it for an exec.WatermarkHolder): what the runtime would forward, so a
 // row below it would be late downstream; and close finds the allocator at zero.
-type opHarness struct {
+type Harness struct {
 	t       testing.TB
 	newOp   func(int) exec.Operator
 	schemas []*arrow.Schema // of the inputs
 	pebble  bool
 	mem     *memory.CheckedAllocator
 	dir     string
-	late    exec.Counter
-	errs    exec.Counter
-	be      state.Backend
-	op      exec.Operator
+	Late    exec.Counter
+	Errs    exec.Counter
+	Backend state.Backend
+	Op      exec.Operator
 	nextID  uint64
 	inWM    []int64 // each input's watermark
 	wm      int64   // the combined watermark the operator saw last
 	fwd     int64   // the watermark forwarded downstream after it
 	// out and timeCols are the checks above; changelog renders every output row with its kind ("+I 1|2"),
 	// otherwise only a non-insert kind shows ("-D 1|2").
-	out       *arrow.Schema
-	timeCols  []int
-	changelog bool
+	Out       *arrow.Schema
+	TimeCols  []int
+	Changelog bool
 	// rows is the output so far in text form; step[i] is the number of steps (batches and watermark advances)
 	// taken when rows[i] was emitted.
-	rows      []string
-	step      []int
-	steps     int
+	Rows      []string
+	Step      []int
+	Steps     int
 	inBarrier bool
 	emitErr   error
 }
 
-// newOpHarness returns a harness for operators of newOp reading inputs of schemas; open starts the operator.
-func newOpHarness(t testing.TB, newOp func(int) exec.Operator, pebble bool, schemas ...*arrow.Schema) *opHarness {
-	h := &opHarness{t: t, newOp: newOp, schemas: schemas, pebble: pebble, dir: t.TempDir(),
+// NewHarness returns a harness for operators of newOp reading inputs of schemas; open starts the operator.
+func NewHarness(t testing.TB, newOp func(int) exec.Operator, pebble bool, schemas ...*arrow.Schema) *Harness {
+	h := &Harness{t: t, newOp: newOp, schemas: schemas, pebble: pebble, dir: t.TempDir(),
 		inWM: make([]int64, len(schemas)), wm: exec.MinWatermark, fwd: exec.MinWatermark}
 	for i := range h.inWM {
 		h.inWM[i] = exec.MinWatermark
@@ -405,14 +405,14 @@ func newOpHarness(t testing.TB, newOp func(int) exec.Operator, pebble bool, sche
 }
 
 // open opens a backend (restored from restorePath when set) and a fresh operator on it.
-func (h *opHarness) open(restorePath string, restored uint64) error {
+func (h *Harness) Open(restorePath string, restored uint64) error {
 	opts := state.Options{RestorePath: restorePath, SharedDir: filepath.Join(h.dir, "shared")}
 	var err error
 	if h.pebble {
 		opts.Dir = filepath.Join(h.dir, fmt.Sprintf("work-%d", restored))
-		h.be, err = state.OpenPebble(opts)
+		h.Backend, err = state.OpenPebble(opts)
 	} else {
-		h.be, err = state.OpenMemory(opts)
+		h.Backend, err = state.OpenMemory(opts)
 	}
 	if err != nil {
 		return err
@@ -420,69 +420,69 @@ func (h *opHarness) open(restorePath string, restored uint64) error {
 	ctx := &exec.TaskContext{
 		Job: "j1", Operator: "op", Subtask: 0, Parallelism: 1,
 		KeyGroups: state.KeyGroupRange{Start: 0, End: state.DefaultKeyGroups}, MaxKeyGroups: state.DefaultKeyGroups,
-		State: h.be, Restored: restored, Alloc: h.mem,
+		State: h.Backend, Restored: restored, Alloc: h.mem,
 		IsCompleted: func(uint64) bool { return true },
-		Errors:      &h.errs, Late: &h.late,
+		Errors:      &h.Errs, Late: &h.Late,
 	}
-	h.op = h.newOp(0)
-	if err := h.op.Open(ctx); err != nil {
+	h.Op = h.newOp(0)
+	if err := h.Op.Open(ctx); err != nil {
 		return err
 	}
-	if st, ok := h.op.(exec.Starter); ok { // as the runtime does
+	if st, ok := h.Op.(exec.Starter); ok { // as the runtime does
 		return st.Start(h)
 	}
 	return nil
 }
 
 // close closes the operator and the backend and checks that no Arrow memory is left.
-func (h *opHarness) close() error {
+func (h *Harness) Close() error {
 	var err error
-	if h.op != nil {
-		err = h.op.Close()
+	if h.Op != nil {
+		err = h.Op.Close()
 	}
-	if h.be != nil {
-		err = errors.Join(err, h.be.Close())
+	if h.Backend != nil {
+		err = errors.Join(err, h.Backend.Close())
 	}
-	h.op, h.be = nil, nil
+	h.Op, h.Backend = nil, nil
 	h.mem.AssertSize(h.t, 0)
 	return err
 }
 
 // Emit checks an output batch and collects it as text rows.
-func (h *opHarness) Emit(b exec.Batch) error {
+func (h *Harness) Emit(b exec.Batch) error {
 	defer b.Release()
 	if err := h.checkOutput(b); err != nil {
 		h.emitErr = err
 		return err
 	}
-	for i, r := range batchText(b) {
-		if h.changelog && b.Kind(i) == exec.Insert {
+	for i, r := range BatchText(b) {
+		if h.Changelog && b.Kind(i) == exec.Insert {
 			r = exec.Insert.String() + " " + r
 		}
-		h.rows = append(h.rows, r)
-		h.step = append(h.step, h.steps)
+		h.Rows = append(h.Rows, r)
+		h.Step = append(h.Step, h.Steps)
 	}
 	return nil
 }
 
-func (h *opHarness) checkOutput(b exec.Batch) error {
+func (h *Harness) checkOutput(b exec.Batch) error {
 	switch {
 	case h.inBarrier:
 		return errors.New("harness: the operator emitted in OnBarrier")
-	case h.out != nil && !b.Rec.Schema().Equal(h.out):
-		return fmt.Errorf("harness: output schema %s, want %s", b.Rec.Schema(), h.out)
+	case h.Out != nil && !b.Rec.Schema().Equal(h.Out):
+		return fmt.Errorf("harness: output schema %s, want %s", b.Rec.Schema(), h.Out)
 	case b.Kinds != nil && len(b.Kinds) != b.Rows():
 		return fmt.Errorf("harness: an output batch of %d rows with %d kinds", b.Rows(), len(b.Kinds))
-	case b.Kinds != nil && changelogKinds(b.Kinds) == nil:
+	case b.Kinds != nil && ChangelogKinds(b.Kinds) == nil:
 		return errors.New("harness: an all-insert output batch carries Kinds")
 	}
-	for _, c := range h.timeCols {
+	for _, c := range h.TimeCols {
 		col, ok := b.Rec.Column(c).(*array.Timestamp)
 		if !ok {
 			return fmt.Errorf("harness: output column %d is not a timestamp", c)
 		}
 		var scratch []int64
-		for i, v := range tjMicros(col, &scratch) {
+		for i, v := range rowcodec.Micros(col, &scratch) {
 			if !col.IsNull(i) && v < h.fwd {
 				return fmt.Errorf("harness: emitted a row with %s = %d below the forwarded watermark %d",
 					b.Rec.ColumnName(c), v, h.fwd)
@@ -493,7 +493,7 @@ func (h *opHarness) checkOutput(b exec.Batch) error {
 }
 
 // check returns err, or the error Emit found if the operator returned none (it may also have returned Emit's).
-func (h *opHarness) check(err error) error {
+func (h *Harness) check(err error) error {
 	if emitErr := h.emitErr; err == nil {
 		err = emitErr
 	}
@@ -502,34 +502,34 @@ func (h *opHarness) check(err error) error {
 }
 
 // process feeds rows to input in as one batch.
-func (h *opHarness) process(in int, rows [][]any, kinds []exec.RowKind) error {
-	b := buildBatch(h.mem, h.schemas[in], rows)
+func (h *Harness) Process(in int, rows [][]any, kinds []exec.RowKind) error {
+	b := BuildBatch(h.mem, h.schemas[in], rows)
 	b.Kinds = kinds
-	h.steps++
-	return h.check(h.op.Process(in, b, h))
+	h.Steps++
+	return h.check(h.Op.Process(in, b, h))
 }
 
 // watermark sets input in's watermark (-1: every input's) and calls OnWatermark when the combined one advances.
-func (h *opHarness) watermark(in int, wm int64) error {
+func (h *Harness) Watermark(in int, wm int64) error {
 	for i := range h.inWM {
 		if in < 0 || in == i {
 			h.inWM[i] = max(h.inWM[i], wm)
 		}
 	}
-	return h.advance(slices.Min(h.inWM))
+	return h.Advance(slices.Min(h.inWM))
 }
 
-func (h *opHarness) advance(wm int64) error {
+func (h *Harness) Advance(wm int64) error {
 	if wm <= h.wm {
 		return nil
 	}
 	h.wm = wm
-	h.steps++
-	if err := h.check(h.op.OnWatermark(wm, h)); err != nil {
+	h.Steps++
+	if err := h.check(h.Op.OnWatermark(wm, h)); err != nil {
 		return err
 	}
 	h.fwd = wm
-	if hold, ok := h.op.(exec.WatermarkHolder); ok && wm != exec.MaxWatermark {
+	if hold, ok := h.Op.(exec.WatermarkHolder); ok && wm != exec.MaxWatermark {
 		if h.fwd = hold.OutputWatermark(wm); h.fwd > wm {
 			return fmt.Errorf("harness: OutputWatermark(%d) = %d, ahead of its input", wm, h.fwd)
 		}
@@ -538,19 +538,19 @@ func (h *opHarness) advance(wm int64) error {
 }
 
 // finish sends end of input: every input at +infinity.
-func (h *opHarness) finish() error { return h.advance(exec.MaxWatermark) }
+func (h *Harness) Finish() error { return h.Advance(exec.MaxWatermark) }
 
 // barrier runs OnBarrier and Capture and, with restore, a restore from the persisted snapshot.
-func (h *opHarness) barrier(restore bool) error {
+func (h *Harness) Barrier(restore bool) error {
 	h.nextID++
 	id := h.nextID
 	h.inBarrier = true
-	err := h.op.OnBarrier(checkpoint.Barrier{ID: id})
+	err := h.Op.OnBarrier(checkpoint.Barrier{ID: id})
 	h.inBarrier = false
 	if err := h.check(err); err != nil {
 		return err
 	}
-	snap, err := h.be.Capture(id)
+	snap, err := h.Backend.Capture(id)
 	if err != nil {
 		return err
 	}
@@ -562,36 +562,36 @@ func (h *opHarness) barrier(restore bool) error {
 	if err := snap.Persist(path); err != nil {
 		return err
 	}
-	if err := errors.Join(h.op.Close(), h.be.Close()); err != nil {
+	if err := errors.Join(h.Op.Close(), h.Backend.Close()); err != nil {
 		return err
 	}
-	h.op, h.be = nil, nil
-	return h.open(path, id)
+	h.Op, h.Backend = nil, nil
+	return h.Open(path, id)
 }
 
-// runSteps runs steps (opBatch, opWatermark, opDo). After batch i of n comes afterBatch(i, batch, last) when
+// runSteps runs steps (BatchStep, WatermarkStep, DoStep). After batch i of n comes afterBatch(i, batch, last) when
 // set, then, after every batch but the last, what plan(i, n) says: a barrier or none, restoring or not.
-func (h *opHarness) runSteps(steps []any, plan func(i, n int) (barrier, restore bool),
-	afterBatch func(i int, b opBatch, last bool) error) error {
+func (h *Harness) RunSteps(steps []any, plan func(i, n int) (barrier, restore bool),
+	afterBatch func(i int, b BatchStep, last bool) error) error {
 	n := 0
 	for _, s := range steps {
-		if _, ok := s.(opBatch); ok {
+		if _, ok := s.(BatchStep); ok {
 			n++
 		}
 	}
 	i := 0
 	for _, s := range steps {
 		switch s := s.(type) {
-		case opWatermark:
-			if err := h.watermark(s.in, s.wm); err != nil {
+		case WatermarkStep:
+			if err := h.Watermark(s.In, s.WM); err != nil {
 				return err
 			}
-		case opDo:
+		case DoStep:
 			if err := s(h); err != nil {
 				return err
 			}
-		case opBatch:
-			if err := h.process(s.in, s.rows, s.kinds); err != nil {
+		case BatchStep:
+			if err := h.Process(s.In, s.Rows, s.Kinds); err != nil {
 				return err
 			}
 			last := i == n-1
@@ -602,7 +602,7 @@ func (h *opHarness) runSteps(steps []any, plan func(i, n int) (barrier, restore 
 			}
 			if !last {
 				if barrier, restore := plan(i, n); barrier {
-					if err := h.barrier(restore); err != nil {
+					if err := h.Barrier(restore); err != nil {
 						return err
 					}
 				}
@@ -616,25 +616,25 @@ func (h *opHarness) runSteps(steps []any, plan func(i, n int) (barrier, restore 
 }
 
 // run opens a fresh operator, runs steps (see runSteps), then the end of input.
-func (h *opHarness) run(steps []any, plan func(i, n int) (barrier, restore bool),
-	afterBatch func(i int, b opBatch, last bool) error) error {
-	if err := h.open("", 0); err != nil {
+func (h *Harness) Run(steps []any, plan func(i, n int) (barrier, restore bool),
+	afterBatch func(i int, b BatchStep, last bool) error) error {
+	if err := h.Open("", 0); err != nil {
 		return err
 	}
-	if err := h.runSteps(steps, plan, afterBatch); err != nil {
+	if err := h.RunSteps(steps, plan, afterBatch); err != nil {
 		return err
 	}
-	return h.finish()
+	return h.Finish()
 }
 
-// checkForeignKeyGroup opens an operator of newOp as a subtask owning only the key group of the first row's key
+// CheckForeignKeyGroup opens an operator of newOp as a subtask owning only the key group of the first row's key
 // (keys are the key columns of input in) and checks that a batch of rows, the others of other keys, fails as a
 // routing bug: a row of a key group the subtask does not own is not data.
-func checkForeignKeyGroup(t *testing.T, newOp func(int) exec.Operator, in int, schema *arrow.Schema, keys []int,
+func CheckForeignKeyGroup(t *testing.T, newOp func(int) exec.Operator, in int, schema *arrow.Schema, keys []int,
 	rows ...[]any) {
 	t.Helper()
 	mem := checkedAlloc(t)
-	batch := buildBatch(mem, schema, rows)
+	batch := BuildBatch(mem, schema, rows)
 	hashes, _ := exec.HashKeys(batch.Rec, keys, nil)
 	own := state.KeyGroupOf(hashes[0], state.DefaultKeyGroups)
 	be, err := state.OpenMemory(state.Options{})
@@ -644,13 +644,13 @@ func checkForeignKeyGroup(t *testing.T, newOp func(int) exec.Operator, in int, s
 	must(t, op.Open(&exec.TaskContext{State: be, Alloc: mem, MaxKeyGroups: state.DefaultKeyGroups,
 		KeyGroups: state.KeyGroupRange{Start: own, End: own + 1}, Late: &exec.Counter{}, Errors: &exec.Counter{}}))
 	defer op.Close()
-	if err := op.Process(in, batch, &discardEmitter{}); err == nil || !strings.Contains(err.Error(), "key group") {
+	if err := op.Process(in, batch, &DiscardEmitter{}); err == nil || !strings.Contains(err.Error(), "key group") {
 		t.Fatalf("rows of foreign key groups: %v, want a routing error", err)
 	}
 }
 
-// buildBatch builds a record of schema from Go values.
-func buildBatch(mem memory.Allocator, schema *arrow.Schema, rows [][]any) exec.Batch {
+// BuildBatch builds a record of schema from Go values.
+func BuildBatch(mem memory.Allocator, schema *arrow.Schema, rows [][]any) exec.Batch {
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for _, row := range rows {
@@ -658,15 +658,15 @@ func buildBatch(mem memory.Allocator, schema *arrow.Schema, rows [][]any) exec.B
 			panic(fmt.Sprintf("harness: row %v has %d values for %d columns", row, len(row), schema.NumFields()))
 		}
 		for c, v := range row {
-			appendGoValue(b.Field(c), schema.Field(c).Type, v)
+			AppendGoValue(b.Field(c), schema.Field(c).Type, v)
 		}
 	}
 	return exec.Batch{Rec: b.NewRecordBatch()}
 }
 
-// mustOp returns what an operator constructor returns for cfg over input schema in, the operator factory and its
+// MustOp returns what an operator constructor returns for cfg over input schema in, the operator factory and its
 // output schema; an error fails the test.
-func mustOp[C any](t testing.TB, newOp func(C, *arrow.Schema) (func(int) exec.Operator, *arrow.Schema, error),
+func MustOp[C any](t testing.TB, newOp func(C, *arrow.Schema) (func(int) exec.Operator, *arrow.Schema, error),
 	cfg C, in *arrow.Schema) (func(int) exec.Operator, *arrow.Schema) {
 	t.Helper()
 	f, out, err := newOp(cfg, in)
@@ -676,24 +676,24 @@ func mustOp[C any](t testing.TB, newOp func(C, *arrow.Schema) (func(int) exec.Op
 	return f, out
 }
 
-// nullableSchema is a schema of nullable columns, given as name and type pairs.
-func nullableSchema(cols ...any) *arrow.Schema {
+// NullableSchema is a schema of nullable columns, given as name and type pairs.
+func NullableSchema(cols ...any) *arrow.Schema {
 	fields := make([]arrow.Field, 0, len(cols)/2)
 	for i := 0; i+1 < len(cols); i += 2 {
 		fields = append(fields, arrow.Field{Name: cols[i].(string), Type: cols[i+1].(arrow.DataType), Nullable: true})
 	}
 	if len(cols)%2 != 0 {
-		panic("harness: nullableSchema takes name and type pairs")
+		panic("harness: NullableSchema takes name and type pairs")
 	}
 	return arrow.NewSchema(fields, nil)
 }
 
-// testDay is the day test timestamps written as a time of day ("00:00:01.5") fall on.
-const testDay = "2026-01-01 "
+// TestDay is the day test timestamps written as a time of day ("00:00:01.5") fall on.
+const TestDay = "2026-01-01 "
 
-// goTimestamp reads a test timestamp: an int (microseconds since the epoch) or text, "2026-01-01 00:00:01.5" or
-// just the time of day on testDay.
-func goTimestamp(v any) int64 {
+// GoTimestamp reads a test timestamp: an int (microseconds since the epoch) or text, "2026-01-01 00:00:01.5" or
+// just the time of day on TestDay.
+func GoTimestamp(v any) int64 {
 	switch v := v.(type) {
 	case int:
 		return int64(v)
@@ -701,7 +701,7 @@ func goTimestamp(v any) int64 {
 		return v
 	case string:
 		if !strings.Contains(v, "-") {
-			v = testDay + v
+			v = TestDay + v
 		}
 		tm, err := time.Parse("2006-01-02 15:04:05.999999", v)
 		if err != nil {
@@ -712,9 +712,9 @@ func goTimestamp(v any) int64 {
 	panic(fmt.Sprintf("harness: %T is not a timestamp", v))
 }
 
-// appendGoValue appends a test value: nil is NULL; integers as int; floats as float64; decimals as text; strings;
-// bools; timestamps as goTimestamp reads them (microseconds, scaled to the column's unit); dates as "2026-01-01".
-func appendGoValue(b array.Builder, t arrow.DataType, v any) {
+// AppendGoValue appends a test value: nil is NULL; integers as int; floats as float64; decimals as text; strings;
+// bools; timestamps as GoTimestamp reads them (microseconds, scaled to the column's unit); dates as "2026-01-01".
+func AppendGoValue(b array.Builder, t arrow.DataType, v any) {
 	if v == nil {
 		b.AppendNull()
 		return
@@ -746,7 +746,7 @@ func appendGoValue(b array.Builder, t arrow.DataType, v any) {
 		}
 		b.Append(n)
 	case *array.TimestampBuilder:
-		us := goTimestamp(v)
+		us := GoTimestamp(v)
 		switch t.(*arrow.TimestampType).Unit {
 		case arrow.Millisecond:
 			us /= 1000
@@ -767,8 +767,8 @@ func appendGoValue(b array.Builder, t arrow.DataType, v any) {
 	}
 }
 
-// batchText renders a batch's rows in Postgres text form.
-func batchText(b exec.Batch) []string {
+// BatchText renders a batch's rows in Postgres text form.
+func BatchText(b exec.Batch) []string {
 	rec := b.Rec
 	cols := make([]textColumn, rec.NumCols())
 	for i := range cols {
@@ -861,12 +861,12 @@ func TestHarnessRestores(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		input = append(input, []any{i % 3})
 	}
-	runOpCase(t, opCase{
-		name: "counter", schema: schema, input: input, timeCol: -1,
-		op:   func(int) exec.Operator { return &harnessCounter{} },
-		want: []string{"0|4", "1|3", "2|3"},
+	RunCase(t, Case{
+		Name: "counter", Schema: schema, Input: input, TimeCol: -1,
+		Op:   func(int) exec.Operator { return &harnessCounter{} },
+		Want: []string{"0|4", "1|3", "2|3"},
 	})
-	if got := len(cutScript(opScript(append([]any{opWM(5)}, input...)), 3)); got != 5 {
+	if got := len(CutScript(opScript(append([]any{WM(5)}, input...)), 3)); got != 5 {
 		t.Fatalf("10 rows after a watermark in batches of 3: %d steps, want 5", got)
 	}
 }

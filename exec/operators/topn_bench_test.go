@@ -7,7 +7,7 @@ import "testing"
 // ~1M rows persisted with the timer stopped, as BenchmarkGroupAggregate.
 func BenchmarkTopN(b *testing.B) {
 	f, _, err := NewTopN(TopNConfig{Partition: []int{0}, Order: []SortKey{{Col: 1, Desc: true, NullsFirst: true}},
-		N: 3, RankOut: true, RankName: "rn"}, winBidSchema)
+		N: 3, RankOut: true, RankName: "rn"}, BidSchema)
 	if err != nil {
 		b.Fatal(err)
 	}

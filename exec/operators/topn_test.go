@@ -26,7 +26,7 @@ const tnK, tnA, tnS, tnV = 0, 1, 2, 3
 
 func tnOp(t testing.TB, cfg TopNConfig) (func(int) exec.Operator, *arrow.Schema) {
 	t.Helper()
-	return mustOp(t, NewTopN, cfg, tnEvents)
+	return MustOp(t, NewTopN, cfg, tnEvents)
 }
 
 func tnCase(t *testing.T, name string, cfg TopNConfig, batches [][]gaclRow, want [][]string) gaclCase {
@@ -224,7 +224,7 @@ func TestTopNSchema(t *testing.T) {
 // TestTopNKeyGroupRouting: a row of a key group the subtask does not own fails the operator.
 func TestTopNKeyGroupRouting(t *testing.T) {
 	f, _ := tnOp(t, TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 1})
-	checkForeignKeyGroup(t, f, 0, tnEvents, []int{tnK}, []any{1, 1, "a", 0}, []any{2, 1, "a", 0}, []any{3, 1, "a", 0})
+	CheckForeignKeyGroup(t, f, 0, tnEvents, []int{tnK}, []any{1, 1, "a", 0}, []any{2, 1, "a", 0}, []any{3, 1, "a", 0})
 }
 
 // The randomized test, as the group aggregate's: random changelogs, batchings, restores and evictions, checked
@@ -403,7 +403,7 @@ func TestTopNTouchOrder(t *testing.T) {
 func TestTopNForgets(t *testing.T) {
 	f, out := tnOp(t, TopNConfig{Partition: []int{tnK}, Order: []SortKey{asc(tnA)}, N: 2, InputUpdating: true})
 	h := gaclOpen(t, f, tnEvents, out)
-	op := h.op.(*topN)
+	op := h.Op.(*topN)
 	gaclStep(t, h, gaIns(1, 1, "a", 0), gaIns(1, 2, "b", 0), gaIns(2, 1, "a", 0))
 	if op.parts != 2 {
 		t.Fatalf("%d partitions in memory, want 2", op.parts)
@@ -412,7 +412,7 @@ func TestTopNForgets(t *testing.T) {
 	if op.parts != 1 || len(op.ints) != 1 {
 		t.Fatalf("%d partitions in memory (%d in the map), want 1", op.parts, len(op.ints))
 	}
-	if keys := stateEntries(t, h.be); keys != 1 {
+	if keys := stateEntries(t, h.Backend); keys != 1 {
 		t.Fatalf("%d entries in the backend, want 1 (partition 2's row)", keys)
 	}
 }

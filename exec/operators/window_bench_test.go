@@ -9,8 +9,8 @@ import (
 	"github.com/clinksql/clinksql/exec"
 )
 
-// winBidSchema is the bid shape of the window benchmark: (auction BIGINT, price BIGINT, date_time TIMESTAMP(6)).
-var winBidSchema = arrow.NewSchema([]arrow.Field{
+// BidSchema is the bid shape of the window benchmark: (auction BIGINT, price BIGINT, date_time TIMESTAMP(6)).
+var BidSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "auction", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "price", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "date_time", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
@@ -27,7 +27,7 @@ const (
 
 // winBidBatches generates the benchmark's batches: random auctions out of 10k, random prices, times advancing.
 func winBidBatches(mem memory.Allocator) []exec.Batch {
-	return bidBatches(mem, benchWinBatches, benchWinBatch, benchWinKeys, benchWinStep, 1)
+	return BidBatches(mem, benchWinBatches, benchWinBatch, benchWinKeys, benchWinStep, 1)
 }
 
 // benchWindowTumble runs tumbling COUNT(*), SUM(price) GROUP BY auction over 10 s windows in one goroutine,
@@ -39,18 +39,18 @@ func benchWindowTumble(b *testing.B, pebble bool, metric string) {
 	batches := winBidBatches(mem)
 	defer releaseBatches(batches)
 	f, _, err := NewWindowAggregate(WindowAggConfig{Kind: WindowTumble, TimeCol: 2, Size: benchWinSize, Keys: []int{0},
-		Aggs: []AggSpec{{Func: AggCountStar, Arg: -1, Filter: -1}, {Func: AggSum, Arg: 1, Filter: -1}}}, winBidSchema)
+		Aggs: []AggSpec{{Func: AggCountStar, Arg: -1, Filter: -1}, {Func: AggSum, Arg: 1, Filter: -1}}}, BidSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
 	span := int64(benchWinBatches * benchWinBatch * benchWinStep)
-	r := runKeyedBench(b, keyedBench{op: f(0), mem: mem, memory: !pebble,
-		step:      feedInTurn(batches),
-		watermark: func(i int) int64 { return lastBidTime(batches[i%len(batches)]) },
-		rewind:    func() { shiftTimes(batches, span) }, cycle: len(batches),
-		barrier: benchWinBarrier, metric: metric})
-	if r.late != 0 {
-		b.Fatalf("%d rows late", r.late)
+	r := RunKeyedBench(b, KeyedBench{Op: f(0), Mem: mem, Memory: !pebble,
+		Step:      FeedInTurn(batches),
+		Watermark: func(i int) int64 { return LastBidTime(batches[i%len(batches)]) },
+		Rewind:    func() { ShiftTimes(batches, span) }, Cycle: len(batches),
+		Barrier: benchWinBarrier, Metric: metric})
+	if r.Late != 0 {
+		b.Fatalf("%d rows late", r.Late)
 	}
 }
 

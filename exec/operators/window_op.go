@@ -36,8 +36,6 @@ const (
 	winNullKey       // rowcodec.KeyInt: the key is NULL
 )
 
-type winPaneID struct{ start, end int64 }
-
 // winPane is one window of Tumble/Hop/Cumulate with its groups by key.
 type winPane struct {
 	start, end int64
@@ -175,7 +173,7 @@ type windowAgg struct {
 	gStoredStart, gStoredEnd []int64
 	gFlag                    []uint8
 
-	panes map[winPaneID]*winPane // Tumble, Hop, Cumulate
+	panes map[exec.WindowID]*winPane // Tumble, Hop, Cumulate
 	// Session: the live sessions of each key, pairwise disjoint and not touching.
 	sessInt  map[int64][]int32
 	sessStr  map[string][]int32
@@ -224,7 +222,7 @@ func (w *windowAgg) Open(ctx *exec.TaskContext) error {
 	w.ov.errors = ctx.Errors
 	w.wm = exec.MinWatermark
 	w.nextFire = math.MaxInt64
-	w.panes = map[winPaneID]*winPane{}
+	w.panes = map[exec.WindowID]*winPane{}
 	w.sessInt = map[int64][]int32{}
 	w.sessStr = map[string][]int32{}
 	w.forward = map[int32]int32{}
@@ -360,7 +358,7 @@ func (w *windowAgg) stateKey(g int32, start, end int64) []byte {
 }
 
 func (w *windowAgg) winPane(start, end int64) *winPane {
-	id := winPaneID{start, end}
+	id := exec.WindowID{Start: start, End: end}
 	p := w.panes[id]
 	if p == nil {
 		p = &winPane{start: start, end: end, null: -1}
@@ -392,7 +390,7 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 	if !ok {
 		return fmt.Errorf("window aggregate: time column is %s", b.Rec.Column(w.p.cfg.TimeCol).DataType())
 	}
-	ts := tjMicros(tsCol, &w.tsScratch)
+	ts := rowcodec.Micros(tsCol, &w.tsScratch)
 	if err := w.keys.Load(&w.p.keyEnc, b.Rec, w.p.cfg.Keys); err != nil {
 		return err
 	}
@@ -459,16 +457,6 @@ func winFloorStart(t, size, offset int64) int64 {
 	return t - r
 }
 
-func winAddSat(a, b int64) int64 {
-	if s := a + b; (s > a) == (b > 0) {
-		return s
-	}
-	if b > 0 {
-		return math.MaxInt64
-	}
-	return math.MinInt64
-}
-
 // panesAt returns the panes of the not yet fired windows that contain t, creating them, and the interval [lo, hi)
 // around t on which that set is the same, so consecutive rows in it reuse the result.
 func (w *windowAgg) panesAt(t int64, dst []*winPane) (_ []*winPane, lo, hi int64) {
@@ -481,21 +469,21 @@ func (w *windowAgg) panesAt(t int64, dst []*winPane) (_ []*winPane, lo, hi int64
 	switch c.Kind {
 	case WindowTumble:
 		s := winFloorStart(t, c.Size, c.Offset)
-		e := winAddSat(s, c.Size)
+		e := exec.AddSat(s, c.Size)
 		add(s, e)
 		return dst, s, e
 	case WindowHop:
 		last := winFloorStart(t, c.Slide, c.Offset)
 		first := last
 		for s := last; s > t-c.Size; s -= c.Slide {
-			add(s, winAddSat(s, c.Size))
+			add(s, exec.AddSat(s, c.Size))
 			first = s
 		}
-		return dst, max(last, first-c.Slide+c.Size), min(winAddSat(last, c.Slide), winAddSat(first, c.Size))
+		return dst, max(last, first-c.Slide+c.Size), min(exec.AddSat(last, c.Slide), exec.AddSat(first, c.Size))
 	default: // WindowCumulate
 		s := winFloorStart(t, c.Size, c.Offset)
-		firstEnd := winAddSat(winFloorStart(t, c.Step, c.Offset), c.Step)
-		last := winAddSat(s, c.Size)
+		firstEnd := exec.AddSat(winFloorStart(t, c.Step, c.Offset), c.Step)
+		last := exec.AddSat(s, c.Size)
 		for e := firstEnd; e <= last; e += c.Step {
 			add(s, e)
 			if e == math.MaxInt64 {
@@ -632,7 +620,7 @@ func (w *windowAgg) assignSessions(n int, ts []int64, tsCol arrow.Array) error {
 			continue
 		}
 		t := ts[i]
-		end := winAddSat(t, gap)
+		end := exec.AddSat(t, gap)
 		list := w.sessionsOfRow(i)
 		target := int32(-1)
 		start, stop := t, end
@@ -694,7 +682,7 @@ func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
 	if w.p.cfg.Kind == WindowSession {
 		return w.fireSessions(out)
 	}
-	due, next := winDue(w.panes, wm, nil)
+	due, next := exec.DueWindows(w.panes, wm, nil)
 	w.nextFire = next
 	for _, p := range due {
 		w.fired = rowcodec.AppendGroups(w.fired[:0], p.null, p.null >= 0, p.ints, p.strs)
@@ -706,7 +694,7 @@ func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
 			}
 			w.freeGroup(g)
 		}
-		delete(w.panes, winPaneID{p.start, p.end})
+		delete(w.panes, exec.WindowID{Start: p.start, End: p.end})
 	}
 	return w.flush(out)
 }
@@ -752,28 +740,7 @@ func (w *windowAgg) sortByKey(gs []int32) {
 	}
 }
 
-// winWindow is a window's per-window state, in a map by winPaneID.
-type winWindow interface{ window() winPaneID }
-
-func (p *winPane) window() winPaneID { return winPaneID{p.start, p.end} }
-
-// winDue appends the windows of m that the watermark wm fires (end <= wm) to due, ordered by end then start, and
-// returns them with the smallest end of the others (MaxInt64 when there is none).
-func winDue[W winWindow](m map[winPaneID]W, wm int64, due []W) ([]W, int64) {
-	next := int64(math.MaxInt64)
-	for id, w := range m {
-		if id.end <= wm {
-			due = append(due, w)
-		} else {
-			next = min(next, id.end)
-		}
-	}
-	slices.SortFunc(due, func(a, b W) int {
-		x, y := a.window(), b.window()
-		return cmp.Or(cmp.Compare(x.end, y.end), cmp.Compare(x.start, y.start))
-	})
-	return due, next
-}
+func (p *winPane) Window() exec.WindowID { return exec.WindowID{Start: p.start, End: p.end} }
 
 // emitGroup appends g's row to the output, flushing a full batch.
 func (w *windowAgg) emitGroup(g int32, out exec.Emitter) error {
@@ -849,13 +816,4 @@ func (w *windowAgg) Close() error {
 		w.out = nil
 	}
 	return nil
-}
-
-// winFloorDiv divides rounding toward negative infinity.
-func winFloorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // quickShapes leaves out the slow combination (a Pebble restore at every barrier) for the many random cases.
-var quickShapes = []opShape{
-	{batch: 1, restore: "every"}, {batch: 3, restore: "every"}, {batch: 0},
-	{batch: 1, pebble: true, restore: "mid"},
+var quickShapes = []Shape{
+	{Batch: 1, Restore: "every"}, {Batch: 3, Restore: "every"}, {Batch: 0},
+	{Batch: 1, Pebble: true, Restore: "mid"},
 }
 
 // TestWindowRandom checks every window kind, keyed and global, against a direct model on random rows whose event
@@ -46,9 +46,9 @@ func TestWindowRandom(t *testing.T) {
 				}
 				name := fmt.Sprintf("%s/size=%d/slide=%d/step=%d/gap=%d/offset=%d/keyed=%v/seed=%d", cfg.Kind,
 					cfg.Size/sec, cfg.Slide/sec, cfg.Step/sec, cfg.Gap/sec, cfg.Offset/sec, keyed, seed)
-				runOpCase(t, opCase{name: name, schema: winEvents, input: input, timeCol: colTS,
-					delay: time.Duration(delay) * time.Microsecond, op: windowOp(t, cfg, winEvents),
-					want: modelWindows(cfg, input), shapes: quickShapes})
+				RunCase(t, Case{Name: name, Schema: winEvents, Input: input, TimeCol: colTS,
+					Delay: time.Duration(delay) * time.Microsecond, Op: windowOp(t, cfg, winEvents),
+					Want: modelWindows(cfg, input), Shapes: quickShapes})
 			}
 		}
 	}

@@ -65,7 +65,7 @@ func (w *windowAssign) windows(t int64, row int32) {
 	switch c.Kind {
 	case WindowTumble:
 		s := winFloorStart(t, c.Size, c.Offset)
-		add(s, winAddSat(s, c.Size))
+		add(s, exec.AddSat(s, c.Size))
 	case WindowHop:
 		last := winFloorStart(t, c.Slide, c.Offset)
 		var starts []int64
@@ -73,12 +73,12 @@ func (w *windowAssign) windows(t int64, row int32) {
 			starts = append(starts, s)
 		}
 		for i := len(starts) - 1; i >= 0; i-- { // earliest window first
-			add(starts[i], winAddSat(starts[i], c.Size))
+			add(starts[i], exec.AddSat(starts[i], c.Size))
 		}
 	default: // cumulate
 		s := winFloorStart(t, c.Size, c.Offset)
-		last := winAddSat(s, c.Size)
-		for e := winAddSat(winFloorStart(t, c.Step, c.Offset), c.Step); e <= last; e += c.Step {
+		last := exec.AddSat(s, c.Size)
+		for e := exec.AddSat(winFloorStart(t, c.Step, c.Offset), c.Step); e <= last; e += c.Step {
 			add(s, e)
 			if e == last {
 				break

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/join"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -455,7 +456,7 @@ func (b *binder) bindFrom(from []parser.TableExpr) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		j := newJoin(operators.JoinInner, n, r, tablePos(t))
+		j := newJoin(join.JoinInner, n, r, tablePos(t))
 		j.comma = true
 		n = j
 	}

@@ -1,4 +1,4 @@
-package operators
+package join
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 //     RightKeys (exec.HashKeys); a row of a key group outside TaskContext.KeyGroups is a routing bug and fails the
 //     operator.
 //   - Row kinds: +I and +U add one copy of a row to its side, -U and -D retract one copy of an equal row (equal in
-//     the canonical value bytes of window_keys.go: -0 equals 0, NaNs are one value). Retracting a row that is not
+//     the canonical value bytes of package rowcodec: -0 equals 0, NaNs are one value). Retracting a row that is not
 //     in state (it expired, or the input changelog is broken) is counted in TaskContext.Errors and ignored. An
 //     input whose Updating flag is false fails the operator on any kind other than +I.
 //   - Matching: keys equal with no NULL component, and Residual (evaluated vectorized over the candidate pairs of a
@@ -48,10 +48,10 @@ import (
 //   - Watermarks: a regular join gives no event-time guarantee; the input watermark is forwarded as it is and
 //     OnWatermark does nothing.
 //
-// State (keyed, under the row's key group; key is the canonical key bytes of window_keys.go):
+// State (keyed, under the row's key group; key is the canonical key bytes of package rowcodec):
 //
-//	KeyedKey(kg, 1, key)   the left rows of key  (rjLeftID)
-//	KeyedKey(kg, 2, key)   the right rows of key (rjRightID)
+//	KeyedKey(kg, 1, key)   the left rows of key  (leftStateID)
+//	KeyedKey(kg, 2, key)   the right rows of key (rightStateID)
 //	KeyedKey(kg, 3, bucket(8) side(1) key)   TTL expiry index, empty value (only with TTL > 0)
 //
 // A side's value is: a flags byte (bit 0: match counts present, i.e. the side is outer), the last write (8 bytes,
@@ -61,7 +61,7 @@ import (
 // downstream). A row's matches are thus found with one Get of the partner's value, never a Scan.
 //
 // Working set: both sides' values of a key are read (two Gets) when a batch first touches the key and kept in
-// memory as rjEntry's; a row is added by appending it there, never by re-encoding the value. An append-only
+// memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An append-only
 // side's value is not even parsed until the key is probed from the other side. OnBarrier writes every entry
 // changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the exact
 // state and a restore simply starts with an empty working set: Open reads nothing. When the working set outgrows
@@ -73,13 +73,13 @@ import (
 //
 // Output and residual evaluation go column at a time: the partner rows a batch pairs with are decoded once into
 // an Arrow record, and the joined rows are gathered from it and from the input batch with Take, in batches of at
-// most rjChunkRows rows. Values read back from state are canonical: a -0 float comes back as 0, NaNs as one NaN.
+// most chunkRows rows. Values read back from state are canonical: a -0 float comes back as 0, NaNs as one NaN.
 //
 // TTL (processing time): a side's rows of a key expire TTL microseconds after that side last added or retracted
 // a row of that key (a partner's arrival changing their match counts is not a write). Expired rows are forgotten
 // silently, as Flink's state TTL does: nothing is emitted for them, ever. They are dropped lazily when a batch
 // touches the key, and by a sweep at each barrier over the expiry index, in deadline order, of at most
-// rjSweepMax entries (the rest wait for the next barrier); an entry is indexed under its deadline rounded up to
+// sweepMax entries (the rest wait for the next barrier); an entry is indexed under its deadline rounded up to
 // TTL/16, so the sweep finds it at most TTL/16 after its deadline. Consequences, all of them incomplete but never
 // invalid results (the changelog never retracts a row it did not emit):
 //
@@ -90,16 +90,16 @@ import (
 //     (its pairs with the expired partners stay in the result), and a new copy of it added while its count is
 //     stale is not emitted padded either.
 type regularJoin struct {
-	p    *rjPlan
+	p    *regularPlan
 	ctx  *exec.TaskContext
 	ectx expr.Context
 	cc   context.Context
 
 	// The working set: both sides' entries of a key, by key value (one integer-like key column) or canonical key
 	// bytes.
-	ints    map[int64]*rjKey
-	strs    map[string]*rjKey
-	dirty   []*rjEntry
+	ints    map[int64]*keyState
+	strs    map[string]*keyState
+	dirty   []*keyEntry
 	wsBytes int64
 	gen     uint32 // eviction generation
 	epoch   uint64 // per batch: tells an entry decoded into the partner record of this batch
@@ -110,7 +110,7 @@ type regularJoin struct {
 	rows      rowcodec.KeyRows
 	hashes    []uint64
 	nullKey   []bool
-	own, part []*rjEntry
+	own, part []*keyEntry
 	pb        [2]*array.RecordBuilder // the partner record's builders, per side
 	pRows     int32
 	candStart []int32 // row i's candidates are cand[candStart[i]:...], in partner slot order
@@ -125,35 +125,35 @@ type regularJoin struct {
 
 // Backend state ids of the regular join.
 const (
-	rjLeftID  byte = 1
-	rjRightID byte = 2
-	rjTTLID   byte = 3
+	leftStateID  byte = 1
+	rightStateID byte = 2
+	ttlStateID   byte = 3
 )
 
 const (
-	// rjDefaultCacheBytes bounds the working set unless RegularJoinConfig.CacheBytes says otherwise.
-	rjDefaultCacheBytes = 64 << 20
-	// rjSweepMax bounds the expired entries one barrier removes through the TTL index.
-	rjSweepMax = 8192
-	// rjEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
-	rjEntryOverhead = 160
-	// rjIndexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
-	rjIndexSlots = 8
-	// rjFlagMatches marks a side value that carries association counts.
-	rjFlagMatches byte = 1
+	// defaultCacheBytes bounds the working set unless RegularJoinConfig.CacheBytes says otherwise.
+	defaultCacheBytes = 64 << 20
+	// sweepMax bounds the expired entries one barrier removes through the TTL index.
+	sweepMax = 8192
+	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
+	keyEntryOverhead = 160
+	// indexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
+	indexSlots = 8
+	// flagMatches marks a side value that carries association counts.
+	flagMatches byte = 1
 )
 
-var errRJState = errors.New("regular join: malformed state value")
+var errEntryState = errors.New("regular join: malformed state value")
 
-// rjChunkRows bounds the rows of an output batch and of one residual evaluation: a row with many partners does not
+// chunkRows bounds the rows of an output batch and of one residual evaluation: a row with many partners does not
 // build one huge batch. A variable so tests can make it small.
-var rjChunkRows = 1 << 15
+var chunkRows = 1 << 15
 
-// errRJStop ends a Scan early.
-var errRJStop = errors.New("stop")
+// errStopScan ends a Scan early.
+var errStopScan = errors.New("stop")
 
-// rjPlan is the validated, immutable part of the operator, shared by its subtasks.
-type rjPlan struct {
+// regularPlan is the validated, immutable part of the operator, shared by its subtasks.
+type regularPlan struct {
 	cfg        RegularJoinConfig
 	out        *arrow.Schema
 	keys       [2][]int
@@ -168,41 +168,37 @@ type rjPlan struct {
 	now        func() time.Time
 }
 
-func rjInternalf(format string, args ...any) error {
-	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "regular join: "+format, args...)
-}
-
 // NewJoin validates cfg and returns the regular join's operator factory and its output schema
 // (JoinOutputSchema). Errors are sqlerr errors: 42804 for key columns of different types or a non-boolean
 // residual, 0A000 for a key or column type the operator cannot hash or store, XX000 for a malformed config (a
 // planner bug).
 func NewJoin(cfg RegularJoinConfig) (func(subtask int) exec.Operator, *arrow.Schema, error) {
-	p, err := planRegularJoin(cfg)
+	p, err := planRegular(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return func(int) exec.Operator { return &regularJoin{p: p} }, p.out, nil
 }
 
-func planRegularJoin(cfg RegularJoinConfig) (*rjPlan, error) {
+func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 	if cfg.Left == nil || cfg.Right == nil {
-		return nil, rjInternalf("missing input schema")
+		return nil, internalf("regular join", "missing input schema")
 	}
 	if cfg.Type > JoinFull {
-		return nil, rjInternalf("join type %s", cfg.Type)
+		return nil, internalf("regular join", "join type %s", cfg.Type)
 	}
 	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
-		return nil, rjInternalf("%d left and %d right key columns", len(cfg.LeftKeys), len(cfg.RightKeys))
+		return nil, internalf("regular join", "%d left and %d right key columns", len(cfg.LeftKeys), len(cfg.RightKeys))
 	}
 	if cfg.TTL < 0 || cfg.CacheBytes < 0 {
-		return nil, rjInternalf("negative TTL or cache size")
+		return nil, internalf("regular join", "negative TTL or cache size")
 	}
-	p := &rjPlan{cfg: cfg, out: JoinOutputSchema(cfg.Left, cfg.Right), now: cfg.Now, cacheBytes: cfg.CacheBytes}
+	p := &regularPlan{cfg: cfg, out: JoinOutputSchema(cfg.Left, cfg.Right), now: cfg.Now, cacheBytes: cfg.CacheBytes}
 	if p.now == nil {
 		p.now = time.Now
 	}
 	if p.cacheBytes == 0 {
-		p.cacheBytes = rjDefaultCacheBytes
+		p.cacheBytes = defaultCacheBytes
 	}
 	p.bucket = max(cfg.TTL/16, 1)
 	p.keys = [2][]int{cfg.LeftKeys, cfg.RightKeys}
@@ -213,7 +209,7 @@ func planRegularJoin(cfg RegularJoinConfig) (*rjPlan, error) {
 	for k := range cfg.LeftKeys {
 		for s, sch := range schemas {
 			if c := p.keys[s][k]; c < 0 || c >= sch.NumFields() {
-				return nil, rjInternalf("key column %d out of range (the input has %d)", c, sch.NumFields())
+				return nil, internalf("regular join", "key column %d out of range (the input has %d)", c, sch.NumFields())
 			}
 		}
 		lf, rf := cfg.Left.Field(cfg.LeftKeys[k]), cfg.Right.Field(cfg.RightKeys[k])
@@ -229,7 +225,7 @@ func planRegularJoin(cfg RegularJoinConfig) (*rjPlan, error) {
 	p.keyEnc = rowcodec.NewKeyEncoding(keyTypes)
 	for s, sch := range schemas {
 		var err error
-		if p.rowEnc[s], p.cols[s], err = joinRowEncoding(sch, "a regular join"); err != nil {
+		if p.rowEnc[s], p.cols[s], err = rowEncoding(sch, "a regular join"); err != nil {
 			return nil, err
 		}
 		fields := sch.Fields()
@@ -244,19 +240,19 @@ func planRegularJoin(cfg RegularJoinConfig) (*rjPlan, error) {
 		}
 		for _, c := range expr.Columns(r) {
 			if c < 0 || c >= p.out.NumFields() {
-				return nil, rjInternalf("residual column %d out of range (the joined row has %d)", c, p.out.NumFields())
+				return nil, internalf("regular join", "residual column %d out of range (the joined row has %d)", c, p.out.NumFields())
 			}
 		}
 	}
 	return p, nil
 }
 
-// rjEntry is one side's rows of one key: slots of distinct rows (an append-only side does not merge copies) in the
+// keyEntry is one side's rows of one key: slots of distinct rows (an append-only side does not merge copies) in the
 // order they were first stored. A removed slot is a tombstone (cnt 0) until compaction. Row bytes live in arena,
 // which aliases the value last read from or written to the backend (read-only: never modified or appended to),
 // or, for rows added since, in tail, which the next write-back empties and reuses: so adding a row never copies
 // the rows already stored.
-type rjEntry struct {
+type keyEntry struct {
 	key       string // canonical key bytes
 	kg        uint16
 	side      uint8
@@ -268,7 +264,7 @@ type rjEntry struct {
 	idxBucket int64
 	arena     []byte
 	tail      []byte
-	sl        []rjSlot
+	sl        []rowSlot
 	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
 	// holds only the slots added since (see parseHeader).
 	parsed        bool
@@ -281,11 +277,11 @@ type rjEntry struct {
 	acct          int64 // bytes charged to the working set
 }
 
-// rjSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or tail[^off:^off+ln] when off < 0), its
+// rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or tail[^off:^off+ln] when off < 0), its
 // copies (0: a tombstone) and, on an outer side, how many partner copies each copy is paired with downstream.
-type rjSlot struct{ off, ln, cnt, match int32 }
+type rowSlot struct{ off, ln, cnt, match int32 }
 
-func (e *rjEntry) row(s int) []byte {
+func (e *keyEntry) row(s int) []byte {
 	sl := &e.sl[s]
 	if sl.off >= 0 {
 		return e.arena[sl.off : sl.off+sl.ln]
@@ -295,11 +291,11 @@ func (e *rjEntry) row(s int) []byte {
 }
 
 // find returns the live slot holding row, or -1.
-func (e *rjEntry) find(row []byte) int {
+func (e *keyEntry) find(row []byte) int {
 	if e.live == 0 {
 		return -1
 	}
-	if len(e.sl) <= rjIndexSlots {
+	if len(e.sl) <= indexSlots {
 		for s := range e.sl {
 			if e.sl[s].cnt > 0 && bytes.Equal(e.row(s), row) {
 				return s
@@ -322,8 +318,8 @@ func (e *rjEntry) find(row []byte) int {
 }
 
 // appendSlot stores a new distinct row with one copy and returns the bytes it added to the working set.
-func (e *rjEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
-	e.sl = append(e.sl, rjSlot{off: ^int32(len(e.tail)), ln: int32(len(row)), cnt: 1, match: matches})
+func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
+	e.sl = append(e.sl, rowSlot{off: ^int32(len(e.tail)), ln: int32(len(row)), cnt: 1, match: matches})
 	e.tail = append(e.tail, row...)
 	if indexed && e.idx != nil {
 		e.idx[string(row)] = int32(len(e.sl) - 1)
@@ -333,7 +329,7 @@ func (e *rjEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
 }
 
 // removeCopy drops one copy of slot s.
-func (e *rjEntry) removeCopy(s int) {
+func (e *keyEntry) removeCopy(s int) {
 	e.sl[s].cnt--
 	if e.sl[s].cnt > 0 {
 		return
@@ -350,7 +346,7 @@ func (e *rjEntry) removeCopy(s int) {
 
 // compact drops the tombstones (the arena keeps their bytes until the next write-back). It renumbers slots: only
 // for an entry that is not in this batch's partner record.
-func (e *rjEntry) compact() {
+func (e *keyEntry) compact() {
 	j := 0
 	for _, sl := range e.sl {
 		if sl.cnt > 0 {
@@ -363,31 +359,31 @@ func (e *rjEntry) compact() {
 }
 
 // clear forgets every row (TTL expiry).
-func (e *rjEntry) clear() {
+func (e *keyEntry) clear() {
 	e.arena, e.tail, e.sl, e.idx = nil, e.tail[:0], e.sl[:0], nil
 	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
 }
 
 // parseHeader loads a backend value into e without reading its slots: an append-only side's entry that only gets
 // rows added never needs them (encode copies them as they are).
-func (e *rjEntry) parseHeader(v []byte) error {
+func (e *keyEntry) parseHeader(v []byte) error {
 	if len(v) < 10 {
-		return errRJState
+		return errEntryState
 	}
-	if (v[0]&rjFlagMatches != 0) != e.outer {
+	if (v[0]&flagMatches != 0) != e.outer {
 		return fmt.Errorf("regular join: state of key group %d was written for another join type", e.kg)
 	}
 	e.written = int64(binary.BigEndian.Uint64(v[1:9]))
 	n, w := binary.Uvarint(v[9:])
 	if w <= 0 || n > uint64(len(v)) {
-		return errRJState
+		return errEntryState
 	}
 	e.arena, e.nbase, e.bstart, e.live, e.parsed = v, int32(n), int32(9+w), int32(n), n == 0
 	return nil
 }
 
 // ensureParsed reads the slots parseHeader skipped, ahead of those added since.
-func (e *rjEntry) ensureParsed() error {
+func (e *keyEntry) ensureParsed() error {
 	if e.parsed {
 		return nil
 	}
@@ -395,12 +391,12 @@ func (e *rjEntry) ensureParsed() error {
 	uv := func() (int32, error) {
 		x, w := binary.Uvarint(v[p:])
 		if w <= 0 || x > 1<<31-1 {
-			return 0, errRJState
+			return 0, errEntryState
 		}
 		p += w
 		return int32(x), nil
 	}
-	base := make([]rjSlot, e.nbase, int(e.nbase)+len(e.sl))
+	base := make([]rowSlot, e.nbase, int(e.nbase)+len(e.sl))
 	var err error
 	for i := range base {
 		sl := &base[i]
@@ -408,12 +404,12 @@ func (e *rjEntry) ensureParsed() error {
 			return err
 		}
 		if len(v)-p < int(sl.ln) {
-			return errRJState
+			return errEntryState
 		}
 		sl.off = int32(p)
 		p += int(sl.ln)
 		if sl.cnt, err = uv(); err != nil || sl.cnt == 0 {
-			return errRJState
+			return errEntryState
 		}
 		if e.outer {
 			if sl.match, err = uv(); err != nil {
@@ -422,7 +418,7 @@ func (e *rjEntry) ensureParsed() error {
 		}
 	}
 	if p != len(v) {
-		return errRJState
+		return errEntryState
 	}
 	e.sl, e.nbase, e.parsed = append(base, e.sl...), 0, true
 	return nil
@@ -431,7 +427,7 @@ func (e *rjEntry) ensureParsed() error {
 // encode returns e's backend value and repoints e's slots into it, dropping tombstones. An entry whose stored
 // slots were never parsed copies them as they are (it has no tombstones: only an append-only side stays
 // unparsed) and stays unparsed.
-func (e *rjEntry) encode() []byte {
+func (e *keyEntry) encode() []byte {
 	uvlen := func(x int32) int { return max(1, (bits.Len32(uint32(x))+6)/7) }
 	size := 9 + uvlen(e.live)
 	if !e.parsed {
@@ -448,7 +444,7 @@ func (e *rjEntry) encode() []byte {
 	v := make([]byte, 0, size)
 	var flags byte
 	if e.outer {
-		flags = rjFlagMatches
+		flags = flagMatches
 	}
 	v = append(v, flags)
 	v = binary.BigEndian.AppendUint64(v, uint64(e.written))
@@ -481,8 +477,8 @@ func (e *rjEntry) encode() []byte {
 	return v
 }
 
-func (e *rjEntry) size() int64 {
-	return int64(cap(e.arena)+cap(e.tail)) + 16*int64(cap(e.sl)) + rjEntryOverhead
+func (e *keyEntry) size() int64 {
+	return int64(cap(e.arena)+cap(e.tail)) + 16*int64(cap(e.sl)) + keyEntryOverhead
 }
 
 var _ exec.Operator = (*regularJoin)(nil)
@@ -493,8 +489,8 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	}
 	j.ctx = ctx
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
-	j.cc = joinComputeCtx(ctx.Alloc)
-	j.ints, j.strs = map[int64]*rjKey{}, map[string]*rjKey{}
+	j.cc = computeCtx(ctx.Alloc)
+	j.ints, j.strs = map[int64]*keyState{}, map[string]*keyState{}
 	for s := range 2 {
 		j.pb[s] = array.NewRecordBuilder(ctx.Alloc, j.p.sideSchema[s])
 	}
@@ -529,8 +525,8 @@ func (j *regularJoin) OnBarrier(checkpoint.Barrier) error {
 	return nil
 }
 
-func (j *regularJoin) stateKey(e *rjEntry) []byte {
-	return state.KeyedKey(int(e.kg), rjLeftID+e.side, []byte(e.key))
+func (j *regularJoin) stateKey(e *keyEntry) []byte {
+	return state.KeyedKey(int(e.kg), leftStateID+e.side, []byte(e.key))
 }
 
 func (j *regularJoin) indexKey(kg int, bucket int64, side uint8, key string) []byte {
@@ -538,7 +534,7 @@ func (j *regularJoin) indexKey(kg int, bucket int64, side uint8, key string) []b
 	uk = rowcodec.AppendOrderedInt(uk, bucket)
 	uk = append(uk, side)
 	uk = append(uk, key...)
-	return state.KeyedKey(kg, rjTTLID, uk)
+	return state.KeyedKey(kg, ttlStateID, uk)
 }
 
 // bucketOf is the TTL index bucket of a row written at w: its deadline rounded up.
@@ -550,7 +546,7 @@ func (j *regularJoin) bucketOf(w int64) int64 {
 	return d
 }
 
-func (j *regularJoin) markDirty(e *rjEntry) {
+func (j *regularJoin) markDirty(e *keyEntry) {
 	if !e.isDirty {
 		e.isDirty = true
 		j.dirty = append(j.dirty, e)
@@ -595,7 +591,7 @@ func (j *regularJoin) writeBack() {
 }
 
 // charge re-accounts e's size in the working set.
-func (j *regularJoin) charge(e *rjEntry) {
+func (j *regularJoin) charge(e *keyEntry) {
 	n := e.size()
 	j.wsBytes += n - e.acct
 	e.acct = n
@@ -607,7 +603,7 @@ func (j *regularJoin) charge(e *rjEntry) {
 func (j *regularJoin) evict() {
 	j.writeBack()
 	target := j.p.cacheBytes / 2
-	forget := func(k *rjKey) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
+	forget := func(k *keyState) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
 	for v, k := range j.ints {
 		if k.gen != j.gen {
 			forget(k)
@@ -637,23 +633,23 @@ func (j *regularJoin) evict() {
 	j.gen++
 }
 
-// sweep removes entries whose TTL index bucket has passed, at most rjSweepMax of them.
+// sweep removes entries whose TTL index bucket has passed, at most sweepMax of them.
 func (j *regularJoin) sweep() error {
 	j.sweepKeys = j.sweepKeys[:0]
-	for kg := j.ctx.KeyGroups.Start; kg < j.ctx.KeyGroups.End && len(j.sweepKeys) < rjSweepMax; kg++ {
-		prefix := state.KeyedKey(kg, rjTTLID, nil)
+	for kg := j.ctx.KeyGroups.Start; kg < j.ctx.KeyGroups.End && len(j.sweepKeys) < sweepMax; kg++ {
+		prefix := state.KeyedKey(kg, ttlStateID, nil)
 		err := j.ctx.State.Scan(prefix, func(k, _ []byte) error {
 			uk := k[len(prefix):]
 			if len(uk) < 9 {
-				return errRJState
+				return errEntryState
 			}
-			if rowcodec.OrderedInt(uk) > j.now || len(j.sweepKeys) >= rjSweepMax {
-				return errRJStop
+			if rowcodec.OrderedInt(uk) > j.now || len(j.sweepKeys) >= sweepMax {
+				return errStopScan
 			}
 			j.sweepKeys = append(j.sweepKeys, append([]byte(nil), k...))
 			return nil
 		})
-		if err != nil && err != errRJStop {
+		if err != nil && err != errStopScan {
 			return fmt.Errorf("regular join: TTL sweep of key group %d: %w", kg, err)
 		}
 	}
@@ -662,7 +658,7 @@ func (j *regularJoin) sweep() error {
 		uk := ik[3:]
 		bucket, side, key := rowcodec.OrderedInt(uk), uk[8], string(uk[9:])
 		if side > 1 {
-			return errRJState
+			return errEntryState
 		}
 		if e := j.cached(int(side), key); e != nil {
 			// The working set's copy decides; its write-back moves or deletes the index entry.
@@ -674,7 +670,7 @@ func (j *regularJoin) sweep() error {
 			}
 			continue
 		}
-		e := &rjEntry{kg: uint16(kg), side: side, key: key}
+		e := &keyEntry{kg: uint16(kg), side: side, key: key}
 		sk := j.stateKey(e)
 		v, ok, err := j.ctx.State.Get(sk)
 		if err != nil {
@@ -696,8 +692,8 @@ func (j *regularJoin) sweep() error {
 }
 
 // cached returns the working set's entry of (side, canonical key), or nil.
-func (j *regularJoin) cached(side int, key string) *rjEntry {
-	var k *rjKey
+func (j *regularJoin) cached(side int, key string) *keyEntry {
+	var k *keyState
 	if j.p.keyEnc.Mode == rowcodec.KeyInt {
 		if len(key) != 9 || key[0] != 1 {
 			return nil
@@ -712,19 +708,19 @@ func (j *regularJoin) cached(side int, key string) *rjEntry {
 	return &k.e[side]
 }
 
-func (j *regularJoin) expired(e *rjEntry) bool {
+func (j *regularJoin) expired(e *keyEntry) bool {
 	return j.p.cfg.TTL > 0 && j.now-e.written >= j.p.cfg.TTL
 }
 
-// rjKey is the working set's state of one key: both sides' entries, together because every row needs both.
-type rjKey struct {
-	e   [2]rjEntry
+// keyState is the working set's state of one key: both sides' entries, together because every row needs both.
+type keyState struct {
+	e   [2]keyEntry
 	gen uint32 // the eviction generation that last touched it
 }
 
 // load reads both sides' entries of key from the backend.
-func (j *regularJoin) load(kg int, key string) (*rjKey, error) {
-	k := &rjKey{}
+func (j *regularJoin) load(kg int, key string) (*keyState, error) {
+	k := &keyState{}
 	for side := range 2 {
 		e := &k.e[side]
 		e.key, e.kg, e.side, e.outer, e.parsed = key, uint16(kg), uint8(side), j.p.outer[side], true
@@ -748,8 +744,8 @@ func (j *regularJoin) load(kg int, key string) (*rjKey, error) {
 
 // keyOf returns the working set's state of the key of batch row i, loading it on a miss and expiring a side whose
 // TTL passed.
-func (j *regularJoin) keyOf(i, kg int) (*rjKey, error) {
-	var k *rjKey
+func (j *regularJoin) keyOf(i, kg int) (*keyState, error) {
+	var k *keyState
 	if j.p.keyEnc.Mode == rowcodec.KeyInt {
 		v := j.keys.Ints[i]
 		if k = j.ints[v]; k == nil {
@@ -822,7 +818,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	if j.hashes, err = exec.HashKeys(rec, j.p.keys[s], j.hashes); err != nil {
 		return err
 	}
-	nullKey := tjNullKeys(rec, j.p.keys[s], &j.nullKey)
+	nullKey := nullKeyRows(rec, j.p.keys[s], &j.nullKey)
 
 	// Resolve both sides' entries of every row and decode the partner rows this batch pairs with.
 	j.own, j.part = j.own[:0], j.part[:0]
@@ -898,8 +894,8 @@ func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
 	}
 	j.candStart = append(j.candStart, int32(len(j.candProbe)))
 	j.match = j.match[:0]
-	for lo := 0; lo < len(j.candProbe); lo += rjChunkRows {
-		hi := min(lo+rjChunkRows, len(j.candProbe))
+	for lo := 0; lo < len(j.candProbe); lo += chunkRows {
+		hi := min(lo+chunkRows, len(j.candProbe))
 		cand, err := j.gather(s, rec, prec, j.candProbe[lo:hi], j.candPart[lo:hi])
 		if err != nil {
 			return err
@@ -1022,7 +1018,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 
 // matches yields the live slots of part that the batch row matches, in slot order: all of them without a residual,
 // else those whose candidate pair (the row's start at c, one per live slot) passed it.
-func (j *regularJoin) matches(part *rjEntry, c int32) iter.Seq[int] {
+func (j *regularJoin) matches(part *keyEntry, c int32) iter.Seq[int] {
 	residual := j.p.cfg.Residual != nil
 	return func(yield func(int) bool) {
 		for sl := range part.sl {
@@ -1094,11 +1090,11 @@ func (j *regularJoin) indexArray(idx []int32) arrow.Array {
 	return b.NewArray()
 }
 
-// emitOutput builds and emits the batch's output rows, in batches of at most rjChunkRows rows; a batch of inserts
+// emitOutput builds and emits the batch's output rows, in batches of at most chunkRows rows; a batch of inserts
 // only has nil Kinds.
 func (j *regularJoin) emitOutput(s int, rec, prec arrow.RecordBatch, out exec.Emitter) error {
-	for lo := 0; lo < len(j.outKind); lo += rjChunkRows {
-		hi := min(lo+rjChunkRows, len(j.outKind))
+	for lo := 0; lo < len(j.outKind); lo += chunkRows {
+		hi := min(lo+chunkRows, len(j.outKind))
 		res, err := j.gather(s, rec, prec, j.outProbe[lo:hi], j.outPart[lo:hi])
 		if err != nil {
 			return err

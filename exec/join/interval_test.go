@@ -1,4 +1,4 @@
-package operators
+package join
 
 import (
 	"bytes"
@@ -9,41 +9,44 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/optest"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
 var (
 	tsUS = &arrow.TimestampType{Unit: arrow.Microsecond}
+	sec  = int64(time.Second / time.Microsecond)
 	// The join tests' inputs: left (k BIGINT, ts TIMESTAMP(6), a VARCHAR), right (k BIGINT, ts TIMESTAMP(6),
 	// b BIGINT). Output columns: 0 k, 1 ts, 2 a, 3 k, 4 ts, 5 b.
-	jLeftSchema  = nullableSchema("k", arrow.PrimitiveTypes.Int64, "ts", tsUS, "a", arrow.BinaryTypes.String)
-	jRightSchema = nullableSchema("k", arrow.PrimitiveTypes.Int64, "ts", tsUS, "b", arrow.PrimitiveTypes.Int64)
-	jSchemas     = [2]*arrow.Schema{jLeftSchema, jRightSchema}
+	intervalLeftSchema  = optest.NullableSchema("k", arrow.PrimitiveTypes.Int64, "ts", tsUS, "a", arrow.BinaryTypes.String)
+	intervalRightSchema = optest.NullableSchema("k", arrow.PrimitiveTypes.Int64, "ts", tsUS, "b", arrow.PrimitiveTypes.Int64)
+	intervalSchemas     = [2]*arrow.Schema{intervalLeftSchema, intervalRightSchema}
 )
 
 // jl and jr are rows of the left and right test inputs; jt is a test time in output form.
 func jl(k any, ts string, a any) []any { return []any{k, ts, a} }
 func jr(k any, ts string, b any) []any { return []any{k, ts, b} }
-func jt(ts string) string              { return testDay + ts }
+func jt(ts string) string              { return optest.TestDay + ts }
 
 // Output rows: a left part and a right part, either NULL-padded.
-func jOutL(k, ts, a string) string { return k + "|" + jt(ts) + "|" + a }
-func jOutR(k, ts, b string) string { return k + "|" + jt(ts) + "|" + b }
+func outLeft(k, ts, a string) string  { return k + "|" + jt(ts) + "|" + a }
+func outRight(k, ts, b string) string { return k + "|" + jt(ts) + "|" + b }
 
-const jNulls = "NULL|NULL|NULL"
+const nullSide = "NULL|NULL|NULL"
 
-func jPair(l, r string) string { return l + "|" + r }
+func joinedPair(l, r string) string { return l + "|" + r }
 
-// tjOp returns the operator factory a join constructor returns for cfg; an error, or an output schema other than
+// timeJoinOp returns the operator factory a join constructor returns for cfg; an error, or an output schema other than
 // the spec's JoinOutputSchema, fails the test.
-func tjOp[C any](t *testing.T, newJoin func(C) (func(int) exec.Operator, *arrow.Schema, error), cfg C,
+func timeJoinOp[C any](t *testing.T, newJoin func(C) (func(int) exec.Operator, *arrow.Schema, error), cfg C,
 	spec JoinSpec) func(int) exec.Operator {
 	t.Helper()
 	f, schema, err := newJoin(cfg)
@@ -56,22 +59,22 @@ func tjOp[C any](t *testing.T, newJoin func(C) (func(int) exec.Operator, *arrow.
 	return f
 }
 
-func ijOp(t *testing.T, cfg IntervalJoinConfig) func(int) exec.Operator {
+func intervalOp(t *testing.T, cfg IntervalJoinConfig) func(int) exec.Operator {
 	t.Helper()
-	return tjOp(t, NewIntervalJoin, cfg, cfg.JoinSpec)
+	return timeJoinOp(t, NewIntervalJoin, cfg, cfg.JoinSpec)
 }
 
-// ijConfig joins jSchemas on k with r.ts in [l.ts + lower, l.ts + upper].
-func ijConfig(typ JoinType, lower, upper int64) IntervalJoinConfig {
+// intervalConfig joins intervalSchemas on k with r.ts in [l.ts + lower, l.ts + upper].
+func intervalConfig(typ JoinType, lower, upper int64) IntervalJoinConfig {
 	return IntervalJoinConfig{
-		JoinSpec: JoinSpec{Type: typ, Left: jLeftSchema, Right: jRightSchema, LeftKeys: []int{0}, RightKeys: []int{0}},
+		JoinSpec: JoinSpec{Type: typ, Left: intervalLeftSchema, Right: intervalRightSchema, LeftKeys: []int{0}, RightKeys: []int{0}},
 		LeftTime: 1, RightTime: 1, Lower: lower, Upper: upper,
 	}
 }
 
-func tjCol(i int, name string, t arrow.DataType) expr.Expr { return expr.Column(i, name, t) }
+func colExpr(i int, name string, t arrow.DataType) expr.Expr { return expr.Column(i, name, t) }
 
-func tjCall(t *testing.T, name string, args ...expr.Expr) expr.Expr {
+func callExpr(t *testing.T, name string, args ...expr.Expr) expr.Expr {
 	t.Helper()
 	e, err := expr.Call(name, args...)
 	if err != nil {
@@ -84,29 +87,29 @@ func tjCall(t *testing.T, name string, args ...expr.Expr) expr.Expr {
 // right row's r.ts + 2s, and the output watermark is held back 2s.
 func TestIntervalJoinTypes(t *testing.T) {
 	script := []any{
-		jLeft(jl(1, "00:00:10", "a1")),
-		jRight(jr(1, "00:00:09", 100)), // in [8, 11]: pairs with a1 now
-		jRight(jr(1, "00:00:12", 101), // above a1's 11
+		optest.Left(jl(1, "00:00:10", "a1")),
+		optest.Right(jr(1, "00:00:09", 100)), // in [8, 11]: pairs with a1 now
+		optest.Right(jr(1, "00:00:12", 101), // above a1's 11
 			jr(2, "00:00:10", 102)), // no left row of key 2, ever
-		jLeft(jl(1, "00:00:13", "a2"), // [11, 14]: pairs with 101 (arrived before it)
+		optest.Left(jl(1, "00:00:13", "a2"), // [11, 14]: pairs with 101 (arrived before it)
 			jl(nil, "00:00:10", "a3")), // a NULL key matches nothing
-		jRight(jr(nil, "00:00:10", 103)),
+		optest.Right(jr(nil, "00:00:10", 103)),
 		// 00:00:11 is a1's, 100's and a3's bound: an on-time right row at 11 could still match a1, so nothing
 		// fires yet.
-		jWMs("00:00:11"),
-		jCheck(jEmitted(2)),
-		jWMs("00:00:11.000001"),          // now a1, 100 and a3 fire: a3 is an outer row
-		jLeft(jl(1, "00:00:11", "late")), // below the watermark: late
-		jRight(jr(1, "00:00:11.5", 104)), // l.ts in [10.5, 13.5]: a2 (a1 is gone, and out of range anyway)
-		jWMs("00:00:14.5"),               // everything else fires: 103 and 102 are outer rows
-		jCheck(jKeyed(0)),
+		optest.AllWM("00:00:11"),
+		optest.Check(optest.Emitted(2)),
+		optest.AllWM("00:00:11.000001"),        // now a1, 100 and a3 fire: a3 is an outer row
+		optest.Left(jl(1, "00:00:11", "late")), // below the watermark: late
+		optest.Right(jr(1, "00:00:11.5", 104)), // l.ts in [10.5, 13.5]: a2 (a1 is gone, and out of range anyway)
+		optest.AllWM("00:00:14.5"),             // everything else fires: 103 and 102 are outer rows
+		optest.Check(optest.Keyed(0)),
 	}
-	a1r100 := jPair(jOutL("1", "00:00:10", "a1"), jOutR("1", "00:00:09", "100"))
-	a2r101 := jPair(jOutL("1", "00:00:13", "a2"), jOutR("1", "00:00:12", "101"))
-	a2r104 := jPair(jOutL("1", "00:00:13", "a2"), jOutR("1", "00:00:11.5", "104"))
-	a3 := jPair(jOutL("NULL", "00:00:10", "a3"), jNulls)
-	r103 := jPair(jNulls, jOutR("NULL", "00:00:10", "103")) // (10, NULL key) sorts before (10, 2)
-	r102 := jPair(jNulls, jOutR("2", "00:00:10", "102"))
+	a1r100 := joinedPair(outLeft("1", "00:00:10", "a1"), outRight("1", "00:00:09", "100"))
+	a2r101 := joinedPair(outLeft("1", "00:00:13", "a2"), outRight("1", "00:00:12", "101"))
+	a2r104 := joinedPair(outLeft("1", "00:00:13", "a2"), outRight("1", "00:00:11.5", "104"))
+	a3 := joinedPair(outLeft("NULL", "00:00:10", "a3"), nullSide)
+	r103 := joinedPair(nullSide, outRight("NULL", "00:00:10", "103")) // (10, NULL key) sorts before (10, 2)
+	r102 := joinedPair(nullSide, outRight("2", "00:00:10", "102"))
 	for _, tc := range []struct {
 		typ  JoinType
 		want []string
@@ -116,8 +119,8 @@ func TestIntervalJoinTypes(t *testing.T) {
 		{JoinRight, []string{a1r100, a2r101, a2r104, r103, r102}},
 		{JoinFull, []string{a1r100, a2r101, a3, a2r104, r103, r102}},
 	} {
-		runJCase(t, jCase{name: tc.typ.String(), schemas: jSchemas, script: script,
-			op: ijOp(t, ijConfig(tc.typ, -2*sec, sec)), want: tc.want, late: 1, timeCols: []int{1, 4}})
+		optest.RunScriptCase(t, optest.ScriptCase{Name: tc.typ.String(), Schemas: intervalSchemas, Script: script,
+			Op: intervalOp(t, intervalConfig(tc.typ, -2*sec, sec)), Want: tc.want, Late: 1, TimeCols: []int{1, 4}})
 	}
 }
 
@@ -136,50 +139,50 @@ func TestIntervalJoinStateCleanup(t *testing.T) {
 		{JoinFull, 3, 0},
 	} {
 		script := []any{
-			jLeft(jl(1, "00:00:10", "a1"), jl(nil, "00:00:10", "n")),
-			jRight(jr(1, "00:00:09.5", 100), jr(1, "00:00:08.5", 101)),
-			jCheck(jKeyed(map[bool]int{false: 3, true: 4}[tc.typ == JoinLeft || tc.typ == JoinFull])),
-			jWMs("00:00:10.500001"),
-			jCheck(jKeyed(tc.kept)),
-			jWMs("00:00:11.500001"),
-			jCheck(jKeyed(tc.end)),
+			optest.Left(jl(1, "00:00:10", "a1"), jl(nil, "00:00:10", "n")),
+			optest.Right(jr(1, "00:00:09.5", 100), jr(1, "00:00:08.5", 101)),
+			optest.Check(optest.Keyed(map[bool]int{false: 3, true: 4}[tc.typ == JoinLeft || tc.typ == JoinFull])),
+			optest.AllWM("00:00:10.500001"),
+			optest.Check(optest.Keyed(tc.kept)),
+			optest.AllWM("00:00:11.500001"),
+			optest.Check(optest.Keyed(tc.end)),
 		}
 		// 101 at 8.5 is in [8, 11] of a1: two pairs.
 		want := []string{
-			jPair(jOutL("1", "00:00:10", "a1"), jOutR("1", "00:00:09.5", "100")),
-			jPair(jOutL("1", "00:00:10", "a1"), jOutR("1", "00:00:08.5", "101")),
+			joinedPair(outLeft("1", "00:00:10", "a1"), outRight("1", "00:00:09.5", "100")),
+			joinedPair(outLeft("1", "00:00:10", "a1"), outRight("1", "00:00:08.5", "101")),
 		}
 		if tc.typ == JoinLeft || tc.typ == JoinFull {
-			want = append(want, jPair(jOutL("NULL", "00:00:10", "n"), jNulls))
+			want = append(want, joinedPair(outLeft("NULL", "00:00:10", "n"), nullSide))
 		}
-		runJCase(t, jCase{name: tc.typ.String(), schemas: jSchemas, script: script,
-			op: ijOp(t, ijConfig(tc.typ, -2*sec, sec)), want: want, timeCols: []int{1, 4}})
+		optest.RunScriptCase(t, optest.ScriptCase{Name: tc.typ.String(), Schemas: intervalSchemas, Script: script,
+			Op: intervalOp(t, intervalConfig(tc.typ, -2*sec, sec)), Want: want, TimeCols: []int{1, 4}})
 	}
 }
 
 // A residual condition decides what matches: a pair it rejects leaves both rows unmatched, so an outer join pads
 // them. Fired outer rows come in (time, key, arrival) order, whatever side they are from.
 func TestIntervalJoinResidual(t *testing.T) {
-	cfg := ijConfig(JoinFull, -2*sec, sec)
+	cfg := intervalConfig(JoinFull, -2*sec, sec)
 	// b > 100 AND a <> 'x'
-	cfg.Residual = tjCall(t, "and",
-		tjCall(t, ">", tjCol(5, "b", arrow.PrimitiveTypes.Int64), expr.Int64(100)),
-		tjCall(t, "<>", tjCol(2, "a", arrow.BinaryTypes.String), expr.String("x")))
+	cfg.Residual = callExpr(t, "and",
+		callExpr(t, ">", colExpr(5, "b", arrow.PrimitiveTypes.Int64), expr.Int64(100)),
+		callExpr(t, "<>", colExpr(2, "a", arrow.BinaryTypes.String), expr.String("x")))
 	script := []any{
-		jLeft(jl(1, "00:00:10", "a1"), jl(1, "00:00:10.5", "x"), jl(1, "00:00:10.5", nil)),
+		optest.Left(jl(1, "00:00:10", "a1"), jl(1, "00:00:10.5", "x"), jl(1, "00:00:10.5", nil)),
 		// 100 fails b > 100 with everything; 105 matches a1 only ('x' fails, NULL <> 'x' is NULL).
-		jRight(jr(1, "00:00:09", 100), jr(1, "00:00:10", 105), jr(1, "00:00:10", nil)),
-		jWMs("00:00:20"),
+		optest.Right(jr(1, "00:00:09", 100), jr(1, "00:00:10", 105), jr(1, "00:00:10", nil)),
+		optest.AllWM("00:00:20"),
 	}
-	runJCase(t, jCase{name: "full", schemas: jSchemas, script: script, op: ijOp(t, cfg), timeCols: []int{1, 4},
-		want: []string{
-			jPair(jOutL("1", "00:00:10", "a1"), jOutR("1", "00:00:10", "105")),
+	optest.RunScriptCase(t, optest.ScriptCase{Name: "full", Schemas: intervalSchemas, Script: script, Op: intervalOp(t, cfg), TimeCols: []int{1, 4},
+		Want: []string{
+			joinedPair(outLeft("1", "00:00:10", "a1"), outRight("1", "00:00:10", "105")),
 			// At 00:00:20 the unmatched rows fire by (time, key, arrival): 100 at 9, the NULL-b right row at 10
 			// (a1 and 105 matched), then x and the NULL-a left row at 10.5 in arrival order.
-			jPair(jNulls, jOutR("1", "00:00:09", "100")),
-			jPair(jNulls, jOutR("1", "00:00:10", "NULL")),
-			jPair(jOutL("1", "00:00:10.5", "x"), jNulls),
-			jPair(jOutL("1", "00:00:10.5", "NULL"), jNulls),
+			joinedPair(nullSide, outRight("1", "00:00:09", "100")),
+			joinedPair(nullSide, outRight("1", "00:00:10", "NULL")),
+			joinedPair(outLeft("1", "00:00:10.5", "x"), nullSide),
+			joinedPair(outLeft("1", "00:00:10.5", "NULL"), nullSide),
 		}})
 }
 
@@ -188,23 +191,23 @@ func TestIntervalJoinResidual(t *testing.T) {
 // next watermark; the output watermark is held back by 3s (-Lower).
 func TestIntervalJoinBoundPassedOnArrival(t *testing.T) {
 	script := []any{
-		jWMs("00:00:10"),
-		jRight(jr(1, "00:00:10", 1), jr(2, "00:00:10", 2)), // bounds 13
-		jLeft(jl(1, "00:00:12", "p")),                      // r.ts in [9, 11]: pairs with 1
-		jWMs("00:00:11.5"),
-		jLeft(jl(1, "00:00:12", "q"), jl(3, "00:00:12", "z")), // bound 11 < 11.5: q pairs with 1, z has nothing
-		jCheck(jEmitted(2)),
-		jWMs("00:00:11.6"), // z fires
-		jCheck(jEmitted(3)),
-		jWMs("00:00:13.000001"), // the right rows fire: 2 never matched
+		optest.AllWM("00:00:10"),
+		optest.Right(jr(1, "00:00:10", 1), jr(2, "00:00:10", 2)), // bounds 13
+		optest.Left(jl(1, "00:00:12", "p")),                      // r.ts in [9, 11]: pairs with 1
+		optest.AllWM("00:00:11.5"),
+		optest.Left(jl(1, "00:00:12", "q"), jl(3, "00:00:12", "z")), // bound 11 < 11.5: q pairs with 1, z has nothing
+		optest.Check(optest.Emitted(2)),
+		optest.AllWM("00:00:11.6"), // z fires
+		optest.Check(optest.Emitted(3)),
+		optest.AllWM("00:00:13.000001"), // the right rows fire: 2 never matched
 	}
-	runJCase(t, jCase{name: "left-outer", schemas: jSchemas, script: script, op: ijOp(t, ijConfig(JoinFull, -3*sec, -sec)),
-		timeCols: []int{1, 4},
-		want: []string{
-			jPair(jOutL("1", "00:00:12", "p"), jOutR("1", "00:00:10", "1")),
-			jPair(jOutL("1", "00:00:12", "q"), jOutR("1", "00:00:10", "1")),
-			jPair(jOutL("3", "00:00:12", "z"), jNulls),
-			jPair(jNulls, jOutR("2", "00:00:10", "2")),
+	optest.RunScriptCase(t, optest.ScriptCase{Name: "left-outer", Schemas: intervalSchemas, Script: script, Op: intervalOp(t, intervalConfig(JoinFull, -3*sec, -sec)),
+		TimeCols: []int{1, 4},
+		Want: []string{
+			joinedPair(outLeft("1", "00:00:12", "p"), outRight("1", "00:00:10", "1")),
+			joinedPair(outLeft("1", "00:00:12", "q"), outRight("1", "00:00:10", "1")),
+			joinedPair(outLeft("3", "00:00:12", "z"), nullSide),
+			joinedPair(nullSide, outRight("2", "00:00:10", "2")),
 		}})
 }
 
@@ -212,24 +215,24 @@ func TestIntervalJoinBoundPassedOnArrival(t *testing.T) {
 // minimum of the inputs', so one input racing ahead fires nothing.
 func TestIntervalJoinFiresAtBound(t *testing.T) {
 	script := []any{
-		jLeft(jl(1, "00:00:10", "a")), // bound 10.5
-		jRight(jr(2, "00:00:10", 7)),  // bound 10.25
-		jWM{in: 0, wm: "00:00:30"},
-		jCheck(jEmitted(0)),
-		jWM{in: 1, wm: "00:00:10.25"},
-		jCheck(jEmitted(0)),
-		jWM{in: 1, wm: "00:00:10.250001"},
-		jCheck(jEmitted(1)),
-		jWM{in: 1, wm: "00:00:10.5"},
-		jCheck(jEmitted(1)),
-		jWM{in: 1, wm: "00:00:10.500001"},
-		jCheck(jEmitted(2)),
+		optest.Left(jl(1, "00:00:10", "a")), // bound 10.5
+		optest.Right(jr(2, "00:00:10", 7)),  // bound 10.25
+		optest.InputWM{In: 0, WM: "00:00:30"},
+		optest.Check(optest.Emitted(0)),
+		optest.InputWM{In: 1, WM: "00:00:10.25"},
+		optest.Check(optest.Emitted(0)),
+		optest.InputWM{In: 1, WM: "00:00:10.250001"},
+		optest.Check(optest.Emitted(1)),
+		optest.InputWM{In: 1, WM: "00:00:10.5"},
+		optest.Check(optest.Emitted(1)),
+		optest.InputWM{In: 1, WM: "00:00:10.500001"},
+		optest.Check(optest.Emitted(2)),
 	}
-	runJCase(t, jCase{name: "full", schemas: jSchemas, script: script, timeCols: []int{1, 4},
-		op: ijOp(t, ijConfig(JoinFull, -sec/4, sec/2)),
-		want: []string{
-			jPair(jNulls, jOutR("2", "00:00:10", "7")),
-			jPair(jOutL("1", "00:00:10", "a"), jNulls),
+	optest.RunScriptCase(t, optest.ScriptCase{Name: "full", Schemas: intervalSchemas, Script: script, TimeCols: []int{1, 4},
+		Op: intervalOp(t, intervalConfig(JoinFull, -sec/4, sec/2)),
+		Want: []string{
+			joinedPair(nullSide, outRight("2", "00:00:10", "7")),
+			joinedPair(outLeft("1", "00:00:10", "a"), nullSide),
 		}})
 }
 
@@ -251,14 +254,14 @@ func TestIntervalJoinKeysAndUnits(t *testing.T) {
 		LeftTime: 2, RightTime: 0, Lower: 0, Upper: sec,
 	}
 	script := []any{
-		jLeft([]any{"x", 1, "00:00:01"}, []any{"x", 2, "00:00:01"}, []any{"x", nil, "00:00:01"},
+		optest.Left([]any{"x", 1, "00:00:01"}, []any{"x", 2, "00:00:01"}, []any{"x", nil, "00:00:01"},
 			[]any{"xy", 1, nil}),
-		jRight([]any{"00:00:01.5", 1, "x"}, []any{"00:00:02", 2, "x"}, []any{"00:00:02.000001", 1, "x"},
+		optest.Right([]any{"00:00:01.5", 1, "x"}, []any{"00:00:02", 2, "x"}, []any{"00:00:02.000001", 1, "x"},
 			[]any{"00:00:01.5", nil, "x"}, []any{nil, 1, "x"}),
 	}
-	runJCase(t, jCase{name: "string-int32", schemas: [2]*arrow.Schema{left, right}, script: script, op: ijOp(t, cfg),
-		errors: 2, timeCols: []int{2, 3},
-		want: []string{
+	optest.RunScriptCase(t, optest.ScriptCase{Name: "string-int32", Schemas: [2]*arrow.Schema{left, right}, Script: script, Op: intervalOp(t, cfg),
+		Errors: 2, TimeCols: []int{2, 3},
+		Want: []string{
 			"x|1|" + jt("00:00:01") + "|" + jt("00:00:01.5") + "|1|x",
 			"x|2|" + jt("00:00:01") + "|" + jt("00:00:02") + "|2|x",
 			// at the end: the NULL-key left row
@@ -268,16 +271,16 @@ func TestIntervalJoinKeysAndUnits(t *testing.T) {
 
 // A changelog row fails the operator, and so does a row of a key group the subtask does not own (a routing bug).
 func TestIntervalJoinRejects(t *testing.T) {
-	runJCase(t, jCase{name: "retraction", schemas: jSchemas, op: ijOp(t, ijConfig(JoinInner, 0, 0)),
-		script:  []any{jRows{in: 1, rows: [][]any{jr(1, "00:00:01", 1)}, kinds: []exec.RowKind{exec.Delete}}},
-		wantErr: "append-only", shapes: []opShape{{}}})
+	optest.RunScriptCase(t, optest.ScriptCase{Name: "retraction", Schemas: intervalSchemas, Op: intervalOp(t, intervalConfig(JoinInner, 0, 0)),
+		Script:  []any{optest.InputRows{In: 1, Rows: [][]any{jr(1, "00:00:01", 1)}, Kinds: []exec.RowKind{exec.Delete}}},
+		WantErr: "append-only", Shapes: []optest.Shape{{}}})
 
-	checkForeignKeyGroup(t, ijOp(t, ijConfig(JoinInner, 0, 0)), 0, jLeftSchema, []int{0},
+	optest.CheckForeignKeyGroup(t, intervalOp(t, intervalConfig(JoinInner, 0, 0)), 0, intervalLeftSchema, []int{0},
 		jl(1, "00:00:01", "a"), jl(2, "00:00:01", "a"), jl(3, "00:00:01", "a"))
 }
 
 func TestIntervalJoinValidation(t *testing.T) {
-	ok := ijConfig(JoinInner, -sec, sec)
+	ok := intervalConfig(JoinInner, -sec, sec)
 	badTime := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "ts", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	strKey := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String},
@@ -301,10 +304,10 @@ func TestIntervalJoinValidation(t *testing.T) {
 			c.Left, c.Right, c.LeftKeys, c.RightKeys = interval, interval, []int{2}, []int{2}
 		}, sqlerr.FeatureNotSupported},
 		{"column not storable", func(c *IntervalJoinConfig) { c.Right = interval }, sqlerr.FeatureNotSupported},
-		{"residual not boolean", func(c *IntervalJoinConfig) { c.Residual = tjCol(5, "b", arrow.PrimitiveTypes.Int64) },
+		{"residual not boolean", func(c *IntervalJoinConfig) { c.Residual = colExpr(5, "b", arrow.PrimitiveTypes.Int64) },
 			sqlerr.DatatypeMismatch},
 		{"residual column out of range", func(c *IntervalJoinConfig) {
-			c.Residual = tjCol(6, "x", arrow.FixedWidthTypes.Boolean)
+			c.Residual = colExpr(6, "x", arrow.FixedWidthTypes.Boolean)
 		}, sqlerr.InternalError},
 		{"bad type", func(c *IntervalJoinConfig) { c.Type = 9 }, sqlerr.InternalError},
 	} {
@@ -322,31 +325,31 @@ func TestIntervalJoinValidation(t *testing.T) {
 		{-2, 1, 100, 98}, {-1, 5, 100, 95}, {3, 5, 100, 95}, {-5, -3, 100, 95}, {0, 0, 100, 100},
 		{-10, 10, math.MinInt64 + 5, math.MinInt64}, {0, math.MaxInt64, 0, -math.MaxInt64},
 	} {
-		f, _, err := NewIntervalJoin(ijConfig(JoinInner, tc.lower, tc.upper))
-		must(t, err)
+		f, _, err := NewIntervalJoin(intervalConfig(JoinInner, tc.lower, tc.upper))
+		optest.Must(t, err)
 		if got := f(0).(exec.WatermarkHolder).OutputWatermark(tc.wm); got != tc.want {
 			t.Errorf("[%d, %d]: OutputWatermark(%d) = %d, want %d", tc.lower, tc.upper, tc.wm, got, tc.want)
 		}
 	}
 }
 
-// tjEvent is one event of a random two-input script: a batch for input in, or a watermark (rows nil) of input in
+// timeEvent is one event of a random two-input script: a batch for input in, or a watermark (rows nil) of input in
 // (-1: both).
-type tjEvent struct {
+type timeEvent struct {
 	in   int
 	rows [][]any
 	wm   int64
 }
 
-// tjOutRow is a model's output row (left values then right values, nil for NULL) and the harness step it must be
+// outRow is a model's output row (left values then right values, nil for NULL) and the harness step it must be
 // emitted at.
-type tjOutRow struct {
+type outRow struct {
 	vals []any
 	step int
 }
 
-// tjModelText renders model rows as the harness does.
-func tjModelText(out *arrow.Schema, rows []tjOutRow) ([]string, []int) {
+// modelText renders model rows as the harness does.
+func modelText(out *arrow.Schema, rows []outRow) ([]string, []int) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -355,76 +358,76 @@ func tjModelText(out *arrow.Schema, rows []tjOutRow) ([]string, []int) {
 	for i, r := range rows {
 		vals[i], steps[i] = r.vals, r.step
 	}
-	b := buildBatch(memory.NewGoAllocator(), out, vals)
+	b := optest.BuildBatch(memory.NewGoAllocator(), out, vals)
 	defer b.Release()
-	return batchText(b), steps
+	return optest.BatchText(b), steps
 }
 
-// tjRunRandom runs events through a fresh operator in the harness with a barrier after an event one time in four
+// runRandom runs events through a fresh operator in the harness with a barrier after an event one time in four
 // (half of them restoring), then the end of input, and checks that the state is empty at the end.
-func tjRunRandom(t *testing.T, rng *rand.Rand, op func(int) exec.Operator, schemas [2]*arrow.Schema, events []tjEvent,
-	pebble bool) *opHarness {
+func runRandom(t *testing.T, rng *rand.Rand, op func(int) exec.Operator, schemas [2]*arrow.Schema, events []timeEvent,
+	pebble bool) *optest.Harness {
 	t.Helper()
-	h := newOpHarness(t, op, pebble, schemas[:]...)
+	h := optest.NewHarness(t, op, pebble, schemas[:]...)
 	run := func() error {
-		if err := h.open("", 0); err != nil {
+		if err := h.Open("", 0); err != nil {
 			return err
 		}
 		for _, e := range events {
 			var err error
 			if e.rows != nil {
-				err = h.process(e.in, e.rows, nil)
+				err = h.Process(e.in, e.rows, nil)
 			} else {
-				err = h.watermark(e.in, e.wm)
+				err = h.Watermark(e.in, e.wm)
 			}
 			if err != nil {
 				return err
 			}
 			if rng.IntN(4) == 0 {
-				if err := h.barrier(rng.IntN(2) == 0); err != nil {
+				if err := h.Barrier(rng.IntN(2) == 0); err != nil {
 					return err
 				}
 			}
 		}
-		if err := h.finish(); err != nil {
+		if err := h.Finish(); err != nil {
 			return err
 		}
-		if err := h.barrier(false); err != nil {
+		if err := h.Barrier(false); err != nil {
 			return err
 		}
-		return jKeyed(0)(h)
+		return optest.Keyed(0)(h)
 	}
-	if err := errors.Join(run(), h.close()); err != nil {
+	if err := errors.Join(run(), h.Close()); err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
 
-// tjModelBase is what the naive join models of the random tests share: the join type, whether the residual
+// modelBase is what the naive join models of the random tests share: the join type, whether the residual
 // v < w applies, the columns per side, the combined watermark, and what the operator must give: the output rows,
 // each with the harness step it must be emitted at, and the late rows and bad times counted.
-type tjModelBase struct {
+type modelBase struct {
 	typ        JoinType
 	residual   bool // v < w
 	width      int
 	wm         int64
-	out        []tjOutRow
+	out        []outRow
 	step       int
 	late, errs int64
 }
 
-func newTJModel(typ JoinType, residual bool, width int) tjModelBase {
-	return tjModelBase{typ: typ, residual: residual, width: width, wm: exec.MinWatermark}
+func newTJModel(typ JoinType, residual bool, width int) modelBase {
+	return modelBase{typ: typ, residual: residual, width: width, wm: exec.MinWatermark}
 }
 
-func (m *tjModelBase) base() *tjModelBase { return m }
+func (m *modelBase) base() *modelBase { return m }
 
-func (m *tjModelBase) outer(side int) bool {
+func (m *modelBase) outer(side int) bool {
 	return m.typ == JoinFull || (side == 0 && m.typ == JoinLeft) || (side == 1 && m.typ == JoinRight)
 }
 
 // emit outputs the row of left values l and right values r, a nil side NULL-padded.
-func (m *tjModelBase) emit(l, r []any) {
+func (m *modelBase) emit(l, r []any) {
 	vals := make([]any, 0, 2*m.width)
 	for _, x := range [][]any{l, r} {
 		if x == nil {
@@ -432,11 +435,11 @@ func (m *tjModelBase) emit(l, r []any) {
 		}
 		vals = append(vals, x...)
 	}
-	m.out = append(m.out, tjOutRow{vals: vals, step: m.step})
+	m.out = append(m.out, outRow{vals: vals, step: m.step})
 }
 
 // advance moves the watermark to wm, a step, and reports whether it was ahead.
-func (m *tjModelBase) advance(wm int64) bool {
+func (m *modelBase) advance(wm int64) bool {
 	if wm <= m.wm {
 		return false
 	}
@@ -445,18 +448,18 @@ func (m *tjModelBase) advance(wm int64) bool {
 	return true
 }
 
-// tjModel is a naive join model: it sees the batches and the combined watermarks the operator sees.
-type tjModel interface {
+// timeModel is a naive join model: it sees the batches and the combined watermarks the operator sees.
+type timeModel interface {
 	process(in int, rows [][]any)
 	watermark(wm int64)
-	base() *tjModelBase
+	base() *modelBase
 }
 
-// tjCheckRandom runs events through model m (the combined watermark is the minimum of the inputs', then comes the
-// end of input) and through a fresh operator (tjRunRandom): the operator must emit exactly the model's rows, in
+// checkRandom runs events through model m (the combined watermark is the minimum of the inputs', then comes the
+// end of input) and through a fresh operator (runRandom): the operator must emit exactly the model's rows, in
 // its order, each at its step, and count the same late rows and bad times.
-func tjCheckRandom(t *testing.T, name string, rng *rand.Rand, op func(int) exec.Operator, schemas [2]*arrow.Schema,
-	events []tjEvent, pebble bool, m tjModel) {
+func checkRandom(t *testing.T, name string, rng *rand.Rand, op func(int) exec.Operator, schemas [2]*arrow.Schema,
+	events []timeEvent, pebble bool, m timeModel) {
 	t.Helper()
 	inWM := [2]int64{exec.MinWatermark, exec.MinWatermark}
 	for _, e := range events {
@@ -473,23 +476,23 @@ func tjCheckRandom(t *testing.T, name string, rng *rand.Rand, op func(int) exec.
 	}
 	m.watermark(exec.MaxWatermark)
 	want := m.base()
-	rows, steps := tjModelText(JoinOutputSchema(schemas[0], schemas[1]), want.out)
+	rows, steps := modelText(JoinOutputSchema(schemas[0], schemas[1]), want.out)
 
-	h := tjRunRandom(t, rng, op, schemas, events, pebble)
-	if !slices.Equal(h.rows, rows) || !slices.Equal(h.step, steps) {
-		t.Fatalf("%s:\n got  %q at steps %v\n want %q at steps %v", name, h.rows, h.step, rows, steps)
+	h := runRandom(t, rng, op, schemas, events, pebble)
+	if !slices.Equal(h.Rows, rows) || !slices.Equal(h.Step, steps) {
+		t.Fatalf("%s:\n got  %q at steps %v\n want %q at steps %v", name, h.Rows, h.Step, rows, steps)
 	}
-	if h.late.Load() != want.late || h.errs.Load() != want.errs {
-		t.Fatalf("%s: late %d errors %d, want %d and %d", name, h.late.Load(), h.errs.Load(), want.late, want.errs)
+	if h.Late.Load() != want.late || h.Errs.Load() != want.errs {
+		t.Fatalf("%s: late %d errors %d, want %d and %d", name, h.Late.Load(), h.Errs.Load(), want.late, want.errs)
 	}
 }
 
-// tjRandomEvents generates a script: batches of 1-4 rows per input with times around the input's clock (some
+// randomEvents generates a script: batches of 1-4 rows per input with times around the input's clock (some
 // below the watermark: late; some NULL), keys from keys (nil: NULL) and a value column 0-9 (sometimes NULL), and
 // watermarks that trail the clocks. row builds an input row from key, time and value.
-func tjRandomEvents(rng *rand.Rand, n int, keys []any, row func(in int, key any, ts any, v any) []any) []tjEvent {
+func randomEvents(rng *rand.Rand, n int, keys []any, row func(in int, key any, ts any, v any) []any) []timeEvent {
 	var clock [2]int64
-	var out []tjEvent
+	var out []timeEvent
 	for range n {
 		in := rng.IntN(2)
 		if rng.IntN(5) < 3 {
@@ -505,7 +508,7 @@ func tjRandomEvents(rng *rand.Rand, n int, keys []any, row func(in int, key any,
 				}
 				rows = append(rows, row(in, keys[rng.IntN(len(keys))], ts, v))
 			}
-			out = append(out, tjEvent{in: in, rows: rows})
+			out = append(out, timeEvent{in: in, rows: rows})
 			continue
 		}
 		if rng.IntN(4) == 0 {
@@ -515,14 +518,14 @@ func tjRandomEvents(rng *rand.Rand, n int, keys []any, row func(in int, key any,
 		if in < 0 {
 			c = min(clock[0], clock[1])
 		}
-		out = append(out, tjEvent{in: in, wm: c - int64(rng.IntN(4))})
+		out = append(out, timeEvent{in: in, wm: c - int64(rng.IntN(4))})
 	}
 	return out
 }
 
-// tjKeySchemas returns the random tests' inputs: (k, ts, v BIGINT) and (k, ts, w BIGINT) with k BIGINT or
+// keySchemas returns the random tests' inputs: (k, ts, v BIGINT) and (k, ts, w BIGINT) with k BIGINT or
 // VARCHAR, and the key values to draw from (NULL included).
-func tjKeySchemas(strKeys bool, timeCols ...string) ([2]*arrow.Schema, []any) {
+func keySchemas(strKeys bool, timeCols ...string) ([2]*arrow.Schema, []any) {
 	kt, keys := arrow.DataType(arrow.PrimitiveTypes.Int64), []any{0, 1, 2, -3, nil}
 	if strKeys {
 		// Canonical string bytes are length-prefixed: "b" sorts before "ab".
@@ -540,8 +543,8 @@ func tjKeySchemas(strKeys bool, timeCols ...string) ([2]*arrow.Schema, []any) {
 	return schemas, keys
 }
 
-// tjKeyBytes is the canonical key bytes of a model key, for the model's (key bytes) order.
-func tjKeyBytes(k any) []byte {
+// testKeyBytes is the canonical key bytes of a model key, for the model's (key bytes) order.
+func testKeyBytes(k any) []byte {
 	switch k := k.(type) {
 	case nil:
 		return []byte{0}
@@ -553,15 +556,15 @@ func tjKeyBytes(k any) []byte {
 	panic(k)
 }
 
-// ijModel is the naive interval join: every arriving on-time row against every earlier row of the other side
+// intervalModel is the naive interval join: every arriving on-time row against every earlier row of the other side
 // (nested loop), outer rows when the watermark passes their bound.
-type ijModel struct {
-	tjModelBase
+type intervalModel struct {
+	modelBase
 	lower, upper int64
-	rows         []*ijmRow
+	rows         []*intervalModelRow
 }
 
-type ijmRow struct {
+type intervalModelRow struct {
 	side           int
 	vals           []any
 	key            any
@@ -569,7 +572,7 @@ type ijmRow struct {
 	matched, fired bool
 }
 
-func (m *ijModel) matches(l, r *ijmRow) bool {
+func (m *intervalModel) matches(l, r *intervalModelRow) bool {
 	if l.key == nil || r.key == nil || l.key != r.key || r.ts < l.ts+m.lower || r.ts > l.ts+m.upper {
 		return false
 	}
@@ -580,14 +583,14 @@ func (m *ijModel) matches(l, r *ijmRow) bool {
 	return true
 }
 
-func (m *ijModel) process(in int, rows [][]any) {
+func (m *intervalModel) process(in int, rows [][]any) {
 	m.step++
 	for _, vals := range rows {
 		if vals[1] == nil {
 			m.errs++
 			continue
 		}
-		r := &ijmRow{side: in, vals: vals, key: vals[0], ts: vals[1].(int64), seq: int64(len(m.rows))}
+		r := &intervalModelRow{side: in, vals: vals, key: vals[0], ts: vals[1].(int64), seq: int64(len(m.rows))}
 		if r.ts < m.wm {
 			m.late++
 			continue
@@ -609,11 +612,11 @@ func (m *ijModel) process(in int, rows [][]any) {
 	}
 }
 
-func (m *ijModel) watermark(wm int64) {
+func (m *intervalModel) watermark(wm int64) {
 	if !m.advance(wm) {
 		return
 	}
-	var fired []*ijmRow
+	var fired []*intervalModelRow
 	for _, x := range m.rows {
 		bound := x.ts + m.upper
 		if x.side == 1 {
@@ -626,8 +629,8 @@ func (m *ijModel) watermark(wm int64) {
 			}
 		}
 	}
-	slices.SortFunc(fired, func(a, b *ijmRow) int {
-		return cmp.Or(cmp.Compare(a.ts, b.ts), bytes.Compare(tjKeyBytes(a.key), tjKeyBytes(b.key)), cmp.Compare(a.seq, b.seq))
+	slices.SortFunc(fired, func(a, b *intervalModelRow) int {
+		return cmp.Or(cmp.Compare(a.ts, b.ts), bytes.Compare(testKeyBytes(a.key), testKeyBytes(b.key)), cmp.Compare(a.seq, b.seq))
 	})
 	for _, x := range fired {
 		if x.side == 0 {
@@ -657,8 +660,8 @@ func TestIntervalJoinRandom(t *testing.T) {
 		residual := rng.IntN(3) == 0
 		strKeys := rng.IntN(2) == 0
 		pebble := rng.IntN(2) == 0
-		schemas, keys := tjKeySchemas(strKeys, "ts")
-		events := tjRandomEvents(rng, 10+rng.IntN(50), keys, func(_ int, k, ts, v any) []any {
+		schemas, keys := keySchemas(strKeys, "ts")
+		events := randomEvents(rng, 10+rng.IntN(50), keys, func(_ int, k, ts, v any) []any {
 			if ts != nil {
 				ts = ts.(int64)
 			}
@@ -669,10 +672,10 @@ func TestIntervalJoinRandom(t *testing.T) {
 			LeftTime: 1, RightTime: 1, Lower: lower, Upper: upper,
 		}
 		if residual {
-			cfg.Residual = tjCall(t, "<", tjCol(2, "v", arrow.PrimitiveTypes.Int64), tjCol(5, "w", arrow.PrimitiveTypes.Int64))
+			cfg.Residual = callExpr(t, "<", colExpr(2, "v", arrow.PrimitiveTypes.Int64), colExpr(5, "w", arrow.PrimitiveTypes.Int64))
 		}
 		name := fmt.Sprintf("seed %d: %s [%d, %d] residual=%v strKeys=%v pebble=%v", it, typ, lower, upper, residual, strKeys, pebble)
-		m := &ijModel{tjModelBase: newTJModel(typ, residual, 3), lower: lower, upper: upper}
-		tjCheckRandom(t, name, rng, ijOp(t, cfg), schemas, events, pebble, m)
+		m := &intervalModel{modelBase: newTJModel(typ, residual, 3), lower: lower, upper: upper}
+		checkRandom(t, name, rng, intervalOp(t, cfg), schemas, events, pebble, m)
 	}
 }

@@ -1,4 +1,4 @@
-package operators
+package join
 
 import (
 	"encoding/binary"
@@ -31,7 +31,7 @@ import (
 //   - Output: JoinOutputSchema, inserts only, ordered by window_end, window_start, key bytes; within a window and
 //     key, nested-loop order: each left row in arrival order with its partners in right arrival order (or,
 //     when it has none and the left side is outer, the left row padded with NULLs), then the unmatched right
-//     rows in arrival order when the right side is outer. Batches hold at most tjEmitRows rows.
+//     rows in arrival order when the right side is outer. Batches hold at most emitRows rows.
 //   - Output watermark: forwarded as it is, as Flink's window join does. Every row emitted at watermark wm has
 //     window_end <= wm, but window_end > the watermark forwarded before (its window had not fired), so its
 //     window_end columns are never late downstream; its window_start and other time columns are older, which a
@@ -46,13 +46,13 @@ import (
 //	OperatorKey("windowjoin/meta")                  watermark(8) next seq(8)
 //
 // end and start are sign-flipped big endian (rowcodec.AppendOrderedInt), seq the row's arrival number; flags holds
-// tjNullKey; key and row are canonical bytes as in the interval join.
+// flagNullKey; key and row are canonical bytes as in the interval join.
 
-var wjMetaKey = state.OperatorKey("windowjoin/meta")
+var windowMetaKey = state.OperatorKey("windowjoin/meta")
 
-// wjPlan is the validated window join, shared by its subtasks.
-type wjPlan struct {
-	*tjSpec
+// windowJoinPlan is the validated window join, shared by its subtasks.
+type windowJoinPlan struct {
+	*timeSpec
 	start, end [2]int
 }
 
@@ -72,39 +72,39 @@ func NewWindowJoin(cfg WindowJoinConfig) (func(subtask int) exec.Operator, *arro
 		{cfg.Left, cfg.LeftStart, "left window_start"}, {cfg.Left, cfg.LeftEnd, "left window_end"},
 		{cfg.Right, cfg.RightStart, "right window_start"}, {cfg.Right, cfg.RightEnd, "right window_end"},
 	} {
-		if err := tjTimeColumn(c.sc, c.i, "window join", c.role); err != nil {
+		if err := checkTimeColumn(c.sc, c.i, "window join", c.role); err != nil {
 			return nil, nil, err
 		}
 	}
-	p := &wjPlan{tjSpec: spec, start: [2]int{cfg.LeftStart, cfg.RightStart}, end: [2]int{cfg.LeftEnd, cfg.RightEnd}}
+	p := &windowJoinPlan{timeSpec: spec, start: [2]int{cfg.LeftStart, cfg.RightStart}, end: [2]int{cfg.LeftEnd, cfg.RightEnd}}
 	return func(int) exec.Operator { return &windowJoin{p: p} }, spec.out, nil
 }
 
-// wjWindow is one window's rows by key.
-type wjWindow struct {
+// joinWindow is one window's rows by key.
+type joinWindow struct {
 	start, end int64
-	ints       map[int64]*tjGroup  // rowcodec.KeyInt
-	strs       map[string]*tjGroup // rowcodec.KeyBytes, NULL keys included (flagged null)
-	null       *tjGroup            // rowcodec.KeyInt: the NULL key
+	ints       map[int64]*rowGroup  // rowcodec.KeyInt
+	strs       map[string]*rowGroup // rowcodec.KeyBytes, NULL keys included (flagged null)
+	null       *rowGroup            // rowcodec.KeyInt: the NULL key
 }
 
-func (w *wjWindow) window() winPaneID { return winPaneID{w.start, w.end} }
+func (w *joinWindow) Window() exec.WindowID { return exec.WindowID{Start: w.start, End: w.end} }
 
 // windowJoin is one subtask of a window join.
 type windowJoin struct {
-	tjBase
-	p    *wjPlan
-	wins map[winPaneID]*wjWindow
+	timeJoin
+	p    *windowJoinPlan
+	wins map[exec.WindowID]*joinWindow
 	// nextFire is at most the smallest end of a buffered window: OnWatermark below it has nothing to do.
 	nextFire int64
 
-	scratch tjOut
+	scratch pairOutput
 
 	// Per batch.
 	startScr, endScr []int64
 	// Per firing.
-	due      []*wjWindow
-	groups   []*tjGroup
+	due      []*joinWindow
+	groups   []*rowGroup
 	ls, rs   []int32
 	mask     []bool
 	matchedR []bool
@@ -113,10 +113,10 @@ type windowJoin struct {
 var _ exec.Operator = (*windowJoin)(nil)
 
 func (j *windowJoin) Open(ctx *exec.TaskContext) error {
-	j.tjBase = tjBase{spec: j.p.tjSpec, meta: wjMetaKey, rowKey: j.stateKey}
-	j.scratch = tjOut{spec: j.p.tjSpec, ctx: ctx}
+	j.timeJoin = timeJoin{spec: j.p.timeSpec, meta: windowMetaKey, rowKey: j.stateKey}
+	j.scratch = pairOutput{spec: j.p.timeSpec, ctx: ctx}
 	j.nextFire = math.MaxInt64
-	j.wins = map[winPaneID]*wjWindow{}
+	j.wins = map[exec.WindowID]*joinWindow{}
 	return j.open(ctx, j.restoreRow)
 }
 
@@ -127,31 +127,31 @@ func (j *windowJoin) restoreRow(kg, side int, uk, v []byte) error {
 		return rowcodec.ErrState
 	}
 	end, start, seq := rowcodec.OrderedInt(uk), rowcodec.OrderedInt(uk[8:]), binary.BigEndian.Uint64(uk[16:])
-	flags, key, row, err := tjParseValue(v)
+	flags, key, row, err := parseRowValue(v)
 	if err != nil {
 		return err
 	}
-	ki, ks, err := tjParseKey(j.p.keyEnc.Mode, key)
+	ki, ks, err := parseGroupKey(j.p.keyEnc.Mode, key)
 	if err != nil {
 		return err
 	}
 	t := &j.rows
-	id := t.restore(row, side, kg, start, end, seq, flags&tjNullKey)
-	g := j.group(j.window(start, end), ki, ks, flags&tjNullKey != 0)
+	id := t.restore(row, side, kg, start, end, seq, flags&flagNullKey)
+	g := j.group(j.window(start, end), ki, ks, flags&flagNullKey != 0)
 	t.grp[id] = g
 	g.rows[side] = append(g.rows[side], id)
 	return nil
 }
 
-func (j *windowJoin) window(start, end int64) *wjWindow {
-	id := winPaneID{start, end}
+func (j *windowJoin) window(start, end int64) *joinWindow {
+	id := exec.WindowID{Start: start, End: end}
 	w := j.wins[id]
 	if w == nil {
-		w = &wjWindow{start: start, end: end}
+		w = &joinWindow{start: start, end: end}
 		if j.p.keyEnc.Mode == rowcodec.KeyInt {
-			w.ints = map[int64]*tjGroup{}
+			w.ints = map[int64]*rowGroup{}
 		} else {
-			w.strs = map[string]*tjGroup{}
+			w.strs = map[string]*rowGroup{}
 		}
 		j.wins[id] = w
 		j.nextFire = min(j.nextFire, end)
@@ -161,18 +161,18 @@ func (j *windowJoin) window(start, end int64) *wjWindow {
 
 // group returns the group of a key in w, creating it; s is the canonical key bytes (rowcodec.KeyBytes), null whether
 // a key column is NULL.
-func (j *windowJoin) group(w *wjWindow, i int64, s string, null bool) *tjGroup {
+func (j *windowJoin) group(w *joinWindow, i int64, s string, null bool) *rowGroup {
 	if j.p.keyEnc.Mode == rowcodec.KeyInt && null {
 		if w.null == nil {
-			w.null = &tjGroup{null: true}
+			w.null = &rowGroup{null: true}
 		}
 		return w.null
 	}
-	return tjFindGroup(j.p.keyEnc.Mode, w.ints, w.strs, i, s, null)
+	return findGroup(j.p.keyEnc.Mode, w.ints, w.strs, i, s, null)
 }
 
 // groupOfRow returns the group of row i of the batch (keys loaded in j.keys) in w, creating it.
-func (j *windowJoin) groupOfRow(w *wjWindow, i int, null bool) *tjGroup {
+func (j *windowJoin) groupOfRow(w *joinWindow, i int, null bool) *rowGroup {
 	if j.p.keyEnc.Mode == rowcodec.KeyInt {
 		return j.group(w, j.keys.Ints[i], "", null)
 	}
@@ -197,7 +197,7 @@ func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 		return fmt.Errorf("window join: window columns are %s and %s", rec.Column(p.start[s]).DataType(),
 			rec.Column(p.end[s]).DataType())
 	}
-	starts, ends := tjMicros(startCol, &j.startScr), tjMicros(endCol, &j.endScr)
+	starts, ends := rowcodec.Micros(startCol, &j.startScr), rowcodec.Micros(endCol, &j.endScr)
 	timeNulls := startCol.NullN() > 0 || endCol.NullN() > 0
 	nullKey, err := j.loadBatch(s, rec)
 	if err != nil {
@@ -205,7 +205,7 @@ func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 	}
 	t := &j.rows
 	var late, bad int64
-	var w *wjWindow
+	var w *joinWindow
 	for i := 0; i < n; i++ {
 		if timeNulls && (startCol.IsNull(i) || endCol.IsNull(i)) {
 			bad++
@@ -229,7 +229,7 @@ func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 		g := j.groupOfRow(w, i, null)
 		id := j.addRow(s, i, kg, start, end)
 		if null {
-			t.flag[id] |= tjNullKey
+			t.flag[id] |= flagNullKey
 		}
 		t.grp[id] = g
 		g.rows[s] = append(g.rows[s], id)
@@ -248,11 +248,11 @@ func (j *windowJoin) OnWatermark(wm int64, out exec.Emitter) error {
 	if wm < j.nextFire {
 		return nil
 	}
-	j.due, j.nextFire = winDue(j.wins, wm, j.due[:0])
+	j.due, j.nextFire = exec.DueWindows(j.wins, wm, j.due[:0])
 	mode := j.p.keyEnc.Mode
 	for _, w := range j.due {
 		j.groups = rowcodec.AppendGroups(j.groups[:0], w.null, w.null != nil, w.ints, w.strs)
-		slices.SortFunc(j.groups, func(a, b *tjGroup) int { return tjCompareKeys(a, b, mode) })
+		slices.SortFunc(j.groups, func(a, b *rowGroup) int { return compareGroupKeys(a, b, mode) })
 		for _, g := range j.groups {
 			if err := j.fireGroup(g, out); err != nil {
 				return err
@@ -263,14 +263,14 @@ func (j *windowJoin) OnWatermark(wm int64, out exec.Emitter) error {
 				}
 			}
 		}
-		delete(j.wins, winPaneID{w.start, w.end})
+		delete(j.wins, exec.WindowID{Start: w.start, End: w.end})
 	}
 	j.due = j.due[:0]
 	return j.out.flush(out)
 }
 
 // fireGroup emits the join of one key's rows in one window.
-func (j *windowJoin) fireGroup(g *tjGroup, out exec.Emitter) error {
+func (j *windowJoin) fireGroup(g *rowGroup, out exec.Emitter) error {
 	t := &j.rows
 	L, R := g.rows[0], g.rows[1]
 	outerL, outerR := j.p.outer[0], j.p.outer[1]
@@ -306,11 +306,11 @@ func (j *windowJoin) fireGroup(g *tjGroup, out exec.Emitter) error {
 	}
 	matchedR := j.matchedR[:len(R)]
 	clear(matchedR)
-	// Left rows in chunks of about tjEmitRows candidate pairs: the residual is evaluated a chunk at a time.
+	// Left rows in chunks of about emitRows candidate pairs: the residual is evaluated a chunk at a time.
 	for start := 0; start < len(L); {
 		j.ls, j.rs = j.ls[:0], j.rs[:0]
 		end := start
-		for end < len(L) && (end == start || len(j.ls)+len(R) <= tjEmitRows) {
+		for end < len(L) && (end == start || len(j.ls)+len(R) <= emitRows) {
 			for _, r := range R {
 				j.ls = append(j.ls, L[end])
 				j.rs = append(j.rs, r)
@@ -318,7 +318,7 @@ func (j *windowJoin) fireGroup(g *tjGroup, out exec.Emitter) error {
 			end++
 		}
 		var err error
-		if j.mask, err = tjResidual(j.p.tjSpec, &j.ectx, &j.scratch, t, j.ls, j.rs, j.mask); err != nil {
+		if j.mask, err = residualMask(j.p.timeSpec, &j.ectx, &j.scratch, t, j.ls, j.rs, j.mask); err != nil {
 			return err
 		}
 		k := 0

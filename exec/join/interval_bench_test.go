@@ -1,4 +1,4 @@
-package operators
+package join
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/optest"
 )
 
 const (
@@ -17,10 +18,10 @@ const (
 	benchIJBatches = 64        // per side, pre-generated, then re-used with their times shifted
 )
 
-// ijBenchBatches generates one side's batches in winBidSchema (auction, price, date_time): random keys out of
+// intervalBenchBatches generates one side's batches in BidSchema (auction, price, date_time): random keys out of
 // 10k, times advancing benchIJStep per row.
-func ijBenchBatches(mem memory.Allocator, seed uint64) []exec.Batch {
-	return bidBatches(mem, benchIJBatches, benchIJBatch, benchIJKeys, benchIJStep, seed)
+func intervalBenchBatches(mem memory.Allocator, seed uint64) []exec.Batch {
+	return optest.BidBatches(mem, benchIJBatches, benchIJBatch, benchIJKeys, benchIJStep, seed)
 }
 
 // BenchmarkIntervalJoin is the interval join's headline figure: an inner join of two bid streams on auction with
@@ -30,32 +31,32 @@ func ijBenchBatches(mem memory.Allocator, seed uint64) []exec.Batch {
 // runtime persists on another goroutine). It reports input rows of both sides per second of operator time.
 func BenchmarkIntervalJoin(b *testing.B) {
 	mem := memory.NewGoAllocator()
-	sides := [2][]exec.Batch{ijBenchBatches(mem, 1), ijBenchBatches(mem, 2)}
-	defer releaseBatches(sides[0])
-	defer releaseBatches(sides[1])
+	sides := [2][]exec.Batch{intervalBenchBatches(mem, 1), intervalBenchBatches(mem, 2)}
+	defer optest.ReleaseBatches(sides[0])
+	defer optest.ReleaseBatches(sides[1])
 	f, _, err := NewIntervalJoin(IntervalJoinConfig{
-		JoinSpec: JoinSpec{Type: JoinInner, Left: winBidSchema, Right: winBidSchema, LeftKeys: []int{0}, RightKeys: []int{0}},
+		JoinSpec: JoinSpec{Type: JoinInner, Left: optest.BidSchema, Right: optest.BidSchema, LeftKeys: []int{0}, RightKeys: []int{0}},
 		LeftTime: 2, RightTime: 2, Lower: -benchIJBound, Upper: benchIJBound,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	span := int64(benchIJBatches * benchIJBatch * benchIJStep)
-	r := runKeyedBench(b, keyedBench{op: f(0), mem: mem,
-		step: func(i int, feed func(int, exec.Batch)) {
+	r := optest.RunKeyedBench(b, optest.KeyedBench{Op: f(0), Mem: mem,
+		Step: func(i int, feed func(int, exec.Batch)) {
 			for side, bs := range sides {
 				feed(side, bs[i%benchIJBatches])
 			}
 		},
-		watermark: func(i int) int64 { return lastBidTime(sides[0][i%benchIJBatches]) },
-		rewind: func() {
-			shiftTimes(sides[0], span)
-			shiftTimes(sides[1], span)
-		}, cycle: benchIJBatches,
-		barrier: benchIJBarrier / 2, // a step is a batch of each side
-		metric:  "interval_join_rows_per_sec:rows/s"})
-	b.ReportMetric(float64(r.out)/float64(r.rows), "out/in")
-	if r.late != 0 {
-		b.Fatalf("%d rows late", r.late)
+		Watermark: func(i int) int64 { return optest.LastBidTime(sides[0][i%benchIJBatches]) },
+		Rewind: func() {
+			optest.ShiftTimes(sides[0], span)
+			optest.ShiftTimes(sides[1], span)
+		}, Cycle: benchIJBatches,
+		Barrier: benchIJBarrier / 2, // a step is a batch of each side
+		Metric:  "interval_join_rows_per_sec:rows/s"})
+	b.ReportMetric(float64(r.Out)/float64(r.Rows), "out/in")
+	if r.Late != 0 {
+		b.Fatalf("%d rows late", r.Late)
 	}
 }

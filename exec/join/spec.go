@@ -1,4 +1,4 @@
-package operators
+package join
 
 import (
 	"context"
@@ -69,18 +69,18 @@ func JoinOutputSchema(left, right *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// joinRowEncoding is the canonical encoding of a join input's rows (rowcodec.RowEncoding) and its columns; what names the
+// rowEncoding is the canonical encoding of a join input's rows (rowcodec.RowEncoding) and its columns; what names the
 // operator in the 0A000 error of a column it cannot keep.
-func joinRowEncoding(sc *arrow.Schema, what string) (rowcodec.Encoding, []int, error) {
+func rowEncoding(sc *arrow.Schema, what string) (rowcodec.Encoding, []int, error) {
 	return rowcodec.RowEncoding(sc, func(f arrow.Field) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "%s cannot keep column %q of type %s in its state",
 			what, f.Name, f.Type)
 	})
 }
 
-// joinComputeCtx is arrow compute's context (take, filter) for a join subtask: its allocator, and one goroutine per
+// computeCtx is arrow compute's context (take, filter) for a join subtask: its allocator, and one goroutine per
 // subtask (arrow must not fan out over columns).
-func joinComputeCtx(alloc memory.Allocator) context.Context {
+func computeCtx(alloc memory.Allocator) context.Context {
 	ectx := compute.DefaultExecCtx()
 	ectx.NumParallel = 1
 	return compute.WithAllocator(compute.SetExecCtx(context.Background(), ectx), alloc)
@@ -118,4 +118,9 @@ type RegularJoinConfig struct {
 	// back to the state backend and keys are dropped from memory (first those not touched since the previous
 	// eviction) down to half of it. 0 means a default (64 MiB).
 	CacheBytes int64
+}
+
+// internalf is the XX000 error of a malformed config (a planner bug); what names the operator.
+func internalf(what, format string, args ...any) error {
+	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, what+": "+format, args...)
 }

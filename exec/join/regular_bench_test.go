@@ -1,4 +1,4 @@
-package operators
+package join
 
 import (
 	"testing"
@@ -8,10 +8,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/optest"
 )
 
-// rjAuctionSchema is the auction side of the join benchmark: (id BIGINT, seller BIGINT, reserve BIGINT).
-var rjAuctionSchema = arrow.NewSchema([]arrow.Field{
+// auctionSchema is the auction side of the join benchmark: (id BIGINT, seller BIGINT, reserve BIGINT).
+var auctionSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "seller", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "reserve", Type: arrow.PrimitiveTypes.Int64},
@@ -25,11 +26,11 @@ const (
 	benchRJEvery    = 4       // while auctions remain, every 4th batch is one
 )
 
-// rjAuctionBatches inserts every auction once, in a scrambled key order.
-func rjAuctionBatches(mem memory.Allocator) []exec.Batch {
+// auctionBatches inserts every auction once, in a scrambled key order.
+func auctionBatches(mem memory.Allocator) []exec.Batch {
 	var out []exec.Batch
 	for start := 0; start < benchRJAuctions; start += benchRJBatch {
-		b := array.NewRecordBuilder(mem, rjAuctionSchema)
+		b := array.NewRecordBuilder(mem, auctionSchema)
 		id, seller, reserve := b.Field(0).(*array.Int64Builder), b.Field(1).(*array.Int64Builder), b.Field(2).(*array.Int64Builder)
 		for i := start; i < min(start+benchRJBatch, benchRJAuctions); i++ {
 			k := int64(i) * 7919 % benchRJAuctions // 7919 is prime to 100000: a permutation
@@ -43,9 +44,9 @@ func rjAuctionBatches(mem memory.Allocator) []exec.Batch {
 	return out
 }
 
-// rjBidBatches generates bids (auction, price, date_time) with random auctions out of all 100k.
-func rjBidBatches(mem memory.Allocator) []exec.Batch {
-	return bidBatches(mem, benchRJBids, benchRJBatch, benchRJAuctions, 1, 3)
+// regularBidBatches generates bids (auction, price, date_time) with random auctions out of all 100k.
+func regularBidBatches(mem memory.Allocator) []exec.Batch {
+	return optest.BidBatches(mem, benchRJBids, benchRJBatch, benchRJAuctions, 1, 3)
 }
 
 // BenchmarkRegularJoin is the regular join's headline figure: an inner join of append-only auctions (100k keys,
@@ -55,17 +56,17 @@ func rjBidBatches(mem memory.Allocator) []exec.Batch {
 // Every bid is kept in state (a regular join forgets nothing), so the state grows with b.N.
 func BenchmarkRegularJoin(b *testing.B) {
 	mem := memory.NewGoAllocator()
-	auctions, bids := rjAuctionBatches(mem), rjBidBatches(mem)
-	defer releaseBatches(auctions)
-	defer releaseBatches(bids)
-	f, _, err := NewJoin(RegularJoinConfig{JoinSpec: JoinSpec{Type: JoinInner, Left: rjAuctionSchema, Right: winBidSchema,
+	auctions, bids := auctionBatches(mem), regularBidBatches(mem)
+	defer optest.ReleaseBatches(auctions)
+	defer optest.ReleaseBatches(bids)
+	f, _, err := NewJoin(RegularJoinConfig{JoinSpec: JoinSpec{Type: JoinInner, Left: auctionSchema, Right: optest.BidSchema,
 		LeftKeys: []int{0}, RightKeys: []int{0}}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	na, nb := 0, 0
-	r := runKeyedBench(b, keyedBench{op: f(0), mem: mem,
-		step: func(i int, feed func(int, exec.Batch)) {
+	r := optest.RunKeyedBench(b, optest.KeyedBench{Op: f(0), Mem: mem,
+		Step: func(i int, feed func(int, exec.Batch)) {
 			if na < len(auctions) && i%benchRJEvery == 0 {
 				feed(0, auctions[na])
 				na++
@@ -74,11 +75,11 @@ func BenchmarkRegularJoin(b *testing.B) {
 				nb++
 			}
 		},
-		barrier: benchRJBarrier, metric: "regular_join_rows_per_sec:rows/s"})
-	if r.errors != 0 {
-		b.Fatalf("%d errors", r.errors)
+		Barrier: benchRJBarrier, Metric: "regular_join_rows_per_sec:rows/s"})
+	if r.Errors != 0 {
+		b.Fatalf("%d errors", r.Errors)
 	}
-	if na == len(auctions) && r.out == 0 {
+	if na == len(auctions) && r.Out == 0 {
 		b.Fatal("no output")
 	}
 }
