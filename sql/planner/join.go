@@ -7,9 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/join"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -109,7 +109,7 @@ func (b *binder) joinInput(t parser.TableExpr) (node, error) {
 		return nil, err
 	}
 	if tvf, ok := n.(*windowTVFNode); ok {
-		if tvf.win.Kind == operators.WindowSession {
+		if tvf.win.Kind == agg.WindowSession {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, tablePos(t), "a SESSION window must be aggregated before a join")
 		}
 		return &assignNode{tvf: tvf}, nil
@@ -736,13 +736,13 @@ func attrOf(n node, i int) colAttr {
 
 // windowIdentity names a windowing by its kind and sizes (not by its time column), so that two inputs windowed
 // alike can be joined window by window.
-func windowIdentity(w operators.WindowAggConfig) string {
+func windowIdentity(w agg.WindowAggConfig) string {
 	switch w.Kind {
-	case operators.WindowTumble:
+	case agg.WindowTumble:
 		return fmt.Sprintf("TUMBLE(%s, offset %d)", formatInterval(w.Size), w.Offset)
-	case operators.WindowHop:
+	case agg.WindowHop:
 		return fmt.Sprintf("HOP(slide %s, size %s, offset %d)", formatInterval(w.Slide), formatInterval(w.Size), w.Offset)
-	case operators.WindowCumulate:
+	case agg.WindowCumulate:
 		return fmt.Sprintf("CUMULATE(step %s, size %s, offset %d)", formatInterval(w.Step), formatInterval(w.Size), w.Offset)
 	}
 	return "" // sessions differ per key: no window join

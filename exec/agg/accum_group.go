@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"encoding/binary"
@@ -14,10 +14,10 @@ import (
 	"github.com/clinksql/clinksql/exec/rowcodec"
 )
 
-// The retractable accumulators of the group aggregate. Like the window aggregate's (window_aggs.go) they keep
+// The retractable accumulators of the group aggregate. Like the window aggregate's (accum.go) they keep
 // their state column-wise, one Go slice per field indexed by group id, and update from a batch's (row, group)
 // assignments in one tight loop per batch; unlike them, each assignment may be a retraction, and a result is
-// produced as canonical bytes (window_keys.go) rather than into a builder, so that the operator can compare a
+// produced as canonical bytes (package rowcodec) rather than into a builder, so that the operator can compare a
 // group's result before and after a batch byte for byte and decode the one it emits with rowcodec.Encoding.
 //
 // Updates run in row order, so a float sum sees the same sequence of additions and subtractions whatever the
@@ -41,11 +41,11 @@ func newGaAgg(k aggKind, updating bool, ov *aggOverflow) gaAgg {
 	case implCount:
 		return &gaCount{star: k.fn == AggCountStar}
 	case implSumInt:
-		return &gaSum128{mode: gaSumBigint}
+		return &gaSum128{mode: sumBigint}
 	case implSum128:
-		return &gaSum128{mode: gaSumDecimal}
+		return &gaSum128{mode: sumDecimal}
 	case implAvg128:
-		return &gaSum128{mode: gaAvg, shift: k.outScale - k.inScale}
+		return &gaSum128{mode: sumAvg, shift: k.outScale - k.inScale}
 	case implSumFloat:
 		return &gaSumFloat{f32: k.arg.ID() == arrow.FLOAT32, ov: ov}
 	case implAvgFloat:
@@ -114,12 +114,12 @@ func (a *gaCount) decode(src []byte, g int32) (rest []byte, err error) {
 // arguments cannot overflow 128 bits (fewer than 2^63 rows of at most 2^63 each), so only decimals check on the way;
 // the result checks its own range (BIGINT, or 38 digits).
 
-type gaSumMode uint8
+type sumMode uint8
 
 const (
-	gaSumBigint  gaSumMode = iota // SUM(smallint|int): BIGINT
-	gaSumDecimal                  // SUM(bigint|decimal): DECIMAL(38, s)
-	gaAvg                         // AVG(integer|decimal): DECIMAL(38, s'), sum * 10^shift / n
+	sumBigint  sumMode = iota // SUM(smallint|int): BIGINT
+	sumDecimal                // SUM(bigint|decimal): DECIMAL(38, s)
+	sumAvg                    // AVG(integer|decimal): DECIMAL(38, s'), sum * 10^shift / n
 )
 
 // gaSum128 keeps the window aggregate's sum128 (grow, reset, add128, encode, decode) and computes AVG as it does
@@ -127,7 +127,7 @@ const (
 type gaSum128 struct {
 	sum128
 	avg128
-	mode  gaSumMode
+	mode  sumMode
 	shift int32
 }
 
@@ -168,15 +168,15 @@ func (a *gaSum128) result(dst []byte, g int32) ([]byte, error) {
 	}
 	hi, lo := a.hi[g], a.lo[g]
 	switch a.mode {
-	case gaSumBigint:
+	case sumBigint:
 		if hi != int64(lo)>>63 {
-			return nil, errWinBigintRange()
+			return nil, errBigintRange()
 		}
 		return rowcodec.AppendOrderedInt(append(dst, 1), int64(lo)), nil
-	case gaSumDecimal:
+	case sumDecimal:
 		v := decimal128.New(hi, lo)
 		if !v.FitsInPrecision(38) {
-			return nil, errWinNumericOverflow()
+			return nil, errNumericOverflow()
 		}
 		return rowcodec.AppendDecimal(append(dst, 1), v), nil
 	}
@@ -333,7 +333,7 @@ func (a *gaSumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 	return rest, err
 }
 
-// MIN/MAX. Values are kept as order-preserving bytes: the canonical bytes of window_keys.go for fixed-width types
+// MIN/MAX. Values are kept as order-preserving bytes: the canonical bytes of package rowcodec for fixed-width types
 // (integers, dates, timestamps and booleans as ordered integers, floats with NaN last, decimals), which sort like
 // the values, and the raw bytes for strings and binary (byte order, the C collation). Over an append-only input a
 // group keeps only its extreme; over a changelog it keeps every distinct value with its count, ascending, so
@@ -372,7 +372,7 @@ func (a *gaMinMax) reset(g int32) {
 // values returns the accessor of col's order-preserving bytes; the string it returns views a scratch buffer or the
 // batch and must be cloned to be kept.
 func (a *gaMinMax) values(col arrow.Array) (func(i int) string, error) {
-	if value := winStringValues(col); value != nil {
+	if value := stringValues(col); value != nil {
 		return value, nil
 	}
 	enc, err := rowcodec.NewValueAppender(col, &a.scr, true)
@@ -558,7 +558,7 @@ type gaDistinctInt struct {
 }
 
 func (a *gaDistinctInt) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	vals := winDistinctInts(col, &a.scr)
+	vals := distinctInts(col, &a.scr)
 	nulls := col.NullN() > 0
 	for j, r := range rows {
 		if nulls && col.IsNull(int(r)) {

@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"encoding/binary"
@@ -19,9 +19,9 @@ import (
 
 // State layout of the Top-N in the subtask's backend, one entry per distinct row of a partition:
 //
-//	KeyedKey(kg, tnStateID, uvarint(len(part)) part entry)   uvarint copies, uvarint len(order)
+//	KeyedKey(kg, topNStateID, uvarint(len(part)) part entry)   uvarint copies, uvarint len(order)
 //
-// part is the partition's canonical key bytes (window_keys.go; empty without partition columns), entry is the
+// part is the partition's canonical key bytes (package rowcodec; empty without partition columns), entry is the
 // row's sort bytes: the order bytes of its sort keys, then its canonical row bytes (every column, as a key). The
 // uvarint length keeps partition "a" from prefixing partition "ab", so a partition is a prefix Scan.
 //
@@ -36,34 +36,34 @@ import (
 // the entries changed since the last barrier; OnBarrier writes those (Put the count, or Delete a gone entry) to the
 // write-back cache; a partition left empty deletes its changed entries at once and leaves memory. Above maxParts a
 // barrier evicts the partitions not touched since the previous one.
-const tnStateID = 1
+const topNStateID = 1
 
-// tnEntry is one distinct row of a partition: key is its sort bytes, key[off:] its canonical row bytes, n its
+// sortEntry is one distinct row of a partition: key is its sort bytes, key[off:] its canonical row bytes, n its
 // copies.
-type tnEntry struct {
+type sortEntry struct {
 	key string
 	off int32
 	n   int64
 }
 
-// tnRef is one position of a top N: a row (copies of one entry are separate positions).
-type tnRef struct {
+// entryRef is one position of a top N: a row (copies of one entry are separate positions).
+type entryRef struct {
 	key string
 	off int32
 }
 
-// tnChunkMax bounds a chunk of the sorted list: an insert or delete moves at most this many entries, and a search
+// chunkMax bounds a chunk of the sorted list: an insert or delete moves at most this many entries, and a search
 // is a binary search over the chunks' last keys, then within one chunk.
-const tnChunkMax = 512
+const chunkMax = 512
 
-// tnList is a sorted multiset of entries in chunks.
-type tnList struct {
-	chunks [][]tnEntry
+// sortedList is a sorted multiset of entries in chunks.
+type sortedList struct {
+	chunks [][]sortEntry
 	rows   int64 // copies in all
 }
 
 // search returns where key is or would be inserted.
-func (l *tnList) search(key string) (c, i int, found bool) {
+func (l *sortedList) search(key string) (c, i int, found bool) {
 	cs := l.chunks
 	c = sort.Search(len(cs), func(c int) bool { ch := cs[c]; return ch[len(ch)-1].key >= key })
 	if c == len(cs) {
@@ -79,20 +79,20 @@ func (l *tnList) search(key string) (c, i int, found bool) {
 }
 
 // add adds one copy of key (a view: it is cloned when new) and returns the entry's own key string.
-func (l *tnList) add(key string, off int32) string {
+func (l *sortedList) add(key string, off int32) string {
 	c, i, found := l.search(key)
 	l.rows++
 	if found {
 		l.chunks[c][i].n++
 		return l.chunks[c][i].key
 	}
-	e := tnEntry{key: strings.Clone(key), off: off, n: 1}
+	e := sortEntry{key: strings.Clone(key), off: off, n: 1}
 	if len(l.chunks) == 0 {
-		l.chunks = [][]tnEntry{{e}}
+		l.chunks = [][]sortEntry{{e}}
 		return e.key
 	}
 	ch := slices.Insert(l.chunks[c], i, e)
-	if len(ch) > tnChunkMax {
+	if len(ch) > chunkMax {
 		half := len(ch) / 2
 		right := slices.Clone(ch[half:])
 		clear(ch[half:])
@@ -104,7 +104,7 @@ func (l *tnList) add(key string, off int32) string {
 }
 
 // removeAt takes one copy of the entry at (c, i) out and returns its key.
-func (l *tnList) removeAt(c, i int) string {
+func (l *sortedList) removeAt(c, i int) string {
 	ch := l.chunks[c]
 	k := ch[i].key
 	l.rows--
@@ -119,20 +119,20 @@ func (l *tnList) removeAt(c, i int) string {
 	return k
 }
 
-func (l *tnList) last() *tnEntry {
+func (l *sortedList) last() *sortEntry {
 	ch := l.chunks[len(l.chunks)-1]
 	return &ch[len(ch)-1]
 }
 
-func (l *tnList) removeLast() string {
+func (l *sortedList) removeLast() string {
 	c := len(l.chunks) - 1
 	return l.removeAt(c, len(l.chunks[c])-1)
 }
 
 // appendSorted appends an entry larger than every entry in the list (a restore, in key order).
-func (l *tnList) appendSorted(e tnEntry) {
-	if n := len(l.chunks); n == 0 || len(l.chunks[n-1]) >= tnChunkMax {
-		l.chunks = append(l.chunks, make([]tnEntry, 0, tnChunkMax))
+func (l *sortedList) appendSorted(e sortEntry) {
+	if n := len(l.chunks); n == 0 || len(l.chunks[n-1]) >= chunkMax {
+		l.chunks = append(l.chunks, make([]sortEntry, 0, chunkMax))
 	}
 	n := len(l.chunks) - 1
 	l.chunks[n] = append(l.chunks[n], e)
@@ -140,14 +140,14 @@ func (l *tnList) appendSorted(e tnEntry) {
 }
 
 // top appends the first n positions.
-func (l *tnList) top(n int64, dst []tnRef) []tnRef {
+func (l *sortedList) top(n int64, dst []entryRef) []entryRef {
 	for _, ch := range l.chunks {
 		for _, e := range ch {
 			for k := int64(0); k < e.n; k++ {
 				if n == 0 {
 					return dst
 				}
-				dst = append(dst, tnRef{key: e.key, off: e.off})
+				dst = append(dst, entryRef{key: e.key, off: e.off})
 				n--
 			}
 		}
@@ -155,13 +155,13 @@ func (l *tnList) top(n int64, dst []tnRef) []tnRef {
 	return dst
 }
 
-// tnPart is one partition in memory.
-type tnPart struct {
+// partState is one partition in memory.
+type partState struct {
 	kg      uint16
 	ik      int64  // rowcodec.KeyInt: the key
 	nullKey bool   // rowcodec.KeyInt: the key is NULL
 	pkey    string // canonical key bytes
-	list    tnList
+	list    sortedList
 	// changed holds the entries changed since the last barrier (by their list key strings).
 	changed map[string]struct{}
 	dirty   bool // listed in topN.dirty
@@ -179,17 +179,17 @@ type tnPart struct {
 
 // topN is one subtask of a TopN.
 type topN struct {
-	p        *tnPlan
+	p        *topNPlan
 	ctx      *exec.TaskContext
 	updating bool
 	n        int64
 
-	ints     map[int64]*tnPart
-	strs     map[string]*tnPart
-	null     *tnPart // the NULL key's partition (rowcodec.KeyInt), the only one (rowcodec.KeyNone)
+	ints     map[int64]*partState
+	strs     map[string]*partState
+	null     *partState // the NULL key's partition (rowcodec.KeyInt), the only one (rowcodec.KeyNone)
 	parts    int
 	complete bool // every partition of the backend is in memory
-	dirty    []*tnPart
+	dirty    []*partState
 	seq      uint32
 	epoch    uint32
 
@@ -202,11 +202,11 @@ type topN struct {
 	ordApp    []rowcodec.ValueAppender
 	scr       [][]int64
 	entry     []byte
-	touched   []*tnPart
-	prev      []tnRef
-	next      []tnRef
-	dels      []tnRef
-	ins       []tnRef
+	touched   []*partState
+	prev      []entryRef
+	next      []entryRef
+	dels      []entryRef
+	ins       []entryRef
 	keyBuf    []byte
 	out       *array.RecordBuilder
 	outKinds  []exec.RowKind
@@ -215,7 +215,7 @@ type topN struct {
 
 var _ exec.Operator = (*topN)(nil)
 
-func newTopN(p *tnPlan) *topN {
+func newTopN(p *topNPlan) *topN {
 	return &topN{p: p, updating: p.cfg.InputUpdating, n: p.cfg.N}
 }
 
@@ -224,10 +224,10 @@ func (o *topN) Open(ctx *exec.TaskContext) error {
 		return err
 	}
 	o.ctx = ctx
-	o.ints = map[int64]*tnPart{}
-	o.strs = map[string]*tnPart{}
+	o.ints = map[int64]*partState{}
+	o.strs = map[string]*partState{}
 	o.seq, o.epoch = 1, 1
-	empty, err := gaStateEmpty(ctx, tnStateID)
+	empty, err := stateEmpty(ctx, topNStateID)
 	if err != nil {
 		return fmt.Errorf("Top-N: %w", err)
 	}
@@ -236,20 +236,20 @@ func (o *topN) Open(ctx *exec.TaskContext) error {
 }
 
 // statePrefix is the backend prefix of p's entries.
-func (o *topN) statePrefix(dst []byte, p *tnPart) []byte {
-	dst = append(dst[:0], state.KeyedKey(int(p.kg), tnStateID, nil)...)
+func (o *topN) statePrefix(dst []byte, p *partState) []byte {
+	dst = append(dst[:0], state.KeyedKey(int(p.kg), topNStateID, nil)...)
 	dst = binary.AppendUvarint(dst, uint64(len(p.pkey)))
 	return append(dst, p.pkey...)
 }
 
-func (o *topN) stateKey(p *tnPart, entry string) []byte {
+func (o *topN) stateKey(p *partState, entry string) []byte {
 	o.keyBuf = o.statePrefix(o.keyBuf, p)
 	k := make([]byte, 0, len(o.keyBuf)+len(entry))
 	return append(append(k, o.keyBuf...), entry...)
 }
 
 // partition finds or creates (loading it from the backend when it may hold it) the partition of row i.
-func (o *topN) partition(i int) (*tnPart, error) {
+func (o *topN) partition(i int) (*partState, error) {
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if o.pkeys.Nulls == nil || o.pkeys.Nulls.IsValid(i) {
@@ -272,7 +272,7 @@ func (o *topN) partition(i int) (*tnPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &tnPart{kg: uint16(kg), bound: math.MaxUint64}
+	p := &partState{kg: uint16(kg), bound: math.MaxUint64}
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if o.pkeys.Nulls != nil && o.pkeys.Nulls.IsNull(i) {
@@ -303,7 +303,7 @@ func (o *topN) partition(i int) (*tnPart, error) {
 		if err != nil || len(rest) != 0 || n == 0 || off > uint64(len(k)-len(prefix)) {
 			return fmt.Errorf("Top-N: malformed entry in state")
 		}
-		p.list.appendSorted(tnEntry{key: string(k[len(prefix):]), off: int32(off), n: int64(n)})
+		p.list.appendSorted(sortEntry{key: string(k[len(prefix):]), off: int32(off), n: int64(n)})
 		return nil
 	})
 	if err != nil {
@@ -314,7 +314,7 @@ func (o *topN) partition(i int) (*tnPart, error) {
 }
 
 // dropPart takes p out of the working set.
-func (o *topN) dropPart(p *tnPart) {
+func (o *topN) dropPart(p *partState) {
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if p.nullKey {
@@ -331,22 +331,22 @@ func (o *topN) dropPart(p *tnPart) {
 	o.parts--
 }
 
-// tnOrderAppender appends the order bytes of a non-NULL value of arr (see the state layout).
-func tnOrderAppender(arr arrow.Array, scratch *[]int64) (rowcodec.ValueAppender, error) {
+// orderAppender appends the order bytes of a non-NULL value of arr (see the state layout).
+func orderAppender(arr arrow.Array, scratch *[]int64) (rowcodec.ValueAppender, error) {
 	switch a := arr.(type) {
 	case *array.String:
-		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, a.Value(i)) }, nil
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, a.Value(i)) }, nil
 	case *array.LargeString:
-		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, a.Value(i)) }, nil
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, a.Value(i)) }, nil
 	case *array.Binary:
-		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
 	case *array.LargeBinary:
-		return func(dst []byte, i int) []byte { return tnAppendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
 	}
 	return rowcodec.NewValueAppender(arr, scratch, false)
 }
 
-func tnAppendEscaped(dst []byte, s string) []byte {
+func appendEscaped(dst []byte, s string) []byte {
 	for {
 		z := strings.IndexByte(s, 0)
 		if z < 0 {
@@ -366,7 +366,7 @@ func (o *topN) encodeOrder(rec arrow.RecordBatch) error {
 		o.scr = append(o.scr, nil)
 	}
 	for k, sk := range order {
-		a, err := tnOrderAppender(rec.Column(sk.Col), &o.scr[k])
+		a, err := orderAppender(rec.Column(sk.Col), &o.scr[k])
 		if err != nil {
 			return err
 		}
@@ -414,7 +414,7 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	o.kgs.Start(b.Rec)
 	defer o.kgs.End()
 	if o.seq++; o.seq == 0 { // wrapped: the marks of partitions in memory could collide
-		o.forEachPart(func(p *tnPart) { p.seq, p.snapSeq = 0, 0 })
+		o.forEachPart(func(p *partState) { p.seq, p.snapSeq = 0, 0 })
 		o.seq = 1
 	}
 	if err := o.pkeys.Load(&o.p.partEnc, b.Rec, o.p.cfg.Partition); err != nil {
@@ -448,7 +448,7 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			continue
 		}
 		if !o.updating {
-			if pre := tnPrefix(key); pre > p.bound || (pre == p.bound && p.list.rows >= o.n && key >= p.list.last().key) {
+			if pre := sortPrefix(key); pre > p.bound || (pre == p.bound && p.list.rows >= o.n && key >= p.list.last().key) {
 				continue // ranks after the N kept rows: it can never enter
 			}
 		}
@@ -467,7 +467,7 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	return o.emit(out)
 }
 
-func (o *topN) forEachPart(fn func(p *tnPart)) {
+func (o *topN) forEachPart(fn func(p *partState)) {
 	for _, p := range o.ints {
 		fn(p)
 	}
@@ -479,9 +479,9 @@ func (o *topN) forEachPart(fn func(p *tnPart)) {
 	}
 }
 
-// tnPrefix is the first 8 bytes of key, zero-padded, as a big-endian number: prefixes order like the keys (a
+// sortPrefix is the first 8 bytes of key, zero-padded, as a big-endian number: prefixes order like the keys (a
 // larger prefix means a larger key; equal prefixes decide nothing).
-func tnPrefix(key string) uint64 {
+func sortPrefix(key string) uint64 {
 	if len(key) >= 8 {
 		return binary.BigEndian.Uint64(rowcodec.StringBytes(key))
 	}
@@ -491,15 +491,15 @@ func tnPrefix(key string) uint64 {
 }
 
 // setBound refreshes p.bound after a change of an append-only partition.
-func (o *topN) setBound(p *tnPart) {
+func (o *topN) setBound(p *partState) {
 	p.bound = math.MaxUint64
 	if !o.updating && p.list.rows >= o.n {
-		p.bound = tnPrefix(p.list.last().key)
+		p.bound = sortPrefix(p.list.last().key)
 	}
 }
 
 // touch lists p among the partitions of this batch, in the order of first touch.
-func (o *topN) touch(p *tnPart) {
+func (o *topN) touch(p *partState) {
 	if p.seq != o.seq {
 		p.seq, p.epoch = o.seq, o.epoch
 		o.touched = append(o.touched, p)
@@ -508,7 +508,7 @@ func (o *topN) touch(p *tnPart) {
 
 // snapshot records p's top N before its first change in this batch (the rows before that change could not alter
 // it), so a partition the batch only touched costs no copy.
-func (o *topN) snapshot(p *tnPart) {
+func (o *topN) snapshot(p *partState) {
 	if p.snapSeq == o.seq {
 		return
 	}
@@ -518,7 +518,7 @@ func (o *topN) snapshot(p *tnPart) {
 	p.prevHi = len(o.prev)
 }
 
-func (o *topN) change(p *tnPart, key string) {
+func (o *topN) change(p *partState, key string) {
 	if p.changed == nil {
 		p.changed = map[string]struct{}{}
 	}
@@ -582,7 +582,7 @@ func (o *topN) emit(out exec.Emitter) error {
 			}
 			for _, set := range [...]struct {
 				kind exec.RowKind
-				refs []tnRef
+				refs []entryRef
 			}{{exec.Delete, o.dels}, {exec.Insert, o.ins}} {
 				for _, ref := range set.refs {
 					if err := o.appendRow(set.kind, ref, 0); err != nil {
@@ -607,7 +607,7 @@ func (o *topN) emit(out exec.Emitter) error {
 }
 
 // appendRow appends the row of ref, with row number r+1 when RankOut.
-func (o *topN) appendRow(kind exec.RowKind, ref tnRef, r int) error {
+func (o *topN) appendRow(kind exec.RowKind, ref entryRef, r int) error {
 	if o.out == nil {
 		o.out = array.NewRecordBuilder(o.ctx.Alloc, o.p.out)
 	}
@@ -673,8 +673,8 @@ func (o *topN) OnBarrier(checkpoint.Barrier) error {
 // enough; they are all clean, so the backend has them.
 func (o *topN) evict() {
 	for pass := 0; pass < 2 && o.parts > o.p.maxParts; pass++ {
-		var drop []*tnPart
-		o.forEachPart(func(p *tnPart) {
+		var drop []*partState
+		o.forEachPart(func(p *partState) {
 			if pass == 1 || p.epoch != o.epoch {
 				drop = append(drop, p)
 			}

@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,7 +16,7 @@ import (
 //     copy of an equal row out. An append-only input receiving -U or -D fails the operator; a retraction of a row
 //     the partition does not hold is ignored (as Flink does) and counted in TaskContext.Errors.
 //   - Order: by the sort keys (Desc, NullsFirst exactly as given; floats with NaN above every number; strings and
-//     binary by bytes), then by the row's canonical bytes (window_keys.go), so equal sort keys rank the same way
+//     binary by bytes), then by the row's canonical bytes (package rowcodec), so equal sort keys rank the same way
 //     whatever the arrival order; identical rows are copies of one entry and rank next to each other.
 //   - Output: the input columns, then with RankOut the row number (BIGINT, RankName), as a changelog computed per
 //     input batch: for each partition the batch changed, in the order of first change, the top N before the batch
@@ -51,11 +51,11 @@ type TopNConfig struct {
 	InputUpdating bool
 }
 
-// tnDefaultMaxParts bounds the working set of partitions, as gaDefaultMaxGroups does for groups.
-const tnDefaultMaxParts = 1 << 18
+// defaultMaxParts bounds the working set of partitions, as defaultMaxGroups does for groups.
+const defaultMaxParts = 1 << 18
 
-// tnPlan is the validated, immutable part of the operator, shared by its subtasks.
-type tnPlan struct {
+// topNPlan is the validated, immutable part of the operator, shared by its subtasks.
+type topNPlan struct {
 	cfg     TopNConfig
 	in, out *arrow.Schema
 	partEnc rowcodec.Encoding
@@ -76,27 +76,27 @@ func NewTopN(cfg TopNConfig, in *arrow.Schema) (func(subtask int) exec.Operator,
 	return func(int) exec.Operator { return newTopN(p) }, p.out, nil
 }
 
-func tnInternalf(format string, args ...any) error {
+func topNInternalf(format string, args ...any) error {
 	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "Top-N: "+format, args...)
 }
 
-func planTopN(cfg TopNConfig, in *arrow.Schema) (*tnPlan, error) {
+func planTopN(cfg TopNConfig, in *arrow.Schema) (*topNPlan, error) {
 	if cfg.N <= 0 {
-		return nil, tnInternalf("N must be positive, not %d", cfg.N)
+		return nil, topNInternalf("N must be positive, not %d", cfg.N)
 	}
 	if cfg.RankOut && cfg.RankName == "" {
-		return nil, tnInternalf("RankOut without a RankName")
+		return nil, topNInternalf("RankOut without a RankName")
 	}
-	partTypes, _, err := winPlanKeys(in, cfg.Partition, "partition", "partition by", tnInternalf)
+	partTypes, _, err := planKeys(in, cfg.Partition, "partition", "partition by", topNInternalf)
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range cfg.Order {
-		if err := winCheckColumn(in, k.Col, "order", tnInternalf); err != nil {
+		if err := checkColumn(in, k.Col, "order", topNInternalf); err != nil {
 			return nil, err
 		}
 	}
-	p := &tnPlan{cfg: cfg, in: in, partEnc: rowcodec.NewKeyEncoding(partTypes), maxParts: tnDefaultMaxParts}
+	p := &topNPlan{cfg: cfg, in: in, partEnc: rowcodec.NewKeyEncoding(partTypes), maxParts: defaultMaxParts}
 	p.rowEnc, p.allCols, err = rowcodec.RowEncoding(in, func(f arrow.Field) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
 			"Top-N over a %s column (%q) is not supported", f.Type, f.Name)

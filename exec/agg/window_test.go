@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"encoding/binary"
@@ -10,14 +10,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/optest"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
 
-// winEvents is the input of most window tests: (k BIGINT, ts TIMESTAMP(6), v BIGINT, s VARCHAR,
+// windowEvents is the input of most window tests: (k BIGINT, ts TIMESTAMP(6), v BIGINT, s VARCHAR,
 // d DECIMAL(10,2), f BOOLEAN).
-var winEvents = arrow.NewSchema([]arrow.Field{
+var windowEvents = arrow.NewSchema([]arrow.Field{
 	{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
 	{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -32,12 +33,12 @@ const (
 	day                                 = "2026-01-01 "
 )
 
-// ev is a winEvents row with the columns not given NULL.
+// ev is a windowEvents row with the columns not given NULL.
 func ev(k any, ts string, v any) []any { return []any{k, ts, v, nil, nil, nil} }
 
 func windowOp(t *testing.T, cfg WindowAggConfig, schema *arrow.Schema) func(int) exec.Operator {
 	t.Helper()
-	f, _ := MustOp(t, NewWindowAggregate, cfg, schema)
+	f, _ := optest.MustOp(t, NewWindowAggregate, cfg, schema)
 	return f
 }
 
@@ -62,16 +63,16 @@ func TestWindowTumble(t *testing.T) {
 		"1|" + day + "00:00:10|" + day + "00:00:20|1|1",
 		"2|" + day + "00:00:10|" + day + "00:00:20|1|3",
 	}
-	RunCase(t, Case{Name: "keyed", Schema: winEvents, Input: input, Op: windowOp(t, cfg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "keyed", Schema: windowEvents, Input: input, Op: windowOp(t, cfg, windowEvents),
 		TimeCol: colTS, Delay: 5 * time.Second, Want: want})
-	RunCase(t, Case{Name: "random-nulls", Schema: winEvents, Input: input, Op: windowOp(t, cfg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "random-nulls", Schema: windowEvents, Input: input, Op: windowOp(t, cfg, windowEvents),
 		TimeCol: colTS, Delay: 5 * time.Second, RandomNulls: true, NoNulls: []int{colK, colTS}})
 
 	// Offset 3s and times before the epoch: floor((-1us - 3s) / 10s) * 10s + 3s = -10s + 3s = -7s, so the row at
 	// -1us is in [-7s, 3s); the row at 3s starts the next window [3s, 13s).
 	off := cfg
 	off.Offset = 3 * sec
-	RunCase(t, Case{Name: "offset-negative", Schema: winEvents, TimeCol: -1, Op: windowOp(t, off, winEvents),
+	optest.RunCase(t, optest.Case{Name: "offset-negative", Schema: windowEvents, TimeCol: -1, Op: windowOp(t, off, windowEvents),
 		Input: []any{ev(1, "1969-12-31 23:59:59.999999", 1), ev(1, "1970-01-01 00:00:03", 2)},
 		Want: []string{
 			"1|1969-12-31 23:59:53|1970-01-01 00:00:03|1|1",
@@ -84,8 +85,8 @@ func TestWindowHop(t *testing.T) {
 	// No keys: one group per window. 00:00:07 is in the windows starting at 5, 0 and -5 (s > 7-15 = -8);
 	// 00:00:12 in those starting at 10, 5 and 0.
 	//   [-5, 10): {07} -> 1, 1;  [0, 15): {07, 12} -> 2, 3;  [5, 20): {07, 12} -> 2, 3;  [10, 25): {12} -> 1, 2.
-	RunCase(t, Case{Name: "global", Schema: winEvents, TimeCol: colTS, Delay: 15 * time.Second,
-		Op:    windowOp(t, cfg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "global", Schema: windowEvents, TimeCol: colTS, Delay: 15 * time.Second,
+		Op:    windowOp(t, cfg, windowEvents),
 		Input: []any{ev(1, "00:00:07", 1), ev(2, "00:00:12", 2)},
 		Want: []string{
 			"2025-12-31 23:59:55|" + day + "00:00:10|1|1",
@@ -97,8 +98,8 @@ func TestWindowHop(t *testing.T) {
 	// [8,18) only (the row after 9 must not reuse 9's windows).
 	//   [-4,6): 1;  [0,10): 2;  [4,14): 2;  [8,18): 2.
 	odd := WindowAggConfig{Kind: WindowHop, TimeCol: colTS, Slide: 4 * sec, Size: 10 * sec, Aggs: countSum[:1]}
-	RunCase(t, Case{Name: "uneven", Schema: winEvents, TimeCol: colTS, Delay: 10 * time.Second,
-		Op:    windowOp(t, odd, winEvents),
+	optest.RunCase(t, optest.Case{Name: "uneven", Schema: windowEvents, TimeCol: colTS, Delay: 10 * time.Second,
+		Op:    windowOp(t, odd, windowEvents),
 		Input: []any{ev(1, "00:00:03", 1), ev(1, "00:00:09", 1), ev(1, "00:00:10", 1)},
 		Want: []string{
 			"2025-12-31 23:59:56|" + day + "00:00:06|1",
@@ -115,8 +116,8 @@ func TestWindowCumulate(t *testing.T) {
 	//   [0,2): 1 row, 1;  [0,4): 1+2 = 3;  [0,6): 1+2+4 = 7;  [6,8), [6,10), [6,12): 8 each.
 	input := []any{ev(1, "00:00:01", 1), ev(1, "00:00:03", 2), ev(1, "00:00:05", 4), ev(1, "00:00:07", 8)}
 	w := func(s, e string, n, sum string) string { return "1|" + day + s + "|" + day + e + "|" + n + "|" + sum }
-	RunCase(t, Case{Name: "keyed", Schema: winEvents, Input: input, TimeCol: colTS, Delay: 6 * time.Second,
-		Op: windowOp(t, cfg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "keyed", Schema: windowEvents, Input: input, TimeCol: colTS, Delay: 6 * time.Second,
+		Op: windowOp(t, cfg, windowEvents),
 		Want: []string{
 			w("00:00:00", "00:00:02", "1", "1"),
 			w("00:00:00", "00:00:04", "2", "3"),
@@ -144,31 +145,31 @@ func TestWindowSession(t *testing.T) {
 		"1|" + day + "00:00:00|" + day + "00:00:13|3|11",
 		"1|" + day + "00:00:20|" + day + "00:00:25|1|32",
 	}
-	RunCase(t, Case{Name: "merge", Schema: winEvents, Input: input, TimeCol: colTS, Delay: 10 * time.Second,
-		Op: windowOp(t, cfg, winEvents), Want: want})
-	RunCase(t, Case{Name: "random-nulls", Schema: winEvents, Input: input, TimeCol: colTS,
-		Delay: 10 * time.Second, Op: windowOp(t, cfg, winEvents), RandomNulls: true, NoNulls: []int{colK, colTS}})
+	optest.RunCase(t, optest.Case{Name: "merge", Schema: windowEvents, Input: input, TimeCol: colTS, Delay: 10 * time.Second,
+		Op: windowOp(t, cfg, windowEvents), Want: want})
+	optest.RunCase(t, optest.Case{Name: "random-nulls", Schema: windowEvents, Input: input, TimeCol: colTS,
+		Delay: 10 * time.Second, Op: windowOp(t, cfg, windowEvents), RandomNulls: true, NoNulls: []int{colK, colTS}})
 
 	// Without keys: one session sequence. 0 -> [0,5); 8 -> [8,13); 1 -> [1,6) joins [0,5): [0,6); 4 -> [4,9)
 	// bridges [0,6) and [8,13): [0,13); 6 -> [6,11) joins it; 20 -> [20,25).
 	//   [0,13): 5 rows, 1+2+4+8+16 = 31;  [20,25): 1 row, 32.
 	global := cfg
 	global.Keys = nil
-	RunCase(t, Case{Name: "global", Schema: winEvents, Input: input, TimeCol: colTS, Delay: 10 * time.Second,
-		Op: windowOp(t, global, winEvents),
+	optest.RunCase(t, optest.Case{Name: "global", Schema: windowEvents, Input: input, TimeCol: colTS, Delay: 10 * time.Second,
+		Op: windowOp(t, global, windowEvents),
 		Want: []string{
 			day + "00:00:00|" + day + "00:00:13|5|31",
 			day + "00:00:20|" + day + "00:00:25|1|32",
 		}})
 
 	// Late rows with explicit watermarks.
-	RunCase(t, Case{Name: "late", Schema: winEvents, TimeCol: -1, Op: windowOp(t, cfg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "late", Schema: windowEvents, TimeCol: -1, Op: windowOp(t, cfg, windowEvents),
 		Input: []any{
 			lateEv(1, 0, 1),     // [0,5)
-			WM(10 * sec),        // fires [0,5): 1 row, 1
+			optest.WM(10 * sec), // fires [0,5): 1 row, 1
 			lateEv(1, 3*sec, 2), // [3,8): 8 <= 10 and no live session to join: late
 			lateEv(1, 8*sec, 4), // [8,13)
-			WM(12 * sec),
+			optest.WM(12 * sec),
 			lateEv(1, 4*sec, 8), // [4,9) ends before the watermark but touches the live [8,13): [4,13), 4+8 = 12
 		},
 		Late: 1,
@@ -183,10 +184,10 @@ func lateEv(k any, ts int64, v any) []any { return []any{k, int(ts), v, nil, nil
 
 func TestWindowLate(t *testing.T) {
 	tumble := WindowAggConfig{Kind: WindowTumble, TimeCol: colTS, Size: 10 * sec, Keys: []int{colK}, Aggs: countSum}
-	RunCase(t, Case{Name: "tumble", Schema: winEvents, TimeCol: -1, Op: windowOp(t, tumble, winEvents),
+	optest.RunCase(t, optest.Case{Name: "tumble", Schema: windowEvents, TimeCol: -1, Op: windowOp(t, tumble, windowEvents),
 		Input: []any{
 			lateEv(1, 1*sec, 1),
-			WM(10 * sec),                    // fires [0,10): 1 row, 1
+			optest.WM(10 * sec),             // fires [0,10): 1 row, 1
 			lateEv(1, 5*sec, 2),             // [0,10) has fired: late
 			lateEv(1, 12*sec, 4),            // [10,20)
 			[]any{1, nil, 8, nil, nil, nil}, // NULL event time: dropped, counted as an error
@@ -197,10 +198,10 @@ func TestWindowLate(t *testing.T) {
 			"1|1970-01-01 00:00:10|1970-01-01 00:00:20|1|4",
 		}})
 	hop := WindowAggConfig{Kind: WindowHop, TimeCol: colTS, Slide: 5 * sec, Size: 10 * sec, Aggs: countSum}
-	RunCase(t, Case{Name: "hop", Schema: winEvents, TimeCol: -1, Op: windowOp(t, hop, winEvents),
+	optest.RunCase(t, optest.Case{Name: "hop", Schema: windowEvents, TimeCol: -1, Op: windowOp(t, hop, windowEvents),
 		Input: []any{
 			lateEv(1, 1*sec, 1),  // [-5,5), [0,10)
-			WM(10 * sec),         // fires both: 1 row, 1 each
+			optest.WM(10 * sec),  // fires both: 1 row, 1 each
 			lateEv(1, 7*sec, 2),  // [0,10) fired: only [5,15) takes it; not late
 			lateEv(1, 2*sec, 4),  // [-5,5) and [0,10) both fired: late
 			lateEv(1, 12*sec, 8), // [5,15), [10,20)
@@ -255,14 +256,14 @@ func TestWindowAggregates(t *testing.T) {
 		// sum(d) -1.00+0.00+0.01 = -0.99, avg(d) -0.33, max(d) 0.01; f is NULL: filtered aggregates see nothing.
 		"3|" + w + "3|3|3|2|-2|NULL|0|x|y|-0.6666666666666667|-0.99|-0.3300000000000000|-2|0.01",
 	}
-	RunCase(t, Case{Name: "all", Schema: winEvents, Input: input, TimeCol: colTS, Op: windowOp(t, cfg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "all", Schema: windowEvents, Input: input, TimeCol: colTS, Op: windowOp(t, cfg, windowEvents),
 		Want: want})
-	RunCase(t, Case{Name: "random-nulls", Schema: winEvents, Input: input, TimeCol: colTS,
-		Op: windowOp(t, cfg, winEvents), RandomNulls: true, NoNulls: []int{colK, colTS}})
+	optest.RunCase(t, optest.Case{Name: "random-nulls", Schema: windowEvents, Input: input, TimeCol: colTS,
+		Op: windowOp(t, cfg, windowEvents), RandomNulls: true, NoNulls: []int{colK, colTS}})
 
 	// AVG of integers prints like Postgres: avg(1, 2) = 1.5000000000000000.
 	avg := WindowAggConfig{Kind: WindowTumble, TimeCol: colTS, Size: 10 * sec, Aggs: []AggSpec{spec(AggAvg, colV, -1)}}
-	RunCase(t, Case{Name: "avg-int", Schema: winEvents, TimeCol: colTS, Op: windowOp(t, avg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "avg-int", Schema: windowEvents, TimeCol: colTS, Op: windowOp(t, avg, windowEvents),
 		Input: []any{ev(1, "00:00:01", 1), ev(1, "00:00:02", 2)},
 		Want:  []string{w + "1.5000000000000000"}})
 }
@@ -282,7 +283,7 @@ func TestWindowFloats(t *testing.T) {
 	// distinct {0.1, 0.2, NaN, 0} = 4. r: 1.5, 2.5, NULL, 4 -> avg 8/3 = 2.6666666666666665 (float8), sum 8 (REAL),
 	// max 4.
 	// The time column is timestamp[ms]: window bounds come out in microseconds all the same.
-	RunCase(t, Case{Name: "float", Schema: schema, TimeCol: 0, Op: windowOp(t, cfg, schema),
+	optest.RunCase(t, optest.Case{Name: "float", Schema: schema, TimeCol: 0, Op: windowOp(t, cfg, schema),
 		Input: []any{
 			[]any{"00:00:01", 0.1, 1.5},
 			[]any{"00:00:02", 0.2, 2.5},
@@ -304,7 +305,7 @@ func TestWindowStringKeys(t *testing.T) {
 		Aggs: []AggSpec{{Func: AggCountStar, Arg: -1, Filter: -1}, {Func: AggMin, Arg: colD, Filter: -1}}}
 	row := func(k any, s any, d any) []any { return []any{k, "00:00:01", 1, s, d, nil} }
 	w := "|" + day + "00:00:00|" + day + "00:00:10|"
-	RunCase(t, Case{Name: "two-keys", Schema: winEvents, TimeCol: colTS, Op: windowOp(t, cfg, winEvents),
+	optest.RunCase(t, optest.Case{Name: "two-keys", Schema: windowEvents, TimeCol: colTS, Op: windowOp(t, cfg, windowEvents),
 		Input: []any{row(1, "aa", "1.00"), row(1, "b", "2.00"), row(nil, "b", "3.00"), row(1, nil, nil),
 			row(1, "aa", "0.50"), row(2, "aa", nil)},
 		Want: []string{
@@ -325,7 +326,7 @@ func TestWindowSumOverflow(t *testing.T) {
 		Aggs: []AggSpec{{Func: AggSum, Arg: 1, Filter: -1}}}
 	// 9e37 + 9e37 = 1.8e38: more than 38 digits (and than 2^127): numeric field overflow.
 	big := "90000000000000000000000000000000000000"
-	RunCase(t, Case{Name: "decimal", Schema: schema, TimeCol: -1, Op: windowOp(t, cfg, schema),
+	optest.RunCase(t, optest.Case{Name: "decimal", Schema: schema, TimeCol: -1, Op: windowOp(t, cfg, schema),
 		Input: []any{[]any{"00:00:01", big}, []any{"00:00:02", big}}, WantErr: "22003"})
 }
 
@@ -345,8 +346,8 @@ func TestWindowSumIntOverflow(t *testing.T) {
 	if got := out.Field(3).Type; !arrow.TypeEqual(got, arrow.PrimitiveTypes.Int64) {
 		t.Fatalf("SUM(int) is %s, want int64", got)
 	}
-	mem := checkedAlloc(t)
-	batch := BuildBatch(mem, schema, [][]any{{1, 1, 5}})
+	mem := optest.CheckedAlloc(t)
+	batch := optest.BuildBatch(mem, schema, [][]any{{1, 1, 5}})
 	hashes, err := exec.HashKeys(batch.Rec, []int{0}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -375,8 +376,8 @@ func TestWindowSumIntOverflow(t *testing.T) {
 // TestWindowKeyGroupRouting: a row of a key group the subtask does not own is a routing bug, not data.
 func TestWindowKeyGroupRouting(t *testing.T) {
 	f := windowOp(t, WindowAggConfig{Kind: WindowTumble, TimeCol: colTS, Size: sec, Keys: []int{colK},
-		Aggs: countSum}, winEvents)
-	CheckForeignKeyGroup(t, f, 0, winEvents, []int{colK}, ev(1, "00:00:01", 1), ev(2, "00:00:01", 1),
+		Aggs: countSum}, windowEvents)
+	optest.CheckForeignKeyGroup(t, f, 0, windowEvents, []int{colK}, ev(1, "00:00:01", 1), ev(2, "00:00:01", 1),
 		ev(3, "00:00:01", 1))
 }
 
@@ -473,9 +474,9 @@ func (e *batchSizes) Emit(b exec.Batch) error {
 
 // TestWindowEmitBatches: a firing of 5000 groups comes out as 4096 + 904 rows.
 func TestWindowEmitBatches(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := optest.CheckedAlloc(t)
 	f := windowOp(t, WindowAggConfig{Kind: WindowTumble, TimeCol: colTS, Size: sec, Keys: []int{colK},
-		Aggs: countSum}, winEvents)
+		Aggs: countSum}, windowEvents)
 	var rows [][]any
 	for k := 0; k < 5000; k++ {
 		rows = append(rows, ev(k, "00:00:01", k))
@@ -488,7 +489,7 @@ func TestWindowEmitBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer op.Close()
-	if err := op.Process(0, BuildBatch(mem, winEvents, rows), nil); err != nil {
+	if err := op.Process(0, optest.BuildBatch(mem, windowEvents, rows), nil); err != nil {
 		t.Fatal(err)
 	}
 	out := &batchSizes{}

@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"cmp"
@@ -7,10 +7,12 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/clinksql/clinksql/exec/optest"
 )
 
 // quickShapes leaves out the slow combination (a Pebble restore at every barrier) for the many random cases.
-var quickShapes = []Shape{
+var quickShapes = []optest.Shape{
 	{Batch: 1, Restore: "every"}, {Batch: 3, Restore: "every"}, {Batch: 0},
 	{Batch: 1, Pebble: true, Restore: "mid"},
 }
@@ -46,8 +48,8 @@ func TestWindowRandom(t *testing.T) {
 				}
 				name := fmt.Sprintf("%s/size=%d/slide=%d/step=%d/gap=%d/offset=%d/keyed=%v/seed=%d", cfg.Kind,
 					cfg.Size/sec, cfg.Slide/sec, cfg.Step/sec, cfg.Gap/sec, cfg.Offset/sec, keyed, seed)
-				RunCase(t, Case{Name: name, Schema: winEvents, Input: input, TimeCol: colTS,
-					Delay: time.Duration(delay) * time.Microsecond, Op: windowOp(t, cfg, winEvents),
+				optest.RunCase(t, optest.Case{Name: name, Schema: windowEvents, Input: input, TimeCol: colTS,
+					Delay: time.Duration(delay) * time.Microsecond, Op: windowOp(t, cfg, windowEvents),
 					Want: modelWindows(cfg, input), Shapes: quickShapes})
 			}
 		}

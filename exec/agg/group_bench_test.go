@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/optest"
 )
 
 // BenchmarkGroupAggregate is the group aggregate's headline figure: COUNT(*), SUM(price) GROUP BY auction over
@@ -15,7 +16,7 @@ import (
 // each a -U/+U pair). It reports input rows per second of operator time.
 func BenchmarkGroupAggregate(b *testing.B) {
 	f, _, err := NewGroupAggregate(GroupAggConfig{Keys: []int{0},
-		Aggs: []AggSpec{{Func: AggCountStar, Arg: -1, Filter: -1}, {Func: AggSum, Arg: 1, Filter: -1}}}, BidSchema)
+		Aggs: []AggSpec{{Func: AggCountStar, Arg: -1, Filter: -1}, {Func: AggSum, Arg: 1, Filter: -1}}}, optest.BidSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,9 +27,9 @@ func BenchmarkGroupAggregate(b *testing.B) {
 // every ~1M rows, and reports its output rows per input row too.
 func benchOverBids(b *testing.B, op exec.Operator, metric string) {
 	mem := memory.NewGoAllocator()
-	batches := winBidBatches(mem)
-	defer releaseBatches(batches)
-	r := RunKeyedBench(b, KeyedBench{Op: op, Mem: mem, Step: FeedInTurn(batches), Barrier: benchWinBarrier,
+	batches := windowBidBatches(mem)
+	defer optest.ReleaseBatches(batches)
+	r := optest.RunKeyedBench(b, optest.KeyedBench{Op: op, Mem: mem, Step: optest.FeedInTurn(batches), Barrier: windowBenchBarrier,
 		Metric: metric})
 	b.ReportMetric(float64(r.Out)/float64(r.Rows), "out_rows/row")
 }

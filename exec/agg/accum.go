@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"encoding/binary"
@@ -69,11 +69,11 @@ type aggKind struct {
 	outScale int32 // decimal result scale
 }
 
-func errWinNoFunction(fn AggFunc, t arrow.DataType) error {
+func errNoFunction(fn AggFunc, t arrow.DataType) error {
 	return sqlerr.New(sqlerr.UndefinedFunction, sqlerr.NoPos, "function %s(%s) does not exist", fn, t)
 }
 
-func winSignedInt(t arrow.DataType) bool {
+func signedInt(t arrow.DataType) bool {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
 		return true
@@ -97,14 +97,14 @@ func newAggKind(fn AggFunc, arg arrow.DataType) (aggKind, error) {
 			arg.ID() == arrow.LARGE_STRING || arg.ID() == arrow.BINARY || arg.ID() == arrow.LARGE_BINARY:
 			k.impl = implDistinctStr
 		default:
-			return k, errWinNoFunction(fn, arg)
+			return k, errNoFunction(fn, arg)
 		}
 		return k, nil
 	case AggSum:
 		switch {
 		case arg.ID() == arrow.INT64:
 			k.impl, k.out = implSum128, dec38(0)
-		case winSignedInt(arg):
+		case signedInt(arg):
 			k.impl, k.out = implSumInt, arrow.PrimitiveTypes.Int64
 		case arg.ID() == arrow.DECIMAL128:
 			k.inScale = arg.(*arrow.Decimal128Type).Scale
@@ -112,12 +112,12 @@ func newAggKind(fn AggFunc, arg arrow.DataType) (aggKind, error) {
 		case arg.ID() == arrow.FLOAT32, arg.ID() == arrow.FLOAT64:
 			k.impl, k.out = implSumFloat, arg
 		default:
-			return k, errWinNoFunction(fn, arg)
+			return k, errNoFunction(fn, arg)
 		}
 		return k, nil
 	case AggAvg:
 		switch {
-		case winSignedInt(arg):
+		case signedInt(arg):
 			k.impl, k.out, k.outScale = implAvg128, dec38(16), 16
 		case arg.ID() == arrow.DECIMAL128:
 			k.inScale = arg.(*arrow.Decimal128Type).Scale
@@ -126,7 +126,7 @@ func newAggKind(fn AggFunc, arg arrow.DataType) (aggKind, error) {
 		case arg.ID() == arrow.FLOAT32, arg.ID() == arrow.FLOAT64:
 			k.impl, k.out = implAvgFloat, arrow.PrimitiveTypes.Float64
 		default:
-			return k, errWinNoFunction(fn, arg)
+			return k, errNoFunction(fn, arg)
 		}
 		return k, nil
 	case AggMin, AggMax:
@@ -140,13 +140,13 @@ func newAggKind(fn AggFunc, arg arrow.DataType) (aggKind, error) {
 			k.impl = implMinMaxStr
 		default:
 			if !rowcodec.IntLike(arg) && arg.ID() != arrow.BOOL {
-				return k, errWinNoFunction(fn, arg)
+				return k, errNoFunction(fn, arg)
 			}
 			k.impl = implMinMaxInt
 		}
 		return k, nil
 	}
-	return k, winInternalf("unknown aggregate function %d", fn)
+	return k, windowInternalf("unknown aggregate function %d", fn)
 }
 
 // aggOverflow is what an aggregate does with a result it cannot represent (a float sum past the largest double):
@@ -197,11 +197,11 @@ func (k aggKind) newState(ov *aggOverflow) aggState {
 	panic(fmt.Sprintf("window aggregate: aggregate implementation %d", k.impl))
 }
 
-func errWinBigintRange() error {
+func errBigintRange() error {
 	return sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "bigint out of range")
 }
 
-func errWinNumericOverflow() error {
+func errNumericOverflow() error {
 	return sqlerr.New(sqlerr.NumericOutOfRange, sqlerr.NoPos, "numeric field overflow")
 }
 
@@ -265,7 +265,7 @@ func (a *sumIntAgg) update(col arrow.Array, rows, grps []int32) error {
 		g, v := grps[j], vals[r]
 		s := a.s[g] + v
 		if (v > 0 && s < a.s[g]) || (v < 0 && s > a.s[g]) {
-			return errWinBigintRange()
+			return errBigintRange()
 		}
 		a.s[g] = s
 		a.n[g]++
@@ -277,7 +277,7 @@ func (a *sumIntAgg) merge(dst, src int32) error {
 	s, v := a.s[dst], a.s[src]
 	t := s + v
 	if (v > 0 && t < s) || (v < 0 && t > s) {
-		return errWinBigintRange()
+		return errBigintRange()
 	}
 	a.s[dst] = t
 	a.n[dst] += a.n[src]
@@ -405,7 +405,7 @@ func (a *sum128) addDecimals(col *array.Decimal128, rows, grps []int32, neg []bo
 		}
 		// -(-2^127) does not fit, but a decimal128 of at most 38 digits is never that.
 		if a.add128(g, h, l) {
-			return errWinNumericOverflow()
+			return errNumericOverflow()
 		}
 		a.n[g] += inc
 	}
@@ -418,20 +418,22 @@ func neg128(hi int64, lo uint64) (int64, uint64) {
 	return ^hi + int64(c), l
 }
 
-// winSum128 is the window aggregate's sum128: append-only updates, and the merge of sessions.
-type winSum128 struct{ sum128 }
+// windowSum128 is the window aggregate's sum128: append-only updates, and the merge of sessions.
+type windowSum128 struct{ sum128 }
 
-func (a *winSum128) update(col arrow.Array, rows, grps []int32) error { return a.add(col, rows, grps) }
+func (a *windowSum128) update(col arrow.Array, rows, grps []int32) error {
+	return a.add(col, rows, grps)
+}
 
-func (a *winSum128) merge(dst, src int32) error {
+func (a *windowSum128) merge(dst, src int32) error {
 	if a.add128(dst, a.hi[src], a.lo[src]) {
-		return errWinNumericOverflow()
+		return errNumericOverflow()
 	}
 	a.n[dst] += a.n[src]
 	return nil
 }
 
-type sum128Agg struct{ winSum128 }
+type sum128Agg struct{ windowSum128 }
 
 func (a *sum128Agg) appendTo(b array.Builder, g int32) error {
 	if a.n[g] == 0 {
@@ -440,7 +442,7 @@ func (a *sum128Agg) appendTo(b array.Builder, g int32) error {
 	}
 	v := decimal128.New(a.hi[g], a.lo[g])
 	if !v.FitsInPrecision(38) {
-		return errWinNumericOverflow()
+		return errNumericOverflow()
 	}
 	b.(*array.Decimal128Builder).Append(v)
 	return nil
@@ -448,7 +450,7 @@ func (a *sum128Agg) appendTo(b array.Builder, g int32) error {
 
 // avg128Agg is AVG over integers or decimals: sum * 10^shift / n, rounded half away from zero.
 type avg128Agg struct {
-	winSum128
+	windowSum128
 	avg128
 	shift int32
 }
@@ -492,7 +494,7 @@ func (a *avg128) avg(hi int64, lo uint64, n int64, shift int32) (decimal128.Num,
 	}
 	v := decimal128.FromBigInt(&a.num)
 	if a.num.BitLen() > 127 || !v.FitsInPrecision(38) {
-		return decimal128.Num{}, errWinNumericOverflow()
+		return decimal128.Num{}, errNumericOverflow()
 	}
 	return v, nil
 }
@@ -687,8 +689,8 @@ type minMaxFloatAgg struct {
 func (a *minMaxFloatAgg) grow()         { a.has, a.v = append(a.has, false), append(a.v, 0) }
 func (a *minMaxFloatAgg) reset(g int32) { a.has[g], a.v[g] = false, 0 }
 
-// winFloatLess orders NaN last.
-func winFloatLess(x, y float64) bool {
+// floatLess orders NaN last.
+func floatLess(x, y float64) bool {
 	if x != x {
 		return false
 	}
@@ -697,9 +699,9 @@ func winFloatLess(x, y float64) bool {
 
 func (a *minMaxFloatAgg) better(x, cur float64) bool {
 	if a.max {
-		return winFloatLess(cur, x)
+		return floatLess(cur, x)
 	}
-	return winFloatLess(x, cur)
+	return floatLess(x, cur)
 }
 
 func (a *minMaxFloatAgg) update(col arrow.Array, rows, grps []int32) error {
@@ -846,9 +848,9 @@ func (a *minMaxStrAgg) better(x, cur string) bool {
 	return x < cur
 }
 
-// winStringValues returns the accessor of a string or binary column's values (viewing the batch's buffers), nil for
+// stringValues returns the accessor of a string or binary column's values (viewing the batch's buffers), nil for
 // another type.
-func winStringValues(col arrow.Array) func(i int) string {
+func stringValues(col arrow.Array) func(i int) string {
 	switch c := col.(type) {
 	case *array.String:
 		return c.Value
@@ -863,7 +865,7 @@ func winStringValues(col arrow.Array) func(i int) string {
 }
 
 func (a *minMaxStrAgg) update(col arrow.Array, rows, grps []int32) error {
-	value := winStringValues(col)
+	value := stringValues(col)
 	if value == nil {
 		return fmt.Errorf("window aggregate: string min/max over %s", col.DataType())
 	}
@@ -936,7 +938,7 @@ func (a *distinctIntAgg) add(g int32, v int64) {
 }
 
 func (a *distinctIntAgg) update(col arrow.Array, rows, grps []int32) error {
-	vals := winDistinctInts(col, &a.scr)
+	vals := distinctInts(col, &a.scr)
 	nulls := col.NullN() > 0
 	for j, r := range rows {
 		if !nulls || col.IsValid(int(r)) {
@@ -946,19 +948,19 @@ func (a *distinctIntAgg) update(col arrow.Array, rows, grps []int32) error {
 	return nil
 }
 
-// winDistinctInts returns the values of a COUNT(DISTINCT) argument that fits 8 bytes as int64s: integers and
+// distinctInts returns the values of a COUNT(DISTINCT) argument that fits 8 bytes as int64s: integers and
 // booleans as rowcodec.Int64Values, floats as their canonical bits. Values under NULLs are unspecified.
-func winDistinctInts(col arrow.Array, scratch *[]int64) []int64 {
+func distinctInts(col arrow.Array, scratch *[]int64) []int64 {
 	switch c := col.(type) {
 	case *array.Float64:
-		return winFloatBits(c.Len(), func(i int) float64 { return c.Value(i) }, scratch)
+		return floatBits(c.Len(), func(i int) float64 { return c.Value(i) }, scratch)
 	case *array.Float32:
-		return winFloatBits(c.Len(), func(i int) float64 { return float64(c.Value(i)) }, scratch)
+		return floatBits(c.Len(), func(i int) float64 { return float64(c.Value(i)) }, scratch)
 	}
 	return rowcodec.Int64Values(col, scratch)
 }
 
-func winFloatBits(n int, at func(int) float64, scratch *[]int64) []int64 {
+func floatBits(n int, at func(int) float64, scratch *[]int64) []int64 {
 	if cap(*scratch) < n {
 		*scratch = make([]int64, n)
 	}

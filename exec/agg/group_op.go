@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"encoding/binary"
@@ -17,10 +17,10 @@ import (
 
 // State layout of the group aggregate in the subtask's backend:
 //
-//	KeyedKey(kg, gaStateID, key)   one group: uvarint row count, then each aggregate's encode, in SELECT order,
-//	                               then the row bytes of its key when they differ (winGroupKeys.gShow)
+//	KeyedKey(kg, groupStateID, key)   one group: uvarint row count, then each aggregate's encode, in SELECT order,
+//	                               then the row bytes of its key when they differ (groupKeys.gShow)
 //
-// key is the group's canonical key bytes (window_keys.go; empty for a global aggregate). After a barrier the backend
+// key is the group's canonical key bytes (package rowcodec; empty for a global aggregate). After a barrier the backend
 // holds exactly the groups that exist: a keyed group whose row count fell to 0 is deleted (the global one stays,
 // with its count of 0).
 //
@@ -29,27 +29,27 @@ import (
 // it (after a restore, or after an eviction), else created empty without touching the backend. Put and Delete go
 // only to the write-back cache: a dirty group is written at OnBarrier, a group that ceases to exist is deleted
 // when it does. Above maxGroups a barrier evicts the groups not touched since the previous barrier.
-const gaStateID = 1
+const groupStateID = 1
 
-// Group flags.
+// Group flags of the window and the group aggregate.
 const (
-	gaLive    uint8 = 1 << iota
-	gaDirty         // changed since the last barrier (listed in groupAgg.dirty)
-	gaStored        // in the backend
-	gaNullKey       // rowcodec.KeyInt: the key is NULL
-	gaExists        // global aggregate: it has seen a row, so it exists even with a row count of 0
+	flagLive    uint8 = 1 << iota
+	flagDirty         // changed since the last barrier (listed in the operator's dirty)
+	flagStored        // in the backend (the window aggregate: under its storedStart, storedEnd)
+	flagNullKey       // rowcodec.KeyInt: the key is NULL
+	flagExists        // global aggregate: it has seen a row, so it exists even with a row count of 0
 )
 
 // groupAgg is one subtask of a GroupAggregate.
 type groupAgg struct {
-	p        *gaPlan
+	p        *groupPlan
 	ctx      *exec.TaskContext
 	aggs     []gaAgg
 	keyed    bool
 	updating bool
 
 	// The group table, indexed by group id: the keys, and
-	winGroupKeys
+	groupKeys
 	gCount []int64 // rows in the group
 	gFlag  []uint8
 	gSeq   []uint32 // the batch that last touched the group
@@ -81,17 +81,17 @@ type groupAgg struct {
 	nextBuf  []byte
 	keyBuf   []byte
 	valBuf   []byte
-	outRows  []gaOutRow
+	outRows  []outRow
 	gone     []int32 // groups to free after the output is built
 	out      *array.RecordBuilder
-	decoders []gaDecoder // per aggregate column of out
+	decoders []resultDecoder // per aggregate column of out
 	ov       aggOverflow
 }
 
 var _ exec.Operator = (*groupAgg)(nil)
 
-func newGroupAgg(p *gaPlan) *groupAgg {
-	a := &groupAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.Mode}, keyed: len(p.cfg.Keys) > 0,
+func newGroupAgg(p *groupPlan) *groupAgg {
+	a := &groupAgg{p: p, groupKeys: groupKeys{mode: p.keyEnc.Mode}, keyed: len(p.cfg.Keys) > 0,
 		updating: p.cfg.InputUpdating, null: -1, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
 		a.aggs = append(a.aggs, newGaAgg(k, p.cfg.InputUpdating, &a.ov))
@@ -102,7 +102,7 @@ func newGroupAgg(p *gaPlan) *groupAgg {
 	return a
 }
 
-var errGaStop = errors.New("stop")
+var errStopScan = errors.New("stop")
 
 func (a *groupAgg) Open(ctx *exec.TaskContext) error {
 	if err := exec.CheckKeyGroups(ctx, "group aggregate"); err != nil {
@@ -113,7 +113,7 @@ func (a *groupAgg) Open(ctx *exec.TaskContext) error {
 	a.ints = map[int64]int32{}
 	a.strs = map[string]int32{}
 	a.seq, a.epoch = 1, 1
-	empty, err := gaStateEmpty(ctx, gaStateID)
+	empty, err := stateEmpty(ctx, groupStateID)
 	if err != nil {
 		return fmt.Errorf("group aggregate: %w", err)
 	}
@@ -121,12 +121,12 @@ func (a *groupAgg) Open(ctx *exec.TaskContext) error {
 	return nil
 }
 
-// gaStateEmpty reports whether the backend holds no keyed state of id in the subtask's key groups: then nothing
+// stateEmpty reports whether the backend holds no keyed state of id in the subtask's key groups: then nothing
 // needs to be looked up in it until the operator evicts something.
-func gaStateEmpty(ctx *exec.TaskContext, id byte) (bool, error) {
+func stateEmpty(ctx *exec.TaskContext, id byte) (bool, error) {
 	for kg := ctx.KeyGroups.Start; kg < ctx.KeyGroups.End; kg++ {
-		err := ctx.State.Scan(state.KeyedKey(kg, id, nil), func(_, _ []byte) error { return errGaStop })
-		if errors.Is(err, errGaStop) {
+		err := ctx.State.Scan(state.KeyedKey(kg, id, nil), func(_, _ []byte) error { return errStopScan })
+		if errors.Is(err, errStopScan) {
 			return false, nil
 		}
 		if err != nil {
@@ -155,7 +155,7 @@ func (a *groupAgg) allocGroup() int32 {
 func (a *groupAgg) freeGroup(g int32) {
 	switch a.p.keyEnc.Mode {
 	case rowcodec.KeyInt:
-		if a.gFlag[g]&gaNullKey != 0 {
+		if a.gFlag[g]&flagNullKey != 0 {
 			a.null = -1
 		} else {
 			delete(a.ints, a.gInt[g])
@@ -174,8 +174,8 @@ func (a *groupAgg) freeGroup(g int32) {
 }
 
 func (a *groupAgg) stateKey(g int32) []byte {
-	a.keyBuf = a.keyBytes(a.keyBuf[:0], g, a.gFlag[g]&gaNullKey != 0)
-	return state.KeyedKey(int(a.gKG[g]), gaStateID, a.keyBuf)
+	a.keyBuf = a.keyBytes(a.keyBuf[:0], g, a.gFlag[g]&flagNullKey != 0)
+	return state.KeyedKey(int(a.gKG[g]), groupStateID, a.keyBuf)
 }
 
 // newGroup creates the group of row i of the current batch: from the backend when it may hold it, else empty.
@@ -185,7 +185,7 @@ func (a *groupAgg) newGroup(i int) (int32, error) {
 		return 0, err
 	}
 	g := a.allocGroup()
-	a.gFlag[g] = gaLive
+	a.gFlag[g] = flagLive
 	a.live++
 	null := a.setKey(g, kg, &a.keys, i)
 	switch {
@@ -195,7 +195,7 @@ func (a *groupAgg) newGroup(i int) (int32, error) {
 		a.strs[a.gStr[g]] = g
 	default: // rowcodec.KeyNone, or a NULL rowcodec.KeyInt key
 		if null {
-			a.gFlag[g] |= gaNullKey
+			a.gFlag[g] |= flagNullKey
 		}
 		a.null = g
 	}
@@ -218,9 +218,9 @@ func (a *groupAgg) restoreGroup(g int32, v []byte) error {
 		return err
 	}
 	a.gCount[g] = int64(n)
-	a.gFlag[g] |= gaStored
+	a.gFlag[g] |= flagStored
 	if !a.keyed {
-		a.gFlag[g] |= gaExists
+		a.gFlag[g] |= flagExists
 	}
 	for _, ag := range a.aggs {
 		if rest, err = ag.decode(rest, g); err != nil {
@@ -241,7 +241,7 @@ func (a *groupAgg) Start(out exec.Emitter) error {
 		return nil
 	}
 	g := a.allocGroup()
-	a.gFlag[g] = gaLive
+	a.gFlag[g] = flagLive
 	a.gKG[g] = uint16(kg)
 	a.live++
 	a.null = g
@@ -257,7 +257,7 @@ func (a *groupAgg) Start(out exec.Emitter) error {
 			return nil
 		}
 	}
-	a.gFlag[g] |= gaExists
+	a.gFlag[g] |= flagExists
 	a.touched, a.prevHad = append(a.touched[:0], g), append(a.prevHad[:0], false)
 	a.prevBuf, a.prevOff = a.prevBuf[:0], append(a.prevOff[:0], 0, 0)
 	return a.emit(out)
@@ -268,7 +268,7 @@ func (a *groupAgg) present(g int32) bool {
 	if a.keyed {
 		return a.gCount[g] > 0
 	}
-	return a.gFlag[g]&gaExists != 0
+	return a.gFlag[g]&flagExists != 0
 }
 
 func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
@@ -363,7 +363,7 @@ func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
 			a.gCount[g]--
 		} else {
 			a.gCount[g]++
-			a.gFlag[g] |= gaExists
+			a.gFlag[g] |= flagExists
 		}
 		a.rows = append(a.rows, int32(i))
 		a.grps = append(a.grps, g)
@@ -405,7 +405,7 @@ func (a *groupAgg) update(rec arrow.RecordBatch) error {
 
 // filter keeps the assignments of rows where cond is true (NULL is false).
 func (a *groupAgg) filter(i int, cond *array.Boolean, neg []bool) ([]int32, []int32, []bool) {
-	fr, fg, fn := winFilter(cond, a.rows, a.grps, neg, a.frows[i][:0], a.fgrps[i][:0], a.fneg[i][:0])
+	fr, fg, fn := filterAssignments(cond, a.rows, a.grps, neg, a.frows[i][:0], a.fgrps[i][:0], a.fneg[i][:0])
 	a.frows[i], a.fgrps[i], a.fneg[i] = fr, fg, fn
 	if neg == nil {
 		fn = nil
@@ -425,14 +425,14 @@ func (a *groupAgg) result(dst []byte, g int32) ([]byte, error) {
 }
 
 func (a *groupAgg) markDirty(g int32) {
-	if a.gFlag[g]&gaDirty == 0 {
-		a.gFlag[g] |= gaDirty
+	if a.gFlag[g]&flagDirty == 0 {
+		a.gFlag[g] |= flagDirty
 		a.dirty = append(a.dirty, g)
 	}
 }
 
-// gaOutRow is one output row being assembled: a group and its result bytes (in prevBuf or nextBuf).
-type gaOutRow struct {
+// outRow is one output row being assembled: a group and its result bytes (in prevBuf or nextBuf).
+type outRow struct {
 	kind   exec.RowKind
 	g      int32
 	next   bool
@@ -452,8 +452,8 @@ func (a *groupAgg) emit(out exec.Emitter) error {
 			a.gone = append(a.gone, g)
 			continue
 		case had && !has:
-			a.outRows = append(a.outRows, gaOutRow{kind: exec.Delete, g: g, lo: plo, hi: phi})
-			if a.gFlag[g]&gaStored != 0 {
+			a.outRows = append(a.outRows, outRow{kind: exec.Delete, g: g, lo: plo, hi: phi})
+			if a.gFlag[g]&flagStored != 0 {
 				a.ctx.State.Delete(a.stateKey(g))
 			}
 			a.gone = append(a.gone, g)
@@ -467,10 +467,10 @@ func (a *groupAgg) emit(out exec.Emitter) error {
 			nhi := int32(len(a.nextBuf))
 			switch {
 			case !had:
-				a.outRows = append(a.outRows, gaOutRow{kind: exec.Insert, g: g, next: true, lo: nlo, hi: nhi})
+				a.outRows = append(a.outRows, outRow{kind: exec.Insert, g: g, next: true, lo: nlo, hi: nhi})
 			case string(a.prevBuf[plo:phi]) != string(a.nextBuf[nlo:nhi]):
-				a.outRows = append(a.outRows, gaOutRow{kind: exec.UpdateBefore, g: g, lo: plo, hi: phi},
-					gaOutRow{kind: exec.UpdateAfter, g: g, next: true, lo: nlo, hi: nhi})
+				a.outRows = append(a.outRows, outRow{kind: exec.UpdateBefore, g: g, lo: plo, hi: phi},
+					outRow{kind: exec.UpdateAfter, g: g, next: true, lo: nlo, hi: nhi})
 			default:
 				a.nextBuf = a.nextBuf[:nlo] // unchanged: nothing to emit
 			}
@@ -490,12 +490,12 @@ func (a *groupAgg) emit(out exec.Emitter) error {
 	return nil
 }
 
-// gaDecoder appends the value whose canonical bytes start src to its column's builder and returns the rest.
-type gaDecoder func(src []byte) ([]byte, error)
+// resultDecoder appends the value whose canonical bytes start src to its column's builder and returns the rest.
+type resultDecoder func(src []byte) ([]byte, error)
 
-// gaDecoderFor picks the decoder of one output column once: the common result types append without a type
+// resultDecoderFor picks the decoder of one output column once: the common result types append without a type
 // switch per value (the builder is reserved for the batch first), the others through rowcodec.DecodeValue.
-func gaDecoderFor(b array.Builder, t arrow.DataType) gaDecoder {
+func resultDecoderFor(b array.Builder, t arrow.DataType) resultDecoder {
 	switch bb := b.(type) {
 	case *array.Int64Builder:
 		return func(src []byte) ([]byte, error) {
@@ -536,7 +536,7 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 		a.out = array.NewRecordBuilder(a.ctx.Alloc, a.p.out)
 		nk := len(a.p.cfg.Keys)
 		for i, t := range a.p.resEnc.Types {
-			a.decoders = append(a.decoders, gaDecoderFor(a.out.Field(nk+i), t))
+			a.decoders = append(a.decoders, resultDecoderFor(a.out.Field(nk+i), t))
 		}
 	}
 	a.out.Reserve(len(rows))
@@ -547,7 +547,7 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 		ib, _ := kb.(*array.Int64Builder)
 		for _, r := range rows {
 			switch {
-			case a.gFlag[r.g]&gaNullKey != 0:
+			case a.gFlag[r.g]&flagNullKey != 0:
 				kb.AppendNull()
 			case ib != nil:
 				ib.UnsafeAppend(a.gInt[r.g])
@@ -607,7 +607,7 @@ func (a *groupAgg) OnWatermark(int64, exec.Emitter) error { return nil }
 // set if it grew past maxGroups.
 func (a *groupAgg) OnBarrier(checkpoint.Barrier) error {
 	for _, g := range a.dirty {
-		if a.gFlag[g]&(gaDirty|gaLive) != gaDirty|gaLive {
+		if a.gFlag[g]&(flagDirty|flagLive) != flagDirty|flagLive {
 			continue
 		}
 		a.valBuf = binary.AppendUvarint(a.valBuf[:0], uint64(a.gCount[g]))
@@ -616,7 +616,7 @@ func (a *groupAgg) OnBarrier(checkpoint.Barrier) error {
 		}
 		a.valBuf = a.appendShow(a.valBuf, g)
 		a.ctx.State.Put(a.stateKey(g), slices.Clone(a.valBuf))
-		a.gFlag[g] = a.gFlag[g]&^gaDirty | gaStored
+		a.gFlag[g] = a.gFlag[g]&^flagDirty | flagStored
 	}
 	a.dirty = a.dirty[:0]
 	if a.live > a.p.maxGroups {
@@ -631,7 +631,7 @@ func (a *groupAgg) OnBarrier(checkpoint.Barrier) error {
 func (a *groupAgg) evict() {
 	for pass := 0; pass < 2 && a.live > a.p.maxGroups; pass++ {
 		for g, f := range a.gFlag {
-			if f&gaLive != 0 && (pass == 1 || a.gEpoch[g] != a.epoch) {
+			if f&flagLive != 0 && (pass == 1 || a.gEpoch[g] != a.epoch) {
 				a.freeGroup(int32(g))
 			}
 		}

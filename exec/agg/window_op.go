@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"cmp"
@@ -20,34 +20,26 @@ import (
 //
 //	KeyedKey(kg, windowStateID, end(8) start(8) key)   accumulators of one (window, key): each aggregate's
 //	                                                   encode, in SELECT order, then the row bytes of
-//	                                                   its key when they differ (winGroupKeys.gShow)
+//	                                                   its key when they differ (groupKeys.gShow)
 //	OperatorKey("window/wm")                           the watermark (8 bytes big endian)
 //
-// end and start are sign-flipped big endian (rowcodec.AppendOrderedInt), key is the canonical key bytes (window_keys.go).
+// end and start are sign-flipped big endian (rowcodec.AppendOrderedInt), key is the canonical key bytes (package rowcodec).
 const windowStateID = 1
 
 var windowWMKey = state.OperatorKey("window/wm")
 
-// Group flags.
-const (
-	winLive    uint8 = 1 << iota
-	winDirty         // changed since the last barrier (listed in windowAgg.dirty)
-	winStored        // in the backend under (storedStart, storedEnd)
-	winNullKey       // rowcodec.KeyInt: the key is NULL
-)
-
-// winPane is one window of Tumble/Hop/Cumulate with its groups by key.
-type winPane struct {
+// pane is one window of Tumble/Hop/Cumulate with its groups by key.
+type pane struct {
 	start, end int64
 	ints       map[int64]int32  // rowcodec.KeyInt
 	strs       map[string]int32 // rowcodec.KeyBytes
 	null       int32            // the NULL key's group (rowcodec.KeyInt), the only group (rowcodec.KeyNone); -1 when none
 }
 
-// winGroupKeys is the key part of a column-wise group table, shared by the window and the group aggregate: per
+// groupKeys is the key part of a column-wise group table, shared by the window and the group aggregate: per
 // group id its key group and key (rowcodec.KeyInt: the value, rowcodec.KeyBytes: the canonical bytes), and the ids freed for
 // reuse. Whether a rowcodec.KeyInt key is NULL is a flag of the owner's table.
-type winGroupKeys struct {
+type groupKeys struct {
 	mode rowcodec.KeyMode
 	gKG  []uint16
 	gInt []int64  // rowcodec.KeyInt
@@ -59,7 +51,7 @@ type winGroupKeys struct {
 }
 
 // allocKey returns a freed id, or a new one with grown set: the owner then appends to its own columns.
-func (k *winGroupKeys) allocKey() (g int32, grown bool) {
+func (k *groupKeys) allocKey() (g int32, grown bool) {
 	if n := len(k.free); n > 0 {
 		g = k.free[n-1]
 		k.free = k.free[:n-1]
@@ -78,7 +70,7 @@ func (k *winGroupKeys) allocKey() (g int32, grown bool) {
 }
 
 // setKey gives g key group kg and the key of row i of keys; it reports whether that key is NULL (rowcodec.KeyInt).
-func (k *winGroupKeys) setKey(g int32, kg int, keys *rowcodec.KeyRows, i int) (null bool) {
+func (k *groupKeys) setKey(g int32, kg int, keys *rowcodec.KeyRows, i int) (null bool) {
 	k.gKG[g] = uint16(kg)
 	switch k.mode {
 	case rowcodec.KeyInt:
@@ -94,7 +86,7 @@ func (k *winGroupKeys) setKey(g int32, kg int, keys *rowcodec.KeyRows, i int) (n
 }
 
 // showKey returns the bytes g's key is output from (rowcodec.KeyBytes): its row bytes, which decode like key bytes.
-func (k *winGroupKeys) showKey(g int32) string {
+func (k *groupKeys) showKey(g int32) string {
 	if s := k.gShow[g]; s != "" {
 		return s
 	}
@@ -103,7 +95,7 @@ func (k *winGroupKeys) showKey(g int32) string {
 
 // appendShow appends what a group's backend value carries after its accumulators: gShow when set (an older value
 // has nothing there, and a group whose key prints as its key bytes neither).
-func (k *winGroupKeys) appendShow(dst []byte, g int32) []byte {
+func (k *groupKeys) appendShow(dst []byte, g int32) []byte {
 	if k.mode == rowcodec.KeyBytes {
 		dst = append(dst, k.gShow[g]...)
 	}
@@ -112,7 +104,7 @@ func (k *winGroupKeys) appendShow(dst []byte, g int32) []byte {
 
 // restoreShow reads what appendShow wrote: rest is the value after the accumulators. The stored spelling wins
 // over the row that made the group load (its first row may have spelled the key otherwise, and was emitted so).
-func (k *winGroupKeys) restoreShow(g int32, rest []byte) error {
+func (k *groupKeys) restoreShow(g int32, rest []byte) error {
 	if k.mode != rowcodec.KeyBytes {
 		if len(rest) != 0 {
 			return fmt.Errorf("%d stray bytes after the accumulators", len(rest))
@@ -124,7 +116,7 @@ func (k *winGroupKeys) restoreShow(g int32, rest []byte) error {
 }
 
 // keyBytes appends g's canonical key bytes; null says that its rowcodec.KeyInt key is NULL.
-func (k *winGroupKeys) keyBytes(dst []byte, g int32, null bool) []byte {
+func (k *groupKeys) keyBytes(dst []byte, g int32, null bool) []byte {
 	switch k.mode {
 	case rowcodec.KeyInt:
 		return rowcodec.AppendIntKey(dst, k.gInt[g], null)
@@ -135,16 +127,16 @@ func (k *winGroupKeys) keyBytes(dst []byte, g int32, null bool) []byte {
 }
 
 // freeKey puts g on the free list.
-func (k *winGroupKeys) freeKey(g int32) {
+func (k *groupKeys) freeKey(g int32) {
 	if k.mode == rowcodec.KeyBytes {
 		k.gStr[g], k.gShow[g] = "", ""
 	}
 	k.free = append(k.free, g)
 }
 
-// winFilter appends to fr, fg (and fn, when neg is not nil) the assignments rows[j], grps[j] (neg[j]) of the rows
+// filterAssignments appends to fr, fg (and fn, when neg is not nil) the assignments rows[j], grps[j] (neg[j]) of the rows
 // where cond is TRUE (NULL is false): the assignments of an aggregate with a FILTER.
-func winFilter(cond *array.Boolean, rows, grps []int32, neg []bool, fr, fg []int32, fn []bool) (
+func filterAssignments(cond *array.Boolean, rows, grps []int32, neg []bool, fr, fg []int32, fn []bool) (
 	[]int32, []int32, []bool) {
 	nulls := cond.NullN() > 0
 	for j, r := range rows {
@@ -168,12 +160,12 @@ type windowAgg struct {
 	aggs []aggState
 
 	// The group table, indexed by group id: the keys, and
-	winGroupKeys
+	groupKeys
 	gStart, gEnd             []int64
 	gStoredStart, gStoredEnd []int64
 	gFlag                    []uint8
 
-	panes map[exec.WindowID]*winPane // Tumble, Hop, Cumulate
+	panes map[exec.WindowID]*pane // Tumble, Hop, Cumulate
 	// Session: the live sessions of each key, pairwise disjoint and not touching.
 	sessInt  map[int64][]int32
 	sessStr  map[string][]int32
@@ -193,7 +185,7 @@ type windowAgg struct {
 	frows      [][]int32 // per aggregate with a FILTER
 	fgrps      [][]int32
 	tsScratch  []int64
-	paneBuf    []*winPane
+	paneBuf    []*pane
 	forward    map[int32]int32 // session: group merged away -> group it merged into, this batch
 	retired    []int32         // session: groups merged away, freed after the batch's updates
 	fired      []int32
@@ -205,7 +197,7 @@ type windowAgg struct {
 var _ exec.Operator = (*windowAgg)(nil)
 
 func newWindowAgg(p *windowPlan) *windowAgg {
-	w := &windowAgg{p: p, winGroupKeys: winGroupKeys{mode: p.keyEnc.Mode}, ov: aggOverflow{mode: p.cfg.Mode}}
+	w := &windowAgg{p: p, groupKeys: groupKeys{mode: p.keyEnc.Mode}, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
 		w.aggs = append(w.aggs, k.newState(&w.ov))
 	}
@@ -222,7 +214,7 @@ func (w *windowAgg) Open(ctx *exec.TaskContext) error {
 	w.ov.errors = ctx.Errors
 	w.wm = exec.MinWatermark
 	w.nextFire = math.MaxInt64
-	w.panes = map[exec.WindowID]*winPane{}
+	w.panes = map[exec.WindowID]*pane{}
 	w.sessInt = map[int64][]int32{}
 	w.sessStr = map[string][]int32{}
 	w.forward = map[int32]int32{}
@@ -252,7 +244,7 @@ func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 	g := w.allocGroup()
 	w.gStart[g], w.gEnd[g], w.gKG[g] = start, end, uint16(kg)
 	w.gStoredStart[g], w.gStoredEnd[g] = start, end
-	w.gFlag[g] = winLive | winStored
+	w.gFlag[g] = flagLive | flagStored
 	null := false
 	switch w.p.keyEnc.Mode {
 	case rowcodec.KeyInt:
@@ -260,7 +252,7 @@ func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 			return rowcodec.ErrState
 		}
 		if null = key[0] == 0; null {
-			w.gFlag[g] |= winNullKey
+			w.gFlag[g] |= flagNullKey
 		} else {
 			w.gInt[g] = rowcodec.OrderedInt(key[1:])
 		}
@@ -282,7 +274,7 @@ func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 		w.setSessions(g, append(w.sessionsOfGroup(g), g))
 		return nil
 	}
-	p := w.winPane(start, end)
+	p := w.paneOf(start, end)
 	switch w.p.keyEnc.Mode {
 	case rowcodec.KeyNone:
 		p.null = g
@@ -322,10 +314,10 @@ func (w *windowAgg) newGroup(start, end int64, i int) (int32, error) {
 	}
 	g := w.allocGroup()
 	w.gStart[g], w.gEnd[g] = start, end
-	w.gFlag[g] = winLive | winDirty
+	w.gFlag[g] = flagLive | flagDirty
 	w.dirty = append(w.dirty, g)
 	if w.setKey(g, kg, &w.keys, i) {
-		w.gFlag[g] |= winNullKey
+		w.gFlag[g] |= flagNullKey
 	}
 	w.nextFire = min(w.nextFire, end)
 	return g, nil
@@ -333,7 +325,7 @@ func (w *windowAgg) newGroup(start, end int64, i int) (int32, error) {
 
 // freeGroup forgets g; its backend entry, if any, is deleted at the next barrier.
 func (w *windowAgg) freeGroup(g int32) {
-	if w.gFlag[g]&winStored != 0 {
+	if w.gFlag[g]&flagStored != 0 {
 		w.deletes = append(w.deletes, w.stateKey(g, w.gStoredStart[g], w.gStoredEnd[g]))
 	}
 	w.gFlag[g] = 0
@@ -344,8 +336,8 @@ func (w *windowAgg) freeGroup(g int32) {
 }
 
 func (w *windowAgg) markDirty(g int32) {
-	if w.gFlag[g]&winDirty == 0 {
-		w.gFlag[g] |= winDirty
+	if w.gFlag[g]&flagDirty == 0 {
+		w.gFlag[g] |= flagDirty
 		w.dirty = append(w.dirty, g)
 	}
 }
@@ -354,14 +346,14 @@ func (w *windowAgg) stateKey(g int32, start, end int64) []byte {
 	uk := make([]byte, 0, 16+1+8)
 	uk = rowcodec.AppendOrderedInt(uk, end)
 	uk = rowcodec.AppendOrderedInt(uk, start)
-	return state.KeyedKey(int(w.gKG[g]), windowStateID, w.keyBytes(uk, g, w.gFlag[g]&winNullKey != 0))
+	return state.KeyedKey(int(w.gKG[g]), windowStateID, w.keyBytes(uk, g, w.gFlag[g]&flagNullKey != 0))
 }
 
-func (w *windowAgg) winPane(start, end int64) *winPane {
+func (w *windowAgg) paneOf(start, end int64) *pane {
 	id := exec.WindowID{Start: start, End: end}
 	p := w.panes[id]
 	if p == nil {
-		p = &winPane{start: start, end: end, null: -1}
+		p = &pane{start: start, end: end, null: -1}
 		switch w.p.keyEnc.Mode {
 		case rowcodec.KeyInt:
 			p.ints = make(map[int64]int32, w.paneHint)
@@ -445,11 +437,11 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 
 // filter keeps the assignments of rows where cond is true (NULL is false).
 func (w *windowAgg) filter(i int, cond *array.Boolean) ([]int32, []int32) {
-	w.frows[i], w.fgrps[i], _ = winFilter(cond, w.rows, w.grps, nil, w.frows[i][:0], w.fgrps[i][:0], nil)
+	w.frows[i], w.fgrps[i], _ = filterAssignments(cond, w.rows, w.grps, nil, w.frows[i][:0], w.fgrps[i][:0], nil)
 	return w.frows[i], w.fgrps[i]
 }
 
-func winFloorStart(t, size, offset int64) int64 {
+func floorStart(t, size, offset int64) int64 {
 	r := (t - offset) % size
 	if r < 0 {
 		r += size
@@ -459,21 +451,21 @@ func winFloorStart(t, size, offset int64) int64 {
 
 // panesAt returns the panes of the not yet fired windows that contain t, creating them, and the interval [lo, hi)
 // around t on which that set is the same, so consecutive rows in it reuse the result.
-func (w *windowAgg) panesAt(t int64, dst []*winPane) (_ []*winPane, lo, hi int64) {
+func (w *windowAgg) panesAt(t int64, dst []*pane) (_ []*pane, lo, hi int64) {
 	c := &w.p.cfg
 	add := func(start, end int64) {
 		if end > w.wm {
-			dst = append(dst, w.winPane(start, end))
+			dst = append(dst, w.paneOf(start, end))
 		}
 	}
 	switch c.Kind {
 	case WindowTumble:
-		s := winFloorStart(t, c.Size, c.Offset)
+		s := floorStart(t, c.Size, c.Offset)
 		e := exec.AddSat(s, c.Size)
 		add(s, e)
 		return dst, s, e
 	case WindowHop:
-		last := winFloorStart(t, c.Slide, c.Offset)
+		last := floorStart(t, c.Slide, c.Offset)
 		first := last
 		for s := last; s > t-c.Size; s -= c.Slide {
 			add(s, exec.AddSat(s, c.Size))
@@ -481,8 +473,8 @@ func (w *windowAgg) panesAt(t int64, dst []*winPane) (_ []*winPane, lo, hi int64
 		}
 		return dst, max(last, first-c.Slide+c.Size), min(exec.AddSat(last, c.Slide), exec.AddSat(first, c.Size))
 	default: // WindowCumulate
-		s := winFloorStart(t, c.Size, c.Offset)
-		firstEnd := exec.AddSat(winFloorStart(t, c.Step, c.Offset), c.Step)
+		s := floorStart(t, c.Size, c.Offset)
+		firstEnd := exec.AddSat(floorStart(t, c.Step, c.Offset), c.Step)
 		last := exec.AddSat(s, c.Size)
 		for e := firstEnd; e <= last; e += c.Step {
 			add(s, e)
@@ -544,8 +536,8 @@ func (w *windowAgg) assignWindows(n int, ts []int64, tsCol arrow.Array) error {
 					p.null = g
 				}
 			}
-			if w.gFlag[g]&winDirty == 0 {
-				w.gFlag[g] |= winDirty
+			if w.gFlag[g]&flagDirty == 0 {
+				w.gFlag[g] |= flagDirty
 				w.dirty = append(w.dirty, g)
 			}
 			w.rows = append(w.rows, int32(i))
@@ -574,7 +566,7 @@ func (w *windowAgg) sessionsOfRow(i int) []int32 {
 func (w *windowAgg) sessionsOfGroup(g int32) []int32 {
 	switch w.p.keyEnc.Mode {
 	case rowcodec.KeyInt:
-		if w.gFlag[g]&winNullKey == 0 {
+		if w.gFlag[g]&flagNullKey == 0 {
 			return w.sessInt[w.gInt[g]]
 		}
 	case rowcodec.KeyBytes:
@@ -587,7 +579,7 @@ func (w *windowAgg) sessionsOfGroup(g int32) []int32 {
 func (w *windowAgg) setSessions(g int32, list []int32) {
 	switch w.p.keyEnc.Mode {
 	case rowcodec.KeyInt:
-		if w.gFlag[g]&winNullKey == 0 {
+		if w.gFlag[g]&flagNullKey == 0 {
 			if len(list) == 0 {
 				delete(w.sessInt, w.gInt[g])
 			} else {
@@ -664,7 +656,7 @@ func (w *windowAgg) assignSessions(n int, ts []int64, tsCol arrow.Array) error {
 	for _, g := range w.retired {
 		// Still allocated until the updates ran, but no longer a session: it must not be written at a barrier
 		// (its backend entry is deleted when it is freed).
-		w.gFlag[g] &^= winLive | winDirty
+		w.gFlag[g] &^= flagLive | flagDirty
 	}
 	w.ctx.Late.Add(late)
 	w.ctx.Errors.Add(bad)
@@ -703,7 +695,7 @@ func (w *windowAgg) fireSessions(out exec.Emitter) error {
 	w.fired = w.fired[:0]
 	next := int64(math.MaxInt64)
 	for g, f := range w.gFlag {
-		if f&winLive == 0 {
+		if f&flagLive == 0 {
 			continue
 		}
 		if w.gEnd[g] <= w.wm {
@@ -733,14 +725,14 @@ func (w *windowAgg) sortByKey(gs []int32) {
 	switch w.p.keyEnc.Mode {
 	case rowcodec.KeyInt:
 		slices.SortFunc(gs, func(a, b int32) int {
-			return rowcodec.CompareIntKeys(w.gInt[a], w.gFlag[a]&winNullKey != 0, w.gInt[b], w.gFlag[b]&winNullKey != 0)
+			return rowcodec.CompareIntKeys(w.gInt[a], w.gFlag[a]&flagNullKey != 0, w.gInt[b], w.gFlag[b]&flagNullKey != 0)
 		})
 	case rowcodec.KeyBytes:
 		slices.SortFunc(gs, func(a, b int32) int { return cmp.Compare(w.gStr[a], w.gStr[b]) })
 	}
 }
 
-func (p *winPane) Window() exec.WindowID { return exec.WindowID{Start: p.start, End: p.end} }
+func (p *pane) Window() exec.WindowID { return exec.WindowID{Start: p.start, End: p.end} }
 
 // emitGroup appends g's row to the output, flushing a full batch.
 func (w *windowAgg) emitGroup(g int32, out exec.Emitter) error {
@@ -750,7 +742,7 @@ func (w *windowAgg) emitGroup(g int32, out exec.Emitter) error {
 	nk := len(w.p.cfg.Keys)
 	switch w.p.keyEnc.Mode {
 	case rowcodec.KeyInt:
-		if w.gFlag[g]&winNullKey != 0 {
+		if w.gFlag[g]&flagNullKey != 0 {
 			w.out.Field(0).AppendNull()
 		} else {
 			rowcodec.AppendInt64(w.out.Field(0), w.gInt[g])
@@ -790,10 +782,10 @@ func (w *windowAgg) OnBarrier(checkpoint.Barrier) error {
 	var buf []byte
 	for _, g := range w.dirty {
 		f := w.gFlag[g]
-		if f&(winDirty|winLive) != winDirty|winLive {
+		if f&(flagDirty|flagLive) != flagDirty|flagLive {
 			continue
 		}
-		if f&winStored != 0 && (w.gStoredStart[g] != w.gStart[g] || w.gStoredEnd[g] != w.gEnd[g]) {
+		if f&flagStored != 0 && (w.gStoredStart[g] != w.gStart[g] || w.gStoredEnd[g] != w.gEnd[g]) {
 			st.Delete(w.stateKey(g, w.gStoredStart[g], w.gStoredEnd[g])) // a session that grew
 		}
 		buf = buf[:0]
@@ -802,7 +794,7 @@ func (w *windowAgg) OnBarrier(checkpoint.Barrier) error {
 		}
 		buf = w.appendShow(buf, g)
 		st.Put(w.stateKey(g, w.gStart[g], w.gEnd[g]), slices.Clone(buf))
-		w.gFlag[g] = f&^winDirty | winStored
+		w.gFlag[g] = f&^flagDirty | flagStored
 		w.gStoredStart[g], w.gStoredEnd[g] = w.gStart[g], w.gEnd[g]
 	}
 	w.dirty = w.dirty[:0]

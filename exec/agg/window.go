@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"fmt"
@@ -167,28 +167,28 @@ type windowPlan struct {
 	aggs    []aggKind
 }
 
-func winInternalf(format string, args ...any) error {
+func windowInternalf(format string, args ...any) error {
 	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "window aggregate: "+format, args...)
 }
 
-// winCheckColumn checks that the input has a column i; what names its role in the message of internalf (the
+// checkColumn checks that the input has a column i; what names its role in the message of internalf (the
 // operator's XX000 error).
-func winCheckColumn(in *arrow.Schema, i int, what string, internalf func(format string, args ...any) error) error {
+func checkColumn(in *arrow.Schema, i int, what string, internalf func(format string, args ...any) error) error {
 	if i < 0 || i >= in.NumFields() {
 		return internalf("%s column %d out of range (input has %d)", what, i, in.NumFields())
 	}
 	return nil
 }
 
-// winPlanKeys checks GROUP BY or PARTITION BY columns (role names them in messages, verb is "group by" or
+// planKeys checks GROUP BY or PARTITION BY columns (role names them in messages, verb is "group by" or
 // "partition by"): they exist and have a type exec.HashKeys hashes. It returns their types, and their output fields
 // (nullable).
-func winPlanKeys(in *arrow.Schema, cols []int, role, verb string, internalf func(format string, args ...any) error) (
+func planKeys(in *arrow.Schema, cols []int, role, verb string, internalf func(format string, args ...any) error) (
 	[]arrow.DataType, []arrow.Field, error) {
 	var types []arrow.DataType
 	var fields []arrow.Field
 	for _, k := range cols {
-		if err := winCheckColumn(in, k, role, internalf); err != nil {
+		if err := checkColumn(in, k, role, internalf); err != nil {
 			return nil, nil, err
 		}
 		f := in.Field(k)
@@ -202,9 +202,9 @@ func winPlanKeys(in *arrow.Schema, cols []int, role, verb string, internalf func
 	return types, fields, nil
 }
 
-// winPlanAggs checks the aggregates' columns and types them against their arguments (newAggKind). It returns them
+// planAggs checks the aggregates' columns and types them against their arguments (newAggKind). It returns them
 // with their output fields (named agg<i> when unnamed).
-func winPlanAggs(in *arrow.Schema, aggs []AggSpec, internalf func(format string, args ...any) error) (
+func planAggs(in *arrow.Schema, aggs []AggSpec, internalf func(format string, args ...any) error) (
 	[]aggKind, []arrow.Field, error) {
 	var kinds []aggKind
 	var fields []arrow.Field
@@ -215,13 +215,13 @@ func winPlanAggs(in *arrow.Schema, aggs []AggSpec, internalf func(format string,
 				return nil, nil, internalf("COUNT(*) with an argument column %d", a.Arg)
 			}
 		} else {
-			if err := winCheckColumn(in, a.Arg, "aggregate argument", internalf); err != nil {
+			if err := checkColumn(in, a.Arg, "aggregate argument", internalf); err != nil {
 				return nil, nil, err
 			}
 			argType = in.Field(a.Arg).Type
 		}
 		if a.Filter != -1 {
-			if err := winCheckColumn(in, a.Filter, "FILTER", internalf); err != nil {
+			if err := checkColumn(in, a.Filter, "FILTER", internalf); err != nil {
 				return nil, nil, err
 			}
 			if in.Field(a.Filter).Type.ID() != arrow.BOOL {
@@ -244,7 +244,7 @@ func winPlanAggs(in *arrow.Schema, aggs []AggSpec, internalf func(format string,
 }
 
 func planWindowAgg(cfg WindowAggConfig, in *arrow.Schema) (*windowPlan, error) {
-	if err := winCheckColumn(in, cfg.TimeCol, "time", winInternalf); err != nil {
+	if err := checkColumn(in, cfg.TimeCol, "time", windowInternalf); err != nil {
 		return nil, err
 	}
 	if _, ok := in.Field(cfg.TimeCol).Type.(*arrow.TimestampType); !ok {
@@ -285,16 +285,16 @@ func planWindowAgg(cfg WindowAggConfig, in *arrow.Schema) (*windowPlan, error) {
 			return nil, err
 		}
 	default:
-		return nil, winInternalf("unknown window kind %d", cfg.Kind)
+		return nil, windowInternalf("unknown window kind %d", cfg.Kind)
 	}
-	keyTypes, fields, err := winPlanKeys(in, cfg.Keys, "key", "group by", winInternalf)
+	keyTypes, fields, err := planKeys(in, cfg.Keys, "key", "group by", windowInternalf)
 	if err != nil {
 		return nil, err
 	}
 	ts := &arrow.TimestampType{Unit: arrow.Microsecond}
 	fields = append(fields, arrow.Field{Name: "window_start", Type: ts}, arrow.Field{Name: "window_end", Type: ts})
 	p := &windowPlan{cfg: cfg, in: in, keyEnc: rowcodec.NewKeyEncoding(keyTypes)}
-	aggs, aggFields, err := winPlanAggs(in, cfg.Aggs, winInternalf)
+	aggs, aggFields, err := planAggs(in, cfg.Aggs, windowInternalf)
 	if err != nil {
 		return nil, err
 	}

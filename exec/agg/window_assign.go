@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"context"
@@ -64,10 +64,10 @@ func (w *windowAssign) windows(t int64, row int32) {
 	}
 	switch c.Kind {
 	case WindowTumble:
-		s := winFloorStart(t, c.Size, c.Offset)
+		s := floorStart(t, c.Size, c.Offset)
 		add(s, exec.AddSat(s, c.Size))
 	case WindowHop:
-		last := winFloorStart(t, c.Slide, c.Offset)
+		last := floorStart(t, c.Slide, c.Offset)
 		var starts []int64
 		for s := last; s > t-c.Size; s -= c.Slide {
 			starts = append(starts, s)
@@ -76,9 +76,9 @@ func (w *windowAssign) windows(t int64, row int32) {
 			add(starts[i], exec.AddSat(starts[i], c.Size))
 		}
 	default: // cumulate
-		s := winFloorStart(t, c.Size, c.Offset)
+		s := floorStart(t, c.Size, c.Offset)
 		last := exec.AddSat(s, c.Size)
-		for e := exec.AddSat(winFloorStart(t, c.Step, c.Offset), c.Step); e <= last; e += c.Step {
+		for e := exec.AddSat(floorStart(t, c.Step, c.Offset), c.Step); e <= last; e += c.Step {
 			add(s, e)
 			if e == last {
 				break

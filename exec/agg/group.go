@@ -1,4 +1,4 @@
-package operators
+package agg
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,7 +35,7 @@ import (
 //   - Keys: hashable types (exec.HashKeys); NULLs group together. A row's key group is state.KeyGroupOf(hash,
 //     MaxKeyGroups), the hash exchange's; a row of a key group the subtask does not own fails the operator. With
 //     no keys every row is in key group 0 (the planner runs it at parallelism 1).
-//   - State: see groupagg_op.go. Watermarks pass through (OnWatermark does nothing).
+//   - State: see group_op.go. Watermarks pass through (OnWatermark does nothing).
 
 // GroupAggConfig is GROUP BY without a window (and SELECT DISTINCT: keys and no aggregates). Its result is a
 // changelog: a group's first result is +I, a change is -U old then +U new, a group whose last row was retracted
@@ -52,13 +52,13 @@ type GroupAggConfig struct {
 	Mode expr.ErrorMode
 }
 
-// gaDefaultMaxGroups bounds the working set: above it, a barrier evicts the groups that were not touched since the
+// defaultMaxGroups bounds the working set: above it, a barrier evicts the groups that were not touched since the
 // previous barrier (they are in the state backend, written back just before) and, if that is not enough, all of
 // them.
-const gaDefaultMaxGroups = 1 << 20
+const defaultMaxGroups = 1 << 20
 
-// gaPlan is the validated, immutable part of the operator, shared by its subtasks.
-type gaPlan struct {
+// groupPlan is the validated, immutable part of the operator, shared by its subtasks.
+type groupPlan struct {
 	cfg     GroupAggConfig
 	in, out *arrow.Schema
 	keyEnc  rowcodec.Encoding
@@ -80,20 +80,20 @@ func NewGroupAggregate(cfg GroupAggConfig, in *arrow.Schema) (func(subtask int) 
 	return func(int) exec.Operator { return newGroupAgg(p) }, p.out, nil
 }
 
-func gaInternalf(format string, args ...any) error {
+func groupInternalf(format string, args ...any) error {
 	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "group aggregate: "+format, args...)
 }
 
-func planGroupAgg(cfg GroupAggConfig, in *arrow.Schema) (*gaPlan, error) {
+func planGroupAgg(cfg GroupAggConfig, in *arrow.Schema) (*groupPlan, error) {
 	if len(cfg.Keys) == 0 && len(cfg.Aggs) == 0 {
-		return nil, gaInternalf("neither keys nor aggregates")
+		return nil, groupInternalf("neither keys nor aggregates")
 	}
-	keyTypes, fields, err := winPlanKeys(in, cfg.Keys, "key", "group by", gaInternalf)
+	keyTypes, fields, err := planKeys(in, cfg.Keys, "key", "group by", groupInternalf)
 	if err != nil {
 		return nil, err
 	}
-	p := &gaPlan{cfg: cfg, in: in, keyEnc: rowcodec.NewKeyEncoding(keyTypes), maxGroups: gaDefaultMaxGroups}
-	aggs, aggFields, err := winPlanAggs(in, cfg.Aggs, gaInternalf)
+	p := &groupPlan{cfg: cfg, in: in, keyEnc: rowcodec.NewKeyEncoding(keyTypes), maxGroups: defaultMaxGroups}
+	aggs, aggFields, err := planAggs(in, cfg.Aggs, groupInternalf)
 	if err != nil {
 		return nil, err
 	}
