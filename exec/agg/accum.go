@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,27 +17,57 @@ import (
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
-// The accumulators of the window aggregate. Each aggregate keeps its state column-wise: one Go slice per field,
-// indexed by group id, so an update is a tight loop over a batch's (row, group) assignments with one type switch
-// per batch, never an interface call or an allocation per row.
+// The accumulator library of the aggregates: one accumulator per aggregate function and argument type, serving
+// the window aggregate and the group aggregate. Each keeps its state column-wise: one Go slice per field, indexed
+// by group id, so an update is a tight loop over a batch's (row, group) assignments with one type switch per
+// batch, never an interface call or an allocation per row. Updates run in row order, so a float sum sees the same
+// sequence of additions and subtractions whatever the batching, and a restore (which stores the exact bits)
+// continues it exactly.
 //
-// aggState is what the operator needs of an aggregate:
+// An accumulator is built for one form (stateForm): the window aggregate's (append-only; session windows merge;
+// results go into an output builder) or the group aggregate's (retractable over a changelog; results are
+// canonical bytes, so the operator can compare a group's result before and after a batch byte for byte and decode
+// the one it emits with rowcodec.Encoding). The forms differ where they must: the value format in the state
+// backend (each form's is read back by later releases), and what a retraction needs kept (value counts). The
+// arithmetic, its overflow checks and the results are one code path.
+
+// accumulator is what both aggregates need of an aggregate:
 //
-//   - grow adds one zeroed group (a zero value is the empty accumulator); reset empties group g for reuse;
-//   - update folds col[rows[j]] into group grps[j] for every j (col is nil for COUNT(*)); FILTER has already
-//     been applied to rows/grps; NULLs are skipped here;
-//   - merge folds group src into dst (session merging);
-//   - appendTo appends g's result to the output builder;
-//   - encode/decode write and read g's accumulator in the state backend's value format.
-type aggState interface {
+//   - grow adds one group, empty; reset empties group g for reuse;
+//   - update folds col[rows[j]] into group grps[j] for every j, or takes it out where neg != nil && neg[j] (only
+//     the group form is given retractions); FILTER has been applied to the assignments already; NULL arguments
+//     are skipped here; col is nil for COUNT(*);
+//   - encode/decode write and read g's accumulator in the form's state value format.
+type accumulator interface {
 	grow()
 	reset(g int32)
-	update(col arrow.Array, rows, grps []int32) error
-	merge(dst, src int32) error
-	appendTo(b array.Builder, g int32) error
+	update(col arrow.Array, rows, grps []int32, neg []bool) error
 	encode(dst []byte, g int32) []byte
 	decode(src []byte, g int32) ([]byte, error)
 }
+
+// windowAccumulator is an accumulator of the window form: merge folds group src into dst (session merging);
+// appendTo appends g's result to the output builder.
+type windowAccumulator interface {
+	accumulator
+	merge(dst, src int32) error
+	appendTo(b array.Builder, g int32) error
+}
+
+// groupAccumulator is an accumulator of the group form: result appends g's result as one key column's canonical
+// bytes (0x00 for NULL, else 0x01 and the value).
+type groupAccumulator interface {
+	accumulator
+	result(dst []byte, g int32) ([]byte, error)
+}
+
+// stateForm is the aggregate an accumulator serves, which fixes its state value format.
+type stateForm uint8
+
+const (
+	windowForm stateForm = iota // the window aggregate: append-only, merged by sessions
+	groupForm                   // the group aggregate: retractable
+)
 
 // aggImpl names an accumulator implementation.
 type aggImpl uint8
@@ -166,35 +195,56 @@ func (o *aggOverflow) overflow() error {
 	return nil
 }
 
-func (k aggKind) newState(ov *aggOverflow) aggState {
+// newWindowAccumulator returns the window aggregate's accumulator of k.
+func newWindowAccumulator(k aggKind, ov *aggOverflow) windowAccumulator {
+	return newAccumulator(k, windowForm, false, ov).(windowAccumulator)
+}
+
+// newGroupAccumulator returns the group aggregate's accumulator of k; updating says whether it must survive
+// retractions (MIN/MAX then keep every value).
+func newGroupAccumulator(k aggKind, updating bool, ov *aggOverflow) groupAccumulator {
+	return newAccumulator(k, groupForm, updating, ov).(groupAccumulator)
+}
+
+func newAccumulator(k aggKind, form stateForm, updating bool, ov *aggOverflow) accumulator {
 	isMax := k.fn == AggMax
 	switch k.impl {
 	case implCount:
-		return &countAgg{star: k.fn == AggCountStar}
+		return &count{star: k.fn == AggCountStar}
 	case implSumInt:
-		return &sumIntAgg{}
+		return &sumInt{mode: sumBigint, form: form}
 	case implSum128:
-		return &sum128Agg{}
-	case implSumFloat:
-		return &sumFloatAgg{sumFloat{f32: k.arg.ID() == arrow.FLOAT32, zero: math.Copysign(0, -1), ov: ov}}
+		return &sumInt{mode: sumDecimal, form: form}
 	case implAvg128:
-		return &avg128Agg{shift: k.outScale - k.inScale}
+		return &sumInt{mode: sumAvg, form: form, shift: k.outScale - k.inScale}
+	case implSumFloat:
+		return &sumFloat{f32: k.arg.ID() == arrow.FLOAT32, form: form, ov: ov}
 	case implAvgFloat:
-		return &avgFloatAgg{sumFloat{ov: ov}}
-	case implMinMaxInt:
-		return &minMaxIntAgg{max: isMax}
-	case implMinMaxFloat:
-		return &minMaxFloatAgg{max: isMax}
-	case implMinMaxDec:
-		return &minMaxDecAgg{max: isMax}
-	case implMinMaxStr:
-		return &minMaxStrAgg{max: isMax}
+		return &sumFloat{avg: true, form: form, ov: ov}
 	case implDistinctInt:
-		return &distinctIntAgg{}
+		return &distinctInt{distinct: distinct[int64]{form: form}}
 	case implDistinctStr:
-		return &distinctStrAgg{}
+		return &distinctStr{distinct: distinct[string]{form: form}}
 	}
-	panic(fmt.Sprintf("window aggregate: aggregate implementation %d", k.impl))
+	if form == groupForm { // MIN/MAX
+		return &minMaxBytes{max: isMax, updating: updating, str: k.impl == implMinMaxStr}
+	}
+	switch k.impl {
+	case implMinMaxInt:
+		return &minMaxInt{max: isMax}
+	case implMinMaxFloat:
+		return &minMaxFloat{max: isMax}
+	case implMinMaxDec:
+		return &minMaxDec{max: isMax}
+	case implMinMaxStr:
+		return &minMaxStr{max: isMax}
+	}
+	panic(fmt.Sprintf("aggregate: aggregate implementation %d", k.impl))
+}
+
+// errRetract is a retraction given to an accumulator of the window form: a planner bug.
+func errRetract() error {
+	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "window aggregate: a retraction reached an append-only aggregate")
 }
 
 func errBigintRange() error {
@@ -207,106 +257,224 @@ func errNumericOverflow() error {
 
 // COUNT(*), COUNT(x).
 
-type countAgg struct {
+type count struct {
 	star bool
 	n    []int64
 }
 
-func (a *countAgg) grow()         { a.n = append(a.n, 0) }
-func (a *countAgg) reset(g int32) { a.n[g] = 0 }
+func (a *count) grow()         { a.n = append(a.n, 0) }
+func (a *count) reset(g int32) { a.n[g] = 0 }
 
-func (a *countAgg) update(col arrow.Array, rows, grps []int32) error {
+func (a *count) update(col arrow.Array, rows, grps []int32, neg []bool) error {
 	n := a.n
-	if a.star || col.NullN() == 0 {
+	all := a.star || col.NullN() == 0
+	switch {
+	case neg == nil && all:
 		for _, g := range grps {
 			n[g]++
 		}
-		return nil
-	}
-	for j, r := range rows {
-		if col.IsValid(int(r)) {
-			n[grps[j]]++
+	case neg == nil:
+		for j, r := range rows {
+			if col.IsValid(int(r)) {
+				n[grps[j]]++
+			}
+		}
+	default:
+		for j, g := range grps {
+			if !all && col.IsNull(int(rows[j])) {
+				continue
+			}
+			if neg[j] {
+				n[g]--
+			} else {
+				n[g]++
+			}
 		}
 	}
 	return nil
 }
 
-func (a *countAgg) merge(dst, src int32) error { a.n[dst] += a.n[src]; return nil }
+func (a *count) merge(dst, src int32) error { a.n[dst] += a.n[src]; return nil }
 
-func (a *countAgg) appendTo(b array.Builder, g int32) error {
+func (a *count) appendTo(b array.Builder, g int32) error {
 	b.(*array.Int64Builder).Append(a.n[g])
 	return nil
 }
 
-func (a *countAgg) encode(dst []byte, g int32) []byte { return binary.AppendVarint(dst, a.n[g]) }
+func (a *count) result(dst []byte, g int32) ([]byte, error) {
+	return rowcodec.AppendOrderedInt(append(dst, 1), a.n[g]), nil
+}
 
-func (a *countAgg) decode(src []byte, g int32) (rest []byte, err error) {
+func (a *count) encode(dst []byte, g int32) []byte { return binary.AppendVarint(dst, a.n[g]) }
+
+func (a *count) decode(src []byte, g int32) (rest []byte, err error) {
 	a.n[g], rest, err = rowcodec.GetVarint(src)
 	return rest, err
 }
 
-// SUM(smallint|int) -> BIGINT, failing on overflow.
+// SUM and AVG over integers and decimals: sumInt, a sum128 and what it computes. Integer arguments cannot
+// overflow 128 bits (fewer than 2^63 rows of at most 2^63 each), so only decimals check on the way; the result
+// checks its own range (BIGINT, or 38 digits). The window form of SUM(smallint|int) fails at the first row whose
+// running sum leaves BIGINT, as int8pl would, and keeps (count, sum) as two varints; the other sums keep the
+// sum128 format.
 
-type sumIntAgg struct {
-	n, s []int64 // n: values summed (0 means NULL)
-	scr  []int64
+type sumMode uint8
+
+const (
+	sumBigint  sumMode = iota // SUM(smallint|int): BIGINT
+	sumDecimal                // SUM(bigint|decimal): DECIMAL(38, s)
+	sumAvg                    // AVG(integer|decimal): DECIMAL(38, s'), sum * 10^shift / n
+)
+
+type sumInt struct {
+	sum128
+	avg128
+	mode  sumMode
+	form  stateForm
+	shift int32
 }
 
-func (a *sumIntAgg) grow()         { a.n, a.s = append(a.n, 0), append(a.s, 0) }
-func (a *sumIntAgg) reset(g int32) { a.n[g], a.s[g] = 0, 0 }
+// running reports whether the sum must fit BIGINT after every step (the window form of SUM(smallint|int)).
+func (a *sumInt) running() bool { return a.form == windowForm && a.mode == sumBigint }
 
-func (a *sumIntAgg) update(col arrow.Array, rows, grps []int32) error {
-	vals := rowcodec.Int64Values(col, &a.scr)
+// fitsBigint reports whether g's sum fits BIGINT.
+func (a *sumInt) fitsBigint(g int32) bool { return a.hi[g] == int64(a.lo[g])>>63 }
+
+func (a *sumInt) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	if d, ok := col.(*array.Decimal128); ok {
+		return a.addDecimals(d, rows, grps, neg)
+	}
+	if a.running() {
+		if neg != nil {
+			return errRetract()
+		}
+		vals := rowcodec.Int64Values(col, &a.scr)
+		nulls := col.NullN() > 0
+		for j, r := range rows {
+			if nulls && col.IsNull(int(r)) {
+				continue
+			}
+			g, v := grps[j], vals[r]
+			a.add128(g, v>>63, uint64(v))
+			if !a.fitsBigint(g) {
+				return errBigintRange()
+			}
+			a.n[g]++
+		}
+		return nil
+	}
+	if neg == nil { // append-only
+		a.addInts(col, rows, grps)
+		return nil
+	}
 	nulls := col.NullN() > 0
+	vals := rowcodec.Int64Values(col, &a.scr)
+	n, hi, lo := a.n, a.hi, a.lo
 	for j, r := range rows {
 		if nulls && col.IsNull(int(r)) {
 			continue
 		}
 		g, v := grps[j], vals[r]
-		s := a.s[g] + v
-		if (v > 0 && s < a.s[g]) || (v < 0 && s > a.s[g]) {
-			return errBigintRange()
+		if neg[j] {
+			l, b := bits.Sub64(lo[g], uint64(v), 0)
+			lo[g] = l
+			hi[g] -= v>>63 + int64(b)
+			n[g]--
+			continue
 		}
-		a.s[g] = s
-		a.n[g]++
+		l, c := bits.Add64(lo[g], uint64(v), 0)
+		lo[g] = l
+		hi[g] += v>>63 + int64(c)
+		n[g]++
 	}
 	return nil
 }
 
-func (a *sumIntAgg) merge(dst, src int32) error {
-	s, v := a.s[dst], a.s[src]
-	t := s + v
-	if (v > 0 && t < s) || (v < 0 && t > s) {
+func (a *sumInt) merge(dst, src int32) error {
+	if a.add128(dst, a.hi[src], a.lo[src]) {
+		return errNumericOverflow()
+	}
+	if a.running() && !a.fitsBigint(dst) {
 		return errBigintRange()
 	}
-	a.s[dst] = t
 	a.n[dst] += a.n[src]
 	return nil
 }
 
-func (a *sumIntAgg) appendTo(b array.Builder, g int32) error {
-	if a.n[g] == 0 {
-		b.AppendNull()
-		return nil
+// value computes g's result: ok is false for NULL (no value summed).
+func (a *sumInt) value(g int32) (v decimal128.Num, ok bool, err error) {
+	n := a.n[g]
+	if n == 0 {
+		return v, false, nil
 	}
-	b.(*array.Int64Builder).Append(a.s[g])
+	hi, lo := a.hi[g], a.lo[g]
+	switch a.mode {
+	case sumBigint:
+		if !a.fitsBigint(g) {
+			return v, false, errBigintRange()
+		}
+		return decimal128.New(hi, lo), true, nil
+	case sumDecimal:
+		v = decimal128.New(hi, lo)
+		if !v.FitsInPrecision(38) {
+			return v, false, errNumericOverflow()
+		}
+		return v, true, nil
+	}
+	v, err = a.avg(hi, lo, n, a.shift)
+	return v, err == nil, err
+}
+
+func (a *sumInt) appendTo(b array.Builder, g int32) error {
+	v, ok, err := a.value(g)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		b.AppendNull()
+	case a.mode == sumBigint:
+		b.(*array.Int64Builder).Append(int64(v.LowBits()))
+	default:
+		b.(*array.Decimal128Builder).Append(v)
+	}
 	return nil
 }
 
-func (a *sumIntAgg) encode(dst []byte, g int32) []byte {
-	return binary.AppendVarint(binary.AppendVarint(dst, a.n[g]), a.s[g])
+func (a *sumInt) result(dst []byte, g int32) ([]byte, error) {
+	v, ok, err := a.value(g)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return append(dst, 0), nil
+	case a.mode == sumBigint:
+		return rowcodec.AppendOrderedInt(append(dst, 1), int64(v.LowBits())), nil
+	}
+	return rowcodec.AppendDecimal(append(dst, 1), v), nil
 }
 
-func (a *sumIntAgg) decode(src []byte, g int32) (rest []byte, err error) {
+func (a *sumInt) encode(dst []byte, g int32) []byte {
+	if a.running() {
+		return binary.AppendVarint(binary.AppendVarint(dst, a.n[g]), int64(a.lo[g]))
+	}
+	return a.sum128.encode(dst, g)
+}
+
+func (a *sumInt) decode(src []byte, g int32) (rest []byte, err error) {
+	if !a.running() {
+		return a.sum128.decode(src, g)
+	}
+	var s int64
 	if a.n[g], rest, err = rowcodec.GetVarint(src); err != nil {
 		return nil, err
 	}
-	a.s[g], rest, err = rowcodec.GetVarint(rest)
+	s, rest, err = rowcodec.GetVarint(rest)
+	a.hi[g], a.lo[g] = s>>63, uint64(s)
 	return rest, err
 }
 
 // sum128 is a 128-bit two's complement sum of int64 or decimal128 values with a count, shared by SUM(bigint),
-// SUM(decimal) and AVG over them, here and in the group aggregate (gaSum128).
+// SUM(decimal) and AVG over them (sumInt).
 
 type sum128 struct {
 	n  []int64
@@ -418,58 +586,7 @@ func neg128(hi int64, lo uint64) (int64, uint64) {
 	return ^hi + int64(c), l
 }
 
-// windowSum128 is the window aggregate's sum128: append-only updates, and the merge of sessions.
-type windowSum128 struct{ sum128 }
-
-func (a *windowSum128) update(col arrow.Array, rows, grps []int32) error {
-	return a.add(col, rows, grps)
-}
-
-func (a *windowSum128) merge(dst, src int32) error {
-	if a.add128(dst, a.hi[src], a.lo[src]) {
-		return errNumericOverflow()
-	}
-	a.n[dst] += a.n[src]
-	return nil
-}
-
-type sum128Agg struct{ windowSum128 }
-
-func (a *sum128Agg) appendTo(b array.Builder, g int32) error {
-	if a.n[g] == 0 {
-		b.AppendNull()
-		return nil
-	}
-	v := decimal128.New(a.hi[g], a.lo[g])
-	if !v.FitsInPrecision(38) {
-		return errNumericOverflow()
-	}
-	b.(*array.Decimal128Builder).Append(v)
-	return nil
-}
-
-// avg128Agg is AVG over integers or decimals: sum * 10^shift / n, rounded half away from zero.
-type avg128Agg struct {
-	windowSum128
-	avg128
-	shift int32
-}
-
-func (a *avg128Agg) appendTo(b array.Builder, g int32) error {
-	n := a.n[g]
-	if n == 0 {
-		b.AppendNull()
-		return nil
-	}
-	v, err := a.avg(a.hi[g], a.lo[g], n, a.shift)
-	if err != nil {
-		return err
-	}
-	b.(*array.Decimal128Builder).Append(v)
-	return nil
-}
-
-// avg128 computes AVG over integers and decimals from a sum128 (here and in the group aggregate); its big integers
+// avg128 computes AVG over integers and decimals from a sum128 (sumInt); its big integers
 // are scratch, reused across groups.
 type avg128 struct{ num, den, r, ten big.Int }
 
@@ -499,453 +616,364 @@ func (a *avg128) avg(hi int64, lo uint64, n int64, shift int32) (decimal128.Num,
 	return v, nil
 }
 
-// SUM(real|double): float64 accumulation; REAL rounds to float32 after each addition, which is exactly float4
-// addition (float64 has more than 2*24+2 bits, so the double rounding is harmless). A finite sum and a finite value
-// that add up to an infinity overflow (Postgres' float8pl/float4pl raise 22003): aggOverflow decides.
+// SUM and AVG over floats: float64 accumulation; REAL sums round to float32 after each step, which is exactly
+// float4 arithmetic (float64 has more than 2*24+2 bits, so the double rounding is harmless). A finite sum and a
+// finite value that add up to an infinity overflow (Postgres' float8pl/float4pl raise 22003): aggOverflow
+// decides; with errors.mode 'null' the result is NULL (until no value is left, in the group form).
+//
+// The window form adds every value into the sum, as float8pl does. The group form counts NaN and the infinities
+// apart from the finite sum, since a float sum is not retractable once it holds one of them (NaN - NaN is NaN)
+// and a count is: the result is NaN if a NaN is in, or both infinities; else the infinity that is in; else the
+// finite sum.
+
+type floatAcc struct {
+	n, nan, pinf, ninf int64 // nan, pinf, ninf: the group form only
+	s                  float64
+	bad                bool // the finite sum overflowed; stored as n = -1-n
+}
 
 type sumFloat struct {
-	n    []int64
-	s    []float64
-	bad  []bool // the sum overflowed (errors.mode 'null'): the result is NULL; stored as n = -1-n
-	f32  bool
-	zero float64 // the sum of no values: -0 for SUM (IEEE addition's identity, so SUM(-0) is -0), 0 for AVG
+	f32  bool // SUM(real): REAL steps and result
+	avg  bool
+	form stateForm
+	acc  []floatAcc
 	ov   *aggOverflow
 }
 
-func (a *sumFloat) grow() {
-	a.n, a.s, a.bad = append(a.n, 0), append(a.s, a.zero), append(a.bad, false)
-}
-func (a *sumFloat) reset(g int32) { a.n[g], a.s[g], a.bad[g] = 0, a.zero, false }
+func (a *sumFloat) grow()         { a.acc = append(a.acc, a.empty()) }
+func (a *sumFloat) reset(g int32) { a.acc[g] = a.empty() }
 
-// add adds v to g's sum.
-func (a *sumFloat) add(g int32, v float64) error {
-	old := a.s[g]
+// empty is an accumulator of no values. SUM starts at -0, the identity of IEEE addition, so a sum of -0 is -0 as
+// Postgres' (whose sum starts at its first value); AVG's float8_accum starts at 0.
+func (a *sumFloat) empty() floatAcc {
+	if a.avg {
+		return floatAcc{}
+	}
+	return floatAcc{s: math.Copysign(0, -1)}
+}
+
+// add adds v to the sum of c, rounding to REAL for SUM(real); the one overflow check of the float sums.
+func (a *sumFloat) add(c *floatAcc, v float64) error {
+	old := c.s
 	s := old + v
 	if a.f32 {
 		s = float64(float32(s))
 	}
-	if math.IsInf(s, 0) && !math.IsInf(old, 0) && !math.IsInf(v, 0) && !a.bad[g] {
+	if math.IsInf(s, 0) && !math.IsInf(old, 0) && !math.IsInf(v, 0) && !c.bad {
 		if err := a.ov.overflow(); err != nil {
 			return err
 		}
-		a.bad[g] = true
+		c.bad = true
 	}
-	a.s[g] = s
+	c.s = s
 	return nil
 }
 
-func (a *sumFloat) update(col arrow.Array, rows, grps []int32) error {
+// step adds v to group g, or takes it out (sub).
+func (a *sumFloat) step(g int32, v float64, sub bool) error {
+	c := &a.acc[g]
+	if a.form == windowForm {
+		if sub {
+			return errRetract()
+		}
+		if err := a.add(c, v); err != nil {
+			return err
+		}
+		c.n++
+		return nil
+	}
+	d := int64(1)
+	if sub {
+		d = -1
+	}
+	c.n += d
+	if c.n == 0 { // no value left: start afresh (no rounding left over from retracted values)
+		*c = a.empty()
+		return nil
+	}
+	switch {
+	case v != v:
+		c.nan += d
+	case math.IsInf(v, 1):
+		c.pinf += d
+	case math.IsInf(v, -1):
+		c.ninf += d
+	case sub:
+		return a.add(c, -v) // x - v is x + (-v) exactly
+	default:
+		return a.add(c, v)
+	}
+	return nil
+}
+
+func (a *sumFloat) update(col arrow.Array, rows, grps []int32, neg []bool) error {
 	nulls := col.NullN() > 0
 	switch c := col.(type) {
 	case *array.Float64:
 		vals := c.Float64Values()
 		for j, r := range rows {
-			if nulls && col.IsNull(int(r)) {
-				continue
+			if !nulls || c.IsValid(int(r)) {
+				if err := a.step(grps[j], vals[r], neg != nil && neg[j]); err != nil {
+					return err
+				}
 			}
-			g := grps[j]
-			if err := a.add(g, vals[r]); err != nil {
-				return err
-			}
-			a.n[g]++
 		}
 	case *array.Float32:
 		vals := c.Float32Values()
 		for j, r := range rows {
-			if nulls && col.IsNull(int(r)) {
-				continue
+			if !nulls || c.IsValid(int(r)) {
+				if err := a.step(grps[j], float64(vals[r]), neg != nil && neg[j]); err != nil {
+					return err
+				}
 			}
-			g := grps[j]
-			if err := a.add(g, float64(vals[r])); err != nil {
-				return err
-			}
-			a.n[g]++
 		}
 	default:
-		return fmt.Errorf("window aggregate: float sum over %s", col.DataType())
+		return fmt.Errorf("aggregate: float sum over %s", col.DataType())
 	}
 	return nil
 }
 
 func (a *sumFloat) merge(dst, src int32) error {
-	a.bad[dst] = a.bad[dst] || a.bad[src]
-	if err := a.add(dst, a.s[src]); err != nil {
+	d, s := &a.acc[dst], &a.acc[src]
+	d.bad = d.bad || s.bad
+	if err := a.add(d, s.s); err != nil {
 		return err
 	}
-	a.n[dst] += a.n[src]
+	d.n += s.n
 	return nil
+}
+
+// value is g's result; ok is false for NULL.
+func (a *sumFloat) value(g int32) (v float64, ok bool) {
+	c := &a.acc[g]
+	if c.n == 0 || c.bad {
+		return 0, false
+	}
+	v = c.s
+	switch {
+	case c.nan > 0 || (c.pinf > 0 && c.ninf > 0):
+		v = math.NaN()
+	case c.pinf > 0:
+		v = math.Inf(1)
+	case c.ninf > 0:
+		v = math.Inf(-1)
+	}
+	if a.avg {
+		v /= float64(c.n)
+	} else if a.f32 {
+		v = float64(float32(v))
+	}
+	return v, true
+}
+
+func (a *sumFloat) appendTo(b array.Builder, g int32) error {
+	v, ok := a.value(g)
+	switch {
+	case !ok:
+		b.AppendNull()
+	case a.f32:
+		b.(*array.Float32Builder).Append(float32(v))
+	default:
+		b.(*array.Float64Builder).Append(v)
+	}
+	return nil
+}
+
+func (a *sumFloat) result(dst []byte, g int32) ([]byte, error) {
+	v, ok := a.value(g)
+	if !ok {
+		return append(dst, 0), nil
+	}
+	return binary.BigEndian.AppendUint64(append(dst, 1), rowcodec.ExactOrderedFloat(v)), nil
 }
 
 func (a *sumFloat) encode(dst []byte, g int32) []byte {
-	n := a.n[g]
-	if a.bad[g] {
+	c := &a.acc[g]
+	n := c.n
+	if c.bad {
 		n = -1 - n
 	}
-	return binary.BigEndian.AppendUint64(binary.AppendVarint(dst, n), math.Float64bits(a.s[g]))
+	if a.form == groupForm {
+		for _, v := range [...]int64{n, c.nan, c.pinf, c.ninf} {
+			dst = binary.AppendVarint(dst, v)
+		}
+	} else {
+		dst = binary.AppendVarint(dst, n)
+	}
+	return binary.BigEndian.AppendUint64(dst, math.Float64bits(c.s))
 }
 
 func (a *sumFloat) decode(src []byte, g int32) (rest []byte, err error) {
+	c := &a.acc[g]
+	counts := []*int64{&c.n}
+	if a.form == groupForm {
+		counts = append(counts, &c.nan, &c.pinf, &c.ninf)
+	}
+	rest = src
+	for _, p := range counts {
+		if *p, rest, err = rowcodec.GetVarint(rest); err != nil {
+			return nil, err
+		}
+	}
+	if c.bad = c.n < 0; c.bad {
+		c.n = -1 - c.n
+	}
 	var u uint64
-	if a.n[g], rest, err = rowcodec.GetVarint(src); err != nil {
-		return nil, err
-	}
-	if a.bad[g] = a.n[g] < 0; a.bad[g] {
-		a.n[g] = -1 - a.n[g]
-	}
 	u, rest, err = rowcodec.GetU64(rest)
-	a.s[g] = math.Float64frombits(u)
+	c.s = math.Float64frombits(u)
 	return rest, err
 }
 
-type sumFloatAgg struct{ sumFloat }
+// COUNT(DISTINCT x): a count per distinct value per group, so a retraction knows when a value is gone. distinct
+// holds the counted sets, of 8-byte values (distinctInt: integers, booleans, floats by canonical bits) or of
+// canonical value bytes (distinctStr: anything else). The window form never retracts and stores the values
+// alone; the group form stores each with its count.
 
-func (a *sumFloatAgg) appendTo(b array.Builder, g int32) error {
-	switch {
-	case a.n[g] == 0 || a.bad[g]:
-		b.AppendNull()
-	case a.f32:
-		b.(*array.Float32Builder).Append(float32(a.s[g]))
-	default:
-		b.(*array.Float64Builder).Append(a.s[g])
+type distinct[K comparable] struct {
+	form stateForm
+	sets []map[K]int64
+}
+
+func (a *distinct[K]) grow()         { a.sets = append(a.sets, nil) }
+func (a *distinct[K]) reset(g int32) { a.sets[g] = nil }
+
+// set returns group g's set, creating it.
+func (a *distinct[K]) set(g int32) map[K]int64 {
+	s := a.sets[g]
+	if s == nil {
+		s = make(map[K]int64)
+		a.sets[g] = s
+	}
+	return s
+}
+
+// step adds a copy of v to group g, or takes one out (sub).
+func (a *distinct[K]) step(g int32, v K, sub bool) {
+	if !sub {
+		a.set(g)[v]++
+		return
+	}
+	s := a.sets[g]
+	if c, ok := s[v]; c > 1 {
+		s[v] = c - 1
+	} else if ok {
+		delete(s, v)
+	}
+}
+
+func (a *distinct[K]) merge(dst, src int32) error {
+	for v, c := range a.sets[src] {
+		a.set(dst)[v] += c
 	}
 	return nil
 }
 
-// avgFloatAgg is AVG(real|double): float8 accumulation, as Postgres' float8_accum.
-type avgFloatAgg struct{ sumFloat }
-
-func (a *avgFloatAgg) appendTo(b array.Builder, g int32) error {
-	if a.n[g] == 0 || a.bad[g] {
-		b.AppendNull()
-		return nil
-	}
-	b.(*array.Float64Builder).Append(a.s[g] / float64(a.n[g]))
+func (a *distinct[K]) appendTo(b array.Builder, g int32) error {
+	b.(*array.Int64Builder).Append(int64(len(a.sets[g])))
 	return nil
 }
 
-// MIN/MAX over integer-like values (and booleans as 0/1).
+func (a *distinct[K]) result(dst []byte, g int32) ([]byte, error) {
+	return rowcodec.AppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
+}
 
-type minMaxIntAgg struct {
-	max bool
-	has []bool
-	v   []int64
+// encodeWith writes g's set: uvarint count, then per value put(value) and, in the group form, uvarint copies.
+func (a *distinct[K]) encodeWith(dst []byte, g int32, put func([]byte, K) []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
+	for v, c := range a.sets[g] {
+		dst = put(dst, v)
+		if a.form == groupForm {
+			dst = binary.AppendUvarint(dst, uint64(c))
+		}
+	}
+	return dst
+}
+
+// decodeWith reads what encodeWith wrote, values with get.
+func (a *distinct[K]) decodeWith(src []byte, g int32, get func([]byte) (K, []byte, error)) ([]byte, error) {
+	n, rest, err := rowcodec.GetUvarint(src)
+	if err != nil {
+		return nil, err
+	}
+	a.sets[g] = nil
+	if n > 0 {
+		a.sets[g] = make(map[K]int64, min(n, uint64(len(rest))))
+	}
+	for ; n > 0; n-- {
+		var v K
+		c := uint64(1)
+		if v, rest, err = get(rest); err != nil {
+			return nil, err
+		}
+		if a.form == groupForm {
+			if c, rest, err = rowcodec.GetUvarint(rest); err != nil {
+				return nil, err
+			}
+		}
+		a.sets[g][v] = int64(c)
+	}
+	return rest, nil
+}
+
+type distinctInt struct {
+	distinct[int64]
 	scr []int64
 }
 
-func (a *minMaxIntAgg) grow()         { a.has, a.v = append(a.has, false), append(a.v, 0) }
-func (a *minMaxIntAgg) reset(g int32) { a.has[g], a.v[g] = false, 0 }
-
-func (a *minMaxIntAgg) update(col arrow.Array, rows, grps []int32) error {
-	vals := rowcodec.Int64Values(col, &a.scr)
-	nulls := col.NullN() > 0
-	for j, r := range rows {
-		if nulls && col.IsNull(int(r)) {
-			continue
-		}
-		g, x := grps[j], vals[r]
-		if !a.has[g] || (a.max && x > a.v[g]) || (!a.max && x < a.v[g]) {
-			a.has[g], a.v[g] = true, x
-		}
-	}
-	return nil
-}
-
-func (a *minMaxIntAgg) merge(dst, src int32) error {
-	if x := a.v[src]; a.has[src] && (!a.has[dst] || (a.max && x > a.v[dst]) || (!a.max && x < a.v[dst])) {
-		a.has[dst], a.v[dst] = true, x
-	}
-	return nil
-}
-
-func (a *minMaxIntAgg) appendTo(b array.Builder, g int32) error {
-	if !a.has[g] {
-		b.AppendNull()
-		return nil
-	}
-	rowcodec.AppendInt64(b, a.v[g])
-	return nil
-}
-
-func (a *minMaxIntAgg) encode(dst []byte, g int32) []byte {
-	return binary.AppendVarint(rowcodec.AppendFlag(dst, a.has[g]), a.v[g])
-}
-
-func (a *minMaxIntAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
-		return nil, err
-	}
-	a.v[g], rest, err = rowcodec.GetVarint(rest)
-	return rest, err
-}
-
-// MIN/MAX over floats: NaN is above every other value, as in Postgres.
-
-type minMaxFloatAgg struct {
-	max bool
-	has []bool
-	v   []float64
-}
-
-func (a *minMaxFloatAgg) grow()         { a.has, a.v = append(a.has, false), append(a.v, 0) }
-func (a *minMaxFloatAgg) reset(g int32) { a.has[g], a.v[g] = false, 0 }
-
-// floatLess orders NaN last.
-func floatLess(x, y float64) bool {
-	if x != x {
-		return false
-	}
-	return y != y || x < y
-}
-
-func (a *minMaxFloatAgg) better(x, cur float64) bool {
-	if a.max {
-		return floatLess(cur, x)
-	}
-	return floatLess(x, cur)
-}
-
-func (a *minMaxFloatAgg) update(col arrow.Array, rows, grps []int32) error {
-	nulls := col.NullN() > 0
-	put := func(g int32, x float64) {
-		if !a.has[g] || a.better(x, a.v[g]) {
-			a.has[g], a.v[g] = true, x
-		}
-	}
-	switch c := col.(type) {
-	case *array.Float64:
-		vals := c.Float64Values()
-		for j, r := range rows {
-			if !nulls || c.IsValid(int(r)) {
-				put(grps[j], vals[r])
-			}
-		}
-	case *array.Float32:
-		vals := c.Float32Values()
-		for j, r := range rows {
-			if !nulls || c.IsValid(int(r)) {
-				put(grps[j], float64(vals[r]))
-			}
-		}
-	default:
-		return fmt.Errorf("window aggregate: float min/max over %s", col.DataType())
-	}
-	return nil
-}
-
-func (a *minMaxFloatAgg) merge(dst, src int32) error {
-	if a.has[src] && (!a.has[dst] || a.better(a.v[src], a.v[dst])) {
-		a.has[dst], a.v[dst] = true, a.v[src]
-	}
-	return nil
-}
-
-func (a *minMaxFloatAgg) appendTo(b array.Builder, g int32) error {
-	switch {
-	case !a.has[g]:
-		b.AppendNull()
-	default:
-		if fb, ok := b.(*array.Float32Builder); ok {
-			fb.Append(float32(a.v[g]))
-		} else {
-			b.(*array.Float64Builder).Append(a.v[g])
-		}
-	}
-	return nil
-}
-
-func (a *minMaxFloatAgg) encode(dst []byte, g int32) []byte {
-	return binary.BigEndian.AppendUint64(rowcodec.AppendFlag(dst, a.has[g]), math.Float64bits(a.v[g]))
-}
-
-func (a *minMaxFloatAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	var u uint64
-	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
-		return nil, err
-	}
-	u, rest, err = rowcodec.GetU64(rest)
-	a.v[g] = math.Float64frombits(u)
-	return rest, err
-}
-
-// MIN/MAX over decimals (one scale per column, so unscaled values compare directly).
-
-type minMaxDecAgg struct {
-	max bool
-	has []bool
-	v   []decimal128.Num
-}
-
-func (a *minMaxDecAgg) grow()         { a.has, a.v = append(a.has, false), append(a.v, decimal128.Num{}) }
-func (a *minMaxDecAgg) reset(g int32) { a.has[g], a.v[g] = false, decimal128.Num{} }
-
-func (a *minMaxDecAgg) better(x, cur decimal128.Num) bool {
-	if a.max {
-		return x.Greater(cur)
-	}
-	return x.Less(cur)
-}
-
-func (a *minMaxDecAgg) update(col arrow.Array, rows, grps []int32) error {
-	vals := col.(*array.Decimal128).Values()
-	nulls := col.NullN() > 0
-	for j, r := range rows {
-		if nulls && col.IsNull(int(r)) {
-			continue
-		}
-		if g, x := grps[j], vals[r]; !a.has[g] || a.better(x, a.v[g]) {
-			a.has[g], a.v[g] = true, x
-		}
-	}
-	return nil
-}
-
-func (a *minMaxDecAgg) merge(dst, src int32) error {
-	if a.has[src] && (!a.has[dst] || a.better(a.v[src], a.v[dst])) {
-		a.has[dst], a.v[dst] = true, a.v[src]
-	}
-	return nil
-}
-
-func (a *minMaxDecAgg) appendTo(b array.Builder, g int32) error {
-	if !a.has[g] {
-		b.AppendNull()
-		return nil
-	}
-	b.(*array.Decimal128Builder).Append(a.v[g])
-	return nil
-}
-
-func (a *minMaxDecAgg) encode(dst []byte, g int32) []byte {
-	return rowcodec.AppendDecimal(rowcodec.AppendFlag(dst, a.has[g]), a.v[g])
-}
-
-func (a *minMaxDecAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
-		return nil, err
-	}
-	if len(rest) < 16 {
-		return nil, rowcodec.ErrState
-	}
-	a.v[g] = rowcodec.DecimalFrom(rest)
-	return rest[16:], nil
-}
-
-// MIN/MAX over strings and binary: byte order (Postgres with the C collation, as DESIGN.md asks).
-
-type minMaxStrAgg struct {
-	max bool
-	has []bool
-	v   []string
-}
-
-func (a *minMaxStrAgg) grow()         { a.has, a.v = append(a.has, false), append(a.v, "") }
-func (a *minMaxStrAgg) reset(g int32) { a.has[g], a.v[g] = false, "" }
-
-func (a *minMaxStrAgg) better(x, cur string) bool {
-	if a.max {
-		return x > cur
-	}
-	return x < cur
-}
-
-// stringValues returns the accessor of a string or binary column's values (viewing the batch's buffers), nil for
-// another type.
-func stringValues(col arrow.Array) func(i int) string {
-	switch c := col.(type) {
-	case *array.String:
-		return c.Value
-	case *array.LargeString:
-		return c.Value
-	case *array.Binary:
-		return func(i int) string { return rowcodec.UnsafeString(c.Value(i)) }
-	case *array.LargeBinary:
-		return func(i int) string { return rowcodec.UnsafeString(c.Value(i)) }
-	}
-	return nil
-}
-
-func (a *minMaxStrAgg) update(col arrow.Array, rows, grps []int32) error {
-	value := stringValues(col)
-	if value == nil {
-		return fmt.Errorf("window aggregate: string min/max over %s", col.DataType())
-	}
-	nulls := col.NullN() > 0
-	for j, r := range rows {
-		if nulls && col.IsNull(int(r)) {
-			continue
-		}
-		if g, x := grps[j], value(int(r)); !a.has[g] || a.better(x, a.v[g]) {
-			a.has[g], a.v[g] = true, strings.Clone(x) // x views the batch's buffer
-		}
-	}
-	return nil
-}
-
-func (a *minMaxStrAgg) merge(dst, src int32) error {
-	if a.has[src] && (!a.has[dst] || a.better(a.v[src], a.v[dst])) {
-		a.has[dst], a.v[dst] = true, a.v[src]
-	}
-	return nil
-}
-
-func (a *minMaxStrAgg) appendTo(b array.Builder, g int32) error {
-	if !a.has[g] {
-		b.AppendNull()
-		return nil
-	}
-	switch b := b.(type) {
-	case *array.StringBuilder:
-		b.Append(a.v[g])
-	case *array.LargeStringBuilder:
-		b.Append(a.v[g])
-	case *array.BinaryBuilder:
-		b.AppendString(a.v[g])
-	default:
-		return fmt.Errorf("window aggregate: string min/max into %T", b)
-	}
-	return nil
-}
-
-func (a *minMaxStrAgg) encode(dst []byte, g int32) []byte {
-	return rowcodec.AppendLenPrefixed(rowcodec.AppendFlag(dst, a.has[g]), a.v[g])
-}
-
-func (a *minMaxStrAgg) decode(src []byte, g int32) (rest []byte, err error) {
-	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
-		return nil, err
-	}
-	a.v[g], rest, err = rowcodec.GetString(rest)
-	return rest, err
-}
-
-// COUNT(DISTINCT x) over values that fit 8 bytes (integers, booleans, floats by canonical bits): a set per group.
-
-type distinctIntAgg struct {
-	sets []map[int64]struct{}
-	scr  []int64
-}
-
-func (a *distinctIntAgg) grow()         { a.sets = append(a.sets, nil) }
-func (a *distinctIntAgg) reset(g int32) { a.sets[g] = nil }
-
-func (a *distinctIntAgg) add(g int32, v int64) {
-	s := a.sets[g]
-	if s == nil {
-		s = make(map[int64]struct{})
-		a.sets[g] = s
-	}
-	s[v] = struct{}{}
-}
-
-func (a *distinctIntAgg) update(col arrow.Array, rows, grps []int32) error {
+func (a *distinctInt) update(col arrow.Array, rows, grps []int32, neg []bool) error {
 	vals := distinctInts(col, &a.scr)
 	nulls := col.NullN() > 0
 	for j, r := range rows {
 		if !nulls || col.IsValid(int(r)) {
-			a.add(grps[j], vals[r])
+			a.step(grps[j], vals[r], neg != nil && neg[j])
 		}
 	}
 	return nil
+}
+
+func (a *distinctInt) encode(dst []byte, g int32) []byte {
+	return a.encodeWith(dst, g, binary.AppendVarint)
+}
+
+func (a *distinctInt) decode(src []byte, g int32) ([]byte, error) {
+	return a.decodeWith(src, g, rowcodec.GetVarint)
+}
+
+type distinctStr struct {
+	distinct[string]
+	buf []byte
+	scr []int64
+}
+
+func (a *distinctStr) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	enc, err := rowcodec.NewValueAppender(col, &a.scr, false)
+	if err != nil {
+		return err
+	}
+	nulls := col.NullN() > 0
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g := grps[j]
+		a.buf = enc(a.buf[:0], int(r))
+		if neg == nil || !neg[j] {
+			if c, ok := a.sets[g][string(a.buf)]; ok { // no key allocation for a value already in
+				a.sets[g][string(a.buf)] = c + 1
+				continue
+			}
+		}
+		a.step(g, string(a.buf), neg != nil && neg[j])
+	}
+	return nil
+}
+
+func (a *distinctStr) encode(dst []byte, g int32) []byte {
+	return a.encodeWith(dst, g, rowcodec.AppendLenPrefixed)
+}
+
+func (a *distinctStr) decode(src []byte, g int32) ([]byte, error) {
+	return a.decodeWith(src, g, rowcodec.GetString)
 }
 
 // distinctInts returns the values of a COUNT(DISTINCT) argument that fits 8 bytes as int64s: integers and
@@ -969,115 +997,4 @@ func floatBits(n int, at func(int) float64, scratch *[]int64) []int64 {
 		out[i] = int64(rowcodec.CanonicalFloat(at(i)))
 	}
 	return out
-}
-
-func (a *distinctIntAgg) merge(dst, src int32) error {
-	for v := range a.sets[src] {
-		a.add(dst, v)
-	}
-	return nil
-}
-
-func (a *distinctIntAgg) appendTo(b array.Builder, g int32) error {
-	b.(*array.Int64Builder).Append(int64(len(a.sets[g])))
-	return nil
-}
-
-func (a *distinctIntAgg) encode(dst []byte, g int32) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
-	for v := range a.sets[g] {
-		dst = binary.AppendVarint(dst, v)
-	}
-	return dst
-}
-
-func (a *distinctIntAgg) decode(src []byte, g int32) ([]byte, error) {
-	n, rest, err := rowcodec.GetUvarint(src)
-	if err != nil {
-		return nil, err
-	}
-	a.sets[g] = nil
-	for ; n > 0; n-- {
-		var v int64
-		if v, rest, err = rowcodec.GetVarint(rest); err != nil {
-			return nil, err
-		}
-		a.add(g, v)
-	}
-	return rest, nil
-}
-
-// COUNT(DISTINCT x) over anything else: a set of canonical value bytes per group.
-
-type distinctStrAgg struct {
-	sets []map[string]struct{}
-	buf  []byte
-	scr  []int64
-}
-
-func (a *distinctStrAgg) grow()         { a.sets = append(a.sets, nil) }
-func (a *distinctStrAgg) reset(g int32) { a.sets[g] = nil }
-
-func (a *distinctStrAgg) set(g int32) map[string]struct{} {
-	s := a.sets[g]
-	if s == nil {
-		s = make(map[string]struct{})
-		a.sets[g] = s
-	}
-	return s
-}
-
-func (a *distinctStrAgg) update(col arrow.Array, rows, grps []int32) error {
-	enc, err := rowcodec.NewValueAppender(col, &a.scr, false)
-	if err != nil {
-		return err
-	}
-	nulls := col.NullN() > 0
-	for j, r := range rows {
-		if nulls && col.IsNull(int(r)) {
-			continue
-		}
-		a.buf = enc(a.buf[:0], int(r))
-		s := a.set(grps[j])
-		if _, ok := s[string(a.buf)]; !ok {
-			s[string(a.buf)] = struct{}{}
-		}
-	}
-	return nil
-}
-
-func (a *distinctStrAgg) merge(dst, src int32) error {
-	for v := range a.sets[src] {
-		a.set(dst)[v] = struct{}{}
-	}
-	return nil
-}
-
-func (a *distinctStrAgg) appendTo(b array.Builder, g int32) error {
-	b.(*array.Int64Builder).Append(int64(len(a.sets[g])))
-	return nil
-}
-
-func (a *distinctStrAgg) encode(dst []byte, g int32) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(a.sets[g])))
-	for v := range a.sets[g] {
-		dst = rowcodec.AppendLenPrefixed(dst, v)
-	}
-	return dst
-}
-
-func (a *distinctStrAgg) decode(src []byte, g int32) ([]byte, error) {
-	n, rest, err := rowcodec.GetUvarint(src)
-	if err != nil {
-		return nil, err
-	}
-	a.sets[g] = nil
-	for ; n > 0; n-- {
-		var v string
-		if v, rest, err = rowcodec.GetString(rest); err != nil {
-			return nil, err
-		}
-		a.set(g)[v] = struct{}{}
-	}
-	return rest, nil
 }

@@ -1,6 +1,10 @@
 // Package agg holds the aggregating operators over Arrow batches: the window aggregate (GROUP BY a window of
 // TUMBLE, HOP, CUMULATE or SESSION), the window assignment of a window table function without GROUP BY, the group
-// (updating) aggregate, and Top-N (ROW_NUMBER() <= N). The aggregates share one accumulator library (accum*.go).
+// (updating) aggregate, and Top-N (ROW_NUMBER() <= N). The aggregates share one accumulator library (accum.go): one
+// accumulator per function and argument type behind one interface, built for the window aggregate's form
+// (append-only, merged by sessions, results into builders) or the group aggregate's (retractable, results as
+// canonical bytes); the forms differ only in their state value formats and in what a retraction needs kept.
+// MIN/MAX keeps a typed extreme in the window form and order-preserving bytes in the group form.
 // Keys and rows are kept as the canonical bytes of package exec/rowcodec; keys are routed and owned as in package
 // exec (HashKeys, OwnedKeyGroup).
 //

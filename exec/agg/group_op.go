@@ -44,7 +44,7 @@ const (
 type groupAgg struct {
 	p        *groupPlan
 	ctx      *exec.TaskContext
-	aggs     []gaAgg
+	aggs     []groupAccumulator
 	keyed    bool
 	updating bool
 
@@ -94,7 +94,7 @@ func newGroupAgg(p *groupPlan) *groupAgg {
 	a := &groupAgg{p: p, groupKeys: groupKeys{mode: p.keyEnc.Mode}, keyed: len(p.cfg.Keys) > 0,
 		updating: p.cfg.InputUpdating, null: -1, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
-		a.aggs = append(a.aggs, newGaAgg(k, p.cfg.InputUpdating, &a.ov))
+		a.aggs = append(a.aggs, newGroupAccumulator(k, p.cfg.InputUpdating, &a.ov))
 	}
 	a.frows = make([][]int32, len(p.aggs))
 	a.fgrps = make([][]int32, len(p.aggs))

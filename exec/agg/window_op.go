@@ -157,7 +157,7 @@ type windowAgg struct {
 	p    *windowPlan
 	ctx  *exec.TaskContext
 	wm   int64
-	aggs []aggState
+	aggs []windowAccumulator
 
 	// The group table, indexed by group id: the keys, and
 	groupKeys
@@ -199,7 +199,7 @@ var _ exec.Operator = (*windowAgg)(nil)
 func newWindowAgg(p *windowPlan) *windowAgg {
 	w := &windowAgg{p: p, groupKeys: groupKeys{mode: p.keyEnc.Mode}, ov: aggOverflow{mode: p.cfg.Mode}}
 	for _, k := range p.aggs {
-		w.aggs = append(w.aggs, k.newState(&w.ov))
+		w.aggs = append(w.aggs, newWindowAccumulator(k, &w.ov))
 	}
 	w.frows = make([][]int32, len(p.aggs))
 	w.fgrps = make([][]int32, len(p.aggs))
@@ -421,7 +421,7 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 		if spec.Arg >= 0 {
 			col = b.Rec.Column(spec.Arg)
 		}
-		if err := a.update(col, rows, grps); err != nil {
+		if err := a.update(col, rows, grps, nil); err != nil {
 			return err
 		}
 	}
