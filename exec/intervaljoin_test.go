@@ -48,6 +48,8 @@ func (o *failOnceOp) OutputWatermark(wm int64) int64 { return heldWatermark(o.Op
 // one for a pair), cnt the left val and sum the right val, -1 for NULL. cols names the join output's left key,
 // start, val, then the right ones.
 type timeJoinShape struct {
+	exec.NoTimers
+	exec.Stateless
 	ctx  *exec.TaskContext
 	cols [6]int
 }
@@ -80,10 +82,6 @@ func (s *timeJoinShape) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	}
 	return out.Emit(rb.batch())
 }
-
-func (s *timeJoinShape) OnWatermark(int64, exec.Emitter) error { return nil }
-func (s *timeJoinShape) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (s *timeJoinShape) Close() error                          { return nil }
 
 // timeJoinPipeline is gen-a and gen-b (made by source) hashed on column 0 into join at parallelism p, then the
 // shaping operator and the sink.

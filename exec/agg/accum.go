@@ -244,7 +244,8 @@ func newAccumulator(k aggKind, form stateForm, updating bool, ov *aggOverflow) a
 
 // errRetract is a retraction given to an accumulator of the window form: a planner bug.
 func errRetract() error {
-	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "window aggregate: a retraction reached an append-only aggregate")
+	return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos,
+		"window aggregate: a retraction reached an append-only aggregate")
 }
 
 func errBigintRange() error {

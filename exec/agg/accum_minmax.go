@@ -327,11 +327,11 @@ func (a *minMaxStr) decode(src []byte, g int32) (rest []byte, err error) {
 	return rest, err
 }
 
-// minMaxBytes, the group form: values are kept as order-preserving bytes: the canonical bytes of package rowcodec for fixed-width types
-// (integers, dates, timestamps and booleans as ordered integers, floats with NaN last, decimals), which sort like
-// the values, and the raw bytes for strings and binary (byte order, the C collation). Over an append-only input a
-// group keeps only its extreme; over a changelog it keeps every distinct value with its count, ascending, so
-// retracting the extreme finds the next one.
+// minMaxBytes, the group form: values are kept as order-preserving bytes: the canonical bytes of package rowcodec for
+// fixed-width types (integers, dates, timestamps and booleans as ordered integers, floats with NaN last, decimals),
+// which sort like the values, and the raw bytes for strings and binary (byte order, the C collation). Over an
+// append-only input a group keeps only its extreme; over a changelog it keeps every distinct value with its count,
+// ascending, so retracting the extreme finds the next one.
 
 type valueCount struct {
 	v string

@@ -6,7 +6,8 @@
 // canonical bytes); the forms differ only in their state value formats and in what a retraction needs kept.
 // MIN/MAX keeps a typed extreme in the window form and order-preserving bytes in the group form.
 // Keys and rows are kept as the canonical bytes of package exec/rowcodec; keys are routed and owned as in package
-// exec (HashKeys, OwnedKeyGroup).
+// exec (HashKeys, OwnedKeyGroup). The rules every operator keeps (no boxing per row, no batch held after it is
+// handed on, every allocation through TaskContext.Alloc) are in package operators' doc.
 //
 // # Window assignment
 //

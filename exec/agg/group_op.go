@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
@@ -42,11 +41,12 @@ const (
 
 // groupAgg is one subtask of a GroupAggregate.
 type groupAgg struct {
-	p        *groupPlan
-	ctx      *exec.TaskContext
-	aggs     []groupAccumulator
-	keyed    bool
-	updating bool
+	exec.NoTimers // results are emitted per batch; the runtime forwards the watermark
+	p             *groupPlan
+	ctx           *exec.TaskContext
+	aggs          []groupAccumulator
+	keyed         bool
+	updating      bool
 
 	// The group table, indexed by group id: the keys, and
 	groupKeys
@@ -600,12 +600,9 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 	return out.Emit(b)
 }
 
-// OnWatermark does nothing: results are emitted per batch, and the runtime forwards the watermark.
-func (a *groupAgg) OnWatermark(int64, exec.Emitter) error { return nil }
-
 // OnBarrier writes the groups changed since the last barrier into the write-back cache, then shrinks the working
 // set if it grew past maxGroups.
-func (a *groupAgg) OnBarrier(checkpoint.Barrier) error {
+func (a *groupAgg) OnBarrier(uint64) error {
 	for _, g := range a.dirty {
 		if a.gFlag[g]&(flagDirty|flagLive) != flagDirty|flagLive {
 			continue

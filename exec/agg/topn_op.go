@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
@@ -179,10 +178,11 @@ type partState struct {
 
 // topN is one subtask of a TopN.
 type topN struct {
-	p        *topNPlan
-	ctx      *exec.TaskContext
-	updating bool
-	n        int64
+	exec.NoTimers // results are emitted per batch; the runtime forwards the watermark
+	p             *topNPlan
+	ctx           *exec.TaskContext
+	updating      bool
+	n             int64
 
 	ints     map[int64]*partState
 	strs     map[string]*partState
@@ -637,12 +637,9 @@ func (o *topN) flush(out exec.Emitter) error {
 	return out.Emit(b)
 }
 
-// OnWatermark does nothing: results are emitted per batch, and the runtime forwards the watermark.
-func (o *topN) OnWatermark(int64, exec.Emitter) error { return nil }
-
 // OnBarrier writes the entries changed since the last barrier into the write-back cache, then shrinks the working
 // set if it grew past maxParts.
-func (o *topN) OnBarrier(checkpoint.Barrier) error {
+func (o *topN) OnBarrier(uint64) error {
 	var val []byte
 	for _, p := range o.dirty {
 		p.dirty = false

@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 )
@@ -41,6 +40,8 @@ func NewWindowAssign(cfg WindowAggConfig, in *arrow.Schema) (func(subtask int) e
 }
 
 type windowAssign struct {
+	exec.NoTimers
+	exec.Stateless
 	cfg      WindowAggConfig
 	out      *arrow.Schema
 	toMicros func(int64) int64
@@ -134,7 +135,3 @@ func (w *windowAssign) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	rec := array.NewRecordBatch(w.out, cols, int64(len(w.rows)))
 	return out.Emit(exec.Batch{Rec: rec, Kinds: taken.Kinds})
 }
-
-func (w *windowAssign) OnWatermark(int64, exec.Emitter) error { return nil }
-func (w *windowAssign) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (w *windowAssign) Close() error                          { return nil }

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
@@ -773,7 +772,7 @@ func (w *windowAgg) flush(out exec.Emitter) error {
 	return out.Emit(exec.Batch{Rec: w.out.NewRecordBatch()})
 }
 
-func (w *windowAgg) OnBarrier(checkpoint.Barrier) error {
+func (w *windowAgg) OnBarrier(uint64) error {
 	st := w.ctx.State
 	for _, k := range w.deletes {
 		st.Delete(k)

@@ -2,7 +2,8 @@
 // changelogs), the interval join and the window join (two append-only inputs joined within a time bound). Their
 // configs share JoinSpec (spec.go); the interval and window joins share the time-join row table (timetable.go).
 // Keys and rows are kept as the canonical bytes of package exec/rowcodec; keys are routed and owned as in package
-// exec (HashKeys, OwnedKeyGroup).
+// exec (HashKeys, OwnedKeyGroup). The rules every operator keeps (no boxing per row, no batch held after it is
+// handed on, every allocation through TaskContext.Alloc) are in package operators' doc.
 //
 // # Interval join and window join
 //

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -458,7 +457,7 @@ func (j *intervalJoin) stateKey(id int32) []byte {
 	return state.KeyedKey(int(t.kg[id]), byte(1+t.side(id)), seq[:])
 }
 
-func (j *intervalJoin) OnBarrier(checkpoint.Barrier) error {
+func (j *intervalJoin) OnBarrier(uint64) error {
 	j.barrier()
 	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/rowcodec"
@@ -90,10 +89,11 @@ import (
 //     (its pairs with the expired partners stay in the result), and a new copy of it added while its count is
 //     stale is not emitted padded either.
 type regularJoin struct {
-	p    *regularPlan
-	ctx  *exec.TaskContext
-	ectx expr.Context
-	cc   context.Context
+	exec.NoTimers // joins per batch; the watermark passes through unchanged
+	p             *regularPlan
+	ctx           *exec.TaskContext
+	ectx          expr.Context
+	cc            context.Context
 
 	// The working set: both sides' entries of a key, by key value (one integer-like key column) or canonical key
 	// bytes.
@@ -509,9 +509,8 @@ func (j *regularJoin) Close() error {
 }
 
 // OnWatermark does nothing: the runtime forwards the input watermark as it is.
-func (j *regularJoin) OnWatermark(int64, exec.Emitter) error { return nil }
 
-func (j *regularJoin) OnBarrier(checkpoint.Barrier) error {
+func (j *regularJoin) OnBarrier(uint64) error {
 	if j.p.cfg.TTL > 0 {
 		j.now = j.p.now().UnixMicro()
 		if err := j.sweep(); err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
@@ -362,7 +361,7 @@ func (j *windowJoin) stateKey(id int32) []byte {
 	return state.KeyedKey(int(t.kg[id]), byte(1+t.side(id)), uk)
 }
 
-func (j *windowJoin) OnBarrier(checkpoint.Barrier) error {
+func (j *windowJoin) OnBarrier(uint64) error {
 	j.barrier()
 	return nil
 }

@@ -1,8 +1,12 @@
 // Package operators holds the generic operators of the dataflow over Arrow batches (projection, filter, union,
-// row kinds, watermarks; the aggregates, windows and Top-N are package exec/agg, the joins exec/join), the sources (datagen, nexmark, files, internal streams) and the sinks (files, Parquet, blackhole,
-// internal streams). The runtime in package exec drives them through exec.Operator, exec.Source and exec.Sink.
+// row kinds, watermarks), the sources (datagen, nexmark, files, internal streams) and the sinks (files, Parquet,
+// blackhole, internal streams). The aggregates, windows and Top-N are package exec/agg, the joins exec/join, the
+// canonical key and row bytes they share exec/rowcodec. The runtime in package exec drives them all through
+// exec.Operator, exec.Source and exec.Sink.
 //
 // # What operators must never do
+//
+// These hold for every operator, source and sink, in this package and in exec/agg and exec/join:
 //
 //   - Publish output before the checkpoint that produced it completed. A sink stages a transaction at the
 //     barrier (PreCommit) and makes it visible only in Commit, after the COMPLETED marker is durable.

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 )
@@ -98,7 +97,7 @@ func RunKeyedBench(b *testing.B, kb KeyedBench) KeyedBenchResult {
 		}
 		if (i+1)%kb.Barrier == 0 {
 			id++
-			if err := op.OnBarrier(checkpoint.Barrier{ID: id}); err != nil {
+			if err := op.OnBarrier(id); err != nil {
 				b.Fatal(err)
 			}
 			snap, err := be.Capture(id)

@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/exec/rowcodec"
@@ -174,8 +173,8 @@ func CheckCounts(t testing.TB, sh fmt.Stringer, late, errors, wantLate, wantErro
 	}
 }
 
-// opResult is what one run produced.
-type opResult struct {
+// runResult is what one run produced.
+type runResult struct {
 	rows         []string
 	late, errors int64
 	err          error
@@ -226,8 +225,8 @@ func withRandomNulls(c Case, seed uint64) []any {
 	return out
 }
 
-// opScript turns a case's input into a script (see CutScript): each run of rows between watermarks is one InputRows.
-func opScript(input []any) []any {
+// inputScript turns a case's input into a script (see CutScript): each run of rows between watermarks is one InputRows.
+func inputScript(input []any) []any {
 	var script []any
 	var cur [][]any
 	cut := func() {
@@ -253,11 +252,11 @@ func opScript(input []any) []any {
 
 // runOpShape runs a case's input in one shape. After every batch but the last, before its barrier, comes the
 // watermark derived from event time when the case has one.
-func runOpShape(t *testing.T, c Case, input []any, sh Shape) opResult {
+func runOpShape(t *testing.T, c Case, input []any, sh Shape) runResult {
 	t.Helper()
 	h := NewHarness(t, c.Op, sh.Pebble, c.Schema)
 	maxTS := exec.MinWatermark
-	err := h.Run(CutScript(opScript(input), sh.Batch), sh.Barrier, func(_ int, b BatchStep, last bool) error {
+	err := h.Run(CutScript(inputScript(input), sh.Batch), sh.Barrier, func(_ int, b BatchStep, last bool) error {
 		if c.TimeCol < 0 {
 			return nil
 		}
@@ -272,7 +271,7 @@ func runOpShape(t *testing.T, c Case, input []any, sh Shape) opResult {
 		return h.Watermark(0, maxTS-c.Delay.Microseconds())
 	})
 	err = errors.Join(err, h.Close())
-	return opResult{rows: h.Rows, late: h.Late.Load(), errors: h.Errs.Load(), err: err}
+	return runResult{rows: h.Rows, late: h.Late.Load(), errors: h.Errs.Load(), err: err}
 }
 
 // A script is what a test feeds an operator, for any number of inputs:
@@ -546,7 +545,7 @@ func (h *Harness) Barrier(restore bool) error {
 	h.nextID++
 	id := h.nextID
 	h.inBarrier = true
-	err := h.Op.OnBarrier(checkpoint.Barrier{ID: id})
+	err := h.Op.OnBarrier(id)
 	h.inBarrier = false
 	if err := h.check(err); err != nil {
 		return err

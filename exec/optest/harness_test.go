@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
@@ -57,7 +56,7 @@ func (o *harnessCounter) OnWatermark(wm int64, out exec.Emitter) error {
 	return out.Emit(exec.Batch{Rec: bld.NewRecordBatch()})
 }
 
-func (o *harnessCounter) OnBarrier(checkpoint.Barrier) error {
+func (o *harnessCounter) OnBarrier(uint64) error {
 	for k, n := range o.counts {
 		o.ctx.State.Put(state.KeyedKey(0, 9, rowcodec.AppendOrderedInt(nil, k)), rowcodec.AppendOrderedInt(nil, n))
 	}
@@ -79,7 +78,7 @@ func TestHarnessRestores(t *testing.T) {
 		Op:   func(int) exec.Operator { return &harnessCounter{} },
 		Want: []string{"0|4", "1|3", "2|3"},
 	})
-	if got := len(CutScript(opScript(append([]any{WM(5)}, input...)), 3)); got != 5 {
+	if got := len(CutScript(inputScript(append([]any{WM(5)}, input...)), 3)); got != 5 {
 		t.Fatalf("10 rows after a watermark in batches of 3: %d steps, want 5", got)
 	}
 }
