@@ -610,8 +610,11 @@ func (a *avg128) avg(hi int64, lo uint64, n int64, shift int32) (decimal128.Num,
 			a.num.Add(&a.num, a.ten.SetInt64(1))
 		}
 	}
+	if a.num.BitLen() > 127 { // FromBigInt panics on it
+		return decimal128.Num{}, errNumericOverflow()
+	}
 	v := decimal128.FromBigInt(&a.num)
-	if a.num.BitLen() > 127 || !v.FitsInPrecision(38) {
+	if !v.FitsInPrecision(38) {
 		return decimal128.Num{}, errNumericOverflow()
 	}
 	return v, nil

@@ -330,6 +330,20 @@ func TestWindowSumOverflow(t *testing.T) {
 		Input: []any{[]any{"00:00:01", big}, []any{"00:00:02", big}}, WantErr: "22003"})
 }
 
+// TestWindowAvgDecimalOverflow: AVG(decimal(38,0)) is DECIMAL(38,16); an average of 1e35 needs 51 digits, more
+// than 128 bits hold: 22003, not a panic converting the oversized quotient.
+func TestWindowAvgDecimalOverflow(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
+		{Name: "d", Type: &arrow.Decimal128Type{Precision: 38, Scale: 0}},
+	}, nil)
+	cfg := WindowAggConfig{Kind: WindowTumble, TimeCol: 0, Size: 10 * sec,
+		Aggs: []AggSpec{{Func: AggAvg, Arg: 1, Filter: -1}}}
+	big := "100000000000000000000000000000000000"
+	optest.RunCase(t, optest.Case{Name: "decimal", Schema: schema, TimeCol: -1, Op: windowOp(t, cfg, schema),
+		Input: []any{[]any{"00:00:01", big}}, WantErr: "22003"})
+}
+
 // TestWindowSumIntOverflow: SUM(int) is BIGINT and must fail past it. 2^32 rows are out of a test's reach, so the
 // accumulator starts from state written as a checkpoint would have: one value summed, MaxInt64 - 1.
 func TestWindowSumIntOverflow(t *testing.T) {
