@@ -5,7 +5,8 @@
 //
 //   - Stream elements (element.go): a batch with its row kinds, a watermark, a barrier, end of input. Typed; no
 //     interface{} payloads.
-//   - The operator, source and sink contracts (api.go).
+//   - The operator, source and sink contracts (api.go), with the no-op defaults operators embed (NoTimers,
+//     Stateless), and the event-time arithmetic the windowed operators share (eventtime.go: AddSat, DueWindows).
 //   - Graph (graph.go): nodes with a parallelism, edges with an exchange (forward, hash by key, broadcast,
 //     rebalance). A union is an operator with several inputs, not a node of its own.
 //   - Exchanges (exchange.go): one bounded channel per producer-consumer pair of subtasks, so every channel is its
