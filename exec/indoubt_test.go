@@ -893,7 +893,11 @@ func TestInDoubtFailedCommitIsResolvedByTheRestart(t *testing.T) {
 
 // toResult maps each event row to a result row (key, ts, 1, val) as it arrives: output not ordered by the
 // watermark.
-type toResult struct{ ctx *exec.TaskContext }
+type toResult struct {
+	exec.NoTimers
+	exec.Stateless
+	ctx *exec.TaskContext
+}
 
 func (o *toResult) Open(ctx *exec.TaskContext) error { o.ctx = ctx; return nil }
 func (o *toResult) Process(_ int, b exec.Batch, out exec.Emitter) error {
@@ -907,9 +911,6 @@ func (o *toResult) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	}
 	return out.Emit(rb.batch())
 }
-func (o *toResult) OnWatermark(int64, exec.Emitter) error { return nil }
-func (o *toResult) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (o *toResult) Close() error                          { return nil }
 
 // noWatermark is a source without event time: it never advances the watermark.
 type noWatermark struct{ exec.Source }
@@ -1100,5 +1101,32 @@ func TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon(t *testing.T) {
 	_, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1 })
 	if err == nil || !strings.Contains(err.Error(), "jumped over the receipt's horizon") {
 		t.Fatalf("want the replay refused; got %v", err)
+	}
+}
+
+// A sink subtask reading several channels: the horizon is their minimum at the barrier, so a receipted row of a
+// channel that was ahead can arrive after the combined watermark reached it. The restore that would need
+// suppression there fails instead of publishing twice.
+func TestInDoubtSuppressionRefusesSeveralInputChannels(t *testing.T) {
+	r := newEORig(t, 2)
+	r.graphFn = func(src seqConfig) *exec.Graph {
+		g := exec.NewGraph()
+		s := g.AddSource("gen", 1, newSeqSource(src))
+		agg := g.AddOperator("agg", 2, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
+		g.AddSink("sink", 2, newEOSink(r.b), exec.From(agg, exec.HashExchange(0))).WithCommitNotRecoverable()
+		return g
+	}
+	r.b.forgetEnded = true
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		if sub, _ := parseTxnName(name); sub == 0 {
+			return exec.VerdictUnknown, nil, true
+		}
+		return 0, nil, false
+	}
+	_, err := r.recover(nil)
+	if err == nil || !strings.Contains(err.Error(), "reads 2 input channels") {
+		t.Fatalf("want the restore refused; got %v", err)
 	}
 }
