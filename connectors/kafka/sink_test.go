@@ -410,7 +410,15 @@ func TestOpenRefusesWithoutBroker(t *testing.T) {
 	if !strings.Contains(err.Error(), "no broker answered") || !strings.Contains(err.Error(), "exactly-once sink opens only when a broker answers") {
 		t.Fatalf("Open's refusal does not say why: %v", err)
 	}
-	s.Close()
+	// The resolver without a broker: an error (the runtime retries, or refuses to open), never a verdict.
+	h := []byte(`{"v":1,"txn":"tx-job-1-0-0","pid":1,"epoch":0,"topic":"out","parts":[{"p":0,"first":0,"last":0}]}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, call := range []func(context.Context, []byte) (exec.Verdict, error){resolver(cfg).ResolveCommit, resolver(cfg).Describe} {
+		if v, err := call(ctx, h); err == nil {
+			t.Fatalf("the resolver answered %v without a broker", v)
+		}
+	}
 }
 
 // At-least-once: every record is acknowledged by the time PreCommit returns (a plain consumer reads them all);
