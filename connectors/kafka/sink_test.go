@@ -672,3 +672,39 @@ func TestResolveAfterFenceHistories(t *testing.T) {
 		})
 	}
 }
+
+// A commit that fails (the broker died, its state kept on disk) leaves the transaction staged and its producer
+// unused; the next Commit, once the broker is back, retries through the resolver and receipts it once.
+func TestCommitRetriedThroughResolverAfterBrokerRestart(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{DataDir: t.TempDir(), Topics: map[string]int32{"out": 2}})
+	r := &rig{t: t, cluster: c, topic: "out", mem: memory.NewCheckedAllocator(memory.DefaultAllocator)}
+	defer r.mem.AssertSize(t, 0)
+	cfg := r.config()
+	rc := &receipts{}
+	s := r.open(cfg, 0, rc)
+	defer s.Close()
+	r.write(s, 0, 100)
+	preCommit(t, s, 1)
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(1); err == nil {
+		t.Fatal("Commit succeeded without a broker")
+	}
+	if got := rc.get(); len(got) != 0 {
+		t.Fatalf("receipts %v after a failed commit", got)
+	}
+	back, err := c.Restart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(back.Kill)
+	r.cluster = back
+	if err := s.Commit(1); err != nil {
+		t.Fatalf("Commit again: %v", err)
+	}
+	if got := rc.get(); !slices.Equal(got, []uint64{1}) {
+		t.Fatalf("receipts %v, want [1]", got)
+	}
+	r.expectIDs(seq(0, 100))
+}
