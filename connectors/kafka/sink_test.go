@@ -341,6 +341,7 @@ func TestBrokerPausedAcrossCommit(t *testing.T) {
 	if err := r.cluster.Pause(); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, r.cluster) // SIGSTOP takes effect asynchronously: the broker must not answer the commit
 	done := make(chan error, 1)
 	go func() { done <- s.Commit(1) }()
 	waitBytesQueuedAt(t, r.cluster) // the EndTxn reached the stopped broker's socket
@@ -367,6 +368,67 @@ func TestBrokerPausedAcrossCommit(t *testing.T) {
 		t.Fatalf("ResolveCommit after the pause = %v, %v; want committed", v, err)
 	}
 	r.expectIDs(seq(0, 300))
+}
+
+// waitStopped waits until every thread of the process listening on the cluster's first broker port is stopped
+// (state T in /proc), finding the process by its listening socket's inode.
+func waitStopped(t *testing.T, c *kafkatest.Cluster) {
+	t.Helper()
+	_, port, _ := strings.Cut(c.Addrs[0], ":")
+	p, _ := strconv.Atoi(port)
+	local := fmt.Sprintf(":%04X", p)
+	data, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Skipf("no /proc/net/tcp: %v", err)
+	}
+	inode := ""
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && strings.HasSuffix(f[1], local) && f[3] == "0A" { // LISTEN
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		t.Fatalf("no socket listens on %s", c.Addrs[0])
+	}
+	pid := ""
+	procs, _ := os.ReadDir("/proc")
+	for _, e := range procs {
+		fds, err := os.ReadDir("/proc/" + e.Name() + "/fd")
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if l, _ := os.Readlink("/proc/" + e.Name() + "/fd/" + fd.Name()); l == "socket:["+inode+"]" {
+				pid = e.Name()
+			}
+		}
+	}
+	if pid == "" {
+		t.Fatalf("no process holds the listening socket of %s", c.Addrs[0])
+	}
+	deadline := time.Now().Add(kafkatest.Timeout)
+	for time.Now().Before(deadline) {
+		tasks, err := os.ReadDir("/proc/" + pid + "/task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := true
+		for _, task := range tasks {
+			stat, err := os.ReadFile("/proc/" + pid + "/task/" + task.Name() + "/stat")
+			if err != nil {
+				continue // a thread that ended
+			}
+			if i := strings.LastIndexByte(string(stat), ')'); i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		time.Sleep(time.Millisecond) // polling /proc: the stop has no event to wait on
+	}
+	t.Fatalf("process %s did not stop", pid)
 }
 
 // waitBytesQueuedAt waits until some connection to the cluster's first broker has unread bytes queued (the broker
