@@ -18,6 +18,7 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/connectors/filelist"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -260,7 +261,7 @@ func (e *Engine) Path(p string) (string, error) {
 		abs = filepath.Join(e.dir, p)
 	}
 	abs = filepath.Clean(abs)
-	if base, ok := operators.GlobBase(abs); ok {
+	if base, ok := filelist.GlobBase(abs); ok {
 		return abs, e.confine(p, base, true)
 	}
 	return abs, e.confine(p, abs, false)

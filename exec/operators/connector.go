@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/filelist"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -26,16 +27,6 @@ var (
 	parseBoolOption = connectors.ParseBool
 )
 
-// guardFiles checks every listed file against the guard.
-func guardFiles(g PathGuard, files []pqSrcFile) error {
-	for _, f := range files {
-		if err := g.Check(f.name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ValidateFileSource is the file source's validation hook: what FileSourceConfigFromOptions cannot see from the
 // options alone. The path must exist (a directory, a file, or a glob whose fixed directories exist) and every file
 // it names now must pass the guard; a following source checks the files that appear later as it lists them.
@@ -43,9 +34,9 @@ func ValidateFileSource(cfg FileSourceConfig) error {
 	if err := checkFileSourceSchema(cfg.Schema); err != nil {
 		return &ConfigError{Code: sqlerr.DatatypeMismatch, Msg: err.Error(), Err: err}
 	}
-	files, err := listSourceFiles(state.OS, cfg.Path)
+	files, err := filelist.List(state.OS, cfg.Path, "")
 	if err == nil {
-		err = guardFiles(cfg.Guard, files)
+		err = filelist.Guard(cfg.Guard, files)
 	}
 	if err != nil {
 		return pathError("file source", cfg.Path, err)
@@ -62,9 +53,9 @@ func ValidateParquetSource(cfg ParquetSourceConfig) error {
 			return columnError(f.Name, "parquet source: column %s: type %s cannot be read from Parquet", f.Name, expr.TypeName(f.Type))
 		}
 	}
-	files, err := listParquetFiles(state.OS, cfg.Path)
+	files, err := filelist.List(state.OS, cfg.Path, ".parquet")
 	if err == nil {
-		err = guardFiles(cfg.Guard, files)
+		err = filelist.Guard(cfg.Guard, files)
 	}
 	if err != nil {
 		return pathError("parquet source", cfg.Path, err)

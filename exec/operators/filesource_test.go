@@ -807,17 +807,3 @@ func BenchmarkFileSourceCSV(b *testing.B) {
 	})
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "file_source_csv_rows_per_sec:rows/s")
 }
-
-// A corrupt offset (a string length past the bytes left) is refused, not a panic.
-func TestOffsetReaderRefusesOverlongString(t *testing.T) {
-	for _, b := range [][]byte{{2, 'a'}, {5, 'a', 'b'}, {1}, {0x80}} {
-		r := offsetReader{b: b, ok: true}
-		if s := r.str(); r.ok || s != "" {
-			t.Fatalf("%v: read %q, ok=%v", b, s, r.ok)
-		}
-	}
-	r := offsetReader{b: []byte{2, 'o', 'k'}, ok: true}
-	if s := r.str(); s != "ok" || !r.done() {
-		t.Fatalf("read %q, done=%v", s, r.done())
-	}
-}
