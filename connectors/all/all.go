@@ -5,5 +5,7 @@ package all
 import (
 	_ "github.com/clinksql/clinksql/connectors/blackhole"
 	_ "github.com/clinksql/clinksql/connectors/datagen"
+	_ "github.com/clinksql/clinksql/connectors/file"
 	_ "github.com/clinksql/clinksql/connectors/nexmark"
+	_ "github.com/clinksql/clinksql/connectors/parquet"
 )

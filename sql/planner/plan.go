@@ -509,37 +509,6 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		} else {
 			details = append(details, "reads: the whole history, then follows new rows")
 		}
-	case conn == "parquet":
-		cfg, err := parquetSourceConfig(l.env, obj.Options, schema)
-		if err == nil && !l.settings.Restoring {
-			err = operators.ValidateParquetSource(cfg)
-		}
-		if err != nil {
-			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
-		}
-		bounded = true
-		par = l.settings.Parallelism
-		mk = func(int) exec.Source { return operators.NewParquetSource(cfg) }
-		label = "Source: parquet " + obj.Name
-		details = append(details, "path: "+obj.Options["path"], "reads: the files present when the job starts")
-	case conn == "file":
-		cfg, err := fileSourceConfig(l.env, obj.Options, schema)
-		if err == nil && !l.settings.Restoring {
-			err = operators.ValidateFileSource(cfg)
-		}
-		if err != nil {
-			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
-		}
-		bounded = !cfg.Follow
-		par = l.settings.Parallelism
-		mk = operators.NewFileSource(cfg)
-		label = "Source: file " + obj.Name
-		details = append(details, "path: "+obj.Options["path"], "format: "+cfg.Format)
-		if cfg.Follow {
-			details = append(details, "reads: the files present, then new files as they appear")
-		} else {
-			details = append(details, "reads: the files present when the job starts")
-		}
 	default:
 		c, err := sourceConnector(conn, sqlerr.NoPos)
 		if err != nil {
@@ -759,22 +728,6 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 		}
 		mk = func(int) exec.Sink { return operators.NewLogSink(log) }
 		details = append(details, "commit: rows become visible to readers when the checkpoint completes")
-	case conn == "parquet" || conn == "file":
-		details = append(details, "path: "+target.Options["path"], "commit: two-phase, files appear when the checkpoint completes")
-		if conn == "parquet" {
-			cfg, err := parquetSinkConfig(l.env, target.Options, schema)
-			if err != nil {
-				return configError(err, objectPrefix("sink", target.Name), noPos)
-			}
-			mk = func(int) exec.Sink { return operators.NewParquetSink(cfg) }
-		} else {
-			cfg, err := fileSinkConfig(l.env, target.Options, schema)
-			if err != nil {
-				return configError(err, objectPrefix("sink", target.Name), noPos)
-			}
-			mk = func(int) exec.Sink { return operators.NewFileSink(cfg) }
-			details = append(details, "format: "+cfg.Format)
-		}
 	default:
 		c, err := sinkConnector(conn, sqlerr.NoPos)
 		if err != nil {

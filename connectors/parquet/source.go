@@ -1,7 +1,8 @@
-package operators
+package parquet
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -24,23 +25,23 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// ParquetSourceConfig configures a bounded Parquet source.
-type ParquetSourceConfig struct {
+// SourceConfig configures a bounded Parquet source.
+type SourceConfig struct {
 	// Path is a directory, whose *.parquet files (directly in it, not in subdirectories such as _staging) are read;
 	// a glob pattern such as 'dir/*.parquet'; or a single file.
 	Path string
 	// Schema is the columns to produce, matched to the files' top-level columns by name (case-sensitive).
 	Schema *arrow.Schema
-	// BatchRows bounds the rows of a batch; 0 means DefaultParquetBatchRows. A batch never spans two files.
+	// BatchRows bounds the rows of a batch; 0 means DefaultBatchRows. A batch never spans two files.
 	BatchRows int
 	// Guard confines the files read: every listed file, and each again when it is opened.
-	Guard PathGuard
+	Guard connectors.PathGuard
 }
 
-// DefaultParquetBatchRows is the Parquet source's batch size when none is configured.
-const DefaultParquetBatchRows = 4096
+// DefaultBatchRows is the Parquet source's batch size when none is configured.
+const DefaultBatchRows = 4096
 
-// NewParquetSource returns a bounded source that reads Parquet files into Arrow batches.
+// NewSource returns a bounded source that reads Parquet files into Arrow batches.
 //
 // The file list is fixed at Open: the matching files sorted by path. Subtask k of p reads files k, k+p, k+2p, ...
 // of that list, whole, in order, and finishes after its last one. Open also reads the footer of each of the
@@ -51,16 +52,16 @@ const DefaultParquetBatchRows = 4096
 // of the whole file list (names and sizes). A restore needs the same parallelism and the same list: if a file was
 // removed, added or rewritten since the checkpoint, Open fails instead of reading the wrong rows.
 //
-// Types are read as the inverse of NewParquetSink's mapping, and more generally whenever the file's logical type
+// Types are read as the inverse of NewSink's mapping, and more generally whenever the file's logical type
 // matches the Arrow type without loss: narrower integers widen, REAL widens to DOUBLE, timestamps of any unit
 // (and legacy INT96 ones) convert to the column's unit (a finer unit is floored), decimals of a smaller scale and no
 // more integer digits rescale. Anything else is an error naming the file, the column and both types.
-func NewParquetSource(cfg ParquetSourceConfig) exec.Source {
+func NewSource(cfg SourceConfig) exec.Source {
 	return &parquetSource{cfg: cfg}
 }
 
 type parquetSource struct {
-	cfg      ParquetSourceConfig
+	cfg      SourceConfig
 	fsys     state.FS
 	alloc    memory.Allocator
 	sub, par int
@@ -145,7 +146,7 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	}
 	s.fsys, s.alloc = connectors.TaskFS(ctx), connectors.TaskAlloc(ctx)
 	s.sub, s.par = ctx.Subtask, ctx.Parallelism
-	s.batch = cmp0(cfg.BatchRows, DefaultParquetBatchRows)
+	s.batch = cmp.Or(cfg.BatchRows, DefaultBatchRows)
 
 	files, err := filelist.List(s.fsys, cfg.Path, ".parquet")
 	if err == nil {

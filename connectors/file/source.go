@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"bytes"
@@ -31,8 +31,8 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// FileSourceConfig configures a CSV or JSON-lines file source.
-type FileSourceConfig struct {
+// SourceConfig configures a CSV or JSON-lines file source.
+type SourceConfig struct {
 	// Path is a directory (every regular file directly in it whose name does not start with '.' or '_'), a glob
 	// such as 'dir/*.csv' (a wildcard matches no leading '.' or '_' either) or a single file.
 	Path string
@@ -49,18 +49,18 @@ type FileSourceConfig struct {
 	// BadRows is BadRowsSkip (also ""): a row that cannot be read is counted in TaskContext.Errors, logged once per
 	// file and skipped; or BadRowsFail: Produce fails with a data error naming the file, the line and the column.
 	BadRows string
-	// BatchRows bounds the rows of a batch; 0 means DefaultFileSourceBatchRows. A batch never spans two files.
+	// BatchRows bounds the rows of a batch; 0 means DefaultBatchRows. A batch never spans two files.
 	BatchRows int
 	// Guard confines the files read: every file of every listing, and each again when it is opened.
-	Guard PathGuard
+	Guard connectors.PathGuard
 }
 
 const (
 	BadRowsSkip = "skip"
 	BadRowsFail = "fail"
 
-	DefaultFileSourceBatchRows = 4096
-	DefaultMonitorInterval     = 10 * time.Second
+	DefaultBatchRows       = 4096
+	DefaultMonitorInterval = 10 * time.Second
 )
 
 // SQLSTATEs of bad rows besides the value parsers' own (22P02, 22003, 22007, ...).
@@ -71,14 +71,14 @@ const (
 	codeDatetimeRange = "22008" // datetime_field_overflow
 )
 
-// NewFileSource returns the subtasks of a source reading CSV or JSON-lines files in the Postgres text forms the file
+// NewSource returns the subtasks of a source reading CSV or JSON-lines files in the Postgres text forms the file
 // sink writes (see the package documentation, "File sources"). Configuration errors surface at Open.
-func NewFileSource(cfg FileSourceConfig) func(subtask int) exec.Source {
+func NewSource(cfg SourceConfig) func(subtask int) exec.Source {
 	return func(int) exec.Source { return &fileSource{cfg: cfg} }
 }
 
-// checkFileSourceSchema reports a column whose type the file source cannot produce.
-func checkFileSourceSchema(schema *arrow.Schema) error {
+// checkSourceSchema reports a column whose type the file source cannot produce.
+func checkSourceSchema(schema *arrow.Schema) error {
 	if schema == nil {
 		return errors.New("file source: no schema")
 	}
@@ -188,7 +188,7 @@ type fsBad struct {
 // ---- the source ----
 
 type fileSource struct {
-	cfg      FileSourceConfig
+	cfg      SourceConfig
 	fsys     state.FS
 	alloc    memory.Allocator
 	log      *slog.Logger
@@ -242,7 +242,7 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	if cfg.Path == "" {
 		return errors.New("file source: no path")
 	}
-	if err := checkFileSourceSchema(cfg.Schema); err != nil {
+	if err := checkSourceSchema(cfg.Schema); err != nil {
 		return err
 	}
 	switch cfg.Format {
@@ -275,7 +275,7 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	}
 	s.errs = ctx.Errors
 	s.sub, s.par = ctx.Subtask, ctx.Parallelism
-	s.batch = cmp0(cfg.BatchRows, DefaultFileSourceBatchRows)
+	s.batch = cmp0(cfg.BatchRows, DefaultBatchRows)
 	s.interval = cmp0(cfg.MonitorInterval, DefaultMonitorInterval)
 
 	if o := s.restored; o != nil {
