@@ -169,6 +169,9 @@ func CheckOptions(connector string, known OptionNames, opts map[string]string) e
 		if slices.Contains(known.Unsupported, key) {
 			return OptionError(key, "%s: option '%s' is not supported", connector, key)
 		}
+		if !known.Known(key) && len(known.Names)+len(known.Prefixes) == 0 {
+			return OptionError(key, "unknown option '%s': connector '%s' has no options", key, connector)
+		}
 		if !known.Known(key) {
 			return OptionError(key, "unknown option '%s' for connector '%s' (known: %s)", key, connector, known)
 		}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/clinksql/clinksql/connectors/file"
 	"github.com/clinksql/clinksql/connectors/parquet"
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -448,14 +448,14 @@ func TestFileSinkConcurrentCommitAndWrite(t *testing.T) {
 func TestSinksTellWhatTheyPublishedAfter(t *testing.T) {
 	mem := checkedAlloc(t)
 	logDir := t.TempDir()
-	l, err := operators.CreateLog(state.OS, logDir, kvSchema)
+	l, err := streamlog.Create(state.OS, logDir, kvSchema)
 	must(t, err)
 	csvDir := t.TempDir()
 	for _, tc := range []struct {
 		name string
 		sink func() exec.Sink
 		dir  string
-	}{{"csv", func() exec.Sink { return newCSVSink(csvDir) }, csvDir}, {"log", func() exec.Sink { return operators.NewLogSink(l) }, logDir}} {
+	}{{"csv", func() exec.Sink { return newCSVSink(csvDir) }, csvDir}, {"log", func() exec.Sink { return streamlog.NewSink(l) }, logDir}} {
 		t.Run(tc.name, func(t *testing.T) {
 			task := newTask(mem, taskOpts{})
 			s := tc.sink()

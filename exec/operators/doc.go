@@ -1,7 +1,8 @@
-// Package operators holds the operators of the dataflow over Arrow batches (projection, filter, windows, joins, union),
-// the sources (files, internal streams) and the sinks (files, Parquet, internal streams) not yet in their connector
-// packages (package connectors). The runtime in package exec drives them through exec.Operator, exec.Source and
-// exec.Sink.
+// Package operators holds the operators of the dataflow over Arrow batches (projection, filter, windows, joins,
+// union), the sources and sinks that are not connectors (VALUES, an ad-hoc SELECT's results, the watermark wrapper
+// every source gets for its stream's WATERMARK clause) and CollectSink, a test tool. The connectors that streams
+// read and sinks write are in package connectors and its sub-packages. The runtime in package exec drives them
+// through exec.Operator, exec.Source and exec.Sink.
 //
 // # What operators must never do
 //
@@ -16,26 +17,14 @@
 //     TaskContext.Alloc so tests can check for leaks.
 //   - Use a stateful random stream in a source: a replay from a restored offset must reproduce the same rows.
 //
-// # Stream logs
-//
-// A Log (streamlog.go) stores an internal stream or a materialized view's changelog: immutable Arrow IPC segments
-// seg-<seq>[-<txn>].arrow with a row-kind column, each framed with a checksum (state.FrameWriter), numbered without
-// gaps, the highest published one recorded in LAST (CreateLog makes a log, OpenLog refuses one with a segment or LAST
-// missing). INSERT ... VALUES appends a durable segment at once; a job's LogSink is the two-phase protocol of package
-// connectors/txnfile with a commit that renames the staged transaction in as the next segment. A LogSource reads
-// segments in order from its offset (segment, batch), follows new ones (waking on IdleWait rather than polling), or,
-// bounded, stops at the segments present at Open; Consolidate folds a changelog into the rows it leaves (an ad-hoc
-// SELECT of a materialized view). Its Progress lets FLUSH wait until a job has read everything committed before it
-// checkpoints. WithWatermark wraps any source with a WATERMARK FOR expression, keeping the running maximum in the
-// offset.
-//
-// # Calc, window assignment, values, results
+// # Calc, window assignment, values, results, watermarks
 //
 // NewCalc evaluates a filter and a projection of exec/expr expressions over whole batches (row kinds follow the
 // rows). NewWindowAssign appends window_start/window_end to every row once per TUMBLE, HOP or CUMULATE window it
 // falls in (a window table function without GROUP BY). NewBatchSource emits constant rows (VALUES). ResultSink
 // hands an ad-hoc SELECT's batches to the engine as they come; it is not two-phase, and a SELECT is never
-// restarted.
+// restarted. WithWatermark wraps any source with a WATERMARK FOR expression, keeping the running maximum in the
+// offset.
 //
 // # Window aggregate
 //

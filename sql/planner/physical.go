@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
@@ -71,7 +72,7 @@ type Physical struct {
 
 // LogRead is a job's reader of a log: Progress is the segment every earlier segment of Log was produced below.
 type LogRead struct {
-	Log      *operators.Log
+	Log      *streamlog.Log
 	Progress *atomic.Uint64
 }
 

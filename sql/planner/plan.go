@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
@@ -24,7 +25,7 @@ import (
 type Env interface {
 	Catalog() *catalog.Catalog
 	// Log returns the storage of an internal stream or a materialized view.
-	Log(obj *catalog.Object) (*operators.Log, error)
+	Log(obj *catalog.Object) (*streamlog.Log, error)
 	// Path resolves a connector path: relative paths are under the data directory; anything outside the data
 	// directory and the allowed directories, its symbolic links resolved, is refused (42501).
 	Path(p string) (string, error)
@@ -494,7 +495,7 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		progress := new(atomic.Uint64)
 		l.logReads = append(l.logReads, LogRead{Log: log, Progress: progress})
 		mk = func(int) exec.Source {
-			return operators.NewLogSource(operators.LogSourceConfig{Log: log, Bounded: bounded, Progress: progress,
+			return streamlog.NewSource(streamlog.SourceConfig{Log: log, Bounded: bounded, Progress: progress,
 				Consolidate: bounded && obj.Kind == catalog.MaterializedView})
 		}
 		label = "Source: " + lower(string(obj.Kind)) + " " + obj.Name
@@ -726,7 +727,7 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 		if err != nil {
 			return err
 		}
-		mk = func(int) exec.Sink { return operators.NewLogSink(log) }
+		mk = func(int) exec.Sink { return streamlog.NewSink(log) }
 		details = append(details, "commit: rows become visible to readers when the checkpoint completes")
 	default:
 		c, err := sinkConnector(conn, sqlerr.NoPos)
