@@ -44,7 +44,8 @@ type Sink interface {
 type SourceCapabilities struct {
 	// Bounded sources finish by themselves: a SELECT over them ends, a job over them finishes.
 	Bounded bool
-	// Parallel sources split their input over the node's subtasks; otherwise the node has one subtask.
+	// Parallel sources split their input over the node's subtasks (Build gives the node Env.Parallelism);
+	// otherwise Build gives it one subtask.
 	Parallel bool
 	// Replayable sources restore from a checkpoint's offset and reproduce exactly what followed it; a job reading
 	// one that is not is at-least-once (the planner says so in a NOTICE).
