@@ -1,6 +1,3 @@
-// Package filelist lists the files a file or Parquet source's 'path' names (a directory, a glob pattern or one
-// file), fingerprints the list, and encodes a bounded source's place in it in its offset, so that a restore over
-// a list that changed fails instead of skipping or repeating rows.
 package filelist
 
 import (
