@@ -45,7 +45,8 @@ type Sink interface {
 type SourceCapabilities struct {
 	// Bounded sources finish by themselves: a SELECT over them ends, a job over them finishes.
 	Bounded bool
-	// Parallel sources split their input over the node's subtasks; otherwise the node has one subtask.
+	// Parallel sources split their input over the node's subtasks (Build gives the node Env.Parallelism);
+	// otherwise Build gives it one subtask.
 	Parallel bool
 	// Replayable sources restore from a checkpoint's offset and reproduce exactly what followed it; a job reading
 	// one that is not is at-least-once (the planner says so in a NOTICE).
@@ -201,6 +202,9 @@ func CheckOptions(connector string, known OptionNames, opts map[string]string) e
 	for key := range SortedOptions(opts) {
 		if slices.Contains(known.Unsupported, key) {
 			return OptionError(key, "%s: option '%s' is not supported", connector, key)
+		}
+		if !known.Known(key) && len(known.Names)+len(known.Prefixes) == 0 {
+			return OptionError(key, "unknown option '%s': connector '%s' has no options", key, connector)
 		}
 		if !known.Known(key) {
 			return OptionError(key, "unknown option '%s' for connector '%s' (known: %s)", key, connector, known)

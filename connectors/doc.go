@@ -18,6 +18,16 @@
 //     (path resolution and confinement, Restoring, parallelism), a factory per subtask, the node's parallelism,
 //     whether it is bounded, and the node's EXPLAIN lines.
 //
+// The packages under it:
+//
+//   - one per connector, registered: blackhole, datagen, file (CSV and JSON lines), nexmark, parquet;
+//   - streamlog, the storage of internal streams and materialized views, with its source and sink: the planner
+//     uses it for those objects (through its Env.Log), so it is not registered and no WITH names it;
+//   - txnfile, the two-phase-commit file protocol of the file, Parquet and stream log sinks, and filelist, the
+//     listing of a file or Parquet source's path and its place in the list;
+//   - internal/gen, what the generators share; connectortest, what the connectors' tests share; all, the list of
+//     registered connectors.
+//
 // The package also holds what connectors share: ConfigError and its constructors, PathGuard, SortedOptions and
 // ParseBool for reading options, and the task-context helpers of sources (CheckSubtask, TaskFS, TaskAlloc,
 // RestoreOffset, CheckOffsetSubtask).

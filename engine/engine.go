@@ -18,8 +18,9 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/checkpoint"
+	"github.com/clinksql/clinksql/connectors/filelist"
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -54,7 +55,7 @@ type Engine struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	logs    map[string]*operators.Log
+	logs    map[string]*streamlog.Log
 	jobs    map[string]*runningJob
 	selects int
 	closed  bool
@@ -113,7 +114,7 @@ func Open(cfg Config) (*Engine, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, dir: dir, realDir: realDir, cat: cat, lock: lock, log: cfg.Logger, ctx: ctx, cancel: cancel,
 		selectLog: slog.New(errorsOnly{cfg.Logger.Handler()}),
-		logs:      map[string]*operators.Log{}, jobs: map[string]*runningJob{}}
+		logs:      map[string]*streamlog.Log{}, jobs: map[string]*runningJob{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
 	for _, spec := range cat.Jobs() {
 		if spec.Stopped {
@@ -138,7 +139,7 @@ func Open(cfg Config) (*Engine, error) {
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
 
 // Log returns the log of an internal stream or materialized view (planner.Env); createLog made it.
-func (e *Engine) Log(obj *catalog.Object) (*operators.Log, error) {
+func (e *Engine) Log(obj *catalog.Object) (*streamlog.Log, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if l, ok := e.logs[obj.Storage]; ok {
@@ -149,9 +150,9 @@ func (e *Engine) Log(obj *catalog.Object) (*operators.Log, error) {
 		return nil, err
 	}
 	if obj.Storage == "" { // an object the catalog does not hold: EXPLAIN CREATE MATERIALIZED VIEW's
-		return operators.UnstoredLog(schema), nil
+		return streamlog.Unstored(schema), nil
 	}
-	l, err := operators.OpenLog(state.OS, e.storageDir(obj), schema)
+	l, err := streamlog.Open(state.OS, e.storageDir(obj), schema)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (e *Engine) createLog(obj *catalog.Object) error {
 	if err != nil {
 		return err
 	}
-	l, err := operators.CreateLog(state.OS, e.storageDir(obj), schema)
+	l, err := streamlog.Create(state.OS, e.storageDir(obj), schema)
 	if err != nil {
 		return err
 	}
@@ -260,7 +261,7 @@ func (e *Engine) Path(p string) (string, error) {
 		abs = filepath.Join(e.dir, p)
 	}
 	abs = filepath.Clean(abs)
-	if base, ok := operators.GlobBase(abs); ok {
+	if base, ok := filelist.GlobBase(abs); ok {
 		return abs, e.confine(p, base, true)
 	}
 	return abs, e.confine(p, abs, false)

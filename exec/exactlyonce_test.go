@@ -24,8 +24,9 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/connectors/datagen"
+	"github.com/clinksql/clinksql/connectors/file"
+	pqconn "github.com/clinksql/clinksql/connectors/parquet"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -69,10 +70,10 @@ func eoGraph(out string, seed int64, rowsPerSecond float64) *exec.Graph {
 	agg := g.AddOperator("agg", 2, newWindowSum(eoWindow),
 		exec.From(a, exec.HashExchange(0)), exec.From(b, exec.HashExchange(0))).WithKeyedState()
 	g.AddSink("parquet", 2, func(int) exec.Sink {
-		return operators.NewParquetSink(operators.ParquetSinkConfig{Path: filepath.Join(out, "parquet"), Schema: resultSchema})
+		return pqconn.NewSink(pqconn.SinkConfig{Path: filepath.Join(out, "parquet"), Schema: resultSchema})
 	}, exec.From(agg, exec.ForwardExchange()))
 	g.AddSink("csv", 2, func(int) exec.Sink {
-		return operators.NewFileSink(operators.FileSinkConfig{Path: filepath.Join(out, "csv"), Format: "csv", Schema: resultSchema})
+		return file.NewSink(file.SinkConfig{Path: filepath.Join(out, "csv"), Format: "csv", Schema: resultSchema})
 	}, exec.From(agg, exec.ForwardExchange()))
 	return g
 }

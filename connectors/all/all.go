@@ -5,6 +5,8 @@ package all
 import (
 	_ "github.com/clinksql/clinksql/connectors/blackhole"
 	_ "github.com/clinksql/clinksql/connectors/datagen"
+	_ "github.com/clinksql/clinksql/connectors/file"
 	_ "github.com/clinksql/clinksql/connectors/kafka"
 	_ "github.com/clinksql/clinksql/connectors/nexmark"
+	_ "github.com/clinksql/clinksql/connectors/parquet"
 )

@@ -1,6 +1,3 @@
-// Package blackhole is connector = 'blackhole': a sink that discards every row. It is still a valid two-phase sink
-// (every phase is a no-op), so a job that ends in it checkpoints like any other; it is not transactional (it
-// publishes nothing), and it takes updating results as they are. It has no options.
 package blackhole
 
 import (

@@ -5,6 +5,9 @@ package connectortest
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
@@ -224,4 +228,371 @@ func RequireSlowThrottle(t *testing.T, mem memory.Allocator, src exec.Source) {
 		t.Fatalf("produce with a cancelled context: %v after %v", res.Status, el)
 	}
 	Must(t, src.Close())
+}
+
+// DrainBounded reads a bounded source to its end, checking that no batch exceeds limit rows and that there is no
+// watermark, and returns the batches and the offset taken before each of them and after the last.
+func DrainBounded(t testing.TB, src exec.Source, limit int) (recs []arrow.RecordBatch, offsets [][]byte) {
+	t.Helper()
+	for {
+		off, err := src.SnapshotOffset()
+		Must(t, err)
+		offsets = append(offsets, off)
+		res, err := src.Produce(context.Background())
+		Must(t, err)
+		switch res.Status {
+		case exec.Finished:
+			return recs, offsets
+		case exec.Produced:
+			n := res.Batch.Rows()
+			if n == 0 || n > limit {
+				t.Fatalf("batch of %d rows, limit %d", n, limit)
+			}
+			if res.WM != exec.MinWatermark {
+				t.Fatalf("watermark %d", res.WM)
+			}
+			recs = append(recs, res.Batch.Rec)
+		default:
+			t.Fatalf("status %d", res.Status)
+		}
+	}
+}
+
+// BenchReadAll times reading a bounded source of rows rows to its end b.N times, a fresh one from newSource each
+// time.
+func BenchReadAll(b *testing.B, mem memory.Allocator, rows int, newSource func() exec.Source) {
+	b.ResetTimer()
+	for range b.N {
+		src := newSource()
+		Must(b, src.Open(NewTask(mem, TaskOpts{})))
+		n := 0
+		for {
+			res, err := src.Produce(context.Background())
+			Must(b, err)
+			if res.Status == exec.Finished {
+				break
+			}
+			n += res.Batch.Rows()
+			res.Batch.Rec.Release()
+		}
+		Must(b, src.Close())
+		if n != rows {
+			b.Fatalf("%d rows", n)
+		}
+	}
+}
+
+// IDs reads the id column of batches (released).
+func IDs(recs []arrow.RecordBatch) []int64 {
+	var ids []int64
+	for _, r := range recs {
+		ids = append(ids, r.Column(0).(*array.Int64).Int64Values()...)
+		r.Release()
+	}
+	return ids
+}
+
+// Decimal is the DECIMAL of the decimal digits s (a test's literal; it panics on a bad one).
+func Decimal(s string) decimal128.Num {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic(s)
+	}
+	return decimal128.FromBigInt(v)
+}
+
+// RequireSameRecords compares two batches value for value: floats by their bits, so NaN, -0 and infinities count.
+func RequireSameRecords(t testing.TB, what string, want, got arrow.RecordBatch) {
+	t.Helper()
+	if !want.Schema().Equal(got.Schema()) {
+		t.Fatalf("%s: schema\n%s\nwant\n%s", what, got.Schema(), want.Schema())
+	}
+	if want.NumRows() != got.NumRows() {
+		t.Fatalf("%s: %d rows, want %d", what, got.NumRows(), want.NumRows())
+	}
+	for c := range int(want.NumCols()) {
+		w, g := want.Column(c), got.Column(c)
+		same := true
+		switch w := w.(type) {
+		case *array.Float32:
+			g := g.(*array.Float32)
+			for i := range w.Len() {
+				if w.IsNull(i) != g.IsNull(i) || !w.IsNull(i) && math.Float32bits(w.Value(i)) != math.Float32bits(g.Value(i)) {
+					same = false
+				}
+			}
+		case *array.Float64:
+			g := g.(*array.Float64)
+			for i := range w.Len() {
+				if w.IsNull(i) != g.IsNull(i) || !w.IsNull(i) && math.Float64bits(w.Value(i)) != math.Float64bits(g.Value(i)) {
+					same = false
+				}
+			}
+		default:
+			same = array.Equal(w, g)
+		}
+		if same {
+			continue
+		}
+		for i := range w.Len() {
+			if !array.SliceEqual(w, int64(i), int64(i+1), g, int64(i), int64(i+1)) {
+				t.Fatalf("%s: column %s row %d: %v, want %v", what, want.ColumnName(c), i, g.ValueStr(i), w.ValueStr(i))
+			}
+		}
+		t.Fatalf("%s: column %s differs (floats)", what, want.ColumnName(c))
+	}
+}
+
+// TypedRows builds rows [from, to) of all-types test data: row r < edgeRows holds edges' values of each column,
+// cycling; after those every third row is NULL in nullable columns, and value(column, r, h) gives the others, h
+// being a hash of r.
+func TypedRows(mem memory.Allocator, schema *arrow.Schema, edges map[string][]any, edgeRows, from, to int,
+	value func(col string, r int, h uint64) any) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for r := from; r < to; r++ {
+		h := uint64(r)*0x9E3779B97F4A7C15 ^ uint64(r)<<7
+		for c, f := range schema.Fields() {
+			fb := b.Field(c)
+			if r < edgeRows {
+				e := edges[f.Name]
+				AppendAny(fb, e[r%len(e)])
+				continue
+			}
+			if f.Nullable && r%3 == 2 {
+				fb.AppendNull()
+				continue
+			}
+			AppendAny(fb, value(f.Name, r, h))
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// TypedText is a text value of row r of hash h; every fifth row's ends in suffix.
+func TypedText(r int, h uint64, suffix string) string {
+	v := fmt.Sprintf("row %d %x", r, h)
+	if r%5 == 0 {
+		v += suffix
+	}
+	return v
+}
+
+// TypedValue is the value of the columns the all-types schemas name alike, for row r of hash h.
+func TypedValue(col string, r int, h uint64) any {
+	switch col {
+	case "b":
+		return h&1 == 1
+	case "i8":
+		return int8(h)
+	case "i16":
+		return int16(h)
+	case "i32":
+		return int32(h)
+	case "i64":
+		return int64(h)
+	case "u8":
+		return uint8(h)
+	case "u16":
+		return uint16(h)
+	case "u32":
+		return uint32(h)
+	case "u64":
+		return h
+	case "f4":
+		return float32(int32(h)) / 7
+	case "f8":
+		return float64(int64(h)) / 3
+	case "bin":
+		return []byte(fmt.Sprintf("%x", h))[:r%9]
+	case "dec9":
+		return decimal128.FromI64(int64(h) % 999999999)
+	case "dec18":
+		return decimal128.FromI64(int64(h) % 999999999999999999)
+	case "dec20":
+		return decimal128.FromI64(int64(h)).Mul(decimal128.FromI64(int64(r%7) + 1))
+	case "dec38":
+		return decimal128.New(int64(h)>>3, h*31)
+	}
+	panic("no value for column " + col)
+}
+
+func AppendAny(b array.Builder, v any) {
+	switch b := b.(type) {
+	case *array.BooleanBuilder:
+		b.Append(v.(bool))
+	case *array.Int8Builder:
+		b.Append(v.(int8))
+	case *array.Int16Builder:
+		b.Append(v.(int16))
+	case *array.Int32Builder:
+		b.Append(v.(int32))
+	case *array.Int64Builder:
+		b.Append(v.(int64))
+	case *array.Uint8Builder:
+		b.Append(v.(uint8))
+	case *array.Uint16Builder:
+		b.Append(v.(uint16))
+	case *array.Uint32Builder:
+		b.Append(v.(uint32))
+	case *array.Uint64Builder:
+		b.Append(v.(uint64))
+	case *array.Float32Builder:
+		b.Append(v.(float32))
+	case *array.Float64Builder:
+		b.Append(v.(float64))
+	case *array.StringBuilder:
+		b.Append(v.(string))
+	case *array.BinaryBuilder:
+		b.Append(v.([]byte))
+	case *array.Date32Builder:
+		b.Append(v.(arrow.Date32))
+	case *array.TimestampBuilder:
+		b.Append(v.(arrow.Timestamp))
+	case *array.Decimal128Builder:
+		b.Append(v.(decimal128.Num))
+	case *array.DurationBuilder:
+		b.Append(v.(arrow.Duration))
+	default:
+		panic(fmt.Sprintf("builder %T", b))
+	}
+}
+
+// CommitTxns writes the transactions through a two-phase sink: transaction i holds the batches (taken over) and is
+// pre-committed as checkpoint i+1; the last checkpoint is committed at the end.
+func CommitTxns(t testing.TB, mem memory.Allocator, s exec.Sink, txns ...[]arrow.RecordBatch) {
+	t.Helper()
+	Must(t, s.Open(NewTask(mem, TaskOpts{})))
+	for i, txn := range txns {
+		for _, rec := range txn {
+			Must(t, s.Write(exec.Batch{Rec: rec}))
+		}
+		Must(t, s.PreCommit(uint64(i+1)))
+	}
+	Must(t, s.Commit(uint64(len(txns))))
+	Must(t, s.Close())
+}
+
+// BatchesOf returns the rows [from, to) of gen in batches of at most size rows.
+func BatchesOf(mem memory.Allocator, from, to, size int, gen func(memory.Allocator, int, int) arrow.RecordBatch) []arrow.RecordBatch {
+	var out []arrow.RecordBatch
+	for r := from; r < to; r += size {
+		out = append(out, gen(mem, r, min(r+size, to)))
+	}
+	return out
+}
+
+// OpenSource opens src in ctx, restored at offset unless it is nil.
+func OpenSource(t testing.TB, src exec.Source, ctx *exec.TaskContext, offset []byte) exec.Source {
+	t.Helper()
+	if offset != nil {
+		Must(t, src.RestoreOffset(offset))
+	}
+	Must(t, src.Open(ctx))
+	return src
+}
+
+// Concat concatenates batches into one (releasing them).
+func Concat(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) arrow.RecordBatch {
+	t.Helper()
+	defer ReleaseAll(recs)
+	if len(recs) == 0 {
+		b := array.NewRecordBuilder(mem, schema)
+		defer b.Release()
+		return b.NewRecordBatch()
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	rows := int64(0)
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	for c := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		col, err := array.Concatenate(parts, mem)
+		Must(t, err)
+		cols[c] = col
+	}
+	rec := array.NewRecordBatch(schema, cols, rows)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+func ReleaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// RequireRestores checks a bounded source's offsets: recs (taken over) are a first read, offsets[i] the offset
+// drainBounded took before recs[i] (and after the last), and rows the rows they must hold in all. restore(i, off,
+// full, start) reads a fresh source restored at off to its end: it must read the rows of full from start on.
+func RequireRestores(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch, offsets [][]byte, rows int,
+	restore func(i int, off []byte, full arrow.RecordBatch, start int64) []arrow.RecordBatch) {
+	t.Helper()
+	starts := []int64{0}
+	for _, r := range recs {
+		starts = append(starts, starts[len(starts)-1]+r.NumRows())
+	}
+	full := Concat(t, mem, schema, recs)
+	defer full.Release()
+	if int(full.NumRows()) != rows {
+		t.Fatalf("%d rows, want %d", full.NumRows(), rows)
+	}
+	for i, off := range offsets {
+		RequireRowsFrom(t, mem, fmt.Sprintf("restore at batch %d", i), full, starts[i], restore(i, off, full, starts[i]))
+	}
+}
+
+// RequireRowsFrom requires recs (taken over) to hold the rows of full from row from on.
+func RequireRowsFrom(t testing.TB, mem memory.Allocator, what string, full arrow.RecordBatch, from int64, recs []arrow.RecordBatch) {
+	t.Helper()
+	got := Concat(t, mem, full.Schema(), recs)
+	defer got.Release()
+	want := full.NewSlice(from, full.NumRows())
+	defer want.Release()
+	RequireSameRecords(t, what, want, got)
+}
+
+// RequireOpenFails requires src, restored at off, to fail Open in ctx with an error containing want.
+func RequireOpenFails(t testing.TB, src exec.Source, off []byte, ctx *exec.TaskContext, want, what string) {
+	t.Helper()
+	Must(t, src.RestoreOffset(off))
+	if err := src.Open(ctx); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %v", what, err)
+	}
+	Must(t, src.Close())
+}
+
+// RequireSubtaskFiles checks how a bounded source splits 5 files among subtasks, file f holding the ids 10f and
+// 10f+1: at each parallelism par, read(sub, par) returns the ids subtask sub read, which must be those of files
+// sub, sub+par, ... in order, and every id must be read once.
+func RequireSubtaskFiles(t testing.TB, pars []int, read func(sub, par int) []int64) {
+	t.Helper()
+	for _, par := range pars {
+		seen := map[int64]bool{}
+		for sub := range par {
+			ids := read(sub, par)
+			var want []int64
+			for f := sub; f < 5; f += par {
+				want = append(want, int64(10*f), int64(10*f+1))
+			}
+			if fmt.Sprint(ids) != fmt.Sprint(want) {
+				t.Errorf("subtask %d of %d read %v, want %v", sub, par, ids, want)
+			}
+			for _, id := range ids {
+				if seen[id] {
+					t.Errorf("parallelism %d: row %d read twice", par, id)
+				}
+				seen[id] = true
+			}
+		}
+		if len(seen) != 10 {
+			t.Errorf("parallelism %d: %d rows read, want 10", par, len(seen))
+		}
+	}
 }

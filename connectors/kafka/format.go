@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clinksql/clinksql/connectors/file"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,12 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // A batcher turns records into a batch of the stream's columns: the value's and the key's columns decoded in
-// their formats (operators.TextDecoder for json and csv, the bytes themselves for raw), the metadata columns from
+// their formats (file.TextDecoder for json and csv, the bytes themselves for raw), the metadata columns from
 // the records. A record gives one row, none (a debezium tombstone, an upsert delete of an unknown key), or two
 // (an update's before and after); a record any of whose rows cannot be read is dropped whole (skip) or fails the
 // source (fail), and counted once.
@@ -38,12 +38,12 @@ type batcher struct {
 	cfg   *SourceConfig
 	alloc memory.Allocator
 
-	value, key *operators.TextDecoder // json and csv
-	rawValue   *rawColumn             // raw
+	value, key *file.TextDecoder // json and csv
+	rawValue   *rawColumn        // raw
 	rawKey     *rawColumn
-	envelope   *operators.TextDecoder // debezium-json: before, after, op (or payload)
-	payload    *operators.TextDecoder // debezium-json with the schema: before, after, op inside payload
-	keyNull    bool                   // the key parse read last was null
+	envelope   *file.TextDecoder // debezium-json: before, after, op (or payload)
+	payload    *file.TextDecoder // debezium-json with the schema: before, after, op inside payload
+	keyNull    bool              // the key parse read last was null
 
 	groups []*kgo.Record
 	rows   []rowOf
@@ -72,7 +72,7 @@ func newBatcher(cfg *SourceConfig, alloc memory.Allocator) (*batcher, error) {
 	case FormatRaw:
 		b.rawValue = newRawColumn(cfg.Columns[cfg.ValueColumns[0]].Field, alloc)
 	default:
-		if b.value, err = operators.NewTextDecoder(sub(cfg.ValueColumns), alloc); err != nil {
+		if b.value, err = file.NewTextDecoder(sub(cfg.ValueColumns), alloc); err != nil {
 			return nil, err
 		}
 	}
@@ -84,12 +84,12 @@ func newBatcher(cfg *SourceConfig, alloc memory.Allocator) (*batcher, error) {
 			}
 			return arrow.NewSchema(fs, nil)
 		}
-		if b.envelope, err = operators.NewTextDecoder(str("before", "after", "op"), alloc); err != nil {
+		if b.envelope, err = file.NewTextDecoder(str("before", "after", "op"), alloc); err != nil {
 			return nil, err
 		}
 		if cfg.DebeziumSchema {
 			b.payload = b.envelope
-			if b.envelope, err = operators.NewTextDecoder(str("payload"), alloc); err != nil {
+			if b.envelope, err = file.NewTextDecoder(str("payload"), alloc); err != nil {
 				return nil, err
 			}
 		}
@@ -99,7 +99,7 @@ func newBatcher(cfg *SourceConfig, alloc memory.Allocator) (*batcher, error) {
 	case FormatRaw:
 		b.rawKey = newRawColumn(cfg.Columns[cfg.KeyColumns[0]].Field, alloc)
 	default:
-		if b.key, err = operators.NewTextDecoder(sub(cfg.KeyColumns), alloc); err != nil {
+		if b.key, err = file.NewTextDecoder(sub(cfg.KeyColumns), alloc); err != nil {
 			return nil, err
 		}
 	}
@@ -107,7 +107,7 @@ func newBatcher(cfg *SourceConfig, alloc memory.Allocator) (*batcher, error) {
 }
 
 func (b *batcher) release() {
-	for _, d := range []*operators.TextDecoder{b.value, b.key, b.envelope, b.payload} {
+	for _, d := range []*file.TextDecoder{b.value, b.key, b.envelope, b.payload} {
 		if d != nil {
 			d.Release()
 		}
@@ -189,7 +189,7 @@ func (b *batcher) parse(key, value []byte) *decodeErr {
 	return parseInto(b.value, b.rawValue, b.cfg.Value, value, "value")
 }
 
-func parseInto(d *operators.TextDecoder, raw *rawColumn, format string, data []byte, what string) *decodeErr {
+func parseInto(d *file.TextDecoder, raw *rawColumn, format string, data []byte, what string) *decodeErr {
 	switch {
 	case raw != nil:
 		return raw.check(data)
@@ -319,7 +319,7 @@ func (b *batcher) batch() (exec.Batch, []int, *decodeErr, error) {
 	}()
 	var firstBad *decodeErr
 	badRec := map[int]bool{}
-	take := func(d *operators.TextDecoder, idx []int) error {
+	take := func(d *file.TextDecoder, idx []int) error {
 		rec, bads, err := d.Batch(n)
 		if err != nil {
 			return err

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/file"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -110,7 +110,7 @@ type SourceConfig struct {
 	ValueColumns []int
 	// DebeziumSchema: debezium-json values are wrapped in {"schema": ..., "payload": ...}.
 	DebeziumSchema bool
-	// BadRows: operators.BadRowsSkip (count, log once, skip) or BadRowsFail.
+	// BadRows: file.BadRowsSkip (count, log once, skip) or BadRowsFail.
 	BadRows string
 	// Watermark is the stream's WATERMARK FOR expression as a function of a batch (nil: none), evaluated on each
 	// partition's rows: the partition's watermark is the running maximum, the subtask's the minimum over its
@@ -149,7 +149,7 @@ func SourceOptionNames() []string {
 // options (see ClientConfigFromOptions). An unknown key or a bad value is a *ConfigError at the option (22023),
 // a column the formats cannot carry one at the column (42804).
 func SourceConfigFromOptions(columns []Column, primaryKey []string, opts map[string]string, path func(string) (string, error)) (SourceConfig, error) {
-	cfg := SourceConfig{Upsert: opts["connector"] == "upsert-kafka", Columns: columns, BadRows: operators.BadRowsSkip,
+	cfg := SourceConfig{Upsert: opts["connector"] == "upsert-kafka", Columns: columns, BadRows: file.BadRowsSkip,
 		CommitOffsets: true, GroupReset: ModeEarliest, Discovery: 5 * time.Minute}
 	conn := opts["connector"]
 	known := SourceOptionNames()
@@ -523,7 +523,7 @@ func (cfg *SourceConfig) badRows(opts map[string]string) error {
 	policy, flinkKey, flink := "", "", ""
 	if v, ok := opts["errors.bad-rows"]; ok {
 		switch p := strings.ToLower(v); p {
-		case operators.BadRowsSkip, operators.BadRowsFail:
+		case file.BadRowsSkip, file.BadRowsFail:
 			policy = p
 		default:
 			return optionError("errors.bad-rows", "option 'errors.bad-rows' = '%s': want 'skip' or 'fail'", v)
@@ -547,9 +547,9 @@ func (cfg *SourceConfig) badRows(opts map[string]string) error {
 		if err != nil {
 			return err
 		}
-		p := operators.BadRowsFail
+		p := file.BadRowsFail
 		if b {
-			p = operators.BadRowsSkip
+			p = file.BadRowsSkip
 		}
 		if flink != "" && flink != p {
 			return optionError(k, "options '%s' and '%s' disagree", flinkKey, k)
@@ -581,9 +581,9 @@ func (cfg *SourceConfig) checkColumns() error {
 		for i, j := range idx {
 			fields[i] = cfg.Columns[j].Field
 		}
-		if err := operators.CheckTextSchema(arrow.NewSchema(fields, nil)); err != nil {
+		if err := file.CheckTextSchema(arrow.NewSchema(fields, nil)); err != nil {
 			for _, f := range fields {
-				if operators.CheckTextSchema(arrow.NewSchema([]arrow.Field{f}, nil)) != nil {
+				if file.CheckTextSchema(arrow.NewSchema([]arrow.Field{f}, nil)) != nil {
 					return columnError(f.Name, "format '%s': column %s: type %s has no text form", format, f.Name, expr.TypeName(f.Type))
 				}
 			}

@@ -12,14 +12,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/clinksql/clinksql/connectors/file"
+	"github.com/clinksql/clinksql/connectors/parquet"
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/state"
 )
 
 func newCSVSink(dir string) exec.Sink {
-	return operators.NewFileSink(operators.FileSinkConfig{Path: dir, Format: "csv", Schema: kvSchema})
+	return file.NewSink(file.SinkConfig{Path: dir, Format: "csv", Schema: kvSchema})
 }
 
 // Pins: output visible in the sink's path before its checkpoint completed (a reader would see rows a restart
@@ -320,7 +322,7 @@ func TestFileSinkFaultFailsPreCommit(t *testing.T) {
 			if format == "csv" {
 				s = newCSVSink(dir)
 			} else {
-				s = operators.NewParquetSink(operators.ParquetSinkConfig{Path: dir, Schema: kvSchema})
+				s = parquet.NewSink(parquet.SinkConfig{Path: dir, Schema: kvSchema})
 			}
 			err := s.Open(newTask(mem, taskOpts{FS: ffs}))
 			if err == nil {
@@ -346,7 +348,7 @@ func TestFileSinkFaultFailsPreCommit(t *testing.T) {
 				// Recovery with a healthy disk and no completed checkpoint clears everything.
 				r := newCSVSink(dir)
 				if format != "csv" {
-					r = operators.NewParquetSink(operators.ParquetSinkConfig{Path: dir, Schema: kvSchema})
+					r = parquet.NewSink(parquet.SinkConfig{Path: dir, Schema: kvSchema})
 				}
 				must(t, r.Open(newTask(mem, taskOpts{})))
 				if got := listFiles(t, dir); len(got) != 0 {
@@ -446,14 +448,14 @@ func TestFileSinkConcurrentCommitAndWrite(t *testing.T) {
 func TestSinksTellWhatTheyPublishedAfter(t *testing.T) {
 	mem := checkedAlloc(t)
 	logDir := t.TempDir()
-	l, err := operators.CreateLog(state.OS, logDir, kvSchema)
+	l, err := streamlog.Create(state.OS, logDir, kvSchema)
 	must(t, err)
 	csvDir := t.TempDir()
 	for _, tc := range []struct {
 		name string
 		sink func() exec.Sink
 		dir  string
-	}{{"csv", func() exec.Sink { return newCSVSink(csvDir) }, csvDir}, {"log", func() exec.Sink { return operators.NewLogSink(l) }, logDir}} {
+	}{{"csv", func() exec.Sink { return newCSVSink(csvDir) }, csvDir}, {"log", func() exec.Sink { return streamlog.NewSink(l) }, logDir}} {
 		t.Run(tc.name, func(t *testing.T) {
 			task := newTask(mem, taskOpts{})
 			s := tc.sink()

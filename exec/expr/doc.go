@@ -80,7 +80,7 @@
 //	             "to_timestamp"(text [, pattern]) and "to_timestamp"(epoch seconds)
 //	cast         "cast"(x, NULL of the target type), the same as Cast
 //
-// Text forms (CAST to TEXT, ||) are Postgres' (textform.go, shared with exec/operators' CSV/JSON output),
+// Text forms (CAST to TEXT, ||) are Postgres' (textform.go, shared with exec/textform's CSV/JSON output),
 // except that a BOOLEAN cast to text is 'true'/'false' as in Postgres.
 //
 // # How evaluation works

@@ -9,7 +9,7 @@ import (
 )
 
 // This file holds the Postgres text forms of values (what psql, COPY and the pgwire text format show). They are
-// the output of CAST(x AS TEXT) and of ||, and exec/operators' text columns (CSV, JSON lines, the REPL) call them
+// the output of CAST(x AS TEXT) and of ||, and exec/textform's columns (CSV, JSON lines, the REPL) call them
 // too, so a value prints the same everywhere.
 
 // AppendFloat8 prints a float8 as Postgres 12+ does (float8out with extra_float_digits = 1): the shortest digits

@@ -127,3 +127,9 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+func releaseBatches(bs []exec.Batch) {
+	for _, b := range bs {
+		b.Release()
+	}
+}

@@ -1,6 +1,3 @@
-// Package textform renders Arrow values in the text forms Postgres prints (what psql, COPY and the pgwire text
-// format show), so that the file sinks, the REPL, pgwire and the tests agree on every value: Rows for whole
-// batches, Column for writers that embed the forms in CSV or JSON (AppendCSVField, AppendJSONString).
 package textform
 
 import (

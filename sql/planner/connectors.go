@@ -10,7 +10,6 @@ import (
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/connectors"
 	_ "github.com/clinksql/clinksql/connectors/all" // every connector, registered by name
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -94,56 +93,6 @@ func sinkTakesChangelog(target *catalog.Object) bool {
 	}
 	c, ok := connectors.LookupSink(target.Connector())
 	return ok && c.Capabilities(sinkOptions(target.Options)).Changelog
-}
-
-// connectorPath resolves the 'path' option; a refusal is the option's.
-func connectorPath(env Env, opts map[string]string) (string, error) {
-	path, err := env.Path(opts["path"])
-	if err != nil {
-		return "", &operators.ConfigError{Code: sqlerr.Code(err), Option: "path", Msg: err.Error(), Err: err}
-	}
-	return path, nil
-}
-
-func parquetSourceConfig(env Env, opts map[string]string, schema *arrow.Schema) (operators.ParquetSourceConfig, error) {
-	path, err := connectorPath(env, opts)
-	return operators.ParquetSourceConfig{Path: path, Schema: schema, Guard: env.Confine}, err
-}
-
-func fileSourceConfig(env Env, opts map[string]string, schema *arrow.Schema) (operators.FileSourceConfig, error) {
-	path, err := connectorPath(env, opts)
-	if err != nil {
-		return operators.FileSourceConfig{}, err
-	}
-	cfg, err := operators.FileSourceConfigFromOptions(schema, path, opts)
-	cfg.Guard = env.Confine
-	return cfg, err
-}
-
-func parquetSinkConfig(env Env, opts map[string]string, schema *arrow.Schema) (operators.ParquetSinkConfig, error) {
-	path, err := connectorPath(env, opts)
-	if err != nil {
-		return operators.ParquetSinkConfig{}, err
-	}
-	cfg, err := operators.ParquetSinkConfigFromOptions(schema, path, opts)
-	if err == nil {
-		err = operators.ValidateParquetSink(cfg)
-	}
-	cfg.Guard = env.Confine
-	return cfg, err
-}
-
-func fileSinkConfig(env Env, opts map[string]string, schema *arrow.Schema) (operators.FileSinkConfig, error) {
-	path, err := connectorPath(env, opts)
-	if err != nil {
-		return operators.FileSinkConfig{}, err
-	}
-	cfg, err := operators.FileSinkConfigFromOptions(schema, path, opts)
-	if err == nil {
-		err = operators.ValidateFileSink(cfg)
-	}
-	cfg.Guard = env.Confine
-	return cfg, err
 }
 
 // configError turns a connector's configuration error into the statement's: its SQLSTATE (never XX000: what a

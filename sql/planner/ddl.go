@@ -9,7 +9,6 @@ import (
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -76,33 +75,6 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 			k := firstKey(opts)
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "option '%s' needs a connector; a stream without WITH is fed by INSERT", k)
 		}
-	case "parquet":
-		if opts["path"] == "" {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'parquet' needs a 'path' option (a directory or a glob)")
-		}
-		for _, k := range sortedKeys(opts) {
-			if k != "connector" && k != "path" {
-				return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "unknown option '%s' for connector 'parquet'", k)
-			}
-		}
-		cfg, err := parquetSourceConfig(env, opts, schemaOf(pcols))
-		if err == nil {
-			err = operators.ValidateParquetSource(cfg)
-		}
-		if err != nil {
-			return nil, configError(err, "", definitionPos(pos, cs.Columns))
-		}
-	case "file":
-		if opts["path"] == "" {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector 'file' needs a 'path' option (a file, a directory or a glob)")
-		}
-		cfg, err := fileSourceConfig(env, opts, schemaOf(pcols))
-		if err == nil {
-			err = operators.ValidateFileSource(cfg)
-		}
-		if err != nil {
-			return nil, configError(err, "", definitionPos(pos, cs.Columns))
-		}
 	default:
 		c, err := sourceConnector(conn, pos["connector"])
 		if err != nil {
@@ -157,20 +129,6 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	case "":
 		return nil, sqlerr.New(sqlerr.InvalidParameter, cs.NameP, "CREATE SINK needs WITH (connector = '%s', ...)",
 			strings.Join(connectors.SinkNames(), "' | '"))
-	case "parquet", "file":
-		if opts["path"] == "" {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, pos["connector"], "connector '%s' needs a 'path' option", conn)
-		}
-		// The connector's own options reader and validation hook: what they refuse, no job could write.
-		schema := schemaOf(pcols)
-		if conn == "file" {
-			_, err = fileSinkConfig(env, opts, schema)
-		} else {
-			_, err = parquetSinkConfig(env, opts, schema)
-		}
-		if err != nil {
-			return nil, configError(err, "", definitionPos(pos, cs.Columns))
-		}
 	default:
 		c, err := sinkConnector(conn, pos["connector"])
 		if err != nil {

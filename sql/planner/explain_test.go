@@ -8,7 +8,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/clinksql/clinksql/catalog"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
@@ -18,7 +18,7 @@ import (
 type testEnv struct {
 	dir  string
 	cat  *catalog.Catalog
-	logs map[string]*operators.Log
+	logs map[string]*streamlog.Log
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -27,12 +27,12 @@ func newTestEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{dir: dir, cat: cat, logs: map[string]*operators.Log{}}
+	return &testEnv{dir: dir, cat: cat, logs: map[string]*streamlog.Log{}}
 }
 
 func (e *testEnv) Catalog() *catalog.Catalog { return e.cat }
 
-func (e *testEnv) Log(obj *catalog.Object) (*operators.Log, error) {
+func (e *testEnv) Log(obj *catalog.Object) (*streamlog.Log, error) {
 	if l, ok := e.logs[obj.Name]; ok {
 		return l, nil
 	}
@@ -44,7 +44,7 @@ func (e *testEnv) Log(obj *catalog.Object) (*operators.Log, error) {
 		}
 		cols = append(cols, Col{Name: c.Name, Type: t})
 	}
-	l, err := operators.CreateLog(state.OS, filepath.Join(e.dir, "logs", obj.Name), schemaOf(cols))
+	l, err := streamlog.Create(state.OS, filepath.Join(e.dir, "logs", obj.Name), schemaOf(cols))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -78,7 +79,7 @@ type Physical struct {
 
 // LogRead is a job's reader of a log: Progress is the segment every earlier segment of Log was produced below.
 type LogRead struct {
-	Log      *operators.Log
+	Log      *streamlog.Log
 	Progress *atomic.Uint64
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/connectors/streamlog"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -26,7 +27,7 @@ import (
 type Env interface {
 	Catalog() *catalog.Catalog
 	// Log returns the storage of an internal stream or a materialized view.
-	Log(obj *catalog.Object) (*operators.Log, error)
+	Log(obj *catalog.Object) (*streamlog.Log, error)
 	// Path resolves a connector path: relative paths are under the data directory; anything outside the data
 	// directory and the allowed directories, its symbolic links resolved, is refused (42501).
 	Path(p string) (string, error)
@@ -504,7 +505,7 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		progress := new(atomic.Uint64)
 		l.logReads = append(l.logReads, LogRead{Log: log, Progress: progress})
 		mk = func(int) exec.Source {
-			return operators.NewLogSource(operators.LogSourceConfig{Log: log, Bounded: bounded, Progress: progress,
+			return streamlog.NewSource(streamlog.SourceConfig{Log: log, Bounded: bounded, Progress: progress,
 				Consolidate: bounded && obj.Kind == catalog.MaterializedView})
 		}
 		label = "Source: " + lower(string(obj.Kind)) + " " + obj.Name
@@ -518,37 +519,6 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 			details = append(details, "reads: the committed rows as of now")
 		} else {
 			details = append(details, "reads: the whole history, then follows new rows")
-		}
-	case conn == "parquet":
-		cfg, err := parquetSourceConfig(l.env, obj.Options, schema)
-		if err == nil && !l.settings.Restoring {
-			err = operators.ValidateParquetSource(cfg)
-		}
-		if err != nil {
-			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
-		}
-		bounded = true
-		par = l.settings.Parallelism
-		mk = func(int) exec.Source { return operators.NewParquetSource(cfg) }
-		label = "Source: parquet " + obj.Name
-		details = append(details, "path: "+obj.Options["path"], "reads: the files present when the job starts")
-	case conn == "file":
-		cfg, err := fileSourceConfig(l.env, obj.Options, schema)
-		if err == nil && !l.settings.Restoring {
-			err = operators.ValidateFileSource(cfg)
-		}
-		if err != nil {
-			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
-		}
-		bounded = !cfg.Follow
-		par = l.settings.Parallelism
-		mk = operators.NewFileSource(cfg)
-		label = "Source: file " + obj.Name
-		details = append(details, "path: "+obj.Options["path"], "format: "+cfg.Format)
-		if cfg.Follow {
-			details = append(details, "reads: the files present, then new files as they appear")
-		} else {
-			details = append(details, "reads: the files present when the job starts")
 		}
 	default:
 		c, err := sourceConnector(conn, sqlerr.NoPos)
@@ -781,24 +751,8 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 		if err != nil {
 			return err
 		}
-		mk = func(int) exec.Sink { return operators.NewLogSink(log) }
+		mk = func(int) exec.Sink { return streamlog.NewSink(log) }
 		details = append(details, "commit: rows become visible to readers when the checkpoint completes")
-	case conn == "parquet" || conn == "file":
-		details = append(details, "path: "+target.Options["path"], "commit: two-phase, files appear when the checkpoint completes")
-		if conn == "parquet" {
-			cfg, err := parquetSinkConfig(l.env, target.Options, schema)
-			if err != nil {
-				return configError(err, objectPrefix("sink", target.Name), noPos)
-			}
-			mk = func(int) exec.Sink { return operators.NewParquetSink(cfg) }
-		} else {
-			cfg, err := fileSinkConfig(l.env, target.Options, schema)
-			if err != nil {
-				return configError(err, objectPrefix("sink", target.Name), noPos)
-			}
-			mk = func(int) exec.Sink { return operators.NewFileSink(cfg) }
-			details = append(details, "format: "+cfg.Format)
-		}
 	default:
 		c, err := sinkConnector(conn, sqlerr.NoPos)
 		if err != nil {

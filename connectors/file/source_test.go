@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -74,19 +75,19 @@ var fsEdges = map[string][]any{
 	"tz_us": {arrow.Timestamp(-1), arrow.Timestamp(0), arrow.Timestamp(1)},
 	"iv":    {arrow.Duration(0), arrow.Duration(1), arrow.Duration(-1), arrow.Duration(26 * 3600e6), arrow.Duration(-(26*3600e6 + 30)), arrow.Duration(1e15 + 7)},
 	"dec9":  {decimal128.FromI64(999999999), decimal128.FromI64(-999999999), decimal128.FromI64(0), decimal128.FromI64(1)},
-	"dec20": {pqDecStr("99999999999999999999"), pqDecStr("-99999999999999999999"), decimal128.FromI64(0)},
-	"dec38": {pqDecStr(strings.Repeat("9", 38)), pqDecStr("-" + strings.Repeat("9", 38)), decimal128.FromI64(-1)},
+	"dec20": {connectortest.Decimal("99999999999999999999"), connectortest.Decimal("-99999999999999999999"), decimal128.FromI64(0)},
+	"dec38": {connectortest.Decimal(strings.Repeat("9", 38)), connectortest.Decimal("-" + strings.Repeat("9", 38)), decimal128.FromI64(-1)},
 }
 
 const fsEdgeRows = 40
 
 // fsBatch builds rows [from, to) of the all-types data: a pure function of the row number.
 func fsBatch(mem memory.Allocator, from, to int) arrow.RecordBatch {
-	return typedRows(mem, fsSchema, fsEdges, fsEdgeRows, from, to, func(col string, r int, h uint64) any {
+	return connectortest.TypedRows(mem, fsSchema, fsEdges, fsEdgeRows, from, to, func(col string, r int, h uint64) any {
 		ts := int64(h%(usYear9999-usYear1)) + usYear1 // within years 1 to 9999
 		switch col {
 		case "s", "s_nn":
-			return typedText(r, h, ", \"ünïcødé\"")
+			return connectortest.TypedText(r, h, ", \"ünïcødé\"")
 		case "d":
 			return arrow.Date32(int64(h%2000000) - 700000)
 		case "ts_s":
@@ -100,20 +101,20 @@ func fsBatch(mem memory.Allocator, from, to int) arrow.RecordBatch {
 		case "iv":
 			return arrow.Duration(int64(h) >> 12)
 		}
-		return typedValue(col, r, h)
+		return connectortest.TypedValue(col, r, h)
 	})
 }
 
 // fsRows returns rows [from, to) in batches of at most 300.
 func fsRows(mem memory.Allocator, from, to int) []arrow.RecordBatch {
-	return batchesOf(mem, from, to, 300, fsBatch)
+	return connectortest.BatchesOf(mem, from, to, 300, fsBatch)
 }
 
 // fsSinkFiles commits one file per transaction through the file sink: transaction i holds the batches (taken over)
 // and is committed as checkpoint i+1.
 func fsSinkFiles(t testing.TB, mem memory.Allocator, dir, format string, header bool, schema *arrow.Schema, txns ...[]arrow.RecordBatch) {
 	t.Helper()
-	commitTxns(t, mem, NewFileSink(FileSinkConfig{Path: dir, Format: format, CSVHeader: header, Schema: schema}), txns...)
+	connectortest.CommitTxns(t, mem, NewSink(SinkConfig{Path: dir, Format: format, CSVHeader: header, Schema: schema}), txns...)
 }
 
 // fsTask is a task context with an error counter and a log that records what it is told.
@@ -140,24 +141,24 @@ func (l *fsLog) String() string {
 }
 
 func newFSTask(mem memory.Allocator, sub, par int) fsTask {
-	ctx := newTask(mem, taskOpts{op: "src", sub: sub, par: par})
+	ctx := newTask(mem, taskOpts{Op: "src", Sub: sub, Par: par})
 	l := &fsLog{}
 	ctx.Log = slog.New(slog.NewTextHandler(l, nil))
 	ctx.Errors = &exec.Counter{}
 	return fsTask{ctx, l}
 }
 
-func openFS(t testing.TB, cfg FileSourceConfig, task fsTask, offset []byte) exec.Source {
+func openFS(t testing.TB, cfg SourceConfig, task fsTask, offset []byte) exec.Source {
 	t.Helper()
-	return openSource(t, NewFileSource(cfg)(task.Subtask), task.TaskContext, offset)
+	return connectortest.OpenSource(t, NewSource(cfg)(task.Subtask), task.TaskContext, offset)
 }
 
-func readAllFS(t testing.TB, mem memory.Allocator, cfg FileSourceConfig, task fsTask) arrow.RecordBatch {
+func readAllFS(t testing.TB, mem memory.Allocator, cfg SourceConfig, task fsTask) arrow.RecordBatch {
 	t.Helper()
 	src := openFS(t, cfg, task, nil)
-	recs, _ := drainBounded(t, src, cmp0(cfg.BatchRows, DefaultFileSourceBatchRows))
+	recs, _ := connectortest.DrainBounded(t, src, cmp0(cfg.BatchRows, DefaultBatchRows))
 	must(t, src.Close())
-	return concatPQ(t, mem, cfg.Schema, recs)
+	return connectortest.Concat(t, mem, cfg.Schema, recs)
 }
 
 // Pins: a value of any type the file sink writes read back differently (NULL vs empty string, quoting, escapes,
@@ -178,10 +179,10 @@ func TestFileSourceRoundTrip(t *testing.T) {
 			want := fsBatch(mem, 0, 1500)
 			defer want.Release()
 			for _, batch := range []int{1, 7, 0} {
-				cfg := FileSourceConfig{Path: dir, Format: tc.format, Schema: fsSchema, CSVHeader: tc.header, BatchRows: batch, BadRows: BadRowsFail}
+				cfg := SourceConfig{Path: dir, Format: tc.format, Schema: fsSchema, CSVHeader: tc.header, BatchRows: batch, BadRows: BadRowsFail}
 				task := newFSTask(mem, 0, 1)
 				got := readAllFS(t, mem, cfg, task)
-				pqRequireSame(t, fmt.Sprintf("batch %d", batch), want, got)
+				connectortest.RequireSameRecords(t, fmt.Sprintf("batch %d", batch), want, got)
 				got.Release()
 				if task.Errors.Load() != 0 {
 					t.Errorf("%d errors", task.Errors.Load())
@@ -223,7 +224,7 @@ func fsText(t testing.TB, rec arrow.RecordBatch) []string {
 	return out
 }
 
-func readText(t *testing.T, mem memory.Allocator, cfg FileSourceConfig) ([]string, fsTask) {
+func readText(t *testing.T, mem memory.Allocator, cfg SourceConfig) ([]string, fsTask) {
 	t.Helper()
 	task := newFSTask(mem, 0, 1)
 	rec := readAllFS(t, mem, cfg, task)
@@ -258,7 +259,7 @@ func TestFileSourceCSVQuoting(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "d.csv"), "")
 	writeFile(t, filepath.Join(dir, ".hidden.csv"), "x\n")
 	writeFile(t, filepath.Join(dir, "_staging"), "x\n")
-	got, task := readText(t, mem, FileSourceConfig{Path: dir, Format: "csv", Schema: fsKV, CSVHeader: true})
+	got, task := readText(t, mem, SourceConfig{Path: dir, Format: "csv", Schema: fsKV, CSVHeader: true})
 	checkLines(t, "csv", got, []string{
 		`"1"|<null>|<null>`,
 		`"2"|""|"2026-01-01 00:00:01.5"`,
@@ -301,7 +302,7 @@ func TestFileSourceJSON(t *testing.T) {
 		`{}`+"\n"+
 		`{"id":3,"s":null,"s":"later","Mixed":"exact","mixed":"folded","x":-0}`+"\n"+
 		`{"id":4,"s":12.5,"ok":"t","x":"-Infinity","mixed":["raw",1]}`)
-	got, task := readText(t, mem, FileSourceConfig{Path: filepath.Join(dir, "a.json"), Format: "json", Schema: schema, BadRows: BadRowsFail})
+	got, task := readText(t, mem, SourceConfig{Path: filepath.Join(dir, "a.json"), Format: "json", Schema: schema, BadRows: BadRowsFail})
 	checkLines(t, "json", got, []string{
 		`"1"|"a\"b\\c\né😀/"|"t"|"1500"|"m"`,
 		`"2"|""|"f"|"NaN"|<null>`,
@@ -342,7 +343,7 @@ func TestFileSourceBadRows(t *testing.T) {
 			file := filepath.Join(dir, "f."+tc.format)
 			writeFile(t, file, tc.content)
 			writeFile(t, filepath.Join(dir, "g."+tc.format), tc.content)
-			cfg := FileSourceConfig{Path: dir, Format: tc.format, Schema: fsKV, BatchRows: 2}
+			cfg := SourceConfig{Path: dir, Format: tc.format, Schema: fsKV, BatchRows: 2}
 
 			// skip: every other row read, one error per bad row, one log line per file naming it and the line.
 			task := newFSTask(mem, 0, 1)
@@ -408,7 +409,7 @@ func TestFileSourceNotNull(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.csv"), "1\n\n2\n")
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	got, task := readText(t, mem, FileSourceConfig{Path: dir, Format: "csv", Schema: schema})
+	got, task := readText(t, mem, SourceConfig{Path: dir, Format: "csv", Schema: schema})
 	checkLines(t, "not null", got, []string{`"1"`, `"2"`})
 	if task.Errors.Load() != 1 || !strings.Contains(task.logs.String(), "not-null") {
 		t.Errorf("%d errors, log %s", task.Errors.Load(), task.logs.String())
@@ -421,7 +422,7 @@ func TestFileSourceLongRecords(t *testing.T) {
 	dir := t.TempDir()
 	long := strings.Repeat("ab\"\"c,\n", fsReadBuf/7+1000) // > fsReadBuf, quotes and newlines
 	writeFile(t, filepath.Join(dir, "a.csv"), "1,\""+strings.ReplaceAll(long, `"`, `""`)+"\",\n2,"+strings.Repeat("y", 3*fsReadBuf)+",\n3,z,")
-	got, _ := readText(t, mem, FileSourceConfig{Path: dir, Format: "csv", Schema: fsKV, BadRows: BadRowsFail})
+	got, _ := readText(t, mem, SourceConfig{Path: dir, Format: "csv", Schema: fsKV, BadRows: BadRowsFail})
 	checkLines(t, "csv", got, []string{
 		fmt.Sprintf("%q|%q|<null>", "1", long),
 		fmt.Sprintf("%q|%q|<null>", "2", strings.Repeat("y", 3*fsReadBuf)),
@@ -429,7 +430,7 @@ func TestFileSourceLongRecords(t *testing.T) {
 	})
 	jdir := t.TempDir()
 	writeFile(t, filepath.Join(jdir, "a.json"), fmt.Sprintf(`{"s":%q,"id":1}`+"\n"+`{"id":2}`, long))
-	got, _ = readText(t, mem, FileSourceConfig{Path: jdir, Format: "json", Schema: fsKV, BadRows: BadRowsFail})
+	got, _ = readText(t, mem, SourceConfig{Path: jdir, Format: "json", Schema: fsKV, BadRows: BadRowsFail})
 	checkLines(t, "json", got, []string{fmt.Sprintf("%q|%q|<null>", "1", long), `"2"|<null>|<null>`})
 }
 
@@ -473,53 +474,43 @@ func TestFileSourceRestore(t *testing.T) {
 			mem := checkedAlloc(t)
 			dir := t.TempDir()
 			total := fsRestoreFiles(t, dir, format)
-			cfg := FileSourceConfig{Path: dir, Format: format, Schema: fsKV, CSVHeader: format == "csv", BatchRows: 9}
+			cfg := SourceConfig{Path: dir, Format: format, Schema: fsKV, CSVHeader: format == "csv", BatchRows: 9}
 			src := openFS(t, cfg, newFSTask(mem, 0, 1), nil)
-			recs, offsets := drainBounded(t, src, 9)
+			recs, offsets := connectortest.DrainBounded(t, src, 9)
 			must(t, src.Close())
-			requireRestores(t, mem, fsKV, recs, offsets, total, func(i int, off []byte, full arrow.RecordBatch, start int64) []arrow.RecordBatch {
+			connectortest.RequireRestores(t, mem, fsKV, recs, offsets, total, func(i int, off []byte, full arrow.RecordBatch, start int64) []arrow.RecordBatch {
 				cfg2 := cfg
 				cfg2.BatchRows = 4
 				src := openFS(t, cfg2, newFSTask(mem, 0, 1), off)
-				rest, more := drainBounded(t, src, 4)
+				rest, more := connectortest.DrainBounded(t, src, 4)
 				must(t, src.Close())
 				// Offsets of the restored read restore too: from the middle of it, read to the end again.
 				if len(more) > 2 {
 					k := len(more) / 2
 					src := openFS(t, cfg, newFSTask(mem, 0, 1), more[k])
-					tail, _ := drainBounded(t, src, 9)
+					tail, _ := connectortest.DrainBounded(t, src, 9)
 					must(t, src.Close())
 					before := int64(0)
 					for _, r := range rest[:k] {
 						before += r.NumRows()
 					}
-					requireRowsFrom(t, mem, fmt.Sprintf("restore at batch %d, then at its batch %d", i, k), full, start+before, tail)
+					connectortest.RequireRowsFrom(t, mem, fmt.Sprintf("restore at batch %d, then at its batch %d", i, k), full, start+before, tail)
 				}
 				return rest
 			})
 
 			mid := offsets[5]
-			requireOpenFails(t, NewFileSource(cfg)(0), mid, newFSTask(mem, 0, 2).TaskContext, "parallelism", "restore at another parallelism")
-			if err := NewFileSource(cfg)(0).RestoreOffset(mid[:len(mid)-1]); err == nil {
+			connectortest.RequireOpenFails(t, NewSource(cfg)(0), mid, newFSTask(mem, 0, 2).TaskContext, "parallelism", "restore at another parallelism")
+			if err := NewSource(cfg)(0).RestoreOffset(mid[:len(mid)-1]); err == nil {
 				t.Error("truncated offset accepted")
 			}
 			follow := cfg
 			follow.Follow = true
-			requireOpenFails(t, NewFileSource(follow)(0), mid, newFSTask(mem, 0, 1).TaskContext, "monitor-interval", "bounded offset into a following source")
+			connectortest.RequireOpenFails(t, NewSource(follow)(0), mid, newFSTask(mem, 0, 1).TaskContext, "monitor-interval", "bounded offset into a following source")
 			writeFile(t, filepath.Join(dir, "zz."+format), "")
-			requireOpenFails(t, NewFileSource(cfg)(0), mid, newFSTask(mem, 0, 1).TaskContext, "added", "restore after a file was added")
+			connectortest.RequireOpenFails(t, NewSource(cfg)(0), mid, newFSTask(mem, 0, 1).TaskContext, "added", "restore after a file was added")
 		})
 	}
-}
-
-// fsIDs reads the id column of batches (released).
-func fsIDs(recs []arrow.RecordBatch) []int64 {
-	var ids []int64
-	for _, r := range recs {
-		ids = append(ids, r.Column(0).(*array.Int64).Int64Values()...)
-		r.Release()
-	}
-	return ids
 }
 
 // Pins: subtasks that read overlapping or missing files in bounded mode.
@@ -529,11 +520,11 @@ func TestFileSourceSubtasks(t *testing.T) {
 	for f := range 5 {
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d.csv", f)), fmt.Sprintf("%d,a,\n%d,b,\n", 10*f, 10*f+1))
 	}
-	requireSubtaskFiles(t, []int{1, 2, 3}, func(sub, par int) []int64 {
-		src := openFS(t, FileSourceConfig{Path: filepath.Join(dir, "*.csv"), Format: "csv", Schema: fsKV}, newFSTask(mem, sub, par), nil)
-		recs, _ := drainBounded(t, src, DefaultFileSourceBatchRows)
+	connectortest.RequireSubtaskFiles(t, []int{1, 2, 3}, func(sub, par int) []int64 {
+		src := openFS(t, SourceConfig{Path: filepath.Join(dir, "*.csv"), Format: "csv", Schema: fsKV}, newFSTask(mem, sub, par), nil)
+		recs, _ := connectortest.DrainBounded(t, src, DefaultBatchRows)
 		must(t, src.Close())
-		return fsIDs(recs)
+		return connectortest.IDs(recs)
 	})
 }
 
@@ -554,7 +545,7 @@ func produceFollow(t *testing.T, src exec.Source) []int64 {
 			t.Fatal("a following source finished")
 		}
 		if waited {
-			return fsIDs(recs)
+			return connectortest.IDs(recs)
 		}
 		select {
 		case <-src.(exec.IdleWaiter).IdleWait():
@@ -585,7 +576,7 @@ func TestFileSourceFollow(t *testing.T) {
 	dir := t.TempDir()
 	renameIn(t, dir, "a.csv", 1, 2, 3)
 	renameIn(t, dir, "b.csv", 4)
-	cfg := FileSourceConfig{Path: dir, Format: "csv", Schema: fsKV, Follow: true, MonitorInterval: 5 * time.Millisecond, BatchRows: 2}
+	cfg := SourceConfig{Path: dir, Format: "csv", Schema: fsKV, Follow: true, MonitorInterval: 5 * time.Millisecond, BatchRows: 2}
 	src := openFS(t, cfg, newFSTask(mem, 0, 1), nil)
 	if ids := produceFollow(t, src); fmt.Sprint(ids) != "[1 2 3 4]" {
 		t.Fatalf("first read %v", ids)
@@ -601,7 +592,7 @@ func TestFileSourceFollow(t *testing.T) {
 		res, err := src.Produce(context.Background())
 		must(t, err)
 		if res.Status == exec.Produced {
-			got = fsIDs([]arrow.RecordBatch{res.Batch.Rec})
+			got = connectortest.IDs([]arrow.RecordBatch{res.Batch.Rec})
 		} else {
 			<-src.(exec.IdleWaiter).IdleWait()
 		}
@@ -690,11 +681,11 @@ func TestFileSourceFollowVanished(t *testing.T) {
 	renameIn(t, dir, "q1.csv", 1, 2, 3)
 	renameIn(t, dir, "q2.csv", 4)
 	task := newFSTask(mem, 0, 1)
-	src := openFS(t, FileSourceConfig{Path: dir, Format: "csv", Schema: fsKV, Follow: true, MonitorInterval: time.Hour, BatchRows: 2}, task, nil)
+	src := openFS(t, SourceConfig{Path: dir, Format: "csv", Schema: fsKV, Follow: true, MonitorInterval: time.Hour, BatchRows: 2}, task, nil)
 	defer src.Close()
 	res, err := src.Produce(context.Background())
 	must(t, err)
-	if ids := fsIDs([]arrow.RecordBatch{res.Batch.Rec}); fmt.Sprint(ids) != "[1 2]" {
+	if ids := connectortest.IDs([]arrow.RecordBatch{res.Batch.Rec}); fmt.Sprint(ids) != "[1 2]" {
 		t.Fatalf("first batch %v", ids)
 	}
 	must(t, os.Remove(filepath.Join(dir, "q2.csv")))
@@ -708,7 +699,7 @@ func TestFileSourceFollowVanished(t *testing.T) {
 			}
 			break
 		}
-		ids = append(ids, fsIDs([]arrow.RecordBatch{res.Batch.Rec})...)
+		ids = append(ids, connectortest.IDs([]arrow.RecordBatch{res.Batch.Rec})...)
 	}
 	if fmt.Sprint(ids) != "[3]" || !strings.Contains(task.logs.String(), "disappeared") {
 		t.Errorf("read %v, log %s", ids, task.logs.String())
@@ -722,7 +713,7 @@ func TestFileSourceFollowVanished(t *testing.T) {
 
 // Pins: options read wrongly, unknown or misapplied options accepted.
 func TestFileSourceOptions(t *testing.T) {
-	cfg, err := FileSourceConfigFromOptions(fsKV, "/p", map[string]string{
+	cfg, err := SourceConfigFromOptions(fsKV, "/p", map[string]string{
 		"connector": "filesystem", "path": "x", "format": "CSV", "csv.header": "true",
 		"source.monitor-interval": "1 min", "errors.bad-rows": "fail",
 	})
@@ -730,12 +721,12 @@ func TestFileSourceOptions(t *testing.T) {
 	if cfg.Path != "/p" || cfg.Format != "csv" || !cfg.CSVHeader || !cfg.Follow || cfg.MonitorInterval != time.Minute || cfg.BadRows != BadRowsFail {
 		t.Errorf("%+v", cfg)
 	}
-	cfg, err = FileSourceConfigFromOptions(fsKV, "/p", map[string]string{"format": "json", "json.ignore-parse-errors": "false"})
+	cfg, err = SourceConfigFromOptions(fsKV, "/p", map[string]string{"format": "json", "json.ignore-parse-errors": "false"})
 	must(t, err)
 	if cfg.Follow || cfg.BadRows != BadRowsFail || cfg.Format != "json" {
 		t.Errorf("%+v", cfg)
 	}
-	cfg, err = FileSourceConfigFromOptions(fsKV, "/p", map[string]string{"format": "json", "source.monitor-interval": "250ms"})
+	cfg, err = SourceConfigFromOptions(fsKV, "/p", map[string]string{"format": "json", "source.monitor-interval": "250ms"})
 	must(t, err)
 	if cfg.BadRows != BadRowsSkip || cfg.MonitorInterval != 250*time.Millisecond {
 		t.Errorf("%+v", cfg)
@@ -751,12 +742,12 @@ func TestFileSourceOptions(t *testing.T) {
 		{"format": "csv", "errors.bad-rows": "ignore"},
 		{"format": "csv", "errors.bad-rows": "skip", "csv.ignore-parse-errors": "false"},
 	} {
-		if _, err := FileSourceConfigFromOptions(fsKV, "/p", bad); err == nil {
+		if _, err := SourceConfigFromOptions(fsKV, "/p", bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
 	list := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
-	if _, err := FileSourceConfigFromOptions(list, "/p", map[string]string{"format": "csv"}); err == nil {
+	if _, err := SourceConfigFromOptions(list, "/p", map[string]string{"format": "csv"}); err == nil {
 		t.Error("a list column accepted")
 	}
 }
@@ -802,22 +793,8 @@ func BenchmarkFileSourceCSV(b *testing.B) {
 		bld.Release()
 	}
 	fsSinkFiles(b, mem, dir, "csv", false, schema, recs)
-	benchReadAll(b, mem, rows, func() exec.Source {
-		return NewFileSource(FileSourceConfig{Path: dir, Format: "csv", Schema: schema})(0)
+	connectortest.BenchReadAll(b, mem, rows, func() exec.Source {
+		return NewSource(SourceConfig{Path: dir, Format: "csv", Schema: schema})(0)
 	})
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "file_source_csv_rows_per_sec:rows/s")
-}
-
-// A corrupt offset (a string length past the bytes left) is refused, not a panic.
-func TestOffsetReaderRefusesOverlongString(t *testing.T) {
-	for _, b := range [][]byte{{2, 'a'}, {5, 'a', 'b'}, {1}, {0x80}} {
-		r := offsetReader{b: b, ok: true}
-		if s := r.str(); r.ok || s != "" {
-			t.Fatalf("%v: read %q, ok=%v", b, s, r.ok)
-		}
-	}
-	r := offsetReader{b: []byte{2, 'o', 'k'}, ok: true}
-	if s := r.str(); s != "ok" || !r.done() {
-		t.Fatalf("read %q, done=%v", s, r.done())
-	}
 }

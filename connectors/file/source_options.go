@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"strings"
@@ -6,11 +6,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
-// FileSourceConfigFromOptions reads the WITH options of a CSV or JSON-lines file source (connector = 'file' or
+// SourceConfigFromOptions reads the WITH options of a CSV or JSON-lines file source (connector = 'file' or
 // 'filesystem'); path is the 'path' option, already checked against the allowed directories and made absolute.
 //
 //	'format'                   'csv' or 'json' (JSON lines), required
@@ -24,10 +25,10 @@ import (
 //
 // 'connector' and 'path' are accepted and ignored (path comes as the argument); any other key is an error, so a
 // misspelt option does not silently change what is read.
-func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (FileSourceConfig, error) {
-	cfg := FileSourceConfig{Path: path, Schema: schema, BadRows: BadRowsSkip}
+func SourceConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (SourceConfig, error) {
+	cfg := SourceConfig{Path: path, Schema: schema, BadRows: BadRowsSkip}
 	badRows, flinkIgnore := "", ""
-	for key, val := range sortedOptions(opts) {
+	for key, val := range connectors.SortedOptions(opts) {
 		switch strings.ToLower(key) {
 		case "connector", "path":
 		case "format":
@@ -35,18 +36,18 @@ func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[str
 			case "csv", "json":
 				cfg.Format = f
 			default:
-				return cfg, optionError(key, "file source: option 'format' = '%s': want 'csv' or 'json'", val)
+				return cfg, connectors.OptionError(key, "file source: option 'format' = '%s': want 'csv' or 'json'", val)
 			}
 		case "csv.header":
-			b, err := parseBoolOption(val)
+			b, err := connectors.ParseBool(val)
 			if err != nil {
-				return cfg, optionError(key, "file source: option '%s' = '%s': %v", key, val, err)
+				return cfg, connectors.OptionError(key, "file source: option '%s' = '%s': %v", key, val, err)
 			}
 			cfg.CSVHeader = b
 		case "source.monitor-interval":
 			us, err := expr.ParseInterval(val)
 			if err != nil || us <= 0 {
-				return cfg, optionError(key, "file source: option '%s' = '%s': want a positive interval such as '10s' or '1 min'", key, val)
+				return cfg, connectors.OptionError(key, "file source: option '%s' = '%s': want a positive interval such as '10s' or '1 min'", key, val)
 			}
 			cfg.Follow, cfg.MonitorInterval = true, time.Duration(us)*time.Microsecond
 		case "errors.bad-rows":
@@ -54,40 +55,40 @@ func FileSourceConfigFromOptions(schema *arrow.Schema, path string, opts map[str
 			case BadRowsSkip, BadRowsFail:
 				badRows = v
 			default:
-				return cfg, optionError(key, "file source: option '%s' = '%s': want 'skip' or 'fail'", key, val)
+				return cfg, connectors.OptionError(key, "file source: option '%s' = '%s': want 'skip' or 'fail'", key, val)
 			}
 		case "csv.ignore-parse-errors", "json.ignore-parse-errors":
-			b, err := parseBoolOption(val)
+			b, err := connectors.ParseBool(val)
 			if err != nil {
-				return cfg, optionError(key, "file source: option '%s' = '%s': %v", key, val, err)
+				return cfg, connectors.OptionError(key, "file source: option '%s' = '%s': %v", key, val, err)
 			}
 			flinkIgnore = BadRowsFail
 			if b {
 				flinkIgnore = BadRowsSkip
 			}
 		default:
-			return cfg, optionError(key, "file source: unknown option '%s' (known: format, csv.header, source.monitor-interval, errors.bad-rows)", key)
+			return cfg, connectors.OptionError(key, "file source: unknown option '%s' (known: format, csv.header, source.monitor-interval, errors.bad-rows)", key)
 		}
 	}
 	if cfg.Format == "" {
-		return cfg, optionError("", "file source: option 'format' is required ('csv' or 'json')")
+		return cfg, connectors.OptionError("", "file source: option 'format' is required ('csv' or 'json')")
 	}
-	for key := range sortedOptions(opts) {
+	for key := range connectors.SortedOptions(opts) {
 		k := strings.ToLower(key)
 		if strings.HasPrefix(k, "csv.") && cfg.Format != "csv" || strings.HasPrefix(k, "json.") && cfg.Format != "json" {
-			return cfg, optionError(key, "file source: option '%s' does not apply to format '%s'", key, cfg.Format)
+			return cfg, connectors.OptionError(key, "file source: option '%s' does not apply to format '%s'", key, cfg.Format)
 		}
 	}
 	switch {
 	case badRows != "" && flinkIgnore != "" && badRows != flinkIgnore:
-		return cfg, optionError("errors.bad-rows", "file source: options 'errors.bad-rows' and '%s.ignore-parse-errors' disagree", cfg.Format)
+		return cfg, connectors.OptionError("errors.bad-rows", "file source: options 'errors.bad-rows' and '%s.ignore-parse-errors' disagree", cfg.Format)
 	case badRows != "":
 		cfg.BadRows = badRows
 	case flinkIgnore != "":
 		cfg.BadRows = flinkIgnore
 	}
-	if err := checkFileSourceSchema(schema); err != nil {
-		return cfg, &ConfigError{Code: sqlerr.DatatypeMismatch, Msg: err.Error(), Err: err}
+	if err := checkSourceSchema(schema); err != nil {
+		return cfg, &connectors.ConfigError{Code: sqlerr.DatatypeMismatch, Msg: err.Error(), Err: err}
 	}
 	return cfg, nil
 }

@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,14 +24,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/filelist"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 )
 
-// FileSourceConfig configures a CSV or JSON-lines file source.
-type FileSourceConfig struct {
+// SourceConfig configures a CSV or JSON-lines file source.
+type SourceConfig struct {
 	// Path is a directory (every regular file directly in it whose name does not start with '.' or '_'), a glob
 	// such as 'dir/*.csv' (a wildcard matches no leading '.' or '_' either) or a single file.
 	Path string
@@ -49,18 +49,18 @@ type FileSourceConfig struct {
 	// BadRows is BadRowsSkip (also ""): a row that cannot be read is counted in TaskContext.Errors, logged once per
 	// file and skipped; or BadRowsFail: Produce fails with a data error naming the file, the line and the column.
 	BadRows string
-	// BatchRows bounds the rows of a batch; 0 means DefaultFileSourceBatchRows. A batch never spans two files.
+	// BatchRows bounds the rows of a batch; 0 means DefaultBatchRows. A batch never spans two files.
 	BatchRows int
 	// Guard confines the files read: every file of every listing, and each again when it is opened.
-	Guard PathGuard
+	Guard connectors.PathGuard
 }
 
 const (
 	BadRowsSkip = "skip"
 	BadRowsFail = "fail"
 
-	DefaultFileSourceBatchRows = 4096
-	DefaultMonitorInterval     = 10 * time.Second
+	DefaultBatchRows       = 4096
+	DefaultMonitorInterval = 10 * time.Second
 )
 
 // SQLSTATEs of bad rows besides the value parsers' own (22P02, 22003, 22007, ...).
@@ -71,14 +71,14 @@ const (
 	codeDatetimeRange = "22008" // datetime_field_overflow
 )
 
-// NewFileSource returns the subtasks of a source reading CSV or JSON-lines files in the Postgres text forms the file
+// NewSource returns the subtasks of a source reading CSV or JSON-lines files in the Postgres text forms the file
 // sink writes (see the package documentation, "File sources"). Configuration errors surface at Open.
-func NewFileSource(cfg FileSourceConfig) func(subtask int) exec.Source {
+func NewSource(cfg SourceConfig) func(subtask int) exec.Source {
 	return func(int) exec.Source { return &fileSource{cfg: cfg} }
 }
 
-// checkFileSourceSchema reports a column whose type the file source cannot produce.
-func checkFileSourceSchema(schema *arrow.Schema) error {
+// checkSourceSchema reports a column whose type the file source cannot produce.
+func checkSourceSchema(schema *arrow.Schema) error {
 	if schema == nil {
 		return errors.New("file source: no schema")
 	}
@@ -188,7 +188,7 @@ type fsBad struct {
 // ---- the source ----
 
 type fileSource struct {
-	cfg      FileSourceConfig
+	cfg      SourceConfig
 	fsys     state.FS
 	alloc    memory.Allocator
 	log      *slog.Logger
@@ -202,7 +202,7 @@ type fileSource struct {
 
 	// Bounded: the list made at Open, its fingerprint, and the index of the file being read (or next to read);
 	// next steps by par.
-	files []pqSrcFile
+	files []filelist.File
 	fp    uint64
 	next  int
 
@@ -237,7 +237,7 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	if cfg.Path == "" {
 		return errors.New("file source: no path")
 	}
-	if err := checkFileSourceSchema(cfg.Schema); err != nil {
+	if err := checkSourceSchema(cfg.Schema); err != nil {
 		return err
 	}
 	switch cfg.Format {
@@ -270,7 +270,7 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	}
 	s.errs = ctx.Errors
 	s.sub, s.par = ctx.Subtask, ctx.Parallelism
-	s.batch = cmp0(cfg.BatchRows, DefaultFileSourceBatchRows)
+	s.batch = cmp0(cfg.BatchRows, DefaultBatchRows)
 	s.interval = cmp0(cfg.MonitorInterval, DefaultMonitorInterval)
 
 	if o := s.restored; o != nil {
@@ -282,9 +282,9 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 				"restore with the same 'source.monitor-interval' setting")
 		}
 	}
-	files, err := listSourceFiles(s.fsys, cfg.Path)
+	files, err := filelist.List(s.fsys, cfg.Path, "")
 	if err == nil {
-		err = guardFiles(cfg.Guard, files)
+		err = filelist.Guard(cfg.Guard, files)
 	}
 	if err != nil {
 		return fmt.Errorf("file source: %w", err)
@@ -300,10 +300,10 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 		}
 		s.applyListing(files)
 	} else {
-		s.files, s.fp = files, pqFingerprint(files)
+		s.files, s.fp = files, filelist.Fingerprint(files)
 		s.next = s.sub
 		if o := s.restored; o != nil {
-			if err := checkSameFiles("file source", cfg.Path, o.files, o.fp, len(files), s.fp); err != nil {
+			if err := filelist.CheckSame("file source", cfg.Path, o.files, o.fp, len(files), s.fp); err != nil {
 				return err
 			}
 			if o.next < len(files) && o.next%s.par != s.sub {
@@ -328,33 +328,6 @@ func cmp0[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// listSourceFiles returns the files a path names, sorted: a directory's regular files not starting with '.' or '_'
-// (whatever their extension), or what the glob or single file of listParquetFiles names.
-func listSourceFiles(fsys state.FS, path string) ([]pqSrcFile, error) {
-	if !pqHasMeta(path) {
-		if st, err := fsys.Stat(path); err == nil && st.IsDir() {
-			entries, err := fsys.ReadDir(path)
-			if err != nil {
-				return nil, err
-			}
-			var out []pqSrcFile
-			for _, e := range entries {
-				if pqHidden(e.Name()) {
-					continue
-				}
-				if f, ok, err := pqRegular(fsys, filepath.Join(path, e.Name()), e); err != nil {
-					return nil, err
-				} else if ok {
-					out = append(out, f)
-				}
-			}
-			slices.SortFunc(out, func(a, b pqSrcFile) int { return strings.Compare(a.name, b.name) })
-			return out, nil
-		}
-	}
-	return listParquetFiles(fsys, path)
-}
-
 // fsOwner is the subtask that reads a file in follow mode: a stable hash (FNV-1a) of its path, modulo the
 // parallelism, so that a file keeps its subtask however the list grows.
 func fsOwner(name string, par int) int {
@@ -365,16 +338,16 @@ func fsOwner(name string, par int) int {
 
 // applyListing takes a new listing in follow mode: the done set keeps only files still listed, and pending
 // becomes this subtask's listed files that are neither done nor being read.
-func (s *fileSource) applyListing(files []pqSrcFile) {
+func (s *fileSource) applyListing(files []filelist.File) {
 	listed := make(map[string]struct{}, len(files))
 	s.pending = s.pending[:0]
 	for _, f := range files {
-		if fsOwner(f.name, s.par) != s.sub {
+		if fsOwner(f.Name, s.par) != s.sub {
 			continue
 		}
-		listed[f.name] = struct{}{}
-		if _, ok := s.done[f.name]; !ok && f.name != s.curName {
-			s.pending = append(s.pending, f.name) // files are sorted
+		listed[f.Name] = struct{}{}
+		if _, ok := s.done[f.Name]; !ok && f.Name != s.curName {
+			s.pending = append(s.pending, f.Name) // files are sorted
 		}
 	}
 	for n := range s.done {
@@ -444,7 +417,7 @@ func (s *fileSource) SnapshotOffset() ([]byte, error) {
 	b := make([]byte, 0, 48)
 	b = append(b, fsOffsetVersion)
 	if !s.cfg.Follow {
-		b = appendListPos(append(b, 0), s.sub, s.par, len(s.files), s.fp, s.next)
+		b = filelist.AppendPos(append(b, 0), s.sub, s.par, len(s.files), s.fp, s.next)
 		b = binary.AppendUvarint(b, uint64(s.pos))
 		return binary.AppendUvarint(b, uint64(s.line)), nil
 	}
@@ -484,31 +457,31 @@ func decodeFSOffset(b []byte) (fsOffset, error) {
 		return fsOffset{}, bad
 	}
 	o := fsOffset{follow: b[1] == 1}
-	r := offsetReader{b: b[2:], ok: true}
-	o.sub, o.par = int(r.uvarint(math.MaxInt32)), int(r.uvarint(math.MaxInt32))
+	r := filelist.NewOffsetReader(b[2:])
+	o.sub, o.par = int(r.Uvarint(math.MaxInt32)), int(r.Uvarint(math.MaxInt32))
 	if !o.follow {
-		o.files = int(r.uvarint(math.MaxInt32))
-		o.fp = r.fixed64()
-		o.next = int(r.uvarint(math.MaxInt32))
+		o.files = int(r.Uvarint(math.MaxInt32))
+		o.fp = r.Fixed64()
+		o.next = int(r.Uvarint(math.MaxInt32))
 	} else {
-		o.cur = r.str()
+		o.cur = r.Str()
 	}
-	o.pos, o.line = r.uvarint(math.MaxInt64), r.uvarint(math.MaxInt64)
-	if o.follow && r.ok {
-		n := r.uvarint(uint64(len(r.b)))
+	o.pos, o.line = r.Uvarint(math.MaxInt64), r.Uvarint(math.MaxInt64)
+	if o.follow && r.OK() {
+		n := r.Uvarint(uint64(r.Len()))
 		prev := ""
-		for i := int64(0); i < n && r.ok; i++ {
-			k := r.uvarint(uint64(len(prev)))
-			suffix := r.str()
+		for i := int64(0); i < n && r.OK(); i++ {
+			k := r.Uvarint(uint64(len(prev)))
+			suffix := r.Str()
 			name := prev[:k] + suffix
-			if r.ok && name <= prev && i > 0 {
-				r.ok = false
+			if r.OK() && name <= prev && i > 0 {
+				r.Fail()
 			}
 			o.done = append(o.done, name)
 			prev = name
 		}
 	}
-	if !r.done() || o.line < 1 || o.par < 1 || o.sub >= o.par {
+	if !r.Done() || o.line < 1 || o.par < 1 || o.sub >= o.par {
 		return fsOffset{}, bad
 	}
 	return o, nil
@@ -603,13 +576,13 @@ func (s *fileSource) nextFile() (string, exec.SourceStatus, error) {
 		if s.next >= len(s.files) {
 			return "", exec.Finished, nil
 		}
-		name, size = s.files[s.next].name, s.files[s.next].size
+		name, size = s.files[s.next].Name, s.files[s.next].Size
 	} else {
 		if s.curName == "" {
 			if !time.Now().Before(s.nextList) {
-				files, err := listSourceFiles(s.fsys, s.cfg.Path)
+				files, err := filelist.List(s.fsys, s.cfg.Path, "")
 				if err == nil {
-					err = guardFiles(s.cfg.Guard, files)
+					err = filelist.Guard(s.cfg.Guard, files)
 				}
 				if err != nil {
 					return "", 0, fmt.Errorf("file source: %w", err)

@@ -1,4 +1,4 @@
-package operators
+package streamlog
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func drainSource(t *testing.T, src exec.Source) []int64 {
 func TestLogAppendCommitAndRead(t *testing.T) {
 	mem := checkedAlloc(t)
 	dir := t.TempDir()
-	l, err := CreateLog(state.OS, dir, kvSchema)
+	l, err := Create(state.OS, dir, kvSchema)
 	must(t, err)
 	appendIDs := func(l *Log, ids ...int64) {
 		b := kvBatch(mem, ids...)
@@ -52,15 +52,15 @@ func TestLogAppendCommitAndRead(t *testing.T) {
 	appendIDs(l, 1, 2)
 	appendIDs(l, 3)
 
-	sink := NewLogSink(l)
+	sink := NewSink(l)
 	completed := map[uint64]bool{}
-	must(t, sink.Open(newTask(mem, taskOpts{completed: completed})))
+	must(t, sink.Open(newTask(mem, taskOpts{Completed: completed})))
 	b := kvBatch(mem, 4, 5)
 	b.Kinds = []exec.RowKind{exec.Insert, exec.Delete}
 	must(t, sink.Write(b))
 	must(t, sink.PreCommit(7))
 
-	src := NewLogSource(LogSourceConfig{Log: l})
+	src := NewSource(SourceConfig{Log: l})
 	must(t, src.Open(newTask(mem, taskOpts{})))
 	if got := drainSource(t, src); !slices.Equal(got, []int64{1, 2, 3}) {
 		t.Fatalf("before commit: %v", got)
@@ -76,13 +76,13 @@ func TestLogAppendCommitAndRead(t *testing.T) {
 	must(t, sink.Close())
 
 	// A restored reader continues after 3; a reopened log appends after the committed segment.
-	l2, err := OpenLog(state.OS, dir, kvSchema)
+	l2, err := Open(state.OS, dir, kvSchema)
 	must(t, err)
 	if l2.Next() != 4 {
 		t.Fatalf("reopened Next = %d, want 4", l2.Next())
 	}
 	appendIDs(l2, 6)
-	src2 := NewLogSource(LogSourceConfig{Log: l2, Bounded: true})
+	src2 := NewSource(SourceConfig{Log: l2, Bounded: true})
 	must(t, src2.RestoreOffset(off))
 	must(t, src2.Open(newTask(mem, taskOpts{})))
 	if got := drainSource(t, src2); !slices.Equal(got, []int64{4, -5, 6}) {
@@ -94,9 +94,9 @@ func TestLogAppendCommitAndRead(t *testing.T) {
 // pins: a staged transaction whose checkpoint never completed is not published by recovery.
 func TestLogSinkRecoveryDropsUncompleted(t *testing.T) {
 	mem := checkedAlloc(t)
-	l, err := CreateLog(state.OS, t.TempDir(), kvSchema)
+	l, err := Create(state.OS, t.TempDir(), kvSchema)
 	must(t, err)
-	sink := NewLogSink(l)
+	sink := NewSink(l)
 	must(t, sink.Open(newTask(mem, taskOpts{})))
 	must(t, sink.Write(kvBatch(mem, 1)))
 	must(t, sink.PreCommit(1))
@@ -104,10 +104,10 @@ func TestLogSinkRecoveryDropsUncompleted(t *testing.T) {
 	must(t, sink.PreCommit(2))
 	must(t, sink.Close())
 
-	again := NewLogSink(l)
-	must(t, again.Open(newTask(mem, taskOpts{completed: map[uint64]bool{1: true}})))
+	again := NewSink(l)
+	must(t, again.Open(newTask(mem, taskOpts{Completed: map[uint64]bool{1: true}})))
 	must(t, again.Close())
-	src := NewLogSource(LogSourceConfig{Log: l, Bounded: true})
+	src := NewSource(SourceConfig{Log: l, Bounded: true})
 	must(t, src.Open(newTask(mem, taskOpts{})))
 	if got := drainSource(t, src); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("after recovery: %v", got)
@@ -115,14 +115,14 @@ func TestLogSinkRecoveryDropsUncompleted(t *testing.T) {
 	must(t, src.Close())
 }
 
-// Pins issue 11: a log's segments had no checksums and OpenLog took whatever segments it found. Now a flipped byte
+// Pins issue 11: a log's segments had no checksums and Open took whatever segments it found. Now a flipped byte
 // or a truncation fails the read naming the segment, and a missing segment (a gap, the last one, or LAST itself)
-// or a missing directory fails OpenLog naming what is missing.
+// or a missing directory fails Open naming what is missing.
 func TestLogRefusesDamage(t *testing.T) {
 	mem := checkedAlloc(t)
 	build := func(t *testing.T) (string, []string) {
 		dir := t.TempDir()
-		l, err := CreateLog(state.OS, dir, kvSchema)
+		l, err := Create(state.OS, dir, kvSchema)
 		must(t, err)
 		for i := int64(1); i <= 3; i++ {
 			b := kvBatch(mem, i)
@@ -136,11 +136,11 @@ func TestLogRefusesDamage(t *testing.T) {
 		return dir, segs
 	}
 	read := func(dir string) error {
-		l, err := OpenLog(state.OS, dir, kvSchema)
+		l, err := Open(state.OS, dir, kvSchema)
 		if err != nil {
 			return err
 		}
-		src := NewLogSource(LogSourceConfig{Log: l, Bounded: true})
+		src := NewSource(SourceConfig{Log: l, Bounded: true})
 		must(t, src.Open(newTask(mem, taskOpts{})))
 		defer src.Close()
 		for {

@@ -1,17 +1,14 @@
-package operators
+package parquet
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"io/fs"
 	"math"
-	"path/filepath"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -23,27 +20,28 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/filelist"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 )
 
-// ParquetSourceConfig configures a bounded Parquet source.
-type ParquetSourceConfig struct {
+// SourceConfig configures a bounded Parquet source.
+type SourceConfig struct {
 	// Path is a directory, whose *.parquet files (directly in it, not in subdirectories such as _staging) are read;
 	// a glob pattern such as 'dir/*.parquet'; or a single file.
 	Path string
 	// Schema is the columns to produce, matched to the files' top-level columns by name (case-sensitive).
 	Schema *arrow.Schema
-	// BatchRows bounds the rows of a batch; 0 means DefaultParquetBatchRows. A batch never spans two files.
+	// BatchRows bounds the rows of a batch; 0 means DefaultBatchRows. A batch never spans two files.
 	BatchRows int
 	// Guard confines the files read: every listed file, and each again when it is opened.
-	Guard PathGuard
+	Guard connectors.PathGuard
 }
 
-// DefaultParquetBatchRows is the Parquet source's batch size when none is configured.
-const DefaultParquetBatchRows = 4096
+// DefaultBatchRows is the Parquet source's batch size when none is configured.
+const DefaultBatchRows = 4096
 
-// NewParquetSource returns a bounded source that reads Parquet files into Arrow batches.
+// NewSource returns a bounded source that reads Parquet files into Arrow batches.
 //
 // The file list is fixed at Open: the matching files sorted by path. Subtask k of p reads files k, k+p, k+2p, ...
 // of that list, whole, in order, and finishes after its last one. Open also reads the footer of each of the
@@ -54,27 +52,22 @@ const DefaultParquetBatchRows = 4096
 // of the whole file list (names and sizes). A restore needs the same parallelism and the same list: if a file was
 // removed, added or rewritten since the checkpoint, Open fails instead of reading the wrong rows.
 //
-// Types are read as the inverse of NewParquetSink's mapping, and more generally whenever the file's logical type
+// Types are read as the inverse of NewSink's mapping, and more generally whenever the file's logical type
 // matches the Arrow type without loss: narrower integers widen, REAL widens to DOUBLE, timestamps of any unit
 // (and legacy INT96 ones) convert to the column's unit (a finer unit is floored), decimals of a smaller scale and no
 // more integer digits rescale. Anything else is an error naming the file, the column and both types.
-func NewParquetSource(cfg ParquetSourceConfig) exec.Source {
+func NewSource(cfg SourceConfig) exec.Source {
 	return &parquetSource{cfg: cfg}
 }
 
-type pqSrcFile struct {
-	name string
-	size int64
-}
-
 type parquetSource struct {
-	cfg      ParquetSourceConfig
+	cfg      SourceConfig
 	fsys     state.FS
 	alloc    memory.Allocator
 	sub, par int
 	batch    int
 
-	files []pqSrcFile
+	files []filelist.File
 	fp    uint64 // fingerprint of files
 	// The read position: files[next] is the file being read (or the next to read), and its first row rows have
 	// been produced. next steps by par.
@@ -113,78 +106,21 @@ func (s *parquetSource) SnapshotOffset() ([]byte, error) {
 	if s.bld == nil {
 		return nil, errors.New("parquet source: snapshot before open")
 	}
-	b := appendListPos(append(make([]byte, 0, 32), pqSrcOffsetVersion), s.sub, s.par, len(s.files), s.fp, s.next)
+	b := filelist.AppendPos(append(make([]byte, 0, 32), pqSrcOffsetVersion), s.sub, s.par, len(s.files), s.fp, s.next)
 	return binary.AppendUvarint(b, uint64(s.row)), nil
 }
-
-// appendListPos appends a bounded file source's place in its file list: uvarints subtask, parallelism and file
-// count, the 8-byte list fingerprint, then the uvarint index of the file being read (or next to read).
-func appendListPos(b []byte, sub, par, files int, fp uint64, next int) []byte {
-	b = binary.AppendUvarint(b, uint64(sub))
-	b = binary.AppendUvarint(b, uint64(par))
-	b = binary.AppendUvarint(b, uint64(files))
-	b = binary.BigEndian.AppendUint64(b, fp)
-	return binary.AppendUvarint(b, uint64(next))
-}
-
-// offsetReader reads the fields of an offset in order. A field that is missing, malformed or over its limit
-// clears ok, and every read after it returns zero.
-type offsetReader struct {
-	b  []byte
-	ok bool
-}
-
-// uvarint reads a uvarint of at most limit (math.MaxInt64 at most).
-func (r *offsetReader) uvarint(limit uint64) int64 {
-	if !r.ok {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || v > limit {
-		r.ok = false
-		return 0
-	}
-	r.b = r.b[n:]
-	return int64(v)
-}
-
-// fixed64 reads 8 bytes, big-endian.
-func (r *offsetReader) fixed64() uint64 {
-	if !r.ok || len(r.b) < 8 {
-		r.ok = false
-		return 0
-	}
-	v := binary.BigEndian.Uint64(r.b)
-	r.b = r.b[8:]
-	return v
-}
-
-// str reads a uvarint length and that many bytes (a length past the bytes left makes the offset unreadable).
-func (r *offsetReader) str() string {
-	n := r.uvarint(math.MaxInt64)
-	if !r.ok || n > int64(len(r.b)) {
-		r.ok = false
-		return ""
-	}
-	v := string(r.b[:n])
-	r.b = r.b[n:]
-	return v
-}
-
-// done reports whether every read succeeded and nothing is left over.
-func (r *offsetReader) done() bool { return r.ok && len(r.b) == 0 }
 
 func decodePQSrcOffset(b []byte) (pqSrcOffset, error) {
 	bad := fmt.Errorf("parquet source: unreadable offset (%d bytes)", len(b))
 	if len(b) < 1 || b[0] != pqSrcOffsetVersion {
 		return pqSrcOffset{}, bad
 	}
-	r := offsetReader{b: b[1:], ok: true}
+	r := filelist.NewOffsetReader(b[1:])
 	var o pqSrcOffset
-	o.sub, o.par, o.files = int(r.uvarint(math.MaxInt32)), int(r.uvarint(math.MaxInt32)), int(r.uvarint(math.MaxInt32))
-	o.fp = r.fixed64()
-	o.next, o.row = int(r.uvarint(math.MaxInt32)), r.uvarint(math.MaxInt64)
-	if !r.done() {
+	o.sub, o.par, o.files = int(r.Uvarint(math.MaxInt32)), int(r.Uvarint(math.MaxInt32)), int(r.Uvarint(math.MaxInt32))
+	o.fp = r.Fixed64()
+	o.next, o.row = int(r.Uvarint(math.MaxInt32)), r.Uvarint(math.MaxInt64)
+	if !r.Done() {
 		return pqSrcOffset{}, bad
 	}
 	return o, nil
@@ -210,22 +146,22 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	}
 	s.fsys, s.alloc = connectors.TaskFS(ctx), connectors.TaskAlloc(ctx)
 	s.sub, s.par = ctx.Subtask, ctx.Parallelism
-	s.batch = cmp0(cfg.BatchRows, DefaultParquetBatchRows)
+	s.batch = cmp.Or(cfg.BatchRows, DefaultBatchRows)
 
-	files, err := listParquetFiles(s.fsys, cfg.Path)
+	files, err := filelist.List(s.fsys, cfg.Path, ".parquet")
 	if err == nil {
-		err = guardFiles(cfg.Guard, files)
+		err = filelist.Guard(cfg.Guard, files)
 	}
 	if err != nil {
 		return fmt.Errorf("parquet source: %w", err)
 	}
-	s.files, s.fp = files, pqFingerprint(files)
+	s.files, s.fp = files, filelist.Fingerprint(files)
 	s.next, s.row = s.sub, 0
 	if o := s.restored; o != nil {
 		if err := connectors.CheckOffsetSubtask("parquet source", o.sub, o.par, s.sub, s.par); err != nil {
 			return err
 		}
-		if err := checkSameFiles("parquet source", cfg.Path, o.files, o.fp, len(files), s.fp); err != nil {
+		if err := filelist.CheckSame("parquet source", cfg.Path, o.files, o.fp, len(files), s.fp); err != nil {
 			return err
 		}
 		if o.next < len(files) && o.next%s.par != s.sub || o.row < 0 {
@@ -245,32 +181,15 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	return nil
 }
 
-// checkSameFiles refuses a restore into a file list other than the checkpoint's (files0 files of fingerprint fp0),
-// saying how it differs.
-func checkSameFiles(who, path string, files0 int, fp0 uint64, files int, fp uint64) error {
-	if files0 == files && fp0 == fp {
-		return nil
-	}
-	what := "a file was renamed, replaced or rewritten"
-	switch {
-	case files < files0:
-		what = "a file of the list disappeared"
-	case files > files0:
-		what = "files were added"
-	}
-	return fmt.Errorf("%s: the files of %s changed since the checkpoint (%d then, %d now): %s",
-		who, path, files0, files, what)
-}
-
 // checkFile reads the footer of one file and plans its columns. A file that cannot be opened as Parquet is left
 // for Produce to report when it gets there; a readable file that lacks a column, or holds it in a type that does
 // not convert, fails Open.
-func (s *parquetSource) checkFile(f pqSrcFile) error {
+func (s *parquetSource) checkFile(f filelist.File) error {
 	of, err := s.openFile(f, true)
 	if err != nil {
 		var pe *pqPlanError
 		if errors.As(err, &pe) {
-			return fmt.Errorf("parquet source: %s: %w", f.name, err)
+			return fmt.Errorf("parquet source: %s: %w", f.Name, err)
 		}
 		return nil
 	}
@@ -286,167 +205,6 @@ type pqPlanError struct {
 
 func (e *pqPlanError) Error() string { return e.err.Error() }
 func (e *pqPlanError) Unwrap() error { return e.err }
-
-// listParquetFiles returns the files Path names, sorted by path.
-func listParquetFiles(fsys state.FS, path string) ([]pqSrcFile, error) {
-	var out []pqSrcFile
-	if pqHasMeta(path) {
-		if _, err := filepath.Match(path, ""); err != nil {
-			return nil, fmt.Errorf("pattern %q: %w", path, err)
-		}
-		dir, comps := globSplit(path)
-		// The directories before the first wildcard must exist: a typo there is an error, not an empty input.
-		if st, err := fsys.Stat(dir); err != nil {
-			return nil, err
-		} else if !st.IsDir() {
-			return nil, fmt.Errorf("%s is not a directory", dir)
-		}
-		if err := pqGlob(fsys, dir, comps, &out); err != nil {
-			return nil, err
-		}
-	} else {
-		st, err := fsys.Stat(path)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			return []pqSrcFile{{name: path, size: st.Size()}}, nil
-		}
-		entries, err := fsys.ReadDir(path)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if pqHidden(name) || !strings.HasSuffix(name, ".parquet") {
-				continue
-			}
-			if f, ok, err := pqRegular(fsys, filepath.Join(path, name), e); err != nil {
-				return nil, err
-			} else if ok {
-				out = append(out, f)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b pqSrcFile) int { return strings.Compare(a.name, b.name) })
-	return out, nil
-}
-
-// pqGlob matches the path components comps under dir, one directory level per component. A wildcard does not
-// match a name starting with '.' or '_' (hidden files, and the sinks' _staging) unless the pattern component starts
-// with that character too.
-func pqGlob(fsys state.FS, dir string, comps []string, out *[]pqSrcFile) error {
-	comp, last := comps[0], len(comps) == 1
-	if !pqHasMeta(comp) {
-		p := filepath.Join(dir, comp)
-		st, err := fsys.Stat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil
-		case err != nil:
-			return err
-		case last && st.Mode().IsRegular():
-			*out = append(*out, pqSrcFile{name: p, size: st.Size()})
-		case !last && st.IsDir():
-			return pqGlob(fsys, p, comps[1:], out)
-		}
-		return nil
-	}
-	entries, err := fsys.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if pqHidden(name) && comp[0] != name[0] {
-			continue
-		}
-		if ok, _ := filepath.Match(comp, name); !ok {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if last {
-			if f, ok, err := pqRegular(fsys, p, e); err != nil {
-				return err
-			} else if ok {
-				*out = append(*out, f)
-			}
-			continue
-		}
-		isDir := e.IsDir()
-		if e.Type()&fs.ModeSymlink != 0 {
-			st, err := fsys.Stat(p)
-			isDir = err == nil && st.IsDir()
-		}
-		if isDir {
-			if err := pqGlob(fsys, p, comps[1:], out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// pqRegular reports whether a directory entry is a regular file (following a symlink), with its size.
-func pqRegular(fsys state.FS, p string, e fs.DirEntry) (pqSrcFile, bool, error) {
-	var info fs.FileInfo
-	var err error
-	if e.Type()&fs.ModeSymlink != 0 {
-		info, err = fsys.Stat(p)
-	} else if e.Type().IsRegular() {
-		info, err = e.Info()
-	} else {
-		return pqSrcFile{}, false, nil
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return pqSrcFile{}, false, nil // a dangling link, or gone since the listing
-	}
-	if err != nil {
-		return pqSrcFile{}, false, err
-	}
-	return pqSrcFile{name: p, size: info.Size()}, info.Mode().IsRegular(), nil
-}
-
-func pqHasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
-
-// globSplit splits a glob pattern into its fixed directory (the components before the first one with a wildcard)
-// and the components from there on.
-func globSplit(pattern string) (dir string, comps []string) {
-	clean := filepath.Clean(pattern)
-	dir, comps = ".", strings.Split(clean, string(filepath.Separator))
-	if filepath.IsAbs(clean) {
-		dir, comps = string(filepath.Separator), comps[1:]
-	}
-	for len(comps) > 1 && !pqHasMeta(comps[0]) {
-		dir, comps = filepath.Join(dir, comps[0]), comps[1:]
-	}
-	return dir, comps
-}
-
-// GlobBase returns the directory a file or Parquet connector's path is listed from when it is a glob pattern
-// (the directories before its first wildcard), and false when it is not one.
-func GlobBase(path string) (string, bool) {
-	if !pqHasMeta(path) {
-		return "", false
-	}
-	dir, _ := globSplit(path)
-	return dir, true
-}
-
-func pqHidden(name string) bool { return name != "" && (name[0] == '.' || name[0] == '_') }
-
-func pqFingerprint(files []pqSrcFile) uint64 {
-	h := fnv.New64a()
-	var buf [8]byte
-	for _, f := range files {
-		binary.BigEndian.PutUint64(buf[:], uint64(len(f.name)))
-		h.Write(buf[:])
-		h.Write([]byte(f.name))
-		binary.BigEndian.PutUint64(buf[:], uint64(f.size))
-		h.Write(buf[:])
-	}
-	return h.Sum64()
-}
 
 // ---- reading ----
 
@@ -472,7 +230,7 @@ func (s *parquetSource) Produce(context.Context) (exec.SourceResult, error) {
 				}
 			}
 			if err != nil {
-				s.err = fmt.Errorf("parquet source: %s: %w", f.name, err)
+				s.err = fmt.Errorf("parquet source: %s: %w", f.Name, err)
 				return exec.SourceResult{}, s.err
 			}
 			s.cur = of
@@ -539,18 +297,18 @@ type pqCursor struct {
 // openFile opens one file through the task's file system and plans its columns; only to check them, it skips
 // the page index, which reading uses to seek. parquet-go panics on some malformed files: the panic becomes an
 // error.
-func (s *parquetSource) openFile(f pqSrcFile, check bool) (of *pqOpenFile, err error) {
-	if err := s.cfg.Guard.Check(f.name); err != nil {
+func (s *parquetSource) openFile(f filelist.File, check bool) (of *pqOpenFile, err error) {
+	if err := s.cfg.Guard.Check(f.Name); err != nil {
 		return nil, err
 	}
-	st, err := s.fsys.Stat(f.name)
+	st, err := s.fsys.Stat(f.Name)
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() != f.size {
-		return nil, fmt.Errorf("size changed from %d to %d bytes since the file list was made", f.size, st.Size())
+	if st.Size() != f.Size {
+		return nil, fmt.Errorf("size changed from %d to %d bytes since the file list was made", f.Size, st.Size())
 	}
-	file, err := s.fsys.Open(f.name)
+	file, err := s.fsys.Open(f.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -564,7 +322,7 @@ func (s *parquetSource) openFile(f pqSrcFile, check bool) (of *pqOpenFile, err e
 		}
 		ra, file = bytes.NewReader(data), nil
 	}
-	opened := &pqOpenFile{name: f.name}
+	opened := &pqOpenFile{name: f.Name}
 	if file != nil {
 		opened.closer = file
 	}
@@ -577,7 +335,7 @@ func (s *parquetSource) openFile(f pqSrcFile, check bool) (of *pqOpenFile, err e
 		}
 	}()
 	of = opened
-	of.pf, err = parquet.OpenFile(ra, f.size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(check))
+	of.pf, err = parquet.OpenFile(ra, f.Size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(check))
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
 	}

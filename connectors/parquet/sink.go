@@ -1,4 +1,4 @@
-package operators
+package parquet
 
 import (
 	"encoding/binary"
@@ -13,12 +13,13 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
 )
 
-// ParquetSinkConfig configures a Parquet sink.
-type ParquetSinkConfig struct {
+// SinkConfig configures a Parquet sink.
+type SinkConfig struct {
 	// Path is the directory committed files appear in; staging lives in Path/_staging/<job>/.
 	Path   string
 	Schema *arrow.Schema
@@ -28,18 +29,18 @@ type ParquetSinkConfig struct {
 	// holds the rest.
 	RowGroupRows int64
 	// Guard confines the directories and files the sink creates, each checked when it is created.
-	Guard PathGuard
+	Guard connectors.PathGuard
 }
 
 // DefaultRowGroupRows bounds the rows of a Parquet row group: large enough for efficient scans, small enough that
 // the encoded pages the writer holds until the group closes stay in the tens of megabytes.
 const DefaultRowGroupRows = 1 << 20
 
-// NewParquetSink returns a two-phase-commit sink whose every transaction is one complete Parquet file,
+// NewSink returns a two-phase-commit sink whose every transaction is one complete Parquet file,
 // <job>-<op>-<subtask>-<checkpoint>.parquet: footer written and fsync'd before it is staged, visible in Path only
 // once the checkpoint completed, so any Parquet reader can read every committed file. Configuration errors
 // surface at Open.
-func NewParquetSink(cfg ParquetSinkConfig) exec.Sink {
+func NewSink(cfg SinkConfig) exec.Sink {
 	s := txnfile.New("parquet", cfg.Path, cfg.Schema, &parquetEncoder{cfg: cfg})
 	s.Guard = cfg.Guard
 	return s
@@ -81,7 +82,7 @@ type pqColumn struct {
 const pqChunk = 4096
 
 type parquetEncoder struct {
-	cfg     ParquetSinkConfig
+	cfg     SinkConfig
 	schema  *parquet.Schema
 	opts    []parquet.WriterOption
 	cols    []pqColumn
@@ -445,21 +446,21 @@ func newOrderedGroup(g parquet.Group, order []string) orderedGroup {
 
 func (g orderedGroup) Fields() []parquet.Field { return g.fields }
 
-// ParquetSinkConfigFromOptions reads the WITH options of a Parquet sink; path is the 'path' option, already
+// SinkConfigFromOptions reads the WITH options of a Parquet sink; path is the 'path' option, already
 // resolved by the engine.
 //
 //	'parquet.compression'  'snappy' (default), 'zstd', 'gzip', 'lz4' or 'none' (also 'uncompressed')
 //
 // 'connector', 'path', 'type' and 'primary_key' are the planner's; any other key is an error.
-func ParquetSinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (ParquetSinkConfig, error) {
-	cfg := ParquetSinkConfig{Path: path, Schema: schema}
-	for key, val := range sortedOptions(opts) {
+func SinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (SinkConfig, error) {
+	cfg := SinkConfig{Path: path, Schema: schema}
+	for key, val := range connectors.SortedOptions(opts) {
 		switch strings.ToLower(key) {
 		case "connector", "path", "type", "primary_key":
 		case "parquet.compression":
 			cfg.Compression = strings.ToLower(val)
 		default:
-			return cfg, optionError(key, "unknown option '%s' for connector 'parquet'", key)
+			return cfg, connectors.OptionError(key, "unknown option '%s' for connector 'parquet'", key)
 		}
 	}
 	return cfg, nil

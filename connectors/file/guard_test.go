@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/parquet"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
 // refuseGuard refuses every path once set: a link swapped in after the statement was checked.
-func refuseGuard(refuse *atomic.Bool) PathGuard {
+func refuseGuard(refuse *atomic.Bool) connectors.PathGuard {
 	return func(p string) error {
 		if refuse.Load() {
 			return sqlerr.New(sqlerr.InsufficientPriv, sqlerr.NoPos, "path %q refused", p)
@@ -29,7 +31,7 @@ func TestConnectorGuardAtOpenTime(t *testing.T) {
 	var refuse atomic.Bool
 
 	dir := t.TempDir()
-	sink := NewFileSink(FileSinkConfig{Path: dir, Format: "csv", Schema: kvSchema, Guard: refuseGuard(&refuse)})
+	sink := NewSink(SinkConfig{Path: dir, Format: "csv", Schema: kvSchema, Guard: refuseGuard(&refuse)})
 	must(t, sink.Open(newTask(mem, taskOpts{})))
 	must(t, sink.Write(kvBatch(mem, 1)))
 	must(t, sink.PreCommit(1))
@@ -44,7 +46,7 @@ func TestConnectorGuardAtOpenTime(t *testing.T) {
 		t.Errorf("a new file under a refused path: %v", err)
 	}
 	must(t, sink.Close())
-	if err := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema, Guard: refuseGuard(&refuse)}).
+	if err := parquet.NewSink(parquet.SinkConfig{Path: dir, Schema: kvSchema, Guard: refuseGuard(&refuse)}).
 		Open(newTask(mem, taskOpts{})); sqlerr.Code(err) != sqlerr.InsufficientPriv {
 		t.Errorf("parquet sink Open under a refused path: %v", err)
 	}
@@ -54,7 +56,7 @@ func TestConnectorGuardAtOpenTime(t *testing.T) {
 	writeFile(t, filepath.Join(src, "a.csv"), "1\n")
 	writeFile(t, filepath.Join(src, "b.csv"), "2\n")
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	cfg := FileSourceConfig{Path: src, Format: "csv", Schema: schema, Guard: refuseGuard(&refuse)}
+	cfg := SourceConfig{Path: src, Format: "csv", Schema: schema, Guard: refuseGuard(&refuse)}
 	s := openFS(t, cfg, newFSTask(mem, 0, 1), nil)
 	res, err := s.Produce(context.Background())
 	must(t, err)

@@ -1,4 +1,4 @@
-package operators
+package parquet
 
 import (
 	"errors"
@@ -147,7 +147,7 @@ func TestParquetSinkRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	schema := pqSchema()
 	// A small row-group size so the file has several row groups.
-	s := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: schema, RowGroupRows: 4000})
+	s := NewSink(SinkConfig{Path: dir, Schema: schema, RowGroupRows: 4000})
 	must(t, s.Open(newTask(mem, taskOpts{})))
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
@@ -288,7 +288,7 @@ func beTwosComplement(b []byte) *big.Int {
 func TestParquetSinkOneFilePerTransaction(t *testing.T) {
 	mem := checkedAlloc(t)
 	dir := t.TempDir()
-	s := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema, Compression: "zstd"})
+	s := NewSink(SinkConfig{Path: dir, Schema: kvSchema, Compression: "zstd"})
 	must(t, s.Open(newTask(mem, taskOpts{})))
 	must(t, s.Write(kvBatch(mem, 1, 2, 3)))
 	must(t, s.PreCommit(1))

@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"math"
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors/parquet"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -206,7 +207,7 @@ func writeOneColumn(t *testing.T, mem memory.Allocator, tc textCase, format stri
 	t.Helper()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: tc.typ, Nullable: true}}, nil)
 	dir := t.TempDir()
-	s := NewFileSink(FileSinkConfig{Path: dir, Format: format, Schema: schema})
+	s := NewSink(SinkConfig{Path: dir, Format: format, Schema: schema})
 	must(t, s.Open(newTask(mem, taskOpts{})))
 	b := array.NewRecordBuilder(mem, schema)
 	tc.build(b.Field(0))
@@ -262,7 +263,7 @@ func TestFileSinkCSVHeaderAndRows(t *testing.T) {
 	}, nil)
 	for _, header := range []bool{false, true} {
 		dir := t.TempDir()
-		s := NewFileSink(FileSinkConfig{Path: dir, Format: "csv", CSVHeader: header, Schema: schema})
+		s := NewSink(SinkConfig{Path: dir, Format: "csv", CSVHeader: header, Schema: schema})
 		must(t, s.Open(newTask(mem, taskOpts{})))
 		b := array.NewRecordBuilder(mem, schema)
 		b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
@@ -291,14 +292,14 @@ func TestFileSinkCSVHeaderAndRows(t *testing.T) {
 // Pins: a mistyped format or an unsupported column type failing late (at the first row) or silently.
 func TestFileSinkConfigErrorsAtOpen(t *testing.T) {
 	mem := checkedAlloc(t)
-	if err := NewFileSink(FileSinkConfig{Path: t.TempDir(), Format: "xml", Schema: kvSchema}).Open(newTask(mem, taskOpts{})); err == nil {
+	if err := NewSink(SinkConfig{Path: t.TempDir(), Format: "xml", Schema: kvSchema}).Open(newTask(mem, taskOpts{})); err == nil {
 		t.Error("format xml accepted")
 	}
 	list := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
-	if err := NewFileSink(FileSinkConfig{Path: t.TempDir(), Format: "csv", Schema: list}).Open(newTask(mem, taskOpts{})); err == nil {
+	if err := NewSink(SinkConfig{Path: t.TempDir(), Format: "csv", Schema: list}).Open(newTask(mem, taskOpts{})); err == nil {
 		t.Error("list column accepted by the csv sink")
 	}
-	if err := NewParquetSink(ParquetSinkConfig{Path: t.TempDir(), Schema: list}).Open(newTask(mem, taskOpts{})); err == nil {
+	if err := parquet.NewSink(parquet.SinkConfig{Path: t.TempDir(), Schema: list}).Open(newTask(mem, taskOpts{})); err == nil {
 		t.Error("list column accepted by the parquet sink")
 	}
 }

@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/textform"
 )
 
-// FileSinkConfig configures a CSV or JSON-lines file sink.
-type FileSinkConfig struct {
+// SinkConfig configures a CSV or JSON-lines file sink.
+type SinkConfig struct {
 	// Path is the directory committed files appear in; staging lives in Path/_staging/<job>/.
 	Path string
 	// Format is "csv" or "json" (JSON lines: one object per row).
@@ -22,13 +23,13 @@ type FileSinkConfig struct {
 	CSVHeader bool
 	Schema    *arrow.Schema
 	// Guard confines the directories and files the sink creates, each checked when it is created.
-	Guard PathGuard
+	Guard connectors.PathGuard
 }
 
-// NewFileSink returns a two-phase-commit sink writing CSV or JSON lines in Postgres text forms. Each subtask
+// NewSink returns a two-phase-commit sink writing CSV or JSON lines in Postgres text forms. Each subtask
 // writes one file per checkpoint that saw rows: <job>-<op>-<subtask>-<checkpoint>.csv (or .json), visible in
 // Path only once the checkpoint completed. Configuration errors surface at Open.
-func NewFileSink(cfg FileSinkConfig) exec.Sink {
+func NewSink(cfg SinkConfig) exec.Sink {
 	var enc txnfile.Encoder
 	switch cfg.Format {
 	case "csv":
@@ -152,38 +153,38 @@ func (e *jsonEncoder) Ext() string { return "json" }
 
 func (e *jsonEncoder) Init(schema *arrow.Schema) error { return e.textEncoder.init("json", schema) }
 
-// FileSinkConfigFromOptions reads the WITH options of a CSV or JSON-lines sink; path is the 'path' option, already
+// SinkConfigFromOptions reads the WITH options of a CSV or JSON-lines sink; path is the 'path' option, already
 // resolved by the engine.
 //
 //	'format'      'csv' or 'json' (JSON lines), required
 //	'csv.header'  'true': every CSV file starts with the column names (default 'false')
 //
 // 'connector', 'path', 'type' and 'primary_key' are the planner's; any other key is an error.
-func FileSinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (FileSinkConfig, error) {
-	cfg := FileSinkConfig{Path: path, Schema: schema}
-	for key, val := range sortedOptions(opts) {
+func SinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (SinkConfig, error) {
+	cfg := SinkConfig{Path: path, Schema: schema}
+	for key, val := range connectors.SortedOptions(opts) {
 		switch strings.ToLower(key) {
 		case "connector", "path", "type", "primary_key":
 		case "format":
 			cfg.Format = strings.ToLower(val)
 			if cfg.Format != "csv" && cfg.Format != "json" {
-				return cfg, optionError(key, "file sink: format '%s' is not supported (csv or json)", val)
+				return cfg, connectors.OptionError(key, "file sink: format '%s' is not supported (csv or json)", val)
 			}
 		case "csv.header":
-			b, err := parseBoolOption(val)
+			b, err := connectors.ParseBool(val)
 			if err != nil {
-				return cfg, optionError(key, "file sink: option '%s' = '%s': %v", key, val, err)
+				return cfg, connectors.OptionError(key, "file sink: option '%s' = '%s': %v", key, val, err)
 			}
 			cfg.CSVHeader = b
 		default:
-			return cfg, optionError(key, "unknown option '%s' for connector 'file'", key)
+			return cfg, connectors.OptionError(key, "unknown option '%s' for connector 'file'", key)
 		}
 	}
 	if cfg.Format == "" {
-		return cfg, optionError("", "connector 'file' needs 'format' = 'csv' or 'json'")
+		return cfg, connectors.OptionError("", "connector 'file' needs 'format' = 'csv' or 'json'")
 	}
 	if _, ok := opts["csv.header"]; ok && cfg.Format != "csv" {
-		return cfg, optionError("csv.header", "file sink: option 'csv.header' does not apply to format '%s'", cfg.Format)
+		return cfg, connectors.OptionError("csv.header", "file sink: option 'csv.header' does not apply to format '%s'", cfg.Format)
 	}
 	return cfg, nil
 }

@@ -1,4 +1,4 @@
-package operators
+package parquet
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -49,14 +50,6 @@ var pqSrcSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "dec38", Type: &arrow.Decimal128Type{Precision: 38, Scale: 4}},
 }, nil)
 
-func pqDecStr(s string) decimal128.Num {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		panic(s)
-	}
-	return decimal128.FromBigInt(v)
-}
-
 // pqSrcEdges are values placed in the first rows, cycling: the extremes of each type.
 var pqSrcEdges = map[string][]any{
 	"b":     {true, false},
@@ -81,8 +74,8 @@ var pqSrcEdges = map[string][]any{
 	"tz_us": {arrow.Timestamp(-1), arrow.Timestamp(0), arrow.Timestamp(1)},
 	"dec9":  {decimal128.FromI64(999999999), decimal128.FromI64(-999999999), decimal128.FromI64(0), decimal128.FromI64(1)},
 	"dec18": {decimal128.FromI64(999999999999999999), decimal128.FromI64(-999999999999999999), decimal128.FromI64(-1)},
-	"dec20": {pqDecStr("99999999999999999999"), pqDecStr("-99999999999999999999"), decimal128.FromI64(0)},
-	"dec38": {pqDecStr(strings.Repeat("9", 38)), pqDecStr("-" + strings.Repeat("9", 38)), decimal128.FromI64(-1)},
+	"dec20": {connectortest.Decimal("99999999999999999999"), connectortest.Decimal("-99999999999999999999"), decimal128.FromI64(0)},
+	"dec38": {connectortest.Decimal(strings.Repeat("9", 38)), connectortest.Decimal("-" + strings.Repeat("9", 38)), decimal128.FromI64(-1)},
 }
 
 // pqSrcEdgeRows is how many first rows hold edge values; after them every third row is NULL in nullable columns.
@@ -90,10 +83,10 @@ const pqSrcEdgeRows = 32
 
 // pqSrcBatch builds rows [from, to) of the all-types test data: a pure function of the row number.
 func pqSrcBatch(mem memory.Allocator, from, to int) arrow.RecordBatch {
-	return typedRows(mem, pqSrcSchema, pqSrcEdges, pqSrcEdgeRows, from, to, func(col string, r int, h uint64) any {
+	return connectortest.TypedRows(mem, pqSrcSchema, pqSrcEdges, pqSrcEdgeRows, from, to, func(col string, r int, h uint64) any {
 		switch col {
 		case "s", "s_nn":
-			return typedText(r, h, " ünïcødé")
+			return connectortest.TypedText(r, h, " ünïcødé")
 		case "d":
 			return arrow.Date32(int64(h%2000000) - 1000000)
 		case "ts_s":
@@ -101,280 +94,25 @@ func pqSrcBatch(mem memory.Allocator, from, to int) arrow.RecordBatch {
 		case "ts_ms", "ts_us", "ts_ns", "tz_us":
 			return arrow.Timestamp(int64(h))
 		}
-		return typedValue(col, r, h)
+		return connectortest.TypedValue(col, r, h)
 	})
-}
-
-// typedRows builds rows [from, to) of all-types test data: row r < edgeRows holds edges' values of each column,
-// cycling; after those every third row is NULL in nullable columns, and value(column, r, h) gives the others, h
-// being a hash of r.
-func typedRows(mem memory.Allocator, schema *arrow.Schema, edges map[string][]any, edgeRows, from, to int,
-	value func(col string, r int, h uint64) any) arrow.RecordBatch {
-	b := array.NewRecordBuilder(mem, schema)
-	defer b.Release()
-	for r := from; r < to; r++ {
-		h := uint64(r)*0x9E3779B97F4A7C15 ^ uint64(r)<<7
-		for c, f := range schema.Fields() {
-			fb := b.Field(c)
-			if r < edgeRows {
-				e := edges[f.Name]
-				pqAppendAny(fb, e[r%len(e)])
-				continue
-			}
-			if f.Nullable && r%3 == 2 {
-				fb.AppendNull()
-				continue
-			}
-			pqAppendAny(fb, value(f.Name, r, h))
-		}
-	}
-	return b.NewRecordBatch()
-}
-
-// typedText is a text value of row r of hash h; every fifth row's ends in suffix.
-func typedText(r int, h uint64, suffix string) string {
-	v := fmt.Sprintf("row %d %x", r, h)
-	if r%5 == 0 {
-		v += suffix
-	}
-	return v
-}
-
-// typedValue is the value of the columns the all-types schemas name alike, for row r of hash h.
-func typedValue(col string, r int, h uint64) any {
-	switch col {
-	case "b":
-		return h&1 == 1
-	case "i8":
-		return int8(h)
-	case "i16":
-		return int16(h)
-	case "i32":
-		return int32(h)
-	case "i64":
-		return int64(h)
-	case "u8":
-		return uint8(h)
-	case "u16":
-		return uint16(h)
-	case "u32":
-		return uint32(h)
-	case "u64":
-		return h
-	case "f4":
-		return float32(int32(h)) / 7
-	case "f8":
-		return float64(int64(h)) / 3
-	case "bin":
-		return []byte(fmt.Sprintf("%x", h))[:r%9]
-	case "dec9":
-		return decimal128.FromI64(int64(h) % 999999999)
-	case "dec18":
-		return decimal128.FromI64(int64(h) % 999999999999999999)
-	case "dec20":
-		return decimal128.FromI64(int64(h)).Mul(decimal128.FromI64(int64(r%7) + 1))
-	case "dec38":
-		return decimal128.New(int64(h)>>3, h*31)
-	}
-	panic("no value for column " + col)
-}
-
-func pqAppendAny(b array.Builder, v any) {
-	switch b := b.(type) {
-	case *array.BooleanBuilder:
-		b.Append(v.(bool))
-	case *array.Int8Builder:
-		b.Append(v.(int8))
-	case *array.Int16Builder:
-		b.Append(v.(int16))
-	case *array.Int32Builder:
-		b.Append(v.(int32))
-	case *array.Int64Builder:
-		b.Append(v.(int64))
-	case *array.Uint8Builder:
-		b.Append(v.(uint8))
-	case *array.Uint16Builder:
-		b.Append(v.(uint16))
-	case *array.Uint32Builder:
-		b.Append(v.(uint32))
-	case *array.Uint64Builder:
-		b.Append(v.(uint64))
-	case *array.Float32Builder:
-		b.Append(v.(float32))
-	case *array.Float64Builder:
-		b.Append(v.(float64))
-	case *array.StringBuilder:
-		b.Append(v.(string))
-	case *array.BinaryBuilder:
-		b.Append(v.([]byte))
-	case *array.Date32Builder:
-		b.Append(v.(arrow.Date32))
-	case *array.TimestampBuilder:
-		b.Append(v.(arrow.Timestamp))
-	case *array.Decimal128Builder:
-		b.Append(v.(decimal128.Num))
-	case *array.DurationBuilder:
-		b.Append(v.(arrow.Duration))
-	default:
-		panic(fmt.Sprintf("builder %T", b))
-	}
 }
 
 // pqSinkFiles commits one Parquet file per transaction through the sink's two-phase protocol: transaction i holds
 // the given batches (taken over) and is staged at checkpoint i+1; a transaction without rows leaves no file.
 func pqSinkFiles(t *testing.T, mem memory.Allocator, dir string, schema *arrow.Schema, rowGroup int64, txns ...[]arrow.RecordBatch) {
 	t.Helper()
-	commitTxns(t, mem, NewParquetSink(ParquetSinkConfig{Path: dir, Schema: schema, RowGroupRows: rowGroup}), txns...)
-}
-
-// commitTxns writes the transactions through a two-phase sink: transaction i holds the batches (taken over) and is
-// pre-committed as checkpoint i+1; the last checkpoint is committed at the end.
-func commitTxns(t testing.TB, mem memory.Allocator, s exec.Sink, txns ...[]arrow.RecordBatch) {
-	t.Helper()
-	must(t, s.Open(newTask(mem, taskOpts{})))
-	for i, txn := range txns {
-		for _, rec := range txn {
-			must(t, s.Write(exec.Batch{Rec: rec}))
-		}
-		must(t, s.PreCommit(uint64(i+1)))
-	}
-	must(t, s.Commit(uint64(len(txns))))
-	must(t, s.Close())
+	connectortest.CommitTxns(t, mem, NewSink(SinkConfig{Path: dir, Schema: schema, RowGroupRows: rowGroup}), txns...)
 }
 
 // pqSrcRows returns the all-types rows [from, to) in batches of at most 700 rows.
 func pqSrcRows(mem memory.Allocator, from, to int) []arrow.RecordBatch {
-	return batchesOf(mem, from, to, 700, pqSrcBatch)
+	return connectortest.BatchesOf(mem, from, to, 700, pqSrcBatch)
 }
 
-// batchesOf returns the rows [from, to) of gen in batches of at most size rows.
-func batchesOf(mem memory.Allocator, from, to, size int, gen func(memory.Allocator, int, int) arrow.RecordBatch) []arrow.RecordBatch {
-	var out []arrow.RecordBatch
-	for r := from; r < to; r += size {
-		out = append(out, gen(mem, r, min(r+size, to)))
-	}
-	return out
-}
-
-func openPQSource(t *testing.T, mem memory.Allocator, cfg ParquetSourceConfig, offset []byte, sub, par int) exec.Source {
+func openPQSource(t *testing.T, mem memory.Allocator, cfg SourceConfig, offset []byte, sub, par int) exec.Source {
 	t.Helper()
-	return openSource(t, NewParquetSource(cfg), newTask(mem, taskOpts{op: "src", sub: sub, par: par}), offset)
-}
-
-// openSource opens src in ctx, restored at offset unless it is nil.
-func openSource(t testing.TB, src exec.Source, ctx *exec.TaskContext, offset []byte) exec.Source {
-	t.Helper()
-	if offset != nil {
-		must(t, src.RestoreOffset(offset))
-	}
-	must(t, src.Open(ctx))
-	return src
-}
-
-// drainBounded reads a bounded source to its end, checking that no batch exceeds limit rows and that there is no
-// watermark, and returns the batches and the offset taken before each of them and after the last.
-func drainBounded(t testing.TB, src exec.Source, limit int) (recs []arrow.RecordBatch, offsets [][]byte) {
-	t.Helper()
-	for {
-		off, err := src.SnapshotOffset()
-		must(t, err)
-		offsets = append(offsets, off)
-		res, err := src.Produce(context.Background())
-		must(t, err)
-		switch res.Status {
-		case exec.Finished:
-			return recs, offsets
-		case exec.Produced:
-			n := res.Batch.Rows()
-			if n == 0 || n > limit {
-				t.Fatalf("batch of %d rows, limit %d", n, limit)
-			}
-			if res.WM != exec.MinWatermark {
-				t.Fatalf("watermark %d", res.WM)
-			}
-			recs = append(recs, res.Batch.Rec)
-		default:
-			t.Fatalf("status %d", res.Status)
-		}
-	}
-}
-
-// concatPQ concatenates batches into one (releasing them).
-func concatPQ(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) arrow.RecordBatch {
-	t.Helper()
-	defer pqReleaseAll(recs)
-	if len(recs) == 0 {
-		b := array.NewRecordBuilder(mem, schema)
-		defer b.Release()
-		return b.NewRecordBatch()
-	}
-	cols := make([]arrow.Array, schema.NumFields())
-	rows := int64(0)
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for c := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for i, r := range recs {
-			parts[i] = r.Column(c)
-		}
-		col, err := array.Concatenate(parts, mem)
-		must(t, err)
-		cols[c] = col
-	}
-	rec := array.NewRecordBatch(schema, cols, rows)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec
-}
-
-func pqReleaseAll(recs []arrow.RecordBatch) {
-	for _, r := range recs {
-		r.Release()
-	}
-}
-
-// requireSameRecords compares two batches value for value: floats by their bits, so NaN, -0 and infinities count.
-func pqRequireSame(t testing.TB, what string, want, got arrow.RecordBatch) {
-	t.Helper()
-	if !want.Schema().Equal(got.Schema()) {
-		t.Fatalf("%s: schema\n%s\nwant\n%s", what, got.Schema(), want.Schema())
-	}
-	if want.NumRows() != got.NumRows() {
-		t.Fatalf("%s: %d rows, want %d", what, got.NumRows(), want.NumRows())
-	}
-	for c := range int(want.NumCols()) {
-		w, g := want.Column(c), got.Column(c)
-		same := true
-		switch w := w.(type) {
-		case *array.Float32:
-			g := g.(*array.Float32)
-			for i := range w.Len() {
-				if w.IsNull(i) != g.IsNull(i) || !w.IsNull(i) && math.Float32bits(w.Value(i)) != math.Float32bits(g.Value(i)) {
-					same = false
-				}
-			}
-		case *array.Float64:
-			g := g.(*array.Float64)
-			for i := range w.Len() {
-				if w.IsNull(i) != g.IsNull(i) || !w.IsNull(i) && math.Float64bits(w.Value(i)) != math.Float64bits(g.Value(i)) {
-					same = false
-				}
-			}
-		default:
-			same = array.Equal(w, g)
-		}
-		if same {
-			continue
-		}
-		for i := range w.Len() {
-			if !array.SliceEqual(w, int64(i), int64(i+1), g, int64(i), int64(i+1)) {
-				t.Fatalf("%s: column %s row %d: %v, want %v", what, want.ColumnName(c), i, g.ValueStr(i), w.ValueStr(i))
-			}
-		}
-		t.Fatalf("%s: column %s differs (floats)", what, want.ColumnName(c))
-	}
+	return connectortest.OpenSource(t, NewSource(cfg), newTask(mem, taskOpts{Op: "src", Sub: sub, Par: par}), offset)
 }
 
 // Pins: a value of any type the sink writes read back differently (or NULL-ness lost, or edge values mangled),
@@ -394,18 +132,18 @@ func TestParquetSourceAllTypes(t *testing.T) {
 		t.Run(fmt.Sprintf("batch%d", batch), func(t *testing.T) {
 			limit := batch
 			if limit == 0 {
-				limit = DefaultParquetBatchRows
+				limit = DefaultBatchRows
 			}
-			src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: batch}, nil, 0, 1)
-			recs, _ := drainBounded(t, src, limit)
+			src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: batch}, nil, 0, 1)
+			recs, _ := connectortest.DrainBounded(t, src, limit)
 			must(t, src.Close())
 			// A batch never spans files: with the default size, one batch per file.
 			if batch == 0 && len(recs) != 3 {
 				t.Errorf("%d batches, want 3 (one per file)", len(recs))
 			}
-			got := concatPQ(t, mem, pqSrcSchema, recs)
+			got := connectortest.Concat(t, mem, pqSrcSchema, recs)
 			defer got.Release()
-			pqRequireSame(t, "read", want, got)
+			connectortest.RequireSameRecords(t, "read", want, got)
 		})
 	}
 }
@@ -417,73 +155,33 @@ func TestParquetSourceRestore(t *testing.T) {
 	dir := t.TempDir()
 	pqSinkFiles(t, mem, dir, pqSrcSchema, 500,
 		pqSrcRows(mem, 0, 1200), nil, pqSrcRows(mem, 1200, 1201), pqSrcRows(mem, 1201, 2000))
-	cfg := ParquetSourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 97}
+	cfg := SourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 97}
 	src := openPQSource(t, mem, cfg, nil, 0, 1)
-	recs, offsets := drainBounded(t, src, 97)
+	recs, offsets := connectortest.DrainBounded(t, src, 97)
 	must(t, src.Close())
-	requireRestores(t, mem, pqSrcSchema, recs, offsets, 2000, func(_ int, off []byte, _ arrow.RecordBatch, _ int64) []arrow.RecordBatch {
+	connectortest.RequireRestores(t, mem, pqSrcSchema, recs, offsets, 2000, func(_ int, off []byte, _ arrow.RecordBatch, _ int64) []arrow.RecordBatch {
 		if len(off) > 24 {
 			t.Errorf("offset of %d bytes", len(off))
 		}
 		// Restore with a different batch size: positions need not fall on the earlier batches' boundaries.
-		src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 250}, off, 0, 1)
-		rest, _ := drainBounded(t, src, 250)
+		src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 250}, off, 0, 1)
+		rest, _ := connectortest.DrainBounded(t, src, 250)
 		must(t, src.Close())
 		return rest
 	})
 
 	mid := offsets[5]
-	requireOpenFails(t, NewParquetSource(cfg), mid, newTask(mem, taskOpts{sub: 0, par: 2}), "parallelism", "restore at another parallelism")
-	if err := NewParquetSource(cfg).RestoreOffset(mid[:len(mid)-1]); err == nil {
+	connectortest.RequireOpenFails(t, NewSource(cfg), mid, newTask(mem, taskOpts{Sub: 0, Par: 2}), "parallelism", "restore at another parallelism")
+	if err := NewSource(cfg).RestoreOffset(mid[:len(mid)-1]); err == nil {
 		t.Error("truncated offset accepted")
 	}
 
 	files := committedFiles(t, dir)
 	must(t, os.WriteFile(filepath.Join(dir, "zzz.parquet"), []byte("x"), 0o644))
-	requireOpenFails(t, NewParquetSource(cfg), mid, newTask(mem, taskOpts{}), "added", "restore after a file was added")
+	connectortest.RequireOpenFails(t, NewSource(cfg), mid, newTask(mem, taskOpts{}), "added", "restore after a file was added")
 	must(t, os.Remove(filepath.Join(dir, "zzz.parquet")))
 	must(t, os.Remove(filepath.Join(dir, files[len(files)-1])))
-	requireOpenFails(t, NewParquetSource(cfg), mid, newTask(mem, taskOpts{}), "disappeared", "restore after a file disappeared")
-}
-
-// requireRestores checks a bounded source's offsets: recs (taken over) are a first read, offsets[i] the offset
-// drainBounded took before recs[i] (and after the last), and rows the rows they must hold in all. restore(i, off,
-// full, start) reads a fresh source restored at off to its end: it must read the rows of full from start on.
-func requireRestores(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch, offsets [][]byte, rows int,
-	restore func(i int, off []byte, full arrow.RecordBatch, start int64) []arrow.RecordBatch) {
-	t.Helper()
-	starts := []int64{0}
-	for _, r := range recs {
-		starts = append(starts, starts[len(starts)-1]+r.NumRows())
-	}
-	full := concatPQ(t, mem, schema, recs)
-	defer full.Release()
-	if int(full.NumRows()) != rows {
-		t.Fatalf("%d rows, want %d", full.NumRows(), rows)
-	}
-	for i, off := range offsets {
-		requireRowsFrom(t, mem, fmt.Sprintf("restore at batch %d", i), full, starts[i], restore(i, off, full, starts[i]))
-	}
-}
-
-// requireRowsFrom requires recs (taken over) to hold the rows of full from row from on.
-func requireRowsFrom(t testing.TB, mem memory.Allocator, what string, full arrow.RecordBatch, from int64, recs []arrow.RecordBatch) {
-	t.Helper()
-	got := concatPQ(t, mem, full.Schema(), recs)
-	defer got.Release()
-	want := full.NewSlice(from, full.NumRows())
-	defer want.Release()
-	pqRequireSame(t, what, want, got)
-}
-
-// requireOpenFails requires src, restored at off, to fail Open in ctx with an error containing want.
-func requireOpenFails(t testing.TB, src exec.Source, off []byte, ctx *exec.TaskContext, want, what string) {
-	t.Helper()
-	must(t, src.RestoreOffset(off))
-	if err := src.Open(ctx); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("%s: %v", what, err)
-	}
-	must(t, src.Close())
+	connectortest.RequireOpenFails(t, NewSource(cfg), mid, newTask(mem, taskOpts{}), "disappeared", "restore after a file disappeared")
 }
 
 // Pins: subtasks that read overlapping or missing files, or not file k, k+p, ... in order.
@@ -495,41 +193,12 @@ func TestParquetSourceSubtasks(t *testing.T) {
 		txns = append(txns, []arrow.RecordBatch{kvBatch(mem, int64(10*f), int64(10*f+1)).Rec})
 	}
 	pqSinkFiles(t, mem, dir, kvSchema, 0, txns...)
-	requireSubtaskFiles(t, []int{1, 2, 3, 7}, func(sub, par int) []int64 {
-		src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: kvSchema}, nil, sub, par)
-		recs, _ := drainBounded(t, src, DefaultParquetBatchRows)
+	connectortest.RequireSubtaskFiles(t, []int{1, 2, 3, 7}, func(sub, par int) []int64 {
+		src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: kvSchema}, nil, sub, par)
+		recs, _ := connectortest.DrainBounded(t, src, DefaultBatchRows)
 		must(t, src.Close())
-		return fsIDs(recs)
+		return connectortest.IDs(recs)
 	})
-}
-
-// requireSubtaskFiles checks how a bounded source splits 5 files among subtasks, file f holding the ids 10f and
-// 10f+1: at each parallelism par, read(sub, par) returns the ids subtask sub read, which must be those of files
-// sub, sub+par, ... in order, and every id must be read once.
-func requireSubtaskFiles(t testing.TB, pars []int, read func(sub, par int) []int64) {
-	t.Helper()
-	for _, par := range pars {
-		seen := map[int64]bool{}
-		for sub := range par {
-			ids := read(sub, par)
-			var want []int64
-			for f := sub; f < 5; f += par {
-				want = append(want, int64(10*f), int64(10*f+1))
-			}
-			if fmt.Sprint(ids) != fmt.Sprint(want) {
-				t.Errorf("subtask %d of %d read %v, want %v", sub, par, ids, want)
-			}
-			for _, id := range ids {
-				if seen[id] {
-					t.Errorf("parallelism %d: row %d read twice", par, id)
-				}
-				seen[id] = true
-			}
-		}
-		if len(seen) != 10 {
-			t.Errorf("parallelism %d: %d rows read, want 10", par, len(seen))
-		}
-	}
 }
 
 // Pins: a bad file that panics, reads as garbage or fails without saying which file; schema mismatches that pass
@@ -565,7 +234,7 @@ func TestParquetSourceErrors(t *testing.T) {
 			d := t.TempDir()
 			must(t, os.WriteFile(filepath.Join(d, "a.parquet"), raw, 0o644))
 			must(t, os.WriteFile(filepath.Join(d, "b.parquet"), data, 0o644))
-			src := openPQSource(t, mem, ParquetSourceConfig{Path: d, Schema: kvSchema}, nil, 0, 1)
+			src := openPQSource(t, mem, SourceConfig{Path: d, Schema: kvSchema}, nil, 0, 1)
 			defer src.Close()
 			res, err := src.Produce(context.Background())
 			must(t, err)
@@ -585,7 +254,7 @@ func TestParquetSourceErrors(t *testing.T) {
 	}
 
 	open := func(schema *arrow.Schema) error {
-		src := NewParquetSource(ParquetSourceConfig{Path: dir, Schema: schema})
+		src := NewSource(SourceConfig{Path: dir, Schema: schema})
 		defer src.Close()
 		return src.Open(newTask(mem, taskOpts{}))
 	}
@@ -607,7 +276,7 @@ func TestParquetSourceErrors(t *testing.T) {
 	if err := open(list); err == nil || !strings.Contains(err.Error(), "cannot be read from Parquet") {
 		t.Errorf("list column: %v", err)
 	}
-	src := NewParquetSource(ParquetSourceConfig{Path: filepath.Join(dir, "nope"), Schema: kvSchema})
+	src := NewSource(SourceConfig{Path: filepath.Join(dir, "nope"), Schema: kvSchema})
 	if err := src.Open(newTask(mem, taskOpts{})); err == nil {
 		t.Error("a missing path opened")
 	}
@@ -620,7 +289,7 @@ func TestParquetSourceErrors(t *testing.T) {
 	pqSinkFiles(t, mem, nd, kvSchema, 0, []arrow.RecordBatch{b.NewRecordBatch()})
 	b.Release()
 	notNull := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	src = openPQSource(t, mem, ParquetSourceConfig{Path: nd, Schema: notNull}, nil, 0, 1)
+	src = openPQSource(t, mem, SourceConfig{Path: nd, Schema: notNull}, nil, 0, 1)
 	if _, err := src.Produce(context.Background()); err == nil || !strings.Contains(err.Error(), "column id: NULL in a NOT NULL column") {
 		t.Errorf("NULL into NOT NULL: %v", err)
 	}
@@ -634,8 +303,8 @@ func TestParquetSourcePaths(t *testing.T) {
 	dir := t.TempDir()
 	pqSinkFiles(t, mem, dir, kvSchema, 0, []arrow.RecordBatch{kvBatch(mem, 1).Rec}, []arrow.RecordBatch{kvBatch(mem, 2).Rec})
 	// A staged transaction (its checkpoint never completed) lies in _staging/j1/.
-	s := NewParquetSink(ParquetSinkConfig{Path: dir, Schema: kvSchema})
-	must(t, s.Open(newTask(mem, taskOpts{completed: map[uint64]bool{1: true, 2: true}})))
+	s := NewSink(SinkConfig{Path: dir, Schema: kvSchema})
+	must(t, s.Open(newTask(mem, taskOpts{Completed: map[uint64]bool{1: true, 2: true}})))
 	must(t, s.Write(kvBatch(mem, 99)))
 	must(t, s.PreCommit(3))
 	must(t, s.Close())
@@ -648,8 +317,8 @@ func TestParquetSourcePaths(t *testing.T) {
 
 	ids := func(path string, schema *arrow.Schema) string {
 		t.Helper()
-		src := openPQSource(t, mem, ParquetSourceConfig{Path: path, Schema: schema}, nil, 0, 1)
-		recs, _ := drainBounded(t, src, DefaultParquetBatchRows)
+		src := openPQSource(t, mem, SourceConfig{Path: path, Schema: schema}, nil, 0, 1)
+		recs, _ := connectortest.DrainBounded(t, src, DefaultBatchRows)
 		must(t, src.Close())
 		var out []string
 		for _, r := range recs {
@@ -661,7 +330,7 @@ func TestParquetSourcePaths(t *testing.T) {
 				out = append(out, strings.Join(vals, "/"))
 			}
 		}
-		pqReleaseAll(recs)
+		connectortest.ReleaseAll(recs)
 		return strings.Join(out, " ")
 	}
 	for path, want := range map[string]string{
@@ -685,7 +354,7 @@ func TestParquetSourcePaths(t *testing.T) {
 	if got := ids(dir, arrow.NewSchema(nil, nil)); got != " " {
 		t.Errorf("no columns: %q", got)
 	}
-	src := NewParquetSource(ParquetSourceConfig{Path: filepath.Join(dir, "missing", "*.parquet"), Schema: kvSchema})
+	src := NewSource(SourceConfig{Path: filepath.Join(dir, "missing", "*.parquet"), Schema: kvSchema})
 	if err := src.Open(newTask(mem, taskOpts{})); err == nil {
 		t.Error("a glob under a missing directory opened")
 	}
@@ -702,7 +371,7 @@ type pqForeignCol struct {
 }
 
 func pqForeignCols() []pqForeignCol {
-	dec := func(s string) any { return pqDecStr(s) }
+	dec := func(s string) any { return connectortest.Decimal(s) }
 	be := func(v *big.Int, n int) []byte { // big-endian two's complement of n bytes
 		m := new(big.Int).Set(v)
 		if m.Sign() < 0 {
@@ -855,7 +524,7 @@ func TestParquetSourceForeignFiles(t *testing.T) {
 				continue
 			}
 			_, v := c.value(r)
-			pqAppendAny(wantB.Field(i), v)
+			connectortest.AppendAny(wantB.Field(i), v)
 		}
 	}
 	want := wantB.NewRecordBatch()
@@ -865,21 +534,21 @@ func TestParquetSourceForeignFiles(t *testing.T) {
 		t.Run(fmt.Sprintf("pagev%d", version), func(t *testing.T) {
 			dir := t.TempDir()
 			writeForeignFile(t, filepath.Join(dir, "f.parquet"), cols, n, parquet.DataPageVersion(version))
-			cfg := ParquetSourceConfig{Path: dir, Schema: schema, BatchRows: 333}
+			cfg := SourceConfig{Path: dir, Schema: schema, BatchRows: 333}
 			src := openPQSource(t, mem, cfg, nil, 0, 1)
-			recs, offsets := drainBounded(t, src, 333)
+			recs, offsets := connectortest.DrainBounded(t, src, 333)
 			must(t, src.Close())
-			got := concatPQ(t, mem, schema, recs)
-			pqRequireSame(t, "read", want, got)
+			got := connectortest.Concat(t, mem, schema, recs)
+			connectortest.RequireSameRecords(t, "read", want, got)
 			got.Release()
 			for i, off := range offsets {
-				src := openPQSource(t, mem, ParquetSourceConfig{Path: dir, Schema: schema, BatchRows: 1000}, off, 0, 1)
-				rest, _ := drainBounded(t, src, 1000)
+				src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: schema, BatchRows: 1000}, off, 0, 1)
+				rest, _ := connectortest.DrainBounded(t, src, 1000)
 				must(t, src.Close())
-				got := concatPQ(t, mem, schema, rest)
+				got := connectortest.Concat(t, mem, schema, rest)
 				start := int64(min(i*333, n))
 				w := want.NewSlice(start, n)
-				pqRequireSame(t, fmt.Sprintf("restore at row %d", start), w, got)
+				connectortest.RequireSameRecords(t, fmt.Sprintf("restore at row %d", start), w, got)
 				w.Release()
 				got.Release()
 			}
@@ -906,7 +575,7 @@ func TestParquetSourceForeignFiles(t *testing.T) {
 		{"uuid", arrow.BinaryTypes.String, "as utf8"},
 	} {
 		s := arrow.NewSchema([]arrow.Field{{Name: tc.col, Type: tc.target, Nullable: true}}, nil)
-		src := NewParquetSource(ParquetSourceConfig{Path: dir, Schema: s})
+		src := NewSource(SourceConfig{Path: dir, Schema: s})
 		err := src.Open(newTask(mem, taskOpts{}))
 		must(t, src.Close())
 		if tc.msg == "" {
@@ -927,33 +596,9 @@ func BenchmarkParquetSource(b *testing.B) {
 	for r := 0; r < rows; r += 4096 {
 		recs = append(recs, pqSrcBatch(mem, r, min(r+4096, rows)))
 	}
-	commitTxns(b, mem, NewParquetSink(ParquetSinkConfig{Path: dir, Schema: pqSrcSchema}), recs)
-	benchReadAll(b, mem, rows, func() exec.Source {
-		return NewParquetSource(ParquetSourceConfig{Path: dir, Schema: pqSrcSchema})
+	connectortest.CommitTxns(b, mem, NewSink(SinkConfig{Path: dir, Schema: pqSrcSchema}), recs)
+	connectortest.BenchReadAll(b, mem, rows, func() exec.Source {
+		return NewSource(SourceConfig{Path: dir, Schema: pqSrcSchema})
 	})
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
-}
-
-// benchReadAll times reading a bounded source of rows rows to its end b.N times, a fresh one from newSource each
-// time.
-func benchReadAll(b *testing.B, mem memory.Allocator, rows int, newSource func() exec.Source) {
-	b.ResetTimer()
-	for range b.N {
-		src := newSource()
-		must(b, src.Open(newTask(mem, taskOpts{})))
-		n := 0
-		for {
-			res, err := src.Produce(context.Background())
-			must(b, err)
-			if res.Status == exec.Finished {
-				break
-			}
-			n += res.Batch.Rows()
-			res.Batch.Rec.Release()
-		}
-		must(b, src.Close())
-		if n != rows {
-			b.Fatalf("%d rows", n)
-		}
-	}
 }

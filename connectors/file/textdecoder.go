@@ -1,4 +1,4 @@
-package operators
+package file
 
 import (
 	"errors"
@@ -52,10 +52,10 @@ func NewTextDecoder(schema *arrow.Schema, alloc memory.Allocator) (*TextDecoder,
 }
 
 // CheckTextSchema reports a column whose type TextDecoder cannot produce (the message names the column).
-func CheckTextSchema(schema *arrow.Schema) error { return checkFileSourceSchema(schema) }
+func CheckTextSchema(schema *arrow.Schema) error { return checkSourceSchema(schema) }
 
 func (t *TextDecoder) init(schema *arrow.Schema, alloc memory.Allocator) error {
-	if err := checkFileSourceSchema(schema); err != nil {
+	if err := checkSourceSchema(schema); err != nil {
 		return err
 	}
 	t.schema, t.alloc = schema, alloc

@@ -1,4 +1,4 @@
-package operators
+package streamlog
 
 import (
 	"bytes"
@@ -40,8 +40,8 @@ import (
 // largest segment on disk.
 //
 // Every segment is a framed file (state.Frame: checksum and length), and the sequence numbers have no gaps; the
-// file LAST (framed, written by CreateLog and after every segment) holds the highest sequence number published.
-// OpenLog refuses, with a *state.CorruptError naming the file, a log with a missing segment (a gap, or fewer
+// file LAST (framed, written by Create and after every segment) holds the highest sequence number published.
+// Open refuses, with a *state.CorruptError naming the file, a log with a missing segment (a gap, or fewer
 // segments than LAST says), a missing LAST or directory; a damaged segment fails the read that meets it.
 type Log struct {
 	dir    string
@@ -57,9 +57,9 @@ type Log struct {
 // kindColumn is the name of the row-kind column every segment ends with.
 const kindColumn = "__kind"
 
-// CreateLog creates a new, empty log in dir (which must not hold one) and opens it: LAST exists from the start,
+// Create creates a new, empty log in dir (which must not hold one) and opens it: LAST exists from the start,
 // so a log whose files vanish later is told apart from a new one.
-func CreateLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
+func Create(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 	if fsys == nil {
 		fsys = state.OS
 	}
@@ -73,12 +73,12 @@ func CreateLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 	if err := l.writeLast(0); err != nil {
 		return nil, err
 	}
-	return OpenLog(fsys, dir, schema)
+	return Open(fsys, dir, schema)
 }
 
-// OpenLog opens the log CreateLog made in dir for rows of schema. A missing directory or LAST, a gap in the
+// Open opens the log Create made in dir for rows of schema. A missing directory or LAST, a gap in the
 // segments or fewer of them than LAST says are a *state.CorruptError.
-func OpenLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
+func Open(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 	if fsys == nil {
 		fsys = state.OS
 	}
@@ -119,9 +119,9 @@ func OpenLog(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 	return l, nil
 }
 
-// UnstoredLog returns a log of schema with no storage, for a plan that is explained and never run (EXPLAIN CREATE
+// Unstored returns a log of schema with no storage, for a plan that is explained and never run (EXPLAIN CREATE
 // MATERIALIZED VIEW): planning it touches no disk.
-func UnstoredLog(schema *arrow.Schema) *Log {
+func Unstored(schema *arrow.Schema) *Log {
 	return &Log{schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{})}
 }
 
@@ -136,7 +136,7 @@ func (l *Log) writeLast(seq uint64) error {
 
 // recordLast writes LAST after segment seq was published. The segment is durable and visible already, so a
 // failure here is no failure of the append (its caller would report rows as lost that are stored, and a retry
-// would store them twice): LAST may lag the segments, which OpenLog allows, and the next append writes it again.
+// would store them twice): LAST may lag the segments, which Open allows, and the next append writes it again.
 func (l *Log) recordLast(seq uint64) {
 	if err := l.writeLast(seq); err != nil {
 		slog.Warn("stream log: recording the last segment failed; it is written again with the next one",
@@ -382,17 +382,17 @@ func (e *logEncoder) Abandon() {
 	}
 }
 
-// NewLogSink returns a two-phase sink into l: what a checkpoint's barrier sealed becomes visible to readers as one
+// NewSink returns a two-phase sink into l: what a checkpoint's barrier sealed becomes visible to readers as one
 // segment when the checkpoint completed. It carries retractions (a materialized view's changelog).
-func NewLogSink(l *Log) exec.Sink {
+func NewSink(l *Log) exec.Sink {
 	s := txnfile.New("stream", l.dir, l.schema, &logEncoder{})
 	s.Updating = true
 	s.PublishTo, s.TxnNameOf = l.commitStaged, segmentTxnName
 	return s
 }
 
-// LogSourceConfig configures a reader of a Log.
-type LogSourceConfig struct {
+// SourceConfig configures a reader of a Log.
+type SourceConfig struct {
 	Log *Log
 	// Bounded stops at the segments that exist when the source opens (a SELECT over a stream reads what is there);
 	// otherwise the source follows new segments for ever.
@@ -405,14 +405,14 @@ type LogSourceConfig struct {
 	Progress *atomic.Uint64
 }
 
-// NewLogSource returns a source reading cfg.Log from its first segment (or the restored offset). It has one split:
+// NewSource returns a source reading cfg.Log from its first segment (or the restored offset). It has one split:
 // run it at parallelism 1. It has no watermark of its own: wrap it in WithWatermark.
-func NewLogSource(cfg LogSourceConfig) exec.Source {
+func NewSource(cfg SourceConfig) exec.Source {
 	return &logSource{cfg: cfg, seq: 1}
 }
 
 type logSource struct {
-	cfg   LogSourceConfig
+	cfg   SourceConfig
 	alloc memory.Allocator
 	// The read position: segment seq, batch index within it.
 	seq   uint64

@@ -1,0 +1,14 @@
+// Package streamlog is the storage of internal streams (a stream without a connector, fed by INSERT) and of
+// materialized views' changelogs, with the source that reads it and the sink a job writes it with. It is not a
+// registered connector: the planner reads and writes it for those objects, through the engine's Env.Log.
+//
+// A Log stores an internal stream or a materialized view's changelog: immutable Arrow IPC segments
+// seg-<seq>[-<txn>].arrow with a row-kind column, each framed with a checksum (state.FrameWriter), numbered without
+// gaps, the highest published one recorded in LAST (Create makes a log, Open refuses one with a segment or LAST
+// missing). INSERT ... VALUES appends a durable segment at once; a job's Sink (NewSink) is the two-phase protocol of
+// package connectors/txnfile with a commit that renames the staged transaction in as the next segment. A source
+// (NewSource) reads segments in order from its offset (segment, batch), follows new ones (waking on IdleWait rather
+// than polling), or, bounded, stops at the segments present at Open; Consolidate folds a changelog into the rows it
+// leaves (an ad-hoc SELECT of a materialized view). Its Progress lets FLUSH wait until a job has read everything
+// committed before it checkpoints.
+package streamlog
