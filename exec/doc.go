@@ -5,11 +5,14 @@
 //
 //   - Stream elements (element.go): a batch with its row kinds, a watermark, a barrier, end of input. Typed; no
 //     interface{} payloads.
-//   - The operator, source and sink contracts (api.go).
+//   - The operator, source and sink contracts (api.go), with the no-op defaults operators embed (NoTimers,
+//     Stateless), and the event-time arithmetic the windowed operators share (eventtime.go: AddSat, DueWindows).
 //   - Graph (graph.go): nodes with a parallelism, edges with an exchange (forward, hash by key, broadcast,
 //     rebalance). A union is an operator with several inputs, not a node of its own.
 //   - Exchanges (exchange.go): one bounded channel per producer-consumer pair of subtasks, so every channel is its
-//     own alignment input; hash routing by key group with the fixed key hash of package state (hash.go).
+//     own alignment input; hash routing by key group with the fixed key hash of package state (hash.go). Keyed
+//     operators check that a row's key group is theirs with the same hash (keygroup.go: OwnedKeyGroup,
+//     BatchKeyGroups); a row of another key group is a routing bug that fails the job.
 //   - Runners (runner.go): one goroutine per subtask. A source runner takes barriers only between Produce calls;
 //     an input runner (operators and sinks) reads its channels round robin, aligns barriers, captures in-flight
 //     records of unaligned checkpoints, tracks watermarks.
@@ -64,6 +67,15 @@
 // fails (the errors are joined, fail the incarnation and reach WaitCheckpoint); an incarnation already torn down
 // broadcasts nothing, and the next one's sink recovery commits the checkpoint (TestCheckpointCompletingDuring
 // RestartIsCommittedByRecovery, TestCommitFailureStillRunsEveryListener).
+//
+// Sinks whose commit cannot be re-executed after a crash (Node.CommitNotRecoverable, InDoubtSink; indoubt.go):
+// the runtime stores each subtask's resume handle with its input watermark before the subtask acks a barrier,
+// confirms a checkpoint once every sink subtask's commit returned (CONFIRMED-N), runs in-doubt resolution over the
+// completed-but-unconfirmed checkpoints before choosing the restore point (the newest confirmed one), settles the
+// subtask's unresolved markers with Describe before Open, writes commit receipts for TaskContext.Receipt, and
+// drops replayed rows of receipted checkpoints in front of Write. Such sinks are closed only after the
+// coordinator drained, so the final checkpoint's commit never follows Close. checkpoint/doc.go lists the seed's
+// failure stories and the tests that pin them.
 //
 // Counts (rows in and out, late rows, bad values) are staged by every subtask with its checkpoint and rewound to
 // the restored checkpoint's at every deploy, so a replay counts nothing twice (TestRestartCountsRowsOnce). The job
