@@ -74,10 +74,15 @@ func Binary() (string, error) {
 // Main is the TestMain of a package that starts clusters: it runs the tests and removes the binary Binary built.
 func Main(m *testing.M) {
 	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
+// Cleanup removes the binary Binary built, for a TestMain that cannot call Main.
+func Cleanup() {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
-	os.Exit(code)
 }
 
 // Cluster is one running kfakeserver process.

@@ -42,8 +42,9 @@ func Build(dir string) (string, error) {
 }
 
 // Main is the TestMain of a package that drives the binary: it builds it into a temporary directory, sets *bin
-// to its path, runs the tests and removes the directory; a failed build exits 1 before any test runs.
-func Main(m *testing.M, bin *string) {
+// to its path, runs the tests, removes the directory and runs cleanups (such as kafkatest.Cleanup); a failed
+// build exits 1 before any test runs.
+func Main(m *testing.M, bin *string, cleanups ...func()) {
 	dir, err := os.MkdirTemp("", "clinksql-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -56,6 +57,9 @@ func Main(m *testing.M, bin *string) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	for _, c := range cleanups {
+		c()
+	}
 	os.Exit(code)
 }
 
