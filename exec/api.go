@@ -136,7 +136,8 @@ type SourceResult struct {
 	Status SourceStatus
 	Batch  Batch
 	// WM is the source's watermark after this batch (a multi-split source returns the min over its splits).
-	// MinWatermark when it has none yet.
+	// MinWatermark when it has none yet. An Idle result may advance it too (a split that went idle no longer
+	// holds it back); the runtime forwards it.
 	WM int64
 }
 

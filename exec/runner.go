@@ -253,6 +253,14 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 				}
 			}
 		case Idle:
+			// A multi-split source's watermark can advance with no new rows: a split that went idle stops holding
+			// it back. Forward it, or windows its other splits closed wait for rows that may never come.
+			if res.WM > wm {
+				wm = res.WM
+				if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
+					return err
+				}
+			}
 			if idleSince.IsZero() {
 				idleSince = time.Now()
 			}

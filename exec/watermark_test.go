@@ -116,6 +116,43 @@ func TestIdleSourceStopsHoldingWatermarkBack(t *testing.T) {
 	waitFor(t, func() bool { wms, _ := p.state(); return slices.Contains(wms, exec.MaxWatermark) })
 }
 
+// splitIdleSource produces one batch whose watermark its quiet splits still hold back (wm 5), then nothing but
+// Idle results whose watermark has advanced to 990: its quiet splits went idle (a Kafka source's partitions).
+type splitIdleSource struct {
+	exec.Source
+	sent bool
+}
+
+func (s *splitIdleSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	if !s.sent {
+		s.sent = true
+		res, err := s.Source.Produce(ctx)
+		res.WM = 5
+		return res, err
+	}
+	return exec.SourceResult{Status: exec.Idle, WM: 990}, nil
+}
+
+// A watermark a source reports with an Idle result is forwarded: a multi-split source whose quiet splits went idle
+// has no new rows to carry it, and the windows its busy splits closed would otherwise wait for more input (a
+// Kafka topic read in one burst after a restart fired nothing until the next record).
+func TestWatermarkOfAnIdleResultIsForwarded(t *testing.T) {
+	a := seqConfig{seed: 1, rows: 100, batchRows: 100, keys: 3, tsStep: 10}
+	p := &probe{}
+	cfg := jobConfig(t, t.TempDir())
+	g := exec.NewGraph()
+	src := g.AddSource("a", 1, func(sub int) exec.Source { return &splitIdleSource{Source: newSeqSource(a)(sub)} })
+	op := g.AddOperator("probe", 1, func(int) exec.Operator { return p }, exec.From(src, exec.ForwardExchange()))
+	g.AddSink("sink", 1, func(int) exec.Sink { return discardSink{} }, exec.From(op, exec.ForwardExchange()))
+	j, err := exec.NewJob(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Start(context.Background())
+	defer j.Cancel()
+	waitFor(t, func() bool { wms, _ := p.state(); return slices.Contains(wms, 990) })
+}
+
 // holder passes batches through and holds its output watermark back by lag (exec.WatermarkHolder).
 type holder struct {
 	exec.NoTimers
