@@ -38,6 +38,12 @@ type Config struct {
 	// NextID(FS, Dir), so ids any durable file names are never reused.
 	FirstID uint64
 
+	// Confirmers, when set, makes the coordinator track confirmations (a job with a sink whose commit cannot be
+	// re-executed after a crash): at the commit broadcast of checkpoint id its confirmation set is seeded with
+	// these participants (the sink subtasks); Confirm removes one whose commit of id returned without error, and
+	// when the set drains CONFIRMED-<id> is written beside COMPLETED-<id>. Retention then keeps the newest confirmed
+	// checkpoint and prunes commit receipts (see retain).
+	Confirmers []ParticipantID
 	// OnComplete runs after checkpoint id's COMPLETED marker is durable and LastCompleted advanced: this is where
 	// sinks commit (the seed's commit broadcast). Retention runs after it returns. Its error (a commit that
 	// failed) is what WaitCompleted(id) returns; the marker stays, so recovery commits what it could not. It does
@@ -144,6 +150,7 @@ type Coordinator struct {
 	durations     []time.Duration // ring of recent completion durations
 	durNext       int
 	events        []event
+	confirming    map[uint64]map[ParticipantID]struct{} // seeded at broadcast, drained by Confirm
 	draining      bool
 	drains        sync.WaitGroup // the goroutine running callbacks; Stop waits for it
 
@@ -203,6 +210,7 @@ func NewCoordinator(cfg Config) (*Coordinator, error) {
 		firstID:       next,
 		nextID:        next,
 		ckpts:         map[uint64]*ckpt{},
+		confirming:    map[uint64]map[ParticipantID]struct{}{},
 		lastCompleted: latest,
 	}, nil
 }
@@ -541,16 +549,53 @@ func (c *Coordinator) complete(k *ckpt) {
 		return
 	}
 	c.log.Debug("checkpoint completed", "checkpoint", id, "mode", k.b.Mode.String(), "duration", dur)
+	if len(c.cfg.Confirmers) > 0 {
+		// Seeded at the broadcast, before any sink commits: a confirmation can only drain a set that exists.
+		set := make(map[ParticipantID]struct{}, len(c.cfg.Confirmers))
+		for _, p := range c.cfg.Confirmers {
+			set[p] = struct{}{}
+		}
+		c.mu.Lock()
+		c.confirming[id] = set
+		c.mu.Unlock()
+	}
 	// Sinks commit only now, after the marker: a crash mid-commit still finds COMPLETED-<id> and recovery
 	// commits the rest.
 	var cerr error
 	if c.cfg.OnComplete != nil {
 		cerr = c.cfg.OnComplete(id)
 	}
-	if err := retain(c.fs, c.cfg.Dir, c.cfg.Retain, inFlight, issued); err != nil {
+	if err := retain(c.fs, c.cfg.Dir, c.cfg.Retain, inFlight, issued, len(c.cfg.Confirmers) > 0); err != nil {
 		c.log.Warn("checkpoint retention failed", "checkpoint", id, "err", err)
 	}
 	c.finish(k, cerr)
+}
+
+// Confirm records that participant p (a sink subtask in Config.Confirmers) committed checkpoint id without error.
+// The call that drains id's confirmation set writes CONFIRMED-<id> (durable when Confirm returns) and returns that
+// write's error. A confirmation for an id that was not broadcast, or from a participant not awaited, is ignored.
+// Call it from OnComplete, after p's commit returned.
+func (c *Coordinator) Confirm(id uint64, p ParticipantID) error {
+	c.mu.Lock()
+	set := c.confirming[id]
+	if _, ok := set[p]; !ok {
+		c.mu.Unlock()
+		return nil
+	}
+	delete(set, p)
+	drained := len(set) == 0
+	if drained {
+		delete(c.confirming, id)
+	}
+	c.mu.Unlock()
+	if !drained {
+		return nil
+	}
+	if err := WriteConfirmed(c.fs, c.cfg.Dir, id); err != nil {
+		return fmt.Errorf("checkpoint %d: CONFIRMED marker: %w", id, err)
+	}
+	c.log.Debug("checkpoint confirmed", "checkpoint", id)
+	return nil
 }
 
 func (c *Coordinator) aborted(ev event) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +18,7 @@ import (
 //	COMPLETED-<id>              the durable marker that makes id a restore point (framed, state.Frame: the id)
 //	HIGHWATER                   the highest id anything here ever named, written before retention deletes (framed)
 //	ABANDONED-<id>              the marker of a completed checkpoint that a restore fell back from (Abandon)
+//	CONFIRMED-<id>, receipts/   jobs with a sink whose commit is not recoverable (indoubt.go)
 //	.<name>.part                temp files of WriteFsyncRename, never a record of anything
 const (
 	chkPrefix    = "chk-"
@@ -92,7 +93,8 @@ func CompletedIDs(fsys state.FS, dir string) ([]uint64, error) {
 }
 
 // NextID is the first checkpoint id a new incarnation of the job may use: one above every id any durable record in
-// dir names - markers, the high-water mark, and chk-<id> directories of checkpoints that never completed.
+// dir names - COMPLETED and CONFIRMED markers, the high-water mark, chk-<id> directories of checkpoints that never
+// completed, commit receipts and unresolved markers.
 // Numbering above markers alone would let a successor reuse the id of a dead incarnation's half-written
 // checkpoint, and a restore could then assemble one id from files of two vintages.
 func NextID(fsys state.FS, dir string) (uint64, error) {
@@ -106,12 +108,29 @@ func NextID(fsys state.FS, dir string) (uint64, error) {
 // listing is what one directory scan found.
 type listing struct {
 	completed []uint64 // ascending
+	confirmed []uint64 // ascending; CONFIRMED markers (with or without a COMPLETED one)
 	chks      []uint64 // ascending; chk-<id> directories, completed or not
+	abandoned []uint64 // ascending; ABANDONED markers
 	highWater uint64
+	receipts  uint64 // the highest id a receipt or unresolved marker names
+}
+
+// restorable lists the completed checkpoints that are also confirmed, ascending.
+func (l listing) restorable() []uint64 {
+	var ids []uint64
+	for _, id := range l.completed {
+		if slices.Contains(l.confirmed, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 func (l listing) maxID() uint64 {
-	m := l.highWater
+	m := max(l.highWater, l.receipts)
+	if n := len(l.confirmed); n > 0 && l.confirmed[n-1] > m {
+		m = l.confirmed[n-1]
+	}
 	if n := len(l.completed); n > 0 && l.completed[n-1] > m {
 		m = l.completed[n-1]
 	}
@@ -153,15 +172,29 @@ func scanDir(fsys state.FS, dir string) (listing, error) {
 			if id, err := strconv.ParseUint(name[len(markerPrefix):], 10, 64); err == nil && !e.IsDir() {
 				l.completed = append(l.completed, id)
 			}
+		case strings.HasPrefix(name, abandoned):
+			if id, err := strconv.ParseUint(name[len(abandoned):], 10, 64); err == nil && !e.IsDir() {
+				l.abandoned = append(l.abandoned, id)
+			}
+		case strings.HasPrefix(name, confirmedPrefix):
+			if id, err := strconv.ParseUint(name[len(confirmedPrefix):], 10, 64); err == nil && !e.IsDir() {
+				l.confirmed = append(l.confirmed, id)
+			}
 		case strings.HasPrefix(name, chkPrefix):
 			if id, err := strconv.ParseUint(name[len(chkPrefix):], 10, 64); err == nil {
 				l.chks = append(l.chks, id)
 			}
 		}
 	}
-	sort.Slice(l.completed, func(i, j int) bool { return l.completed[i] < l.completed[j] })
-	sort.Slice(l.chks, func(i, j int) bool { return l.chks[i] < l.chks[j] })
-	return l, nil
+	sortIDs(l.completed)
+	sortIDs(l.confirmed)
+	sortIDs(l.chks)
+	sortIDs(l.abandoned)
+	err = receiptIDs(fsys, dir, func(_ string, id uint64, _ bool) error {
+		l.receipts = max(l.receipts, id)
+		return nil
+	})
+	return l, err
 }
 
 func fsOrOS(fsys state.FS) state.FS {
@@ -175,7 +208,14 @@ func fsOrOS(fsys state.FS) state.FS {
 // completed checkpoints and every chk-<id> directory below the oldest retained one, except ids in inFlight (a
 // checkpoint still collecting acks owns its directory even if a newer one completed first). issued is the highest
 // id the caller has handed out; the high-water mark covers it too.
-func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issued uint64) error {
+//
+// With confirmed (a job that tracks confirmations), the floor never rises above the newest confirmed checkpoint,
+// the restore point of such a job: while newer checkpoints are completed but unconfirmed, purging it would leave
+// nothing to restore from if in-doubt resolution cannot settle them (no confirmed checkpoint at all: nothing is
+// purged). CONFIRMED markers below the floor go with their COMPLETED ones, and commit receipts below the floor
+// in the same sweep (replay suppression only reads receipts above the restore point). Unresolved markers are
+// never purged: only their resolution retires them.
+func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issued uint64, confirmed bool) error {
 	l, err := scanDir(fsys, dir)
 	if err != nil {
 		return err
@@ -184,10 +224,34 @@ func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issue
 		return nil
 	}
 	floor := l.completed[len(l.completed)-keep]
-	var markers, chks []uint64
+	if confirmed {
+		r := l.restorable()
+		if len(r) == 0 {
+			return nil
+		}
+		floor = min(floor, r[len(r)-1])
+	}
+	var markers, confirms, chks []uint64
 	for _, id := range l.completed {
 		if id < floor && !inFlight[id] {
 			markers = append(markers, id)
+		}
+	}
+	for _, id := range l.confirmed {
+		if id < floor {
+			confirms = append(confirms, id)
+		}
+	}
+	var receipts []string
+	if confirmed {
+		err := receiptIDs(fsOrOS(fsys), dir, func(path string, id uint64, unresolved bool) error {
+			if id < floor && !unresolved {
+				receipts = append(receipts, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("checkpoint retention: %w", err)
 		}
 	}
 	for _, id := range l.chks {
@@ -195,7 +259,7 @@ func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issue
 			chks = append(chks, id)
 		}
 	}
-	if len(markers) == 0 && len(chks) == 0 {
+	if len(markers) == 0 && len(confirms) == 0 && len(chks) == 0 && len(receipts) == 0 {
 		return nil
 	}
 	// The high-water mark is durable before the first deletion, so the ids about to vanish stay named.
@@ -208,6 +272,11 @@ func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issue
 	fsys = fsOrOS(fsys)
 	// Markers go before their directories: a crash in between leaves an uncompleted chk dir (cleaned next time),
 	// never a COMPLETED marker whose snapshot files are gone.
+	for _, id := range confirms {
+		if err := fsys.Remove(ConfirmedPath(dir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("checkpoint retention: %w", err)
+		}
+	}
 	for _, id := range markers {
 		if err := fsys.Remove(MarkerPath(dir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("checkpoint retention: %w", err)
@@ -218,7 +287,21 @@ func retain(fsys state.FS, dir string, keep int, inFlight map[uint64]bool, issue
 			return fmt.Errorf("checkpoint retention: %w", err)
 		}
 	}
+	for _, path := range receipts {
+		if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("checkpoint retention: %w", err)
+		}
+	}
 	return nil
+}
+
+// AbandonedIDs lists the checkpoints a restore fell back past (ABANDONED markers), oldest first.
+func AbandonedIDs(fsys state.FS, dir string) ([]uint64, error) {
+	l, err := scanDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.abandoned, nil
 }
 
 // Abandon takes completed checkpoints out of the restore points (a restore falling back past them): the

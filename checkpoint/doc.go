@@ -13,6 +13,11 @@
 //   - The layout of <data>/jobs/<job>/checkpoints: chk-<id>/<participant>/, COMPLETED-<id>, HIGHWATER, and
 //     ABANDONED-<id> (Abandon: markers a restore fell back past, never again restore points); SubtaskDir,
 //     MarkerPath, IsCompleted, LatestCompleted, NextID.
+//   - For jobs with a sink whose commit cannot be re-executed after a crash (indoubt.go): the confirmation set of
+//     each broadcast checkpoint (Config.Confirmers, Confirm) and CONFIRMED-<id>; the layout and framing of staged
+//     handles (chk-<id>/<participant>.handle), commit receipts and unresolved markers (receipts/<op>/sub<K>-<id>
+//     [.unresolved]); the retention floor. The in-doubt walk, the markers' consumption at open and replay
+//     suppression run in exec (exec/indoubt.go), which owns the sinks and their resolvers.
 //
 // # What it must never do
 //
@@ -82,6 +87,51 @@
 //     degrades to aligned (aligner.go, pin).
 //   - The adaptive mode oscillated on noise: switching takes a run of consecutive windows both ways, at least two
 //     (adaptive.go, withDefaults).
+//
+// The seed's stories of sinks whose commit cannot be re-executed after a crash (Kafka: a new producer aborts the
+// open transaction), and what prevents each (tests in exec/indoubt_test.go and indoubt_test.go here):
+//
+//   - A crash between COMPLETED-N and the commit left N's transactions open, and the redeploy's fence aborted
+//     them under a restore point that counted them committed: such jobs restore from the newest CONFIRMED
+//     checkpoint, written only when every sink subtask's commit returned (coordinator.go, Confirm; exec job.go,
+//     onComplete), after the in-doubt walk committed what it can (exec indoubt.go, resolveInDoubt;
+//     TestInDoubtCompletedCheckpointIsCommittedByResolutionAndConfirmed, TestInDoubtFailedCommitIsResolvedBy
+//     TheRestart, TestConfirmedOnlyWhenEverySinkSubtaskConfirmed).
+//   - A stale copy of another subtask's (or an older checkpoint's) handle aborted the walk on a phantom fence: a
+//     handle is read only from its own subtask's file, and names its checkpoint and participant (ReadStagedHandle;
+//     TestInDoubtStaleHandleCopyIsNeverRead, TestStagedHandleReadsBackOnlyInItsPlace).
+//   - A committed transaction probed over a wire that was fenced, timed out or forgot it was counted uncommitted:
+//     a commit receipt is proof with no wire call (exec walk; TestInDoubtReceiptIsProofWithoutWireCall).
+//   - A final refusal left later handles of the same checkpoint unproven, and a proven-but-unreceipted commit was
+//     replayed as duplicates (qual01-20260819f): the walk probes every handle before deciding and writes the
+//     receipt of each commit it proves (exec walk; TestInDoubtMixedVerdictFallsBackWithReplaySuppression).
+//   - The walk stopped at a refused checkpoint without looking above it, and an ack-window commit there was fenced
+//     blind and replayed: every early stop marks each unreceipted handle of that checkpoint and of every completed
+//     checkpoint above it (exec stopWalk; TestInDoubtRefusalLeavesMarkersForEveryCompletedCheckpointAbove), and
+//     those checkpoints are abandoned, so no later walk stops at the same wall.
+//   - A blind fence at open erased whether a transaction committed (the qual01 rig-night duplicate): markers are
+//     settled by a read-only Describe before the sink opens; no answer refuses the open, an unknown fate keeps the
+//     marker and fails the job with what an operator can do (exec consumeMarkers; TestInDoubtMarkerConsumedAtOpen,
+//     TestInDoubtNoBrokerRefusesToOpen, TestInDoubtUnknownMarkerKeepsRefusing).
+//   - A one-stage timeout failed the job while the abandoned walk kept committing and writing CONFIRMED behind
+//     it: a soft deadline cancels the walk, which checks it before every probe and store write and between an
+//     answer and acting on it; only a walk ignoring its cancel through the hard grace fails the job (exec
+//     resolveInDoubt, walk; TestInDoubtSlowWalkIsCancelled, TestInDoubtCancelledWalkDoesNotActOnALateAnswer,
+//     TestInDoubtHungWalkFailsTheJob).
+//   - A fallback replayed receipted intervals as duplicates: replay suppression drops rows arriving below the
+//     receipt's horizon, and refuses the restore when no watermark separates them (exec armSuppression;
+//     TestInDoubtSuppressionWithoutWatermarkFailsTheRestore).
+//   - A fallback below a checkpoint that a recoverable sink of the same job already published would publish it
+//     twice (no receipt covers such a sink): it is refused like a damaged checkpoint's fallback (exec
+//     refuseFallbackIfPublished; TestInDoubtFallbackRefusedWhenAnotherSinkPublished).
+//   - Retention purged the confirmed restore target while newer checkpoints were unconfirmed: the floor never
+//     rises above the newest confirmed checkpoint, and receipts are pruned below it only (dirs.go, retain;
+//     TestRetentionKeepsTheConfirmedRestoreTarget).
+//   - A successor reused the ids of checkpoints a fallback left behind: NextID counts CONFIRMED markers, receipts
+//     and unresolved markers too (dirs.go; TestNextIDCountsConfirmedMarkersAndReceipts,
+//     TestInDoubtIDsNeverReusedAfterFallback).
+//   - Jobs without such a sink track nothing and write no CONFIRMED, handle or receipt file
+//     (TestJobWithoutInDoubtSinkWritesNoConfirmations).
 //
 // # Decisions
 //

@@ -174,7 +174,7 @@ func TestJobWithMissingCheckpointsFails(t *testing.T) {
 		t.Fatalf("job-1 still runs without its checkpoints; the view now holds %q", rows(t, s, "SELECT k, n FROM c ORDER BY k"))
 	}
 	job := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")
-	if job[2] != "FAILED" || !strings.Contains(job[9], "job-1") || !strings.Contains(job[9], "COMPLETED") {
+	if job[2] != "FAILED" || !strings.Contains(job[10], "job-1") || !strings.Contains(job[10], "COMPLETED") {
 		t.Fatalf("SHOW JOBS: %q, want job-1 FAILED naming the missing markers", job)
 	}
 	equalLines(t, "view after the refusal", rows(t, s, "SELECT k, n FROM c ORDER BY k"), want)
@@ -247,8 +247,8 @@ func TestDamagedLatestCheckpointFallsBackOnlyWhenNothingWasPublished(t *testing.
 				t.Fatal("job-1 runs from a checkpoint older than output it published")
 			}
 			job := strings.Split(rows(t, s, "SHOW JOBS")[0], "|")
-			if job[2] != "FAILED" || !strings.Contains(job[9], "checkpoint "+latest+" is damaged") ||
-				!strings.Contains(job[9], "already published") || !strings.Contains(job[9], filepath.Base(snap)) {
+			if job[2] != "FAILED" || !strings.Contains(job[10], "checkpoint "+latest+" is damaged") ||
+				!strings.Contains(job[10], "already published") || !strings.Contains(job[10], filepath.Base(snap)) {
 				t.Fatalf("SHOW JOBS: %q, want job-1 FAILED: checkpoint %s damaged, fallback refused", job, latest)
 			}
 			equalLines(t, "view after the refusal", rows(t, s, "SELECT k, n FROM c ORDER BY k"), want)

@@ -167,8 +167,8 @@ func TestErrorsModeFailFailsTheJob(t *testing.T) {
 		jobs := rows(t, s, "SHOW JOBS")
 		first, second := strings.Split(jobs[0], "|"), strings.Split(jobs[1], "|")
 		if second[2] == "FAILED" {
-			// id|query|state|bounded|last_checkpoint|rows_in|rows_out|late_rows|bad_values|error
-			if !strings.Contains(second[9], "division by zero") || first[2] != "RUNNING" {
+			// id|query|state|bounded|last_checkpoint|rows_in|rows_out|late_rows|bad_values|suppressed_rows|error
+			if !strings.Contains(second[10], "division by zero") || first[2] != "RUNNING" {
 				t.Fatalf("SHOW JOBS: %q", jobs)
 			}
 			break

@@ -20,10 +20,10 @@ import (
 func jobState(t *testing.T, s *Session, id string) (state, errText string) {
 	t.Helper()
 	for _, line := range rows(t, s, "SHOW JOBS") {
-		// id|query|state|bounded|last_checkpoint|rows_in|rows_out|late_rows|bad_values|error
+		// id|query|state|bounded|last_checkpoint|rows_in|rows_out|late_rows|bad_values|suppressed_rows|error
 		f := strings.Split(line, "|")
 		if f[0] == id {
-			return f[2], f[9]
+			return f[2], f[10]
 		}
 	}
 	t.Fatalf("no job %s in SHOW JOBS", id)

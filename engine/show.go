@@ -131,7 +131,7 @@ func optionList(opts map[string]string) string {
 
 // showJobs lists every job with its state, progress and failure.
 func (s *Session) showJobs() *Result {
-	t := newTable("id", "query", "state", "bounded", "last_checkpoint", "rows_in", "rows_out", "late_rows", "bad_values", "error")
+	t := newTable("id", "query", "state", "bounded", "last_checkpoint", "rows_in", "rows_out", "late_rows", "bad_values", "suppressed_rows", "error")
 	for _, spec := range s.e.cat.Jobs() {
 		s.e.mu.Lock()
 		rj := s.e.jobs[spec.ID]
@@ -150,7 +150,7 @@ func (s *Session) showJobs() *Result {
 			case spec.Failed != "": // failed in an earlier process, and not re-deployed
 				st, errText = "FAILED", spec.Failed
 			}
-			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", errText)
+			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", "", errText)
 			continue
 		}
 		js := rj.job.Status()
@@ -168,7 +168,7 @@ func (s *Session) showJobs() *Result {
 			bounded = "t"
 		}
 		t.add(spec.ID, spec.Statement, state, bounded, last, strconv.FormatInt(js.RowsIn, 10), strconv.FormatInt(js.RowsOut, 10),
-			strconv.FormatInt(js.Late, 10), strconv.FormatInt(js.BadValues, 10), errText)
+			strconv.FormatInt(js.Late, 10), strconv.FormatInt(js.BadValues, 10), strconv.FormatInt(js.Suppressed, 10), errText)
 	}
 	return t.result("")
 }

@@ -36,6 +36,13 @@ type TaskContext struct {
 	// job-wide (shared by all subtasks and incarnations) and shown by SHOW JOBS.
 	Errors *Counter
 	Late   *Counter
+	// Receipt is set for the subtasks of an InDoubtSink (nil otherwise). The sink calls it the instant the external
+	// system acknowledged the commit of checkpoint id, before doing anything else: the runtime writes the commit
+	// receipt <checkpoint dir>/receipts/<operator>/sub<K>-<id> durably (framed, fsync), with the watermark horizon
+	// it recorded with the handle of id. Recovery takes a receipt as proof that id committed (no wire call), and
+	// replay suppression drops the replayed rows of a receipted interval. It may be called from the goroutine
+	// that runs Commit.
+	Receipt func(id uint64) error
 }
 
 // Emitter sends an operator's output downstream. Emit takes over the batch's reference; the runtime routes the rows
@@ -147,6 +154,66 @@ type CheckpointListener interface {
 // It returns the name of one published file, "" for none. A sink without it is taken to have published.
 type PublishChecker interface {
 	PublishedAfter(ctx *TaskContext, after uint64) (string, error)
+}
+
+// Verdict is what is known about a staged transaction after in-doubt resolution asked the external system.
+type Verdict uint8
+
+const (
+	VerdictUnknown   Verdict = iota // could not tell (no answer, fenced without proof, ended without record)
+	VerdictCommitted                // proven committed (by this call or before it)
+	VerdictAborted                  // proven never to commit
+	VerdictOpen                     // still open and never committed: the next Open's fence aborts it (Describe only)
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case VerdictCommitted:
+		return "committed"
+	case VerdictAborted:
+		return "aborted"
+	case VerdictOpen:
+		return "open"
+	}
+	return "unknown"
+}
+
+// InDoubtSink is implemented by a Sink whose Commit cannot be re-executed after a crash (Kafka: a new producer
+// with the same transactional id aborts the open transaction). Its node must be marked with
+// Node.WithCommitNotRecoverable (the planner does so from the connector's capability); the runtime then tracks
+// confirmations, stores handles, resolves in-doubt checkpoints before restoring and suppresses replay of
+// receipted intervals (checkpoint/doc.go, docs/checkpointing.md).
+//
+//   - Commit(id): commit every staged transaction with id <= id in order, calling TaskContext.Receipt after
+//     each acknowledgement.
+//   - PreCommit(id): flush all records of the open transaction (every produce acknowledged), stage it under id,
+//     begin the next transaction lazily (on the next Write).
+//   - Close: leave staged (barrier-sealed) transactions open, never abort them: a restart's in-doubt resolution
+//     decides them.
+//   - Open: fail with a clear error when the external system does not answer (never fence blindly). Sinks do not
+//     read receipts or markers: the runtime consumes .unresolved markers before Open (through Describe).
+type InDoubtSink interface {
+	Sink
+	// Handle returns the resume handle PreCommit(id) staged: what another process needs to commit that
+	// transaction (Kafka: transactional id, producer id, epoch, and the partitions/offset ranges written). nil if
+	// PreCommit(id) staged nothing (no rows). Called by the runtime on the subtask goroutine right after
+	// PreCommit(id); the runtime stores it checksummed in that subtask's own checkpoint directory (never in any
+	// other subtask's).
+	Handle(id uint64) ([]byte, error)
+}
+
+// InDoubtResolver settles handles of a dead incarnation. The runtime gets it from the sink node (a sink instance
+// that is never opened, like PublishChecker) before any subtask opens.
+type InDoubtResolver interface {
+	// ResolveCommit commits the transaction of handle with the dead producer's identity (Kafka: a wire-level
+	// EndTxn(commit)), disambiguating a refusal (DescribeTransactions, then the partitions' control records), and
+	// says what is known after. An error means transport failure (retryable); Unknown means the answers did not
+	// prove anything.
+	ResolveCommit(ctx context.Context, handle []byte) (Verdict, error)
+	// Describe only looks, never commits or fences: used at Open for .unresolved markers. An error means no
+	// broker answered: the runtime then refuses to open the sink (retry later), because a blind fence would erase
+	// whether it committed.
+	Describe(ctx context.Context, handle []byte) (Verdict, error)
 }
 
 // Sink is a two-phase-commit sink subtask.

@@ -65,6 +65,15 @@
 // broadcasts nothing, and the next one's sink recovery commits the checkpoint (TestCheckpointCompletingDuring
 // RestartIsCommittedByRecovery, TestCommitFailureStillRunsEveryListener).
 //
+// Sinks whose commit cannot be re-executed after a crash (Node.CommitNotRecoverable, InDoubtSink; indoubt.go):
+// the runtime stores each subtask's resume handle with its input watermark before the subtask acks a barrier,
+// confirms a checkpoint once every sink subtask's commit returned (CONFIRMED-N), runs in-doubt resolution over the
+// completed-but-unconfirmed checkpoints before choosing the restore point (the newest confirmed one), settles the
+// subtask's unresolved markers with Describe before Open, writes commit receipts for TaskContext.Receipt, and
+// drops replayed rows of receipted checkpoints in front of Write. Such sinks are closed only after the
+// coordinator drained, so the final checkpoint's commit never follows Close. checkpoint/doc.go lists the seed's
+// failure stories and the tests that pin them.
+//
 // Counts (rows in and out, late rows, bad values) are staged by every subtask with its checkpoint and rewound to
 // the restored checkpoint's at every deploy, so a replay counts nothing twice (TestRestartCountsRowsOnce). The job
 // logs its life (started, restarted and why, failed and why, finished, stopped) with one "job" attribute.

@@ -78,6 +78,11 @@ type Node struct {
 	ModeOverride *checkpoint.Mode
 	// IdleTimeout (sources): past this long without data, the source stops holding the watermark back. 0 = never.
 	IdleTimeout time.Duration
+	// CommitNotRecoverable (sinks): the sink's commit cannot be re-executed after a crash (the seed's
+	// commit_recoverable == false; the Kafka transactional sink). Its sinks must implement InDoubtSink, and the job
+	// tracks per-subtask confirmations, writes CONFIRMED markers and restores from the newest confirmed checkpoint
+	// after in-doubt resolution. Set by the planner from the connector's capability.
+	CommitNotRecoverable bool
 
 	newSource   func(subtask int) Source
 	newOperator func(subtask int) Operator
@@ -94,6 +99,9 @@ func (n *Node) WithMode(m checkpoint.Mode) *Node { n.ModeOverride = &m; return n
 
 // WithIdleTimeout sets a source's idle timeout.
 func (n *Node) WithIdleTimeout(d time.Duration) *Node { n.IdleTimeout = d; return n }
+
+// WithCommitNotRecoverable marks a sink node whose commit cannot be re-executed after a crash.
+func (n *Node) WithCommitNotRecoverable() *Node { n.CommitNotRecoverable = true; return n }
 
 // Graph is a dataflow: sources, operators and sinks connected by exchanges. It is a description; a Job runs it.
 type Graph struct {

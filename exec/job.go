@@ -53,6 +53,14 @@ type JobConfig struct {
 	RestartBudget  int           // restarts allowed within RestartWindow; 0: 10
 	RestartWindow  time.Duration // 0: 10 minutes
 	RestartBackoff time.Duration // first backoff, doubled per restart up to 5 s; 0: 100 ms
+
+	// In-doubt resolution (jobs with a sink whose commit is not recoverable, Node.CommitNotRecoverable) holds the
+	// deploy while it runs. Past InDoubtDeadline it is cancelled and the job restores from the newest confirmed
+	// checkpoint; a walk still running InDoubtGrace after that is hung and fails the job. Transport errors are
+	// retried after InDoubtBackoff, doubled per retry up to 5 s. Defaults: 1 minute, 30 s, 100 ms.
+	InDoubtDeadline time.Duration
+	InDoubtGrace    time.Duration
+	InDoubtBackoff  time.Duration
 }
 
 func (c *JobConfig) defaults() {
@@ -82,6 +90,15 @@ func (c *JobConfig) defaults() {
 	}
 	if c.RestartBackoff == 0 {
 		c.RestartBackoff = 100 * time.Millisecond
+	}
+	if c.InDoubtDeadline == 0 {
+		c.InDoubtDeadline = time.Minute
+	}
+	if c.InDoubtGrace == 0 {
+		c.InDoubtGrace = 30 * time.Second
+	}
+	if c.InDoubtBackoff == 0 {
+		c.InDoubtBackoff = 100 * time.Millisecond
 	}
 }
 
@@ -116,7 +133,10 @@ type JobStatus struct {
 	RowsOut   int64 // rows written to sinks
 	Late      int64 // rows dropped as late (behind the watermark)
 	BadValues int64 // bad values turned into NULL (errors.mode = 'null')
-	AlignWait time.Duration
+	// Suppressed counts replayed rows a sink whose commit is not recoverable did not write again because a commit
+	// receipt shows they are published (replay suppression); it is not rewound by restarts.
+	Suppressed int64
+	AlignWait  time.Duration
 }
 
 // Job runs a graph: it deploys one incarnation after another, each restored from the last completed checkpoint,
@@ -139,7 +159,7 @@ type Job struct {
 }
 
 type jobStats struct {
-	rowsIn, rowsOut, alignWait, late, errors Counter
+	rowsIn, rowsOut, alignWait, late, errors, suppressed Counter
 }
 
 // NewJob validates the graph and prepares a job; Start runs it.
@@ -214,6 +234,7 @@ func (j *Job) Status() JobStatus {
 	st.AlignWait = time.Duration(j.stats.alignWait.Load())
 	st.Late = j.stats.late.Load()
 	st.BadValues = j.stats.errors.Load()
+	st.Suppressed = j.stats.suppressed.Load()
 	return st
 }
 
@@ -415,11 +436,15 @@ type incarnation struct {
 	restored uint64
 
 	subtasks    []*subtask
-	sinks       []Sink
+	sinks       []sinkRef
 	listeners   []CheckpointListener
 	chans       []*channel
 	sourcesLeft atomic.Int64
 	allFinished chan struct{}
+
+	// deferredClose: opened sinks of in-doubt nodes, closed once the coordinator drained (closeInDoubtSinks).
+	deferredMu    sync.Mutex
+	deferredClose []sinkRef
 
 	failMu  sync.Mutex
 	failErr error
@@ -472,12 +497,20 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
 		return false, "deploy", err
 	}
+	confirmers := j.confirmers()
+	if len(confirmers) > 0 {
+		// Before the restore point is chosen, and holding the deploy: nothing opens (and fences) a sink while
+		// the walk settles the transactions of the completed-but-unconfirmed checkpoints.
+		if err := j.resolveInDoubt(ctx); err != nil {
+			return false, "in-doubt resolution", err
+		}
+	}
 	restored, err := j.restorePoint()
 	if err != nil {
 		return false, "deploy", err
 	}
 	ok := restored > 0
-	if !ok && j.cfg.Checkpointed > 0 {
+	if !ok && j.cfg.Checkpointed > 0 && !j.fellBackPastAll() {
 		return false, "deploy", state.Corrupt(j.cpDir, nil, "job %s completed checkpoint %d, but no COMPLETED marker "+
 			"is left: its checkpoints are missing, and starting over would publish its output a second time", j.cfg.Name, j.cfg.Checkpointed)
 	}
@@ -497,6 +530,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 		Retain:      j.cfg.Retain,
 		Logger:      j.cfg.Logger,
 		Registerer:  j.cfg.Registerer,
+		Confirmers:  confirmers,
 		OnComplete:  inc.onComplete,
 		OnAbort:     inc.onAbort,
 		OnFailure: func(id uint64, err error) {
@@ -515,6 +549,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 		for _, s := range inc.subtasks {
 			s.finish(false)
 		}
+		inc.closeInDoubtSinks()
 		return false, "deploy", err
 	}
 	j.mu.Lock()
@@ -568,6 +603,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 		wg.Wait()
 		coord.Stop()
 		coord.Drain()
+		inc.closeInDoubtSinks()
 		op, err := inc.failure()
 		return err == nil, op, err
 	case <-ctx.Done():
@@ -576,6 +612,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	coord.Stop()
 	wg.Wait()
 	coord.Drain()
+	inc.closeInDoubtSinks()
 	inc.releaseChannels()
 	op, err = inc.failure()
 	return false, op, err
@@ -604,8 +641,14 @@ func (inc *incarnation) releaseChannels() {
 // that verifies, but only when no sink published output of a checkpoint after that one (restoring it would
 // publish that output again): then the newer markers are abandoned. Otherwise the damage is the error, with why
 // the job cannot fall back.
+//
+// A job that tracks confirmations restores only from confirmed checkpoints (in-doubt resolution ran first).
 func (j *Job) restorePoint() (uint64, error) {
-	ids, err := checkpoint.CompletedIDs(j.cfg.FS, j.cpDir)
+	list := checkpoint.CompletedIDs
+	if len(j.confirmers()) > 0 {
+		list = checkpoint.ConfirmedIDs
+	}
+	ids, err := list(j.cfg.FS, j.cpDir)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
@@ -626,25 +669,8 @@ func (j *Job) restorePoint() (uint64, error) {
 	if older == 0 {
 		return 0, fmt.Errorf("checkpoint %d is damaged and no older retained checkpoint verifies: %w", latest, verr)
 	}
-	for _, n := range j.g.Nodes {
-		if n.Kind != SinkNode {
-			continue
-		}
-		ctx := &TaskContext{Job: j.cfg.Name, Operator: n.ID, Parallelism: n.Parallelism, FS: j.cfg.FS}
-		pc, ok := n.newSink(0).(PublishChecker)
-		if !ok {
-			return 0, fmt.Errorf("checkpoint %d is damaged, and falling back to checkpoint %d is refused: sink %s "+
-				"cannot tell whether it published output after it: %w", latest, older, n.ID, verr)
-		}
-		published, err := pc.PublishedAfter(ctx, older)
-		if err != nil {
-			return 0, err
-		}
-		if published != "" {
-			return 0, fmt.Errorf("checkpoint %d is damaged, and falling back to checkpoint %d is refused: sink %s "+
-				"already published output after it (%s), which the fallback would publish again: %w",
-				latest, older, n.ID, published, verr)
-		}
+	if err := j.refuseFallbackIfPublished(older, latest, "is damaged", verr, false); err != nil {
+		return 0, err
 	}
 	if err := checkpoint.Abandon(j.cfg.FS, j.cpDir, ids[slices.Index(ids, older)+1:]); err != nil {
 		return 0, err
@@ -659,6 +685,11 @@ func (j *Job) restorePoint() (uint64, error) {
 func (j *Job) verifyCheckpoint(id uint64) error {
 	if err := checkpoint.VerifyMarker(j.cfg.FS, j.cpDir, id); err != nil {
 		return err
+	}
+	if len(j.confirmers()) > 0 {
+		if err := checkpoint.VerifyConfirmed(j.cfg.FS, j.cpDir, id); err != nil {
+			return err
+		}
 	}
 	for _, n := range j.g.Nodes {
 		for sub := 0; sub < n.Parallelism; sub++ {
@@ -713,9 +744,18 @@ func (inc *incarnation) onComplete(id uint64) error {
 		return err
 	}
 	var errs []error
+	confirm := len(inc.job.confirmers()) > 0
 	for _, s := range inc.sinks {
-		if err := s.Commit(id); err != nil {
+		if err := s.sink.Commit(id); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if confirm {
+			// The last confirmation writes CONFIRMED-<id>; a sink whose commit failed never confirms, and the
+			// restart's in-doubt resolution settles id.
+			if err := inc.coord.Confirm(id, s.pid); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	for _, l := range inc.listeners {
@@ -731,7 +771,7 @@ func (inc *incarnation) onComplete(id uint64) error {
 
 func (inc *incarnation) onAbort(id uint64, reason error) {
 	for _, s := range inc.sinks {
-		_ = s.Abort(id) // idempotent; a staged file left behind is deleted by the next Open's recovery
+		_ = s.sink.Abort(id) // idempotent; a staged file left behind is deleted by the next Open's recovery
 	}
 	for _, l := range inc.listeners {
 		l.NotifyCheckpointAborted(id)
@@ -807,7 +847,12 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 				runs = append(runs, inc.runner(s, func() error { return s.runOperator(op, ins, canUnalign) }))
 			case SinkNode:
 				sink := n.newSink(sub)
-				inc.sinks = append(inc.sinks, sink)
+				if n.CommitNotRecoverable {
+					if _, ok := sink.(InDoubtSink); !ok {
+						return nil, fmt.Errorf("sink %s: its commit is not recoverable, but it does not stage handles (InDoubtSink)", n.ID)
+					}
+				}
+				inc.sinks = append(inc.sinks, sinkRef{pid: s.pid, sink: sink})
 				ins := inbound[n.index][sub]
 				runs = append(runs, inc.runner(s, func() error { return s.runSink(sink, ins) }))
 			}
@@ -897,7 +942,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 	if err := s.restoreCounts(&s.inc.stats.rowsOut); err != nil {
 		return err
 	}
-	return s.runInputs(ins, true, sink.Open, sink.Close, handlers{
+	h := handlers{
 		process: func(_ int, b Batch) error {
 			s.rows += int64(b.Rows())
 			s.inc.stats.rowsOut.Add(int64(b.Rows()))
@@ -906,12 +951,53 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 		onWatermark: func(int64) error { return nil },
 		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
 		forward:     func(Element) error { return nil },
-	})
+	}
+	ids, ok := sink.(InDoubtSink)
+	if !s.node.CommitNotRecoverable || !ok {
+		return s.runInputs(ins, true, sink.Open, sink.Close, h)
+	}
+	d := &inDoubtSub{s: s, horizons: map[uint64]int64{}}
+	s.indoubt = d
+	s.tctx.Receipt = d.receipt
+	write := h.process
+	h.process = func(logical int, b Batch) error {
+		if d.suppress(s.inputWM(), b.Rows()) {
+			// Published by the dead incarnation (its receipt says so): counted as written, not written again.
+			s.rows += int64(b.Rows())
+			s.inc.stats.rowsOut.Add(int64(b.Rows()))
+			b.Release()
+			return nil
+		}
+		return write(logical, b)
+	}
+	h.snapshot = func(b checkpoint.Barrier) error {
+		if err := sink.PreCommit(b.ID); err != nil {
+			return err
+		}
+		return d.stage(ids, b.ID, s.inputWM())
+	}
+	open := func(tc *TaskContext) error {
+		// Markers and receipts first: the open fences the transactional identity.
+		if err := d.beforeOpen(s.inc.ctx, s.inputWM()); err != nil {
+			return err
+		}
+		if err := sink.Open(tc); err != nil {
+			return err
+		}
+		s.inc.deferredMu.Lock()
+		s.inc.deferredClose = append(s.inc.deferredClose, sinkRef{pid: s.pid, sink: sink})
+		s.inc.deferredMu.Unlock()
+		return nil
+	}
+	// Closed by the incarnation once nothing can commit any more: the final checkpoint's commit comes after the
+	// runner ended.
+	return s.runInputs(ins, true, open, func() error { return nil }, h)
 }
 
 // runInputs restores the runner's own state, opens the operator or sink, and runs it to the end of its inputs.
 func (s *subtask) runInputs(ins []*input, canUnalign bool, open func(*TaskContext) error, close func() error, h handlers) (err error) {
 	r := newInputRunner(s.inc.ctx, s, ins, canUnalign, h)
+	s.inputWM = func() int64 { return r.combined }
 	if err := r.restore(); err != nil {
 		r.release()
 		return err

@@ -48,6 +48,10 @@ type subtask struct {
 	late, bad Counter
 	// inflightKey mirrors whether keyInflight is set in backend (so an aligned checkpoint deletes it only once).
 	inflightKey bool
+	// indoubt is set for the subtasks of a sink whose commit is not recoverable (indoubt.go).
+	indoubt *inDoubtSub
+	// inputWM is the subtask's combined input watermark (operators and sinks; set by runInputs).
+	inputWM func() int64
 }
 
 // restoreCounts reads the subtask's counts at the restored checkpoint and adds them to the job's: rows to c
@@ -116,8 +120,16 @@ func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, l
 		return err
 	}
 	dir := s.dir(b.ID)
+	handle := func() error { return nil }
+	if s.indoubt != nil {
+		handle = s.indoubt.persistHandle(b.ID)
+	}
 	persist := func() error {
 		if err := s.inc.fs.MkdirAll(filepath.Dir(dir)); err != nil {
+			return err
+		}
+		// The handle is durable before the ack: COMPLETED-<id> then implies every sink subtask's handle of id.
+		if err := handle(); err != nil {
 			return err
 		}
 		return snap.Persist(dir) // a file (small state) or a directory (Pebble) named after the participant

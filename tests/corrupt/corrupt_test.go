@@ -146,7 +146,7 @@ func probe(t *testing.T, dir, insert string) (a answers) {
 		for _, j := range jobs {
 			f := strings.Split(j, "|")
 			if f[2] != "RUNNING" && f[2] != "FINISHED" {
-				a.errs = append(a.errs, fmt.Sprintf("job %s %s: %s", f[0], f[2], f[9]))
+				a.errs = append(a.errs, fmt.Sprintf("job %s %s: %s", f[0], f[2], f[10]))
 			}
 		}
 	} else {
