@@ -108,7 +108,10 @@
 //   - The walk stopped at a refused checkpoint without looking above it, and an ack-window commit there was fenced
 //     blind and replayed: every early stop marks each unreceipted handle of that checkpoint and of every completed
 //     checkpoint above it (exec stopWalk; TestInDoubtRefusalLeavesMarkersForEveryCompletedCheckpointAbove), and
-//     those checkpoints are abandoned, so no later walk stops at the same wall.
+//     those checkpoints are abandoned, so no later walk stops at the same wall. They are abandoned newest first:
+//     a crash part way must not leave a completed checkpoint above an abandoned one, which a later walk could
+//     confirm and restore from, skipping the abandoned interval (exec resolveInDoubt;
+//     TestInDoubtPartialAbandonNeverSkipsAnInterval).
 //   - A blind fence at open erased whether a transaction committed (the qual01 rig-night duplicate): markers are
 //     settled by a read-only Describe before the sink opens; no answer refuses the open, an unknown fate keeps the
 //     marker and fails the job with what an operator can do (exec consumeMarkers; TestInDoubtMarkerConsumedAtOpen,

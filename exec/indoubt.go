@@ -187,7 +187,11 @@ func (j *Job) resolveInDoubt(parent context.Context) error {
 	if err := j.refuseFallbackIfPublished(target, above[0], "is in doubt", res.err, true); err != nil {
 		return err
 	}
-	if err := checkpoint.Abandon(fsys, dir, above); err != nil {
+	// Newest first: a crash part way leaves a contiguous run of completed checkpoints above the target, so a later
+	// walk can never confirm a checkpoint above one it abandoned (restoring from it would skip that interval).
+	desc := slices.Clone(above)
+	slices.Reverse(desc)
+	if err := checkpoint.Abandon(fsys, dir, desc); err != nil {
 		return err
 	}
 	log.Warn("in-doubt resolution stopped: restoring from the newest confirmed checkpoint; replay of receipted "+

@@ -1006,3 +1006,77 @@ func TestInDoubtFallbackRefusedWhenAnotherSinkPublished(t *testing.T) {
 		t.Fatal("the other sink published rows twice")
 	}
 }
+
+// Seed: "transport retries" within the walk's own budget: a broker that refuses connections twice and then
+// answers still settles the checkpoint, without a fallback.
+func TestInDoubtTransportErrorsAreRetried(t *testing.T) {
+	r := newEORig(t, 1)
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	var calls int
+	r.b.onResolve = func(context.Context, string) (exec.Verdict, error, bool) {
+		calls++
+		if calls <= 2 {
+			return exec.VerdictUnknown, errBrokerDown, true
+		}
+		return 0, nil, false
+	}
+	j, err := r.recover(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || j.Status().Restored != 3 {
+		t.Fatalf("%d calls, restored from %d; want 3 calls and checkpoint 3", calls, j.Status().Restored)
+	}
+	r.exactlyOnce()
+}
+
+// failNthRenameFS fails the nth rename to a name with the given prefix (a crash part way through a sequence of
+// renames), once.
+type failNthRenameFS struct {
+	state.FS
+	prefix string
+	n      int
+	mu     sync.Mutex
+	seen   int
+}
+
+func (f *failNthRenameFS) Rename(o, n string) error {
+	if strings.HasPrefix(filepath.Base(n), f.prefix) {
+		f.mu.Lock()
+		f.seen++
+		fail := f.seen == f.n
+		f.mu.Unlock()
+		if fail {
+			return errors.New("injected: the process died here")
+		}
+	}
+	return f.FS.Rename(o, n)
+}
+
+// The fallback abandons the checkpoints above its target newest first. Checkpoints 2 and 3 are in doubt and
+// the broker does not answer; the process dies after abandoning one of them. When the broker is back, the next
+// walk must not confirm 3 while 2 stays abandoned: restoring from 3 would skip 2's interval (lost rows).
+func TestInDoubtPartialAbandonNeverSkipsAnInterval(t *testing.T) {
+	r := newEORig(t, 1)
+	r.lose(2, commitLost)
+	r.crash(3, 2)
+	fs := &failNthRenameFS{FS: state.OS, prefix: "ABANDONED-", n: 2}
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		fs.mu.Lock()
+		back := fs.seen >= fs.n
+		fs.mu.Unlock()
+		if !back {
+			return exec.VerdictUnknown, nil, true // the first walk: no answer that proves anything
+		}
+		return 0, nil, false // the broker is back
+	}
+	j, err := r.recover(func(c *exec.JobConfig) { c.FS = fs })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status().Restarts == 0 {
+		t.Fatal("the injected crash did not happen")
+	}
+	r.exactlyOnce()
+}
