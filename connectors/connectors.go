@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -51,6 +52,25 @@ type SourceCapabilities struct {
 	Replayable bool
 	// Changelog sources yield updates and deletes, not only inserts.
 	Changelog bool
+	// Metadata are the record attributes its streams' metadata columns may carry (METADATA FROM 'key'); none:
+	// the planner refuses metadata columns.
+	Metadata []MetadataKey
+	// PrimaryKey sources use a PRIMARY KEY ... NOT ENFORCED (upsert-kafka's message key); the planner refuses one
+	// for the others.
+	PrimaryKey bool
+	// Watermarks sources evaluate the stream's WATERMARK expression themselves, per split (Spec.Watermark), and
+	// report the minimum over their splits; the planner then does not wrap them in a source-wide watermark.
+	Watermarks bool
+}
+
+// MetadataKey is an attribute of a connector's records that a metadata column can carry.
+type MetadataKey struct {
+	Name string
+	// Types are the SQL types (catalog type names) a column of it may be declared with.
+	Types []string
+	// Writable keys are written by a sink from a non-VIRTUAL column; the others are read-only (VIRTUAL in a
+	// stream, refused in a sink).
+	Writable bool
 }
 
 // SinkCapabilities are what a sink connector's sinks do.
@@ -64,6 +84,10 @@ type SinkCapabilities struct {
 	CommitRecoverable bool
 	// Changelog sinks take an updating result as it is (its row kinds), without an upsert sink's row kind column.
 	Changelog bool
+	// Metadata are the attributes a sink's metadata columns may write (only Writable ones); PrimaryKey sinks use
+	// a PRIMARY KEY ... NOT ENFORCED.
+	Metadata   []MetadataKey
+	PrimaryKey bool
 }
 
 // Column is one column of a stream or sink definition.
@@ -71,9 +95,8 @@ type Column struct {
 	Name string
 	Type arrow.DataType
 	// MetadataKey is the connector metadata a column reads (METADATA FROM 'key'); "" for a column of the data.
-	// No connector has metadata columns yet: always "".
 	MetadataKey string
-	// Virtual marks a read-only metadata column, which a sink does not write. Always false yet.
+	// Virtual marks a read-only metadata column, which a sink does not write.
 	Virtual bool
 }
 
@@ -83,8 +106,11 @@ type Spec struct {
 	Schema *arrow.Schema // the columns as Arrow fields, in order
 	// Columns are the column definitions, index for index with Schema.
 	Columns []Column
-	// PrimaryKey names the PRIMARY KEY columns; none yet.
+	// PrimaryKey names the PRIMARY KEY columns.
 	PrimaryKey []string
+	// Watermark is the stream's WATERMARK FOR expression as a function of a batch (the largest event time its rows
+	// imply; ok false when none has one), given to sources whose capabilities say Watermarks; nil otherwise.
+	Watermark func(ctx *exec.TaskContext, rec arrow.RecordBatch) (wm int64, ok bool, err error)
 }
 
 // Env is what a connector may use of the engine that runs it.
@@ -121,6 +147,8 @@ type SourcePlan struct {
 	// Label and Details are the node's EXPLAIN lines ("Source: datagen s", "rows: 10").
 	Label   string
 	Details []string
+	// IdleTimeout: a subtask without data for this long stops holding the watermark back (0: never).
+	IdleTimeout time.Duration
 }
 
 // SinkPlan is a built sink node. A sink runs at its input's parallelism.

@@ -5,5 +5,6 @@ package all
 import (
 	_ "github.com/clinksql/clinksql/connectors/blackhole"
 	_ "github.com/clinksql/clinksql/connectors/datagen"
+	_ "github.com/clinksql/clinksql/connectors/kafka"
 	_ "github.com/clinksql/clinksql/connectors/nexmark"
 )

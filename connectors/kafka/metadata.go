@@ -3,17 +3,13 @@ package kafka
 import (
 	"slices"
 	"strings"
+
+	"github.com/clinksql/clinksql/connectors"
 )
 
 // MetadataKey is an attribute of a Kafka record that a metadata column (`METADATA [FROM 'key'] [VIRTUAL]`) can
 // carry, with Flink's names.
-type MetadataKey struct {
-	Name string
-	// Types are the SQL types (catalog names) a column of it may be declared with.
-	Types []string
-	// Writable keys are written by a sink from a non-VIRTUAL column; the others are read-only (VIRTUAL).
-	Writable bool
-}
+type MetadataKey = connectors.MetadataKey
 
 // Metadata are the keys of the kafka and upsert-kafka connectors. Flink's headers are a MAP<STRING, BYTES>; we
 // have no MAP type, so headers are a JSON object text ({"name": "value", ...}; a value that is not UTF-8 is

@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -18,7 +20,7 @@ import (
 
 // ConfigError is a configuration no job could run with, reported by the planner at the option (or column) it
 // names.
-type ConfigError = operators.ConfigError
+type ConfigError = connectors.ConfigError
 
 const (
 	codeInvalidParameter = sqlerr.InvalidParameter
@@ -113,7 +115,7 @@ type SourceConfig struct {
 	// Watermark is the stream's WATERMARK FOR expression as a function of a batch (nil: none), evaluated on each
 	// partition's rows: the partition's watermark is the running maximum, the subtask's the minimum over its
 	// partitions that are not idle.
-	Watermark operators.WatermarkFunc
+	Watermark func(ctx *exec.TaskContext, rec arrow.RecordBatch) (wm int64, ok bool, err error)
 	// BatchRows bounds a batch (0: DefaultBatchRows).
 	BatchRows int
 }

@@ -569,7 +569,7 @@ func (b *binder) derived(bq *boundQuery, alias string, names []string, pos int) 
 
 // scan reads a stream or a materialized view.
 func (b *binder) scan(obj *catalog.Object, alias string) (node, error) {
-	n := &scanNode{obj: obj, updating: obj.Kind == catalog.MaterializedView && !b.bounded}
+	n := &scanNode{obj: obj, updating: obj.Kind == catalog.MaterializedView && !b.bounded || sourceIsChangelog(obj)}
 	for _, c := range obj.Columns {
 		t, err := c.Type.Arrow()
 		if err != nil {

@@ -34,11 +34,18 @@ func sinkOptions(opts map[string]string) map[string]string {
 	return out
 }
 
-// connectorSpec is the catalog object as a connector sees it.
-func connectorSpec(name string, schema *arrow.Schema) connectors.Spec {
-	spec := connectors.Spec{Object: name, Schema: schema}
+// connectorSpec is the catalog object as a connector sees it: its fields, with the metadata of the columns of
+// the same name, and its primary key.
+func connectorSpec(name string, schema *arrow.Schema, cols []catalog.Column, pk []string) connectors.Spec {
+	spec := connectors.Spec{Object: name, Schema: schema, PrimaryKey: pk}
 	for _, f := range schema.Fields() {
-		spec.Columns = append(spec.Columns, connectors.Column{Name: f.Name, Type: f.Type})
+		c := connectors.Column{Name: f.Name, Type: f.Type}
+		for _, cc := range cols {
+			if cc.Name == f.Name {
+				c.MetadataKey, c.Virtual = cc.MetadataKey, cc.Virtual
+			}
+		}
+		spec.Columns = append(spec.Columns, c)
 	}
 	return spec
 }
@@ -67,6 +74,16 @@ func sinkConnector(name string, pos int) (connectors.Sink, error) {
 		return c, nil
 	}
 	return nil, sqlerr.New(sqlerr.InvalidParameter, pos, "unknown connector '%s' (sinks: %s)", name, strings.Join(connectors.SinkNames(), ", "))
+}
+
+// sourceIsChangelog reports whether a stream's connector yields updates and deletes (upsert-kafka,
+// debezium-json): its readers are updating queries.
+func sourceIsChangelog(obj *catalog.Object) bool {
+	if obj.Kind != catalog.Stream || obj.Connector() == "" {
+		return false
+	}
+	c, ok := connectors.LookupSource(obj.Connector())
+	return ok && c.Capabilities(dataOptions(obj.Options)).Changelog
 }
 
 // sinkTakesChangelog reports whether target's connector takes an updating result as it is.

@@ -67,7 +67,7 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 	if len(opts) > 0 {
 		obj.Options = opts
 	}
-	if obj.PrimaryKey, err = definitionExtras(false, opts["connector"], cs.Columns, cs.PrimaryKey, cols); err != nil {
+	if obj.PrimaryKey, err = definitionExtras(false, opts, cs.Columns, cs.PrimaryKey, cols); err != nil {
 		return nil, err
 	}
 	switch conn := opts["connector"]; conn {
@@ -111,7 +111,7 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 		copts := dataOptions(opts)
 		err = connectors.CheckOptions(conn, c.Options(), copts)
 		if err == nil {
-			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
+			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols), cols, obj.PrimaryKey), copts, connectorEnv(env, Settings{}.norm()))
 		}
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))
@@ -148,7 +148,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	pk, err := definitionExtras(true, opts["connector"], cs.Columns, cs.PrimaryKey, cols)
+	pk, err := definitionExtras(true, opts, cs.Columns, cs.PrimaryKey, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 		copts := sinkOptions(opts)
 		err = connectors.CheckOptions(conn, c.Options(), copts)
 		if err == nil {
-			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols)), copts, connectorEnv(env, Settings{}.norm()))
+			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols), cols, pk), copts, connectorEnv(env, Settings{}.norm()))
 		}
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))

@@ -2,34 +2,42 @@ package planner
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/clinksql/clinksql/catalog"
-	"github.com/clinksql/clinksql/connectors/kafka"
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
-// Metadata columns and primary keys of CREATE STREAM and CREATE SINK: which connectors have them, and what they
-// accept. Only Kafka's have metadata (connectors/kafka.Metadata) and only upsert-kafka takes a primary key (its
-// message key); every other connector refuses them at the declaration.
+// Metadata columns and primary keys of CREATE STREAM and CREATE SINK: a connector declares the metadata keys
+// its records have and whether it takes a primary key (connectors.SourceCapabilities, SinkCapabilities); every
+// other connector refuses them at the declaration.
 
-// metadataKeys are the metadata a connector's records carry; nil: none.
-func metadataKeys(connector string) []kafka.MetadataKey {
-	switch connector {
-	case "kafka", "upsert-kafka":
-		return kafka.Metadata
+// definitionCapabilities are the metadata keys and primary key use of a stream's (sink false) or sink's
+// connector ("" for an internal stream, and nothing for a connector the registry does not know: its lookup
+// refuses it after).
+func definitionCapabilities(sink bool, connector string, opts map[string]string) ([]connectors.MetadataKey, bool) {
+	if sink {
+		if c, ok := connectors.LookupSink(connector); ok {
+			caps := c.Capabilities(sinkOptions(opts))
+			return caps.Metadata, caps.PrimaryKey
+		}
+		return nil, false
 	}
-	return nil
+	if c, ok := connectors.LookupSource(connector); ok {
+		caps := c.Capabilities(dataOptions(opts))
+		return caps.Metadata, caps.PrimaryKey
+	}
+	return nil, false
 }
-
-// takesPrimaryKey reports whether a connector uses a PRIMARY KEY.
-func takesPrimaryKey(connector string) bool { return connector == "upsert-kafka" }
 
 // definitionExtras checks the metadata columns and the primary key of a stream (sink false) or sink definition
 // whose connector is connector ("" for an internal stream), fills the columns' metadata in cols (index for index
 // with defs) and returns the primary key's columns.
-func definitionExtras(sink bool, connector string, defs []parser.ColumnDef, pk *parser.PrimaryKey, cols []catalog.Column) ([]string, error) {
-	keys := metadataKeys(connector)
+func definitionExtras(sink bool, opts map[string]string, defs []parser.ColumnDef, pk *parser.PrimaryKey, cols []catalog.Column) ([]string, error) {
+	connector := opts["connector"]
+	keys, takesPK := definitionCapabilities(sink, connector, opts)
 	for i, d := range defs {
 		m := d.Metadata
 		if m == nil {
@@ -39,15 +47,19 @@ func definitionExtras(sink bool, connector string, defs []parser.ColumnDef, pk *
 			if connector == "" {
 				return nil, sqlerr.New(sqlerr.FeatureNotSupported, m.P, "column %q: a stream without a connector has no metadata columns", d.Name)
 			}
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, m.P, "column %q: connector '%s' has no metadata columns (kafka and upsert-kafka do)", d.Name, connector)
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, m.P, "column %q: connector '%s' has no metadata columns", d.Name, connector)
 		}
 		name := m.Key
 		if name == "" {
 			name = d.Name
 		}
-		j := slices.IndexFunc(keys, func(k kafka.MetadataKey) bool { return k.Name == name })
+		j := slices.IndexFunc(keys, func(k connectors.MetadataKey) bool { return k.Name == name })
 		if j < 0 {
-			return nil, sqlerr.New(sqlerr.InvalidParameter, m.P, "column %q: unknown metadata key '%s' for connector '%s' (known: %s)", d.Name, name, connector, kafka.MetadataNames())
+			known := make([]string, len(keys))
+			for i, k := range keys {
+				known[i] = k.Name
+			}
+			return nil, sqlerr.New(sqlerr.InvalidParameter, m.P, "column %q: unknown metadata key '%s' for connector '%s' (known: %s)", d.Name, name, connector, strings.Join(known, ", "))
 		}
 		k := keys[j]
 		if !slices.Contains(k.Types, cols[i].Type.Name) {
@@ -66,12 +78,12 @@ func definitionExtras(sink bool, connector string, defs []parser.ColumnDef, pk *
 	if pk == nil {
 		return nil, nil
 	}
-	if !takesPrimaryKey(connector) {
+	if !takesPK {
 		what := "connector '" + connector + "'"
 		if connector == "" {
 			what = "a stream without a connector"
 		}
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pk.P, "%s takes no PRIMARY KEY (upsert-kafka does: its message key)", what)
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pk.P, "%s takes no PRIMARY KEY", what)
 	}
 	for i, name := range pk.Columns {
 		j := slices.IndexFunc(cols, func(c catalog.Column) bool { return c.Name == name })

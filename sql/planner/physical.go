@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -28,6 +29,8 @@ type PNode struct {
 	// offset (the delivery-guarantee analysis reads both).
 	transactional bool
 	noReplay      bool
+	// idleTimeout: a source subtask without data for this long stops holding the watermark back.
+	idleTimeout time.Duration
 
 	newSource   func(int) exec.Source
 	newOperator func(int) exec.Operator
@@ -95,6 +98,9 @@ func (p *Physical) Graph() (*exec.Graph, error) {
 		switch n.Kind {
 		case exec.SourceNode:
 			en = g.AddSource(n.ID, n.Parallelism, n.newSource)
+			if n.idleTimeout > 0 {
+				en.WithIdleTimeout(n.idleTimeout)
+			}
 		case exec.OperatorNode:
 			en = g.AddOperator(n.ID, n.Parallelism, n.newOperator, ins...)
 		case exec.SinkNode:

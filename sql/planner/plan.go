@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -331,6 +332,9 @@ func finalOverUnbounded(root node, unbounded []*scanNode) (agg *aggNode, windowe
 func updatingReason(n node) string {
 	switch n := n.(type) {
 	case *scanNode:
+		if n.updating && n.obj.Kind == catalog.Stream {
+			return fmt.Sprintf("it reads stream %q, a changelog (updates and deletes)", n.obj.Name)
+		}
 		if n.updating {
 			return fmt.Sprintf("it reads materialized view %q, whose rows change", n.obj.Name)
 		}
@@ -484,6 +488,9 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 	var label string
 	var details []string
 	bounded, noReplay := false, false
+	var idleTimeout time.Duration
+	wmFunc := n.watermarkFunc()
+	ownWatermark := false // the source evaluates the watermark per split itself
 	switch conn := obj.Connector(); {
 	case obj.Kind == catalog.MaterializedView || conn == "":
 		log, err := l.env.Log(obj)
@@ -546,39 +553,53 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 			return nil, err
 		}
 		opts := dataOptions(obj.Options)
-		p, err := c.Build(connectorSpec(obj.Name, schema), opts, connectorEnv(l.env, l.settings))
+		caps := c.Capabilities(opts)
+		spec := connectorSpec(obj.Name, schema, obj.Columns, obj.PrimaryKey)
+		if caps.Watermarks && wmFunc != nil {
+			spec.Watermark, ownWatermark = wmFunc, true
+		}
+		p, err := c.Build(spec, opts, connectorEnv(l.env, l.settings))
 		if err != nil {
 			return nil, configError(err, objectPrefix("stream", obj.Name), noPos)
 		}
 		mk, par, bounded, label, details = p.New, p.Parallelism, p.Bounded, p.Label, p.Details
-		noReplay = !c.Capabilities(opts).Replayable
+		noReplay = !caps.Replayable
+		idleTimeout = p.IdleTimeout
 	}
 	if !bounded {
 		l.allBounded = false
 		l.unbounded = append(l.unbounded, n)
 	}
 	if n.wm != nil {
-		wm := n.wm
-		inner := mk
-		mk = func(sub int) exec.Source {
-			var ectx *expr.Context
-			return operators.WithWatermark(inner(sub), func(tc *exec.TaskContext, rec arrow.RecordBatch) (int64, bool, error) {
-				if ectx == nil {
-					ectx = &expr.Context{Alloc: tc.Alloc, Mode: expr.ErrorsNull, BadValues: tc.Errors}
-				}
-				arr, err := wm.Eval(ectx, rec)
-				if err != nil {
-					return 0, false, err
-				}
-				defer arr.Release()
-				v, ok := operators.MaxTimestamp(arr)
-				return v, ok, nil
-			})
+		if !ownWatermark {
+			inner := mk
+			mk = func(sub int) exec.Source { return operators.WithWatermark(inner(sub), wmFunc) }
+			details = append(details, "watermark: "+n.wmOf)
+		} else {
+			details = append(details, "watermark: "+n.wmOf+" (per partition, the minimum)")
 		}
-		details = append(details, "watermark: "+n.wmOf)
 	}
 	return l.add(&PNode{ID: "source", Kind: exec.SourceNode, Parallelism: par, Label: label, Details: details,
-		newSource: mk, noReplay: noReplay}), nil
+		newSource: mk, noReplay: noReplay, idleTimeout: idleTimeout}), nil
+}
+
+// watermarkFunc evaluates a scan's WATERMARK expression over a batch (its largest value), nil without one. It
+// keeps nothing between calls, so the subtasks of a node share it.
+func (n *scanNode) watermarkFunc() operators.WatermarkFunc {
+	if n.wm == nil {
+		return nil
+	}
+	wm := n.wm
+	return func(tc *exec.TaskContext, rec arrow.RecordBatch) (int64, bool, error) {
+		ectx := &expr.Context{Alloc: tc.Alloc, Mode: expr.ErrorsNull, BadValues: tc.Errors}
+		arr, err := wm.Eval(ectx, rec)
+		if err != nil {
+			return 0, false, err
+		}
+		defer arr.Release()
+		v, ok := operators.MaxTimestamp(arr)
+		return v, ok, nil
+	}
 }
 
 // dataOptions drops the connector option.
@@ -781,7 +802,7 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 			return err
 		}
 		opts := sinkOptions(target.Options)
-		p, err := c.Build(connectorSpec(target.Name, schema), opts, connectorEnv(l.env, l.settings))
+		p, err := c.Build(connectorSpec(target.Name, schema, target.Columns, target.PrimaryKey), opts, connectorEnv(l.env, l.settings))
 		if err != nil {
 			return configError(err, objectPrefix("sink", target.Name), noPos)
 		}
