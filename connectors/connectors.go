@@ -125,6 +125,9 @@ type Env struct {
 	Restoring bool
 	// Parallelism is the session's: the subtasks of a Parallel source's node.
 	Parallelism int
+	// CheckpointInterval is the job's checkpoint interval when a job is planned (INSERT), 0 at CREATE and for
+	// an ad-hoc SELECT: what a sink's transactions must outlive.
+	CheckpointInterval time.Duration
 }
 
 // ResolvePath resolves the 'path' option through env.Path; a refusal is the option's.
@@ -155,6 +158,8 @@ type SourcePlan struct {
 type SinkPlan struct {
 	New     func(subtask int) exec.Sink
 	Details []string // the node's EXPLAIN details; its label is the sink's ("Sink: sink out")
+	// Notices are warnings for the statement that plans the job (a transaction timeout that leaves little room).
+	Notices []string
 }
 
 // OptionNames are the WITH options a connector knows, beside 'connector'.

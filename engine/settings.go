@@ -75,7 +75,7 @@ type jobSettings struct {
 }
 
 func (s jobSettings) planner() planner.Settings {
-	return planner.Settings{Parallelism: s.parallelism, Errors: s.errors, StateTTL: s.stateTTL}
+	return planner.Settings{Parallelism: s.parallelism, Errors: s.errors, StateTTL: s.stateTTL, CheckpointInterval: s.interval}
 }
 
 // settingsFrom parses job settings (missing ones take their defaults).

@@ -371,8 +371,10 @@ type inDoubtSub struct {
 	horizons map[uint64]int64 // id -> horizon of the handles staged by this incarnation, until receipted
 
 	// Replay suppression, subtask goroutine only: rows arriving while the input watermark is below horizon are
-	// dropped (they belong to receipted checkpoints above the restore point).
+	// dropped (they belong to receipted checkpoints above the restore point). dropped: rows were dropped since the
+	// last watermark advance.
 	suppressing bool
+	dropped     bool
 	horizon     int64
 	suppressed  int64
 }
@@ -431,12 +433,13 @@ func (d *inDoubtSub) receipt(id uint64) error {
 }
 
 // beforeOpen consumes the subtask's unresolved markers, then arms replay suppression from its receipts above the
-// restore point. restoredWM is the subtask's input watermark at the restored checkpoint.
-func (d *inDoubtSub) beforeOpen(ctx context.Context, restoredWM int64) error {
+// restore point. restoredWM is the subtask's input watermark at the restored checkpoint; channels the number of
+// its input channels.
+func (d *inDoubtSub) beforeOpen(ctx context.Context, restoredWM int64, channels int) error {
 	if err := d.consumeMarkers(ctx); err != nil {
 		return err
 	}
-	return d.armSuppression(restoredWM)
+	return d.armSuppression(restoredWM, channels)
 }
 
 // consumeMarkers settles each unresolved marker of the subtask with a read-only Describe before the sink opens
@@ -492,7 +495,7 @@ func (d *inDoubtSub) consumeMarkers(ctx context.Context) error {
 // armSuppression reads the subtask's receipts above the restore point: the replay re-produces the rows of those
 // checkpoints, which the external system already has. Rows arriving before the input watermark reaches the
 // newest receipt's horizon are dropped in front of Write.
-func (d *inDoubtSub) armSuppression(restoredWM int64) error {
+func (d *inDoubtSub) armSuppression(restoredWM int64, channels int) error {
 	s := d.s
 	fsys, dir, op := s.inc.fs, s.inc.cpDir, s.node.ID
 	rs, err := checkpoint.ListReceipts(fsys, dir, op, s.index)
@@ -536,25 +539,57 @@ func (d *inDoubtSub) armSuppression(restoredWM int64) error {
 			"than publish them twice (replay suppression needs output ordered by the watermark, e.g. windowed "+
 			"aggregates and joins)", s.tctx.Job, op, s.index, receipted, wmString(restoredWM), wmString(h.Horizon), top)}
 	}
+	if channels > 1 {
+		// The horizon is the minimum over the channels at the barrier: a row of a channel that was ahead can
+		// arrive after the combined watermark reached it although the row's interval is receipted.
+		return &inDoubtError{permanent: true, msg: fmt.Sprintf("job %s: sink %s subtask %d: the restore replays "+
+			"checkpoints %v, which the external system already committed, and the subtask reads %d input channels, "+
+			"whose combined watermark cannot separate their rows from the new ones: the restore fails rather than "+
+			"publish them twice (replay suppression needs one input channel per sink subtask: a forward edge)",
+			s.tctx.Job, op, s.index, receipted, channels)}
+	}
 	d.suppressing, d.horizon = true, h.Horizon
 	s.tctx.Log.Info("replay suppression armed: rows of receipted checkpoints are dropped until the input watermark "+
 		"reaches the horizon", "receipted", receipted, "restored", restored, "horizon", wmString(h.Horizon))
 	return nil
 }
 
-// suppress reports whether a replayed batch arriving at input watermark wm is dropped (and counts it).
-func (d *inDoubtSub) suppress(wm int64, rows int) bool {
+// suppress reports whether a replayed batch arriving while suppression is armed (the input watermark below the
+// horizon) is dropped, and counts it.
+func (d *inDoubtSub) suppress(rows int) bool {
 	if !d.suppressing {
 		return false
 	}
-	if wm >= d.horizon {
-		d.suppressing = false
-		d.s.tctx.Log.Info("replay suppression ended: the input watermark reached the horizon", "suppressed_rows", d.suppressed)
-		return false
-	}
+	d.dropped = true
 	d.suppressed += int64(rows)
 	d.s.inc.stats.suppressed.Add(int64(rows))
 	return true
+}
+
+// onWatermark ends suppression when the input watermark reaches the horizon. Rows released by a watermark at or
+// below the horizon were released before the receipted barrier in the first run too, so dropping them is exact.
+// But when the replay's watermark jumps from below the horizon to above it (its batches differ from the first
+// run's), the rows dropped just before the jump were released by a watermark above the horizon: some may belong
+// after the receipted checkpoint, and nothing tells which. The incarnation then fails (its output is not
+// committed) rather than lose them; the restart replays again.
+func (d *inDoubtSub) onWatermark(wm int64) error {
+	if !d.suppressing {
+		return nil
+	}
+	if wm < d.horizon {
+		d.dropped = false
+		return nil
+	}
+	if d.dropped && wm > d.horizon {
+		d.suppressing = false
+		return fmt.Errorf("job %s: sink %s subtask %d: replay suppression cannot separate the rows of receipted "+
+			"checkpoints from the new ones: the replayed watermark jumped over the receipt's horizon %s to %s "+
+			"(the replay's batches differ from the first run's); failing rather than lose rows", d.s.tctx.Job,
+			d.s.node.ID, d.s.index, wmString(d.horizon), wmString(wm))
+	}
+	d.suppressing = false
+	d.s.tctx.Log.Info("replay suppression ended: the input watermark reached the horizon", "suppressed_rows", d.suppressed)
+	return nil
 }
 
 func wmString(wm int64) string {

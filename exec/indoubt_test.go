@@ -1080,3 +1080,25 @@ func TestInDoubtPartialAbandonNeverSkipsAnInterval(t *testing.T) {
 	}
 	r.exactlyOnce()
 }
+
+// Replay suppression decides by the watermark a row arrives under. When the replay reads its input in bigger
+// batches than the first run (a Kafka poll after a backlog), the watermark can jump from below the receipt's
+// horizon to far above it, and the windows released by that jump include some that closed after the receipted
+// checkpoint: dropping them would lose them silently. The restore fails instead, naming the jump.
+func TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon(t *testing.T) {
+	r := newEORig(t, 2)
+	r.b.forgetEnded = true
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		if sub, _ := parseTxnName(name); sub == 0 {
+			return exec.VerdictUnknown, nil, true
+		}
+		return 0, nil, false
+	}
+	r.src.batchRows = r.src.rows // the replay reads everything left in one batch
+	_, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1 })
+	if err == nil || !strings.Contains(err.Error(), "jumped over the receipt's horizon") {
+		t.Fatalf("want the replay refused; got %v", err)
+	}
+}

@@ -961,7 +961,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 	s.tctx.Receipt = d.receipt
 	write := h.process
 	h.process = func(logical int, b Batch) error {
-		if d.suppress(s.inputWM(), b.Rows()) {
+		if d.suppress(b.Rows()) {
 			// Published by the dead incarnation (its receipt says so): counted as written, not written again.
 			s.rows += int64(b.Rows())
 			s.inc.stats.rowsOut.Add(int64(b.Rows()))
@@ -970,6 +970,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 		}
 		return write(logical, b)
 	}
+	h.onWatermark = d.onWatermark
 	h.snapshot = func(b checkpoint.Barrier) error {
 		if err := sink.PreCommit(b.ID); err != nil {
 			return err
@@ -978,7 +979,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 	}
 	open := func(tc *TaskContext) error {
 		// Markers and receipts first: the open fences the transactional identity.
-		if err := d.beforeOpen(s.inc.ctx, s.inputWM()); err != nil {
+		if err := d.beforeOpen(s.inc.ctx, s.inputWM(), len(ins)); err != nil {
 			return err
 		}
 		if err := sink.Open(tc); err != nil {

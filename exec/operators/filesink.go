@@ -56,11 +56,20 @@ func (e badEncoder) Abandon()                                      {}
 // lineFlush is how much encoded text a file encoder gathers before handing it to the writer.
 const lineFlush = 64 << 10
 
-// textEncoder holds what the CSV and JSON encoders share: the output and a reusable line buffer.
+// textEncoder holds what the CSV and JSON encoders share: the output, a reusable line buffer and the row renderer.
 type textEncoder struct {
 	w    io.Writer
 	line []byte
-	cols []textform.Column
+	row  *textform.Row
+}
+
+func (t *textEncoder) init(format string, schema *arrow.Schema) error {
+	row, err := textform.NewRow(format, schema)
+	if err != nil {
+		return err
+	}
+	t.row = row
+	return nil
 }
 
 func (t *textEncoder) Begin(w io.Writer) error {
@@ -69,23 +78,21 @@ func (t *textEncoder) Begin(w io.Writer) error {
 	return nil
 }
 
-func (t *textEncoder) columns(rec arrow.RecordBatch) error {
-	t.cols = t.cols[:0]
-	for _, arr := range rec.Columns() {
-		c, err := textform.NewColumn(arr)
-		if err != nil {
-			return err
+// Write appends each row of rec as one line.
+func (t *textEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
+	if err := t.row.Bind(rec.Columns()); err != nil {
+		return err
+	}
+	defer t.row.Unbind()
+	for i := range int(rec.NumRows()) {
+		t.line = append(t.row.Append(t.line, i), '\n')
+		if len(t.line) >= lineFlush {
+			if err := t.flush(); err != nil {
+				return err
+			}
 		}
-		t.cols = append(t.cols, c)
 	}
 	return nil
-}
-
-func (t *textEncoder) flushIfFull() error {
-	if len(t.line) < lineFlush {
-		return nil
-	}
-	return t.flush()
 }
 
 func (t *textEncoder) flush() error {
@@ -102,20 +109,12 @@ func (t *textEncoder) Finish() error { return t.flush() }
 func (t *textEncoder) Abandon() {
 	t.w = nil
 	t.line = t.line[:0]
-	clear(t.cols) // drop references to the last batch's arrays
-	t.cols = t.cols[:0]
-}
-
-func initTextSchema(schema *arrow.Schema) error {
-	for _, f := range schema.Fields() {
-		if err := textform.CheckType(f.Type); err != nil {
-			return fmt.Errorf("column %s: %w", f.Name, err)
-		}
+	if t.row != nil {
+		t.row.Unbind() // drop references to the last batch's arrays
 	}
-	return nil
 }
 
-// csvEncoder writes RFC 4180 CSV: NULL is an empty field, an empty string is "", lines end in \n.
+// csvEncoder writes RFC 4180 CSV (textform.Row's), lines ending in \n, with an optional header line.
 type csvEncoder struct {
 	textEncoder
 	header bool
@@ -129,7 +128,7 @@ func (e *csvEncoder) Init(schema *arrow.Schema) error {
 	for _, f := range schema.Fields() {
 		e.names = append(e.names, f.Name)
 	}
-	return initTextSchema(schema)
+	return e.textEncoder.init("csv", schema)
 }
 
 func (e *csvEncoder) Begin(w io.Writer) error {
@@ -146,104 +145,12 @@ func (e *csvEncoder) Begin(w io.Writer) error {
 	return nil
 }
 
-func (e *csvEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
-	if err := e.columns(rec); err != nil {
-		return err
-	}
-	defer clear(e.cols)
-	var scratch []byte
-	for i := range int(rec.NumRows()) {
-		for c := range e.cols {
-			col := &e.cols[c]
-			if c > 0 {
-				e.line = append(e.line, ',')
-			}
-			if col.IsNull(i) {
-				continue
-			}
-			if col.Class() == textform.String {
-				scratch = col.Append(scratch[:0], i)
-				e.line = textform.AppendCSVField(e.line, scratch)
-			} else {
-				e.line = col.Append(e.line, i)
-			}
-		}
-		e.line = append(e.line, '\n')
-		if err := e.flushIfFull(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// jsonEncoder writes JSON lines: one object per row, keys in column order, NULL as null, numbers and booleans as
-// JSON values, everything else (timestamps, dates, intervals, bytea) as a string in its Postgres text form. NaN
-// and ±Infinity, which JSON numbers cannot spell, are strings, as Postgres' to_json prints them.
-type jsonEncoder struct {
-	textEncoder
-	keys [][]byte // `{"a":` then `,"b":` ...
-}
+// jsonEncoder writes JSON lines: one object per row (textform.Row's).
+type jsonEncoder struct{ textEncoder }
 
 func (e *jsonEncoder) Ext() string { return "json" }
 
-func (e *jsonEncoder) Init(schema *arrow.Schema) error {
-	e.keys = e.keys[:0]
-	for i, f := range schema.Fields() {
-		sep := byte(',')
-		if i == 0 {
-			sep = '{'
-		}
-		k := textform.AppendJSONString([]byte{sep}, []byte(f.Name))
-		e.keys = append(e.keys, append(k, ':'))
-	}
-	return initTextSchema(schema)
-}
-
-func (e *jsonEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
-	if err := e.columns(rec); err != nil {
-		return err
-	}
-	defer clear(e.cols)
-	var scratch []byte
-	for i := range int(rec.NumRows()) {
-		if len(e.cols) == 0 {
-			e.line = append(e.line, '{')
-		}
-		for c := range e.cols {
-			col := &e.cols[c]
-			e.line = append(e.line, e.keys[c]...)
-			if col.IsNull(i) {
-				e.line = append(e.line, "null"...)
-				continue
-			}
-			switch col.Class() {
-			case textform.Number:
-				e.line = col.Append(e.line, i)
-			case textform.Bool:
-				if col.Bool(i) {
-					e.line = append(e.line, "true"...)
-				} else {
-					e.line = append(e.line, "false"...)
-				}
-			case textform.Float:
-				start := len(e.line)
-				e.line = col.Append(e.line, i)
-				if last := e.line[len(e.line)-1]; last < '0' || last > '9' { // NaN, Infinity
-					scratch = append(scratch[:0], e.line[start:]...)
-					e.line = textform.AppendJSONString(e.line[:start], scratch)
-				}
-			default:
-				scratch = col.Append(scratch[:0], i)
-				e.line = textform.AppendJSONString(e.line, scratch)
-			}
-		}
-		e.line = append(e.line, '}', '\n')
-		if err := e.flushIfFull(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (e *jsonEncoder) Init(schema *arrow.Schema) error { return e.textEncoder.init("json", schema) }
 
 // FileSinkConfigFromOptions reads the WITH options of a CSV or JSON-lines sink; path is the 'path' option, already
 // resolved by the engine.

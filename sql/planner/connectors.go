@@ -52,7 +52,8 @@ func connectorSpec(name string, schema *arrow.Schema, cols []catalog.Column, pk 
 
 // connectorEnv is what a connector may use of env: path resolution and confinement, and the session's settings.
 func connectorEnv(env Env, s Settings) connectors.Env {
-	return connectors.Env{Path: env.Path, Confine: env.Confine, Restoring: s.Restoring, Parallelism: s.Parallelism}
+	return connectors.Env{Path: env.Path, Confine: env.Confine, Restoring: s.Restoring, Parallelism: s.Parallelism,
+		CheckpointInterval: s.CheckpointInterval}
 }
 
 // sourceConnector looks up a stream's connector; at gives the position of an error (the 'connector' option).

@@ -152,6 +152,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	obj := &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts, PrimaryKey: pk}
 	switch conn := opts["connector"]; conn {
 	case "":
 		return nil, sqlerr.New(sqlerr.InvalidParameter, cs.NameP, "CREATE SINK needs WITH (connector = '%s', ...)",
@@ -214,7 +215,7 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	default:
 		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["type"], "sink type '%s' is not supported (append-only or upsert)", opts["type"])
 	}
-	return &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts, PrimaryKey: pk}, nil
+	return obj, nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -31,6 +31,9 @@ type PNode struct {
 	noReplay      bool
 	// idleTimeout: a source subtask without data for this long stops holding the watermark back.
 	idleTimeout time.Duration
+	// commitNotRecoverable marks a sink whose commit a restart cannot redo (the connector's CommitRecoverable is
+	// false: an exactly-once Kafka sink): its exec node tracks confirmations and runs in-doubt resolution.
+	commitNotRecoverable bool
 
 	newSource   func(int) exec.Source
 	newOperator func(int) exec.Operator
@@ -105,6 +108,9 @@ func (p *Physical) Graph() (*exec.Graph, error) {
 			en = g.AddOperator(n.ID, n.Parallelism, n.newOperator, ins...)
 		case exec.SinkNode:
 			en = g.AddSink(n.ID, n.Parallelism, n.newSink, ins...)
+			if n.commitNotRecoverable {
+				en.WithCommitNotRecoverable()
+			}
 		}
 		if n.Keyed {
 			en.WithKeyedState()
@@ -190,6 +196,8 @@ type lowering struct {
 	nodes     []*PNode
 	ids       map[string]int
 	logReads  []LogRead
+	// notices are the connectors' warnings about the plan.
+	notices []string
 }
 
 func (l *lowering) add(n *PNode) *PNode {

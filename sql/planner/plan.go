@@ -46,6 +46,8 @@ type Settings struct {
 	// Restoring plans a job again to restore it (the engine's re-deployment): the sources' files are not checked
 	// against their definitions here, the job's own restore does (and says what changed since its checkpoint).
 	Restoring bool
+	// CheckpointInterval is the job's (0 for an ad-hoc SELECT): connectors check what it asks of them.
+	CheckpointInterval time.Duration
 }
 
 func (s Settings) norm() Settings {
@@ -476,7 +478,7 @@ func assignable(from, to arrow.DataType) bool {
 // physical gathers what the lowering found.
 func (l *lowering) physical(b *binder) *Physical {
 	return &Physical{Nodes: l.nodes, Bounded: l.allBounded, Reads: b.reads, Views: b.views, Limit: -1, LogReads: l.logReads,
-		Notices: deliveryNotices(l.nodes)}
+		Notices: append(deliveryNotices(l.nodes), l.notices...)}
 }
 
 // source lowers a scan to a source node (plus its watermark).
@@ -771,7 +773,7 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 	var mk func(int) exec.Sink
 	var details []string
 	label := "Sink: " + lower(string(target.Kind)) + " " + target.Name
-	transactional := true
+	transactional, notRecoverable := true, false
 	switch conn := target.Connector(); {
 	case target.Kind == catalog.MaterializedView || conn == "":
 		log, err := l.env.Log(target)
@@ -807,10 +809,13 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 			return configError(err, objectPrefix("sink", target.Name), noPos)
 		}
 		mk, details = p.New, p.Details
-		transactional = c.Capabilities(opts).Transactional
+		l.notices = append(l.notices, p.Notices...)
+		caps := c.Capabilities(opts)
+		transactional, notRecoverable = caps.Transactional, !caps.CommitRecoverable
 	}
 	l.add(&PNode{ID: "sink", Kind: exec.SinkNode, Parallelism: in.Parallelism, Label: label, Details: details,
-		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk, transactional: transactional})
+		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk, transactional: transactional,
+		commitNotRecoverable: notRecoverable})
 	return nil
 }
 
