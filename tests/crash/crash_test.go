@@ -271,7 +271,11 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 		t.Fatal(err)
 	}
 	st.inDoubt.add(n)
-	t.Logf("ok: %d runs, killed at %v, %s; %s", it.runs, at, crashed.Round(time.Millisecond), n)
+	verdict := "ok"
+	if t.Failed() {
+		verdict = "FAILED"
+	}
+	t.Logf("%s: %d runs, killed at %v, %s; %s", verdict, it.runs, at, crashed.Round(time.Millisecond), n)
 }
 
 // diedOfSignal reports whether an exited process was ended by a signal rather than exiting.
