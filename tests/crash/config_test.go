@@ -45,16 +45,17 @@ type iterConfig struct {
 
 // kill is one crash: SIGKILL After the run started. With Term, a SIGTERM comes first and the SIGKILL Grace later:
 // a crash in the middle of a graceful stop (its final checkpoint and commit). With On, the SIGKILL comes Delay
-// after the Nth server log line of that kind instead (After is then the fallback when no such line comes): a
-// crash at a dangerous instant the clock would rarely hit.
+// after the Nth server log line of that kind instead, or at Fallback when no such line comes: a crash at a
+// dangerous instant the clock would rarely hit (the exec driver prints no log lines: it kills After).
 type kill struct {
 	After time.Duration
 	Term  bool
 	Grace time.Duration
 
-	On    lineKind
-	Nth   int
-	Delay time.Duration
+	On       lineKind
+	Nth      int
+	Delay    time.Duration
+	Fallback time.Duration
 }
 
 // lineKind names the server log lines a kill can be aimed at.
@@ -81,7 +82,7 @@ func (k kill) String() string {
 	case k.Term:
 		return fmt.Sprintf("%s(TERM+%s)", k.After, k.Grace)
 	case k.On != "":
-		return fmt.Sprintf("%s#%d+%s|%s", k.On, k.Nth, k.Delay, k.After)
+		return fmt.Sprintf("%s#%d+%s|%s", k.On, k.Nth, k.Delay, k.Fallback)
 	}
 	return k.After.String()
 }
@@ -143,10 +144,10 @@ func newIterConfig(seed int64) *iterConfig {
 		switch r := kr.IntN(10); {
 		case i > 0 && (r < 3 || prevAimed && r < 7):
 			// After a kill between COMPLETED and CONFIRMED the restart walks the unconfirmed checkpoints.
-			k.On, k.Nth = onInDoubt, 1+kr.IntN(3)
+			k.On, k.Nth, k.Fallback = onInDoubt, 1+kr.IntN(3), k.After // no walk: the moment drawn
 		case r < 7:
-			k.On, k.Nth = onCompleted, 1+kr.IntN(6)
-			k.After = time.Duration(runMs+2000) * time.Millisecond // the fallback: the line normally comes first
+			// The fallback comes after the run: the line normally comes first.
+			k.On, k.Nth, k.Fallback = onCompleted, 1+kr.IntN(6), time.Duration(runMs+2000)*time.Millisecond
 		}
 		if k.On != "" {
 			k.Delay = time.Duration(kr.IntN(2000)) * time.Microsecond

@@ -30,9 +30,10 @@
 // from their documented hash of seed, column name and row number). The Parquet output is also read back through
 // a parquet stream in the server.
 //
-// The summary counts kills (at random moments and aimed at each kind of line) and, from the server's log lines,
-// the in-doubt protocol at work: resolutions begun, checkpoints they confirmed, fallbacks, handles probed, commit
-// receipts taken as proof, unresolved markers written and settled, replay suppressions and the rows they dropped.
+// The summary counts kills (at random moments and aimed at each kind of line) and, from the server's log lines
+// (serve only), the in-doubt protocol at work: resolutions begun, checkpoints they confirmed, fallbacks, handles
+// probed, commit receipts taken as proof, unresolved markers written and settled, replay suppressions and the
+// rows they dropped.
 //
 // Knobs: CRASH_N iterations (default 200; 4 with -short), CRASH_SEED the first seed (default 1; alone it replays
 // one iteration), CRASH_DRIVER=serve|exec (serve by default; exec: each run is `clinksql exec --wait`, killed the
