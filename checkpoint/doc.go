@@ -125,7 +125,8 @@
 //     receipt's horizon, and refuses the restore when no watermark separates them (exec armSuppression;
 //     TestInDoubtSuppressionWithoutWatermarkFailsTheRestore), or when the replayed watermark jumps over the
 //     horizon right after dropping rows, which may then belong after the receipted checkpoint (exec
-//     onWatermark; TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon).
+//     onWatermark; TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon), or when the sink subtask reads
+//     several channels (TestInDoubtSuppressionRefusesSeveralInputChannels).
 //   - A fallback below a checkpoint that a recoverable sink of the same job already published would publish it
 //     twice (no receipt covers such a sink): it is refused like a damaged checkpoint's fallback (exec
 //     refuseFallbackIfPublished; TestInDoubtFallbackRefusedWhenAnotherSinkPublished).

@@ -1102,3 +1102,30 @@ func TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon(t *testing.T) {
 		t.Fatalf("want the replay refused; got %v", err)
 	}
 }
+
+// A sink subtask reading several channels: the horizon is their minimum at the barrier, so a receipted row of a
+// channel that was ahead can arrive after the combined watermark reached it. The restore that would need
+// suppression there fails instead of publishing twice.
+func TestInDoubtSuppressionRefusesSeveralInputChannels(t *testing.T) {
+	r := newEORig(t, 2)
+	r.graphFn = func(src seqConfig) *exec.Graph {
+		g := exec.NewGraph()
+		s := g.AddSource("gen", 1, newSeqSource(src))
+		agg := g.AddOperator("agg", 2, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
+		g.AddSink("sink", 2, newEOSink(r.b), exec.From(agg, exec.HashExchange(0))).WithCommitNotRecoverable()
+		return g
+	}
+	r.b.forgetEnded = true
+	r.lose(3, commitLost)
+	r.crash(3, 3)
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		if sub, _ := parseTxnName(name); sub == 0 {
+			return exec.VerdictUnknown, nil, true
+		}
+		return 0, nil, false
+	}
+	_, err := r.recover(nil)
+	if err == nil || !strings.Contains(err.Error(), "reads 2 input channels") {
+		t.Fatalf("want the restore refused; got %v", err)
+	}
+}
