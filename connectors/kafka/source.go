@@ -12,7 +12,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -129,6 +131,10 @@ func (s *source) Open(ctx *exec.TaskContext) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(), // so that a partition whose last records are a transaction's marker is seen to reach its end
 		kgo.WithHooks(wakeHook(s.wake)),
+		// Partitions added by a discovery are fetched once the client's metadata names them and the broker's
+		// long-poll fetch returns: refresh the one soon, and bound the other as Kafka's consumer does (500 ms).
+		kgo.MetadataMinAge(100*time.Millisecond),
+		kgo.FetchMaxWait(500*time.Millisecond),
 	)
 	if s.cl, err = kgo.NewClient(opts...); err != nil {
 		return fmt.Errorf("kafka source: %w", err)
@@ -188,29 +194,45 @@ func (w wakeHook) OnFetchRecordBuffered(*kgo.Record) {
 func (s *source) IdleWait() <-chan struct{} { return s.wake }
 
 // listPartitions returns the partitions of the subscribed topics that this subtask owns, sorted. A named topic
-// that does not exist is an error.
+// that does not exist is an error. It asks a broker (not the client's metadata cache, which may be seconds old).
 func (s *source) listPartitions(ctx context.Context) ([]tp, error) {
-	details, err := s.adm.ListTopics(ctx, s.cfg.Topics...)
+	req := kmsg.NewPtrMetadataRequest()
+	if s.cfg.TopicPattern == nil {
+		for _, t := range s.cfg.Topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(t)
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	resp, err := req.RequestWith(ctx, s.cl)
 	if err != nil {
 		return nil, fmt.Errorf("kafka source: listing topics: %w", err)
 	}
 	var out []tp
-	for _, name := range details.Names() {
-		d := details[name]
-		if s.cfg.TopicPattern != nil && (d.IsInternal || !s.cfg.TopicPattern.MatchString(name)) {
+	seen := map[string]bool{}
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
 			continue
 		}
-		if d.Err != nil {
-			return nil, fmt.Errorf("kafka source: topic %s: %w", name, d.Err)
+		name := *t.Topic
+		if s.cfg.TopicPattern != nil && (t.IsInternal || !s.cfg.TopicPattern.MatchString(name)) {
+			continue
 		}
-		for _, p := range d.Partitions.Numbers() {
-			if owner(name, p, s.par) == s.sub {
-				out = append(out, tp{name, p})
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return nil, fmt.Errorf("kafka source: topic %s does not exist", name)
+			}
+			return nil, fmt.Errorf("kafka source: topic %s: %w", name, err)
+		}
+		seen[name] = true
+		for _, p := range t.Partitions {
+			if owner(name, p.Partition, s.par) == s.sub {
+				out = append(out, tp{name, p.Partition})
 			}
 		}
 	}
 	for _, name := range s.cfg.Topics {
-		if _, ok := details[name]; !ok {
+		if !seen[name] {
 			return nil, fmt.Errorf("kafka source: topic %s does not exist", name)
 		}
 	}
@@ -266,6 +288,9 @@ func (s *source) addPartitions(ctx context.Context, ts []tp, pos Position) error
 	case ModeGroup:
 		if group, err = s.adm.FetchOffsets(ctx, s.cfg.GroupID); err == nil {
 			err = group.Error()
+		}
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			group, err = nil, nil // a group that never committed: every partition starts at the reset position
 		}
 		if err != nil {
 			return fmt.Errorf("kafka source: fetching the offsets of group %s: %w", s.cfg.GroupID, err)

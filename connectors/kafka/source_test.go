@@ -2,8 +2,11 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,11 +14,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/exec/textform"
+	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 	"github.com/clinksql/clinksql/tests/kafkatest"
 )
@@ -293,5 +299,259 @@ func TestSourceBoundedEndsAtStartOffsets(t *testing.T) {
 	h2.finish()
 	if !slices.Equal(h2.rows, rest) {
 		t.Fatalf("restored bounded source: %q, want %q", h2.rows, rest)
+	}
+}
+
+// Partitions that appear while the source runs are found at the next discovery and read from their start (the
+// records produced into them before the discovery included).
+func TestSourceDiscoversNewPartitions(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"grow": 1}})
+	c.Produce(t, rec("grow", 0, "", `{"id": 1}`))
+	cfg := config(t, c, []Column{col("id", bigint), meta("p", "partition", integer)}, nil, map[string]string{
+		"topic": "grow", "format": "json", "scan.startup.mode": "earliest-offset",
+		"scan.topic-partition-discovery.interval": "10 ms"})
+	h := start(t, cfg, 0, 1, nil, nil)
+	h.until("the first partition's row", func() bool { return len(h.rows) == 1 })
+	c.AddPartitions(t, "grow", 2)
+	c.Produce(t, rec("grow", 1, "", `{"id": 2}`), rec("grow", 2, "", `{"id": 3}`))
+	h.until("the new partitions' rows", func() bool { return len(h.rows) == 3 })
+	got := slices.Clone(h.rows)
+	slices.Sort(got)
+	if want := []string{"+I 1 0", "+I 2 1", "+I 3 2"}; !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+}
+
+// The subtask's watermark is the minimum over its partitions: an empty partition holds it back until it has been
+// idle for scan.watermark.idle-timeout, after which the partition with rows alone sets it.
+func TestSourceIdlePartitionStopsHoldingTheWatermark(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"w": 2}})
+	for i := range 5 {
+		c.Produce(t, rec("w", 0, "", fmt.Sprintf(`{"id": %d, "ts": "2026-01-01 00:00:0%d"}`, i, i)))
+	}
+	cols := []Column{col("id", bigint), col("ts", ts)}
+	wmFunc := func(_ *exec.TaskContext, r arrow.RecordBatch) (int64, bool, error) {
+		v, ok := operators.MaxTimestamp(r.Column(1))
+		return v, ok, nil
+	}
+	opts := map[string]string{"topic": "w", "format": "json", "scan.startup.mode": "earliest-offset"}
+	noIdle := config(t, c, cols, nil, opts)
+	noIdle.Watermark = wmFunc
+	h := start(t, noIdle, 0, 1, nil, nil)
+	h.until("the rows", func() bool { return len(h.rows) == 5 })
+	if h.wm != exec.MinWatermark {
+		t.Fatalf("without an idle timeout the empty partition holds the watermark back; it is %d", h.wm)
+	}
+	h.close()
+
+	opts["scan.watermark.idle-timeout"] = "20 ms"
+	idle := config(t, c, cols, nil, opts)
+	idle.Watermark = wmFunc
+	h2 := start(t, idle, 0, 1, nil, nil)
+	want := time.Date(2026, 1, 1, 0, 0, 4, 0, time.UTC).UnixMicro()
+	h2.until("the watermark of partition 0", func() bool { return h2.wm == want })
+}
+
+// Formats: csv and raw values, a json key with EXCEPT_KEY, and the metadata columns; records that cannot be read
+// are skipped and counted (skip), or fail the source naming where they are (fail).
+func TestSourceFormatsAndBadRows(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"csv": 1, "raw": 1, "keyed": 1}})
+	c.Produce(t, rec("csv", 0, "", "1,a\n"), rec("csv", 0, "", `2,"b,c"`), rec("csv", 0, "", "3"),
+		rec("csv", 0, "", "x,d"), rec("csv", 0, "", "5,"))
+	c.Produce(t, rec("raw", 0, "", "hello"), rec("raw", 0, "", "\xff"), rec("raw", 0, "", "x\x00"))
+	hdr := rec("keyed", 0, `{"k": 7}`, `{"v": "seven", "k": 99}`)
+	hdr.Headers = []kgo.RecordHeader{{Key: "trace", Value: []byte("t-1")}, {Key: "bin", Value: []byte{0xff}}}
+	hdr.Timestamp = time.UnixMilli(1767225600123)
+	c.Produce(t, hdr, rec("keyed", 0, `{"k": "x"}`, `{"v": "bad key"}`), rec("keyed", 0, "", `{"v": "null key"}`))
+
+	run := func(cfg SourceConfig) (*harness, error) {
+		h := start(t, cfg, 0, 1, nil, nil)
+		var err error
+		for h.status != exec.Finished && err == nil {
+			err = h.step()
+		}
+		return h, err
+	}
+	bounded := map[string]string{"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"}
+	with := func(extra map[string]string) map[string]string {
+		m := maps.Clone(bounded)
+		maps.Copy(m, extra)
+		return m
+	}
+
+	// csv: a record with too few fields and one whose id is not a number are skipped and counted.
+	h, err := run(config(t, c, []Column{col("id", bigint), col("s", varchar)}, nil, with(map[string]string{"topic": "csv", "format": "csv"})))
+	if err != nil || !slices.Equal(h.rows, []string{"+I 1 a", "+I 2 b,c", "+I 5 NULL"}) || h.tc.Errors.Load() != 2 {
+		t.Fatalf("csv: %v, rows %q, %d bad", err, h.rows, h.tc.Errors.Load())
+	}
+	_, err = run(config(t, c, []Column{col("id", bigint), col("s", varchar)}, nil, with(map[string]string{"topic": "csv", "format": "csv", "csv.ignore-parse-errors": "false"})))
+	if e := sqlerr.As(err); e == nil || e.Code != "22P04" || !strings.Contains(e.Msg, "topic csv partition 0 offset 2") {
+		t.Fatalf("csv, fail: %v", err)
+	}
+
+	// raw: the bytes as VARCHAR (not UTF-8: bad) or as BYTEA.
+	h, err = run(config(t, c, []Column{col("s", varchar)}, nil, with(map[string]string{"topic": "raw", "format": "raw"})))
+	if err != nil || !slices.Equal(h.rows, []string{"+I hello", "+I x\x00"}) || h.tc.Errors.Load() != 1 {
+		t.Fatalf("raw varchar: %v, rows %q, %d bad", err, h.rows, h.tc.Errors.Load())
+	}
+	h, err = run(config(t, c, []Column{col("b", arrow.BinaryTypes.Binary)}, nil, with(map[string]string{"topic": "raw", "format": "raw"})))
+	if err != nil || !slices.Equal(h.rows, []string{`+I \x68656c6c6f`, `+I \xff`, `+I \x7800`}) {
+		t.Fatalf("raw bytea: %v, rows %q", err, h.rows)
+	}
+
+	// A json key and value (the value's k is not read: EXCEPT_KEY), and the metadata.
+	cols := []Column{col("k", bigint), col("v", varchar), meta("t", "topic", varchar), meta("o", "offset", bigint),
+		meta("ts", "timestamp", ts), meta("h", "headers", varchar), meta("tt", "timestamp-type", varchar)}
+	h, err = run(config(t, c, cols, nil, with(map[string]string{"topic": "keyed", "value.format": "json",
+		"key.format": "json", "key.fields": "k", "value.fields-include": "EXCEPT_KEY"})))
+	want := []string{
+		"+I 7 seven keyed 0 2026-01-01 00:00:00.123 {\"trace\":\"t-1\",\"bin\":\"\ufffd\"} CreateTime",
+		`+I NULL null key keyed 2 ` + h.rows[len(h.rows)-1][len("+I NULL null key keyed 2 "):],
+	}
+	if err != nil || len(h.rows) != 2 || h.rows[0] != want[0] || !strings.HasPrefix(h.rows[1], "+I NULL null key keyed 2 ") || h.tc.Errors.Load() != 1 {
+		t.Fatalf("keyed: %v, rows %q (want %q), %d bad", err, h.rows, want, h.tc.Errors.Load())
+	}
+}
+
+// debezium-json is a changelog: c and r insert, u retracts the before image and inserts the after, d retracts;
+// a tombstone has no row, an event without its before image is bad.
+func TestSourceDebeziumChangelog(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"cdc": 1}})
+	c.Produce(t,
+		rec("cdc", 0, "", `{"before": null, "after": {"id": 1, "name": "a"}, "op": "c"}`),
+		rec("cdc", 0, "", `{"before": null, "after": {"id": 2, "name": "b"}, "op": "r"}`),
+		rec("cdc", 0, "", `{"before": {"id": 1, "name": "a"}, "after": {"id": 1, "name": "aa"}, "op": "u"}`),
+		rec("cdc", 0, "", `{"before": null, "after": {"id": 2, "name": "bb"}, "op": "u"}`),
+		rec("cdc", 0, "", `{"before": {"id": 2, "name": "b"}, "after": null, "op": "d"}`),
+		rec("cdc", 0, "", "\x00"),
+		rec("cdc", 0, "", `{"before": {"id": "x"}, "after": {"id": 3}, "op": "u"}`),
+	)
+	cfg := config(t, c, []Column{col("id", bigint), col("name", varchar)}, nil, map[string]string{"topic": "cdc",
+		"format": "debezium-json", "scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"})
+	h := start(t, cfg, 0, 1, nil, nil)
+	h.finish()
+	want := []string{"+I 1 a", "+I 2 b", "-U 1 a", "+U 1 aa", "-D 2 b"}
+	if !slices.Equal(h.rows, want) || h.tc.Errors.Load() != 2 {
+		t.Fatalf("rows %q, want %q; %d bad, want 2 (an update without its before image, one with a bad before)", h.rows, want, h.tc.Errors.Load())
+	}
+}
+
+// upsert-kafka: the key's last record is in the subtask's state, captured with the offset: a source restored
+// from a snapshot and its state retracts exactly the rows the first source had produced before it.
+func TestSourceUpsertChangelogRestores(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"u": 1}})
+	put := func(k int, v string) *kgo.Record {
+		if v == "" {
+			return rec("u", 0, fmt.Sprintf(`{"k": %d}`, k), "\x00")
+		}
+		return rec("u", 0, fmt.Sprintf(`{"k": %d}`, k), fmt.Sprintf(`{"k": %d, "v": "%s"}`, k, v))
+	}
+	c.Produce(t, put(1, "a"), put(2, "b"), put(1, "c"), put(3, ""), put(2, ""), put(1, "d"))
+	o := map[string]string{"connector": "upsert-kafka", "properties.bootstrap.servers": c.Bootstrap(), "topic": "u",
+		"key.format": "json", "value.format": "json"}
+	cfg, err := SourceConfigFromOptions([]Column{col("k", bigint), col("v", varchar)}, []string{"k"}, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.BatchRows = 2
+	dir := t.TempDir()
+	st, err := state.OpenMemory(state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, cfg, 0, 1, nil, st)
+	h.until("the first two keys", func() bool { return len(h.rows) >= 2 })
+	off, before := h.snapshot(), len(h.rows)
+	snap, err := st.Capture(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "snap")
+	if err := snap.Persist(path); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"+I 1 a", "+I 2 b", "-U 1 a", "+U 1 c", "-D 2 b", "-U 1 c", "+U 1 d"}
+	h.until("every change", func() bool { return len(h.rows) == len(want) })
+	if !slices.Equal(h.rows, want) {
+		t.Fatalf("changelog %q, want %q", h.rows, want)
+	}
+	h.close()
+	st.Close()
+
+	st2, err := state.OpenMemory(state.Options{RestorePath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	h2 := start(t, cfg, 0, 1, off, st2)
+	h2.until("the rest", func() bool { return len(h2.rows) == len(want)-before })
+	if !slices.Equal(h2.rows, want[before:]) {
+		t.Fatalf("restored changelog %q, want %q", h2.rows, want[before:])
+	}
+}
+
+// SASL: the source logs in with the user and password of Flink's JAAS line (SCRAM-SHA-512 here).
+func TestSourceSASL(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"s": 1},
+		Users: []kafkatest.User{{Mechanism: "SCRAM-SHA-512", Name: "reader", Password: `p"w\d`}}})
+	c.Produce(t, rec("s", 0, "", `{"id": 1}`))
+	cfg := config(t, c, []Column{col("id", bigint)}, nil, map[string]string{"topic": "s", "format": "json",
+		"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset",
+		"properties.security.protocol": "SASL_PLAINTEXT", "properties.sasl.mechanism": "SCRAM-SHA-512",
+		"properties.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="reader" password="p\"w\\d";`})
+	h := start(t, cfg, 0, 1, nil, nil)
+	h.finish()
+	if !slices.Equal(h.rows, []string{"+I 1"}) {
+		t.Fatalf("rows %q", h.rows)
+	}
+}
+
+// The group's offsets are committed after a checkpoint completes (only then), for monitoring; a fresh start in
+// group-offsets mode begins there.
+func TestSourceCommitsGroupOffsetsAfterCheckpoint(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"g": 1}})
+	for i := range 4 {
+		c.Produce(t, rec("g", 0, "", fmt.Sprintf(`{"id": %d}`, i)))
+	}
+	opts := map[string]string{"topic": "g", "format": "json", "properties.group.id": "watchers",
+		"scan.startup.mode": "earliest-offset"}
+	cfg := config(t, c, []Column{col("id", bigint)}, nil, opts)
+	cfg.BatchRows = 2
+	h := start(t, cfg, 0, 1, nil, nil)
+	h.until("two rows", func() bool { return len(h.rows) == 2 })
+	h.snapshot() // checkpoint 1, at offset 2
+	h.until("four rows", func() bool { return len(h.rows) == 4 })
+	h.snapshot() // checkpoint 2, at offset 4
+	committed := func() int64 {
+		cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		os, err := c.Admin(t).FetchOffsets(cx, "watchers")
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return -1
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := os.Lookup("g", 0)
+		if !ok {
+			return -1
+		}
+		return o.At
+	}
+	if got := committed(); got != -1 {
+		t.Fatalf("committed %d before any checkpoint completed", got)
+	}
+	h.src.(exec.CheckpointListener).NotifyCheckpointAborted(1)
+	h.src.(exec.CheckpointListener).NotifyCheckpointComplete(2)
+	h.close() // waits for the commit
+	if got := committed(); got != 4 {
+		t.Fatalf("committed %d after checkpoint 2, want 4", got)
+	}
+	c.Produce(t, rec("g", 0, "", `{"id": 4}`))
+	opts["scan.startup.mode"] = "group-offsets"
+	h2 := start(t, config(t, c, []Column{col("id", bigint)}, nil, opts), 0, 1, nil, nil)
+	h2.until("the row after the group's offset", func() bool { return len(h2.rows) == 1 })
+	if h2.rows[0] != "+I 4" {
+		t.Fatalf("group-offsets start read %q first", h2.rows[0])
 	}
 }
