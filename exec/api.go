@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -62,18 +61,40 @@ type Emitter interface {
 //   - OnWatermark when the combined watermark (min over inputs, a finished input counting as MaxWatermark)
 //     advances; timers and windows fire here. The runtime forwards the watermark after OnWatermark returns, so
 //     output emitted here precedes it downstream;
-//   - OnBarrier before the runtime captures State for checkpoint b.ID: the operator writes what it keeps in memory
-//     and has changed since the last barrier into State (the write-back cache). It must not emit;
+//   - OnBarrier before the runtime captures State for checkpoint id: the operator writes what it keeps in memory
+//     and has changed since the last barrier into State (the write-back cache). It must not emit. Whether the
+//     checkpoint is aligned, unaligned or terminal is the runtime's business: the operator's duty is the same;
 //   - Close once at the end, after the final OnWatermark(MaxWatermark) at end of input, or on cancel.
 //
 // An error from any method is a runtime failure of the job, which restarts it from its last completed checkpoint.
+//
+// An operator with nothing to do in OnWatermark embeds NoTimers; one that keeps no state and holds no resources
+// embeds Stateless (OnBarrier and Close do nothing). Every implementation is pinned with
+// var _ exec.Operator = (*op)(nil).
 type Operator interface {
 	Open(ctx *TaskContext) error
 	Process(input int, b Batch, out Emitter) error
 	OnWatermark(wm int64, out Emitter) error
-	OnBarrier(b checkpoint.Barrier) error
+	OnBarrier(id uint64) error
 	Close() error
 }
+
+// NoTimers is embedded by an operator that fires nothing on the watermark: its OnWatermark does nothing, and the
+// runtime forwards the watermark as it does after every OnWatermark.
+type NoTimers struct{}
+
+// OnWatermark does nothing.
+func (NoTimers) OnWatermark(int64, Emitter) error { return nil }
+
+// Stateless is embedded by an operator that keeps nothing across batches: no checkpointed state (OnBarrier does
+// nothing: the runtime's capture of State finds nothing of it) and nothing to release (Close does nothing).
+type Stateless struct{}
+
+// OnBarrier does nothing.
+func (Stateless) OnBarrier(uint64) error { return nil }
+
+// Close does nothing.
+func (Stateless) Close() error { return nil }
 
 // Starter is implemented by operators that have output before any input: a global aggregate's row over no rows.
 // The runtime calls Start once, right after Open (state restored) and before any input, barrier or watermark; it may

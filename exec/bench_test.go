@@ -25,13 +25,13 @@ func (discardSink) Abort(uint64) error           { return nil }
 func (discardSink) Close() error                 { return nil }
 
 // passThrough forwards batches unchanged: a stateless stage.
-type passThrough struct{}
+type passThrough struct {
+	exec.NoTimers
+	exec.Stateless
+}
 
 func (passThrough) Open(*exec.TaskContext) error                        { return nil }
 func (passThrough) Process(_ int, b exec.Batch, out exec.Emitter) error { return out.Emit(b) }
-func (passThrough) OnWatermark(int64, exec.Emitter) error               { return nil }
-func (passThrough) OnBarrier(checkpoint.Barrier) error                  { return nil }
-func (passThrough) Close() error                                        { return nil }
 
 // throttled wraps a source so that it produces at most one batch per interval while *on is false.
 type throttled struct {

@@ -5,11 +5,14 @@
 //
 //   - Stream elements (element.go): a batch with its row kinds, a watermark, a barrier, end of input. Typed; no
 //     interface{} payloads.
-//   - The operator, source and sink contracts (api.go).
+//   - The operator, source and sink contracts (api.go), with the no-op defaults operators embed (NoTimers,
+//     Stateless), and the event-time arithmetic the windowed operators share (eventtime.go: AddSat, DueWindows).
 //   - Graph (graph.go): nodes with a parallelism, edges with an exchange (forward, hash by key, broadcast,
 //     rebalance). A union is an operator with several inputs, not a node of its own.
 //   - Exchanges (exchange.go): one bounded channel per producer-consumer pair of subtasks, so every channel is its
-//     own alignment input; hash routing by key group with the fixed key hash of package state (hash.go).
+//     own alignment input; hash routing by key group with the fixed key hash of package state (hash.go). Keyed
+//     operators check that a row's key group is theirs with the same hash (keygroup.go: OwnedKeyGroup,
+//     BatchKeyGroups); a row of another key group is a routing bug that fails the job.
 //   - Runners (runner.go): one goroutine per subtask. A source runner takes barriers only between Produce calls;
 //     an input runner (operators and sinks) reads its channels round robin, aligns barriers, captures in-flight
 //     records of unaligned checkpoints, tracks watermarks.

@@ -893,7 +893,11 @@ func TestInDoubtFailedCommitIsResolvedByTheRestart(t *testing.T) {
 
 // toResult maps each event row to a result row (key, ts, 1, val) as it arrives: output not ordered by the
 // watermark.
-type toResult struct{ ctx *exec.TaskContext }
+type toResult struct {
+	exec.NoTimers
+	exec.Stateless
+	ctx *exec.TaskContext
+}
 
 func (o *toResult) Open(ctx *exec.TaskContext) error { o.ctx = ctx; return nil }
 func (o *toResult) Process(_ int, b exec.Batch, out exec.Emitter) error {
@@ -907,9 +911,6 @@ func (o *toResult) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	}
 	return out.Emit(rb.batch())
 }
-func (o *toResult) OnWatermark(int64, exec.Emitter) error { return nil }
-func (o *toResult) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (o *toResult) Close() error                          { return nil }
 
 // noWatermark is a source without event time: it never advances the watermark.
 type noWatermark struct{ exec.Source }

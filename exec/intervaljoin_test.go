@@ -14,7 +14,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/join"
 )
 
 // The time joins (interval and window join) in the runtime: two generator sources hashed on their key into the
@@ -48,6 +48,8 @@ func (o *failOnceOp) OutputWatermark(wm int64) int64 { return heldWatermark(o.Op
 // one for a pair), cnt the left val and sum the right val, -1 for NULL. cols names the join output's left key,
 // start, val, then the right ones.
 type timeJoinShape struct {
+	exec.NoTimers
+	exec.Stateless
 	ctx  *exec.TaskContext
 	cols [6]int
 }
@@ -80,10 +82,6 @@ func (s *timeJoinShape) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	}
 	return out.Emit(rb.batch())
 }
-
-func (s *timeJoinShape) OnWatermark(int64, exec.Emitter) error { return nil }
-func (s *timeJoinShape) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (s *timeJoinShape) Close() error                          { return nil }
 
 // timeJoinPipeline is gen-a and gen-b (made by source) hashed on column 0 into join at parallelism p, then the
 // shaping operator and the sink.
@@ -147,8 +145,8 @@ func expectedTimeJoin(left, right []event, match func(l, r event) bool, start fu
 
 func intervalJoinOp(t testing.TB) func(int) exec.Operator {
 	t.Helper()
-	f, _, err := operators.NewIntervalJoin(operators.IntervalJoinConfig{
-		JoinSpec: operators.JoinSpec{Type: operators.JoinFull, Left: eventSchema, Right: eventSchema,
+	f, _, err := join.NewIntervalJoin(join.IntervalJoinConfig{
+		JoinSpec: join.JoinSpec{Type: join.JoinFull, Left: eventSchema, Right: eventSchema,
 			LeftKeys: []int{0}, RightKeys: []int{0}},
 		LeftTime: 1, RightTime: 1, Lower: ijLower, Upper: ijUpper,
 	})

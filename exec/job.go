@@ -933,7 +933,7 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 		hold:        hold,
 		process:     func(logical int, b Batch) error { return op.Process(logical, b, s.out) },
 		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },
-		snapshot:    op.OnBarrier,
+		snapshot:    func(b checkpoint.Barrier) error { return op.OnBarrier(b.ID) },
 		forward:     s.out.broadcast,
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/join"
 )
 
 // The regular join in the runtime: two generator sources hashed on their key into a FULL OUTER join, whose
@@ -49,8 +49,8 @@ func (s rjChangelogSink) Write(b exec.Batch) error {
 // rjJoinOp is the FULL OUTER regular join of two eventSchema inputs on their key.
 func rjJoinOp(t testing.TB) func(int) exec.Operator {
 	t.Helper()
-	join, _, err := operators.NewJoin(operators.RegularJoinConfig{JoinSpec: operators.JoinSpec{
-		Type: operators.JoinFull, Left: eventSchema, Right: eventSchema, LeftKeys: []int{0}, RightKeys: []int{0}}})
+	join, _, err := join.NewJoin(join.RegularJoinConfig{JoinSpec: join.JoinSpec{
+		Type: join.JoinFull, Left: eventSchema, Right: eventSchema, LeftKeys: []int{0}, RightKeys: []int{0}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 )
@@ -269,7 +268,7 @@ func (w *windowSum) OnWatermark(wm int64, out exec.Emitter) error {
 	return out.Emit(rb.batch())
 }
 
-func (w *windowSum) OnBarrier(checkpoint.Barrier) error {
+func (w *windowSum) OnBarrier(uint64) error {
 	for k := range w.dirty {
 		key := state.KeyedKey(w.keyGroup(k.key), windowState, encodeWindowKey(k))
 		if a := w.windows[k.start][k.key]; a != nil {
@@ -405,9 +404,9 @@ func (o *gatedOp) Process(input int, b exec.Batch, out exec.Emitter) error {
 	return o.Operator.Process(input, b, out)
 }
 
-func (o *gatedOp) OnBarrier(b checkpoint.Barrier) error {
-	o.gate.snapshotted.Store(b.ID)
-	return o.Operator.OnBarrier(b)
+func (o *gatedOp) OnBarrier(id uint64) error {
+	o.gate.snapshotted.Store(id)
+	return o.Operator.OnBarrier(id)
 }
 
 func (o *gatedOp) OutputWatermark(wm int64) int64 { return heldWatermark(o.Operator, wm) }

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 )
 
 // probe forwards batches and records every combined watermark its runner hands it.
 type probe struct {
+	exec.Stateless
 	mu   sync.Mutex
 	wms  []int64
 	rows int
@@ -32,8 +32,6 @@ func (p *probe) OnWatermark(wm int64, _ exec.Emitter) error {
 	p.mu.Unlock()
 	return nil
 }
-func (p *probe) OnBarrier(checkpoint.Barrier) error { return nil }
-func (p *probe) Close() error                       { return nil }
 
 func (p *probe) state() ([]int64, int) {
 	p.mu.Lock()
@@ -119,13 +117,14 @@ func TestIdleSourceStopsHoldingWatermarkBack(t *testing.T) {
 }
 
 // holder passes batches through and holds its output watermark back by lag (exec.WatermarkHolder).
-type holder struct{ lag int64 }
+type holder struct {
+	exec.NoTimers
+	exec.Stateless
+	lag int64
+}
 
 func (holder) Open(*exec.TaskContext) error                        { return nil }
 func (holder) Process(_ int, b exec.Batch, out exec.Emitter) error { return out.Emit(b) }
-func (holder) OnWatermark(int64, exec.Emitter) error               { return nil }
-func (holder) OnBarrier(checkpoint.Barrier) error                  { return nil }
-func (holder) Close() error                                        { return nil }
 func (h holder) OutputWatermark(wm int64) int64                    { return wm - h.lag }
 
 // An operator that emits rows older than its input watermark (an interval join's outer rows) holds the watermark

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/join"
 )
 
 // The window join's inputs: (key, window_start, window_end, val), each row in the tumbling window of its event time.
@@ -72,8 +72,8 @@ func expectedWindowJoin(left, right []event) []string {
 
 func windowJoinOp(t testing.TB) func(int) exec.Operator {
 	t.Helper()
-	f, _, err := operators.NewWindowJoin(operators.WindowJoinConfig{
-		JoinSpec: operators.JoinSpec{Type: operators.JoinFull, Left: windowedSchema, Right: windowedSchema,
+	f, _, err := join.NewWindowJoin(join.WindowJoinConfig{
+		JoinSpec: join.JoinSpec{Type: join.JoinFull, Left: windowedSchema, Right: windowedSchema,
 			LeftKeys: []int{0}, RightKeys: []int{0}},
 		LeftStart: 1, LeftEnd: 2, RightStart: 1, RightEnd: 2,
 	})

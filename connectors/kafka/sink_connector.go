@@ -55,6 +55,12 @@ func (c sinkConnector) Build(spec connectors.Spec, opts map[string]string, env c
 		return connectors.SinkPlan{}, err
 	}
 	var notices []string
+	switch cfg.Delivery {
+	case AtLeastOnce:
+		notices = append(notices, fmt.Sprintf("delivery guarantee: at-least-once, not exactly-once: sink %s ('sink.delivery-guarantee' = 'at-least-once') writes the rows since the last checkpoint again after a failure", spec.Object))
+	case None:
+		notices = append(notices, fmt.Sprintf("delivery guarantee: none: sink %s ('sink.delivery-guarantee' = 'none') may lose or repeat rows after a failure", spec.Object))
+	}
 	if cfg.Delivery == ExactlyOnce && env.CheckpointInterval > 0 && !env.Restoring {
 		warning, err := CheckTransactionTimeout(cfg.TransactionTimeout, env.CheckpointInterval)
 		if err != nil {

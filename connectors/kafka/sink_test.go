@@ -341,6 +341,7 @@ func TestBrokerPausedAcrossCommit(t *testing.T) {
 	if err := r.cluster.Pause(); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, r.cluster) // SIGSTOP takes effect asynchronously: the broker must not answer the commit
 	done := make(chan error, 1)
 	go func() { done <- s.Commit(1) }()
 	waitBytesQueuedAt(t, r.cluster) // the EndTxn reached the stopped broker's socket
@@ -367,6 +368,67 @@ func TestBrokerPausedAcrossCommit(t *testing.T) {
 		t.Fatalf("ResolveCommit after the pause = %v, %v; want committed", v, err)
 	}
 	r.expectIDs(seq(0, 300))
+}
+
+// waitStopped waits until every thread of the process listening on the cluster's first broker port is stopped
+// (state T in /proc), finding the process by its listening socket's inode.
+func waitStopped(t *testing.T, c *kafkatest.Cluster) {
+	t.Helper()
+	_, port, _ := strings.Cut(c.Addrs[0], ":")
+	p, _ := strconv.Atoi(port)
+	local := fmt.Sprintf(":%04X", p)
+	data, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Skipf("no /proc/net/tcp: %v", err)
+	}
+	inode := ""
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && strings.HasSuffix(f[1], local) && f[3] == "0A" { // LISTEN
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		t.Fatalf("no socket listens on %s", c.Addrs[0])
+	}
+	pid := ""
+	procs, _ := os.ReadDir("/proc")
+	for _, e := range procs {
+		fds, err := os.ReadDir("/proc/" + e.Name() + "/fd")
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if l, _ := os.Readlink("/proc/" + e.Name() + "/fd/" + fd.Name()); l == "socket:["+inode+"]" {
+				pid = e.Name()
+			}
+		}
+	}
+	if pid == "" {
+		t.Fatalf("no process holds the listening socket of %s", c.Addrs[0])
+	}
+	deadline := time.Now().Add(kafkatest.Timeout)
+	for time.Now().Before(deadline) {
+		tasks, err := os.ReadDir("/proc/" + pid + "/task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := true
+		for _, task := range tasks {
+			stat, err := os.ReadFile("/proc/" + pid + "/task/" + task.Name() + "/stat")
+			if err != nil {
+				continue // a thread that ended
+			}
+			if i := strings.LastIndexByte(string(stat), ')'); i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		time.Sleep(time.Millisecond) // polling /proc: the stop has no event to wait on
+	}
+	t.Fatalf("process %s did not stop", pid)
 }
 
 // waitBytesQueuedAt waits until some connection to the cluster's first broker has unread bytes queued (the broker
@@ -410,7 +472,15 @@ func TestOpenRefusesWithoutBroker(t *testing.T) {
 	if !strings.Contains(err.Error(), "no broker answered") || !strings.Contains(err.Error(), "exactly-once sink opens only when a broker answers") {
 		t.Fatalf("Open's refusal does not say why: %v", err)
 	}
-	s.Close()
+	// The resolver without a broker: an error (the runtime retries, or refuses to open), never a verdict.
+	h := []byte(`{"v":1,"txn":"tx-job-1-0-0","pid":1,"epoch":0,"topic":"out","parts":[{"p":0,"first":0,"last":0}]}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, call := range []func(context.Context, []byte) (exec.Verdict, error){resolver(cfg).ResolveCommit, resolver(cfg).Describe} {
+		if v, err := call(ctx, h); err == nil {
+			t.Fatalf("the resolver answered %v without a broker", v)
+		}
+	}
 }
 
 // At-least-once: every record is acknowledged by the time PreCommit returns (a plain consumer reads them all);
@@ -618,4 +688,85 @@ func TestSASLThroughProperties(t *testing.T) {
 		t.Fatal("Open with a wrong password succeeded")
 	}
 	s.Close()
+}
+
+// kfake's other late-EndTxn answers (tests/kafkatest measures them): a transaction fenced twice answers
+// PRODUCER_FENCED and its ABORT marker proves aborted; one committed and then fenced answers PRODUCER_FENCED and
+// its COMMIT marker proves committed.
+func TestResolveAfterFenceHistories(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		commit bool // commit before the fences
+		fences int
+		want   exec.Verdict
+	}{
+		{"fenced twice", false, 2, exec.VerdictAborted},
+		{"committed then fenced", true, 1, exec.VerdictCommitted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 2)
+			cfg := r.config()
+			dead := r.open(cfg, 0, &receipts{})
+			t.Cleanup(func() { dead.Close() })
+			r.write(dead, 0, 30)
+			h := preCommit(t, dead, 1)
+			if tc.commit {
+				if err := dead.Commit(1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range tc.fences {
+				r.open(cfg, 0, &receipts{}).Close()
+			}
+			r.expectEndTxnAnswer(h, kerr.ProducerFenced)
+			ctx, cancel := bg()
+			defer cancel()
+			for _, call := range []func(context.Context, []byte) (exec.Verdict, error){resolver(cfg).ResolveCommit, resolver(cfg).Describe} {
+				if v, err := call(ctx, h); err != nil || v != tc.want {
+					t.Fatalf("verdict = %v, %v; want %v", v, err, tc.want)
+				}
+			}
+			want := []int(nil)
+			if tc.commit {
+				want = seq(0, 30)
+			}
+			r.expectIDs(want)
+		})
+	}
+}
+
+// A commit that fails (the broker died, its state kept on disk) leaves the transaction staged and its producer
+// unused; the next Commit, once the broker is back, retries through the resolver and receipts it once.
+func TestCommitRetriedThroughResolverAfterBrokerRestart(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{DataDir: t.TempDir(), Topics: map[string]int32{"out": 2}})
+	r := &rig{t: t, cluster: c, topic: "out", mem: memory.NewCheckedAllocator(memory.DefaultAllocator)}
+	defer r.mem.AssertSize(t, 0)
+	cfg := r.config()
+	rc := &receipts{}
+	s := r.open(cfg, 0, rc)
+	defer s.Close()
+	r.write(s, 0, 100)
+	preCommit(t, s, 1)
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(1); err == nil {
+		t.Fatal("Commit succeeded without a broker")
+	}
+	if got := rc.get(); len(got) != 0 {
+		t.Fatalf("receipts %v after a failed commit", got)
+	}
+	back, err := c.Restart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(back.Kill)
+	r.cluster = back
+	if err := s.Commit(1); err != nil {
+		t.Fatalf("Commit again: %v", err)
+	}
+	if got := rc.get(); !slices.Equal(got, []uint64{1}) {
+		t.Fatalf("receipts %v, want [1]", got)
+	}
+	r.expectIDs(seq(0, 100))
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 )
@@ -64,6 +63,8 @@ func NewCalc(cfg CalcConfig) func(subtask int) exec.Operator {
 }
 
 type calc struct {
+	exec.NoTimers
+	exec.Stateless
 	cfg     CalcConfig
 	schema  *arrow.Schema // nil: pass-through
 	project []expr.Expr   // over the batch of the used columns
@@ -184,7 +185,3 @@ func filterKinds(kinds []exec.RowKind, keep *array.Boolean, n int) []exec.RowKin
 	}
 	return out
 }
-
-func (c *calc) OnWatermark(int64, exec.Emitter) error { return nil }
-func (c *calc) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (c *calc) Close() error                          { return nil }

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -167,7 +166,7 @@ func TestCalcFilterProject(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if err := op.OnBarrier(checkpoint.Barrier{ID: 1}); err != nil {
+				if err := op.OnBarrier(1); err != nil {
 					t.Fatal(err)
 				}
 				if err := op.Close(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -18,6 +17,8 @@ func NewRowKindColumn(name string, in *arrow.Schema) (func(subtask int) exec.Ope
 }
 
 type rowKindColumn struct {
+	exec.NoTimers
+	exec.Stateless
 	schema *arrow.Schema
 	ctx    *exec.TaskContext
 }
@@ -43,7 +44,3 @@ func (o *rowKindColumn) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	cols := append([]arrow.Array{kinds}, b.Rec.Columns()...)
 	return out.Emit(exec.Batch{Rec: array.NewRecordBatch(o.schema, cols, int64(n))})
 }
-
-func (*rowKindColumn) OnWatermark(int64, exec.Emitter) error { return nil }
-func (*rowKindColumn) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (*rowKindColumn) Close() error                          { return nil }

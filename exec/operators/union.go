@@ -1,7 +1,6 @@
 package operators
 
 import (
-	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -12,7 +11,10 @@ func NewUnion() func(subtask int) exec.Operator {
 	return func(int) exec.Operator { return &union{} }
 }
 
-type union struct{}
+type union struct {
+	exec.NoTimers
+	exec.Stateless
+}
 
 var _ exec.Operator = (*union)(nil)
 
@@ -24,6 +26,3 @@ func (*union) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	}
 	return out.Emit(b)
 }
-func (*union) OnWatermark(int64, exec.Emitter) error { return nil }
-func (*union) OnBarrier(checkpoint.Barrier) error    { return nil }
-func (*union) Close() error                          { return nil }

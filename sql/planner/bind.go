@@ -8,8 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/join"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -455,7 +456,7 @@ func (b *binder) bindFrom(from []parser.TableExpr) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		j := newJoin(operators.JoinInner, n, r, tablePos(t))
+		j := newJoin(join.JoinInner, n, r, tablePos(t))
 		j.comma = true
 		n = j
 	}
@@ -631,19 +632,19 @@ func (b *binder) bindWindowTVF(t *parser.WindowTVF) (node, error) {
 	w.win.TimeCol = tc
 	switch t.Kind {
 	case "tumble":
-		w.win.Kind, w.win.Size = operators.WindowTumble, durs[0]
+		w.win.Kind, w.win.Size = agg.WindowTumble, durs[0]
 	case "hop":
-		w.win.Kind, w.win.Slide, w.win.Size = operators.WindowHop, durs[0], durs[1]
+		w.win.Kind, w.win.Slide, w.win.Size = agg.WindowHop, durs[0], durs[1]
 		if w.win.Size%w.win.Slide != 0 {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, t.Args[1].Pos(), "HOP size must be a multiple of its slide")
 		}
 	case "cumulate":
-		w.win.Kind, w.win.Step, w.win.Size = operators.WindowCumulate, durs[0], durs[1]
+		w.win.Kind, w.win.Step, w.win.Size = agg.WindowCumulate, durs[0], durs[1]
 		if w.win.Size%w.win.Step != 0 {
 			return nil, sqlerr.New(sqlerr.InvalidParameter, t.Args[1].Pos(), "CUMULATE size must be a multiple of its step")
 		}
 	case "session":
-		w.win.Kind, w.win.Gap = operators.WindowSession, durs[0]
+		w.win.Kind, w.win.Gap = agg.WindowSession, durs[0]
 		for _, p := range t.PartitionBy {
 			ref, ok := p.(*parser.ColumnRef)
 			if !ok {

@@ -7,8 +7,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/join"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -26,7 +28,7 @@ const (
 // clause of the SELECT it belongs to gave its conjuncts), cond is the whole condition; then keys, the time bound
 // or window and the residual are split out of it.
 type joinNode struct {
-	typ         operators.JoinType
+	typ         join.JoinType
 	left, right node
 	// cond is the ON condition (plus the WHERE conjuncts of an inner join that read both sides), over out.
 	cond  expr.Expr
@@ -50,16 +52,16 @@ type joinNode struct {
 func (n *joinNode) columns() []Col   { return n.out }
 func (n *joinNode) children() []node { return []node{n.left, n.right} }
 
-func joinType(kind string) (operators.JoinType, bool) {
+func joinType(kind string) (join.JoinType, bool) {
 	switch kind {
 	case "inner", "cross", "":
-		return operators.JoinInner, true
+		return join.JoinInner, true
 	case "left":
-		return operators.JoinLeft, true
+		return join.JoinLeft, true
 	case "right":
-		return operators.JoinRight, true
+		return join.JoinRight, true
 	case "full":
-		return operators.JoinFull, true
+		return join.JoinFull, true
 	}
 	return 0, false
 }
@@ -107,7 +109,7 @@ func (b *binder) joinInput(t parser.TableExpr) (node, error) {
 		return nil, err
 	}
 	if tvf, ok := n.(*windowTVFNode); ok {
-		if tvf.win.Kind == operators.WindowSession {
+		if tvf.win.Kind == agg.WindowSession {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, tablePos(t), "a SESSION window must be aggregated before a join")
 		}
 		return &assignNode{tvf: tvf}, nil
@@ -115,7 +117,7 @@ func (b *binder) joinInput(t parser.TableExpr) (node, error) {
 	return n, nil
 }
 
-func newJoin(typ operators.JoinType, left, right node, pos int) *joinNode {
+func newJoin(typ join.JoinType, left, right node, pos int) *joinNode {
 	j := &joinNode{typ: typ, left: left, right: right, pos: pos}
 	j.out = append(append(j.out, left.columns()...), right.columns()...)
 	return j
@@ -148,9 +150,9 @@ func (b *binder) joinUsing(j *joinNode, t *parser.Join) (node, error) {
 		conds = append(conds, eq)
 		merged := l
 		switch j.typ {
-		case operators.JoinRight:
+		case join.JoinRight:
 			merged = r
-		case operators.JoinFull:
+		case join.JoinFull:
 			if merged, err = expr.Call("coalesce", l, r); err != nil {
 				return nil, posErr(err, t.P)
 			}
@@ -199,7 +201,7 @@ func distributeWhere(root node, cond expr.Expr) (node, []expr.Expr, error) {
 // (a subquery, USING) is a boundary, except the USING projection that re-shows the join's columns.
 func placeConjunct(n node, c expr.Expr, base int) (node, bool, error) {
 	j, ok := n.(*joinNode)
-	if !ok || j.analyzed || j.typ != operators.JoinInner {
+	if !ok || j.analyzed || j.typ != join.JoinInner {
 		return n, false, nil
 	}
 	cols := expr.Columns(c)
@@ -498,7 +500,7 @@ func (j *joinNode) keyColumns(lks, rks []expr.Expr) (node, error) {
 			return nil, sqlerr.New(sqlerr.UndefinedFunction, j.pos, "operator does not exist: %s = %s",
 				expr.TypeName(lks[k].Type()), expr.TypeName(rks[k].Type()))
 		}
-		if !operators.KeyType(t) {
+		if !rowcodec.KeyType(t) {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "a join key of type %s is not supported", expr.TypeName(t))
 		}
 		side := func(e expr.Expr, base, width int, extra *[]expr.Expr) (int, error) {
@@ -575,8 +577,8 @@ func appendColumns(n node, extra []expr.Expr) node {
 }
 
 // spec is the operators' view of the join.
-func (j *joinNode) spec() operators.JoinSpec {
-	return operators.JoinSpec{Type: j.typ, Left: schemaOf(j.left.columns()), Right: schemaOf(j.right.columns()),
+func (j *joinNode) spec() join.JoinSpec {
+	return join.JoinSpec{Type: j.typ, Left: schemaOf(j.left.columns()), Right: schemaOf(j.right.columns()),
 		LeftKeys: j.leftKeys, RightKeys: j.rightKeys, Residual: j.residual}
 }
 
@@ -601,7 +603,7 @@ func (j *joinNode) describe() (label string, details []string) {
 	default:
 		label = "Join: " + j.typ.String()
 		st := "state: every row of both inputs, kept"
-		if j.typ != operators.JoinInner {
+		if j.typ != join.JoinInner {
 			st += "; outer rows are retracted when a match arrives"
 		}
 		details = append(details, st)
@@ -734,13 +736,13 @@ func attrOf(n node, i int) colAttr {
 
 // windowIdentity names a windowing by its kind and sizes (not by its time column), so that two inputs windowed
 // alike can be joined window by window.
-func windowIdentity(w operators.WindowAggConfig) string {
+func windowIdentity(w agg.WindowAggConfig) string {
 	switch w.Kind {
-	case operators.WindowTumble:
+	case agg.WindowTumble:
 		return fmt.Sprintf("TUMBLE(%s, offset %d)", formatInterval(w.Size), w.Offset)
-	case operators.WindowHop:
+	case agg.WindowHop:
 		return fmt.Sprintf("HOP(slide %s, size %s, offset %d)", formatInterval(w.Slide), formatInterval(w.Size), w.Offset)
-	case operators.WindowCumulate:
+	case agg.WindowCumulate:
 		return fmt.Sprintf("CUMULATE(step %s, size %s, offset %d)", formatInterval(w.Step), formatInterval(w.Size), w.Offset)
 	}
 	return "" // sessions differ per key: no window join
@@ -756,7 +758,7 @@ func joinUpdating(j *joinNode) string {
 			return r
 		}
 	}
-	if j.typ != operators.JoinInner {
+	if j.typ != join.JoinInner {
 		return fmt.Sprintf("Join (%s, regular) retracts a NULL-padded row when its first match arrives", j.typ)
 	}
 	return ""
@@ -790,15 +792,15 @@ func (l *lowering) join(j *joinNode) (*PNode, error) {
 	switch j.strategy {
 	case joinInterval:
 		id = "interval-join"
-		factory, _, err = operators.NewIntervalJoin(operators.IntervalJoinConfig{JoinSpec: spec,
+		factory, _, err = join.NewIntervalJoin(join.IntervalJoinConfig{JoinSpec: spec,
 			LeftTime: j.leftTime, RightTime: j.rightTime, Lower: j.lower, Upper: j.upper})
 	case joinWindow:
 		id = "window-join"
-		factory, _, err = operators.NewWindowJoin(operators.WindowJoinConfig{JoinSpec: spec,
+		factory, _, err = join.NewWindowJoin(join.WindowJoinConfig{JoinSpec: spec,
 			LeftStart: j.leftStart, LeftEnd: j.leftEnd, RightStart: j.rightStart, RightEnd: j.rightEnd})
 	default:
 		id = "join"
-		factory, _, err = operators.NewJoin(operators.RegularJoinConfig{JoinSpec: spec, TTL: l.settings.StateTTL,
+		factory, _, err = join.NewJoin(join.RegularJoinConfig{JoinSpec: spec, TTL: l.settings.StateTTL,
 			LeftUpdating: updatingReason(j.left) != "", RightUpdating: updatingReason(j.right) != ""})
 	}
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
 )
 
 // node is a logical plan node: what a query computes, before exchanges and parallelism.
@@ -55,7 +55,7 @@ type valuesNode struct {
 // a TUMBLE projection.
 type windowTVFNode struct {
 	in      node
-	win     operators.WindowAggConfig // Kind, TimeCol (in in's columns) and sizes
+	win     agg.WindowAggConfig // Kind, TimeCol (in in's columns) and sizes
 	timeCol string
 	// partition holds SESSION's PARTITION BY columns (indexes into in's columns).
 	partition []int
@@ -83,7 +83,7 @@ func (n *assignNode) columns() []Col { return n.tvf.out }
 // conditions; its output is keys, window_start, window_end, aggregates.
 type aggNode struct {
 	pre    *projectNode
-	cfg    operators.WindowAggConfig
+	cfg    agg.WindowAggConfig
 	global bool // a plain GROUP BY over a bounded, append-only input: one window that ends with the input
 	// group is a GROUP BY without a window in a continuous query, or over a changelog: the operator is the
 	// updating group aggregate and there are no window columns.
@@ -101,12 +101,12 @@ type aggNode struct {
 func (n *aggNode) newOperator(mode expr.ErrorMode) (func(int) exec.Operator, *arrow.Schema, error) {
 	in := schemaOf(n.pre.out)
 	if n.group {
-		return operators.NewGroupAggregate(operators.GroupAggConfig{Keys: n.cfg.Keys, Aggs: n.cfg.Aggs,
+		return agg.NewGroupAggregate(agg.GroupAggConfig{Keys: n.cfg.Keys, Aggs: n.cfg.Aggs,
 			InputUpdating: updatingReason(n.pre.in) != "", Mode: mode}, in)
 	}
 	cfg := n.cfg
 	cfg.Mode = mode
-	return operators.NewWindowAggregate(cfg, in)
+	return agg.NewWindowAggregate(cfg, in)
 }
 
 // winCols is how many window columns (window_start, window_end) follow the keys in the output.
@@ -146,16 +146,16 @@ func explainExprs(es []expr.Expr, cols []Col) string {
 	return strings.Join(parts, ", ")
 }
 
-func windowLabel(cfg operators.WindowAggConfig, timeCol string) string {
+func windowLabel(cfg agg.WindowAggConfig, timeCol string) string {
 	d := func(us int64) string { return formatInterval(us) }
 	switch cfg.Kind {
-	case operators.WindowTumble:
+	case agg.WindowTumble:
 		return fmt.Sprintf("TUMBLE(%s, %s)", timeCol, d(cfg.Size))
-	case operators.WindowHop:
+	case agg.WindowHop:
 		return fmt.Sprintf("HOP(%s, slide %s, size %s)", timeCol, d(cfg.Slide), d(cfg.Size))
-	case operators.WindowCumulate:
+	case agg.WindowCumulate:
 		return fmt.Sprintf("CUMULATE(%s, step %s, size %s)", timeCol, d(cfg.Step), d(cfg.Size))
-	case operators.WindowSession:
+	case agg.WindowSession:
 		return fmt.Sprintf("SESSION(%s, gap %s)", timeCol, d(cfg.Gap))
 	}
 	return "?"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -336,7 +337,7 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		factory, _, err := operators.NewWindowAssign(n.tvf.win, schemaOf(n.tvf.in.columns()))
+		factory, _, err := agg.NewWindowAssign(n.tvf.win, schemaOf(n.tvf.in.columns()))
 		if err != nil {
 			return nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err)
 		}
@@ -350,16 +351,16 @@ func (l *lowering) lower(n node) (*PNode, error) {
 	return nil, fmt.Errorf("planner: cannot lower %T", n)
 }
 
-func describeAgg(a operators.AggSpec, pre []Col, name string) string {
+func describeAgg(a agg.AggSpec, pre []Col, name string) string {
 	var s string
 	arg := "*"
 	if a.Arg >= 0 {
 		arg = pre[a.Arg].Name
 	}
 	switch a.Func {
-	case operators.AggCountStar:
+	case agg.AggCountStar:
 		s = "count(*)"
-	case operators.AggCountDistinct:
+	case agg.AggCountDistinct:
 		s = "count(DISTINCT " + arg + ")"
 	default:
 		s = name + "(" + arg + ")"

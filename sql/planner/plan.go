@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/exec/textform"
@@ -832,13 +833,13 @@ func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool,
 	if f, isFilter := in.(*filterNode); isFilter {
 		having, in = f.cond, f.in
 	}
-	agg, isAgg := in.(*aggNode)
-	if !isAgg || !(agg.global || agg.group) || agg.keys != 0 {
+	an, isAgg := in.(*aggNode)
+	if !isAgg || !(an.global || an.group) || an.keys != 0 {
 		return nil, false, nil
 	}
-	w := agg.winCols()
+	w := an.winCols()
 	// The aggregate's output with no rows: window_start, window_end, then COUNTs 0 and NULL for the rest.
-	cols := make([]arrow.Array, len(agg.out))
+	cols := make([]arrow.Array, len(an.out))
 	defer func() {
 		for _, c := range cols {
 			if c != nil {
@@ -846,11 +847,11 @@ func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool,
 			}
 		}
 	}()
-	for i, c := range agg.out {
+	for i, c := range an.out {
 		b := array.NewBuilder(mem, c.Type)
 		if i >= w {
-			switch agg.cfg.Aggs[i-w].Func {
-			case operators.AggCount, operators.AggCountStar, operators.AggCountDistinct:
+			switch an.cfg.Aggs[i-w].Func {
+			case agg.AggCount, agg.AggCountStar, agg.AggCountDistinct:
 				b.(*array.Int64Builder).Append(0)
 			default:
 				b.AppendNull()
@@ -861,7 +862,7 @@ func emptyAggregateRow(root node, mem memory.Allocator) (row []*string, ok bool,
 		cols[i] = b.NewArray()
 		b.Release()
 	}
-	rec := array.NewRecordBatch(schemaOf(agg.out), cols, 1)
+	rec := array.NewRecordBatch(schemaOf(an.out), cols, 1)
 	defer rec.Release()
 	ctx := &expr.Context{Alloc: mem, Mode: expr.ErrorsFail}
 	if having != nil {

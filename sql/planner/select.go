@@ -5,8 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -56,7 +56,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 		input, inCols = tvf.in, tvf.out[:len(tvf.out)-2]
 	case tvf != nil:
 		// Not aggregated: every row gets the window_start and window_end of each window it falls in.
-		if tvf.win.Kind == operators.WindowSession {
+		if tvf.win.Kind == agg.WindowSession {
 			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, s.P,
 				"a SESSION window must be aggregated: GROUP BY window_start, window_end (sessions end only when they close)")
 		}
@@ -281,7 +281,7 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 	eb := &exprBinder{sc: sc, params: b.params}
 	ab := &aggBinding{in: sc, fps: map[string]int{}}
 	n := &aggNode{}
-	var cfg operators.WindowAggConfig
+	var cfg agg.WindowAggConfig
 	var timeExpr expr.Expr
 	var keyASTs []parser.Expr
 	var winLabel string
@@ -347,7 +347,7 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		// each emitted once when the watermark passes its end (Flink's window propagation). Every window end is
 		// its own tiny TUMBLE window ending there, and window_start and window_end stay keys.
 		n.propagated = true
-		cfg = operators.WindowAggConfig{Kind: operators.WindowTumble, Size: 1}
+		cfg = agg.WindowAggConfig{Kind: agg.WindowTumble, Size: 1}
 		var err error
 		if timeExpr, err = expr.Call("-", we, expr.Interval(1)); err != nil {
 			return nil, nil, posErr(err, s.P)
@@ -360,7 +360,7 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		winLabel = "none: the result is updated as rows arrive"
 	default:
 		n.global = true
-		cfg = operators.WindowAggConfig{Kind: operators.WindowTumble, Size: math.MaxInt64}
+		cfg = agg.WindowAggConfig{Kind: agg.WindowTumble, Size: math.MaxInt64}
 		timeExpr = expr.Timestamp(0)
 		winLabel = "whole input"
 	}
@@ -397,10 +397,10 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		if _, dup := seen[fp]; dup {
 			continue
 		}
-		spec := operators.AggSpec{Arg: -1, Filter: -1}
+		spec := agg.AggSpec{Arg: -1, Filter: -1}
 		switch {
 		case f.Name == "count" && f.Star:
-			spec.Func = operators.AggCountStar
+			spec.Func = agg.AggCountStar
 		case f.Star:
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, f.P, "%s(*) is only valid for COUNT", f.Name)
 		case len(f.Args) != 1:
@@ -419,7 +419,7 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 				return nil, nil, err
 			}
 		}
-		if spec.Func != operators.AggCountStar {
+		if spec.Func != agg.AggCountStar {
 			if g := findAggregate(f.Args[0]); g != nil {
 				return nil, nil, sqlerr.New(sqlerr.GroupingError, g.P, "aggregate function calls cannot be nested")
 			}
@@ -544,7 +544,7 @@ func windowKeys(keys []parser.Expr, input node, sc *scope) (end expr.Expr, windo
 }
 
 // aggFunc checks an aggregate's argument type and picks the operator's function.
-func aggFunc(f *parser.Func, t arrow.DataType) (operators.AggFunc, error) {
+func aggFunc(f *parser.Func, t arrow.DataType) (agg.AggFunc, error) {
 	numeric := false
 	if _, ok := numericRank(t); ok {
 		numeric = true
@@ -552,9 +552,9 @@ func aggFunc(f *parser.Func, t arrow.DataType) (operators.AggFunc, error) {
 	switch f.Name {
 	case "count":
 		if f.Distinct {
-			return operators.AggCountDistinct, nil
+			return agg.AggCountDistinct, nil
 		}
-		return operators.AggCount, nil
+		return agg.AggCount, nil
 	case "sum", "avg":
 		if f.Distinct {
 			return 0, sqlerr.New(sqlerr.FeatureNotSupported, f.P, "%s(DISTINCT ...) is not supported", f.Name)
@@ -563,25 +563,25 @@ func aggFunc(f *parser.Func, t arrow.DataType) (operators.AggFunc, error) {
 			return 0, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s(%s) does not exist", f.Name, expr.TypeName(t))
 		}
 		if f.Name == "sum" {
-			return operators.AggSum, nil
+			return agg.AggSum, nil
 		}
-		return operators.AggAvg, nil
+		return agg.AggAvg, nil
 	case "min", "max":
 		switch t.ID() {
 		case arrow.BINARY, arrow.DURATION, arrow.NULL:
 			return 0, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s(%s) does not exist", f.Name, expr.TypeName(t))
 		}
 		if f.Name == "min" {
-			return operators.AggMin, nil
+			return agg.AggMin, nil
 		}
-		return operators.AggMax, nil
+		return agg.AggMax, nil
 	}
 	return 0, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s does not exist", f.Name)
 }
 
 // legacyWindow reads GROUP BY TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap).
-func (b *binder) legacyWindow(f *parser.Func, sc *scope) (operators.WindowAggConfig, expr.Expr, string, error) {
-	var cfg operators.WindowAggConfig
+func (b *binder) legacyWindow(f *parser.Func, sc *scope) (agg.WindowAggConfig, expr.Expr, string, error) {
+	var cfg agg.WindowAggConfig
 	want := map[string]int{"tumble": 2, "hop": 3, "session": 2}[f.Name]
 	if len(f.Args) != want {
 		return cfg, nil, "", sqlerr.New(sqlerr.UndefinedFunction, f.P, "%s takes %d arguments in GROUP BY", upper(f.Name), want)
@@ -611,11 +611,11 @@ func (b *binder) legacyWindow(f *parser.Func, sc *scope) (operators.WindowAggCon
 	}
 	switch f.Name {
 	case "tumble":
-		cfg.Kind, cfg.Size = operators.WindowTumble, durs[0]
+		cfg.Kind, cfg.Size = agg.WindowTumble, durs[0]
 	case "hop":
-		cfg.Kind, cfg.Slide, cfg.Size = operators.WindowHop, durs[0], durs[1]
+		cfg.Kind, cfg.Slide, cfg.Size = agg.WindowHop, durs[0], durs[1]
 	case "session":
-		cfg.Kind, cfg.Gap = operators.WindowSession, durs[0]
+		cfg.Kind, cfg.Gap = agg.WindowSession, durs[0]
 	}
 	return cfg, expr.Column(tc, sc.cols[tc].Name, sc.cols[tc].Type), windowLabel(cfg, ref.Name), nil
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
-	"github.com/clinksql/clinksql/exec/operators"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -18,7 +19,7 @@ import (
 // enclosing query gives cfg.N (pushdown absorbs it); without one the query is refused.
 type topNNode struct {
 	in  node
-	cfg operators.TopNConfig
+	cfg agg.TopNConfig
 	pos int
 	out []Col
 }
@@ -65,7 +66,7 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 			if !ok {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s must be columns; compute expressions in a subquery", what)
 			}
-			if !operators.KeyType(x.Type()) {
+			if !rowcodec.KeyType(x.Type()) {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s cannot be of type %s", what, expr.TypeName(x.Type()))
 			}
 			return c, nil
@@ -83,7 +84,7 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			k := operators.SortKey{Col: c, Desc: o.Desc, NullsFirst: o.Desc} // Postgres: NULLs sort as the largest value
+			k := agg.SortKey{Col: c, Desc: o.Desc, NullsFirst: o.Desc} // Postgres: NULLs sort as the largest value
 			if o.NullsFirst != nil {
 				k.NullsFirst = *o.NullsFirst
 			}
@@ -165,7 +166,7 @@ func (l *lowering) topN(n *topNNode) (*PNode, error) {
 	}
 	cfg := n.cfg
 	cfg.InputUpdating = updatingReason(n.in) != ""
-	factory, _, err := operators.NewTopN(cfg, schemaOf(n.in.columns()))
+	factory, _, err := agg.NewTopN(cfg, schemaOf(n.in.columns()))
 	if err != nil {
 		return nil, posErr(err, n.pos)
 	}

@@ -1,0 +1,74 @@
+// Package agg holds the aggregating operators over Arrow batches: the window aggregate (GROUP BY a window of
+// TUMBLE, HOP, CUMULATE or SESSION), the window assignment of a window table function without GROUP BY, the group
+// (updating) aggregate, and Top-N (ROW_NUMBER() <= N). The aggregates share one accumulator library (accum.go): one
+// accumulator per function and argument type behind one interface, built for the window aggregate's form
+// (append-only, merged by sessions, results into builders) or the group aggregate's (retractable, results as
+// canonical bytes); the forms differ only in their state value formats and in what a retraction needs kept.
+// MIN/MAX keeps a typed extreme in the window form and order-preserving bytes in the group form.
+// Keys and rows are kept as the canonical bytes of package exec/rowcodec; keys are routed and owned as in package
+// exec (HashKeys, OwnedKeyGroup). The rules every operator keeps (no boxing per row, no batch held after it is
+// handed on, every allocation through TaskContext.Alloc) are in package operators' doc.
+//
+// # Window assignment
+//
+// NewWindowAssign appends window_start/window_end to every row once per TUMBLE, HOP or CUMULATE window it falls in
+// (a window table function without GROUP BY); it keeps no state.
+//
+// # Window aggregate
+//
+// NewWindowAggregate (window*.go) computes GROUP BY window_start, window_end[, keys] over TUMBLE, HOP, CUMULATE
+// and SESSION with COUNT, COUNT(*), COUNT(DISTINCT), SUM, MIN, MAX, AVG and FILTER (WHERE ...); the contract,
+// the window definitions and the result types are in window.go. It owns:
+//
+//   - its working set: one accumulator per (window, key) in memory, kept column-wise per aggregate and indexed by
+//     a dense group id, found through a Go map per window (int64 keys) or by canonical key bytes;
+//   - its keyed state: at each barrier it writes the accumulators changed since the previous one under
+//     KeyedKey(key group, 1, window_end window_start key), deletes those of fired or merged-away windows, and
+//     stores the watermark under OperatorKey("window/wm"); Open rebuilds the working set by a Scan of its key
+//     groups;
+//   - firing: at a watermark, every window with end <= watermark is emitted (ordered by window_end,
+//     window_start, key bytes) and forgotten; late rows are counted in TaskContext.Late, NULL event times in
+//     TaskContext.Errors.
+//
+// It must never:
+//
+//   - touch the state backend per row: only Open, OnBarrier (and nothing else) read or write it;
+//   - emit a window before the watermark reaches its end, or again after a restore (the watermark is state);
+//   - accept a row of a key group it does not own (that is a routing bug: it fails the job), or hash keys any
+//     other way than exec.HashKeys, which the hash exchange routes with;
+//   - treat an updating input as append-only: a row kind other than Insert fails the operator;
+//   - turn an overflow into a wrong number: SUM(int) past BIGINT and decimal results past 38 digits are
+//     SQLSTATE 22003 errors; a float SUM or AVG whose finite sum reaches an infinity follows WindowAggConfig.Mode
+//     (22003, or the result NULL and counted in TaskContext.Errors).
+//
+// Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
+// row), per-key early firing, allowed lateness, and retracting input.
+//
+// # Group aggregate and Top-N
+//
+// NewGroupAggregate (group*.go) computes GROUP BY without a window and SELECT DISTINCT over an append-only input
+// or a changelog; NewTopN (topn*.go) computes ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..) <= N. Both emit a
+// changelog per input batch (Flink's mini-batch): for each group or partition the batch touched, in order of first
+// touch, the result before the batch is compared with the result after it (+I, -U/+U, -D; nothing when
+// unchanged). Their contracts are in group.go and topn.go. They own:
+//
+//   - their working sets: groups column-wise by dense id (retractable accumulators: row count, 128-bit sums,
+//     counted distinct values, MIN/MAX value multisets over a changelog); Top-N partitions as sorted multisets of
+//     the rows' sort bytes (order bytes of the sort keys, then the canonical row bytes, which break ties), holding
+//     only the top N over an append-only input;
+//   - their keyed state: KeyedKey(kg, 1, key) holding the group's row count and accumulators, and
+//     KeyedKey(kg, 1, uvarint(len(part)) part entry) holding one Top-N row's copy count and the length of its order
+//     bytes. Dirty groups and changed entries are written at OnBarrier; a group or partition that disappears is
+//     deleted when it does. Groups and partitions are loaded lazily (Get, or a prefix Scan) only when the backend
+//     may hold them, and evicted at a barrier when the working set grows too large.
+//
+// They must never:
+//
+//   - read or write the backend per row beyond the write-back cache (a lazy load on a miss, Put/Delete);
+//   - accept a row of a key group they do not own, or hash keys other than with exec.HashKeys;
+//   - treat a retraction on an append-only input as data (it fails the operator); a retraction of a row they do
+//     not hold, over a changelog, is counted in TaskContext.Errors and ignored;
+//   - let the result depend on arrival order within a batch's net effect, or on a restore: updates run in row
+//     order and the state holds exact bits;
+//   - turn an overflow into a wrong number (22003; a float sum follows GroupAggConfig.Mode, as above).
+package agg

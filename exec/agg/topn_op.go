@@ -1,0 +1,692 @@
+package agg
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
+	"github.com/clinksql/clinksql/state"
+)
+
+// State layout of the Top-N in the subtask's backend, one entry per distinct row of a partition:
+//
+//	KeyedKey(kg, topNStateID, uvarint(len(part)) part entry)   uvarint copies, uvarint len(order)
+//
+// part is the partition's canonical key bytes (package rowcodec; empty without partition columns), entry is the
+// row's sort bytes: the order bytes of its sort keys, then its canonical row bytes (every column, as a key). The
+// uvarint length keeps partition "a" from prefixing partition "ab", so a partition is a prefix Scan.
+//
+// Order bytes of one sort key: NULL is 0x00 (NULLS FIRST) or 0x02 (NULLS LAST); a value is 0x01, then its
+// canonical bytes for fixed-width types (which sort like the values) or, for strings and binary, the bytes with
+// 0x00 escaped as 0x00 0xFF and terminated by 0x00 0x01 (so a prefix sorts first and the encoding is prefix-free);
+// DESC inverts the value's bytes. So entries compare as byte strings exactly like the rows rank.
+//
+// The working set: partitions live in memory, each a sorted list of its entries with their copy counts (all rows
+// over a changelog, the top N over an append-only input). A partition not in memory is loaded by a Scan of its
+// prefix when the backend may hold it (after a restore or an eviction), else created empty. Each partition records
+// the entries changed since the last barrier; OnBarrier writes those (Put the count, or Delete a gone entry) to the
+// write-back cache; a partition left empty deletes its changed entries at once and leaves memory. Above maxParts a
+// barrier evicts the partitions not touched since the previous one.
+const topNStateID = 1
+
+// sortEntry is one distinct row of a partition: key is its sort bytes, key[off:] its canonical row bytes, n its
+// copies.
+type sortEntry struct {
+	key string
+	off int32
+	n   int64
+}
+
+// entryRef is one position of a top N: a row (copies of one entry are separate positions).
+type entryRef struct {
+	key string
+	off int32
+}
+
+// chunkMax bounds a chunk of the sorted list: an insert or delete moves at most this many entries, and a search
+// is a binary search over the chunks' last keys, then within one chunk.
+const chunkMax = 512
+
+// sortedList is a sorted multiset of entries in chunks.
+type sortedList struct {
+	chunks [][]sortEntry
+	rows   int64 // copies in all
+}
+
+// search returns where key is or would be inserted.
+func (l *sortedList) search(key string) (c, i int, found bool) {
+	cs := l.chunks
+	c = sort.Search(len(cs), func(c int) bool { ch := cs[c]; return ch[len(ch)-1].key >= key })
+	if c == len(cs) {
+		if c == 0 {
+			return 0, 0, false
+		}
+		c--
+		return c, len(cs[c]), false
+	}
+	ch := cs[c]
+	i = sort.Search(len(ch), func(i int) bool { return ch[i].key >= key })
+	return c, i, ch[i].key == key
+}
+
+// add adds one copy of key (a view: it is cloned when new) and returns the entry's own key string.
+func (l *sortedList) add(key string, off int32) string {
+	c, i, found := l.search(key)
+	l.rows++
+	if found {
+		l.chunks[c][i].n++
+		return l.chunks[c][i].key
+	}
+	e := sortEntry{key: strings.Clone(key), off: off, n: 1}
+	if len(l.chunks) == 0 {
+		l.chunks = [][]sortEntry{{e}}
+		return e.key
+	}
+	ch := slices.Insert(l.chunks[c], i, e)
+	if len(ch) > chunkMax {
+		half := len(ch) / 2
+		right := slices.Clone(ch[half:])
+		clear(ch[half:])
+		ch = ch[:half]
+		l.chunks = slices.Insert(l.chunks, c+1, right)
+	}
+	l.chunks[c] = ch
+	return e.key
+}
+
+// removeAt takes one copy of the entry at (c, i) out and returns its key.
+func (l *sortedList) removeAt(c, i int) string {
+	ch := l.chunks[c]
+	k := ch[i].key
+	l.rows--
+	if ch[i].n--; ch[i].n > 0 {
+		return k
+	}
+	if ch = slices.Delete(ch, i, i+1); len(ch) == 0 {
+		l.chunks = slices.Delete(l.chunks, c, c+1)
+	} else {
+		l.chunks[c] = ch
+	}
+	return k
+}
+
+func (l *sortedList) last() *sortEntry {
+	ch := l.chunks[len(l.chunks)-1]
+	return &ch[len(ch)-1]
+}
+
+func (l *sortedList) removeLast() string {
+	c := len(l.chunks) - 1
+	return l.removeAt(c, len(l.chunks[c])-1)
+}
+
+// appendSorted appends an entry larger than every entry in the list (a restore, in key order).
+func (l *sortedList) appendSorted(e sortEntry) {
+	if n := len(l.chunks); n == 0 || len(l.chunks[n-1]) >= chunkMax {
+		l.chunks = append(l.chunks, make([]sortEntry, 0, chunkMax))
+	}
+	n := len(l.chunks) - 1
+	l.chunks[n] = append(l.chunks[n], e)
+	l.rows += e.n
+}
+
+// top appends the first n positions.
+func (l *sortedList) top(n int64, dst []entryRef) []entryRef {
+	for _, ch := range l.chunks {
+		for _, e := range ch {
+			for k := int64(0); k < e.n; k++ {
+				if n == 0 {
+					return dst
+				}
+				dst = append(dst, entryRef{key: e.key, off: e.off})
+				n--
+			}
+		}
+	}
+	return dst
+}
+
+// partState is one partition in memory.
+type partState struct {
+	kg      uint16
+	ik      int64  // rowcodec.KeyInt: the key
+	nullKey bool   // rowcodec.KeyInt: the key is NULL
+	pkey    string // canonical key bytes
+	list    sortedList
+	// changed holds the entries changed since the last barrier (by their list key strings).
+	changed map[string]struct{}
+	dirty   bool // listed in topN.dirty
+	dropped bool // left the working set; its backend entries are the caller's business
+	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
+	// partition holds N rows, else MaxUint64: a row whose key's prefix is above it cannot enter, and the check
+	// costs no visit to the list (the common case of a full top N).
+	bound   uint64
+	seq     uint32 // the batch that last touched the partition
+	snapSeq uint32 // the batch that last changed it (and took its snapshot)
+	epoch   uint32
+	// prevLo, prevHi locate the partition's top N before the current batch in topN.prev.
+	prevLo, prevHi int
+}
+
+// topN is one subtask of a TopN.
+type topN struct {
+	exec.NoTimers // results are emitted per batch; the runtime forwards the watermark
+	p             *topNPlan
+	ctx           *exec.TaskContext
+	updating      bool
+	n             int64
+
+	ints     map[int64]*partState
+	strs     map[string]*partState
+	null     *partState // the NULL key's partition (rowcodec.KeyInt), the only one (rowcodec.KeyNone)
+	parts    int
+	complete bool // every partition of the backend is in memory
+	dirty    []*partState
+	seq      uint32
+	epoch    uint32
+
+	// Per batch.
+	kgs       exec.BatchKeyGroups
+	pkeys     rowcodec.KeyRows
+	rowKeys   rowcodec.KeyRows
+	ord       []byte
+	ordOff    []int32
+	ordApp    []rowcodec.ValueAppender
+	scr       [][]int64
+	entry     []byte
+	touched   []*partState
+	prev      []entryRef
+	next      []entryRef
+	dels      []entryRef
+	ins       []entryRef
+	keyBuf    []byte
+	out       *array.RecordBuilder
+	outKinds  []exec.RowKind
+	outUpdate bool
+}
+
+var _ exec.Operator = (*topN)(nil)
+
+func newTopN(p *topNPlan) *topN {
+	return &topN{p: p, updating: p.cfg.InputUpdating, n: p.cfg.N}
+}
+
+func (o *topN) Open(ctx *exec.TaskContext) error {
+	if err := exec.CheckKeyGroups(ctx, "Top-N"); err != nil {
+		return err
+	}
+	o.ctx = ctx
+	o.ints = map[int64]*partState{}
+	o.strs = map[string]*partState{}
+	o.seq, o.epoch = 1, 1
+	empty, err := stateEmpty(ctx, topNStateID)
+	if err != nil {
+		return fmt.Errorf("Top-N: %w", err)
+	}
+	o.complete = empty
+	return nil
+}
+
+// statePrefix is the backend prefix of p's entries.
+func (o *topN) statePrefix(dst []byte, p *partState) []byte {
+	dst = append(dst[:0], state.KeyedKey(int(p.kg), topNStateID, nil)...)
+	dst = binary.AppendUvarint(dst, uint64(len(p.pkey)))
+	return append(dst, p.pkey...)
+}
+
+func (o *topN) stateKey(p *partState, entry string) []byte {
+	o.keyBuf = o.statePrefix(o.keyBuf, p)
+	k := make([]byte, 0, len(o.keyBuf)+len(entry))
+	return append(append(k, o.keyBuf...), entry...)
+}
+
+// partition finds or creates (loading it from the backend when it may hold it) the partition of row i.
+func (o *topN) partition(i int) (*partState, error) {
+	switch o.p.partEnc.Mode {
+	case rowcodec.KeyInt:
+		if o.pkeys.Nulls == nil || o.pkeys.Nulls.IsValid(i) {
+			if p := o.ints[o.pkeys.Ints[i]]; p != nil {
+				return p, nil
+			}
+		} else if o.null != nil {
+			return o.null, nil
+		}
+	case rowcodec.KeyBytes:
+		if p := o.strs[string(o.pkeys.BytesOf(i))]; p != nil {
+			return p, nil
+		}
+	default:
+		if o.null != nil {
+			return o.null, nil
+		}
+	}
+	kg, err := o.kgs.Of(o.ctx, o.p.cfg.Partition, i, "Top-N")
+	if err != nil {
+		return nil, err
+	}
+	p := &partState{kg: uint16(kg), bound: math.MaxUint64}
+	switch o.p.partEnc.Mode {
+	case rowcodec.KeyInt:
+		if o.pkeys.Nulls != nil && o.pkeys.Nulls.IsNull(i) {
+			p.nullKey = true
+			o.null = p
+		} else {
+			p.ik = o.pkeys.Ints[i]
+			o.ints[p.ik] = p
+		}
+		p.pkey = string(rowcodec.AppendIntKey(nil, p.ik, p.nullKey))
+	case rowcodec.KeyBytes:
+		p.pkey = string(o.pkeys.BytesOf(i))
+		o.strs[p.pkey] = p
+	default:
+		o.null = p
+	}
+	o.parts++
+	if o.complete {
+		return p, nil
+	}
+	prefix := o.statePrefix(nil, p)
+	err = o.ctx.State.Scan(prefix, func(k, v []byte) error {
+		n, rest, err := rowcodec.GetUvarint(v)
+		if err != nil {
+			return err
+		}
+		off, rest, err := rowcodec.GetUvarint(rest)
+		if err != nil || len(rest) != 0 || n == 0 || off > uint64(len(k)-len(prefix)) {
+			return fmt.Errorf("Top-N: malformed entry in state")
+		}
+		p.list.appendSorted(sortEntry{key: string(k[len(prefix):]), off: int32(off), n: int64(n)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("Top-N: restore a partition of key group %d: %w", kg, err)
+	}
+	o.setBound(p)
+	return p, nil
+}
+
+// dropPart takes p out of the working set.
+func (o *topN) dropPart(p *partState) {
+	switch o.p.partEnc.Mode {
+	case rowcodec.KeyInt:
+		if p.nullKey {
+			o.null = nil
+		} else {
+			delete(o.ints, p.ik)
+		}
+	case rowcodec.KeyBytes:
+		delete(o.strs, p.pkey)
+	default:
+		o.null = nil
+	}
+	p.dropped = true
+	o.parts--
+}
+
+// orderAppender appends the order bytes of a non-NULL value of arr (see the state layout).
+func orderAppender(arr arrow.Array, scratch *[]int64) (rowcodec.ValueAppender, error) {
+	switch a := arr.(type) {
+	case *array.String:
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, a.Value(i)) }, nil
+	case *array.LargeString:
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, a.Value(i)) }, nil
+	case *array.Binary:
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
+	case *array.LargeBinary:
+		return func(dst []byte, i int) []byte { return appendEscaped(dst, rowcodec.UnsafeString(a.Value(i))) }, nil
+	}
+	return rowcodec.NewValueAppender(arr, scratch, false)
+}
+
+func appendEscaped(dst []byte, s string) []byte {
+	for {
+		z := strings.IndexByte(s, 0)
+		if z < 0 {
+			break
+		}
+		dst = append(append(dst, s[:z]...), 0, 0xFF)
+		s = s[z+1:]
+	}
+	return append(append(dst, s...), 0, 1)
+}
+
+// encodeOrder computes the order bytes of every row of rec.
+func (o *topN) encodeOrder(rec arrow.RecordBatch) error {
+	order := o.p.cfg.Order
+	o.ordApp = o.ordApp[:0]
+	for len(o.scr) < len(order) {
+		o.scr = append(o.scr, nil)
+	}
+	for k, sk := range order {
+		a, err := orderAppender(rec.Column(sk.Col), &o.scr[k])
+		if err != nil {
+			return err
+		}
+		o.ordApp = append(o.ordApp, a)
+	}
+	n := int(rec.NumRows())
+	o.ord = o.ord[:0]
+	o.ordOff = append(o.ordOff[:0], 0)
+	for i := 0; i < n; i++ {
+		for k, sk := range order {
+			if rec.Column(sk.Col).IsNull(i) {
+				if sk.NullsFirst {
+					o.ord = append(o.ord, 0)
+				} else {
+					o.ord = append(o.ord, 2)
+				}
+				continue
+			}
+			o.ord = append(o.ord, 1)
+			s := len(o.ord)
+			o.ord = o.ordApp[k](o.ord, i)
+			if sk.Desc {
+				for j := s; j < len(o.ord); j++ {
+					o.ord[j] = ^o.ord[j]
+				}
+			}
+		}
+		o.ordOff = append(o.ordOff, int32(len(o.ord)))
+	}
+	return nil
+}
+
+func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
+	defer b.Release()
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	kinds := b.Kinds
+	for _, k := range kinds {
+		if (k == exec.UpdateBefore || k == exec.Delete) && !o.updating {
+			return fmt.Errorf("Top-N: input row of kind %s (the input is append-only)", k)
+		}
+	}
+	o.kgs.Start(b.Rec)
+	defer o.kgs.End()
+	if o.seq++; o.seq == 0 { // wrapped: the marks of partitions in memory could collide
+		o.forEachPart(func(p *partState) { p.seq, p.snapSeq = 0, 0 })
+		o.seq = 1
+	}
+	if err := o.pkeys.Load(&o.p.partEnc, b.Rec, o.p.cfg.Partition); err != nil {
+		return err
+	}
+	if err := o.rowKeys.Load(&o.p.rowEnc, b.Rec, o.p.allCols); err != nil {
+		return err
+	}
+	if err := o.encodeOrder(b.Rec); err != nil {
+		return err
+	}
+	o.touched, o.prev = o.touched[:0], o.prev[:0]
+	var ignored int64
+	for i := 0; i < n; i++ {
+		p, err := o.partition(i)
+		if err != nil {
+			return err
+		}
+		o.touch(p)
+		ord := o.ord[o.ordOff[i]:o.ordOff[i+1]]
+		o.entry = append(append(o.entry[:0], ord...), o.rowKeys.BytesOf(i)...)
+		key, off := rowcodec.UnsafeString(o.entry), int32(len(ord))
+		if kinds != nil && (kinds[i] == exec.UpdateBefore || kinds[i] == exec.Delete) {
+			c, j, found := p.list.search(key)
+			if !found {
+				ignored++
+				continue
+			}
+			o.snapshot(p)
+			o.change(p, p.list.removeAt(c, j))
+			continue
+		}
+		if !o.updating {
+			if pre := sortPrefix(key); pre > p.bound || (pre == p.bound && p.list.rows >= o.n && key >= p.list.last().key) {
+				continue // ranks after the N kept rows: it can never enter
+			}
+		}
+		o.snapshot(p)
+		o.change(p, p.list.add(key, off))
+		if !o.updating {
+			if p.list.rows > o.n {
+				o.change(p, p.list.removeLast())
+			}
+			o.setBound(p)
+		}
+	}
+	if ignored > 0 {
+		o.ctx.Errors.Add(ignored)
+	}
+	return o.emit(out)
+}
+
+func (o *topN) forEachPart(fn func(p *partState)) {
+	for _, p := range o.ints {
+		fn(p)
+	}
+	for _, p := range o.strs {
+		fn(p)
+	}
+	if o.null != nil {
+		fn(o.null)
+	}
+}
+
+// sortPrefix is the first 8 bytes of key, zero-padded, as a big-endian number: prefixes order like the keys (a
+// larger prefix means a larger key; equal prefixes decide nothing).
+func sortPrefix(key string) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(rowcodec.StringBytes(key))
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// setBound refreshes p.bound after a change of an append-only partition.
+func (o *topN) setBound(p *partState) {
+	p.bound = math.MaxUint64
+	if !o.updating && p.list.rows >= o.n {
+		p.bound = sortPrefix(p.list.last().key)
+	}
+}
+
+// touch lists p among the partitions of this batch, in the order of first touch.
+func (o *topN) touch(p *partState) {
+	if p.seq != o.seq {
+		p.seq, p.epoch = o.seq, o.epoch
+		o.touched = append(o.touched, p)
+	}
+}
+
+// snapshot records p's top N before its first change in this batch (the rows before that change could not alter
+// it), so a partition the batch only touched costs no copy.
+func (o *topN) snapshot(p *partState) {
+	if p.snapSeq == o.seq {
+		return
+	}
+	p.snapSeq = o.seq
+	p.prevLo = len(o.prev)
+	o.prev = p.list.top(o.n, o.prev)
+	p.prevHi = len(o.prev)
+}
+
+func (o *topN) change(p *partState, key string) {
+	if p.changed == nil {
+		p.changed = map[string]struct{}{}
+	}
+	p.changed[key] = struct{}{}
+	if !p.dirty {
+		p.dirty = true
+		o.dirty = append(o.dirty, p)
+	}
+}
+
+// emit compares each changed partition's top N before and after the batch and emits the difference.
+func (o *topN) emit(out exec.Emitter) error {
+	for _, p := range o.touched {
+		if p.snapSeq != o.seq {
+			if p.list.rows == 0 { // created for retractions of rows it never held
+				o.dropPart(p)
+			}
+			continue
+		}
+		prev := o.prev[p.prevLo:p.prevHi]
+		o.next = p.list.top(o.n, o.next[:0])
+		next := o.next
+		if o.p.cfg.RankOut {
+			for r := 0; r < max(len(prev), len(next)); r++ {
+				var err error
+				switch {
+				case r >= len(next):
+					err = o.appendRow(exec.Delete, prev[r], r)
+				case r >= len(prev):
+					err = o.appendRow(exec.Insert, next[r], r)
+				case prev[r].key != next[r].key:
+					if err = o.appendRow(exec.UpdateBefore, prev[r], r); err == nil {
+						err = o.appendRow(exec.UpdateAfter, next[r], r)
+					}
+				}
+				if err != nil {
+					return err
+				}
+				if len(o.outKinds) >= windowEmitRows {
+					if err := o.flush(out); err != nil {
+						return err
+					}
+				}
+			}
+		} else {
+			// Both lists ascend, copies adjacent: a merge finds the multiset difference.
+			o.dels, o.ins = o.dels[:0], o.ins[:0]
+			i, j := 0, 0
+			for i < len(prev) || j < len(next) {
+				switch {
+				case j == len(next) || (i < len(prev) && prev[i].key < next[j].key):
+					o.dels = append(o.dels, prev[i])
+					i++
+				case i == len(prev) || next[j].key < prev[i].key:
+					o.ins = append(o.ins, next[j])
+					j++
+				default:
+					i++
+					j++
+				}
+			}
+			for _, set := range [...]struct {
+				kind exec.RowKind
+				refs []entryRef
+			}{{exec.Delete, o.dels}, {exec.Insert, o.ins}} {
+				for _, ref := range set.refs {
+					if err := o.appendRow(set.kind, ref, 0); err != nil {
+						return err
+					}
+					if len(o.outKinds) >= windowEmitRows {
+						if err := o.flush(out); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+		if p.list.rows == 0 {
+			for k := range p.changed {
+				o.ctx.State.Delete(o.stateKey(p, k))
+			}
+			o.dropPart(p)
+		}
+	}
+	return o.flush(out)
+}
+
+// appendRow appends the row of ref, with row number r+1 when RankOut.
+func (o *topN) appendRow(kind exec.RowKind, ref entryRef, r int) error {
+	if o.out == nil {
+		o.out = array.NewRecordBuilder(o.ctx.Alloc, o.p.out)
+	}
+	nc := len(o.p.allCols)
+	if err := o.p.rowEnc.DecodeKey(o.out.Fields()[:nc], rowcodec.StringBytes(ref.key[ref.off:])); err != nil {
+		return err
+	}
+	if o.p.cfg.RankOut {
+		o.out.Field(nc).(*array.Int64Builder).Append(int64(r + 1))
+	}
+	o.outKinds = append(o.outKinds, kind)
+	if kind != exec.Insert {
+		o.outUpdate = true
+	}
+	return nil
+}
+
+func (o *topN) flush(out exec.Emitter) error {
+	if len(o.outKinds) == 0 {
+		return nil
+	}
+	b := exec.Batch{Rec: o.out.NewRecordBatch()}
+	if o.outUpdate {
+		b.Kinds = slices.Clone(o.outKinds)
+	}
+	o.outKinds, o.outUpdate = o.outKinds[:0], false
+	return out.Emit(b)
+}
+
+// OnBarrier writes the entries changed since the last barrier into the write-back cache, then shrinks the working
+// set if it grew past maxParts.
+func (o *topN) OnBarrier(uint64) error {
+	var val []byte
+	for _, p := range o.dirty {
+		p.dirty = false
+		if p.dropped {
+			continue
+		}
+		for k := range p.changed {
+			c, i, found := p.list.search(k)
+			if !found {
+				o.ctx.State.Delete(o.stateKey(p, k))
+				continue
+			}
+			e := p.list.chunks[c][i]
+			val = binary.AppendUvarint(binary.AppendUvarint(val[:0], uint64(e.n)), uint64(e.off))
+			o.ctx.State.Put(o.stateKey(p, k), slices.Clone(val))
+		}
+		clear(p.changed)
+	}
+	o.dirty = o.dirty[:0]
+	if o.parts > o.p.maxParts {
+		o.evict()
+	}
+	o.epoch++
+	return nil
+}
+
+// evict drops the partitions not touched since the previous barrier from memory, or all of them if that is not
+// enough; they are all clean, so the backend has them.
+func (o *topN) evict() {
+	for pass := 0; pass < 2 && o.parts > o.p.maxParts; pass++ {
+		var drop []*partState
+		o.forEachPart(func(p *partState) {
+			if pass == 1 || p.epoch != o.epoch {
+				drop = append(drop, p)
+			}
+		})
+		for _, p := range drop {
+			o.dropPart(p)
+		}
+	}
+	o.complete = false
+}
+
+func (o *topN) Close() error {
+	if o.out != nil {
+		o.out.Release()
+		o.out = nil
+	}
+	return nil
+}

@@ -1,0 +1,419 @@
+package agg
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/optest"
+	"github.com/clinksql/clinksql/sqlerr"
+)
+
+// topNEvents is the input of the Top-N tests: (k BIGINT, a BIGINT, s VARCHAR, v BIGINT).
+var topNEvents = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+}, nil)
+
+const topNK, topNA, topNS, topNV = 0, 1, 2, 3
+
+func topNOp(t testing.TB, cfg TopNConfig) (func(int) exec.Operator, *arrow.Schema) {
+	t.Helper()
+	return optest.MustOp(t, NewTopN, cfg, topNEvents)
+}
+
+func topNCase(t *testing.T, name string, cfg TopNConfig, batches [][]changeRow, want [][]string) changelogCase {
+	f, out := topNOp(t, cfg)
+	return changelogCase{name: name, schema: topNEvents, factory: f, out: out, batches: batches, want: want}
+}
+
+// tr is a topNEvents row of partition 1 with sort value a and payload s.
+func tr(a any, s any) []any { return []any{1, a, s, 0} }
+
+func asc(col int) SortKey  { return SortKey{Col: col} }
+func desc(col int) SortKey { return SortKey{Col: col, Desc: true, NullsFirst: true} }
+
+// TestTopNOne: N=1 DESC with the row number; a retraction of the top row pulls row 2 in; partitions are
+// independent and disappear with their last row.
+func TestTopNOne(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{topNK}, Order: []SortKey{desc(topNA)}, N: 1, RankOut: true, RankName: "rn",
+		InputUpdating: true}
+	runGacl(t, topNCase(t, "desc", cfg, [][]changeRow{
+		{insRow(tr(5, "x")...), insRow(tr(7, "y")...), insRow(2, 1, "z", 0)},
+		{insRow(tr(6, "w")...)}, // second place: nothing changes
+		{delRow(tr(7, "y")...)}, // the top row goes: 6 moves up
+		{delRow(tr(6, "w")...), delRow(tr(5, "x")...)},
+		{delRow(2, 1, "z", 0)},
+	}, [][]string{
+		{"+I 1|7|y|0|1", "+I 2|1|z|0|1"},
+		nil,
+		{"-U 1|7|y|0|1", "+U 1|6|w|0|1"},
+		{"-D 1|6|w|0|1"},
+		{"-D 2|1|z|0|1"},
+	}))
+}
+
+// TestTopNThree: N=3 ASC with and without the row number: an insert at the top shifts every position, a
+// retraction pulls row 4 in.
+func TestTopNThree(t *testing.T) {
+	batches := [][]changeRow{
+		{insRow(tr(3, "c")...), insRow(tr(1, "a")...), insRow(tr(2, "b")...), insRow(tr(4, "d")...)},
+		{insRow(tr(0, "z")...)},
+		{delRow(tr(1, "a")...)},
+		{delRow(tr(2, "b")...), ubRow(tr(3, "c")...), uaRow(tr(9, "c")...)},
+	}
+	cfg := TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 3, RankOut: true, RankName: "rn",
+		InputUpdating: true}
+	runGacl(t, topNCase(t, "rank", cfg, batches, [][]string{
+		{"+I 1|1|a|0|1", "+I 1|2|b|0|2", "+I 1|3|c|0|3"},
+		{"-U 1|1|a|0|1", "+U 1|0|z|0|1", "-U 1|2|b|0|2", "+U 1|1|a|0|2", "-U 1|3|c|0|3", "+U 1|2|b|0|3"},
+		{"-U 1|1|a|0|2", "+U 1|2|b|0|2", "-U 1|2|b|0|3", "+U 1|3|c|0|3"},
+		// Left: 0, 4, 9.
+		{"-U 1|2|b|0|2", "+U 1|4|d|0|2", "-U 1|3|c|0|3", "+U 1|9|c|0|3"},
+	}))
+	cfg.RankOut = false
+	runGacl(t, topNCase(t, "no-rank", cfg, batches, [][]string{
+		{"+I 1|1|a|0", "+I 1|2|b|0", "+I 1|3|c|0"},
+		{"-D 1|3|c|0", "+I 1|0|z|0"},
+		{"-D 1|1|a|0", "+I 1|3|c|0"},
+		{"-D 1|2|b|0", "-D 1|3|c|0", "+I 1|4|d|0", "+I 1|9|c|0"},
+	}))
+	// Append-only: only the top 3 are kept, and a row below them changes nothing.
+	cfg.InputUpdating = false
+	runGacl(t, topNCase(t, "append-only", cfg, [][]changeRow{batches[0], batches[1], {insRow(tr(5, "e")...)},
+		{insRow(tr(1, "a")...)}}, [][]string{
+		{"+I 1|1|a|0", "+I 1|2|b|0", "+I 1|3|c|0"},
+		{"-D 1|3|c|0", "+I 1|0|z|0"},
+		nil,
+		{"-D 1|2|b|0", "+I 1|1|a|0"}, // a copy of 1|a: the top 3 are 0, 1, 1
+	}))
+}
+
+// TestTopNTies: equal sort keys rank by the row's canonical bytes ("b" before "aa": shorter strings first),
+// whatever the arrival order; identical rows are separate copies.
+func TestTopNTies(t *testing.T) {
+	cfg := TopNConfig{Order: []SortKey{asc(topNA)}, N: 1, RankOut: true, RankName: "rn", InputUpdating: true}
+	runGacl(t, topNCase(t, "aa-then-b", cfg, [][]changeRow{{insRow(tr(5, "aa")...)}, {insRow(tr(5, "b")...)}},
+		[][]string{{"+I 1|5|aa|0|1"}, {"-U 1|5|aa|0|1", "+U 1|5|b|0|1"}}))
+	runGacl(t, topNCase(t, "b-then-aa", cfg, [][]changeRow{{insRow(tr(5, "b")...)}, {insRow(tr(5, "aa")...)}},
+		[][]string{{"+I 1|5|b|0|1"}, nil}))
+	runGacl(t, topNCase(t, "one-batch", cfg, [][]changeRow{{insRow(tr(5, "aa")...), insRow(tr(5, "b")...)}},
+		[][]string{{"+I 1|5|b|0|1"}}))
+
+	dup := TopNConfig{Order: []SortKey{asc(topNA)}, N: 2, RankOut: true, RankName: "rn", InputUpdating: true}
+	batches := [][]changeRow{
+		{insRow(tr(1, "A")...), insRow(tr(2, "B")...), insRow(tr(1, "A")...)},
+		{delRow(tr(1, "A")...)},
+		{delRow(tr(2, "B")...)},
+	}
+	runGacl(t, topNCase(t, "copies-rank", dup, batches, [][]string{
+		{"+I 1|1|A|0|1", "+I 1|1|A|0|2"},
+		{"-U 1|1|A|0|2", "+U 1|2|B|0|2"},
+		{"-D 1|2|B|0|2"},
+	}))
+	dup.RankOut = false
+	runGacl(t, topNCase(t, "copies", dup, batches, [][]string{
+		{"+I 1|1|A|0", "+I 1|1|A|0"},
+		{"-D 1|1|A|0", "+I 1|2|B|0"},
+		{"-D 1|2|B|0"},
+	}))
+}
+
+// TestTopNNulls: NULL sort values go where NullsFirst says, also under DESC.
+func TestTopNNulls(t *testing.T) {
+	batches := [][]changeRow{{insRow(tr(3, "c")...)}, {insRow(tr(nil, "n")...)}, {insRow(tr(5, "e")...)},
+		{insRow(tr(4, "d")...)}}
+	cfg := TopNConfig{Order: []SortKey{{Col: topNA, Desc: true, NullsFirst: true}}, N: 2, RankOut: true, RankName: "r"}
+	runGacl(t, topNCase(t, "desc-nulls-first", cfg, batches, [][]string{
+		{"+I 1|3|c|0|1"},
+		{"-U 1|3|c|0|1", "+U 1|NULL|n|0|1", "+I 1|3|c|0|2"},
+		{"-U 1|3|c|0|2", "+U 1|5|e|0|2"},
+		nil,
+	}))
+	cfg.Order[0].NullsFirst = false
+	runGacl(t, topNCase(t, "desc-nulls-last", cfg, batches, [][]string{
+		{"+I 1|3|c|0|1"},
+		{"+I 1|NULL|n|0|2"},
+		{"-U 1|3|c|0|1", "+U 1|5|e|0|1", "-U 1|NULL|n|0|2", "+U 1|3|c|0|2"},
+		{"-U 1|3|c|0|2", "+U 1|4|d|0|2"},
+	}))
+}
+
+// TestTopNStrings: strings order by bytes with a prefix first, also with a 0x00 byte ("a" < "a\x00" < "ab");
+// a global Top-N (no partition columns) over an append-only input.
+func TestTopNStrings(t *testing.T) {
+	cfg := TopNConfig{Order: []SortKey{asc(topNS)}, N: 2, RankOut: true, RankName: "rn"}
+	runGacl(t, topNCase(t, "bytes", cfg, [][]changeRow{
+		{insRow(tr(0, "ab")...), insRow(tr(0, "b")...)},
+		{insRow(tr(0, "a\x00")...)},
+		{insRow(tr(0, "a")...)},
+		{insRow(tr(0, "a\x00b")...)},
+	}, [][]string{
+		{"+I 1|0|ab|0|1", "+I 1|0|b|0|2"},
+		{"-U 1|0|ab|0|1", "+U 1|0|a\x00|0|1", "-U 1|0|b|0|2", "+U 1|0|ab|0|2"},
+		{"-U 1|0|a\x00|0|1", "+U 1|0|a|0|1", "-U 1|0|ab|0|2", "+U 1|0|a\x00|0|2"},
+		nil,
+	}))
+	cfg.Order[0].Desc = true
+	runGacl(t, topNCase(t, "bytes-desc", cfg, [][]changeRow{
+		{insRow(tr(0, "a")...), insRow(tr(0, "a\x00")...), insRow(tr(0, "")...)},
+		{insRow(tr(0, "a\x00b")...)},
+	}, [][]string{
+		{"+I 1|0|a\x00|0|1", "+I 1|0|a|0|2"},
+		{"-U 1|0|a\x00|0|1", "+U 1|0|a\x00b|0|1", "-U 1|0|a|0|2", "+U 1|0|a\x00|0|2"},
+	}))
+}
+
+// TestTopNBadInput: an append-only Top-N fails on a retraction; a changelog Top-N ignores (and counts) the
+// retraction of a row it does not hold.
+func TestTopNBadInput(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 2}
+	c := topNCase(t, "append-only-retraction", cfg, [][]changeRow{{insRow(tr(1, "a")...)}, {delRow(tr(1, "a")...)}}, nil)
+	c.wantErr = "append-only"
+	runGacl(t, c)
+	cfg.InputUpdating = true
+	c = topNCase(t, "retract-absent", cfg, [][]changeRow{
+		{delRow(tr(1, "a")...)},
+		{insRow(tr(1, "a")...), delRow(tr(1, "b")...)},
+	}, [][]string{nil, {"+I 1|1|a|0"}})
+	c.errors = 2
+	runGacl(t, c)
+}
+
+// TestTopNSchema: the output columns and the planner-facing errors.
+func TestTopNSchema(t *testing.T) {
+	_, out := topNOp(t, TopNConfig{Order: []SortKey{asc(topNA)}, N: 3, RankOut: true, RankName: "row_num"})
+	if out.NumFields() != 5 || out.Field(4).Name != "row_num" || !arrow.TypeEqual(out.Field(4).Type, arrow.PrimitiveTypes.Int64) {
+		t.Fatalf("output schema %s", out)
+	}
+	for i := 0; i < 4; i++ {
+		if !out.Field(i).Equal(topNEvents.Field(i)) {
+			t.Fatalf("column %d is %s, want %s", i, out.Field(i), topNEvents.Field(i))
+		}
+	}
+	_, out = topNOp(t, TopNConfig{Order: []SortKey{asc(topNA)}, N: 3})
+	if !out.Equal(topNEvents) {
+		t.Fatalf("output schema without the row number %s, want the input's", out)
+	}
+	iv := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.FixedWidthTypes.MonthDayNanoInterval}}, nil)
+	bad := []struct {
+		cfg    TopNConfig
+		schema *arrow.Schema
+		code   string
+	}{
+		{TopNConfig{Order: []SortKey{asc(topNA)}, N: 0}, topNEvents, sqlerr.InternalError},
+		{TopNConfig{Order: []SortKey{asc(7)}, N: 1}, topNEvents, sqlerr.InternalError},
+		{TopNConfig{Partition: []int{-1}, N: 1}, topNEvents, sqlerr.InternalError},
+		{TopNConfig{Order: []SortKey{asc(topNA)}, N: 1, RankOut: true}, topNEvents, sqlerr.InternalError},
+		{TopNConfig{Order: []SortKey{asc(0)}, N: 1}, iv, sqlerr.FeatureNotSupported},
+	}
+	for _, c := range bad {
+		if _, _, err := NewTopN(c.cfg, c.schema); sqlerr.Code(err) != c.code {
+			t.Errorf("%+v: %v (SQLSTATE %q), want %s", c.cfg, err, sqlerr.Code(err), c.code)
+		}
+	}
+}
+
+// TestTopNKeyGroupRouting: a row of a key group the subtask does not own fails the operator.
+func TestTopNKeyGroupRouting(t *testing.T) {
+	f, _ := topNOp(t, TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 1})
+	optest.CheckForeignKeyGroup(t, f, 0, topNEvents, []int{topNK}, []any{1, 1, "a", 0}, []any{2, 1, "a", 0}, []any{3, 1, "a", 0})
+}
+
+// The randomized test, as the group aggregate's: random changelogs, batchings, restores and evictions, checked
+// after every batch against a model that sorts each partition's rows directly.
+
+func topNRandomRow(rng *rand.Rand) []any {
+	pick := func(vals ...any) any { return vals[rng.IntN(len(vals))] }
+	return []any{
+		pick(0, 1, 2, nil),
+		pick(-2, 0, 1, 3, nil),
+		pick("", "a", "b", "ab", "a\x00", nil),
+		pick(0, 1),
+	}
+}
+
+// compareValue orders two non-NULL test values: integers numerically, strings by bytes.
+func compareValue(x, y any) int {
+	if xs, ok := x.(string); ok {
+		return strings.Compare(xs, y.(string))
+	}
+	return cmp.Compare(x.(int), y.(int))
+}
+
+// compareRows is the model's order: the sort keys, then the canonical row bytes, column by column: NULL first,
+// integers numerically, strings by length (the length prefix), then bytes.
+func compareRows(order []SortKey, x, y []any) int {
+	for _, k := range order {
+		a, b := x[k.Col], y[k.Col]
+		switch {
+		case a == nil && b == nil:
+			continue
+		case a == nil || b == nil:
+			if (a == nil) == k.NullsFirst {
+				return -1
+			}
+			return 1
+		}
+		c := compareValue(a, b)
+		if k.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	for i := range x {
+		a, b := x[i], y[i]
+		switch {
+		case a == nil && b == nil:
+			continue
+		case a == nil:
+			return -1
+		case b == nil:
+			return 1
+		}
+		if as, ok := a.(string); ok {
+			if c := cmp.Compare(len(as), len(b.(string))); c != 0 {
+				return c
+			}
+		}
+		if c := compareValue(a, b); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func rowText(row []any) string {
+	f := make([]string, len(row))
+	for i, v := range row {
+		f[i] = "NULL"
+		if v != nil {
+			f[i] = fmt.Sprint(v)
+		}
+	}
+	return strings.Join(f, "|")
+}
+
+// topNModel is the expected result rows: the first N rows of each partition, with their row numbers.
+func topNModel(cfg TopNConfig, present [][]any) []string {
+	parts := map[string][][]any{}
+	for _, r := range present {
+		k := ""
+		if len(cfg.Partition) > 0 {
+			k = fmt.Sprint(r[cfg.Partition[0]])
+		}
+		parts[k] = append(parts[k], r)
+	}
+	var out []string
+	for _, rows := range parts {
+		slices.SortFunc(rows, func(x, y []any) int { return compareRows(cfg.Order, x, y) })
+		for i, r := range rows[:min(int64(len(rows)), cfg.N)] {
+			s := rowText(r)
+			if cfg.RankOut {
+				s += fmt.Sprintf("|%d", i+1)
+			}
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestTopNRandom(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	orders := [][]SortKey{
+		{asc(topNA)},
+		{{Col: topNA, Desc: true, NullsFirst: true}, {Col: topNS}},
+		{{Col: topNS, Desc: true}, {Col: topNA, NullsFirst: true}},
+	}
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		for oi, order := range orders {
+			for _, n := range []int64{1, 3} {
+				for _, updating := range []bool{true, false} {
+					rng := rand.New(rand.NewPCG(seed, uint64(oi)*10+uint64(n)))
+					cfg := TopNConfig{Order: order, N: n, InputUpdating: updating, RankName: "rn",
+						RankOut: rng.IntN(2) == 0}
+					if rng.IntN(3) != 0 {
+						cfg.Partition = []int{topNK}
+					}
+					name := fmt.Sprintf("seed=%d/order=%d/n=%d/updating=%v/rank=%v/partitioned=%v", seed, oi, n,
+						updating, cfg.RankOut, cfg.Partition != nil)
+					factory, out := topNOp(t, cfg)
+					p, err := planTopN(cfg, topNEvents)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.maxParts = 1 // every barrier evicts
+					evicting := func(int) exec.Operator { return newTopN(p) }
+					rows := randomChangelog(rng, 60, updating, topNRandomRow, topNK)
+					randomRuns(t, name, rng, topNEvents, rows, factory, evicting, out, func(present [][]any) []string {
+						return topNModel(cfg, present)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestTopNRestoreMatches: a checkpoint and restore in the middle gives exactly the changelog of a run without one,
+// for large partitions (several chunks of the sorted list) over a changelog.
+func TestTopNRestoreMatches(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	rng := rand.New(rand.NewPCG(3, 3))
+	gen := func(rng *rand.Rand) []any { return []any{rng.IntN(2), rng.IntN(5000), "s", rng.IntN(3)} }
+	rows := randomChangelog(rng, 6000, true, gen, topNK)
+	batches := cutChangelog(rng, rows, 400)
+	for _, rank := range []bool{false, true} {
+		cfg := TopNConfig{Partition: []int{topNK}, Order: []SortKey{desc(topNA)}, N: 5, RankOut: rank, RankName: "rn",
+			InputUpdating: true}
+		f, out := topNOp(t, cfg)
+		checkRestoreMatches(t, fmt.Sprintf("rank=%v", rank), topNEvents, out, f, batches,
+			func(present [][]any) []string { return topNModel(cfg, present) })
+	}
+}
+
+// TestTopNTouchOrder: partitions emit in the order the batch first touched them, also when the first row of a
+// partition changed nothing (it ranked below the top N) and a later one did.
+func TestTopNTouchOrder(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 1, RankOut: true, RankName: "rn"}
+	runGacl(t, topNCase(t, "first-touch", cfg, [][]changeRow{
+		{insRow(1, 1, "p", 0)},
+		{insRow(1, 5, "p", 0), insRow(2, 1, "q", 0), insRow(1, 0, "p", 0)},
+	}, [][]string{
+		{"+I 1|1|p|0|1"},
+		{"-U 1|1|p|0|1", "+U 1|0|p|0|1", "+I 2|1|q|0|1"},
+	}))
+}
+
+// TestTopNForgets: a partition whose last row was retracted, or that only saw retractions of rows it did not
+// hold, leaves memory and the backend.
+func TestTopNForgets(t *testing.T) {
+	f, out := topNOp(t, TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 2, InputUpdating: true})
+	h := openChangelog(t, f, topNEvents, out)
+	op := h.Op.(*topN)
+	changelogStep(t, h, insRow(1, 1, "a", 0), insRow(1, 2, "b", 0), insRow(2, 1, "a", 0))
+	if op.parts != 2 {
+		t.Fatalf("%d partitions in memory, want 2", op.parts)
+	}
+	changelogStep(t, h, delRow(1, 1, "a", 0), delRow(1, 2, "b", 0), delRow(3, 1, "a", 0))
+	if op.parts != 1 || len(op.ints) != 1 {
+		t.Fatalf("%d partitions in memory (%d in the map), want 1", op.parts, len(op.ints))
+	}
+	if keys := stateEntries(t, h.Backend); keys != 1 {
+		t.Fatalf("%d entries in the backend, want 1 (partition 2's row)", keys)
+	}
+}

@@ -1,0 +1,65 @@
+// Package join holds the joins of two inputs over Arrow batches: the regular join (an unbounded equi-join over
+// changelogs), the interval join and the window join (two append-only inputs joined within a time bound). Their
+// configs share JoinSpec (spec.go); the interval and window joins share the time-join row table (timetable.go).
+// Keys and rows are kept as the canonical bytes of package exec/rowcodec; keys are routed and owned as in package
+// exec (HashKeys, OwnedKeyGroup). The rules every operator keeps (no boxing per row, no batch held after it is
+// handed on, every allocation through TaskContext.Alloc) are in package operators' doc.
+//
+// # Interval join and window join
+//
+// NewIntervalJoin (interval.go) and NewWindowJoin (window.go) join two append-only inputs (0 left, 1
+// right) routed by a hash exchange on their keys; their contracts are in the files' headers, the shared JoinSpec
+// in spec.go. They share a row table (timetable.go, with the contract checks, the row encoding and the output
+// they also share): each kept row as the canonical bytes of all its columns
+// (rowcodec.Encoding with NULL markers), its time(s), key group, arrival number and flags, found per key (interval)
+// or per window and key (window) through Go maps. They own:
+//
+//   - interval join: the rows of both sides while an on-time row can still match them (until the watermark
+//     passes the row's bound, left ts+Upper, right ts-Lower), with a matched flag on outer sides; a heap by
+//     bound drives cleanup and the outer rows; KeyedKey(kg, 1+side, seq) holds time, flags, key and row bytes,
+//     OperatorKey("intervaljoin/meta") the watermark and the next arrival number. A row below the watermark is
+//     late (dropped, counted); a row fires at the first watermark strictly past its bound. It holds its output
+//     watermark back by max(Upper, -Lower, 0) (exec.WatermarkHolder), so neither its pairs nor its outer rows
+//     are late downstream;
+//   - window join: the rows of each window until the watermark reaches its end; KeyedKey(kg, 1+side, end start
+//     seq) holds flags, key and row bytes, OperatorKey("windowjoin/meta") the watermark and arrival number. It
+//     forwards the watermark as it is.
+//
+// They must never:
+//
+//   - touch the state backend per row: only Open (a Scan of its key groups) and OnBarrier (rows added or
+//     changed since the last barrier, deletes of rows dropped since, the meta entry) read or write it;
+//   - drop a row while an on-time row can still match it, or keep one past that point; batching, barriers and
+//     restores must not change the output or its order;
+//   - emit an outer row before the watermark passes its bound, a window before the watermark reaches its end,
+//     or anything in OnBarrier;
+//   - accept a changelog row or a row of a key group they do not own, or hash keys any other way than
+//     exec.HashKeys.
+//
+// # Regular join
+//
+// NewJoin (regular.go) is the unbounded equi-join over two changelogs (Flink's regular join); the contract and the
+// TTL semantics are in join.go. It owns:
+//
+//   - its keyed state: per (side, key) one value under KeyedKey(kg, 1 for left / 2 for right, canonical key
+//     bytes): flags, last write, and the side's distinct rows (rowcodec row bytes) with copy counts and, for an
+//     outer side, association counts; with TTL an expiry index under KeyedKey(kg, 3, deadline bucket, side, key);
+//   - its working set: both sides' values of the keys in use, decoded on first touch (an append-only side's only
+//     when probed), rows appended in memory, everything changed written back at each barrier (so Open reads
+//     nothing), and evicted down to half of CacheBytes when over it;
+//   - its output: per input batch, in row order, +I/-D changelog rows (pairs, and NULL-padded rows for outer sides
+//     with their flips), gathered column at a time from the batch and the decoded partner rows.
+//
+// It must never:
+//
+//   - Scan per row (one Get per key and side; Scans only in the TTL sweep at barriers), or re-encode a key's value
+//     per row;
+//   - retract a row it did not emit: expired state is forgotten silently and association counts are kept stale
+//     rather than corrected, so results may be incomplete under TTL but the changelog stays valid;
+//   - accept a row of a key group it does not own, hash keys other than with exec.HashKeys, or accept a
+//     retraction on an input the planner declared append-only;
+//   - hold the input watermark back: it forwards it unchanged.
+//
+// Not yet: chunked values (a checkpoint rewrites the whole value of every key changed since the previous one),
+// and column types outside the canonical codec (INTERVAL, nested types) in a join's inputs.
+package join

@@ -1,0 +1,1113 @@
+package join
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"iter"
+	"math/bits"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/rowcodec"
+	"github.com/clinksql/clinksql/sqlerr"
+	"github.com/clinksql/clinksql/state"
+)
+
+// The regular join: an equi-join without a time bound over two changelogs (Flink's StreamingJoinOperator,
+// RisingWave's hash join). Every row of each side is kept in keyed state, so its result is itself a changelog.
+//
+// Contract:
+//
+//   - Input 0 is the left side, input 1 the right. The planner routes both through a hash exchange on LeftKeys /
+//     RightKeys (exec.HashKeys); a row of a key group outside TaskContext.KeyGroups is a routing bug and fails the
+//     operator.
+//   - Row kinds: +I and +U add one copy of a row to its side, -U and -D retract one copy of an equal row (equal in
+//     the canonical value bytes of package rowcodec: -0 equals 0, NaNs are one value). Retracting a row that is not
+//     in state (it expired, or the input changelog is broken) is counted in TaskContext.Errors and ignored. An
+//     input whose Updating flag is false fails the operator on any kind other than +I.
+//   - Matching: keys equal with no NULL component, and Residual (evaluated vectorized over the candidate pairs of a
+//     batch, Mode as the bad-value policy, bad values counted in TaskContext.Errors) TRUE.
+//   - Output (JoinOutputSchema, a changelog with Kinds set; nil Kinds when a batch's output is only inserts): an
+//     added row emits +I for each pair it makes, a retracted row -D for each pair it was in. For an outer side
+//     (LEFT/FULL for the left, RIGHT/FULL for the right) an added row without matches emits +I (row, NULLs); when
+//     its first match arrives the partner's row emits -D (row, NULLs) then +I (pair), per copy; when its last
+//     match is retracted, -D (pair) then +I (row, NULLs); a retracted unmatched row emits -D (row, NULLs). A row
+//     with a NULL key component matches nothing and is not stored: on an outer side it is emitted padded (+I when
+//     added, -D when retracted), on an inner side dropped.
+//   - Determinism: output per input batch, in input row order; for one row its pairs in the order the partner
+//     rows were first stored (a copy of a row already stored is counted in its slot, not appended).
+//   - Watermarks: a regular join gives no event-time guarantee; the input watermark is forwarded as it is and
+//     OnWatermark does nothing.
+//
+// State (keyed, under the row's key group; key is the canonical key bytes of package rowcodec):
+//
+//	KeyedKey(kg, 1, key)   the left rows of key  (leftStateID)
+//	KeyedKey(kg, 2, key)   the right rows of key (rightStateID)
+//	KeyedKey(kg, 3, bucket(8) side(1) key)   TTL expiry index, empty value (only with TTL > 0)
+//
+// A side's value is: a flags byte (bit 0: match counts present, i.e. the side is outer), the last write (8 bytes,
+// big endian, processing time in microseconds; 0 without TTL), a uvarint slot count, then per slot uvarint length,
+// the row's canonical bytes (every column: 0x00 for NULL, else 0x01 and the value), uvarint copies and, for an
+// outer side, uvarint associations (Flink's numOfAssociations: how many partner copies each copy is paired with
+// downstream). A row's matches are thus found with one Get of the partner's value, never a Scan.
+//
+// Working set: both sides' values of a key are read (two Gets) when a batch first touches the key and kept in
+// memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An append-only
+// side's value is not even parsed until the key is probed from the other side. OnBarrier writes every entry
+// changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the exact
+// state and a restore simply starts with an empty working set: Open reads nothing. When the working set outgrows
+// CacheBytes (at the end of a batch or at a barrier) it is written back and the keys no batch touched since the
+// previous eviction are forgotten, then arbitrary others down to half the budget. The cost of one value per key:
+// a barrier rewrites the whole value of every key changed since the previous one, so a checkpoint's delta is the
+// size of the keys touched, not of the rows added (a hot key with many rows on an append-only side is rewritten
+// at every checkpoint), and a working set smaller than the touched state makes most rows re-read their key.
+//
+// Output and residual evaluation go column at a time: the partner rows a batch pairs with are decoded once into
+// an Arrow record, and the joined rows are gathered from it and from the input batch with Take, in batches of at
+// most chunkRows rows. Values read back from state are canonical: a -0 float comes back as 0, NaNs as one NaN.
+//
+// TTL (processing time): a side's rows of a key expire TTL microseconds after that side last added or retracted
+// a row of that key (a partner's arrival changing their match counts is not a write). Expired rows are forgotten
+// silently, as Flink's state TTL does: nothing is emitted for them, ever. They are dropped lazily when a batch
+// touches the key, and by a sweep at each barrier over the expiry index, in deadline order, of at most
+// sweepMax entries (the rest wait for the next barrier); an entry is indexed under its deadline rounded up to
+// TTL/16, so the sweep finds it at most TTL/16 after its deadline. Consequences, all of them incomplete but never
+// invalid results (the changelog never retracts a row it did not emit):
+//
+//   - a late partner of an expired row does not match it (inner: the pair is missing; outer: the new row is
+//     emitted padded although a partner existed);
+//   - a retraction of an expired row is ignored (counted in Errors): its pairs or padded row stay in the result;
+//   - an outer row whose partners expired keeps its association count, so it is never flipped back to padded
+//     (its pairs with the expired partners stay in the result), and a new copy of it added while its count is
+//     stale is not emitted padded either.
+type regularJoin struct {
+	exec.NoTimers // joins per batch; the watermark passes through unchanged
+	p             *regularPlan
+	ctx           *exec.TaskContext
+	ectx          expr.Context
+	cc            context.Context
+
+	// The working set: both sides' entries of a key, by key value (one integer-like key column) or canonical key
+	// bytes.
+	ints    map[int64]*keyState
+	strs    map[string]*keyState
+	dirty   []*keyEntry
+	wsBytes int64
+	gen     uint32 // eviction generation
+	epoch   uint64 // per batch: tells an entry decoded into the partner record of this batch
+	now     int64  // processing time of the current batch or barrier (µs); 0 without TTL
+
+	// Per batch.
+	keys      rowcodec.KeyRows
+	rows      rowcodec.KeyRows
+	hashes    []uint64
+	nullKey   []bool
+	own, part []*keyEntry
+	pb        [2]*array.RecordBuilder // the partner record's builders, per side
+	pRows     int32
+	candStart []int32 // row i's candidates are cand[candStart[i]:...], in partner slot order
+	candProbe []int32
+	candPart  []int32
+	match     []bool
+	outKind   []exec.RowKind
+	outProbe  []int32 // batch row, -1 for NULLs
+	outPart   []int32 // partner record row, -1 for NULLs
+	sweepKeys [][]byte
+}
+
+// Backend state ids of the regular join.
+const (
+	leftStateID  byte = 1
+	rightStateID byte = 2
+	ttlStateID   byte = 3
+)
+
+const (
+	// defaultCacheBytes bounds the working set unless RegularJoinConfig.CacheBytes says otherwise.
+	defaultCacheBytes = 64 << 20
+	// sweepMax bounds the expired entries one barrier removes through the TTL index.
+	sweepMax = 8192
+	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
+	keyEntryOverhead = 160
+	// indexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
+	indexSlots = 8
+	// flagMatches marks a side value that carries association counts.
+	flagMatches byte = 1
+)
+
+var errEntryState = errors.New("regular join: malformed state value")
+
+// chunkRows bounds the rows of an output batch and of one residual evaluation: a row with many partners does not
+// build one huge batch. A variable so tests can make it small.
+var chunkRows = 1 << 15
+
+// errStopScan ends a Scan early.
+var errStopScan = errors.New("stop")
+
+// regularPlan is the validated, immutable part of the operator, shared by its subtasks.
+type regularPlan struct {
+	cfg        RegularJoinConfig
+	out        *arrow.Schema
+	keys       [2][]int
+	keyEnc     rowcodec.Encoding
+	rowEnc     [2]rowcodec.Encoding
+	cols       [2][]int         // every column of each side, for the row encoding
+	sideSchema [2]*arrow.Schema // the side's fields, nullable: the partner record's schema
+	outer      [2]bool
+	updating   [2]bool
+	cacheBytes int64
+	bucket     int64 // TTL index granularity (µs)
+	now        func() time.Time
+}
+
+// NewJoin validates cfg and returns the regular join's operator factory and its output schema
+// (JoinOutputSchema). Errors are sqlerr errors: 42804 for key columns of different types or a non-boolean
+// residual, 0A000 for a key or column type the operator cannot hash or store, XX000 for a malformed config (a
+// planner bug).
+func NewJoin(cfg RegularJoinConfig) (func(subtask int) exec.Operator, *arrow.Schema, error) {
+	p, err := planRegular(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(int) exec.Operator { return &regularJoin{p: p} }, p.out, nil
+}
+
+func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
+	if cfg.Left == nil || cfg.Right == nil {
+		return nil, internalf("regular join", "missing input schema")
+	}
+	if cfg.Type > JoinFull {
+		return nil, internalf("regular join", "join type %s", cfg.Type)
+	}
+	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
+		return nil, internalf("regular join", "%d left and %d right key columns", len(cfg.LeftKeys), len(cfg.RightKeys))
+	}
+	if cfg.TTL < 0 || cfg.CacheBytes < 0 {
+		return nil, internalf("regular join", "negative TTL or cache size")
+	}
+	p := &regularPlan{cfg: cfg, out: JoinOutputSchema(cfg.Left, cfg.Right), now: cfg.Now, cacheBytes: cfg.CacheBytes}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.cacheBytes == 0 {
+		p.cacheBytes = defaultCacheBytes
+	}
+	p.bucket = max(cfg.TTL/16, 1)
+	p.keys = [2][]int{cfg.LeftKeys, cfg.RightKeys}
+	p.outer = [2]bool{cfg.Type == JoinLeft || cfg.Type == JoinFull, cfg.Type == JoinRight || cfg.Type == JoinFull}
+	p.updating = [2]bool{cfg.LeftUpdating, cfg.RightUpdating}
+	schemas := [2]*arrow.Schema{cfg.Left, cfg.Right}
+	keyTypes := make([]arrow.DataType, len(cfg.LeftKeys))
+	for k := range cfg.LeftKeys {
+		for s, sch := range schemas {
+			if c := p.keys[s][k]; c < 0 || c >= sch.NumFields() {
+				return nil, internalf("regular join", "key column %d out of range (the input has %d)", c, sch.NumFields())
+			}
+		}
+		lf, rf := cfg.Left.Field(cfg.LeftKeys[k]), cfg.Right.Field(cfg.RightKeys[k])
+		if !arrow.TypeEqual(lf.Type, rf.Type) {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos,
+				"join key %q of type %s cannot be compared with %q of type %s", lf.Name, lf.Type, rf.Name, rf.Type)
+		}
+		if !rowcodec.KeyType(lf.Type) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot join on %q of type %s", lf.Name, lf.Type)
+		}
+		keyTypes[k] = lf.Type
+	}
+	p.keyEnc = rowcodec.NewKeyEncoding(keyTypes)
+	for s, sch := range schemas {
+		var err error
+		if p.rowEnc[s], p.cols[s], err = rowEncoding(sch, "a regular join"); err != nil {
+			return nil, err
+		}
+		fields := sch.Fields()
+		for i := range fields {
+			fields[i].Nullable = true
+		}
+		p.sideSchema[s] = arrow.NewSchema(fields, nil)
+	}
+	if r := cfg.Residual; r != nil {
+		if id := r.Type().ID(); id != arrow.BOOL && id != arrow.NULL {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos, "join condition must be boolean, not %s", r.Type())
+		}
+		for _, c := range expr.Columns(r) {
+			if c < 0 || c >= p.out.NumFields() {
+				return nil, internalf("regular join", "residual column %d out of range (the joined row has %d)", c, p.out.NumFields())
+			}
+		}
+	}
+	return p, nil
+}
+
+// keyEntry is one side's rows of one key: slots of distinct rows (an append-only side does not merge copies) in the
+// order they were first stored. A removed slot is a tombstone (cnt 0) until compaction. Row bytes live in arena,
+// which aliases the value last read from or written to the backend (read-only: never modified or appended to),
+// or, for rows added since, in tail, which the next write-back empties and reuses: so adding a row never copies
+// the rows already stored.
+type keyEntry struct {
+	key       string // canonical key bytes
+	kg        uint16
+	side      uint8
+	outer     bool // the side is outer: slots carry association counts
+	isDirty   bool
+	stored    bool  // the backend has a value for it
+	indexed   bool  // the backend has a TTL index entry for it, at idxBucket
+	written   int64 // last add or retract of a row (µs); 0 without TTL
+	idxBucket int64
+	arena     []byte
+	tail      []byte
+	sl        []rowSlot
+	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
+	// holds only the slots added since (see parseHeader).
+	parsed        bool
+	nbase, bstart int32
+	live          int32
+	tomb          int32
+	idx           map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
+	pepoch        uint64
+	pbase         int32 // partner record row of slot 0 in batch pepoch
+	acct          int64 // bytes charged to the working set
+}
+
+// rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or tail[^off:^off+ln] when off < 0), its
+// copies (0: a tombstone) and, on an outer side, how many partner copies each copy is paired with downstream.
+type rowSlot struct{ off, ln, cnt, match int32 }
+
+func (e *keyEntry) row(s int) []byte {
+	sl := &e.sl[s]
+	if sl.off >= 0 {
+		return e.arena[sl.off : sl.off+sl.ln]
+	}
+	o := ^sl.off
+	return e.tail[o : o+sl.ln]
+}
+
+// find returns the live slot holding row, or -1.
+func (e *keyEntry) find(row []byte) int {
+	if e.live == 0 {
+		return -1
+	}
+	if len(e.sl) <= indexSlots {
+		for s := range e.sl {
+			if e.sl[s].cnt > 0 && bytes.Equal(e.row(s), row) {
+				return s
+			}
+		}
+		return -1
+	}
+	if e.idx == nil {
+		e.idx = make(map[string]int32, e.live)
+		for s := range e.sl {
+			if e.sl[s].cnt > 0 {
+				e.idx[string(e.row(s))] = int32(s)
+			}
+		}
+	}
+	if s, ok := e.idx[string(row)]; ok {
+		return int(s)
+	}
+	return -1
+}
+
+// appendSlot stores a new distinct row with one copy and returns the bytes it added to the working set.
+func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
+	e.sl = append(e.sl, rowSlot{off: ^int32(len(e.tail)), ln: int32(len(row)), cnt: 1, match: matches})
+	e.tail = append(e.tail, row...)
+	if indexed && e.idx != nil {
+		e.idx[string(row)] = int32(len(e.sl) - 1)
+	}
+	e.live++
+	return int64(len(row)) + 16
+}
+
+// removeCopy drops one copy of slot s.
+func (e *keyEntry) removeCopy(s int) {
+	e.sl[s].cnt--
+	if e.sl[s].cnt > 0 {
+		return
+	}
+	if e.idx != nil {
+		delete(e.idx, string(e.row(s)))
+	}
+	e.live--
+	e.tomb++
+	if e.tomb > 16 && e.tomb > e.live {
+		e.compact()
+	}
+}
+
+// compact drops the tombstones (the arena keeps their bytes until the next write-back). It renumbers slots: only
+// for an entry that is not in this batch's partner record.
+func (e *keyEntry) compact() {
+	j := 0
+	for _, sl := range e.sl {
+		if sl.cnt > 0 {
+			e.sl[j] = sl
+			j++
+		}
+	}
+	e.sl = e.sl[:j]
+	e.tomb, e.idx = 0, nil
+}
+
+// clear forgets every row (TTL expiry).
+func (e *keyEntry) clear() {
+	e.arena, e.tail, e.sl, e.idx = nil, e.tail[:0], e.sl[:0], nil
+	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
+}
+
+// parseHeader loads a backend value into e without reading its slots: an append-only side's entry that only gets
+// rows added never needs them (encode copies them as they are).
+func (e *keyEntry) parseHeader(v []byte) error {
+	if len(v) < 10 {
+		return errEntryState
+	}
+	if (v[0]&flagMatches != 0) != e.outer {
+		return fmt.Errorf("regular join: state of key group %d was written for another join type", e.kg)
+	}
+	e.written = int64(binary.BigEndian.Uint64(v[1:9]))
+	n, w := binary.Uvarint(v[9:])
+	if w <= 0 || n > uint64(len(v)) {
+		return errEntryState
+	}
+	e.arena, e.nbase, e.bstart, e.live, e.parsed = v, int32(n), int32(9+w), int32(n), n == 0
+	return nil
+}
+
+// ensureParsed reads the slots parseHeader skipped, ahead of those added since.
+func (e *keyEntry) ensureParsed() error {
+	if e.parsed {
+		return nil
+	}
+	v, p := e.arena, int(e.bstart)
+	uv := func() (int32, error) {
+		x, w := binary.Uvarint(v[p:])
+		if w <= 0 || x > 1<<31-1 {
+			return 0, errEntryState
+		}
+		p += w
+		return int32(x), nil
+	}
+	base := make([]rowSlot, e.nbase, int(e.nbase)+len(e.sl))
+	var err error
+	for i := range base {
+		sl := &base[i]
+		if sl.ln, err = uv(); err != nil {
+			return err
+		}
+		if len(v)-p < int(sl.ln) {
+			return errEntryState
+		}
+		sl.off = int32(p)
+		p += int(sl.ln)
+		if sl.cnt, err = uv(); err != nil || sl.cnt == 0 {
+			return errEntryState
+		}
+		if e.outer {
+			if sl.match, err = uv(); err != nil {
+				return err
+			}
+		}
+	}
+	if p != len(v) {
+		return errEntryState
+	}
+	e.sl, e.nbase, e.parsed = append(base, e.sl...), 0, true
+	return nil
+}
+
+// encode returns e's backend value and repoints e's slots into it, dropping tombstones. An entry whose stored
+// slots were never parsed copies them as they are (it has no tombstones: only an append-only side stays
+// unparsed) and stays unparsed.
+func (e *keyEntry) encode() []byte {
+	uvlen := func(x int32) int { return max(1, (bits.Len32(uint32(x))+6)/7) }
+	size := 9 + uvlen(e.live)
+	if !e.parsed {
+		size += len(e.arena) - int(e.bstart)
+	}
+	for _, sl := range e.sl {
+		if sl.cnt > 0 {
+			size += uvlen(sl.ln) + int(sl.ln) + uvlen(sl.cnt)
+			if e.outer {
+				size += uvlen(sl.match)
+			}
+		}
+	}
+	v := make([]byte, 0, size)
+	var flags byte
+	if e.outer {
+		flags = flagMatches
+	}
+	v = append(v, flags)
+	v = binary.BigEndian.AppendUint64(v, uint64(e.written))
+	v = binary.AppendUvarint(v, uint64(e.live))
+	bstart := len(v)
+	if !e.parsed {
+		v = append(v, e.arena[e.bstart:]...)
+	}
+	j := 0
+	for s, sl := range e.sl {
+		if sl.cnt == 0 {
+			continue
+		}
+		v = binary.AppendUvarint(v, uint64(sl.ln))
+		off := len(v)
+		v = append(v, e.row(s)...)
+		v = binary.AppendUvarint(v, uint64(sl.cnt))
+		if e.outer {
+			v = binary.AppendUvarint(v, uint64(sl.match))
+		}
+		sl.off = int32(off)
+		e.sl[j] = sl
+		j++
+	}
+	e.sl = e.sl[:j]
+	if !e.parsed {
+		e.nbase, e.bstart, e.sl = e.live, int32(bstart), e.sl[:0]
+	}
+	e.arena, e.tail, e.tomb, e.idx = v, e.tail[:0], 0, nil
+	return v
+}
+
+func (e *keyEntry) size() int64 {
+	return int64(cap(e.arena)+cap(e.tail)) + 16*int64(cap(e.sl)) + keyEntryOverhead
+}
+
+var _ exec.Operator = (*regularJoin)(nil)
+
+func (j *regularJoin) Open(ctx *exec.TaskContext) error {
+	if err := exec.CheckKeyGroups(ctx, "regular join"); err != nil {
+		return err
+	}
+	j.ctx = ctx
+	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
+	j.cc = computeCtx(ctx.Alloc)
+	j.ints, j.strs = map[int64]*keyState{}, map[string]*keyState{}
+	for s := range 2 {
+		j.pb[s] = array.NewRecordBuilder(ctx.Alloc, j.p.sideSchema[s])
+	}
+	return nil
+}
+
+func (j *regularJoin) Close() error {
+	for s := range 2 {
+		if j.pb[s] != nil {
+			j.pb[s].Release()
+			j.pb[s] = nil
+		}
+	}
+	j.ints, j.strs, j.dirty = nil, nil, nil
+	return nil
+}
+
+// OnWatermark does nothing: the runtime forwards the input watermark as it is.
+
+func (j *regularJoin) OnBarrier(uint64) error {
+	if j.p.cfg.TTL > 0 {
+		j.now = j.p.now().UnixMicro()
+		if err := j.sweep(); err != nil {
+			return err
+		}
+	}
+	j.writeBack()
+	if j.wsBytes > j.p.cacheBytes {
+		j.evict()
+	}
+	return nil
+}
+
+func (j *regularJoin) stateKey(e *keyEntry) []byte {
+	return state.KeyedKey(int(e.kg), leftStateID+e.side, []byte(e.key))
+}
+
+func (j *regularJoin) indexKey(kg int, bucket int64, side uint8, key string) []byte {
+	uk := make([]byte, 0, 9+len(key))
+	uk = rowcodec.AppendOrderedInt(uk, bucket)
+	uk = append(uk, side)
+	uk = append(uk, key...)
+	return state.KeyedKey(kg, ttlStateID, uk)
+}
+
+// bucketOf is the TTL index bucket of a row written at w: its deadline rounded up.
+func (j *regularJoin) bucketOf(w int64) int64 {
+	d := w + j.p.cfg.TTL
+	if r := d % j.p.bucket; r != 0 {
+		d += j.p.bucket - r
+	}
+	return d
+}
+
+func (j *regularJoin) markDirty(e *keyEntry) {
+	if !e.isDirty {
+		e.isDirty = true
+		j.dirty = append(j.dirty, e)
+	}
+}
+
+// writeBack writes every dirty entry to the backend.
+func (j *regularJoin) writeBack() {
+	ttl := j.p.cfg.TTL > 0
+	for _, e := range j.dirty {
+		e.isDirty = false
+		if e.live == 0 {
+			if e.stored {
+				j.ctx.State.Delete(j.stateKey(e))
+				e.stored = false
+			}
+			if e.indexed {
+				j.ctx.State.Delete(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
+				e.indexed = false
+			}
+			e.clear() // drops the tombstones too
+			e.tail = nil
+			j.charge(e)
+			continue
+		}
+		j.ctx.State.Put(j.stateKey(e), e.encode())
+		e.stored = true
+		j.charge(e)
+		if !ttl {
+			continue
+		}
+		if b := j.bucketOf(e.written); !e.indexed || b != e.idxBucket {
+			if e.indexed {
+				j.ctx.State.Delete(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
+			}
+			j.ctx.State.Put(j.indexKey(int(e.kg), b, e.side, e.key), nil)
+			e.indexed, e.idxBucket = true, b
+		}
+	}
+	clear(j.dirty)
+	j.dirty = j.dirty[:0]
+}
+
+// charge re-accounts e's size in the working set.
+func (j *regularJoin) charge(e *keyEntry) {
+	n := e.size()
+	j.wsBytes += n - e.acct
+	e.acct = n
+}
+
+// evict writes the working set back, then forgets the keys no batch touched since the previous eviction and,
+// while the working set is still above half its budget, arbitrary others. Keys in use tend to survive a pass, and
+// the next eviction is at least half a budget of new entries away.
+func (j *regularJoin) evict() {
+	j.writeBack()
+	target := j.p.cacheBytes / 2
+	forget := func(k *keyState) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
+	for v, k := range j.ints {
+		if k.gen != j.gen {
+			forget(k)
+			delete(j.ints, v)
+		}
+	}
+	for v, k := range j.strs {
+		if k.gen != j.gen {
+			forget(k)
+			delete(j.strs, v)
+		}
+	}
+	for v, k := range j.ints {
+		if j.wsBytes <= target {
+			break
+		}
+		forget(k)
+		delete(j.ints, v)
+	}
+	for v, k := range j.strs {
+		if j.wsBytes <= target {
+			break
+		}
+		forget(k)
+		delete(j.strs, v)
+	}
+	j.gen++
+}
+
+// sweep removes entries whose TTL index bucket has passed, at most sweepMax of them.
+func (j *regularJoin) sweep() error {
+	j.sweepKeys = j.sweepKeys[:0]
+	for kg := j.ctx.KeyGroups.Start; kg < j.ctx.KeyGroups.End && len(j.sweepKeys) < sweepMax; kg++ {
+		prefix := state.KeyedKey(kg, ttlStateID, nil)
+		err := j.ctx.State.Scan(prefix, func(k, _ []byte) error {
+			uk := k[len(prefix):]
+			if len(uk) < 9 {
+				return errEntryState
+			}
+			if rowcodec.OrderedInt(uk) > j.now || len(j.sweepKeys) >= sweepMax {
+				return errStopScan
+			}
+			j.sweepKeys = append(j.sweepKeys, append([]byte(nil), k...))
+			return nil
+		})
+		if err != nil && err != errStopScan {
+			return fmt.Errorf("regular join: TTL sweep of key group %d: %w", kg, err)
+		}
+	}
+	for _, ik := range j.sweepKeys {
+		kg := int(binary.BigEndian.Uint16(ik))
+		uk := ik[3:]
+		bucket, side, key := rowcodec.OrderedInt(uk), uk[8], string(uk[9:])
+		if side > 1 {
+			return errEntryState
+		}
+		if e := j.cached(int(side), key); e != nil {
+			// The working set's copy decides; its write-back moves or deletes the index entry.
+			if e.indexed && e.idxBucket == bucket && e.live > 0 && j.expired(e) {
+				e.clear()
+				j.markDirty(e)
+			} else if !e.indexed || e.idxBucket != bucket {
+				j.ctx.State.Delete(ik) // stale: not the entry's index key
+			}
+			continue
+		}
+		e := &keyEntry{kg: uint16(kg), side: side, key: key}
+		sk := j.stateKey(e)
+		v, ok, err := j.ctx.State.Get(sk)
+		if err != nil {
+			return err
+		}
+		if !ok || len(v) < 9 {
+			j.ctx.State.Delete(ik)
+			continue
+		}
+		e.written = int64(binary.BigEndian.Uint64(v[1:9]))
+		if j.expired(e) {
+			j.ctx.State.Delete(sk)
+			j.ctx.State.Delete(ik)
+		} else if j.bucketOf(e.written) != bucket {
+			j.ctx.State.Delete(ik)
+		}
+	}
+	return nil
+}
+
+// cached returns the working set's entry of (side, canonical key), or nil.
+func (j *regularJoin) cached(side int, key string) *keyEntry {
+	var k *keyState
+	if j.p.keyEnc.Mode == rowcodec.KeyInt {
+		if len(key) != 9 || key[0] != 1 {
+			return nil
+		}
+		k = j.ints[rowcodec.OrderedInt([]byte(key[1:]))]
+	} else {
+		k = j.strs[key]
+	}
+	if k == nil {
+		return nil
+	}
+	return &k.e[side]
+}
+
+func (j *regularJoin) expired(e *keyEntry) bool {
+	return j.p.cfg.TTL > 0 && j.now-e.written >= j.p.cfg.TTL
+}
+
+// keyState is the working set's state of one key: both sides' entries, together because every row needs both.
+type keyState struct {
+	e   [2]keyEntry
+	gen uint32 // the eviction generation that last touched it
+}
+
+// load reads both sides' entries of key from the backend.
+func (j *regularJoin) load(kg int, key string) (*keyState, error) {
+	k := &keyState{}
+	for side := range 2 {
+		e := &k.e[side]
+		e.key, e.kg, e.side, e.outer, e.parsed = key, uint16(kg), uint8(side), j.p.outer[side], true
+		v, ok, err := j.ctx.State.Get(j.stateKey(e))
+		if err != nil {
+			return nil, fmt.Errorf("regular join: %w", err)
+		}
+		if ok {
+			if err := e.parseHeader(v); err != nil {
+				return nil, err
+			}
+			e.stored = true
+			if j.p.cfg.TTL > 0 {
+				e.indexed, e.idxBucket = true, j.bucketOf(e.written)
+			}
+		}
+		j.charge(e)
+	}
+	return k, nil
+}
+
+// keyOf returns the working set's state of the key of batch row i, loading it on a miss and expiring a side whose
+// TTL passed.
+func (j *regularJoin) keyOf(i, kg int) (*keyState, error) {
+	var k *keyState
+	if j.p.keyEnc.Mode == rowcodec.KeyInt {
+		v := j.keys.Ints[i]
+		if k = j.ints[v]; k == nil {
+			var err error
+			if k, err = j.load(kg, string(rowcodec.AppendIntKey(nil, v, false))); err != nil {
+				return nil, err
+			}
+			j.ints[v] = k
+		}
+	} else {
+		kb := j.keys.BytesOf(i)
+		if k = j.strs[string(kb)]; k == nil {
+			var err error
+			if k, err = j.load(kg, string(kb)); err != nil {
+				return nil, err
+			}
+			j.strs[k.e[0].key] = k
+		}
+	}
+	k.gen = j.gen
+	if j.p.cfg.TTL > 0 {
+		for s := range k.e {
+			if e := &k.e[s]; e.live > 0 && j.expired(e) {
+				e.clear()
+				j.markDirty(e)
+			}
+		}
+	}
+	return k, nil
+}
+
+func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
+	defer b.Release()
+	if input != 0 && input != 1 {
+		return fmt.Errorf("regular join: input %d (it has two)", input)
+	}
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	s, o := input, 1-input
+	if !j.p.updating[s] {
+		for _, k := range b.Kinds {
+			if k != exec.Insert {
+				return fmt.Errorf("regular join: row of kind %s on the append-only %s input", k, [2]string{"left", "right"}[s])
+			}
+		}
+	}
+	rec := b.Rec
+	types := j.p.rowEnc[s].Types
+	if int(rec.NumCols()) != len(types) {
+		return fmt.Errorf("regular join: input %d has %d columns, want %d", s, rec.NumCols(), len(types))
+	}
+	for c, t := range types {
+		if !arrow.TypeEqual(rec.Column(c).DataType(), t) {
+			return fmt.Errorf("regular join: input %d column %d is %s, want %s", s, c, rec.Column(c).DataType(), t)
+		}
+	}
+	j.epoch++
+	if j.p.cfg.TTL > 0 {
+		j.now = j.p.now().UnixMicro()
+	}
+	if err := j.keys.Load(&j.p.keyEnc, rec, j.p.keys[s]); err != nil {
+		return err
+	}
+	if err := j.rows.Load(&j.p.rowEnc[s], rec, j.p.cols[s]); err != nil {
+		return err
+	}
+	var err error
+	if j.hashes, err = exec.HashKeys(rec, j.p.keys[s], j.hashes); err != nil {
+		return err
+	}
+	nullKey := nullKeyRows(rec, j.p.keys[s], &j.nullKey)
+
+	// Resolve both sides' entries of every row and decode the partner rows this batch pairs with.
+	j.own, j.part = j.own[:0], j.part[:0]
+	j.pRows = 0
+	pb := j.pb[o]
+	for i := range n {
+		kg, err := exec.OwnedKeyGroup(j.ctx, j.hashes[i], "regular join")
+		if err != nil {
+			return err
+		}
+		if nullKey != nil && nullKey[i] {
+			j.own, j.part = append(j.own, nil), append(j.part, nil)
+			continue
+		}
+		k, err := j.keyOf(i, kg)
+		if err != nil {
+			return err
+		}
+		own, part := &k.e[s], &k.e[o]
+		if j.p.updating[s] { // rows may be looked up
+			if err := own.ensureParsed(); err != nil {
+				return err
+			}
+		}
+		j.own, j.part = append(j.own, own), append(j.part, part)
+		if part.live > 0 && part.pepoch != j.epoch {
+			if err := part.ensureParsed(); err != nil {
+				return err
+			}
+			part.pepoch, part.pbase = j.epoch, j.pRows
+			for sl := range part.sl {
+				if err := j.p.rowEnc[o].DecodeKey(pb.Fields(), part.row(sl)); err != nil {
+					return fmt.Errorf("regular join: decode a stored row: %w", err)
+				}
+			}
+			j.pRows += int32(len(part.sl))
+		}
+	}
+	prec := pb.NewRecordBatch()
+	defer prec.Release()
+
+	if err := j.evalResidual(s, rec, prec); err != nil {
+		return err
+	}
+	j.pairs(b, s, o)
+	if err := j.emitOutput(s, rec, prec, out); err != nil {
+		return err
+	}
+	if j.wsBytes > j.p.cacheBytes {
+		j.evict()
+	}
+	return nil
+}
+
+// evalResidual lists every row's candidate pairs (partner live slots in order) and, with a residual, evaluates it
+// over them at once into j.match.
+func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
+	if j.p.cfg.Residual == nil {
+		return nil
+	}
+	j.candStart, j.candProbe, j.candPart = j.candStart[:0], j.candProbe[:0], j.candPart[:0]
+	for i, part := range j.part {
+		j.candStart = append(j.candStart, int32(len(j.candProbe)))
+		if part == nil {
+			continue
+		}
+		for sl := range part.sl {
+			if part.sl[sl].cnt > 0 {
+				j.candProbe = append(j.candProbe, int32(i))
+				j.candPart = append(j.candPart, part.pbase+int32(sl))
+			}
+		}
+	}
+	j.candStart = append(j.candStart, int32(len(j.candProbe)))
+	j.match = j.match[:0]
+	for lo := 0; lo < len(j.candProbe); lo += chunkRows {
+		hi := min(lo+chunkRows, len(j.candProbe))
+		cand, err := j.gather(s, rec, prec, j.candProbe[lo:hi], j.candPart[lo:hi])
+		if err != nil {
+			return err
+		}
+		res, err := j.p.cfg.Residual.Eval(&j.ectx, cand)
+		cand.Release()
+		if err != nil {
+			return err
+		}
+		bools, _ := res.(*array.Boolean) // a NULL-typed residual is never TRUE
+		for c := range hi - lo {
+			j.match = append(j.match, bools != nil && bools.IsValid(c) && bools.Value(c))
+		}
+		res.Release()
+	}
+	return nil
+}
+
+// pairs walks the batch in row order, updating state and listing the output rows.
+func (j *regularJoin) pairs(b exec.Batch, s, o int) {
+	j.outKind, j.outProbe, j.outPart = j.outKind[:0], j.outProbe[:0], j.outPart[:0]
+	emit := func(k exec.RowKind, probe, part int32) {
+		j.outKind = append(j.outKind, k)
+		j.outProbe = append(j.outProbe, probe)
+		j.outPart = append(j.outPart, part)
+	}
+	outerS, outerO, updS := j.p.outer[s], j.p.outer[o], j.p.updating[s]
+	residual := j.p.cfg.Residual != nil
+	for i := range b.Rows() {
+		kind := b.Kind(i)
+		add := kind == exec.Insert || kind == exec.UpdateAfter
+		own, part := j.own[i], j.part[i]
+		pi := int32(i)
+		if own == nil { // a NULL key component: matches nothing, not stored
+			if outerS {
+				if add {
+					emit(exec.Insert, pi, -1)
+				} else {
+					emit(exec.Delete, pi, -1)
+				}
+			}
+			continue
+		}
+		row := j.rows.BytesOf(i)
+		var c int32
+		if residual {
+			c = j.candStart[i]
+		}
+		if add {
+			var m int32
+			for sl := range j.matches(part, c) {
+				ps := &part.sl[sl]
+				cj := ps.cnt
+				pr := part.pbase + int32(sl)
+				flip := outerO && ps.match == 0
+				for range cj {
+					if flip {
+						emit(exec.Delete, -1, pr)
+					}
+					emit(exec.Insert, pi, pr)
+				}
+				if outerO {
+					ps.match++
+					j.markDirty(part)
+				}
+				m += cj
+			}
+			slot := -1
+			if updS {
+				slot = own.find(row)
+			}
+			if slot >= 0 {
+				// Without TTL a stored copy has exactly m associations; with expired partners it may have more, and
+				// then its copies are not padded downstream: keep the larger count (see the TTL notes).
+				own.sl[slot].cnt++
+				if outerS && m == 0 && own.sl[slot].match == 0 {
+					emit(exec.Insert, pi, -1)
+				}
+			} else {
+				if outerS && m == 0 {
+					emit(exec.Insert, pi, -1)
+				}
+				grew := own.appendSlot(row, m, updS)
+				own.acct += grew
+				j.wsBytes += grew
+			}
+			own.written = j.now
+			j.markDirty(own)
+			continue
+		}
+		slot := own.find(row)
+		if slot < 0 {
+			j.ctx.Errors.Add(1) // not in state: expired, or a broken input changelog
+			continue
+		}
+		for sl := range j.matches(part, c) {
+			ps := &part.sl[sl]
+			cj := ps.cnt
+			pr := part.pbase + int32(sl)
+			unflip := outerO && ps.match == 1
+			for range cj {
+				emit(exec.Delete, pi, pr)
+				if unflip {
+					emit(exec.Insert, -1, pr)
+				}
+			}
+			if outerO && ps.match > 0 {
+				ps.match--
+				j.markDirty(part)
+			}
+		}
+		if outerS && own.sl[slot].match == 0 {
+			emit(exec.Delete, pi, -1)
+		}
+		own.removeCopy(slot)
+		own.written = j.now
+		j.markDirty(own)
+	}
+}
+
+// matches yields the live slots of part that the batch row matches, in slot order: all of them without a residual,
+// else those whose candidate pair (the row's start at c, one per live slot) passed it.
+func (j *regularJoin) matches(part *keyEntry, c int32) iter.Seq[int] {
+	residual := j.p.cfg.Residual != nil
+	return func(yield func(int) bool) {
+		for sl := range part.sl {
+			if part.sl[sl].cnt == 0 {
+				continue
+			}
+			ok := !residual || j.match[c]
+			c++
+			if ok && !yield(sl) {
+				return
+			}
+		}
+	}
+}
+
+// gather builds joined rows: the probe side's columns taken from rec at probe, the partner's from prec at part
+// (-1 is NULL in both), in left-then-right order.
+func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []int32) (arrow.RecordBatch, error) {
+	n := len(probe)
+	pIdx := j.indexArray(probe)
+	defer pIdx.Release()
+	qIdx := j.indexArray(part)
+	defer qIdx.Release()
+	cols := make([]arrow.Array, 0, j.p.out.NumFields())
+	release := func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	take := func(r arrow.RecordBatch, idx arrow.Array) error {
+		for c := range int(r.NumCols()) {
+			a, err := compute.TakeArray(j.cc, r.Column(c), idx)
+			if err != nil {
+				return fmt.Errorf("regular join: take: %w", err)
+			}
+			cols = append(cols, a)
+		}
+		return nil
+	}
+	first, firstIdx, second, secondIdx := rec, pIdx, prec, qIdx
+	if s == 1 {
+		first, firstIdx, second, secondIdx = prec, qIdx, rec, pIdx
+	}
+	if err := take(first, firstIdx); err != nil {
+		release()
+		return nil, err
+	}
+	if err := take(second, secondIdx); err != nil {
+		release()
+		return nil, err
+	}
+	out := array.NewRecordBatch(j.p.out, cols, int64(n))
+	release()
+	return out, nil
+}
+
+// indexArray builds Take indices, -1 as NULL.
+func (j *regularJoin) indexArray(idx []int32) arrow.Array {
+	b := array.NewInt32Builder(j.ctx.Alloc)
+	defer b.Release()
+	b.Reserve(len(idx))
+	for _, v := range idx {
+		if v < 0 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(v)
+	}
+	return b.NewArray()
+}
+
+// emitOutput builds and emits the batch's output rows, in batches of at most chunkRows rows; a batch of inserts
+// only has nil Kinds.
+func (j *regularJoin) emitOutput(s int, rec, prec arrow.RecordBatch, out exec.Emitter) error {
+	for lo := 0; lo < len(j.outKind); lo += chunkRows {
+		hi := min(lo+chunkRows, len(j.outKind))
+		res, err := j.gather(s, rec, prec, j.outProbe[lo:hi], j.outPart[lo:hi])
+		if err != nil {
+			return err
+		}
+		var kinds []exec.RowKind
+		for _, k := range j.outKind[lo:hi] {
+			if k != exec.Insert {
+				kinds = append([]exec.RowKind(nil), j.outKind[lo:hi]...)
+				break
+			}
+		}
+		if err := out.Emit(exec.Batch{Rec: res, Kinds: kinds}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
