@@ -56,6 +56,9 @@ type kill struct {
 	Nth      int
 	Delay    time.Duration
 	Fallback time.Duration
+	// Pause (in-doubt kills only): the broker is stopped (SIGSTOP) at the line, the SIGKILL comes Pause later and
+	// the broker resumes after it: a walk that hears no answer, killed while it retries.
+	Pause time.Duration
 }
 
 // lineKind names the server log lines a kill can be aimed at.
@@ -81,6 +84,8 @@ func (k kill) String() string {
 	switch {
 	case k.Term:
 		return fmt.Sprintf("%s(TERM+%s)", k.After, k.Grace)
+	case k.On != "" && k.Pause > 0:
+		return fmt.Sprintf("%s#%d+%s(broker paused)|%s", k.On, k.Nth, k.Pause, k.Fallback)
 	case k.On != "":
 		return fmt.Sprintf("%s#%d+%s|%s", k.On, k.Nth, k.Delay, k.Fallback)
 	}
@@ -145,6 +150,9 @@ func newIterConfig(seed int64) *iterConfig {
 		case i > 0 && (r < 3 || prevAimed && r < 7):
 			// After a kill between COMPLETED and CONFIRMED the restart walks the unconfirmed checkpoints.
 			k.On, k.Nth, k.Fallback = onInDoubt, 1+kr.IntN(3), k.After // no walk: the moment drawn
+			if kr.IntN(2) == 0 {
+				k.Pause = time.Duration(1+kr.IntN(400)) * time.Millisecond
+			}
 		case r < 7:
 			// The fallback comes after the run: the line normally comes first.
 			k.On, k.Nth, k.Fallback = onCompleted, 1+kr.IntN(6), time.Duration(runMs+2000)*time.Millisecond

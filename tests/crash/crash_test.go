@@ -96,6 +96,7 @@ type stats struct {
 	byMode     map[string]int
 	aimed      map[lineKind]int // kills on a server log line (the others came at a random moment)
 	missed     map[lineKind]int // kills aimed at a line that did not come: they fell back to their moment
+	paused     int              // aimed kills during which the broker was stopped
 	inDoubt    inDoubtCounts
 	kafka      int // iterations with the Kafka pipeline
 }
@@ -129,8 +130,9 @@ func TestCrashKill9(t *testing.T) {
 		"before the kill, %d runs ended before their kill point; %v; wall time %s",
 		drv.name(), st.iterations, st.kills, st.termKills, st.termExits, st.early, st.byMode, time.Since(start).Round(time.Second))
 	t.Logf("kafka: %d iterations with the Kafka pipeline; kills aimed at a log line: %d between COMPLETED and the "+
-		"commit, %d during in-doubt resolution (%d and %d found no such line and fell back to their moment); %s",
-		st.kafka, st.aimed[onCompleted], st.aimed[onInDoubt], st.missed[onCompleted], st.missed[onInDoubt], st.inDoubt)
+		"commit, %d during in-doubt resolution (%d of them with the broker stopped; %d and %d found no such line and fell "+
+		"back to their moment); %s", st.kafka, st.aimed[onCompleted], st.aimed[onInDoubt], st.paused,
+		st.missed[onCompleted], st.missed[onInDoubt], st.inDoubt)
 }
 
 // runIteration runs one seeded iteration and checks its output, counting into st.
@@ -211,12 +213,27 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 			}
 			st.early++
 		case <-hit:
+			how := ""
+			if k.Pause > 0 {
+				// The walk hears nothing from the broker; the server dies while it retries.
+				if err := kr.cluster.Pause(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(k.Pause)
+				how = ", broker paused"
+				st.paused++
+			}
 			p.kill()
+			if k.Pause > 0 {
+				if err := kr.cluster.Resume(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if p.killed.Load() {
 				st.kills++
 				st.aimed[k.On]++
 			}
-			at = append(at, fmt.Sprintf("%s(%s#%d):%d+%d", time.Since(p.started).Round(time.Millisecond), k.On, k.Nth,
+			at = append(at, fmt.Sprintf("%s(%s#%d%s):%d+%d", time.Since(p.started).Round(time.Millisecond), k.On, k.Nth, how,
 				countFiles(filepath.Join(it.data, "out", "agg"), "*.parquet"), countFiles(filepath.Join(it.data, "out", "raw"), "*.csv")))
 		case <-time.After(time.Until(from.Add(wait))):
 			how := ""

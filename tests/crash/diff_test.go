@@ -81,6 +81,7 @@ func TestLogLinePatterns(t *testing.T) {
 	job.Info("in-doubt resolution: checkpoints completed but not confirmed", "checkpoints", []uint64{4, 5}, "confirmed", 3)
 	job.Info("in-doubt resolution: commit receipt taken as proof", "checkpoint", 4, "sink", "sink-1", "subtask", 0)
 	job.Info("in-doubt resolution: handle probed", "checkpoint", 4, "sink", "sink-1", "subtask", 1, "verdict", "committed")
+	job.Warn("in-doubt resolution: no answer, retrying", "checkpoint", 4, "sink", "sink-1", "subtask", 1, "err", errors.New("dial"), "backoff", time.Second)
 	job.Info("in-doubt resolution: checkpoint committed and confirmed", "checkpoint", 4)
 	job.Warn("in-doubt resolution stopped", "at", 5, "cause", errors.New("fenced"), "unresolved_markers", []string{"sink-1/sub0-5", "sink-1/sub1-5"})
 	job.Warn("in-doubt resolution stopped", "at", 6, "cause", errors.New("x"), "unresolved_markers", []string(nil))
@@ -115,7 +116,7 @@ func TestLogLinePatterns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := inDoubtCounts{walks: 1, confirmed: 1, fallbacks: 1, probes: 1, receipts: 1, unresolved: 2, settled: 1, armed: 1, suppressed: 17}
+	want := inDoubtCounts{walks: 1, confirmed: 1, fallbacks: 1, probes: 1, retries: 1, receipts: 1, unresolved: 2, settled: 1, armed: 1, suppressed: 17}
 	if n != want {
 		t.Errorf("counted %+v, want %+v from:\n%s", n, want, buf.String())
 	}

@@ -208,6 +208,7 @@ type inDoubtCounts struct {
 	confirmed  int // checkpoints committed and confirmed by a walk
 	fallbacks  int // walks that stopped and fell back to the newest confirmed checkpoint
 	probes     int // handles a walk probed over the wire
+	retries    int // probes that had no answer and were retried
 	receipts   int // commit receipts a walk took as proof (no wire call)
 	unresolved int // unresolved markers written by stopped walks
 	settled    int // unresolved markers settled before a sink opened
@@ -220,6 +221,7 @@ var (
 	reConfirmed  = regexp.MustCompile(`msg="in-doubt resolution: checkpoint committed and confirmed"`)
 	reFallback   = regexp.MustCompile(`msg="in-doubt resolution stopped: restoring from the newest confirmed checkpoint`)
 	reProbe      = regexp.MustCompile(`msg="in-doubt resolution: handle probed"`)
+	reRetry      = regexp.MustCompile(`msg="in-doubt resolution: no answer, retrying"`)
 	reReceipt    = regexp.MustCompile(`msg="in-doubt resolution: commit receipt taken as proof"`)
 	reStopped    = regexp.MustCompile(`msg="in-doubt resolution stopped" .*unresolved_markers="?\[([^\]]*)\]`)
 	reSettled    = regexp.MustCompile(`msg="unresolved transaction settled before open"`)
@@ -252,6 +254,8 @@ func countInDoubt(logs string) (inDoubtCounts, error) {
 				n.fallbacks++
 			case reProbe.MatchString(line):
 				n.probes++
+			case reRetry.MatchString(line):
+				n.retries++
 			case reReceipt.MatchString(line):
 				n.receipts++
 			case reSettled.MatchString(line):
@@ -276,6 +280,7 @@ func (n *inDoubtCounts) add(o inDoubtCounts) {
 	n.confirmed += o.confirmed
 	n.fallbacks += o.fallbacks
 	n.probes += o.probes
+	n.retries += o.retries
 	n.receipts += o.receipts
 	n.unresolved += o.unresolved
 	n.settled += o.settled
@@ -285,7 +290,7 @@ func (n *inDoubtCounts) add(o inDoubtCounts) {
 
 func (n inDoubtCounts) String() string {
 	return fmt.Sprintf("in-doubt resolutions %d (checkpoints confirmed by them %d, fallbacks %d; handles probed %d, "+
-		"receipts taken as proof %d), unresolved markers %d (settled before open %d), replay suppressions %d "+
-		"(%d rows suppressed)", n.walks, n.confirmed, n.fallbacks, n.probes, n.receipts, n.unresolved, n.settled,
-		n.armed, n.suppressed)
+		"probes retried for want of an answer %d, receipts taken as proof %d), unresolved markers %d (settled before "+
+		"open %d), replay suppressions %d (%d rows suppressed)", n.walks, n.confirmed, n.fallbacks, n.probes,
+		n.retries, n.receipts, n.unresolved, n.settled, n.armed, n.suppressed)
 }
