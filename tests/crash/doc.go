@@ -22,7 +22,7 @@
 // printed after COMPLETED-N is durable and before the sinks commit (the kill lands before, during or after the
 // commit, before CONFIRMED-N), and at a line of the in-doubt walk of the next start (its start, a handle probed,
 // a receipt taken as proof), half of those with the broker stopped (SIGSTOP) at the line until the kill, so the
-walk dies waiting for an answer. An aimed kill whose line does not come falls back to a moment.
+// walk dies waiting for an answer. An aimed kill whose line does not come falls back to a moment.
 //
 // The committed files (read directly: Parquet with parquet-go, CSV with encoding/csv) and the exactly-once topic
 // (read with a read_committed consumer to its last stable offset) must equal, as multisets, the output of a
