@@ -2,10 +2,19 @@ package kafka
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"maps"
+	"math/big"
 	"math/rand/v2"
+	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -554,4 +563,52 @@ func TestSourceCommitsGroupOffsetsAfterCheckpoint(t *testing.T) {
 	if h2.rows[0] != "+I 4" {
 		t.Fatalf("group-offsets start read %q first", h2.rows[0])
 	}
+}
+
+// TLS with a PEM truststore, and SASL PLAIN over it (SASL_SSL).
+func TestSourceTLSAndPlain(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := selfSigned(t, dir)
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"sec": 1}, TLSCert: certFile, TLSKey: keyFile,
+		Users: []kafkatest.User{{Mechanism: "PLAIN", Name: "app", Password: "secret"}}})
+	c.Produce(t, rec("sec", 0, "", `{"id": 1}`))
+	opts := map[string]string{"topic": "sec", "format": "json",
+		"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset",
+		"properties.security.protocol": "SASL_SSL", "properties.sasl.mechanism": "PLAIN",
+		"properties.sasl.jaas.config":        `org.apache.kafka.common.security.plain.PlainLoginModule required username="app" password="secret";`,
+		"properties.ssl.truststore.location": certFile, "properties.ssl.truststore.type": "PEM"}
+	h := start(t, config(t, c, []Column{col("id", bigint)}, nil, opts), 0, 1, nil, nil)
+	h.finish()
+	if !slices.Equal(h.rows, []string{"+I 1"}) {
+		t.Fatalf("rows %q", h.rows)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key as PEM files.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kfake"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
