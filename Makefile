@@ -34,8 +34,11 @@ test: test-tools vet
 	$(GO) test -short -race -timeout 8m $(RACE_PKGS)
 
 # The full crash suites, CRASH_N seeded iterations each (default 200): the runtime's exactly-once suite over every
-# mode and crash kind, then the harness that kill -9s the real `clinksql serve` (tests/crash; CRASH_SEED=n replays
-# one of its iterations, a failure keeps its data directory in /tmp/crash-<seed>).
+# mode and crash kind, then the harness that kill -9s the real `clinksql serve` (tests/crash: datagen jobs and a
+# Kafka pipeline against a kfake process into an exactly-once Kafka sink, killed at random moments, between
+# COMPLETED and the commit, and during in-doubt resolution; its last lines count the kills, in-doubt resolutions
+# and receipts used; CRASH_SEED=n replays one of its iterations, a failure keeps its data directory in
+# /tmp/crash-<seed>).
 crashtest:
 	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'ExactlyOnce' -timeout 60m -v ./exec/
 	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'TestCrashKill9' -timeout 120m -v ./tests/crash/

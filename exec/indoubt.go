@@ -214,7 +214,9 @@ func (j *Job) walk(ctx context.Context, ids []uint64, resolvers map[*Node]InDoub
 				return j.stopWalk(res, ids[i:], err)
 			}
 			if checkpoint.HasReceipt(fsys, dir, wh.node.ID, wh.sub, id) {
-				continue // the receipt is proof that the commit executed: no wire call
+				// The receipt is proof that the commit executed: no wire call.
+				log.Info("in-doubt resolution: commit receipt taken as proof", "checkpoint", id, "sink", wh.node.ID, "subtask", wh.sub)
+				continue
 			}
 			h, err := checkpoint.ReadStagedHandle(fsys, checkpoint.HandlePath(dir, id, wh.pid), id, wh.pid)
 			if errors.Is(err, fs.ErrNotExist) {

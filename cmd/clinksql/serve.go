@@ -26,7 +26,7 @@ import (
 func newServeCommand() *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve [--data-dir DIR] [--listen HOST:PORT] [--user NAME:PASSWORD]... [--tls-cert FILE --tls-key FILE]",
+		Use:   "serve [--data-dir DIR] [--listen HOST:PORT] [--user NAME:PASSWORD]... [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]",
 		Short: "Serve the engine over the Postgres wire protocol",
 		Long: `Opens the engine on --data-dir (re-deploying the jobs that were running, each from its last completed
 checkpoint) and serves it to Postgres clients on --listen. Without --user or --users-file every user name is
@@ -46,6 +46,7 @@ checkpoint and exits 0.`,
 	f.StringVar(&o.usersFile, "users-file", "", "a file of users, one name:password a line (# starts a comment)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "a PEM certificate: clients may then use TLS (with --tls-key)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	f.StringVar(&o.logLevel, "log-level", "info", "the least severe log lines printed: debug, info, warn or error")
 	return cmd
 }
 
@@ -53,13 +54,20 @@ type serveOptions struct {
 	dataDir, listen   string
 	allow, users      []string
 	usersFile         string
+	logLevel          string
 	tlsCert, tlsKey   string
 	shutdownTimeout   time.Duration
 	engineCloseTimout time.Duration
 }
 
 func runServe(stdout, stderr io.Writer, o serveOptions) error {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level := slog.LevelInfo
+	if o.logLevel != "" {
+		if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+			return fmt.Errorf("--log-level %q: want debug, info, warn or error", o.logLevel)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log) // what logs without an engine's logger (a Pebble store's failure) looks the same
 	users, err := loadUsers(o.users, o.usersFile)
 	if err != nil {

@@ -39,3 +39,12 @@ func TestLoadUsersRefusesEmptyPasswordAndDuplicates(t *testing.T) {
 		t.Errorf("users %v, %v", users, err)
 	}
 }
+
+// --log-level takes slog's level names; anything else is refused before the engine opens.
+func TestServeLogLevel(t *testing.T) {
+	var out strings.Builder
+	err := runServe(&out, &out, serveOptions{dataDir: t.TempDir(), listen: "127.0.0.1:0", logLevel: "loud"})
+	if err == nil || !strings.Contains(err.Error(), `--log-level "loud"`) {
+		t.Fatalf("--log-level loud: %v", err)
+	}
+}

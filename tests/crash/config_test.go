@@ -3,6 +3,8 @@ package crash
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -34,19 +36,58 @@ type iterConfig struct {
 
 	// Kills are the crashes, one per run; the run after the last kill goes to the end.
 	Kills []kill
+
+	// Kafka: the same rows, produced into a topic during the run, feed three more jobs (see kafkaSetup).
+	Kafka    bool
+	TickMs   int // the producer sends a batch every TickMs
+	Duration time.Duration
 }
 
 // kill is one crash: SIGKILL After the run started. With Term, a SIGTERM comes first and the SIGKILL Grace later:
-// a crash in the middle of a graceful stop (its final checkpoint and commit).
+// a crash in the middle of a graceful stop (its final checkpoint and commit). With On, the SIGKILL comes Delay
+// after the Nth server log line of that kind instead, or at Fallback when no such line comes: a crash at a
+// dangerous instant the clock would rarely hit (the exec driver prints no log lines: it kills After).
 type kill struct {
 	After time.Duration
 	Term  bool
 	Grace time.Duration
+
+	On       lineKind
+	Nth      int
+	Delay    time.Duration
+	Fallback time.Duration
+	// Pause (in-doubt kills only): the broker is stopped (SIGSTOP) at the line, the SIGKILL comes Pause later and
+	// the broker resumes after it: a walk that hears no answer, killed while it retries.
+	Pause time.Duration
+}
+
+// lineKind names the server log lines a kill can be aimed at.
+type lineKind string
+
+const (
+	// onCompleted: the coordinator's "checkpoint completed" (debug) of the job with the exactly-once Kafka sink,
+	// printed after COMPLETED-N is durable and before the sinks commit: a kill lands between the marker and the
+	// commit, during it, or between the commit and CONFIRMED-N.
+	onCompleted lineKind = "completed"
+	// onInDoubt: a line of the in-doubt walk (its start, a handle probed, a receipt taken as proof): a kill during
+	// in-doubt resolution.
+	onInDoubt lineKind = "in-doubt"
+)
+
+// lineRe are the lines each kind matches.
+var lineRe = map[lineKind]*regexp.Regexp{
+	onCompleted: regexp.MustCompile(`msg="checkpoint completed" .*job=` + kafkaSinkJob + ` `),
+	onInDoubt:   regexp.MustCompile(`msg="in-doubt resolution: (checkpoints completed but not confirmed|handle probed|commit receipt taken as proof)"`),
 }
 
 func (k kill) String() string {
-	if k.Term {
+	switch {
+	case k.Term:
 		return fmt.Sprintf("%s(TERM+%s)", k.After, k.Grace)
+	case k.On != "" && k.Pause > 0:
+		return fmt.Sprintf("%s#%d+%s(broker paused)|%s", k.On, k.Nth, k.Pause, k.Fallback)
+	case k.On != "":
+		return fmt.Sprintf("%s#%d+%s|%s", k.On, k.Nth, k.Delay, k.Fallback)
 	}
 	return k.After.String()
 }
@@ -94,6 +135,32 @@ func newIterConfig(seed int64) *iterConfig {
 		}
 		c.Kills = append(c.Kills, k)
 	}
+	c.Duration = time.Duration(dur * float64(time.Second))
+	// The Kafka side draws from its own stream, so the draws above stay what they were before it existed.
+	kr := rand.New(rand.NewPCG(uint64(seed), 0x6AF6A))
+	c.Kafka = os.Getenv("CRASH_KAFKA") != "0"
+	c.TickMs = 5 + kr.IntN(21)
+	for i := range c.Kills {
+		k := &c.Kills[i]
+		if !c.Kafka || k.Term {
+			continue
+		}
+		prevAimed := i > 0 && c.Kills[i-1].On == onCompleted
+		switch r := kr.IntN(10); {
+		case i > 0 && (r < 3 || prevAimed && r < 7):
+			// After a kill between COMPLETED and CONFIRMED the restart walks the unconfirmed checkpoints.
+			k.On, k.Nth, k.Fallback = onInDoubt, 1+kr.IntN(3), k.After // no walk: the moment drawn
+			if kr.IntN(2) == 0 {
+				k.Pause = time.Duration(1+kr.IntN(400)) * time.Millisecond
+			}
+		case r < 7:
+			// The fallback comes after the run: the line normally comes first.
+			k.On, k.Nth, k.Fallback = onCompleted, 1+kr.IntN(6), time.Duration(runMs+2000)*time.Millisecond
+		}
+		if k.On != "" {
+			k.Delay = time.Duration(kr.IntN(2000)) * time.Microsecond
+		}
+	}
 	return c
 }
 
@@ -106,15 +173,20 @@ func (c *iterConfig) String() string {
 	for i, k := range c.Kills {
 		kills[i] = k.String()
 	}
-	return fmt.Sprintf("seed=%d mode=%s parallelism=%d interval=%s rows=%d rate=%d/s/subtask %s keys=%d kills=[%s]",
-		c.Seed, c.Mode, c.Parallelism, c.Interval, c.Rows, c.RowsPerSec, win, c.Keys, strings.Join(kills, " "))
+	kafka := "no kafka"
+	if c.Kafka {
+		kafka = fmt.Sprintf("kafka tick=%dms", c.TickMs)
+	}
+	return fmt.Sprintf("seed=%d mode=%s parallelism=%d interval=%s rows=%d rate=%d/s/subtask %s keys=%d %s kills=[%s]",
+		c.Seed, c.Mode, c.Parallelism, c.Interval, c.Rows, c.RowsPerSec, win, c.Keys, kafka, strings.Join(kills, " "))
 }
 
 // setup is the SQL of the iteration's pipeline: session settings, the datagen stream, and four jobs (a windowed
 // aggregate into a Parquet sink, a filtered projection into a CSV sink, an interval self-join into a CSV sink,
-// whose two inputs are two readers of the stream, and an updating GROUP BY into an upsert CSV sink). throttled=false drops the rate limit
-// (the failure-free reference run).
-func (c *iterConfig) setup(throttled bool) []string {
+// whose two inputs are two readers of the stream, and an updating GROUP BY into an upsert CSV sink), then with ks
+// the Kafka stream and its three jobs (kafkaSetup.sql). throttled=false drops the rate limit (the failure-free
+// reference run).
+func (c *iterConfig) setup(throttled bool, ks *kafkaSetup) []string {
 	wm := "ts"
 	if c.WMDelayS > 0 {
 		wm = fmt.Sprintf("ts - INTERVAL '%d' SECOND", c.WMDelayS)
@@ -123,11 +195,7 @@ func (c *iterConfig) setup(throttled bool) []string {
 	if throttled {
 		rate = fmt.Sprintf("'rows-per-second' = '%d', ", c.RowsPerSec)
 	}
-	window := fmt.Sprintf("TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '%d' SECOND)", c.SizeMs/1000)
-	if c.SlideMs != c.SizeMs {
-		window = fmt.Sprintf("HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '%d' SECOND, INTERVAL '%d' SECOND)", c.SlideMs/1000, c.SizeMs/1000)
-	}
-	return []string{
+	stmts := []string{
 		fmt.Sprintf("SET checkpoint.interval = '%dms'", c.Interval.Milliseconds()),
 		fmt.Sprintf("SET checkpoint.mode = '%s'", c.Mode),
 		fmt.Sprintf("SET parallelism = %d", c.Parallelism),
@@ -140,15 +208,10 @@ func (c *iterConfig) setup(throttled bool) []string {
   'fields.v.kind' = 'random', 'fields.v.min' = '%d', 'fields.v.max' = '%d',
   'fields.name.kind' = 'random', 'fields.name.length' = '%d')`,
 			wm, c.Rows, rate, c.GenSeed, c.StepMs, c.Keys-1, vMin, vMax, nameLen),
-		`CREATE SINK agg_out (k INT, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT,
-  sum_id BIGINT, min_id BIGINT, max_id BIGINT, sum_v BIGINT, min_v BIGINT, max_v BIGINT)
-  WITH (connector = 'parquet', path = 'out/agg')`,
-		fmt.Sprintf(`INSERT INTO agg_out SELECT k, window_start, window_end, COUNT(*), CAST(SUM(id) AS BIGINT), MIN(id), MAX(id),
-  CAST(SUM(v) AS BIGINT), MIN(v), MAX(v)
-FROM TABLE(%s) GROUP BY k, window_start, window_end`, window),
-		`CREATE SINK raw_out (id BIGINT, ts TIMESTAMP(3), k INT, v BIGINT, name VARCHAR, kv BIGINT)
-  WITH (connector = 'file', format = 'csv', path = 'out/raw')`,
-		`INSERT INTO raw_out SELECT id, ts, k, v, name, k * 1000 + v FROM ev WHERE v % 3 <> 0`,
+		`CREATE SINK agg_out (` + aggColumnsSQL + `) WITH (connector = 'parquet', path = 'out/agg')`,
+		`INSERT INTO agg_out ` + c.aggSelect("ev"),
+		`CREATE SINK raw_out (` + rawColumnsSQL + `) WITH (connector = 'file', format = 'csv', path = 'out/raw')`,
+		`INSERT INTO raw_out ` + rawSelect("ev"),
 		`CREATE SINK join_out (a BIGINT, b BIGINT) WITH (connector = 'file', format = 'csv', path = 'out/join')`,
 		fmt.Sprintf(`INSERT INTO join_out SELECT x.id, y.id FROM ev x JOIN ev y
   ON x.k = y.k AND y.ts BETWEEN x.ts AND x.ts + INTERVAL '%d' MILLISECOND`, c.joinMs()),
@@ -156,6 +219,34 @@ FROM TABLE(%s) GROUP BY k, window_start, window_end`, window),
   WITH (connector = 'file', format = 'csv', path = 'out/upd', type = 'upsert', primary_key = 'k')`,
 		`INSERT INTO upd_out SELECT k, COUNT(*), CAST(SUM(v) AS BIGINT) FROM ev GROUP BY k`,
 	}
+	if ks != nil {
+		stmts = append(stmts, ks.sql(c, wm)...)
+	}
+	return stmts
+}
+
+// window is the windowing TVF call over stream from.
+func (c *iterConfig) window(from string) string {
+	if c.SlideMs != c.SizeMs {
+		return fmt.Sprintf("HOP(TABLE %s, DESCRIPTOR(ts), INTERVAL '%d' SECOND, INTERVAL '%d' SECOND)", from, c.SlideMs/1000, c.SizeMs/1000)
+	}
+	return fmt.Sprintf("TUMBLE(TABLE %s, DESCRIPTOR(ts), INTERVAL '%d' SECOND)", from, c.SizeMs/1000)
+}
+
+// aggSelect is the windowed aggregate both the datagen and the Kafka pipelines compute (modelAgg).
+func (c *iterConfig) aggSelect(from string) string {
+	return fmt.Sprintf(`SELECT k, window_start, window_end, COUNT(*), CAST(SUM(id) AS BIGINT), MIN(id), MAX(id),
+  CAST(SUM(v) AS BIGINT), MIN(v), MAX(v)
+FROM TABLE(%s) GROUP BY k, window_start, window_end`, c.window(from))
+}
+
+// aggColumnsSQL are the columns of a sink of aggSelect's rows.
+const aggColumnsSQL = `k INT, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT,
+  sum_id BIGINT, min_id BIGINT, max_id BIGINT, sum_v BIGINT, min_v BIGINT, max_v BIGINT`
+
+// rawSelect is the filtered projection both pipelines compute (modelCSV).
+func rawSelect(from string) string {
+	return "SELECT id, ts, k, v, name, k * 1000 + v FROM " + from + " WHERE v % 3 <> 0"
 }
 
 // joinMs is the interval of the self-join job: about two partners per row besides itself.
@@ -164,5 +255,14 @@ func (c *iterConfig) joinMs() int64 { return 2 * c.StepMs * int64(c.Keys) }
 // aggColumns are the Parquet sink's columns in declaration order.
 var aggColumns = []string{"k", "window_start", "window_end", "n", "sum_id", "min_id", "max_id", "sum_v", "min_v", "max_v"}
 
-// jobIDs are the ids the four INSERTs get in a fresh data directory.
-var jobIDs = []string{"job-1", "job-2", "job-3", "job-4"}
+// rawColumnsSQL are the columns of a sink of rawSelect's rows.
+const rawColumnsSQL = `id BIGINT, ts TIMESTAMP(3), k INT, v BIGINT, name VARCHAR, kv BIGINT`
+
+// jobIDs are the ids the INSERTs get in a fresh data directory: four, and three more with the Kafka pipeline.
+func (c *iterConfig) jobIDs() []string {
+	ids := []string{"job-1", "job-2", "job-3", "job-4"}
+	if c.Kafka {
+		ids = append(ids, kafkaJobs...)
+	}
+	return ids
+}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clinksql/clinksql/tests/kafkatest"
 )
 
 // clinksqlBin is the clinksql binary, built once for the suite: the harness crashes the real thing.
@@ -34,6 +36,11 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if kafkaUsed {
+		if bin, err := kafkatest.Binary(); err == nil { // built by the first iteration: the same path
+			os.RemoveAll(filepath.Dir(bin))
+		}
+	}
 	os.Exit(code)
 }
 
@@ -87,6 +94,11 @@ type stats struct {
 	termExits  int // SIGTERMs whose graceful stop ended before the SIGKILL came
 	early      int // runs that ended by themselves before their kill point (exec --wait only)
 	byMode     map[string]int
+	aimed      map[lineKind]int // kills on a server log line (the others came at a random moment)
+	missed     map[lineKind]int // kills aimed at a line that did not come: they fell back to their moment
+	paused     int              // aimed kills during which the broker was stopped
+	inDoubt    inDoubtCounts
+	kafka      int // iterations with the Kafka pipeline
 }
 
 // TestCrashKill9 is the crash harness of the real binary: per iteration, a throttled bounded datagen stream feeds a
@@ -103,7 +115,7 @@ type stats struct {
 // iteration prints its seed and keeps its data directory and logs in /tmp/crash-<seed>.
 func TestCrashKill9(t *testing.T) {
 	drv := pickDriver(t)
-	st := &stats{byMode: map[string]int{}}
+	st := &stats{byMode: map[string]int{}, aimed: map[lineKind]int{}, missed: map[lineKind]int{}}
 	start := time.Now()
 	for _, seed := range seeds(t) {
 		cfg := newIterConfig(seed)
@@ -117,6 +129,10 @@ func TestCrashKill9(t *testing.T) {
 	t.Logf("driver %s: %d iterations, %d kill -9s (%d of them during a graceful stop), %d graceful stops completed "+
 		"before the kill, %d runs ended before their kill point; %v; wall time %s",
 		drv.name(), st.iterations, st.kills, st.termKills, st.termExits, st.early, st.byMode, time.Since(start).Round(time.Second))
+	t.Logf("kafka: %d iterations with the Kafka pipeline; kills aimed at a log line: %d between COMPLETED and the "+
+		"commit, %d during in-doubt resolution (%d of them with the broker stopped; %d and %d found no such line and fell "+
+		"back to their moment); %s", st.kafka, st.aimed[onCompleted], st.aimed[onInDoubt], st.paused,
+		st.missed[onCompleted], st.missed[onInDoubt], st.inDoubt)
 }
 
 // runIteration runs one seeded iteration and checks its output, counting into st.
@@ -148,16 +164,34 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
+	var kr *kafkaRun
+	if cfg.Kafka {
+		kr = startKafka(t, it) // before the reference, which reads its topic too
+		st.kafka++
+	}
 	// The failure-free reference runs alongside, in its own data directory.
 	refDir := filepath.Join(dir, "reference")
 	refDone := make(chan error, 1)
 	go func() { refDone <- runReference(it, refDir) }()
 
+	// A kill aimed at a log line arms a trigger before the process it kills starts.
+	var hit <-chan struct{}
+	arm := func(i int) {
+		hit, it.arm = nil, nil
+		if i < len(cfg.Kills) && cfg.Kills[i].On != "" {
+			it.arm = newLineTrigger(cfg.Kills[i])
+			hit = it.arm.hit
+		}
+	}
+	arm(0)
 	var at []string // per kill: the process's age and the committed files (Parquet + CSV) after it
 	p, err := drv.first(ctx, it)
 	if err != nil {
 		<-refDone
 		t.Fatalf("first run: %v", err)
+	}
+	if kr != nil {
+		kr.produce(cfg)
 	}
 	for i, k := range cfg.Kills {
 		// The kill clock starts when the pipeline is set up (first run) or when the process starts (restarts: the
@@ -165,6 +199,10 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 		from := p.started
 		if i == 0 {
 			from = time.Now()
+		}
+		wait, aimed := k.After, k.On != "" && drv.name() == "serve"
+		if aimed {
+			wait = k.Fallback
 		}
 		select {
 		case <-p.exited:
@@ -174,8 +212,35 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 				t.Fatalf("run %d exited with %v before its kill point\n%s", it.runs, p.err, tail(p.log, 30))
 			}
 			st.early++
-		case <-time.After(time.Until(from.Add(k.After))):
+		case <-hit:
 			how := ""
+			if k.Pause > 0 {
+				// The walk hears nothing from the broker; the server dies while it retries.
+				if err := kr.cluster.Pause(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(k.Pause)
+				how = ", broker paused"
+				st.paused++
+			}
+			p.kill()
+			if k.Pause > 0 {
+				if err := kr.cluster.Resume(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p.killed.Load() {
+				st.kills++
+				st.aimed[k.On]++
+			}
+			at = append(at, fmt.Sprintf("%s(%s#%d%s):%d+%d", time.Since(p.started).Round(time.Millisecond), k.On, k.Nth, how,
+				countFiles(filepath.Join(it.data, "out", "agg"), "*.parquet"), countFiles(filepath.Join(it.data, "out", "raw"), "*.csv")))
+		case <-time.After(time.Until(from.Add(wait))):
+			how := ""
+			if k.On != "" && aimed {
+				how = fmt.Sprintf("(no %s line)", k.On)
+				st.missed[k.On]++
+			}
 			if k.Term {
 				p.terminate(k.Grace)
 				how = "(TERM)"
@@ -202,6 +267,7 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 			at = append(at, fmt.Sprintf("%s%s:%d+%d", time.Since(p.started).Round(time.Millisecond), how,
 				countFiles(filepath.Join(it.data, "out", "agg"), "*.parquet"), countFiles(filepath.Join(it.data, "out", "raw"), "*.csv")))
 		}
+		arm(i + 1)
 		if p, err = drv.restart(ctx, it); err != nil {
 			<-refDone
 			t.Fatalf("restart: %v", err)
@@ -215,8 +281,22 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 	if err := <-refDone; err != nil {
 		t.Fatal(err)
 	}
-	checkOutput(t, it, refDir)
-	t.Logf("ok: %d runs, killed at %v, %s", it.runs, at, crashed.Round(time.Millisecond))
+	if kr != nil {
+		if err := <-kr.done; err != nil {
+			t.Fatalf("the producer of the Kafka input: %v", err)
+		}
+	}
+	checkOutput(t, it, refDir, kr)
+	n, err := countInDoubt(it.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.inDoubt.add(n)
+	verdict := "ok"
+	if t.Failed() {
+		verdict = "FAILED"
+	}
+	t.Logf("%s: %d runs, killed at %v, %s; %s", verdict, it.runs, at, crashed.Round(time.Millisecond), n)
 }
 
 // diedOfSignal reports whether an exited process was ended by a signal rather than exiting.
@@ -230,17 +310,29 @@ func countFiles(dir, pattern string) int {
 	return len(m)
 }
 
-// checkOutput compares the committed output of the crashed runs, of the reference run and of the Go model.
-func checkOutput(t *testing.T, it *iteration, refDir string) {
+// checkOutput compares the committed output of the crashed runs, of the reference run and of the Go model. With
+// the Kafka pipeline (kr) its sinks too: the exactly-once topic ("kafka", read read_committed), the Parquet
+// ("kagg") and the CSV ("kraw") sink.
+func checkOutput(t *testing.T, it *iteration, refDir string, kr *kafkaRun) {
 	rows := it.cfg.generate()
 	model := map[string][]string{"agg": modelAgg(it.cfg, rows), "raw": modelCSV(rows), "join": modelJoin(it.cfg, rows),
 		"upd": modelUpd(rows)}
+	sinks := []string{"agg", "raw", "join", "upd"}
+	if kr != nil {
+		model["kafka"], model["kagg"], model["kraw"] = model["agg"], model["agg"], model["raw"]
+		sinks = append(sinks, "kafka", "kagg", "kraw")
+	}
 	read := func(root, sink string) *committed {
 		var c *committed
 		var err error
-		if sink == "agg" {
+		switch {
+		case sink == "kafka" && root == refDir:
+			return readKafkaAgg(t, kr.cluster, topicAggRef)
+		case sink == "kafka":
+			return readKafkaAgg(t, kr.cluster, topicAgg)
+		case sink == "agg" || sink == "kagg":
 			c, err = readCommittedParquet(filepath.Join(root, "out", sink), aggColumns)
-		} else {
+		default:
 			c, err = readCommittedCSV(filepath.Join(root, "out", sink))
 		}
 		if err == nil && sink == "upd" {
@@ -252,7 +344,7 @@ func checkOutput(t *testing.T, it *iteration, refDir string) {
 		}
 		return c
 	}
-	for _, sink := range []string{"agg", "raw", "join", "upd"} {
+	for _, sink := range sinks {
 		ref := read(refDir, sink)
 		got := read(it.data, sink)
 		if d := diff(ref, model[sink]); d != "" {

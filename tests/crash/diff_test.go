@@ -1,8 +1,13 @@
 package crash
 
 import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pins: the comparison counts a row missing from the output as lost, one more copy than expected as duplicated
@@ -62,5 +67,67 @@ func TestApplyChangelog(t *testing.T) {
 	}
 	if _, err := applyChangelog(&committed{rows: []string{"?,1"}}); err == nil {
 		t.Fatal("an unknown row kind went unnoticed")
+	}
+}
+
+// The counters and the aimed kills read the server's log lines: pin the patterns against slog's text form of the
+// lines the engine prints (the engine's logger carries component and job attributes before the line's own).
+func TestLogLinePatterns(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})).With("component", "engine")
+	job := log.With("job", kafkaSinkJob)
+	job.Debug("checkpoint completed", "checkpoint", 3, "mode", "aligned", "duration", time.Millisecond)
+	log.With("job", kafkaSinkJob+"0").Debug("checkpoint completed", "checkpoint", 3) // job-50 is another job
+	job.Info("in-doubt resolution: checkpoints completed but not confirmed", "checkpoints", []uint64{4, 5}, "confirmed", 3)
+	job.Info("in-doubt resolution: commit receipt taken as proof", "checkpoint", 4, "sink", "sink-1", "subtask", 0)
+	job.Info("in-doubt resolution: handle probed", "checkpoint", 4, "sink", "sink-1", "subtask", 1, "verdict", "committed")
+	job.Warn("in-doubt resolution: no answer, retrying", "checkpoint", 4, "sink", "sink-1", "subtask", 1, "err", errors.New("dial"), "backoff", time.Second)
+	job.Info("in-doubt resolution: checkpoint committed and confirmed", "checkpoint", 4)
+	job.Warn("in-doubt resolution stopped", "at", 5, "cause", errors.New("fenced"), "unresolved_markers", []string{"sink-1/sub0-5", "sink-1/sub1-5"})
+	job.Warn("in-doubt resolution stopped", "at", 6, "cause", errors.New("x"), "unresolved_markers", []string(nil))
+	job.Warn("in-doubt resolution stopped: restoring from the newest confirmed checkpoint; replay of receipted "+
+		"intervals is suppressed, unresolved transactions are settled when their sink opens", "restore", 3, "abandoned", []uint64{5})
+	job.Info("unresolved transaction settled before open", "checkpoint", 5, "verdict", "aborted")
+	job.Info("replay suppression armed: rows of receipted checkpoints are dropped until the input watermark "+
+		"reaches the horizon", "receipted", []uint64{4}, "restored", 3, "horizon", "2026-01-01 00:00:03")
+	job.Info("replay suppression ended: the input watermark reached the horizon", "suppressed_rows", 17)
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	completed := 0
+	for _, l := range lines {
+		if lineRe[onCompleted].MatchString(l) {
+			completed++
+		}
+	}
+	if completed != 1 {
+		t.Errorf("%d lines taken for the sink job's checkpoint completion, want 1:\n%s", completed, buf.String())
+	}
+	if !lineRe[onInDoubt].MatchString(lines[2]) || !lineRe[onInDoubt].MatchString(lines[3]) || !lineRe[onInDoubt].MatchString(lines[4]) {
+		t.Errorf("the in-doubt walk's lines are not all aimed at:\n%s", strings.Join(lines[2:5], "\n"))
+	}
+	logs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(logs, "run-1.log"), []byte(buf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logs, "reference.log"), []byte(buf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := countInDoubt(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := inDoubtCounts{walks: 1, confirmed: 1, fallbacks: 1, probes: 1, retries: 1, receipts: 1, unresolved: 2, settled: 1, armed: 1, suppressed: 17}
+	if n != want {
+		t.Errorf("counted %+v, want %+v from:\n%s", n, want, buf.String())
+	}
+}
+
+// The exactly-once topic's rows come back in the aggregate's comparable form.
+func TestAggFromJSON(t *testing.T) {
+	got, err := aggFromJSON([]byte(`{"k":3,"window_start":"2026-01-01 00:00:01","window_end":"2026-01-01 00:00:02.5",` +
+		`"n":2,"sum_id":5,"min_id":2,"max_id":3,"sum_v":-7,"min_v":-9,"max_v":2}`))
+	want := aggRow(3, epoch.UnixMilli()+1000, epoch.UnixMilli()+2500, 2, 5, 2, 3, -7, -9, 2)
+	if err != nil || got != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
 }

@@ -161,7 +161,41 @@ type iteration struct {
 	readBack string
 	// procs are every process started, killed at cleanup if still running.
 	procs []*proc
+	// kafka and kafkaRef set up the Kafka pipeline of the crashed runs and of the reference (nil: none).
+	kafka, kafkaRef *kafkaSetup
+	// arm is the line trigger of the next process started (serve only), nil for none.
+	arm *lineTrigger
 }
+
+// lineTrigger fires (closes hit) delay after the nth output line of a process that matches re.
+type lineTrigger struct {
+	re    *regexp.Regexp
+	nth   int
+	delay time.Duration
+	seen  int // the reader goroutine's
+	hit   chan struct{}
+}
+
+func newLineTrigger(k kill) *lineTrigger {
+	return &lineTrigger{re: lineRe[k.On], nth: k.Nth, delay: k.Delay, hit: make(chan struct{})}
+}
+
+// see runs on the process's reader goroutine for each line.
+func (lt *lineTrigger) see(line string) {
+	if lt == nil || lt.seen >= lt.nth || !lt.re.MatchString(line) {
+		return
+	}
+	if lt.seen++; lt.seen == lt.nth {
+		if lt.delay == 0 {
+			close(lt.hit)
+		} else {
+			time.AfterFunc(lt.delay, func() { close(lt.hit) })
+		}
+	}
+}
+
+// setup is the iteration's pipeline for the crashed runs.
+func (it *iteration) setup() []string { return it.cfg.setup(true, it.kafka) }
 
 func (it *iteration) logPath() string {
 	it.runs++
@@ -189,7 +223,10 @@ func (serveDriver) name() string { return "serve" }
 var listeningRe = regexp.MustCompile(`listening on (\S+)`)
 
 // startServe starts `clinksql serve` on a port the kernel picks; the address comes from its "listening on" line.
+// It logs at debug level (the checkpoint lines the kills aim at), and takes the iteration's armed line trigger.
 func startServe(it *iteration) (*proc, error) {
+	trig := it.arm
+	it.arm = nil
 	p, err := startProc(it.logPath(), func(p *proc, line string) {
 		if m := listeningRe.FindStringSubmatch(line); m != nil {
 			p.mu.Lock()
@@ -197,7 +234,8 @@ func startServe(it *iteration) (*proc, error) {
 			p.mu.Unlock()
 			p.markReady()
 		}
-	}, "serve", "--data-dir", it.data, "--listen", "127.0.0.1:0")
+		trig.see(line)
+	}, "serve", "--data-dir", it.data, "--listen", "127.0.0.1:0", "--log-level", "debug")
 	if err == nil {
 		it.procs = append(it.procs, p)
 	}
@@ -230,7 +268,7 @@ func (serveDriver) first(ctx context.Context, it *iteration) (*proc, error) {
 		return p, err
 	}
 	defer conn.Close(context.Background())
-	for _, stmt := range it.cfg.setup(true) {
+	for _, stmt := range it.setup() {
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			return p, fmt.Errorf("%s: %w", firstLine(stmt), err)
 		}
@@ -267,6 +305,7 @@ func (serveDriver) finish(ctx context.Context, it *iteration, p *proc) error {
 		return err
 	}
 	defer conn.Close(context.Background())
+	jobIDs := it.cfg.jobIDs()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		jobs, err := showJobs(ctx, conn)
@@ -329,7 +368,7 @@ func (serveDriver) finish(ctx context.Context, it *iteration, p *proc) error {
 	if err != nil {
 		return fmt.Errorf("restart after the end: SHOW JOBS: %w", err)
 	}
-	for _, id := range jobIDs {
+	for _, id := range it.cfg.jobIDs() {
 		if st := jobs[id]["state"]; st != "FINISHED" {
 			return fmt.Errorf("restart after the end: %s is %s, not FINISHED", id, st)
 		}
@@ -356,7 +395,7 @@ func (execDriver) name() string { return "exec" }
 
 func (execDriver) first(ctx context.Context, it *iteration) (*proc, error) {
 	script := filepath.Join(it.dir, "setup.sql")
-	if err := os.WriteFile(script, []byte(strings.Join(it.cfg.setup(true), ";\n")+";\n"), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(strings.Join(it.setup(), ";\n")+";\n"), 0o644); err != nil {
 		return nil, err
 	}
 	p, err := startProc(it.logPath(), func(p *proc, line string) {
@@ -366,7 +405,7 @@ func (execDriver) first(ctx context.Context, it *iteration) (*proc, error) {
 			p.jobs++
 			n := p.jobs
 			p.mu.Unlock()
-			if n == len(jobIDs) {
+			if n == len(it.cfg.jobIDs()) {
 				p.markReady()
 			}
 		}
@@ -397,7 +436,7 @@ func (execDriver) finish(ctx context.Context, it *iteration, p *proc) error {
 // `clinksql exec --wait`.
 func runReference(it *iteration, dir string) error {
 	script := filepath.Join(it.dir, "reference.sql")
-	if err := os.WriteFile(script, []byte(strings.Join(it.cfg.setup(false), ";\n")+";\n"), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(strings.Join(it.cfg.setup(false, it.kafkaRef), ";\n")+";\n"), 0o644); err != nil {
 		return err
 	}
 	p, err := startProc(filepath.Join(it.logs, "reference.log"), nil, "exec", "--data-dir", dir, "--wait", "--format", "csv", "-f", script)
