@@ -67,7 +67,23 @@ func LatestCompleted(fsys state.FS, dir string) (id uint64, ok bool, err error) 
 
 // VerifyMarker checks that the COMPLETED marker of id reads back as written (framed, naming id).
 func VerifyMarker(fsys state.FS, dir string, id uint64) error {
-	path := MarkerPath(dir, id)
+	return verifyIDMarker(fsys, MarkerPath(dir, id), id)
+}
+
+// WriteMarker makes id a restore point: its COMPLETED marker, durable when this returns.
+func WriteMarker(fsys state.FS, dir string, id uint64) error {
+	return writeIDMarker(fsys, MarkerPath(dir, id), id)
+}
+
+// writeIDMarker writes a marker file naming checkpoint id (COMPLETED, CONFIRMED): framed, file and directory
+// fsync strict.
+func writeIDMarker(fsys state.FS, path string, id uint64) error {
+	return state.WriteFramed(fsOrOS(fsys), path, []byte(strconv.FormatUint(id, 10)))
+}
+
+// verifyIDMarker checks that the marker at path reads back naming id; a missing or damaged one is a
+// *state.CorruptError.
+func verifyIDMarker(fsys state.FS, path string, id uint64) error {
 	data, err := state.MustReadFramed(fsOrOS(fsys), path)
 	if err != nil {
 		return err
@@ -76,11 +92,6 @@ func VerifyMarker(fsys state.FS, dir string, id uint64) error {
 		return state.Corrupt(path, nil, "names checkpoint %q", data)
 	}
 	return nil
-}
-
-// WriteMarker makes id a restore point: its COMPLETED marker, durable when this returns.
-func WriteMarker(fsys state.FS, dir string, id uint64) error {
-	return state.WriteFramed(fsOrOS(fsys), MarkerPath(dir, id), []byte(strconv.FormatUint(id, 10)))
 }
 
 // CompletedIDs lists the checkpoints with a COMPLETED marker, oldest first (SHOW CHECKPOINTS).

@@ -40,20 +40,12 @@ func ConfirmedPath(dir string, id uint64) string {
 // WriteConfirmed records durably (framed, file and directory fsync strict, like COMPLETED) that every tracked sink
 // subtask committed checkpoint id.
 func WriteConfirmed(fsys state.FS, dir string, id uint64) error {
-	return state.WriteFramed(fsOrOS(fsys), ConfirmedPath(dir, id), []byte(strconv.FormatUint(id, 10)))
+	return writeIDMarker(fsys, ConfirmedPath(dir, id), id)
 }
 
 // VerifyConfirmed checks that the CONFIRMED marker of id reads back as written.
 func VerifyConfirmed(fsys state.FS, dir string, id uint64) error {
-	path := ConfirmedPath(dir, id)
-	data, err := state.MustReadFramed(fsOrOS(fsys), path)
-	if err != nil {
-		return err
-	}
-	if string(data) != strconv.FormatUint(id, 10) {
-		return state.Corrupt(path, nil, "names checkpoint %q", data)
-	}
-	return nil
+	return verifyIDMarker(fsys, ConfirmedPath(dir, id), id)
 }
 
 // ConfirmedIDs lists the checkpoints with both a COMPLETED and a CONFIRMED marker, oldest first: the restore

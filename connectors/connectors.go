@@ -143,6 +143,18 @@ func (env Env) ResolvePath(p string) (string, error) {
 	return path, nil
 }
 
+// PathOption is connector's required 'path' option, resolved (ResolvePath). where, when not empty, says in the
+// error of a missing path what it may name ("a directory or a glob").
+func (env Env) PathOption(connector string, opts map[string]string, where string) (string, error) {
+	if opts["path"] == "" {
+		if where != "" {
+			where = " (" + where + ")"
+		}
+		return "", OptionError("", "connector '%s' needs a 'path' option%s", connector, where)
+	}
+	return env.ResolvePath(opts["path"])
+}
+
 // SourcePlan is a built source node.
 type SourcePlan struct {
 	New         func(subtask int) exec.Source

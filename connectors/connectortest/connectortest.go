@@ -1,6 +1,7 @@
 // Package connectortest holds what the connector packages' tests share: a leak-checked allocator, task contexts
 // as the runtime builds them, a small two-column schema and its batches, and file listings. It is imported by
-// tests only; no connector uses it.
+// tests only (also exec/operators' external tests of its sinks, which cannot import it from inside the package:
+// it imports exec/operators); no connector uses it.
 package connectortest
 
 import (

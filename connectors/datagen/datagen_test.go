@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/operators"
 )
 
 var genSchema = arrow.NewSchema([]arrow.Field{
@@ -53,7 +54,7 @@ func genConfig(rows int64) Config {
 // Pins: generated values depending on anything but (seed, column, row): batch size, a stateful random stream, or
 // the run.
 func TestGeneratorDeterministic(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	a, _ := connectortest.Drain(t, mem, New(genConfig(1000)), nil, 0, 1, -1)
 	cfg := genConfig(1000)
 	cfg.BatchRows = 77
@@ -80,7 +81,7 @@ func TestGeneratorDeterministic(t *testing.T) {
 // Pins: a replay from a restored offset producing other rows than the uninterrupted run (duplicates or gaps at
 // the seam), or a watermark that goes back after the restore.
 func TestGeneratorReplayFromOffset(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	full, _ := connectortest.Drain(t, mem, New(genConfig(2000)), nil, 0, 1, -1)
 	head, off := connectortest.Drain(t, mem, New(genConfig(2000)), nil, 0, 1, 7)
 	tail, _ := connectortest.Drain(t, mem, New(genConfig(2000)), off, 0, 1, -1)
@@ -105,7 +106,7 @@ func TestGeneratorReplayFromOffset(t *testing.T) {
 // Pins: parallel subtasks producing overlapping sequences or leaving gaps; a row count or a sequence end not
 // respected across subtasks.
 func TestGeneratorParallelSubtasksSplitTheRows(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	for _, tc := range []struct {
 		name string
 		cfg  func() Config
@@ -123,7 +124,7 @@ func TestGeneratorParallelSubtasksSplitTheRows(t *testing.T) {
 			const par = 3
 			single, _ := connectortest.Drain(t, mem, New(tc.cfg()), nil, 0, 1, -1)
 			var ids []int64
-			union := map[int64]Row{}
+			union := map[int64]operators.Row{}
 			for sub := range par {
 				run, _ := connectortest.Drain(t, mem, New(tc.cfg()), nil, sub, par, -1)
 				for _, r := range run.Rows {
@@ -154,7 +155,7 @@ func TestGeneratorParallelSubtasksSplitTheRows(t *testing.T) {
 // Pins: values outside their configured ranges, sequences with the wrong step, strings of the wrong length or
 // alphabet, NULLs in a column without a null rate, and a column's values changing when another is added.
 func TestGeneratorValues(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	run, _ := connectortest.Drain(t, mem, New(genConfig(3000)), nil, 0, 1, -1)
 	nullUsers, trues := 0, 0
 	seenUser := map[int64]bool{}
@@ -217,7 +218,7 @@ func TestGeneratorValues(t *testing.T) {
 
 // Pins: a watermark that is not max(event time) - bound in microseconds, or that is reported before any event.
 func TestGeneratorWatermark(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	run, _ := connectortest.Drain(t, mem, New(genConfig(250)), nil, 0, 1, -1)
 	for b, wm := range run.WMs {
 		last := min(100*(b+1), 250) - 1 // the batch's last row
@@ -229,19 +230,19 @@ func TestGeneratorWatermark(t *testing.T) {
 	cfg := genConfig(10)
 	cfg.EventTime = ""
 	src := New(cfg)
-	must(t, src.Open(newTask(mem, taskOpts{})))
+	connectortest.Must(t, src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	res, err := src.Produce(context.Background())
-	must(t, err)
+	connectortest.Must(t, err)
 	res.Batch.Release()
 	if res.WM != exec.MinWatermark {
 		t.Fatalf("watermark without event time: %d", res.WM)
 	}
-	must(t, src.Close())
+	connectortest.Must(t, src.Close())
 }
 
 // Pins: a throttled generator exceeding its rate, or blocking a cancelled context (a job that cannot stop).
 func TestGeneratorThrottleAndCancel(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	cfg := genConfig(300)
 	cfg.RowsPerSecond = 1000
 	start := time.Now()
@@ -261,7 +262,7 @@ func TestGeneratorThrottleAndCancel(t *testing.T) {
 // Pins: bad configurations (wrong field count, unknown event-time column, ranges that do not fit the type, an
 // offset from another parallelism) being accepted.
 func TestGeneratorConfigErrors(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	bad := map[string]func(c *Config){
 		"field count":     func(c *Config) { c.Fields = c.Fields[:2] },
 		"event column":    func(c *Config) { c.EventTime = "nope" },
@@ -279,14 +280,14 @@ func TestGeneratorConfigErrors(t *testing.T) {
 	for name, mutate := range bad {
 		cfg := genConfig(10)
 		mutate(&cfg)
-		if err := New(cfg).Open(newTask(mem, taskOpts{})); err == nil {
+		if err := New(cfg).Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 	_, off := connectortest.Drain(t, mem, New(genConfig(10)), nil, 0, 2, 1)
 	src := New(genConfig(10))
-	must(t, src.RestoreOffset(off))
-	if err := src.Open(newTask(mem, taskOpts{Sub: 0, Par: 3})); err == nil {
+	connectortest.Must(t, src.RestoreOffset(off))
+	if err := src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Sub: 0, Par: 3})); err == nil {
 		t.Error("offset of parallelism 2 restored at parallelism 3")
 	}
 	if err := New(genConfig(10)).RestoreOffset([]byte("junk")); err == nil {

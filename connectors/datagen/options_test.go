@@ -12,7 +12,7 @@ import (
 // Pins: datagen WITH options read into other values than the SQL literals say (units of TIMESTAMP steps,
 // DECIMAL scale, DATE days), and misspelt options accepted silently.
 func TestGeneratorConfigFromOptions(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
@@ -31,7 +31,7 @@ func TestGeneratorConfigFromOptions(t *testing.T) {
 		"fields.score.min": "0", "fields.score.max": "10",
 	}
 	cfg, err := ConfigFromOptions(schema, opts)
-	must(t, err)
+	connectortest.Must(t, err)
 	want := []Field{
 		{Kind: Sequence, Start: 1, End: 50},
 		{Kind: Sequence, Start: 1767225600000, End: math.MaxInt64, Step: 10},

@@ -56,10 +56,7 @@ func (sourceConnector) Build(spec connectors.Spec, opts map[string]string, env c
 }
 
 func sourceConfig(spec connectors.Spec, opts map[string]string, env connectors.Env) (SourceConfig, error) {
-	if opts["path"] == "" {
-		return SourceConfig{}, connectors.OptionError("", "connector 'file' needs a 'path' option (a file, a directory or a glob)")
-	}
-	path, err := env.ResolvePath(opts["path"])
+	path, err := env.PathOption("file", opts, "a file, a directory or a glob")
 	if err != nil {
 		return SourceConfig{}, err
 	}
@@ -116,10 +113,7 @@ func (sinkConnector) Build(spec connectors.Spec, opts map[string]string, env con
 
 // sinkConfig reads and validates the options: what it refuses, no job could write.
 func sinkConfig(spec connectors.Spec, opts map[string]string, env connectors.Env) (SinkConfig, error) {
-	if opts["path"] == "" {
-		return SinkConfig{}, connectors.OptionError("", "connector 'file' needs a 'path' option")
-	}
-	path, err := env.ResolvePath(opts["path"])
+	path, err := env.PathOption("file", opts, "")
 	if err != nil {
 		return SinkConfig{}, err
 	}

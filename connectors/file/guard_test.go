@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/connectors/parquet"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -27,27 +28,27 @@ func refuseGuard(refuse *atomic.Bool) connectors.PathGuard {
 // Pins (issue 11, item 3): the file connectors consult their guard when they open a file or create one, not only
 // when the statement was checked: a sink's next file and its commit, a source's next file.
 func TestConnectorGuardAtOpenTime(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	var refuse atomic.Bool
 
 	dir := t.TempDir()
-	sink := NewSink(SinkConfig{Path: dir, Format: "csv", Schema: kvSchema, Guard: refuseGuard(&refuse)})
-	must(t, sink.Open(newTask(mem, taskOpts{})))
-	must(t, sink.Write(kvBatch(mem, 1)))
-	must(t, sink.PreCommit(1))
+	sink := NewSink(SinkConfig{Path: dir, Format: "csv", Schema: connectortest.KVSchema, Guard: refuseGuard(&refuse)})
+	connectortest.Must(t, sink.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+	connectortest.Must(t, sink.Write(connectortest.KVBatch(mem, 1)))
+	connectortest.Must(t, sink.PreCommit(1))
 	refuse.Store(true)
 	if err := sink.Commit(1); sqlerr.Code(err) != sqlerr.InsufficientPriv {
 		t.Errorf("commit through a refused path: %v", err)
 	}
-	if got := committedFiles(t, dir); len(got) != 0 {
+	if got := connectortest.CommittedFiles(t, dir); len(got) != 0 {
 		t.Errorf("committed %v through a refused path", got)
 	}
-	if err := sink.Write(kvBatch(mem, 2)); sqlerr.Code(err) != sqlerr.InsufficientPriv {
+	if err := sink.Write(connectortest.KVBatch(mem, 2)); sqlerr.Code(err) != sqlerr.InsufficientPriv {
 		t.Errorf("a new file under a refused path: %v", err)
 	}
-	must(t, sink.Close())
-	if err := parquet.NewSink(parquet.SinkConfig{Path: dir, Schema: kvSchema, Guard: refuseGuard(&refuse)}).
-		Open(newTask(mem, taskOpts{})); sqlerr.Code(err) != sqlerr.InsufficientPriv {
+	connectortest.Must(t, sink.Close())
+	if err := parquet.NewSink(parquet.SinkConfig{Path: dir, Schema: connectortest.KVSchema, Guard: refuseGuard(&refuse)}).
+		Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); sqlerr.Code(err) != sqlerr.InsufficientPriv {
 		t.Errorf("parquet sink Open under a refused path: %v", err)
 	}
 
@@ -59,7 +60,7 @@ func TestConnectorGuardAtOpenTime(t *testing.T) {
 	cfg := SourceConfig{Path: src, Format: "csv", Schema: schema, Guard: refuseGuard(&refuse)}
 	s := openFS(t, cfg, newFSTask(mem, 0, 1), nil)
 	res, err := s.Produce(context.Background())
-	must(t, err)
+	connectortest.Must(t, err)
 	if res.Status != exec.Produced {
 		t.Fatalf("status %d", res.Status)
 	}
@@ -75,5 +76,5 @@ func TestConnectorGuardAtOpenTime(t *testing.T) {
 	if sqlerr.Code(err) != sqlerr.InsufficientPriv {
 		t.Errorf("source: status %d, %v", res.Status, err)
 	}
-	must(t, s.Close())
+	connectortest.Must(t, s.Close())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/connectors/parquet"
 	"github.com/clinksql/clinksql/exec"
 )
@@ -208,22 +209,22 @@ func writeOneColumn(t *testing.T, mem memory.Allocator, tc textCase, format stri
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: tc.typ, Nullable: true}}, nil)
 	dir := t.TempDir()
 	s := NewSink(SinkConfig{Path: dir, Format: format, Schema: schema})
-	must(t, s.Open(newTask(mem, taskOpts{})))
+	connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	b := array.NewRecordBuilder(mem, schema)
 	tc.build(b.Field(0))
 	rec := b.NewRecordBatch()
 	b.Release()
-	must(t, s.Write(exec.Batch{Rec: rec}))
-	must(t, s.PreCommit(7))
-	must(t, s.Commit(7))
-	must(t, s.Close())
-	return readFile(t, filepath.Join(dir, "j1-sink-0-7."+format))
+	connectortest.Must(t, s.Write(exec.Batch{Rec: rec}))
+	connectortest.Must(t, s.PreCommit(7))
+	connectortest.Must(t, s.Commit(7))
+	connectortest.Must(t, s.Close())
+	return connectortest.ReadFile(t, filepath.Join(dir, "j1-sink-0-7."+format))
 }
 
 // Pins: any value leaving a CSV file in another text form than Postgres prints it (timestamps with T or
 // trailing zeros, booleans as true/false, floats in Go's %g, NULL indistinguishable from an empty string...).
 func TestFileSinkCSVTextForms(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	for _, tc := range textCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			got := writeOneColumn(t, mem, tc, "csv")
@@ -237,7 +238,7 @@ func TestFileSinkCSVTextForms(t *testing.T) {
 
 // Pins: JSON lines that are not one valid object per row, or whose values differ from Postgres' to_json forms.
 func TestFileSinkJSONTextForms(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	for _, tc := range textCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			got := writeOneColumn(t, mem, tc, "json")
@@ -255,7 +256,7 @@ func TestFileSinkJSONTextForms(t *testing.T) {
 // Pins: a header line written without 'csv.header', missing with it, or with unquoted special names; a multi-column
 // row with a NULL in the middle losing its field separator.
 func TestFileSinkCSVHeaderAndRows(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "b,c", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -264,7 +265,7 @@ func TestFileSinkCSVHeaderAndRows(t *testing.T) {
 	for _, header := range []bool{false, true} {
 		dir := t.TempDir()
 		s := NewSink(SinkConfig{Path: dir, Format: "csv", CSVHeader: header, Schema: schema})
-		must(t, s.Open(newTask(mem, taskOpts{})))
+		connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 		b := array.NewRecordBuilder(mem, schema)
 		b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
 		b.Field(1).(*array.StringBuilder).AppendNull()
@@ -272,15 +273,15 @@ func TestFileSinkCSVHeaderAndRows(t *testing.T) {
 		b.Field(2).(*array.BooleanBuilder).AppendValues([]bool{true, false}, nil)
 		rec := b.NewRecordBatch()
 		b.Release()
-		must(t, s.Write(exec.Batch{Rec: rec}))
-		must(t, s.PreCommit(1))
-		must(t, s.Commit(1))
-		must(t, s.Close())
+		connectortest.Must(t, s.Write(exec.Batch{Rec: rec}))
+		connectortest.Must(t, s.PreCommit(1))
+		connectortest.Must(t, s.Commit(1))
+		connectortest.Must(t, s.Close())
 		want := "1,,t\n2,x,f\n"
 		if header {
 			want = "a,\"b,c\",d\n" + want
 		}
-		if got := readFile(t, filepath.Join(dir, "j1-sink-0-1.csv")); got != want {
+		if got := connectortest.ReadFile(t, filepath.Join(dir, "j1-sink-0-1.csv")); got != want {
 			t.Errorf("header=%v: got %q, want %q", header, got, want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "j1-sink-0-1.json")); err == nil {
@@ -291,15 +292,15 @@ func TestFileSinkCSVHeaderAndRows(t *testing.T) {
 
 // Pins: a mistyped format or an unsupported column type failing late (at the first row) or silently.
 func TestFileSinkConfigErrorsAtOpen(t *testing.T) {
-	mem := checkedAlloc(t)
-	if err := NewSink(SinkConfig{Path: t.TempDir(), Format: "xml", Schema: kvSchema}).Open(newTask(mem, taskOpts{})); err == nil {
+	mem := connectortest.CheckedAlloc(t)
+	if err := NewSink(SinkConfig{Path: t.TempDir(), Format: "xml", Schema: connectortest.KVSchema}).Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
 		t.Error("format xml accepted")
 	}
 	list := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
-	if err := NewSink(SinkConfig{Path: t.TempDir(), Format: "csv", Schema: list}).Open(newTask(mem, taskOpts{})); err == nil {
+	if err := NewSink(SinkConfig{Path: t.TempDir(), Format: "csv", Schema: list}).Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
 		t.Error("list column accepted by the csv sink")
 	}
-	if err := parquet.NewSink(parquet.SinkConfig{Path: t.TempDir(), Schema: list}).Open(newTask(mem, taskOpts{})); err == nil {
+	if err := parquet.NewSink(parquet.SinkConfig{Path: t.TempDir(), Schema: list}).Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
 		t.Error("list column accepted by the parquet sink")
 	}
 }

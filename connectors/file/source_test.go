@@ -141,7 +141,7 @@ func (l *fsLog) String() string {
 }
 
 func newFSTask(mem memory.Allocator, sub, par int) fsTask {
-	ctx := newTask(mem, taskOpts{Op: "src", Sub: sub, Par: par})
+	ctx := connectortest.NewTask(mem, connectortest.TaskOpts{Op: "src", Sub: sub, Par: par})
 	l := &fsLog{}
 	ctx.Log = slog.New(slog.NewTextHandler(l, nil))
 	ctx.Errors = &exec.Counter{}
@@ -157,7 +157,7 @@ func readAllFS(t testing.TB, mem memory.Allocator, cfg SourceConfig, task fsTask
 	t.Helper()
 	src := openFS(t, cfg, task, nil)
 	recs, _ := connectortest.DrainBounded(t, src, cmp0(cfg.BatchRows, DefaultBatchRows))
-	must(t, src.Close())
+	connectortest.Must(t, src.Close())
 	return connectortest.Concat(t, mem, cfg.Schema, recs)
 }
 
@@ -169,11 +169,11 @@ func TestFileSourceRoundTrip(t *testing.T) {
 		header bool
 	}{{"csv", false}, {"csv", true}, {"json", false}} {
 		t.Run(fmt.Sprintf("%s_header=%v", tc.format, tc.header), func(t *testing.T) {
-			mem := checkedAlloc(t)
+			mem := connectortest.CheckedAlloc(t)
 			dir := t.TempDir()
 			fsSinkFiles(t, mem, dir, tc.format, tc.header, fsSchema,
 				fsRows(mem, 0, 700), fsRows(mem, 700, 701), nil, fsRows(mem, 701, 1500))
-			if n := len(committedFiles(t, dir)); n != 3 {
+			if n := len(connectortest.CommittedFiles(t, dir)); n != 3 {
 				t.Fatalf("%d files, want 3", n)
 			}
 			want := fsBatch(mem, 0, 1500)
@@ -201,14 +201,14 @@ var fsKV = arrow.NewSchema([]arrow.Field{
 
 func writeFile(t testing.TB, path, content string) {
 	t.Helper()
-	must(t, os.WriteFile(path, []byte(content), 0o644))
+	connectortest.Must(t, os.WriteFile(path, []byte(content), 0o644))
 }
 
 // fsText renders a batch's rows as text lines (NULL as <null>) for handwritten expectations.
 func fsText(t testing.TB, rec arrow.RecordBatch) []string {
 	t.Helper()
 	rows, err := textform.Rows(rec)
-	must(t, err)
+	connectortest.Must(t, err)
 	var out []string
 	for _, r := range rows {
 		var parts []string
@@ -243,7 +243,7 @@ func checkLines(t *testing.T, what string, got, want []string) {
 // string; quotes anywhere in a field, doubled quotes, newlines inside quotes (line numbers keep counting), CRLF,
 // a last line without newline, a header skipped per file, hidden files skipped.
 func TestFileSourceCSVQuoting(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.csv"), "id,s,ts\n"+
 		"1,,\n"+
@@ -286,7 +286,7 @@ func TestFileSourceCSVQuoting(t *testing.T) {
 //
 // Keys naming the same column (exactly or not) are repeated keys: the last wins.
 func TestFileSourceJSON(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -338,7 +338,7 @@ func TestFileSourceBadRows(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := checkedAlloc(t)
+			mem := connectortest.CheckedAlloc(t)
 			dir := t.TempDir()
 			file := filepath.Join(dir, "f."+tc.format)
 			writeFile(t, file, tc.content)
@@ -405,7 +405,7 @@ func TestFileSourceBadRows(t *testing.T) {
 
 // Pins: a NULL in a NOT NULL column slipping through.
 func TestFileSourceNotNull(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.csv"), "1\n\n2\n")
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -418,7 +418,7 @@ func TestFileSourceNotNull(t *testing.T) {
 
 // Pins: records longer than the read buffer (which must grow) or split across reads, in either format.
 func TestFileSourceLongRecords(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	long := strings.Repeat("ab\"\"c,\n", fsReadBuf/7+1000) // > fsReadBuf, quotes and newlines
 	writeFile(t, filepath.Join(dir, "a.csv"), "1,\""+strings.ReplaceAll(long, `"`, `""`)+"\",\n2,"+strings.Repeat("y", 3*fsReadBuf)+",\n3,z,")
@@ -471,25 +471,25 @@ func fsRestoreFiles(t *testing.T, dir, format string) (rows int) {
 func TestFileSourceRestore(t *testing.T) {
 	for _, format := range []string{"csv", "json"} {
 		t.Run(format, func(t *testing.T) {
-			mem := checkedAlloc(t)
+			mem := connectortest.CheckedAlloc(t)
 			dir := t.TempDir()
 			total := fsRestoreFiles(t, dir, format)
 			cfg := SourceConfig{Path: dir, Format: format, Schema: fsKV, CSVHeader: format == "csv", BatchRows: 9}
 			src := openFS(t, cfg, newFSTask(mem, 0, 1), nil)
 			recs, offsets := connectortest.DrainBounded(t, src, 9)
-			must(t, src.Close())
+			connectortest.Must(t, src.Close())
 			connectortest.RequireRestores(t, mem, fsKV, recs, offsets, total, func(i int, off []byte, full arrow.RecordBatch, start int64) []arrow.RecordBatch {
 				cfg2 := cfg
 				cfg2.BatchRows = 4
 				src := openFS(t, cfg2, newFSTask(mem, 0, 1), off)
 				rest, more := connectortest.DrainBounded(t, src, 4)
-				must(t, src.Close())
+				connectortest.Must(t, src.Close())
 				// Offsets of the restored read restore too: from the middle of it, read to the end again.
 				if len(more) > 2 {
 					k := len(more) / 2
 					src := openFS(t, cfg, newFSTask(mem, 0, 1), more[k])
 					tail, _ := connectortest.DrainBounded(t, src, 9)
-					must(t, src.Close())
+					connectortest.Must(t, src.Close())
 					before := int64(0)
 					for _, r := range rest[:k] {
 						before += r.NumRows()
@@ -515,7 +515,7 @@ func TestFileSourceRestore(t *testing.T) {
 
 // Pins: subtasks that read overlapping or missing files in bounded mode.
 func TestFileSourceSubtasks(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	for f := range 5 {
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d.csv", f)), fmt.Sprintf("%d,a,\n%d,b,\n", 10*f, 10*f+1))
@@ -523,7 +523,7 @@ func TestFileSourceSubtasks(t *testing.T) {
 	connectortest.RequireSubtaskFiles(t, []int{1, 2, 3}, func(sub, par int) []int64 {
 		src := openFS(t, SourceConfig{Path: filepath.Join(dir, "*.csv"), Format: "csv", Schema: fsKV}, newFSTask(mem, sub, par), nil)
 		recs, _ := connectortest.DrainBounded(t, src, DefaultBatchRows)
-		must(t, src.Close())
+		connectortest.Must(t, src.Close())
 		return connectortest.IDs(recs)
 	})
 }
@@ -536,7 +536,7 @@ func produceFollow(t *testing.T, src exec.Source) []int64 {
 	waited := false
 	for {
 		res, err := src.Produce(context.Background())
-		must(t, err)
+		connectortest.Must(t, err)
 		switch res.Status {
 		case exec.Produced:
 			recs = append(recs, res.Batch.Rec)
@@ -565,14 +565,14 @@ func renameIn(t *testing.T, dir, name string, ids ...int64) {
 	}
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	writeFile(t, tmp, sb.String())
-	must(t, os.Rename(tmp, filepath.Join(dir, name)))
+	connectortest.Must(t, os.Rename(tmp, filepath.Join(dir, name)))
 }
 
 // Pins: a following source that misses a file renamed in after it started, re-reads files after a restore
 // (done files are in the offset), loses the rest of a file it was in the middle of, reads a file on two subtasks,
 // or busy-polls (IdleWait) instead of waiting for the interval.
 func TestFileSourceFollow(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	renameIn(t, dir, "a.csv", 1, 2, 3)
 	renameIn(t, dir, "b.csv", 4)
@@ -590,7 +590,7 @@ func TestFileSourceFollow(t *testing.T) {
 	var got []int64
 	for len(got) == 0 {
 		res, err := src.Produce(context.Background())
-		must(t, err)
+		connectortest.Must(t, err)
 		if res.Status == exec.Produced {
 			got = connectortest.IDs([]arrow.RecordBatch{res.Batch.Rec})
 		} else {
@@ -601,9 +601,9 @@ func TestFileSourceFollow(t *testing.T) {
 		t.Fatalf("first batch of c.csv: %v", got)
 	}
 	off, err := src.SnapshotOffset()
-	must(t, err)
+	connectortest.Must(t, err)
 	rest := produceFollow(t, src)
-	must(t, src.Close())
+	connectortest.Must(t, src.Close())
 	if fmt.Sprint(rest) != "[10 11 12]" {
 		t.Fatalf("rest of c.csv: %v", rest)
 	}
@@ -616,19 +616,19 @@ func TestFileSourceFollow(t *testing.T) {
 	}
 	// A done file that disappears leaves the offset; the offset stays small.
 	off1, err := src.SnapshotOffset()
-	must(t, err)
-	must(t, os.Remove(filepath.Join(dir, "a.csv")))
+	connectortest.Must(t, err)
+	connectortest.Must(t, os.Remove(filepath.Join(dir, "a.csv")))
 	renameIn(t, dir, "e.csv", 14)
 	if ids := produceFollow(t, src); fmt.Sprint(ids) != "[14]" {
 		t.Fatalf("after a removal: %v", ids)
 	}
 	off2, err := src.SnapshotOffset()
-	must(t, err)
-	must(t, src.Close())
+	connectortest.Must(t, err)
+	connectortest.Must(t, src.Close())
 	o1, err := decodeFSOffset(off1)
-	must(t, err)
+	connectortest.Must(t, err)
 	o2, err := decodeFSOffset(off2)
-	must(t, err)
+	connectortest.Must(t, err)
 	if len(o1.done) != 5 || len(o2.done) != 5 || slices.Contains(o2.done, filepath.Join(dir, "a.csv")) {
 		t.Errorf("done sets %v then %v", o1.done, o2.done)
 	}
@@ -639,7 +639,7 @@ func TestFileSourceFollow(t *testing.T) {
 	if ids := produceFollow(t, src); len(ids) != 0 {
 		t.Errorf("restored at the end: read %v", ids)
 	}
-	must(t, src.Close())
+	connectortest.Must(t, src.Close())
 
 	// Parallelism 2: every file read once, the same after restores.
 	seen := map[int64]int{}
@@ -650,8 +650,8 @@ func TestFileSourceFollow(t *testing.T) {
 			seen[id]++
 		}
 		offs[sub], err = src.SnapshotOffset()
-		must(t, err)
-		must(t, src.Close())
+		connectortest.Must(t, err)
+		connectortest.Must(t, src.Close())
 	}
 	for f := range 6 {
 		renameIn(t, dir, fmt.Sprintf("p%d.csv", f), int64(100+f))
@@ -661,7 +661,7 @@ func TestFileSourceFollow(t *testing.T) {
 		for _, id := range produceFollow(t, src) {
 			seen[id]++
 		}
-		must(t, src.Close())
+		connectortest.Must(t, src.Close())
 	}
 	if len(seen) != 17 { // rows 4 to 14 (a.csv was removed) and 100 to 105
 		t.Errorf("parallelism 2 read %d distinct rows, want 17: %v", len(seen), seen)
@@ -676,7 +676,7 @@ func TestFileSourceFollow(t *testing.T) {
 // Pins: a following source that fails on a listed file deleted before it was read (it is skipped and logged), or
 // whose IdleWait fires before the interval is up.
 func TestFileSourceFollowVanished(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	renameIn(t, dir, "q1.csv", 1, 2, 3)
 	renameIn(t, dir, "q2.csv", 4)
@@ -684,15 +684,15 @@ func TestFileSourceFollowVanished(t *testing.T) {
 	src := openFS(t, SourceConfig{Path: dir, Format: "csv", Schema: fsKV, Follow: true, MonitorInterval: time.Hour, BatchRows: 2}, task, nil)
 	defer src.Close()
 	res, err := src.Produce(context.Background())
-	must(t, err)
+	connectortest.Must(t, err)
 	if ids := connectortest.IDs([]arrow.RecordBatch{res.Batch.Rec}); fmt.Sprint(ids) != "[1 2]" {
 		t.Fatalf("first batch %v", ids)
 	}
-	must(t, os.Remove(filepath.Join(dir, "q2.csv")))
+	connectortest.Must(t, os.Remove(filepath.Join(dir, "q2.csv")))
 	var ids []int64
 	for {
 		res, err := src.Produce(context.Background())
-		must(t, err)
+		connectortest.Must(t, err)
 		if res.Status != exec.Produced {
 			if res.Status != exec.Idle {
 				t.Fatalf("status %d", res.Status)
@@ -717,17 +717,17 @@ func TestFileSourceOptions(t *testing.T) {
 		"connector": "filesystem", "path": "x", "format": "CSV", "csv.header": "true",
 		"source.monitor-interval": "1 min", "errors.bad-rows": "fail",
 	})
-	must(t, err)
+	connectortest.Must(t, err)
 	if cfg.Path != "/p" || cfg.Format != "csv" || !cfg.CSVHeader || !cfg.Follow || cfg.MonitorInterval != time.Minute || cfg.BadRows != BadRowsFail {
 		t.Errorf("%+v", cfg)
 	}
 	cfg, err = SourceConfigFromOptions(fsKV, "/p", map[string]string{"format": "json", "json.ignore-parse-errors": "false"})
-	must(t, err)
+	connectortest.Must(t, err)
 	if cfg.Follow || cfg.BadRows != BadRowsFail || cfg.Format != "json" {
 		t.Errorf("%+v", cfg)
 	}
 	cfg, err = SourceConfigFromOptions(fsKV, "/p", map[string]string{"format": "json", "source.monitor-interval": "250ms"})
-	must(t, err)
+	connectortest.Must(t, err)
 	if cfg.BadRows != BadRowsSkip || cfg.MonitorInterval != 250*time.Millisecond {
 		t.Errorf("%+v", cfg)
 	}

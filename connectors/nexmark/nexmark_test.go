@@ -16,6 +16,7 @@ import (
 
 	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/operators"
 )
 
 var (
@@ -51,7 +52,7 @@ func nexCfg(table string, events int64) Config {
 // nexDrain runs subtask sub of par of a Nexmark source to the end (or maxBatches batches).
 func nexDrain(t *testing.T, cfg Config, offset []byte, sub, par, maxBatches int) (connectortest.Run, []byte) {
 	t.Helper()
-	return connectortest.Drain(t, checkedAlloc(t), New(cfg)(sub), offset, sub, par, maxBatches)
+	return connectortest.Drain(t, connectortest.CheckedAlloc(t), New(cfg)(sub), offset, sub, par, maxBatches)
 }
 
 var nexBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -109,7 +110,7 @@ func TestNexmarkProportionsIDsAndTimes(t *testing.T) {
 	}
 }
 
-func nexCol(rows []Row, c int) []any {
+func nexCol(rows []operators.Row, c int) []any {
 	out := make([]any, len(rows))
 	for i, r := range rows {
 		out[i] = r.Values[c]
@@ -329,7 +330,7 @@ func TestNexmarkDeterministic(t *testing.T) {
 	}
 }
 
-func nexRowKeys(rows []Row) []string {
+func nexRowKeys(rows []operators.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = fmt.Sprint(r.Values)
@@ -344,7 +345,7 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 	for _, table := range []string{"person", "auction", "bid"} {
 		for _, par := range []int{2, 3, 7} {
 			single, _ := nexDrain(t, nexCfg(table, 10_007), nil, 0, 1, -1)
-			var union []Row
+			var union []operators.Row
 			for sub := range par {
 				run, _ := nexDrain(t, nexCfg(table, 10_007), nil, sub, par, -1)
 				tc := map[string]int{"person": 6, "auction": 5, "bid": 5}[table]
@@ -365,15 +366,15 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 	// concurrently, they still make the single stream.
 	single, _ := nexDrain(t, nexCfg("bid", 20_000), nil, 0, 1, -1)
 	mk := New(nexCfg("bid", 20_000))
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	const par = 4
-	results := make([][]Row, par)
+	results := make([][]operators.Row, par)
 	errs := make(chan error, par)
 	for sub := range par {
 		go func() {
 			errs <- func() error {
 				src := mk(sub)
-				if err := src.Open(newTask(mem, taskOpts{Sub: sub, Par: par})); err != nil {
+				if err := src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Sub: sub, Par: par})); err != nil {
 					return err
 				}
 				defer src.Close()
@@ -382,7 +383,7 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 					if err != nil || res.Status == exec.Finished {
 						return err
 					}
-					rows, err := goRows(res.Batch)
+					rows, err := operators.GoRows(res.Batch)
 					res.Batch.Release()
 					if err != nil {
 						return err
@@ -392,9 +393,9 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 			}()
 		}()
 	}
-	var union []Row
+	var union []operators.Row
 	for range par {
-		must(t, <-errs)
+		connectortest.Must(t, <-errs)
 	}
 	for _, rows := range results {
 		union = append(union, rows...)
@@ -435,7 +436,7 @@ func TestNexmarkSnapshotRestore(t *testing.T) {
 			}
 		}
 	}
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	_, off := nexDrain(t, nexCfg("bid", 1000), nil, 0, 2, 1)
 	for name, tc := range map[string]struct {
 		cfg      Config
@@ -446,8 +447,8 @@ func TestNexmarkSnapshotRestore(t *testing.T) {
 		"table":       {nexCfg("auction", 1000), 0, 2},
 	} {
 		src := New(tc.cfg)(tc.sub)
-		must(t, src.RestoreOffset(off))
-		if err := src.Open(newTask(mem, taskOpts{Sub: tc.sub, Par: tc.par})); err == nil {
+		connectortest.Must(t, src.RestoreOffset(off))
+		if err := src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Sub: tc.sub, Par: tc.par})); err == nil {
 			t.Errorf("%s: restored an offset of subtask 0 of 2 bid", name)
 		}
 	}
@@ -511,7 +512,7 @@ func TestNexmarkOptions(t *testing.T) {
 		"bid.hot-ratio.auctions": "3", "bid.hot-ratio.bidders": "5", "auction.hot-ratio.sellers": "6",
 		"person.avg-size": "1kb", "auction.avg-size": "600 b", "bid.avg-size": "120",
 	})
-	must(t, err)
+	connectortest.Must(t, err)
 	want := Config{Table: "BID", Schema: nexBidSchema, Events: 1000, Rate: 5000, Seed: -3,
 		FirstEventRate: 1000, BaseTime: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC).UnixMilli(),
 		PersonProportion: 2, AuctionProportion: 4, BidProportion: 44, HotAuctionRatio: 3, HotBiddersRatio: 5,
@@ -562,7 +563,7 @@ func TestNexmarkOptions(t *testing.T) {
 	// Configuration errors of a config built in code surface at Open.
 	bad := nexCfg("bid", 10)
 	bad.Schema = nexSchema("name", nexText)
-	if err := New(bad)(0).Open(newTask(checkedAlloc(t), taskOpts{})); err == nil {
+	if err := New(bad)(0).Open(connectortest.NewTask(connectortest.CheckedAlloc(t), connectortest.TaskOpts{})); err == nil {
 		t.Error("person column in a bid source opened")
 	}
 }
@@ -582,5 +583,5 @@ func TestNexmarkThrottle(t *testing.T) {
 	}
 
 	cfg.Rate = 0.5 // a bid every 2.2 s
-	connectortest.RequireSlowThrottle(t, checkedAlloc(t), New(cfg)(0))
+	connectortest.RequireSlowThrottle(t, connectortest.CheckedAlloc(t), New(cfg)(0))
 }

@@ -53,10 +53,7 @@ func (sourceConnector) Build(spec connectors.Spec, opts map[string]string, env c
 }
 
 func sourceConfig(spec connectors.Spec, opts map[string]string, env connectors.Env) (SourceConfig, error) {
-	if opts["path"] == "" {
-		return SourceConfig{}, connectors.OptionError("", "connector 'parquet' needs a 'path' option (a directory or a glob)")
-	}
-	path, err := env.ResolvePath(opts["path"])
+	path, err := env.PathOption("parquet", opts, "a directory or a glob")
 	return SourceConfig{Path: path, Schema: spec.Schema, Guard: env.Confine}, err
 }
 
@@ -118,10 +115,7 @@ func (sinkConnector) Build(spec connectors.Spec, opts map[string]string, env con
 
 // sinkConfig reads and validates the options: what it refuses, no job could write.
 func sinkConfig(spec connectors.Spec, opts map[string]string, env connectors.Env) (SinkConfig, error) {
-	if opts["path"] == "" {
-		return SinkConfig{}, connectors.OptionError("", "connector 'parquet' needs a 'path' option")
-	}
-	path, err := env.ResolvePath(opts["path"])
+	path, err := env.PathOption("parquet", opts, "")
 	if err != nil {
 		return SinkConfig{}, err
 	}

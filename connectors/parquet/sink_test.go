@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -143,12 +144,12 @@ func buildPQBatch(t *testing.T, b *array.RecordBuilder, rows []int) exec.Batch {
 // Pins: a Parquet file that is incomplete, declares the wrong physical or logical types, reorders columns,
 // drops NULLs, or holds values other than those written (checked by reading it back with parquet-go).
 func TestParquetSinkRoundTrip(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	schema := pqSchema()
 	// A small row-group size so the file has several row groups.
 	s := NewSink(SinkConfig{Path: dir, Schema: schema, RowGroupRows: 4000})
-	must(t, s.Open(newTask(mem, taskOpts{})))
+	connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	const total = 10000
@@ -156,22 +157,22 @@ func TestParquetSinkRoundTrip(t *testing.T) {
 	for r := range total {
 		rows = append(rows, r)
 		if len(rows) == 3000 || r == total-1 { // batches larger than the writer's chunk
-			must(t, s.Write(buildPQBatch(t, b, rows)))
+			connectortest.Must(t, s.Write(buildPQBatch(t, b, rows)))
 			rows = rows[:0]
 		}
 	}
-	must(t, s.PreCommit(3))
-	must(t, s.Commit(3))
-	must(t, s.Close())
+	connectortest.Must(t, s.PreCommit(3))
+	connectortest.Must(t, s.Commit(3))
+	connectortest.Must(t, s.Close())
 
 	path := filepath.Join(dir, "j1-sink-0-3.parquet")
 	f, err := os.Open(path)
-	must(t, err)
+	connectortest.Must(t, err)
 	defer f.Close()
 	st, err := f.Stat()
-	must(t, err)
+	connectortest.Must(t, err)
 	pf, err := parquet.OpenFile(f, st.Size())
-	must(t, err)
+	connectortest.Must(t, err)
 	if pf.NumRows() != total {
 		t.Fatalf("%d rows, want %d", pf.NumRows(), total)
 	}
@@ -220,7 +221,7 @@ func TestParquetSinkRoundTrip(t *testing.T) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			must(t, err)
+			connectortest.Must(t, err)
 		}
 		rr.Close()
 	}
@@ -286,20 +287,20 @@ func beTwosComplement(b []byte) *big.Int {
 // Pins: a committed Parquet file whose bytes are not a complete file (no footer) or that a second transaction's
 // rows leak into.
 func TestParquetSinkOneFilePerTransaction(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
-	s := NewSink(SinkConfig{Path: dir, Schema: kvSchema, Compression: "zstd"})
-	must(t, s.Open(newTask(mem, taskOpts{})))
-	must(t, s.Write(kvBatch(mem, 1, 2, 3)))
-	must(t, s.PreCommit(1))
-	must(t, s.Write(kvBatch(mem, 4)))
-	must(t, s.PreCommit(2))
-	must(t, s.Commit(2))
-	must(t, s.Close())
+	s := NewSink(SinkConfig{Path: dir, Schema: connectortest.KVSchema, Compression: "zstd"})
+	connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+	connectortest.Must(t, s.Write(connectortest.KVBatch(mem, 1, 2, 3)))
+	connectortest.Must(t, s.PreCommit(1))
+	connectortest.Must(t, s.Write(connectortest.KVBatch(mem, 4)))
+	connectortest.Must(t, s.PreCommit(2))
+	connectortest.Must(t, s.Commit(2))
+	connectortest.Must(t, s.Close())
 	for id, want := range map[string][]int64{"1": {1, 2, 3}, "2": {4}} {
 		path := filepath.Join(dir, "j1-sink-0-"+id+".parquet")
 		raw, err := os.ReadFile(path)
-		must(t, err)
+		connectortest.Must(t, err)
 		if string(raw[:4]) != "PAR1" || string(raw[len(raw)-4:]) != "PAR1" {
 			t.Fatalf("%s lacks the Parquet magic at both ends", path)
 		}
@@ -307,7 +308,7 @@ func TestParquetSinkOneFilePerTransaction(t *testing.T) {
 			ID *int64  `parquet:"id"`
 			S  *string `parquet:"s"`
 		}](bytesReaderAt(raw), int64(len(raw)))
-		must(t, err)
+		connectortest.Must(t, err)
 		if len(rows) != len(want) {
 			t.Fatalf("%s: %d rows, want %d", path, len(rows), len(want))
 		}

@@ -112,18 +112,18 @@ func pqSrcRows(mem memory.Allocator, from, to int) []arrow.RecordBatch {
 
 func openPQSource(t *testing.T, mem memory.Allocator, cfg SourceConfig, offset []byte, sub, par int) exec.Source {
 	t.Helper()
-	return connectortest.OpenSource(t, NewSource(cfg), newTask(mem, taskOpts{Op: "src", Sub: sub, Par: par}), offset)
+	return connectortest.OpenSource(t, NewSource(cfg), connectortest.NewTask(mem, connectortest.TaskOpts{Op: "src", Sub: sub, Par: par}), offset)
 }
 
 // Pins: a value of any type the sink writes read back differently (or NULL-ness lost, or edge values mangled),
 // rows lost or repeated at row-group and file boundaries, batches over BatchRows or spanning files.
 func TestParquetSourceAllTypes(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	// Files of 900, 1 and 1099 rows with row groups of 400, and a transaction without rows (no file).
 	pqSinkFiles(t, mem, dir, pqSrcSchema, 400,
 		pqSrcRows(mem, 0, 900), pqSrcRows(mem, 900, 901), nil, pqSrcRows(mem, 901, 2000))
-	if n := len(committedFiles(t, dir)); n != 3 {
+	if n := len(connectortest.CommittedFiles(t, dir)); n != 3 {
 		t.Fatalf("%d files, want 3", n)
 	}
 	want := pqSrcBatch(mem, 0, 2000)
@@ -136,7 +136,7 @@ func TestParquetSourceAllTypes(t *testing.T) {
 			}
 			src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: batch}, nil, 0, 1)
 			recs, _ := connectortest.DrainBounded(t, src, limit)
-			must(t, src.Close())
+			connectortest.Must(t, src.Close())
 			// A batch never spans files: with the default size, one batch per file.
 			if batch == 0 && len(recs) != 3 {
 				t.Errorf("%d batches, want 3 (one per file)", len(recs))
@@ -151,14 +151,14 @@ func TestParquetSourceAllTypes(t *testing.T) {
 // Pins: a restore that loses or repeats rows (mid-page, mid-row-group, at group and file boundaries, after the
 // end), and a restore that silently reads a changed file list or at another parallelism.
 func TestParquetSourceRestore(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	pqSinkFiles(t, mem, dir, pqSrcSchema, 500,
 		pqSrcRows(mem, 0, 1200), nil, pqSrcRows(mem, 1200, 1201), pqSrcRows(mem, 1201, 2000))
 	cfg := SourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 97}
 	src := openPQSource(t, mem, cfg, nil, 0, 1)
 	recs, offsets := connectortest.DrainBounded(t, src, 97)
-	must(t, src.Close())
+	connectortest.Must(t, src.Close())
 	connectortest.RequireRestores(t, mem, pqSrcSchema, recs, offsets, 2000, func(_ int, off []byte, _ arrow.RecordBatch, _ int64) []arrow.RecordBatch {
 		if len(off) > 24 {
 			t.Errorf("offset of %d bytes", len(off))
@@ -166,37 +166,37 @@ func TestParquetSourceRestore(t *testing.T) {
 		// Restore with a different batch size: positions need not fall on the earlier batches' boundaries.
 		src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 250}, off, 0, 1)
 		rest, _ := connectortest.DrainBounded(t, src, 250)
-		must(t, src.Close())
+		connectortest.Must(t, src.Close())
 		return rest
 	})
 
 	mid := offsets[5]
-	connectortest.RequireOpenFails(t, NewSource(cfg), mid, newTask(mem, taskOpts{Sub: 0, Par: 2}), "parallelism", "restore at another parallelism")
+	connectortest.RequireOpenFails(t, NewSource(cfg), mid, connectortest.NewTask(mem, connectortest.TaskOpts{Sub: 0, Par: 2}), "parallelism", "restore at another parallelism")
 	if err := NewSource(cfg).RestoreOffset(mid[:len(mid)-1]); err == nil {
 		t.Error("truncated offset accepted")
 	}
 
-	files := committedFiles(t, dir)
-	must(t, os.WriteFile(filepath.Join(dir, "zzz.parquet"), []byte("x"), 0o644))
-	connectortest.RequireOpenFails(t, NewSource(cfg), mid, newTask(mem, taskOpts{}), "added", "restore after a file was added")
-	must(t, os.Remove(filepath.Join(dir, "zzz.parquet")))
-	must(t, os.Remove(filepath.Join(dir, files[len(files)-1])))
-	connectortest.RequireOpenFails(t, NewSource(cfg), mid, newTask(mem, taskOpts{}), "disappeared", "restore after a file disappeared")
+	files := connectortest.CommittedFiles(t, dir)
+	connectortest.Must(t, os.WriteFile(filepath.Join(dir, "zzz.parquet"), []byte("x"), 0o644))
+	connectortest.RequireOpenFails(t, NewSource(cfg), mid, connectortest.NewTask(mem, connectortest.TaskOpts{}), "added", "restore after a file was added")
+	connectortest.Must(t, os.Remove(filepath.Join(dir, "zzz.parquet")))
+	connectortest.Must(t, os.Remove(filepath.Join(dir, files[len(files)-1])))
+	connectortest.RequireOpenFails(t, NewSource(cfg), mid, connectortest.NewTask(mem, connectortest.TaskOpts{}), "disappeared", "restore after a file disappeared")
 }
 
 // Pins: subtasks that read overlapping or missing files, or not file k, k+p, ... in order.
 func TestParquetSourceSubtasks(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
 	var txns [][]arrow.RecordBatch
 	for f := range 5 {
-		txns = append(txns, []arrow.RecordBatch{kvBatch(mem, int64(10*f), int64(10*f+1)).Rec})
+		txns = append(txns, []arrow.RecordBatch{connectortest.KVBatch(mem, int64(10*f), int64(10*f+1)).Rec})
 	}
-	pqSinkFiles(t, mem, dir, kvSchema, 0, txns...)
+	pqSinkFiles(t, mem, dir, connectortest.KVSchema, 0, txns...)
 	connectortest.RequireSubtaskFiles(t, []int{1, 2, 3, 7}, func(sub, par int) []int64 {
-		src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: kvSchema}, nil, sub, par)
+		src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: connectortest.KVSchema}, nil, sub, par)
 		recs, _ := connectortest.DrainBounded(t, src, DefaultBatchRows)
-		must(t, src.Close())
+		connectortest.Must(t, src.Close())
 		return connectortest.IDs(recs)
 	})
 }
@@ -204,17 +204,17 @@ func TestParquetSourceSubtasks(t *testing.T) {
 // Pins: a bad file that panics, reads as garbage or fails without saying which file; schema mismatches that pass
 // Open; a NULL slipping into a NOT NULL column.
 func TestParquetSourceErrors(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
-	pqSinkFiles(t, mem, dir, kvSchema, 0, []arrow.RecordBatch{kvBatch(mem, 1, 2).Rec})
+	pqSinkFiles(t, mem, dir, connectortest.KVSchema, 0, []arrow.RecordBatch{connectortest.KVBatch(mem, 1, 2).Rec})
 	good := filepath.Join(dir, "j1-sink-0-1.parquet")
 	raw, err := os.ReadFile(good)
-	must(t, err)
+	connectortest.Must(t, err)
 
 	// A garbled page header in the second column, the footer intact: the failure comes after the first column's
 	// values were appended.
 	pf, err := parquet.OpenFile(bytesReaderAt(raw), int64(len(raw)))
-	must(t, err)
+	connectortest.Must(t, err)
 	garbled := slices.Clone(raw)
 	page := int(pf.Metadata().RowGroups[0].Columns[1].MetaData.DataPageOffset)
 	for i := 2; i < 10; i++ {
@@ -232,12 +232,12 @@ func TestParquetSourceErrors(t *testing.T) {
 	for name, data := range badFiles {
 		t.Run(name, func(t *testing.T) {
 			d := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(d, "a.parquet"), raw, 0o644))
-			must(t, os.WriteFile(filepath.Join(d, "b.parquet"), data, 0o644))
-			src := openPQSource(t, mem, SourceConfig{Path: d, Schema: kvSchema}, nil, 0, 1)
+			connectortest.Must(t, os.WriteFile(filepath.Join(d, "a.parquet"), raw, 0o644))
+			connectortest.Must(t, os.WriteFile(filepath.Join(d, "b.parquet"), data, 0o644))
+			src := openPQSource(t, mem, SourceConfig{Path: d, Schema: connectortest.KVSchema}, nil, 0, 1)
 			defer src.Close()
 			res, err := src.Produce(context.Background())
-			must(t, err)
+			connectortest.Must(t, err)
 			if res.Batch.Rows() != 2 {
 				t.Fatalf("%d rows from the good file", res.Batch.Rows())
 			}
@@ -256,7 +256,7 @@ func TestParquetSourceErrors(t *testing.T) {
 	open := func(schema *arrow.Schema) error {
 		src := NewSource(SourceConfig{Path: dir, Schema: schema})
 		defer src.Close()
-		return src.Open(newTask(mem, taskOpts{}))
+		return src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{}))
 	}
 	missing := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "ID", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
@@ -276,50 +276,50 @@ func TestParquetSourceErrors(t *testing.T) {
 	if err := open(list); err == nil || !strings.Contains(err.Error(), "cannot be read from Parquet") {
 		t.Errorf("list column: %v", err)
 	}
-	src := NewSource(SourceConfig{Path: filepath.Join(dir, "nope"), Schema: kvSchema})
-	if err := src.Open(newTask(mem, taskOpts{})); err == nil {
+	src := NewSource(SourceConfig{Path: filepath.Join(dir, "nope"), Schema: connectortest.KVSchema})
+	if err := src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
 		t.Error("a missing path opened")
 	}
 
 	// A NULL read into a NOT NULL column.
 	nd := t.TempDir()
-	b := array.NewRecordBuilder(mem, kvSchema)
+	b := array.NewRecordBuilder(mem, connectortest.KVSchema)
 	b.Field(0).AppendNull()
 	b.Field(1).(*array.StringBuilder).Append("x")
-	pqSinkFiles(t, mem, nd, kvSchema, 0, []arrow.RecordBatch{b.NewRecordBatch()})
+	pqSinkFiles(t, mem, nd, connectortest.KVSchema, 0, []arrow.RecordBatch{b.NewRecordBatch()})
 	b.Release()
 	notNull := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	src = openPQSource(t, mem, SourceConfig{Path: nd, Schema: notNull}, nil, 0, 1)
 	if _, err := src.Produce(context.Background()); err == nil || !strings.Contains(err.Error(), "column id: NULL in a NOT NULL column") {
 		t.Errorf("NULL into NOT NULL: %v", err)
 	}
-	must(t, src.Close())
+	connectortest.Must(t, src.Close())
 }
 
 // Pins: directory listing that picks up staged, hidden or non-Parquet files or subdirectories; globs; a single
 // file; a column subset in another order.
 func TestParquetSourcePaths(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
-	pqSinkFiles(t, mem, dir, kvSchema, 0, []arrow.RecordBatch{kvBatch(mem, 1).Rec}, []arrow.RecordBatch{kvBatch(mem, 2).Rec})
+	pqSinkFiles(t, mem, dir, connectortest.KVSchema, 0, []arrow.RecordBatch{connectortest.KVBatch(mem, 1).Rec}, []arrow.RecordBatch{connectortest.KVBatch(mem, 2).Rec})
 	// A staged transaction (its checkpoint never completed) lies in _staging/j1/.
-	s := NewSink(SinkConfig{Path: dir, Schema: kvSchema})
-	must(t, s.Open(newTask(mem, taskOpts{Completed: map[uint64]bool{1: true, 2: true}})))
-	must(t, s.Write(kvBatch(mem, 99)))
-	must(t, s.PreCommit(3))
-	must(t, s.Close())
-	must(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, ".hidden.parquet"), []byte("x"), 0o644))
-	must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	s := NewSink(SinkConfig{Path: dir, Schema: connectortest.KVSchema})
+	connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Completed: map[uint64]bool{1: true, 2: true}})))
+	connectortest.Must(t, s.Write(connectortest.KVBatch(mem, 99)))
+	connectortest.Must(t, s.PreCommit(3))
+	connectortest.Must(t, s.Close())
+	connectortest.Must(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644))
+	connectortest.Must(t, os.WriteFile(filepath.Join(dir, ".hidden.parquet"), []byte("x"), 0o644))
+	connectortest.Must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
 	raw, err := os.ReadFile(filepath.Join(dir, "j1-sink-0-1.parquet"))
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, "sub", "x.parquet"), raw, 0o644))
+	connectortest.Must(t, err)
+	connectortest.Must(t, os.WriteFile(filepath.Join(dir, "sub", "x.parquet"), raw, 0o644))
 
 	ids := func(path string, schema *arrow.Schema) string {
 		t.Helper()
 		src := openPQSource(t, mem, SourceConfig{Path: path, Schema: schema}, nil, 0, 1)
 		recs, _ := connectortest.DrainBounded(t, src, DefaultBatchRows)
-		must(t, src.Close())
+		connectortest.Must(t, src.Close())
 		var out []string
 		for _, r := range recs {
 			for i := range int(r.NumRows()) {
@@ -342,7 +342,7 @@ func TestParquetSourcePaths(t *testing.T) {
 		filepath.Join(dir, "sub", "x.parquet"):        "1/v1",
 		filepath.Join(dir, "*.csv"):                   "",
 	} {
-		if got := ids(path, kvSchema); got != want {
+		if got := ids(path, connectortest.KVSchema); got != want {
 			t.Errorf("%s: read %q, want %q", path, got, want)
 		}
 	}
@@ -354,8 +354,8 @@ func TestParquetSourcePaths(t *testing.T) {
 	if got := ids(dir, arrow.NewSchema(nil, nil)); got != " " {
 		t.Errorf("no columns: %q", got)
 	}
-	src := NewSource(SourceConfig{Path: filepath.Join(dir, "missing", "*.parquet"), Schema: kvSchema})
-	if err := src.Open(newTask(mem, taskOpts{})); err == nil {
+	src := NewSource(SourceConfig{Path: filepath.Join(dir, "missing", "*.parquet"), Schema: connectortest.KVSchema})
+	if err := src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
 		t.Error("a glob under a missing directory opened")
 	}
 }
@@ -457,7 +457,7 @@ func writeForeignFile(t *testing.T, path string, cols []pqForeignCol, n int, opt
 	}
 	schema := parquet.NewSchema("foreign", g)
 	f, err := os.Create(path)
-	must(t, err)
+	connectortest.Must(t, err)
 	defer f.Close()
 	w := parquet.NewWriter(f, append([]parquet.WriterOption{schema, parquet.PageBufferSize(512), parquet.MaxRowsPerRowGroup(700)}, opts...)...)
 	for r := range n {
@@ -500,14 +500,14 @@ func writeForeignFile(t *testing.T, path string, cols []pqForeignCol, n int, opt
 			t.Fatal(err)
 		}
 	}
-	must(t, w.Close())
+	connectortest.Must(t, w.Close())
 }
 
 // Pins: files from other writers (other physical types for the same logical type, dictionary pages, data page
 // v1, INT96, variable-length and wide decimals, small pages) read wrongly, or restores inside their pages losing
 // or repeating rows.
 func TestParquetSourceForeignFiles(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	cols := pqForeignCols()
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
@@ -537,14 +537,14 @@ func TestParquetSourceForeignFiles(t *testing.T) {
 			cfg := SourceConfig{Path: dir, Schema: schema, BatchRows: 333}
 			src := openPQSource(t, mem, cfg, nil, 0, 1)
 			recs, offsets := connectortest.DrainBounded(t, src, 333)
-			must(t, src.Close())
+			connectortest.Must(t, src.Close())
 			got := connectortest.Concat(t, mem, schema, recs)
 			connectortest.RequireSameRecords(t, "read", want, got)
 			got.Release()
 			for i, off := range offsets {
 				src := openPQSource(t, mem, SourceConfig{Path: dir, Schema: schema, BatchRows: 1000}, off, 0, 1)
 				rest, _ := connectortest.DrainBounded(t, src, 1000)
-				must(t, src.Close())
+				connectortest.Must(t, src.Close())
 				got := connectortest.Concat(t, mem, schema, rest)
 				start := int64(min(i*333, n))
 				w := want.NewSlice(start, n)
@@ -576,10 +576,10 @@ func TestParquetSourceForeignFiles(t *testing.T) {
 	} {
 		s := arrow.NewSchema([]arrow.Field{{Name: tc.col, Type: tc.target, Nullable: true}}, nil)
 		src := NewSource(SourceConfig{Path: dir, Schema: s})
-		err := src.Open(newTask(mem, taskOpts{}))
-		must(t, src.Close())
+		err := src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{}))
+		connectortest.Must(t, src.Close())
 		if tc.msg == "" {
-			must(t, err)
+			connectortest.Must(t, err)
 			continue
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), "f.parquet: column "+tc.col) {

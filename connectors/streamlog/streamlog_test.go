@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 )
@@ -20,7 +21,7 @@ func drainSource(t *testing.T, src exec.Source) []int64 {
 	var ids []int64
 	for {
 		res, err := src.Produce(context.Background())
-		must(t, err)
+		connectortest.Must(t, err)
 		if res.Status != exec.Produced {
 			return ids
 		}
@@ -40,93 +41,93 @@ func drainSource(t *testing.T, src exec.Source) []int64 {
 // commits, retractions included; a reader resumes exactly at its restored offset; a reopened log continues the
 // sequence.
 func TestLogAppendCommitAndRead(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	dir := t.TempDir()
-	l, err := Create(state.OS, dir, kvSchema)
-	must(t, err)
+	l, err := Create(state.OS, dir, connectortest.KVSchema)
+	connectortest.Must(t, err)
 	appendIDs := func(l *Log, ids ...int64) {
-		b := kvBatch(mem, ids...)
+		b := connectortest.KVBatch(mem, ids...)
 		defer b.Release()
-		must(t, l.Append(b))
+		connectortest.Must(t, l.Append(b))
 	}
 	appendIDs(l, 1, 2)
 	appendIDs(l, 3)
 
 	sink := NewSink(l)
 	completed := map[uint64]bool{}
-	must(t, sink.Open(newTask(mem, taskOpts{Completed: completed})))
-	b := kvBatch(mem, 4, 5)
+	connectortest.Must(t, sink.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Completed: completed})))
+	b := connectortest.KVBatch(mem, 4, 5)
 	b.Kinds = []exec.RowKind{exec.Insert, exec.Delete}
-	must(t, sink.Write(b))
-	must(t, sink.PreCommit(7))
+	connectortest.Must(t, sink.Write(b))
+	connectortest.Must(t, sink.PreCommit(7))
 
 	src := NewSource(SourceConfig{Log: l})
-	must(t, src.Open(newTask(mem, taskOpts{})))
+	connectortest.Must(t, src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	if got := drainSource(t, src); !slices.Equal(got, []int64{1, 2, 3}) {
 		t.Fatalf("before commit: %v", got)
 	}
 	off, err := src.SnapshotOffset()
-	must(t, err)
-	must(t, sink.Commit(7))
-	must(t, sink.Commit(7)) // idempotent
+	connectortest.Must(t, err)
+	connectortest.Must(t, sink.Commit(7))
+	connectortest.Must(t, sink.Commit(7)) // idempotent
 	if got := drainSource(t, src); !slices.Equal(got, []int64{4, -5}) {
 		t.Fatalf("after commit: %v", got)
 	}
-	must(t, src.Close())
-	must(t, sink.Close())
+	connectortest.Must(t, src.Close())
+	connectortest.Must(t, sink.Close())
 
 	// A restored reader continues after 3; a reopened log appends after the committed segment.
-	l2, err := Open(state.OS, dir, kvSchema)
-	must(t, err)
+	l2, err := Open(state.OS, dir, connectortest.KVSchema)
+	connectortest.Must(t, err)
 	if l2.Next() != 4 {
 		t.Fatalf("reopened Next = %d, want 4", l2.Next())
 	}
 	appendIDs(l2, 6)
 	src2 := NewSource(SourceConfig{Log: l2, Bounded: true})
-	must(t, src2.RestoreOffset(off))
-	must(t, src2.Open(newTask(mem, taskOpts{})))
+	connectortest.Must(t, src2.RestoreOffset(off))
+	connectortest.Must(t, src2.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	if got := drainSource(t, src2); !slices.Equal(got, []int64{4, -5, 6}) {
 		t.Fatalf("restored: %v", got)
 	}
-	must(t, src2.Close())
+	connectortest.Must(t, src2.Close())
 }
 
 // pins: a staged transaction whose checkpoint never completed is not published by recovery.
 func TestLogSinkRecoveryDropsUncompleted(t *testing.T) {
-	mem := checkedAlloc(t)
-	l, err := Create(state.OS, t.TempDir(), kvSchema)
-	must(t, err)
+	mem := connectortest.CheckedAlloc(t)
+	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
+	connectortest.Must(t, err)
 	sink := NewSink(l)
-	must(t, sink.Open(newTask(mem, taskOpts{})))
-	must(t, sink.Write(kvBatch(mem, 1)))
-	must(t, sink.PreCommit(1))
-	must(t, sink.Write(kvBatch(mem, 2)))
-	must(t, sink.PreCommit(2))
-	must(t, sink.Close())
+	connectortest.Must(t, sink.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+	connectortest.Must(t, sink.Write(connectortest.KVBatch(mem, 1)))
+	connectortest.Must(t, sink.PreCommit(1))
+	connectortest.Must(t, sink.Write(connectortest.KVBatch(mem, 2)))
+	connectortest.Must(t, sink.PreCommit(2))
+	connectortest.Must(t, sink.Close())
 
 	again := NewSink(l)
-	must(t, again.Open(newTask(mem, taskOpts{Completed: map[uint64]bool{1: true}})))
-	must(t, again.Close())
+	connectortest.Must(t, again.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Completed: map[uint64]bool{1: true}})))
+	connectortest.Must(t, again.Close())
 	src := NewSource(SourceConfig{Log: l, Bounded: true})
-	must(t, src.Open(newTask(mem, taskOpts{})))
+	connectortest.Must(t, src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	if got := drainSource(t, src); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("after recovery: %v", got)
 	}
-	must(t, src.Close())
+	connectortest.Must(t, src.Close())
 }
 
 // Pins issue 11: a log's segments had no checksums and Open took whatever segments it found. Now a flipped byte
 // or a truncation fails the read naming the segment, and a missing segment (a gap, the last one, or LAST itself)
 // or a missing directory fails Open naming what is missing.
 func TestLogRefusesDamage(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	build := func(t *testing.T) (string, []string) {
 		dir := t.TempDir()
-		l, err := Create(state.OS, dir, kvSchema)
-		must(t, err)
+		l, err := Create(state.OS, dir, connectortest.KVSchema)
+		connectortest.Must(t, err)
 		for i := int64(1); i <= 3; i++ {
-			b := kvBatch(mem, i)
-			must(t, l.Append(b))
+			b := connectortest.KVBatch(mem, i)
+			connectortest.Must(t, l.Append(b))
 			b.Release()
 		}
 		segs, _ := filepath.Glob(filepath.Join(dir, "seg-*"))
@@ -136,12 +137,12 @@ func TestLogRefusesDamage(t *testing.T) {
 		return dir, segs
 	}
 	read := func(dir string) error {
-		l, err := Open(state.OS, dir, kvSchema)
+		l, err := Open(state.OS, dir, connectortest.KVSchema)
 		if err != nil {
 			return err
 		}
 		src := NewSource(SourceConfig{Log: l, Bounded: true})
-		must(t, src.Open(newTask(mem, taskOpts{})))
+		connectortest.Must(t, src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 		defer src.Close()
 		for {
 			res, err := src.Produce(context.Background())
@@ -180,7 +181,7 @@ func TestLogRefusesDamage(t *testing.T) {
 	for _, d := range damages {
 		t.Run(d.name, func(t *testing.T) {
 			dir, segs := build(t)
-			must(t, read(dir))
+			connectortest.Must(t, read(dir))
 			want := d.damage(dir, segs)
 			err := read(dir)
 			if c, ok := state.IsCorrupt(err); !ok || c.Path != want {

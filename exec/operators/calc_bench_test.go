@@ -1,4 +1,4 @@
-package operators
+package operators_test
 
 import (
 	"math/rand/v2"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
 )
 
 // calcBidSchema is the bid shape the filter/project benchmark reads.
@@ -47,7 +48,7 @@ func calcBidBatches(mem memory.Allocator, n, rows int, seed uint64) []arrow.Reco
 
 // benchCalcConfig is `SELECT auction, price * 908 / 1000 AS dollars, channel, date_time FROM bid
 // WHERE price > 500 AND auction % 7 <> 0`.
-func benchCalcConfig(b testing.TB) CalcConfig {
+func benchCalcConfig(b testing.TB) operators.CalcConfig {
 	col := func(i int) expr.Expr {
 		f := calcBidSchema.Field(i)
 		return expr.Column(i, f.Name, f.Type)
@@ -63,7 +64,7 @@ func benchCalcConfig(b testing.TB) CalcConfig {
 		call(">", col(2), expr.Int64(500)),
 		call("<>", call("%", col(0), expr.Int64(7)), expr.Int64(0)))
 	dollars := call("/", call("*", col(2), expr.Int64(908)), expr.Int64(1000))
-	return CalcConfig{
+	return operators.CalcConfig{
 		Filter:  filter,
 		Project: []expr.Expr{col(0), dollars, col(3), col(4)},
 		Names:   []string{"auction", "dollars", "channel", "date_time"},
@@ -81,7 +82,7 @@ func BenchmarkFilterProject(b *testing.B) {
 			r.Release()
 		}
 	}()
-	op := NewCalc(benchCalcConfig(b))(0)
+	op := operators.NewCalc(benchCalcConfig(b))(0)
 	if err := op.Open(&exec.TaskContext{Alloc: mem, Errors: &exec.Counter{}}); err != nil {
 		b.Fatal(err)
 	}

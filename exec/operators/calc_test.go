@@ -1,4 +1,4 @@
-package operators
+package operators_test
 
 import (
 	"fmt"
@@ -10,8 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -98,7 +100,7 @@ func calcReference(rows []calcRow, withKinds bool) []string {
 	return out
 }
 
-func calcTestConfig(t *testing.T, mode expr.ErrorMode) CalcConfig {
+func calcTestConfig(t *testing.T, mode expr.ErrorMode) operators.CalcConfig {
 	cfg := benchCalcConfig(t)
 	up, err := expr.Call("upper", expr.Column(3, "channel", expr.TypeText))
 	if err != nil {
@@ -152,9 +154,9 @@ func TestCalcFilterProject(t *testing.T) {
 	for _, size := range []int{1, 7, len(rows)} {
 		for _, withKinds := range []bool{false, true} {
 			t.Run(fmt.Sprintf("batch%d/kinds=%v", size, withKinds), func(t *testing.T) {
-				mem := checkedAlloc(t)
-				op := NewCalc(calcTestConfig(t, expr.ErrorsFail))(0)
-				task := newTask(mem, taskOpts{})
+				mem := connectortest.CheckedAlloc(t)
+				op := operators.NewCalc(calcTestConfig(t, expr.ErrorsFail))(0)
+				task := connectortest.NewTask(mem, connectortest.TaskOpts{})
 				task.Errors = &exec.Counter{}
 				if err := op.Open(task); err != nil {
 					t.Fatal(err)
@@ -213,9 +215,9 @@ func TestCalcErrorModes(t *testing.T) {
 		}
 	}
 	t.Run("null", func(t *testing.T) {
-		mem := checkedAlloc(t)
-		op := NewCalc(CalcConfig{Project: []expr.Expr{div}, Mode: expr.ErrorsNull})(0)
-		task := newTask(mem, taskOpts{})
+		mem := connectortest.CheckedAlloc(t)
+		op := operators.NewCalc(operators.CalcConfig{Project: []expr.Expr{div}, Mode: expr.ErrorsNull})(0)
+		task := connectortest.NewTask(mem, connectortest.TaskOpts{})
 		task.Errors = &exec.Counter{}
 		if err := op.Open(task); err != nil {
 			t.Fatal(err)
@@ -232,9 +234,9 @@ func TestCalcErrorModes(t *testing.T) {
 		}
 	})
 	t.Run("fail", func(t *testing.T) {
-		mem := checkedAlloc(t)
-		op := NewCalc(CalcConfig{Project: []expr.Expr{div}, Mode: expr.ErrorsFail})(0)
-		task := newTask(mem, taskOpts{})
+		mem := connectortest.CheckedAlloc(t)
+		op := operators.NewCalc(operators.CalcConfig{Project: []expr.Expr{div}, Mode: expr.ErrorsFail})(0)
+		task := connectortest.NewTask(mem, connectortest.TaskOpts{})
 		if err := op.Open(task); err != nil {
 			t.Fatal(err)
 		}
@@ -244,10 +246,10 @@ func TestCalcErrorModes(t *testing.T) {
 		}
 	})
 	t.Run("filter drops everything", func(t *testing.T) {
-		mem := checkedAlloc(t)
+		mem := connectortest.CheckedAlloc(t)
 		never, _ := expr.Call(">", price, expr.Int64(10_000))
-		op := NewCalc(CalcConfig{Filter: never})(0)
-		if err := op.Open(newTask(mem, taskOpts{})); err != nil {
+		op := operators.NewCalc(operators.CalcConfig{Filter: never})(0)
+		if err := op.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err != nil {
 			t.Fatal(err)
 		}
 		out := &rowCollectorAny{}
@@ -259,10 +261,10 @@ func TestCalcErrorModes(t *testing.T) {
 		}
 	})
 	t.Run("pass-through", func(t *testing.T) {
-		mem := checkedAlloc(t)
+		mem := connectortest.CheckedAlloc(t)
 		isNull, _ := expr.Call("is_null", price)
-		op := NewCalc(CalcConfig{Filter: isNull})(0)
-		if err := op.Open(newTask(mem, taskOpts{})); err != nil {
+		op := operators.NewCalc(operators.CalcConfig{Filter: isNull})(0)
+		if err := op.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err != nil {
 			t.Fatal(err)
 		}
 		out := &rowCollectorAny{}

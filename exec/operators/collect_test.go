@@ -1,4 +1,4 @@
-package operators
+package operators_test
 
 import (
 	"reflect"
@@ -10,10 +10,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/operators"
 )
 
-func ids(rows []Row) []int64 {
+func ids(rows []operators.Row) []int64 {
 	var out []int64
 	for _, r := range rows {
 		out = append(out, r.Values[0].(int64))
@@ -24,27 +26,27 @@ func ids(rows []Row) []int64 {
 // Pins: the collect sink showing rows before their checkpoint committed, committing aborted or later
 // transactions, or committing twice.
 func TestCollectSinkTwoPhase(t *testing.T) {
-	mem := checkedAlloc(t)
-	c := NewCollector()
-	s := NewCollectSink(c)
-	must(t, s.Open(newTask(mem, taskOpts{})))
-	must(t, s.Write(kvBatch(mem, 1, 2)))
-	must(t, s.PreCommit(1))
+	mem := connectortest.CheckedAlloc(t)
+	c := operators.NewCollector()
+	s := operators.NewCollectSink(c)
+	connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+	connectortest.Must(t, s.Write(connectortest.KVBatch(mem, 1, 2)))
+	connectortest.Must(t, s.PreCommit(1))
 	if len(c.Rows()) != 0 || c.Staged() != 1 {
 		t.Fatalf("after PreCommit: %d rows visible, %d staged", len(c.Rows()), c.Staged())
 	}
-	must(t, s.Write(kvBatch(mem, 3)))
-	must(t, s.PreCommit(2))
-	must(t, s.Write(kvBatch(mem, 4)))
-	must(t, s.PreCommit(3))
-	must(t, s.Abort(2))
-	must(t, s.Abort(2))
-	must(t, s.Commit(2)) // commits 1; 2 was aborted; 3 is later
-	must(t, s.Commit(2))
+	connectortest.Must(t, s.Write(connectortest.KVBatch(mem, 3)))
+	connectortest.Must(t, s.PreCommit(2))
+	connectortest.Must(t, s.Write(connectortest.KVBatch(mem, 4)))
+	connectortest.Must(t, s.PreCommit(3))
+	connectortest.Must(t, s.Abort(2))
+	connectortest.Must(t, s.Abort(2))
+	connectortest.Must(t, s.Commit(2)) // commits 1; 2 was aborted; 3 is later
+	connectortest.Must(t, s.Commit(2))
 	if got := ids(c.Rows()); !reflect.DeepEqual(got, []int64{1, 2}) {
 		t.Fatalf("committed %v, want [1 2]", got)
 	}
-	must(t, s.Commit(3))
+	connectortest.Must(t, s.Commit(3))
 	if got := ids(c.RowsAt(3)); !reflect.DeepEqual(got, []int64{4}) {
 		t.Fatalf("checkpoint 3 holds %v", got)
 	}
@@ -54,32 +56,32 @@ func TestCollectSinkTwoPhase(t *testing.T) {
 	if !reflect.DeepEqual(c.Checkpoints(), []uint64{1, 3}) {
 		t.Fatalf("checkpoints %v", c.Checkpoints())
 	}
-	must(t, s.Close())
+	connectortest.Must(t, s.Close())
 }
 
 // Pins: a restarted job's collect sink losing a transaction whose checkpoint completed before the crash, or
 // publishing one whose checkpoint did not.
 func TestCollectSinkRecoveryAtOpen(t *testing.T) {
-	mem := checkedAlloc(t)
-	c := NewCollector()
-	a := NewCollectSink(c)
-	must(t, a.Open(newTask(mem, taskOpts{})))
+	mem := connectortest.CheckedAlloc(t)
+	c := operators.NewCollector()
+	a := operators.NewCollectSink(c)
+	connectortest.Must(t, a.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	for id := uint64(1); id <= 3; id++ {
-		must(t, a.Write(kvBatch(mem, int64(id))))
-		must(t, a.PreCommit(id))
+		connectortest.Must(t, a.Write(connectortest.KVBatch(mem, int64(id))))
+		connectortest.Must(t, a.PreCommit(id))
 	}
-	must(t, a.Write(kvBatch(mem, 99))) // open transaction: lost with the process
-	b := NewCollectSink(c)
-	must(t, b.Open(newTask(mem, taskOpts{completed: map[uint64]bool{2: true}})))
+	connectortest.Must(t, a.Write(connectortest.KVBatch(mem, 99))) // open transaction: lost with the process
+	b := operators.NewCollectSink(c)
+	connectortest.Must(t, b.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Completed: map[uint64]bool{2: true}})))
 	if got := ids(c.Rows()); !reflect.DeepEqual(got, []int64{2}) || c.Staged() != 0 {
 		t.Fatalf("after recovery: %v committed, %d staged", got, c.Staged())
 	}
-	must(t, b.Close())
+	connectortest.Must(t, b.Close())
 }
 
 // Pins: rows converted to the wrong Go values, or row kinds lost (the collect sink serves updating queries).
 func TestCollectSinkValuesAndKinds(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := connectortest.CheckedAlloc(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true},
 		{Name: "d", Type: &arrow.Decimal128Type{Precision: 4, Scale: 1}, Nullable: true},
@@ -94,40 +96,40 @@ func TestCollectSinkValuesAndKinds(t *testing.T) {
 	bld.Field(2).AppendNull()
 	rec := bld.NewRecordBatch()
 	bld.Release()
-	c := NewCollector()
-	s := NewCollectSink(c)
-	must(t, s.Open(newTask(mem, taskOpts{})))
-	must(t, s.Write(exec.Batch{Rec: rec, Kinds: []exec.RowKind{exec.UpdateBefore, exec.Delete}}))
-	must(t, s.PreCommit(1))
-	must(t, s.Commit(1))
-	want := []Row{
+	c := operators.NewCollector()
+	s := operators.NewCollectSink(c)
+	connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+	connectortest.Must(t, s.Write(exec.Batch{Rec: rec, Kinds: []exec.RowKind{exec.UpdateBefore, exec.Delete}}))
+	connectortest.Must(t, s.PreCommit(1))
+	connectortest.Must(t, s.Commit(1))
+	want := []operators.Row{
 		{Kind: exec.UpdateBefore, Values: []any{time.UnixMilli(1500).UTC(), nil, []byte{1, 2}}},
 		{Kind: exec.Delete, Values: []any{nil, "-1.5", nil}},
 	}
 	if got := c.Rows(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("rows %v, want %v", got, want)
 	}
-	must(t, s.Close())
+	connectortest.Must(t, s.Close())
 }
 
 // Pins: collect-sink commits from the coordinator goroutine racing with writes (run with -race).
 func TestCollectSinkConcurrentCommit(t *testing.T) {
-	mem := checkedAlloc(t)
-	c := NewCollector()
-	s := NewCollectSink(c)
-	must(t, s.Open(newTask(mem, taskOpts{})))
+	mem := connectortest.CheckedAlloc(t)
+	c := operators.NewCollector()
+	s := operators.NewCollectSink(c)
+	connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
 	ids := make(chan uint64, 8)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for id := range ids {
-			must(t, s.Commit(id))
+			connectortest.Must(t, s.Commit(id))
 		}
 	}()
 	for id := uint64(1); id <= 50; id++ {
-		must(t, s.Write(kvBatch(mem, int64(id))))
-		must(t, s.PreCommit(id))
+		connectortest.Must(t, s.Write(connectortest.KVBatch(mem, int64(id))))
+		connectortest.Must(t, s.PreCommit(id))
 		ids <- id
 	}
 	close(ids)
