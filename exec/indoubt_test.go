@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
@@ -281,8 +282,8 @@ func (s *eoSink) Describe(ctx context.Context, handle []byte) (exec.Verdict, err
 }
 
 // eoRig runs the in-doubt pipeline: one source (gated in run 1) -> a keyed window aggregate of parallelism par
-// -> an exactly-once sink of parallelism par over the broker, forward from the aggregate, so each sink subtask
-// has one input ordered by the watermark.
+// -> a projection adding window_end -> an exactly-once sink of parallelism par over the broker, forward from the
+// aggregate, so each sink subtask has one input fired by the watermark, with window_end its row time column.
 type eoRig struct {
 	t      *testing.T
 	dir    string
@@ -306,8 +307,50 @@ func (r *eoRig) graph(src seqConfig) *exec.Graph {
 	g := exec.NewGraph()
 	s := g.AddSource("gen", 1, newSeqSource(src))
 	agg := g.AddOperator("agg", r.par, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
-	g.AddSink("sink", r.par, newEOSink(r.b), exec.From(agg, exec.ForwardExchange())).WithCommitNotRecoverable()
+	end := g.AddOperator("end", r.par, newWindowEnd(windowSize, arrow.Microsecond), exec.From(agg, exec.ForwardExchange()))
+	g.AddSink("sink", r.par, newEOSink(r.b), exec.From(end, exec.ForwardExchange())).WithCommitNotRecoverable().
+		WithRowTime(windowEndCol)
 	return g
+}
+
+// windowEndCol is the column windowEnd appends.
+const windowEndCol = 4
+
+// windowEnd appends window_end = window_start + size to windowSum's results in the given unit: a projection that
+// keeps the row time as a plain column (windowSum fires a window when the watermark reaches its end).
+type windowEnd struct {
+	exec.NoTimers
+	exec.Stateless
+	size int64
+	unit arrow.TimeUnit
+	ctx  *exec.TaskContext
+}
+
+func newWindowEnd(size int64, unit arrow.TimeUnit) func(int) exec.Operator {
+	return func(int) exec.Operator { return &windowEnd{size: size, unit: unit} }
+}
+
+func (o *windowEnd) Open(ctx *exec.TaskContext) error { o.ctx = ctx; return nil }
+func (o *windowEnd) Process(_ int, b exec.Batch, out exec.Emitter) error {
+	defer b.Release()
+	typ := &arrow.TimestampType{Unit: o.unit}
+	eb := array.NewTimestampBuilder(o.ctx.Alloc, typ)
+	defer eb.Release()
+	for _, start := range b.Rec.Column(1).(*array.Timestamp).TimestampValues() {
+		end := int64(start) + o.size
+		switch o.unit {
+		case arrow.Millisecond:
+			end /= 1000 // windowSize is a multiple of a millisecond
+		case arrow.Nanosecond:
+			end *= 1000
+		}
+		eb.Append(arrow.Timestamp(end))
+	}
+	ends := eb.NewArray()
+	defer ends.Release()
+	fields := append(slices.Clone(b.Rec.Schema().Fields()), arrow.Field{Name: "window_end", Type: typ})
+	cols := append(slices.Clone(b.Rec.Columns()), ends)
+	return out.Emit(exec.Batch{Rec: array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, b.Rec.NumRows())})
 }
 
 func (r *eoRig) config() exec.JobConfig {
@@ -921,10 +964,11 @@ func (s noWatermark) Produce(ctx context.Context) (exec.SourceResult, error) {
 	return res, err
 }
 
-// Seed (replay suppression, docs/checkpointing.md): with no watermark in the plan the horizon cannot separate
-// the receipted interval from what follows it, so a fallback that would replay a receipted interval fails the
-// restore clearly instead of publishing it twice.
-func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
+// Seed (replay suppression, docs/checkpointing.md): output not fired by the watermark (here rows mapped as they
+// arrive, with no watermark at all) has no row time that separates the receipted interval from what follows it,
+// so a fallback that would replay a receipted interval fails the restore clearly and for good instead of
+// publishing it twice.
+func TestInDoubtSuppressionWithoutRowTimeFailsTheRestore(t *testing.T) {
 	r := newEORig(t, 2)
 	r.graphFn = func(src seqConfig) *exec.Graph {
 		g := exec.NewGraph()
@@ -942,9 +986,12 @@ func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
 		return exec.VerdictUnknown, nil, true
 	}
 	r.b.onDescribe = func(string) (exec.Verdict, error, bool) { return exec.VerdictAborted, nil, true }
-	_, err := r.recover(nil)
-	if err == nil || !strings.Contains(err.Error(), "cannot separate") {
+	j, err := r.recover(nil)
+	if err == nil || !strings.Contains(err.Error(), "not fired by the watermark") {
 		t.Fatalf("want the restore refused; got %v", err)
+	}
+	if st := j.Status(); st.Restarts != 0 {
+		t.Fatalf("the refusal was retried %d times: it is permanent", st.Restarts)
 	}
 }
 
@@ -1082,38 +1129,60 @@ func TestInDoubtPartialAbandonNeverSkipsAnInterval(t *testing.T) {
 	r.exactlyOnce()
 }
 
-// Replay suppression decides by the watermark a row arrives under. When the replay reads its input in bigger
-// batches than the first run (a Kafka poll after a backlog), the watermark can jump from below the receipt's
-// horizon to far above it, and the windows released by that jump include some that closed after the receipted
-// checkpoint: dropping them would lose them silently. The restore fails instead, naming the jump.
-func TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon(t *testing.T) {
-	r := newEORig(t, 2)
-	r.b.forgetEnded = true
-	r.lose(3, commitLost)
-	r.crash(3, 3)
-	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
-		if sub, _ := parseTxnName(name); sub == 0 {
-			return exec.VerdictUnknown, nil, true
-		}
-		return 0, nil, false
-	}
-	r.src.batchRows = r.src.rows // the replay reads everything left in one batch
-	_, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1 })
-	if err == nil || !strings.Contains(err.Error(), "jumped over the receipt's horizon") {
-		t.Fatalf("want the replay refused; got %v", err)
+// Replay suppression decides by row time, not by the watermark a row arrives under. The replay reads everything
+// left in one batch (a Kafka poll after a backlog), so its watermark jumps from below the receipt's horizon to far
+// above it and one firing releases windows on both sides of it: every window is still published exactly once, in
+// each unit the row time column can have (the arrival rule lost 28 rows here).
+func TestInDoubtSuppressionIsExactWhenTheReplayBatchesDiffer(t *testing.T) {
+	for _, unit := range []arrow.TimeUnit{arrow.Microsecond, arrow.Millisecond, arrow.Nanosecond} {
+		t.Run(unit.String(), func(t *testing.T) {
+			r := newEORig(t, 2)
+			r.graphFn = func(src seqConfig) *exec.Graph {
+				g := exec.NewGraph()
+				s := g.AddSource("gen", 1, newSeqSource(src))
+				agg := g.AddOperator("agg", r.par, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
+				end := g.AddOperator("end", r.par, newWindowEnd(windowSize, unit), exec.From(agg, exec.ForwardExchange()))
+				g.AddSink("sink", r.par, newEOSink(r.b), exec.From(end, exec.ForwardExchange())).WithCommitNotRecoverable().
+					WithRowTime(windowEndCol)
+				return g
+			}
+			r.b.forgetEnded = true
+			r.lose(3, commitLost)
+			r.crash(3, 3)
+			r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+				if sub, _ := parseTxnName(name); sub == 0 {
+					return exec.VerdictUnknown, nil, true // subtask 0 falls back; subtask 1 committed checkpoint 3
+				}
+				return 0, nil, false
+			}
+			r.src.batchRows = r.src.rows // the replay reads everything left in one batch
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			j, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1; c.Alloc = mem })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := j.Status(); st.Restored != 2 || st.Suppressed == 0 || st.Restarts != 0 {
+				t.Fatalf("restored %d, suppressed %d, restarts %d: want a fallback to 2 that suppressed rows at once",
+					st.Restored, st.Suppressed, st.Restarts)
+			}
+			r.exactlyOnce()
+			mem.AssertSize(t, 0)
+		})
 	}
 }
 
-// A sink subtask reading several channels: the horizon is their minimum at the barrier, so a receipted row of a
-// channel that was ahead can arrive after the combined watermark reached it. The restore that would need
-// suppression there fails instead of publishing twice.
+// A sink subtask reading several channels: the horizon is their minimum at the barrier, so a channel that was
+// ahead delivered receipted rows with a row time above it. The restore that would need suppression there fails
+// instead of publishing twice, even with a row time column.
 func TestInDoubtSuppressionRefusesSeveralInputChannels(t *testing.T) {
 	r := newEORig(t, 2)
 	r.graphFn = func(src seqConfig) *exec.Graph {
 		g := exec.NewGraph()
 		s := g.AddSource("gen", 1, newSeqSource(src))
 		agg := g.AddOperator("agg", 2, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
-		g.AddSink("sink", 2, newEOSink(r.b), exec.From(agg, exec.HashExchange(0))).WithCommitNotRecoverable()
+		end := g.AddOperator("end", 2, newWindowEnd(windowSize, arrow.Microsecond), exec.From(agg, exec.ForwardExchange()))
+		g.AddSink("sink", 2, newEOSink(r.b), exec.From(end, exec.HashExchange(0))).WithCommitNotRecoverable().
+			WithRowTime(windowEndCol)
 		return g
 	}
 	r.b.forgetEnded = true
