@@ -55,6 +55,8 @@ type broker struct {
 	onDescribe func(name string) (v exec.Verdict, err error, ok bool)
 	// commitMode decides, per commit the sink is asked for, what happens (run 1's "crash" scripts).
 	commitMode func(sub int, id uint64) commitMode
+	// onWrite, when set, is called by each Write before it takes the rows (a test holds a sink subtask there).
+	onWrite func(sub int)
 
 	resolved  []string // handles ResolveCommit was called with
 	described []string
@@ -149,6 +151,9 @@ func (s *eoSink) Open(ctx *exec.TaskContext) error {
 }
 
 func (s *eoSink) Write(b exec.Batch) error {
+	if s.b.onWrite != nil {
+		s.b.onWrite(s.sub)
+	}
 	s.open = append(s.open, resultRows([]arrow.RecordBatch{b.Rec})...)
 	b.Release()
 	return nil
@@ -323,7 +328,9 @@ type windowEnd struct {
 	exec.Stateless
 	size int64
 	unit arrow.TimeUnit
-	ctx  *exec.TaskContext
+	// split emits each row as its own batch, as a window aggregate firing many windows emits several batches.
+	split bool
+	ctx   *exec.TaskContext
 }
 
 func newWindowEnd(size int64, unit arrow.TimeUnit) func(int) exec.Operator {
@@ -350,7 +357,17 @@ func (o *windowEnd) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	defer ends.Release()
 	fields := append(slices.Clone(b.Rec.Schema().Fields()), arrow.Field{Name: "window_end", Type: typ})
 	cols := append(slices.Clone(b.Rec.Columns()), ends)
-	return out.Emit(exec.Batch{Rec: array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, b.Rec.NumRows())})
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, b.Rec.NumRows())
+	if !o.split {
+		return out.Emit(exec.Batch{Rec: rec})
+	}
+	defer rec.Release()
+	for i := range rec.NumRows() {
+		if err := out.Emit(exec.Batch{Rec: rec.NewSlice(i, i+1)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *eoRig) config() exec.JobConfig {
@@ -1197,5 +1214,119 @@ func TestInDoubtSuppressionRefusesSeveralInputChannels(t *testing.T) {
 	_, err := r.recover(nil)
 	if err == nil || !strings.Contains(err.Error(), "reads 2 input channels") {
 		t.Fatalf("want the restore refused; got %v", err)
+	}
+}
+
+// An unaligned barrier at the sink could overtake the watermark that released rows the sink had already written:
+// the transaction then held rows above the horizon recorded with it, and a fallback's replay published them
+// twice. In-doubt sinks take barriers aligned. Sink subtask 1 is held in a Write while checkpoint 2's unaligned
+// barrier queues behind that firing's watermark; checkpoint 2 commits there with a receipt but not on subtask 0,
+// and the fallback to checkpoint 1 publishes every window once.
+func TestInDoubtSinkTakesBarriersAligned(t *testing.T) {
+	r := newEORig(t, 2)
+	r.src = seqConfig{seed: 78, rows: 400, batchRows: 10, keys: 40, tsStep: 20}
+	r.events = r.src.all(1)
+	r.graphFn = func(src seqConfig) *exec.Graph {
+		g := exec.NewGraph()
+		s := g.AddSource("gen", 1, newSeqSource(src))
+		agg := g.AddOperator("agg", r.par, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
+		end := g.AddOperator("split", r.par, func(int) exec.Operator {
+			return &windowEnd{size: windowSize, unit: arrow.Microsecond, split: true}
+		}, exec.From(agg, exec.ForwardExchange()))
+		g.AddSink("sink", r.par, newEOSink(r.b), exec.From(end, exec.ForwardExchange())).WithCommitNotRecoverable().
+			WithRowTime(windowEndCol)
+		return g
+	}
+	r.b.forgetEnded = true
+	entered, tokens, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(done)
+	wrote0 := make(chan struct{}, 1) // subtask 0 wrote a row while held
+	var held atomic.Bool             // subtask 1's next Write waits for a token
+	r.b.onWrite = func(sub int) {
+		if sub == 0 && held.Load() {
+			select {
+			case wrote0 <- struct{}{}:
+			default:
+			}
+		}
+		if sub == 1 && held.Load() {
+			select {
+			case entered <- struct{}{}:
+				<-tokens
+			case <-done:
+			}
+		}
+	}
+	src := r.src
+	src.gate = make(chan struct{})
+	cfg := r.config()
+	cfg.CheckpointMode = checkpoint.Unaligned
+	cfg.ChannelCapacity = 4096
+	j, err := exec.NewJob(r.graph(src), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	j.Start(ctx)
+	for range 3 {
+		src.gate <- struct{}{}
+	}
+	id1, err := j.TriggerCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.gate <- struct{}{}
+	if err := j.WaitCheckpoint(ctx, id1); err != nil {
+		t.Fatal(err)
+	}
+	// Checkpoint 2: subtask 0's commit never reaches the broker, subtask 1's commits with its receipt.
+	r.b.mu.Lock()
+	r.b.commitMode = func(sub int, id uint64) commitMode {
+		if sub == 0 && id > id1 {
+			return commitLost
+		}
+		return commitNormal
+	}
+	r.b.mu.Unlock()
+	held.Store(true)
+	src.gate <- struct{}{} // rows 40-49: the watermark stays below 1000
+	src.gate <- struct{}{} // rows 50-59: the watermark passes 1000 and fires window [0, 1000) on both subtasks
+	<-entered              // subtask 1 writes that firing's first row; the rest and the watermark queue behind it
+	<-wrote0               // subtask 0 has rows in checkpoint 2's transaction
+	id2, err := j.TriggerCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.gate <- struct{}{} // the source takes the barrier after this batch
+	waitFor(t, func() bool { return barrierStaged(j, id2, "split-1") })
+	held.Store(false)
+	tokens <- struct{}{}
+	if err := j.WaitCheckpoint(ctx, id2); err != nil {
+		t.Fatal(err)
+	}
+	j.Cancel()
+	if err := os.Remove(checkpoint.ConfirmedPath(r.cpDir(), id2)); err != nil {
+		t.Fatal(err)
+	}
+	r.b.mu.Lock()
+	r.b.commitMode = nil
+	r.b.mu.Unlock()
+	if !checkpoint.HasReceipt(nil, r.cpDir(), "sink", 1, id2) || checkpoint.HasReceipt(nil, r.cpDir(), "sink", 0, id2) {
+		t.Fatalf("setup: checkpoint %d must be receipted on subtask 1 only", id2)
+	}
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		if sub, _ := parseTxnName(name); sub == 0 {
+			return exec.VerdictUnknown, nil, true
+		}
+		return 0, nil, false
+	}
+	j2, err := r.recover(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.exactlyOnce()
+	if st := j2.Status(); st.Restored != id1 || st.Suppressed == 0 {
+		t.Fatalf("restored %d, suppressed %d: want a fallback to %d that suppressed rows", st.Restored, st.Suppressed, id1)
 	}
 }
