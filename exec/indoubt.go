@@ -565,11 +565,16 @@ func (d *inDoubtSub) suppress(b Batch) (Batch, int, error) {
 	if !d.suppressing || b.Rows() == 0 {
 		return b, 0, nil
 	}
-	col, ok := b.Rec.Column(d.s.node.RowTimeColumn).(*array.Timestamp)
-	if !ok {
+	c := d.s.node.RowTimeColumn
+	var col *array.Timestamp
+	if c < int(b.Rec.NumCols()) {
+		col, _ = b.Rec.Column(c).(*array.Timestamp)
+	}
+	if col == nil {
+		err := fmt.Errorf("%s: row time column %d is not a timestamp column of %s (a planner bug)", d.s.pid, c,
+			b.Rec.Schema())
 		b.Release()
-		return Batch{}, 0, fmt.Errorf("%s: row time column %d is %s, not a timestamp (a planner bug)", d.s.pid,
-			d.s.node.RowTimeColumn, b.Rec.Schema().Field(d.s.node.RowTimeColumn).Type)
+		return Batch{}, 0, err
 	}
 	limit := rowTimeLimit(col.DataType().(*arrow.TimestampType).Unit, d.horizon)
 	vals := col.TimestampValues()
