@@ -121,12 +121,18 @@
 //     answer and acting on it; only a walk ignoring its cancel through the hard grace fails the job (exec
 //     resolveInDoubt, walk; TestInDoubtSlowWalkIsCancelled, TestInDoubtCancelledWalkDoesNotActOnALateAnswer,
 //     TestInDoubtHungWalkFailsTheJob).
-//   - A fallback replayed receipted intervals as duplicates: replay suppression drops rows arriving below the
-//     receipt's horizon, and refuses the restore when no watermark separates them (exec armSuppression;
-//     TestInDoubtSuppressionWithoutWatermarkFailsTheRestore), or when the replayed watermark jumps over the
-//     horizon right after dropping rows, which may then belong after the receipted checkpoint (exec
-//     onWatermark; TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon), or when the sink subtask reads
-//     several channels (TestInDoubtSuppressionRefusesSeveralInputChannels).
+//   - A fallback replayed receipted intervals as duplicates: replay suppression drops the replayed rows whose row
+//     time is at or below the newest receipt's horizon (the sink's input watermark at that barrier), which are
+//     exactly the rows its transactions hold when the sink's input is fired by the watermark (exec
+//     armSuppression, suppress; Node.RowTimeColumn says which column and why). It refuses the restore, for
+//     good, when the sink has no row time column (output not fired by the watermark cannot be separated;
+//     TestInDoubtSuppressionWithoutRowTimeFailsTheRestore) or reads several channels
+//     (TestInDoubtSuppressionRefusesSeveralInputChannels).
+//   - Suppression by the watermark a row arrived under lost rows when the replay read its input in bigger
+//     batches than the first run: the watermark jumped over the horizon and one firing released windows on
+//     both sides of it. Row time does not depend on the replay's watermarks
+//     (TestInDoubtSuppressionIsExactWhenTheReplayBatchesDiffer); in-doubt sinks take barriers aligned, so a
+//     barrier never splits the rows one watermark fired (exec runSink).
 //   - A fallback below a checkpoint that a recoverable sink of the same job already published would publish it
 //     twice (no receipt covers such a sink): it is refused like a damaged checkpoint's fallback (exec
 //     refuseFallbackIfPublished; TestInDoubtFallbackRefusedWhenAnotherSinkPublished).

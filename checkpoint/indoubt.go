@@ -81,7 +81,7 @@ type StagedHandle struct {
 	ID          uint64
 	Participant ParticipantID
 	// Horizon is the sink subtask's input watermark at barrier ID: replay suppression drops the replayed rows
-	// that arrive before the watermark reaches it.
+	// whose row time (exec.Node.RowTimeColumn) is at or below it.
 	Horizon int64
 	// Handle is the sink's resume handle (InDoubtSink.Handle); empty when the subtask staged nothing.
 	Handle []byte

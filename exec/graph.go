@@ -83,6 +83,14 @@ type Node struct {
 	// tracks per-subtask confirmations, writes CONFIRMED markers and restores from the newest confirmed checkpoint
 	// after in-doubt resolution. Set by the planner from the connector's capability.
 	CommitNotRecoverable bool
+	// RowTimeColumn (sinks): the index in the sink's input of a timestamp column by which its rows are fired by
+	// the watermark, or -1 (none, the default). The rule it promises: a row whose RowTimeColumn value, in
+	// microseconds as rowcodec.Micros reads it, is <= W arrived at the sink subtask before the watermark W did,
+	// and a row that arrives after the watermark W has a value > W. A window aggregate or window join feeding
+	// the sink through forward edges and projections that keep its window_end as a plain column keeps it (they
+	// emit a window when the watermark reaches its end, never after, and forward that watermark unchanged).
+	// Replay suppression of a CommitNotRecoverable sink drops replayed rows by it. Set by the planner.
+	RowTimeColumn int
 
 	newSource   func(subtask int) Source
 	newOperator func(subtask int) Operator
@@ -90,6 +98,9 @@ type Node struct {
 	outputs     []*Node // filled by Validate
 	index       int
 }
+
+// WithRowTime sets a sink's RowTimeColumn.
+func (n *Node) WithRowTime(col int) *Node { n.RowTimeColumn = col; return n }
 
 // WithKeyedState gives the node's subtasks the Pebble backend.
 func (n *Node) WithKeyedState() *Node { n.State = KeyedState; return n }
@@ -115,6 +126,7 @@ func NewGraph() *Graph { return &Graph{KeyGroups: 128} }
 
 func (g *Graph) add(n *Node) *Node {
 	n.index = len(g.Nodes)
+	n.RowTimeColumn = -1
 	g.Nodes = append(g.Nodes, n)
 	return n
 }

@@ -5,9 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/state"
@@ -370,13 +377,13 @@ type inDoubtSub struct {
 	mu       sync.Mutex
 	horizons map[uint64]int64 // id -> horizon of the handles staged by this incarnation, until receipted
 
-	// Replay suppression, subtask goroutine only: rows arriving while the input watermark is below horizon are
-	// dropped (they belong to receipted checkpoints above the restore point). dropped: rows were dropped since the
-	// last watermark advance.
+	// Replay suppression, subtask goroutine only: while suppressing, replayed rows whose row time is at or below
+	// horizon are dropped (they belong to receipted checkpoints above the restore point). keep is the filter
+	// mask's scratch.
 	suppressing bool
-	dropped     bool
 	horizon     int64
 	suppressed  int64
+	keep        []byte
 }
 
 // stage runs right after PreCommit(id): the handle, with the input watermark at the barrier.
@@ -433,13 +440,12 @@ func (d *inDoubtSub) receipt(id uint64) error {
 }
 
 // beforeOpen consumes the subtask's unresolved markers, then arms replay suppression from its receipts above the
-// restore point. restoredWM is the subtask's input watermark at the restored checkpoint; channels the number of
-// its input channels.
-func (d *inDoubtSub) beforeOpen(ctx context.Context, restoredWM int64, channels int) error {
+// restore point. channels is the number of the subtask's input channels.
+func (d *inDoubtSub) beforeOpen(ctx context.Context, channels int) error {
 	if err := d.consumeMarkers(ctx); err != nil {
 		return err
 	}
-	return d.armSuppression(restoredWM, channels)
+	return d.armSuppression(channels)
 }
 
 // consumeMarkers settles each unresolved marker of the subtask with a read-only Describe before the sink opens
@@ -493,9 +499,12 @@ func (d *inDoubtSub) consumeMarkers(ctx context.Context) error {
 }
 
 // armSuppression reads the subtask's receipts above the restore point: the replay re-produces the rows of those
-// checkpoints, which the external system already has. Rows arriving before the input watermark reaches the
-// newest receipt's horizon are dropped in front of Write.
-func (d *inDoubtSub) armSuppression(restoredWM int64, channels int) error {
+// checkpoints, which the external system already has. They are exactly the replayed rows whose row time
+// (Node.RowTimeColumn) is at or below the newest receipt's horizon H, the subtask's input watermark at that
+// barrier: a row with row time <= H arrived before the watermark H, so before the barrier (one FIFO channel,
+// taken aligned); a row that arrived before the barrier arrived before a watermark above H, so its row time is
+// <= H. This holds whatever watermarks the replay produces (its batches may differ from the first run's).
+func (d *inDoubtSub) armSuppression(channels int) error {
 	s := d.s
 	fsys, dir, op := s.inc.fs, s.inc.cpDir, s.node.ID
 	rs, err := checkpoint.ListReceipts(fsys, dir, op, s.index)
@@ -526,66 +535,131 @@ func (d *inDoubtSub) armSuppression(restoredWM int64, channels int) error {
 				"cannot separate them", s.tctx.Job, op, s.index, top, id)}
 		}
 	}
-	h, err := checkpoint.ReadStagedHandle(fsys, checkpoint.ReceiptPath(dir, op, s.index, top), top, s.pid)
-	if err != nil {
-		return err
-	}
-	if h.Horizon <= restoredWM {
-		// No watermark separates the receipted rows from the ones after them (no watermark in the plan, or it did
-		// not advance): suppressing would drop or keep the wrong rows. Fail rather than duplicate silently.
+	if s.node.RowTimeColumn < 0 {
 		return &inDoubtError{permanent: true, msg: fmt.Sprintf("job %s: sink %s subtask %d: the restore replays "+
-			"checkpoints %v, which the external system already committed, and the input watermark (%s at the "+
-			"restore, %s at checkpoint %d) cannot separate their rows from the new ones: the restore fails rather "+
-			"than publish them twice (replay suppression needs output ordered by the watermark, e.g. windowed "+
-			"aggregates and joins)", s.tctx.Job, op, s.index, receipted, wmString(restoredWM), wmString(h.Horizon), top)}
+			"checkpoints %v, which the external system already committed, and the sink's output is not fired by "+
+			"the watermark (no window aggregate or window join feeds it through forward edges and projections "+
+			"that keep window_end), so their rows cannot be separated from the new ones: the restore fails rather "+
+			"than publish them twice", s.tctx.Job, op, s.index, receipted)}
 	}
 	if channels > 1 {
-		// The horizon is the minimum over the channels at the barrier: a row of a channel that was ahead can
-		// arrive after the combined watermark reached it although the row's interval is receipted.
+		// The horizon is the minimum over the channels at the barrier: a channel that was ahead delivered rows
+		// with a row time above it before the barrier, which the replay would publish again.
 		return &inDoubtError{permanent: true, msg: fmt.Sprintf("job %s: sink %s subtask %d: the restore replays "+
 			"checkpoints %v, which the external system already committed, and the subtask reads %d input channels, "+
 			"whose combined watermark cannot separate their rows from the new ones: the restore fails rather than "+
 			"publish them twice (replay suppression needs one input channel per sink subtask: a forward edge)",
 			s.tctx.Job, op, s.index, receipted, channels)}
 	}
+	h, err := checkpoint.ReadStagedHandle(fsys, checkpoint.ReceiptPath(dir, op, s.index, top), top, s.pid)
+	if err != nil {
+		return err
+	}
 	d.suppressing, d.horizon = true, h.Horizon
-	s.tctx.Log.Info("replay suppression armed: rows of receipted checkpoints are dropped until the input watermark "+
-		"reaches the horizon", "receipted", receipted, "restored", restored, "horizon", wmString(h.Horizon))
+	s.tctx.Log.Info("replay suppression armed: replayed rows with a row time at or below the horizon are dropped",
+		"receipted", receipted, "restored", restored, "horizon", wmString(h.Horizon))
 	return nil
 }
 
-// suppress reports whether a replayed batch arriving while suppression is armed (the input watermark below the
-// horizon) is dropped, and counts it.
-func (d *inDoubtSub) suppress(rows int) bool {
-	if !d.suppressing {
-		return false
+// suppress drops the rows of b whose row time is at or below the horizon (they are published: see
+// armSuppression), counts them, and returns the rest (no rows: nothing to write; b is then released).
+func (d *inDoubtSub) suppress(b Batch) (Batch, int, error) {
+	if !d.suppressing || b.Rows() == 0 {
+		return b, 0, nil
 	}
-	d.dropped = true
-	d.suppressed += int64(rows)
-	d.s.inc.stats.suppressed.Add(int64(rows))
-	return true
+	c := d.s.node.RowTimeColumn
+	var col *array.Timestamp
+	if c < int(b.Rec.NumCols()) {
+		col, _ = b.Rec.Column(c).(*array.Timestamp)
+	}
+	if col == nil {
+		err := fmt.Errorf("%s: row time column %d is not a timestamp column of %s (a planner bug)", d.s.pid, c,
+			b.Rec.Schema())
+		b.Release()
+		return Batch{}, 0, err
+	}
+	limit := rowTimeLimit(col.DataType().(*arrow.TimestampType).Unit, d.horizon)
+	vals := col.TimestampValues()
+	n := len(vals)
+	size := int(bitutil.BytesForBits(int64(n)))
+	if cap(d.keep) < size {
+		d.keep = make([]byte, size)
+	}
+	keep := d.keep[:size]
+	clear(keep)
+	nulls := col.NullN() > 0
+	kept := 0
+	for i, v := range vals {
+		// A NULL row time proves nothing: the row is kept.
+		if int64(v) > limit || (nulls && col.IsNull(i)) {
+			bitutil.SetBit(keep, i)
+			kept++
+		}
+	}
+	dropped := n - kept
+	d.suppressed += int64(dropped)
+	d.s.inc.stats.suppressed.Add(int64(dropped))
+	switch kept {
+	case n:
+		return b, 0, nil
+	case 0:
+		b.Release()
+		return Batch{}, dropped, nil
+	}
+	mask := array.NewBooleanData(array.NewData(arrow.FixedWidthTypes.Boolean, n,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(keep)}, nil, 0, 0))
+	defer mask.Release()
+	ctx := compute.WithAllocator(context.Background(), d.s.tctx.Alloc)
+	rec, err := compute.FilterRecordBatch(ctx, b.Rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		b.Release()
+		return Batch{}, 0, fmt.Errorf("%s: replay suppression: %w", d.s.pid, err)
+	}
+	var kinds []RowKind
+	if b.Kinds != nil {
+		kinds = make([]RowKind, 0, kept)
+		for i, k := range b.Kinds {
+			if bitutil.BitIsSet(keep, i) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	b.Release()
+	return Batch{Rec: rec, Kinds: kinds}, dropped, nil
 }
 
-// onWatermark ends suppression when the input watermark reaches the horizon. Rows released by a watermark at or
-// below the horizon were released before the receipted barrier in the first run too, so dropping them is exact.
-// But when the replay's watermark jumps from below the horizon to above it (its batches differ from the first
-// run's), the rows dropped just before the jump were released by a watermark above the horizon: some may belong
-// after the receipted checkpoint, and nothing tells which. The incarnation then fails (its output is not
-// committed) rather than lose them; the restart replays again.
+// rowTimeLimit is the largest raw value of unit u whose microseconds, as rowcodec.Micros reads them (floor for
+// nanoseconds), are at or below horizon h.
+func rowTimeLimit(u arrow.TimeUnit, h int64) int64 {
+	floorDiv := func(a, b int64) int64 {
+		q := a / b
+		if a%b != 0 && a < 0 {
+			q--
+		}
+		return q
+	}
+	switch u {
+	case arrow.Second:
+		return floorDiv(h, 1_000_000)
+	case arrow.Millisecond:
+		return floorDiv(h, 1000)
+	case arrow.Nanosecond:
+		if h > (math.MaxInt64-999)/1000 {
+			return math.MaxInt64
+		}
+		if h < math.MinInt64/1000 {
+			return math.MinInt64
+		}
+		return h*1000 + 999
+	}
+	return h
+}
+
+// onWatermark disarms suppression once the input watermark reaches the horizon: every row arriving after the
+// watermark W has a row time above W (Node.RowTimeColumn's rule), so none is left to drop.
 func (d *inDoubtSub) onWatermark(wm int64) error {
-	if !d.suppressing {
+	if !d.suppressing || wm < d.horizon {
 		return nil
-	}
-	if wm < d.horizon {
-		d.dropped = false
-		return nil
-	}
-	if d.dropped && wm > d.horizon {
-		d.suppressing = false
-		return fmt.Errorf("job %s: sink %s subtask %d: replay suppression cannot separate the rows of receipted "+
-			"checkpoints from the new ones: the replayed watermark jumped over the receipt's horizon %s to %s "+
-			"(the replay's batches differ from the first run's); failing rather than lose rows", d.s.tctx.Job,
-			d.s.node.ID, d.s.index, wmString(d.horizon), wmString(wm))
 	}
 	d.suppressing = false
 	d.s.tctx.Log.Info("replay suppression ended: the input watermark reached the horizon", "suppressed_rows", d.suppressed)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
@@ -54,6 +55,8 @@ type broker struct {
 	onDescribe func(name string) (v exec.Verdict, err error, ok bool)
 	// commitMode decides, per commit the sink is asked for, what happens (run 1's "crash" scripts).
 	commitMode func(sub int, id uint64) commitMode
+	// onWrite, when set, is called by each Write before it takes the rows (a test holds a sink subtask there).
+	onWrite func(sub int)
 
 	resolved  []string // handles ResolveCommit was called with
 	described []string
@@ -148,6 +151,9 @@ func (s *eoSink) Open(ctx *exec.TaskContext) error {
 }
 
 func (s *eoSink) Write(b exec.Batch) error {
+	if s.b.onWrite != nil {
+		s.b.onWrite(s.sub)
+	}
 	s.open = append(s.open, resultRows([]arrow.RecordBatch{b.Rec})...)
 	b.Release()
 	return nil
@@ -281,8 +287,8 @@ func (s *eoSink) Describe(ctx context.Context, handle []byte) (exec.Verdict, err
 }
 
 // eoRig runs the in-doubt pipeline: one source (gated in run 1) -> a keyed window aggregate of parallelism par
-// -> an exactly-once sink of parallelism par over the broker, forward from the aggregate, so each sink subtask
-// has one input ordered by the watermark.
+// -> a projection adding window_end -> an exactly-once sink of parallelism par over the broker, forward from the
+// aggregate, so each sink subtask has one input fired by the watermark, with window_end its row time column.
 type eoRig struct {
 	t      *testing.T
 	dir    string
@@ -306,8 +312,62 @@ func (r *eoRig) graph(src seqConfig) *exec.Graph {
 	g := exec.NewGraph()
 	s := g.AddSource("gen", 1, newSeqSource(src))
 	agg := g.AddOperator("agg", r.par, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
-	g.AddSink("sink", r.par, newEOSink(r.b), exec.From(agg, exec.ForwardExchange())).WithCommitNotRecoverable()
+	end := g.AddOperator("end", r.par, newWindowEnd(windowSize, arrow.Microsecond), exec.From(agg, exec.ForwardExchange()))
+	g.AddSink("sink", r.par, newEOSink(r.b), exec.From(end, exec.ForwardExchange())).WithCommitNotRecoverable().
+		WithRowTime(windowEndCol)
 	return g
+}
+
+// windowEndCol is the column windowEnd appends.
+const windowEndCol = 4
+
+// windowEnd appends window_end = window_start + size to windowSum's results in the given unit: a projection that
+// keeps the row time as a plain column (windowSum fires a window when the watermark reaches its end).
+type windowEnd struct {
+	exec.NoTimers
+	exec.Stateless
+	size int64
+	unit arrow.TimeUnit
+	// split emits each row as its own batch, as a window aggregate firing many windows emits several batches.
+	split bool
+	ctx   *exec.TaskContext
+}
+
+func newWindowEnd(size int64, unit arrow.TimeUnit) func(int) exec.Operator {
+	return func(int) exec.Operator { return &windowEnd{size: size, unit: unit} }
+}
+
+func (o *windowEnd) Open(ctx *exec.TaskContext) error { o.ctx = ctx; return nil }
+func (o *windowEnd) Process(_ int, b exec.Batch, out exec.Emitter) error {
+	defer b.Release()
+	typ := &arrow.TimestampType{Unit: o.unit}
+	eb := array.NewTimestampBuilder(o.ctx.Alloc, typ)
+	defer eb.Release()
+	for _, start := range b.Rec.Column(1).(*array.Timestamp).TimestampValues() {
+		end := int64(start) + o.size
+		switch o.unit {
+		case arrow.Millisecond:
+			end /= 1000 // windowSize is a multiple of a millisecond
+		case arrow.Nanosecond:
+			end *= 1000
+		}
+		eb.Append(arrow.Timestamp(end))
+	}
+	ends := eb.NewArray()
+	defer ends.Release()
+	fields := append(slices.Clone(b.Rec.Schema().Fields()), arrow.Field{Name: "window_end", Type: typ})
+	cols := append(slices.Clone(b.Rec.Columns()), ends)
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, b.Rec.NumRows())
+	if !o.split {
+		return out.Emit(exec.Batch{Rec: rec})
+	}
+	defer rec.Release()
+	for i := range rec.NumRows() {
+		if err := out.Emit(exec.Batch{Rec: rec.NewSlice(i, i+1)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *eoRig) config() exec.JobConfig {
@@ -921,10 +981,11 @@ func (s noWatermark) Produce(ctx context.Context) (exec.SourceResult, error) {
 	return res, err
 }
 
-// Seed (replay suppression, docs/checkpointing.md): with no watermark in the plan the horizon cannot separate
-// the receipted interval from what follows it, so a fallback that would replay a receipted interval fails the
-// restore clearly instead of publishing it twice.
-func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
+// Seed (replay suppression, docs/checkpointing.md): output not fired by the watermark (here rows mapped as they
+// arrive, with no watermark at all) has no row time that separates the receipted interval from what follows it,
+// so a fallback that would replay a receipted interval fails the restore clearly and for good instead of
+// publishing it twice.
+func TestInDoubtSuppressionWithoutRowTimeFailsTheRestore(t *testing.T) {
 	r := newEORig(t, 2)
 	r.graphFn = func(src seqConfig) *exec.Graph {
 		g := exec.NewGraph()
@@ -942,9 +1003,12 @@ func TestInDoubtSuppressionWithoutWatermarkFailsTheRestore(t *testing.T) {
 		return exec.VerdictUnknown, nil, true
 	}
 	r.b.onDescribe = func(string) (exec.Verdict, error, bool) { return exec.VerdictAborted, nil, true }
-	_, err := r.recover(nil)
-	if err == nil || !strings.Contains(err.Error(), "cannot separate") {
+	j, err := r.recover(nil)
+	if err == nil || !strings.Contains(err.Error(), "not fired by the watermark") {
 		t.Fatalf("want the restore refused; got %v", err)
+	}
+	if st := j.Status(); st.Restarts != 0 {
+		t.Fatalf("the refusal was retried %d times: it is permanent", st.Restarts)
 	}
 }
 
@@ -1082,38 +1146,60 @@ func TestInDoubtPartialAbandonNeverSkipsAnInterval(t *testing.T) {
 	r.exactlyOnce()
 }
 
-// Replay suppression decides by the watermark a row arrives under. When the replay reads its input in bigger
-// batches than the first run (a Kafka poll after a backlog), the watermark can jump from below the receipt's
-// horizon to far above it, and the windows released by that jump include some that closed after the receipted
-// checkpoint: dropping them would lose them silently. The restore fails instead, naming the jump.
-func TestInDoubtSuppressionRefusesAWatermarkJumpOverTheHorizon(t *testing.T) {
-	r := newEORig(t, 2)
-	r.b.forgetEnded = true
-	r.lose(3, commitLost)
-	r.crash(3, 3)
-	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
-		if sub, _ := parseTxnName(name); sub == 0 {
-			return exec.VerdictUnknown, nil, true
-		}
-		return 0, nil, false
-	}
-	r.src.batchRows = r.src.rows // the replay reads everything left in one batch
-	_, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1 })
-	if err == nil || !strings.Contains(err.Error(), "jumped over the receipt's horizon") {
-		t.Fatalf("want the replay refused; got %v", err)
+// Replay suppression decides by row time, not by the watermark a row arrives under. The replay reads everything
+// left in one batch (a Kafka poll after a backlog), so its watermark jumps from below the receipt's horizon to far
+// above it and one firing releases windows on both sides of it: every window is still published exactly once, in
+// each unit the row time column can have (the arrival rule lost 28 rows here).
+func TestInDoubtSuppressionIsExactWhenTheReplayBatchesDiffer(t *testing.T) {
+	for _, unit := range []arrow.TimeUnit{arrow.Microsecond, arrow.Millisecond, arrow.Nanosecond} {
+		t.Run(unit.String(), func(t *testing.T) {
+			r := newEORig(t, 2)
+			r.graphFn = func(src seqConfig) *exec.Graph {
+				g := exec.NewGraph()
+				s := g.AddSource("gen", 1, newSeqSource(src))
+				agg := g.AddOperator("agg", r.par, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
+				end := g.AddOperator("end", r.par, newWindowEnd(windowSize, unit), exec.From(agg, exec.ForwardExchange()))
+				g.AddSink("sink", r.par, newEOSink(r.b), exec.From(end, exec.ForwardExchange())).WithCommitNotRecoverable().
+					WithRowTime(windowEndCol)
+				return g
+			}
+			r.b.forgetEnded = true
+			r.lose(3, commitLost)
+			r.crash(3, 3)
+			r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+				if sub, _ := parseTxnName(name); sub == 0 {
+					return exec.VerdictUnknown, nil, true // subtask 0 falls back; subtask 1 committed checkpoint 3
+				}
+				return 0, nil, false
+			}
+			r.src.batchRows = r.src.rows // the replay reads everything left in one batch
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			j, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1; c.Alloc = mem })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := j.Status(); st.Restored != 2 || st.Suppressed == 0 || st.Restarts != 0 {
+				t.Fatalf("restored %d, suppressed %d, restarts %d: want a fallback to 2 that suppressed rows at once",
+					st.Restored, st.Suppressed, st.Restarts)
+			}
+			r.exactlyOnce()
+			mem.AssertSize(t, 0)
+		})
 	}
 }
 
-// A sink subtask reading several channels: the horizon is their minimum at the barrier, so a receipted row of a
-// channel that was ahead can arrive after the combined watermark reached it. The restore that would need
-// suppression there fails instead of publishing twice.
+// A sink subtask reading several channels: the horizon is their minimum at the barrier, so a channel that was
+// ahead delivered receipted rows with a row time above it. The restore that would need suppression there fails
+// instead of publishing twice, even with a row time column.
 func TestInDoubtSuppressionRefusesSeveralInputChannels(t *testing.T) {
 	r := newEORig(t, 2)
 	r.graphFn = func(src seqConfig) *exec.Graph {
 		g := exec.NewGraph()
 		s := g.AddSource("gen", 1, newSeqSource(src))
 		agg := g.AddOperator("agg", 2, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
-		g.AddSink("sink", 2, newEOSink(r.b), exec.From(agg, exec.HashExchange(0))).WithCommitNotRecoverable()
+		end := g.AddOperator("end", 2, newWindowEnd(windowSize, arrow.Microsecond), exec.From(agg, exec.ForwardExchange()))
+		g.AddSink("sink", 2, newEOSink(r.b), exec.From(end, exec.HashExchange(0))).WithCommitNotRecoverable().
+			WithRowTime(windowEndCol)
 		return g
 	}
 	r.b.forgetEnded = true
@@ -1128,5 +1214,119 @@ func TestInDoubtSuppressionRefusesSeveralInputChannels(t *testing.T) {
 	_, err := r.recover(nil)
 	if err == nil || !strings.Contains(err.Error(), "reads 2 input channels") {
 		t.Fatalf("want the restore refused; got %v", err)
+	}
+}
+
+// An unaligned barrier at the sink could overtake the watermark that released rows the sink had already written:
+// the transaction then held rows above the horizon recorded with it, and a fallback's replay published them
+// twice. In-doubt sinks take barriers aligned. Sink subtask 1 is held in a Write while checkpoint 2's unaligned
+// barrier queues behind that firing's watermark; checkpoint 2 commits there with a receipt but not on subtask 0,
+// and the fallback to checkpoint 1 publishes every window once.
+func TestInDoubtSinkTakesBarriersAligned(t *testing.T) {
+	r := newEORig(t, 2)
+	r.src = seqConfig{seed: 78, rows: 400, batchRows: 10, keys: 40, tsStep: 20}
+	r.events = r.src.all(1)
+	r.graphFn = func(src seqConfig) *exec.Graph {
+		g := exec.NewGraph()
+		s := g.AddSource("gen", 1, newSeqSource(src))
+		agg := g.AddOperator("agg", r.par, newWindowSum(windowSize), exec.From(s, exec.HashExchange(0))).WithKeyedState()
+		end := g.AddOperator("split", r.par, func(int) exec.Operator {
+			return &windowEnd{size: windowSize, unit: arrow.Microsecond, split: true}
+		}, exec.From(agg, exec.ForwardExchange()))
+		g.AddSink("sink", r.par, newEOSink(r.b), exec.From(end, exec.ForwardExchange())).WithCommitNotRecoverable().
+			WithRowTime(windowEndCol)
+		return g
+	}
+	r.b.forgetEnded = true
+	entered, tokens, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(done)
+	wrote0 := make(chan struct{}, 1) // subtask 0 wrote a row while held
+	var held atomic.Bool             // subtask 1's next Write waits for a token
+	r.b.onWrite = func(sub int) {
+		if sub == 0 && held.Load() {
+			select {
+			case wrote0 <- struct{}{}:
+			default:
+			}
+		}
+		if sub == 1 && held.Load() {
+			select {
+			case entered <- struct{}{}:
+				<-tokens
+			case <-done:
+			}
+		}
+	}
+	src := r.src
+	src.gate = make(chan struct{})
+	cfg := r.config()
+	cfg.CheckpointMode = checkpoint.Unaligned
+	cfg.ChannelCapacity = 4096
+	j, err := exec.NewJob(r.graph(src), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	j.Start(ctx)
+	for range 3 {
+		src.gate <- struct{}{}
+	}
+	id1, err := j.TriggerCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.gate <- struct{}{}
+	if err := j.WaitCheckpoint(ctx, id1); err != nil {
+		t.Fatal(err)
+	}
+	// Checkpoint 2: subtask 0's commit never reaches the broker, subtask 1's commits with its receipt.
+	r.b.mu.Lock()
+	r.b.commitMode = func(sub int, id uint64) commitMode {
+		if sub == 0 && id > id1 {
+			return commitLost
+		}
+		return commitNormal
+	}
+	r.b.mu.Unlock()
+	held.Store(true)
+	src.gate <- struct{}{} // rows 40-49: the watermark stays below 1000
+	src.gate <- struct{}{} // rows 50-59: the watermark passes 1000 and fires window [0, 1000) on both subtasks
+	<-entered              // subtask 1 writes that firing's first row; the rest and the watermark queue behind it
+	<-wrote0               // subtask 0 has rows in checkpoint 2's transaction
+	id2, err := j.TriggerCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.gate <- struct{}{} // the source takes the barrier after this batch
+	waitFor(t, func() bool { return barrierStaged(j, id2, "split-1") })
+	held.Store(false)
+	tokens <- struct{}{}
+	if err := j.WaitCheckpoint(ctx, id2); err != nil {
+		t.Fatal(err)
+	}
+	j.Cancel()
+	if err := os.Remove(checkpoint.ConfirmedPath(r.cpDir(), id2)); err != nil {
+		t.Fatal(err)
+	}
+	r.b.mu.Lock()
+	r.b.commitMode = nil
+	r.b.mu.Unlock()
+	if !checkpoint.HasReceipt(nil, r.cpDir(), "sink", 1, id2) || checkpoint.HasReceipt(nil, r.cpDir(), "sink", 0, id2) {
+		t.Fatalf("setup: checkpoint %d must be receipted on subtask 1 only", id2)
+	}
+	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
+		if sub, _ := parseTxnName(name); sub == 0 {
+			return exec.VerdictUnknown, nil, true
+		}
+		return 0, nil, false
+	}
+	j2, err := r.recover(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.exactlyOnce()
+	if st := j2.Status(); st.Restored != id1 || st.Suppressed == 0 {
+		t.Fatalf("restored %d, suppressed %d: want a fallback to %d that suppressed rows", st.Restored, st.Suppressed, id1)
 	}
 }

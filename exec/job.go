@@ -961,10 +961,14 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 	s.tctx.Receipt = d.receipt
 	write := h.process
 	h.process = func(logical int, b Batch) error {
-		if d.suppress(b.Rows()) {
-			// Published by the dead incarnation (its receipt says so): counted as written, not written again.
-			s.rows += int64(b.Rows())
-			s.inc.stats.rowsOut.Add(int64(b.Rows()))
+		b, dropped, err := d.suppress(b)
+		if err != nil {
+			return err
+		}
+		// Rows published by the dead incarnation (its receipt says so): counted as written, not written again.
+		s.rows += int64(dropped)
+		s.inc.stats.rowsOut.Add(int64(dropped))
+		if b.Rows() == 0 {
 			b.Release()
 			return nil
 		}
@@ -979,7 +983,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 	}
 	open := func(tc *TaskContext) error {
 		// Markers and receipts first: the open fences the transactional identity.
-		if err := d.beforeOpen(s.inc.ctx, s.inputWM(), len(ins)); err != nil {
+		if err := d.beforeOpen(s.inc.ctx, len(ins)); err != nil {
 			return err
 		}
 		if err := sink.Open(tc); err != nil {
@@ -991,8 +995,9 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 		return nil
 	}
 	// Closed by the incarnation once nothing can commit any more: the final checkpoint's commit comes after the
-	// runner ended.
-	return s.runInputs(ins, true, open, func() error { return nil }, h)
+	// runner ended. Barriers are taken aligned: one overtaking queued rows could split the rows a watermark fired,
+	// and the horizon recorded at it would no longer separate what the transaction holds (armSuppression).
+	return s.runInputs(ins, false, open, func() error { return nil }, h)
 }
 
 // runInputs restores the runner's own state, opens the operator or sink, and runs it to the end of its inputs.

@@ -810,8 +810,20 @@ func (l *lowering) join(j *joinNode) (*PNode, error) {
 	if j.strategy == joinRegular && l.settings.StateTTL > 0 {
 		details = append(details, "state.ttl: "+formatInterval(l.settings.StateTTL)+" (rows idle longer are forgotten)")
 	}
-	return l.add(&PNode{ID: id, Kind: exec.OperatorNode, Parallelism: l.settings.Parallelism, Keyed: true,
+	pn := &PNode{ID: id, Kind: exec.OperatorNode, Parallelism: l.settings.Parallelism, Keyed: true,
 		Inputs: []PEdge{{From: left, Exchange: exec.HashExchange(j.leftKeys...)},
 			{From: right, Exchange: exec.HashExchange(j.rightKeys...)}},
-		Label: label, Details: details, newOperator: factory}), nil
+		Label: label, Details: details, newOperator: factory}
+	if j.strategy == joinWindow {
+		// join.WindowJoin fires a window when the watermark reaches its end (wm >= end), drops rows of windows
+		// already fired, and forwards the watermark unchanged. The row time is the window_end of a side that is
+		// never NULL-padded; a full outer join has none.
+		switch j.typ {
+		case join.JoinInner, join.JoinLeft:
+			pn.rowTime, pn.hasRowTime = j.leftEnd, true
+		case join.JoinRight:
+			pn.rowTime, pn.hasRowTime = len(j.left.columns())+j.rightEnd, true
+		}
+	}
+	return l.add(pn), nil
 }

@@ -36,6 +36,13 @@ type PNode struct {
 	// commitNotRecoverable marks a sink whose commit a restart cannot redo (the connector's CommitRecoverable is
 	// false: an exactly-once Kafka sink): its exec node tracks confirmations and runs in-doubt resolution.
 	commitNotRecoverable bool
+	// rowTime, when hasRowTime, is the output column by which the node's rows are fired by the watermark: a row
+	// with rowTime <= W is emitted before the node forwards the watermark W, and none after it
+	// (exec.Node.RowTimeColumn's rule). Window aggregates and window joins set it to a window_end; a calc keeps
+	// it when it projects that column as a plain column reference; a sink reading such a node over a forward edge
+	// takes it as its exec node's RowTimeColumn (replay suppression of an in-doubt sink needs it).
+	rowTime    int
+	hasRowTime bool
 
 	newSource   func(int) exec.Source
 	newOperator func(int) exec.Operator
@@ -112,6 +119,9 @@ func (p *Physical) Graph() (*exec.Graph, error) {
 			en = g.AddSink(n.ID, n.Parallelism, n.newSink, ins...)
 			if n.commitNotRecoverable {
 				en.WithCommitNotRecoverable()
+			}
+			if n.hasRowTime {
+				en.WithRowTime(n.rowTime)
 			}
 		}
 		if n.Keyed {
@@ -306,9 +316,15 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return l.add(&PNode{ID: id, Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
+		pn := &PNode{ID: id, Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 			Inputs: []PEdge{{From: pre, Exchange: ex}}, Label: label, Details: details,
-			newOperator: factory}), nil
+			newOperator: factory}
+		if !n.group && !n.global {
+			// agg.WindowAggregate fires a window when the watermark reaches its end (end <= wm), drops rows for
+			// windows already fired, and forwards the watermark unchanged; window_end follows window_start.
+			pn.rowTime, pn.hasRowTime = n.keys+1, true
+		}
+		return l.add(pn), nil
 	case *unionNode:
 		var ins []*PNode
 		par := 1
@@ -400,7 +416,24 @@ func (l *lowering) calc(in *PNode, cond expr.Expr, exprs []expr.Expr, out []Col)
 	if cond != nil {
 		label = "Calc"
 	}
-	return l.add(&PNode{ID: "calc", Kind: exec.OperatorNode, Parallelism: in.Parallelism,
+	pn := &PNode{ID: "calc", Kind: exec.OperatorNode, Parallelism: in.Parallelism,
 		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, Label: label, Details: details,
-		newOperator: operators.NewCalc(cfg)})
+		newOperator: operators.NewCalc(cfg)}
+	pn.rowTime, pn.hasRowTime = forwardRowTime(in, exprs)
+	return l.add(pn)
+}
+
+// forwardRowTime is the row time column of a stateless node that reads in over a forward edge and computes its
+// columns with exprs: the first that is in's row time column as a plain column reference (a filter drops rows
+// but fires nothing; an expression over the column, even a cast, may move a row across the horizon).
+func forwardRowTime(in *PNode, exprs []expr.Expr) (int, bool) {
+	if !in.hasRowTime {
+		return 0, false
+	}
+	for i, e := range exprs {
+		if j, ok := expr.ColumnIndex(e); ok && j == in.rowTime {
+			return i, true
+		}
+	}
+	return 0, false
 }

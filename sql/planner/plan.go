@@ -768,9 +768,10 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 		caps := c.Capabilities(opts)
 		transactional, notRecoverable = caps.Transactional, !caps.CommitRecoverable
 	}
+	// Forward from in: the sink subtask reads one channel, in's row time column is its own.
 	l.add(&PNode{ID: "sink", Kind: exec.SinkNode, Parallelism: in.Parallelism, Label: label, Details: details,
 		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, newSink: mk, transactional: transactional,
-		commitNotRecoverable: notRecoverable})
+		commitNotRecoverable: notRecoverable, rowTime: in.rowTime, hasRowTime: in.hasRowTime})
 	return nil
 }
 
