@@ -107,10 +107,9 @@ type fsColumn struct {
 	typ      arrow.DataType
 	nullable bool
 	conv     fsConv
-	cast     expr.Expr // fcCast: CAST($0 AS typ)
-	mul, div int64     // fcTimestamp, fcInterval: microseconds to the unit
-	text     *array.StringBuilder
-	textSize int // the text bytes of the last batch: what the next one reserves
+	cast     expr.Expr  // fcCast: CAST($0 AS typ)
+	mul, div int64      // fcTimestamp, fcInterval: microseconds to the unit
+	text     textColumn // the rows' texts since the last batch
 }
 
 var fsTextSchema = arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
@@ -981,6 +980,10 @@ type jsonParser struct {
 	exact   map[string]int
 	folded  map[string]int
 	depth   int
+	// names are the columns' names; seen[k] the column the k-th key of the last object named exactly (-1: none),
+	// the first guess for the k-th key of the next one (records of a stream repeat their keys' order).
+	names [][]byte
+	seen  []int
 }
 
 const jsonMaxDepth = 512
@@ -989,7 +992,9 @@ func (p *jsonParser) init(schema *arrow.Schema) {
 	p.slots = make([]jsonSlot, schema.NumFields())
 	p.exact = map[string]int{}
 	p.folded = map[string]int{}
+	p.names = make([][]byte, schema.NumFields())
 	for i, f := range schema.Fields() {
+		p.names[i] = []byte(f.Name)
 		if _, ok := p.exact[f.Name]; !ok {
 			p.exact[f.Name] = i
 		}
@@ -999,11 +1004,38 @@ func (p *jsonParser) init(schema *arrow.Schema) {
 	}
 }
 
-// column finds the column a key names: exactly, else case-insensitively; -1 for none.
-func (p *jsonParser) column(key []byte) int {
-	if c, ok := p.exact[string(key)]; ok {
-		return c
+// keyColumn finds the column the k-th key of an object names (column), trying first the column the k-th key of
+// the last object named exactly.
+func (p *jsonParser) keyColumn(k int, key []byte) int {
+	if k < len(p.seen) {
+		if c := p.seen[k]; c >= 0 && bytes.Equal(p.names[c], key) {
+			return c
+		}
 	}
+	c, exact := p.column(key)
+	if k < len(p.seen) {
+		p.seen[k] = -1
+		if exact {
+			p.seen[k] = c
+		}
+	} else if k == len(p.seen) && k < 4*len(p.names)+4 {
+		p.seen = append(p.seen, -1)
+		if exact {
+			p.seen[k] = c
+		}
+	}
+	return c
+}
+
+// column finds the column a key names: exactly (exact true), else case-insensitively; -1 for none.
+func (p *jsonParser) column(key []byte) (c int, exact bool) {
+	if c, ok := p.exact[string(key)]; ok {
+		return c, true
+	}
+	return p.columnFolded(key), false
+}
+
+func (p *jsonParser) columnFolded(key []byte) int {
 	p.lower = p.lower[:0]
 	for _, ch := range key {
 		if ch >= utf8.RuneSelf {
@@ -1057,7 +1089,7 @@ func (p *jsonParser) parse(line []byte) (blank bool, bad *sqlerr.Error) {
 	if i < len(line) && line[i] == '}' {
 		i++
 	} else {
-		for {
+		for k := 0; ; k++ {
 			if i >= len(line) || line[i] != '"' {
 				return false, jsonSyntax(i, "expected a string key")
 			}
@@ -1069,7 +1101,7 @@ func (p *jsonParser) parse(line []byte) (blank bool, bad *sqlerr.Error) {
 			if inScratch {
 				key = p.scratch[ks:ke]
 			}
-			col := p.column(key)
+			col := p.keyColumn(k, key)
 			i = jsonWS(line, j)
 			if i >= len(line) || line[i] != ':' {
 				return false, jsonSyntax(i, "expected ':'")
@@ -1219,6 +1251,10 @@ func (p *jsonParser) skipComposite(line []byte, i int) (int, *sqlerr.Error) {
 // escapes; next is the index after the closing quote. Lone surrogates become U+FFFD, as encoding/json does.
 func (p *jsonParser) str(line []byte, i int) (start, end int, inScratch bool, next int, bad *sqlerr.Error) {
 	j := i + 1
+	// Eight bytes at a time while none is a quote, a backslash or a control character.
+	for j+8 <= len(line) && !jsonStrStop(binary.LittleEndian.Uint64(line[j:])) {
+		j += 8
+	}
 	for j < len(line) {
 		c := line[j]
 		if c == '"' {
@@ -1283,6 +1319,14 @@ func (p *jsonParser) str(line []byte, i int) (start, end int, inScratch bool, ne
 		j += 2
 	}
 	return 0, 0, false, j, jsonSyntax(j, "unterminated string")
+}
+
+// jsonStrStop reports whether one of the eight bytes of x is '"', '\\' or below 0x20 (the bytes that end the plain
+// run of a JSON string).
+func jsonStrStop(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs } // a zero byte of v
+	return (x-0x20*ones)&^x&highs|zero(x^'"'*ones)|zero(x^'\\'*ones) != 0
 }
 
 func jsonHex4(line []byte, i int) (rune, bool) {

@@ -505,8 +505,9 @@ func (s *source) batchOf(p *partition) (exec.Batch, error) {
 		limit = DefaultBatchRows
 	}
 	b := s.batcher
+	b.reserve(min(limit, len(p.pending)))
 	clear(s.batchKeys)
-	used := 0
+	used, read := 0, false
 	for used < len(p.pending) && b.rowCount() < limit {
 		r := p.pending[used]
 		if r.Offset < p.next {
@@ -550,8 +551,11 @@ func (s *source) batchOf(p *partition) (exec.Batch, error) {
 			}
 		}
 		p.next = r.Offset + 1
-		p.last = time.Now()
+		read = true
 		used++
+	}
+	if read {
+		p.last = time.Now()
 	}
 	clear(p.pending[:used])
 	p.pending = p.pending[used:]
