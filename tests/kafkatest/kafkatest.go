@@ -74,10 +74,15 @@ func Binary() (string, error) {
 // Main is the TestMain of a package that starts clusters: it runs the tests and removes the binary Binary built.
 func Main(m *testing.M) {
 	code := m.Run()
+	RemoveBinary()
+	os.Exit(code)
+}
+
+// RemoveBinary removes the binary Binary built (a program that launched clusters calls it at its end).
+func RemoveBinary() {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
-	os.Exit(code)
 }
 
 // Cluster is one running kfakeserver process.
@@ -165,6 +170,9 @@ func Start(t testing.TB, o Options) *Cluster {
 
 // Bootstrap is the comma-separated list of the brokers' addresses (properties.bootstrap.servers).
 func (c *Cluster) Bootstrap() string { return strings.Join(c.Addrs, ",") }
+
+// Pid is the process id of the kfakeserver process.
+func (c *Cluster) Pid() int { return c.cmd.Process.Pid }
 
 // Output is everything the process printed so far.
 func (c *Cluster) Output() string { return c.out.String() }
