@@ -984,6 +984,8 @@ type jsonParser struct {
 	// the first guess for the k-th key of the next one (records of a stream repeat their keys' order).
 	names [][]byte
 	seen  []int
+	// ignored takes the values of keys that name no column.
+	ignored jsonSlot
 }
 
 const jsonMaxDepth = 512
@@ -1107,12 +1109,13 @@ func (p *jsonParser) parse(line []byte) (blank bool, bad *sqlerr.Error) {
 				return false, jsonSyntax(i, "expected ':'")
 			}
 			i = jsonWS(line, i+1)
-			slot, j, bad := p.value(line, i)
+			dst := &p.ignored
+			if col >= 0 {
+				dst = &p.slots[col] // a repeated key: the last one wins
+			}
+			j, bad = p.value(line, i, dst)
 			if bad != nil {
 				return false, bad
-			}
-			if col >= 0 {
-				p.slots[col] = slot // a repeated key: the last one wins
 			}
 			i = jsonWS(line, j)
 			if i < len(line) && line[i] == ',' {
@@ -1132,39 +1135,45 @@ func (p *jsonParser) parse(line []byte) (blank bool, bad *sqlerr.Error) {
 	return false, nil
 }
 
-// value reads the JSON value at line[i]: a string's contents, null, or the text of anything else (true, false,
-// numbers, and nested objects and arrays, checked).
-func (p *jsonParser) value(line []byte, i int) (jsonSlot, int, *sqlerr.Error) {
+// value reads the JSON value at line[i] into dst: a string's contents, null, or the text of anything else
+// (true, false, numbers, and nested objects and arrays, checked).
+func (p *jsonParser) value(line []byte, i int, dst *jsonSlot) (int, *sqlerr.Error) {
 	if i >= len(line) {
-		return jsonSlot{}, i, jsonSyntax(i, "expected a value")
+		return i, jsonSyntax(i, "expected a value")
 	}
 	switch c := line[i]; {
 	case c == '"':
 		s, e, sc, j, bad := p.str(line, i)
-		return jsonSlot{set: true, scratch: sc, start: s, end: e}, j, bad
+		*dst = jsonSlot{set: true, scratch: sc, start: s, end: e}
+		return j, bad
 	case c == 'n':
 		if bytes.HasPrefix(line[i:], []byte("null")) {
-			return jsonSlot{set: true, null: true}, i + 4, nil
+			*dst = jsonSlot{set: true, null: true}
+			return i + 4, nil
 		}
 	case c == 't':
 		if bytes.HasPrefix(line[i:], []byte("true")) {
-			return jsonSlot{set: true, start: i, end: i + 4}, i + 4, nil
+			*dst = jsonSlot{set: true, start: i, end: i + 4}
+			return i + 4, nil
 		}
 	case c == 'f':
 		if bytes.HasPrefix(line[i:], []byte("false")) {
-			return jsonSlot{set: true, start: i, end: i + 5}, i + 5, nil
+			*dst = jsonSlot{set: true, start: i, end: i + 5}
+			return i + 5, nil
 		}
 	case c == '-' || '0' <= c && c <= '9':
 		j, ok := jsonNumber(line, i)
 		if !ok {
-			return jsonSlot{}, j, jsonSyntax(j, "malformed number")
+			return j, jsonSyntax(j, "malformed number")
 		}
-		return jsonSlot{set: true, start: i, end: j}, j, nil
+		*dst = jsonSlot{set: true, start: i, end: j}
+		return j, nil
 	case c == '{' || c == '[':
 		j, bad := p.skipComposite(line, i)
-		return jsonSlot{set: true, start: i, end: j}, j, bad
+		*dst = jsonSlot{set: true, start: i, end: j}
+		return j, bad
 	}
-	return jsonSlot{}, i, jsonSyntax(i, "expected a value")
+	return i, jsonSyntax(i, "expected a value")
 }
 
 func jsonNumber(line []byte, i int) (int, bool) {
@@ -1231,7 +1240,7 @@ func (p *jsonParser) skipComposite(line []byte, i int) (int, *sqlerr.Error) {
 			}
 			i = jsonWS(line, i+1)
 		}
-		_, j, bad := p.value(line, i)
+		j, bad := p.value(line, i, &p.ignored)
 		if bad != nil {
 			return j, bad
 		}

@@ -35,6 +35,7 @@ type TextDecoder struct {
 	// The record ParseJSON or ParseCSV read last (nil after a failed parse).
 	parsed    []byte
 	parsedCSV bool
+	ints      []int64 // plainInt64s's values, kept from batch to batch
 }
 
 // BadValue is a value Batch could not read: column Col of batch row Row, and why.
@@ -387,7 +388,7 @@ func (t *TextDecoder) convertColumn(c int, txt *array.String, bads *[]BadValue) 
 		return txt, nil
 	case fcCast:
 		if col.typ.ID() == arrow.INT64 {
-			if arr := plainInt64s(t.alloc, txt); arr != nil {
+			if arr := t.plainInt64s(txt); arr != nil {
 				return arr, nil
 			}
 		}
@@ -468,11 +469,13 @@ func fsParseColumn[T any, B interface {
 // plainInt64s converts a BIGINT column whose texts are all plain decimal integers (an optional '-' and 1 to 18
 // digits, which cannot overflow) without the CAST, to the same values; nil when any text has another form
 // (spaces, '+', more digits, anything the CAST reads or refuses), and the CAST then reads the column as always.
-func plainInt64s(alloc memory.Allocator, txt *array.String) arrow.Array {
+func (t *TextDecoder) plainInt64s(txt *array.String) arrow.Array {
 	n := txt.Len()
-	vals := make([]int64, n)
+	vals := slices.Grow(t.ints[:0], n)[:n]
+	t.ints = vals
 	for i := range n {
 		if txt.IsNull(i) {
+			vals[i] = 0
 			continue
 		}
 		s := txt.Value(i)
@@ -496,7 +499,7 @@ func plainInt64s(alloc memory.Allocator, txt *array.String) arrow.Array {
 		}
 		vals[i] = v
 	}
-	b := array.NewInt64Builder(alloc)
+	b := array.NewInt64Builder(t.alloc)
 	defer b.Release()
 	var valid []bool
 	if txt.NullN() > 0 {
