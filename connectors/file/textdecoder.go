@@ -409,7 +409,7 @@ func (t *TextDecoder) convertColumn(c int, txt *array.String, bads *[]BadValue) 
 	case fcTimestamp:
 		b := array.NewTimestampBuilder(t.alloc, col.typ.(*arrow.TimestampType))
 		return fsParseColumn(b, txt, addBad, func(s string) (arrow.Timestamp, error) {
-			v, err := col.parseScaled(s, expr.ParseTimestamp, codeDatetimeRange, "timestamp")
+			v, err := col.parseScaled(s, parseTimestamp, codeDatetimeRange, "timestamp")
 			return arrow.Timestamp(v), err
 		}), nil
 	case fcDate:
@@ -510,6 +510,48 @@ func (t *TextDecoder) plainInt64s(txt *array.String) arrow.Array {
 	}
 	b.AppendValues(vals, valid)
 	return b.NewArray()
+}
+
+// parseTimestamp is expr.ParseTimestamp, with a shortcut for the form the sinks write: 'YYYY-MM-DD HH:MM:SS'
+// with up to six digits of fraction, a four-digit year and a day of at most 28 (any other text, or value, goes
+// to expr.ParseTimestamp).
+func parseTimestamp(s string) (int64, error) {
+	if us, ok := plainTimestamp(s); ok {
+		return us, nil
+	}
+	return expr.ParseTimestamp(s)
+}
+
+func plainTimestamp(s string) (int64, bool) {
+	if len(s) < 19 || len(s) > 26 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' ||
+		len(s) > 19 && (s[19] != '.' || len(s) == 20) {
+		return 0, false
+	}
+	num := func(t string) int64 {
+		var v int64
+		for i := 0; i < len(t); i++ {
+			c := t[i] - '0'
+			if c > 9 {
+				return -1
+			}
+			v = v*10 + int64(c)
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(s[0:4]), num(s[5:7]), num(s[8:10]), num(s[11:13]), num(s[14:16]), num(s[17:19])
+	if y < 1000 || mo < 1 || mo > 12 || d < 1 || d > 28 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return 0, false
+	}
+	var frac int64
+	if len(s) > 20 {
+		if frac = num(s[20:]); frac < 0 {
+			return 0, false
+		}
+		for range 26 - len(s) {
+			frac *= 10
+		}
+	}
+	return (expr.DaysFromCivil(y, int(mo), int(d))*86400+h*3600+mi*60+sec)*1_000_000 + frac, true
 }
 
 // castError evaluates the CAST of row i's text again, failing, to get its error.
