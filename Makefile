@@ -68,7 +68,7 @@ bench-nexmark: build
 	$(GO) run ./scripts/nexmark-bench -events $${EVENTS:-5000000} -table docs/benchmarks.md
 
 # Nexmark q0, q1, q2, q5, q7 and q8 reading JSON events from Kafka: a kfake broker process (tests/kafkatest) is
-# loaded once with EVENTS events (default 1M; kfake holds them in memory, about 0.5 GB per 1M), then each query
+# loaded once with EVENTS events (default 1M; kfake holds them in memory: 0.4 GB at 1M, 1.1 GB at 5M), then each query
 # runs in its own process; writes the section "Nexmark from Kafka" of docs/benchmarks.md.
 bench-kafka: build
 	$(GO) run ./scripts/nexmark-bench -kafka -events $${EVENTS:-1000000} -queries q0,q1,q2,q5,q7,q8 -table docs/benchmarks.md

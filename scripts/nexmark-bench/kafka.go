@@ -183,7 +183,7 @@ func kafkaTable(results []kafkaResult, events int64, rows map[string]int64, load
 	var sb strings.Builder
 	sb.WriteString("## Nexmark from Kafka\n\n")
 	sb.WriteString("Written by `make bench-kafka` (scripts/nexmark-bench -kafka).\n\n")
-	fmt.Fprintf(&sb, "Measured at commit %s on %s: %d events (person %d, auction %d, bid %d), loaded once into three "+
+	fmt.Fprintf(&sb, "Measured at commit %s on %s with EVENTS=%d (`make bench-kafka` defaults to 1M): the events (person %d, auction %d, bid %d), loaded once into three "+
 		"one-partition topics of a kfake broker process (franz-go's fake Kafka, which holds everything in memory: "+
 		"%s resident at most) by one `clinksql exec --wait` process inserting the nexmark connector's tables into "+
 		"at-least-once Kafka sinks as JSON (%.1f s wall, %.1f CPU-seconds, not counted below). Then per query one "+
