@@ -135,6 +135,7 @@ func (s *source) Open(ctx *exec.TaskContext) error {
 		// long-poll fetch returns: refresh the one soon, and bound the other as Kafka's consumer does (500 ms).
 		kgo.MetadataMinAge(100*time.Millisecond),
 		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.WithPools(&recordPool{}), // batchOf recycles the records it read
 	)
 	if s.cl, err = kgo.NewClient(opts...); err != nil {
 		return fmt.Errorf("kafka source: %w", err)
@@ -179,6 +180,19 @@ func (s *source) Open(ctx *exec.TaskContext) error {
 	}
 	return nil
 }
+
+// recordPool reuses the client's slices of fetched records (kgo.PoolRecords): the source recycles each record
+// once it was read into a batch, and a slice whose records were all recycled comes back here.
+type recordPool struct{ p sync.Pool }
+
+func (rp *recordPool) GetRecords(n int) []kgo.Record {
+	if s, ok := rp.p.Get().([]kgo.Record); ok && cap(s) >= n {
+		return s[:0]
+	}
+	return make([]kgo.Record, 0, n)
+}
+
+func (rp *recordPool) PutRecords(s []kgo.Record) { rp.p.Put(s[:0]) }
 
 // wakeHook signals that records were buffered (IdleWait).
 type wakeHook chan struct{}
@@ -557,7 +571,14 @@ func (s *source) batchOf(p *partition) (exec.Batch, error) {
 	if read {
 		p.last = time.Now()
 	}
-	clear(p.pending[:used])
+	// The records read go back to the client's pool once the batch is built (every use of them is over then).
+	consumed := p.pending[:used:used]
+	defer func() {
+		for _, r := range consumed {
+			r.Recycle()
+		}
+		clear(consumed)
+	}()
 	p.pending = p.pending[used:]
 	if p.done() && !p.removed {
 		// What was fetched beyond the end is not read, and the client stops fetching the partition.
