@@ -190,7 +190,7 @@ func kafkaTable(results []kafkaResult, events int64, rows map[string]int64, load
 		"`clinksql exec --wait` process whose tables are the same streams declared as Kafka sources (format json, "+
 		"earliest to latest offset, read_committed, the same WATERMARK clauses as bench/nexmark/ddl_*.sql), "+
 		"checkpoints every 10 s (aligned), blackhole sinks, parallelism 1, on a 2-core machine shared with the "+
-		"broker process and other work.\n\n",
+		"broker process and other work (runs a few minutes apart have differed by up to a fifth).\n\n",
 		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), events,
 		rows["person"], rows["auction"], rows["bid"], kfakeMem, load.wall.Seconds(), load.cpu.Seconds())
 	sb.WriteString("Counted as in the datagen runs above: **all events** (all three types, " + strconv.FormatInt(events, 10) +
