@@ -107,10 +107,9 @@ type fsColumn struct {
 	typ      arrow.DataType
 	nullable bool
 	conv     fsConv
-	cast     expr.Expr // fcCast: CAST($0 AS typ)
-	mul, div int64     // fcTimestamp, fcInterval: microseconds to the unit
-	text     *array.StringBuilder
-	textSize int // the text bytes of the last batch: what the next one reserves
+	cast     expr.Expr  // fcCast: CAST($0 AS typ)
+	mul, div int64      // fcTimestamp, fcInterval: microseconds to the unit
+	text     textColumn // the rows' texts since the last batch
 }
 
 var fsTextSchema = arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
@@ -981,6 +980,12 @@ type jsonParser struct {
 	exact   map[string]int
 	folded  map[string]int
 	depth   int
+	// names are the columns' names; seen[k] the column the k-th key of the last object named exactly (-1: none),
+	// the first guess for the k-th key of the next one (records of a stream repeat their keys' order).
+	names [][]byte
+	seen  []int
+	// ignored takes the values of keys that name no column.
+	ignored jsonSlot
 }
 
 const jsonMaxDepth = 512
@@ -989,7 +994,9 @@ func (p *jsonParser) init(schema *arrow.Schema) {
 	p.slots = make([]jsonSlot, schema.NumFields())
 	p.exact = map[string]int{}
 	p.folded = map[string]int{}
+	p.names = make([][]byte, schema.NumFields())
 	for i, f := range schema.Fields() {
+		p.names[i] = []byte(f.Name)
 		if _, ok := p.exact[f.Name]; !ok {
 			p.exact[f.Name] = i
 		}
@@ -999,11 +1006,38 @@ func (p *jsonParser) init(schema *arrow.Schema) {
 	}
 }
 
-// column finds the column a key names: exactly, else case-insensitively; -1 for none.
-func (p *jsonParser) column(key []byte) int {
-	if c, ok := p.exact[string(key)]; ok {
-		return c
+// keyColumn finds the column the k-th key of an object names (column), trying first the column the k-th key of
+// the last object named exactly.
+func (p *jsonParser) keyColumn(k int, key []byte) int {
+	if k < len(p.seen) {
+		if c := p.seen[k]; c >= 0 && bytes.Equal(p.names[c], key) {
+			return c
+		}
 	}
+	c, exact := p.column(key)
+	if k < len(p.seen) {
+		p.seen[k] = -1
+		if exact {
+			p.seen[k] = c
+		}
+	} else if k == len(p.seen) && k < 4*len(p.names)+4 {
+		p.seen = append(p.seen, -1)
+		if exact {
+			p.seen[k] = c
+		}
+	}
+	return c
+}
+
+// column finds the column a key names: exactly (exact true), else case-insensitively; -1 for none.
+func (p *jsonParser) column(key []byte) (c int, exact bool) {
+	if c, ok := p.exact[string(key)]; ok {
+		return c, true
+	}
+	return p.columnFolded(key), false
+}
+
+func (p *jsonParser) columnFolded(key []byte) int {
 	p.lower = p.lower[:0]
 	for _, ch := range key {
 		if ch >= utf8.RuneSelf {
@@ -1057,7 +1091,7 @@ func (p *jsonParser) parse(line []byte) (blank bool, bad *sqlerr.Error) {
 	if i < len(line) && line[i] == '}' {
 		i++
 	} else {
-		for {
+		for k := 0; ; k++ {
 			if i >= len(line) || line[i] != '"' {
 				return false, jsonSyntax(i, "expected a string key")
 			}
@@ -1069,18 +1103,19 @@ func (p *jsonParser) parse(line []byte) (blank bool, bad *sqlerr.Error) {
 			if inScratch {
 				key = p.scratch[ks:ke]
 			}
-			col := p.column(key)
+			col := p.keyColumn(k, key)
 			i = jsonWS(line, j)
 			if i >= len(line) || line[i] != ':' {
 				return false, jsonSyntax(i, "expected ':'")
 			}
 			i = jsonWS(line, i+1)
-			slot, j, bad := p.value(line, i)
+			dst := &p.ignored
+			if col >= 0 {
+				dst = &p.slots[col] // a repeated key: the last one wins
+			}
+			j, bad = p.value(line, i, dst)
 			if bad != nil {
 				return false, bad
-			}
-			if col >= 0 {
-				p.slots[col] = slot // a repeated key: the last one wins
 			}
 			i = jsonWS(line, j)
 			if i < len(line) && line[i] == ',' {
@@ -1100,39 +1135,45 @@ func (p *jsonParser) parse(line []byte) (blank bool, bad *sqlerr.Error) {
 	return false, nil
 }
 
-// value reads the JSON value at line[i]: a string's contents, null, or the text of anything else (true, false,
-// numbers, and nested objects and arrays, checked).
-func (p *jsonParser) value(line []byte, i int) (jsonSlot, int, *sqlerr.Error) {
+// value reads the JSON value at line[i] into dst: a string's contents, null, or the text of anything else
+// (true, false, numbers, and nested objects and arrays, checked).
+func (p *jsonParser) value(line []byte, i int, dst *jsonSlot) (int, *sqlerr.Error) {
 	if i >= len(line) {
-		return jsonSlot{}, i, jsonSyntax(i, "expected a value")
+		return i, jsonSyntax(i, "expected a value")
 	}
 	switch c := line[i]; {
 	case c == '"':
 		s, e, sc, j, bad := p.str(line, i)
-		return jsonSlot{set: true, scratch: sc, start: s, end: e}, j, bad
+		*dst = jsonSlot{set: true, scratch: sc, start: s, end: e}
+		return j, bad
 	case c == 'n':
 		if bytes.HasPrefix(line[i:], []byte("null")) {
-			return jsonSlot{set: true, null: true}, i + 4, nil
+			*dst = jsonSlot{set: true, null: true}
+			return i + 4, nil
 		}
 	case c == 't':
 		if bytes.HasPrefix(line[i:], []byte("true")) {
-			return jsonSlot{set: true, start: i, end: i + 4}, i + 4, nil
+			*dst = jsonSlot{set: true, start: i, end: i + 4}
+			return i + 4, nil
 		}
 	case c == 'f':
 		if bytes.HasPrefix(line[i:], []byte("false")) {
-			return jsonSlot{set: true, start: i, end: i + 5}, i + 5, nil
+			*dst = jsonSlot{set: true, start: i, end: i + 5}
+			return i + 5, nil
 		}
 	case c == '-' || '0' <= c && c <= '9':
 		j, ok := jsonNumber(line, i)
 		if !ok {
-			return jsonSlot{}, j, jsonSyntax(j, "malformed number")
+			return j, jsonSyntax(j, "malformed number")
 		}
-		return jsonSlot{set: true, start: i, end: j}, j, nil
+		*dst = jsonSlot{set: true, start: i, end: j}
+		return j, nil
 	case c == '{' || c == '[':
 		j, bad := p.skipComposite(line, i)
-		return jsonSlot{set: true, start: i, end: j}, j, bad
+		*dst = jsonSlot{set: true, start: i, end: j}
+		return j, bad
 	}
-	return jsonSlot{}, i, jsonSyntax(i, "expected a value")
+	return i, jsonSyntax(i, "expected a value")
 }
 
 func jsonNumber(line []byte, i int) (int, bool) {
@@ -1199,7 +1240,7 @@ func (p *jsonParser) skipComposite(line []byte, i int) (int, *sqlerr.Error) {
 			}
 			i = jsonWS(line, i+1)
 		}
-		_, j, bad := p.value(line, i)
+		j, bad := p.value(line, i, &p.ignored)
 		if bad != nil {
 			return j, bad
 		}
@@ -1219,6 +1260,10 @@ func (p *jsonParser) skipComposite(line []byte, i int) (int, *sqlerr.Error) {
 // escapes; next is the index after the closing quote. Lone surrogates become U+FFFD, as encoding/json does.
 func (p *jsonParser) str(line []byte, i int) (start, end int, inScratch bool, next int, bad *sqlerr.Error) {
 	j := i + 1
+	// Eight bytes at a time while none is a quote, a backslash or a control character.
+	for j+8 <= len(line) && !jsonStrStop(binary.LittleEndian.Uint64(line[j:])) {
+		j += 8
+	}
 	for j < len(line) {
 		c := line[j]
 		if c == '"' {
@@ -1283,6 +1328,14 @@ func (p *jsonParser) str(line []byte, i int) (start, end int, inScratch bool, ne
 		j += 2
 	}
 	return 0, 0, false, j, jsonSyntax(j, "unterminated string")
+}
+
+// jsonStrStop reports whether one of the eight bytes of x is '"', '\\' or below 0x20 (the bytes that end the plain
+// run of a JSON string).
+func jsonStrStop(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs } // a zero byte of v
+	return (x-0x20*ones)&^x&highs|zero(x^'"'*ones)|zero(x^'\\'*ones) != 0
 }
 
 func jsonHex4(line []byte, i int) (rune, bool) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
@@ -34,6 +35,7 @@ type TextDecoder struct {
 	// The record ParseJSON or ParseCSV read last (nil after a failed parse).
 	parsed    []byte
 	parsedCSV bool
+	ints      []int64 // plainInt64s's values, kept from batch to batch
 }
 
 // BadValue is a value Batch could not read: column Col of batch row Row, and why.
@@ -62,7 +64,7 @@ func (t *TextDecoder) init(schema *arrow.Schema, alloc memory.Allocator) error {
 	t.cols = make([]fsColumn, 0, schema.NumFields())
 	for _, f := range schema.Fields() {
 		col, _ := planFSColumn(f) // checked above
-		col.text = array.NewStringBuilder(alloc)
+		col.text.reset()
 		t.cols = append(t.cols, col)
 	}
 	t.ectx = &expr.Context{Alloc: alloc, Mode: expr.ErrorsNull, BadValues: &t.castBad}
@@ -72,28 +74,24 @@ func (t *TextDecoder) init(schema *arrow.Schema, alloc memory.Allocator) error {
 }
 
 // Release frees the texts gathered.
-func (t *TextDecoder) Release() {
-	for i := range t.cols {
-		t.cols[i].text.Release()
-	}
-	t.cols = nil
-}
+func (t *TextDecoder) Release() { t.cols = nil }
 
 // ColumnName is the name of column c.
 func (t *TextDecoder) ColumnName(c int) string { return t.cols[c].name }
 
-// Reserve makes room for rows rows, and for texts as large as the last batch's.
+// Reserve makes room for rows rows (the texts' room is kept from batch to batch).
 func (t *TextDecoder) Reserve(rows int) {
 	for i := range t.cols {
-		t.cols[i].text.Reserve(rows)
-		t.cols[i].text.ReserveData(t.cols[i].textSize + t.cols[i].textSize/8)
+		x := &t.cols[i].text
+		x.offs = slices.Grow(x.offs, rows)
+		x.valid = slices.Grow(x.valid, rows)
 	}
 }
 
 // Discard drops the rows gathered since the last Batch.
 func (t *TextDecoder) Discard() {
 	for i := range t.cols {
-		t.cols[i].text.NewArray().Release()
+		t.cols[i].text.reset()
 	}
 }
 
@@ -183,7 +181,7 @@ func (t *TextDecoder) AppendParsed() {
 // AppendNull adds a row whose every column is NULL.
 func (t *TextDecoder) AppendNull() {
 	for c := range t.cols {
-		t.cols[c].text.AppendNull()
+		t.cols[c].text.appendNull()
 	}
 }
 
@@ -191,15 +189,15 @@ func (t *TextDecoder) AppendNull() {
 func (t *TextDecoder) appendJSON(line []byte) {
 	p := &t.jsonp
 	for c := range t.cols {
-		b := t.cols[c].text.BinaryBuilder
+		b := &t.cols[c].text
 		sl := p.slots[c]
 		switch {
 		case !sl.set || sl.null:
-			b.AppendNull()
+			b.appendNull()
 		case sl.scratch:
-			b.Append(p.scratch[sl.start:sl.end])
+			b.append(p.scratch[sl.start:sl.end])
 		default:
-			b.Append(line[sl.start:sl.end])
+			b.append(line[sl.start:sl.end])
 		}
 	}
 }
@@ -234,16 +232,16 @@ func (t *TextDecoder) checkCSV() *sqlerr.Error {
 func (t *TextDecoder) appendCSVFields() {
 	p := &t.csvp
 	for c, f := range p.fields {
-		b := t.cols[c].text.BinaryBuilder
+		b := &t.cols[c].text
 		if f.start == f.end && !f.quoted {
-			b.AppendNull()
+			b.appendNull()
 			continue
 		}
 		src := p.data
 		if f.scratch {
 			src = p.scratch
 		}
-		b.Append(src[f.start:f.end])
+		b.append(src[f.start:f.end])
 	}
 }
 
@@ -263,12 +261,18 @@ func (t *TextDecoder) Batch(n int) (arrow.RecordBatch, []BadValue, error) {
 		}
 	}()
 	var bads []BadValue
-	for c := range t.cols {
-		texts[c] = t.cols[c].text.NewStringArray()
-		t.cols[c].textSize = len(texts[c].ValueBytes())
-		if texts[c].Len() != n {
-			return nil, nil, fmt.Errorf("column %s: %d values for %d rows", t.cols[c].name, texts[c].Len(), n)
+	defer func() {
+		for c := range t.cols {
+			t.cols[c].text.reset()
 		}
+	}()
+	for c := range t.cols {
+		col := &t.cols[c]
+		if rows := len(col.text.valid); rows != n {
+			return nil, nil, fmt.Errorf("column %s: %d values for %d rows", col.name, rows, n)
+		}
+		// A VARCHAR column's texts are the batch's column: copied out; the others' are read in place.
+		texts[c] = col.text.array(t.alloc, col.conv == fcString || col.typ.ID() == arrow.BINARY)
 	}
 	for c := range t.cols {
 		arr, err := t.convertColumn(c, texts[c], &bads)
@@ -289,6 +293,65 @@ func (t *TextDecoder) Batch(n int) (arrow.RecordBatch, []BadValue, error) {
 		}
 	}
 	return array.NewRecordBatch(t.schema, arrs, int64(n)), bads, nil
+}
+
+// textColumn is one column's texts, kept from batch to batch: value i is data[offs[i]:offs[i+1]], NULL where not
+// valid[i].
+type textColumn struct {
+	offs  []int32
+	data  []byte
+	valid []bool
+	nulls int
+}
+
+func (x *textColumn) reset() {
+	x.offs, x.data, x.valid, x.nulls = append(x.offs[:0], 0), x.data[:0], x.valid[:0], 0
+}
+
+func (x *textColumn) append(v []byte) {
+	x.data = append(x.data, v...)
+	x.offs = append(x.offs, int32(len(x.data)))
+	x.valid = append(x.valid, true)
+}
+
+func (x *textColumn) appendNull() {
+	x.offs = append(x.offs, int32(len(x.data)))
+	x.valid = append(x.valid, false)
+	x.nulls++
+}
+
+// array is the texts as a VARCHAR array: in memory of alloc when copied, else over the texts themselves (valid
+// until the next reset).
+func (x *textColumn) array(alloc memory.Allocator, copied bool) *array.String {
+	n := len(x.valid)
+	buf := func(b []byte) *memory.Buffer {
+		if !copied {
+			return memory.NewBufferBytes(b)
+		}
+		m := memory.NewResizableBuffer(alloc)
+		m.Resize(len(b))
+		copy(m.Bytes(), b)
+		return m
+	}
+	var bitmap *memory.Buffer
+	if x.nulls > 0 {
+		bits := make([]byte, bitutil.BytesForBits(int64(n)))
+		for i, v := range x.valid {
+			if v {
+				bitutil.SetBit(bits, i)
+			}
+		}
+		bitmap = buf(bits)
+	}
+	offs, data := buf(arrow.Int32Traits.CastToBytes(x.offs)), buf(x.data)
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{bitmap, offs, data}, nil, x.nulls, 0)
+	for _, b := range []*memory.Buffer{bitmap, offs, data} {
+		if b != nil {
+			b.Release()
+		}
+	}
+	defer d.Release()
+	return array.NewStringData(d)
 }
 
 // BadMessage is a bad value's message naming its column.
@@ -324,6 +387,11 @@ func (t *TextDecoder) convertColumn(c int, txt *array.String, bads *[]BadValue) 
 		txt.Retain()
 		return txt, nil
 	case fcCast:
+		if col.typ.ID() == arrow.INT64 {
+			if arr := t.plainInt64s(txt); arr != nil {
+				return arr, nil
+			}
+		}
 		rec := array.NewRecordBatch(fsTextSchema, []arrow.Array{txt}, int64(n))
 		out, err := col.cast.Eval(t.ectx, rec)
 		rec.Release()
@@ -341,7 +409,7 @@ func (t *TextDecoder) convertColumn(c int, txt *array.String, bads *[]BadValue) 
 	case fcTimestamp:
 		b := array.NewTimestampBuilder(t.alloc, col.typ.(*arrow.TimestampType))
 		return fsParseColumn(b, txt, addBad, func(s string) (arrow.Timestamp, error) {
-			v, err := col.parseScaled(s, expr.ParseTimestamp, codeDatetimeRange, "timestamp")
+			v, err := col.parseScaled(s, parseTimestamp, codeDatetimeRange, "timestamp")
 			return arrow.Timestamp(v), err
 		}), nil
 	case fcDate:
@@ -396,6 +464,94 @@ func fsParseColumn[T any, B interface {
 		b.UnsafeAppend(v)
 	}
 	return b.NewArray()
+}
+
+// plainInt64s converts a BIGINT column whose texts are all plain decimal integers (an optional '-' and 1 to 18
+// digits, which cannot overflow) without the CAST, to the same values; nil when any text has another form
+// (spaces, '+', more digits, anything the CAST reads or refuses), and the CAST then reads the column as always.
+func (t *TextDecoder) plainInt64s(txt *array.String) arrow.Array {
+	n := txt.Len()
+	vals := slices.Grow(t.ints[:0], n)[:n]
+	t.ints = vals
+	for i := range n {
+		if txt.IsNull(i) {
+			vals[i] = 0
+			continue
+		}
+		s := txt.Value(i)
+		neg := len(s) > 0 && s[0] == '-'
+		if neg {
+			s = s[1:]
+		}
+		if len(s) == 0 || len(s) > 18 {
+			return nil
+		}
+		var v int64
+		for j := 0; j < len(s); j++ {
+			c := s[j] - '0'
+			if c > 9 {
+				return nil
+			}
+			v = v*10 + int64(c)
+		}
+		if neg {
+			v = -v
+		}
+		vals[i] = v
+	}
+	b := array.NewInt64Builder(t.alloc)
+	defer b.Release()
+	var valid []bool
+	if txt.NullN() > 0 {
+		valid = make([]bool, n)
+		for i := range n {
+			valid[i] = txt.IsValid(i)
+		}
+	}
+	b.AppendValues(vals, valid)
+	return b.NewArray()
+}
+
+// parseTimestamp is expr.ParseTimestamp, with a shortcut for the form the sinks write: 'YYYY-MM-DD HH:MM:SS'
+// with up to six digits of fraction, a four-digit year and a day of at most 28 (any other text, or value, goes
+// to expr.ParseTimestamp).
+func parseTimestamp(s string) (int64, error) {
+	if us, ok := plainTimestamp(s); ok {
+		return us, nil
+	}
+	return expr.ParseTimestamp(s)
+}
+
+func plainTimestamp(s string) (int64, bool) {
+	if len(s) < 19 || len(s) > 26 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' ||
+		len(s) > 19 && (s[19] != '.' || len(s) == 20) {
+		return 0, false
+	}
+	num := func(t string) int64 {
+		var v int64
+		for i := 0; i < len(t); i++ {
+			c := t[i] - '0'
+			if c > 9 {
+				return -1
+			}
+			v = v*10 + int64(c)
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(s[0:4]), num(s[5:7]), num(s[8:10]), num(s[11:13]), num(s[14:16]), num(s[17:19])
+	if y < 1000 || mo < 1 || mo > 12 || d < 1 || d > 28 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return 0, false
+	}
+	var frac int64
+	if len(s) > 20 {
+		if frac = num(s[20:]); frac < 0 {
+			return 0, false
+		}
+		for range 26 - len(s) {
+			frac *= 10
+		}
+	}
+	return (expr.DaysFromCivil(y, int(mo), int(d))*86400+h*3600+mi*60+sec)*1_000_000 + frac, true
 }
 
 // castError evaluates the CAST of row i's text again, failing, to get its error.

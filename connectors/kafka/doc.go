@@ -22,6 +22,9 @@
 //     partitions that have not finished and have had records within scan.watermark.idle-timeout (when every
 //     partition is idle, the maximum). The planner must hand the expression to the source (SourceConfig.Watermark)
 //     instead of wrapping it in operators.WithWatermark, and set the node's idle timeout to the same duration.
+//   - Fetched records come from a pool of the client (kgo.WithPools): batchOf recycles each record it read once
+//     the batch is built, so nothing may keep a *kgo.Record of the fetch past it (the upsert state keeps an
+//     encoded copy).
 //   - Formats: json and csv through file.TextDecoder (the file source's decoding: Postgres text forms), raw
 //     (the bytes as the one VARCHAR or BYTEA column), debezium-json (a changelog: c/r +I, u -U +U, d -D). key.format
 //     with key.fields decodes columns from the key; value.fields-include EXCEPT_KEY leaves them out of the value.

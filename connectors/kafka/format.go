@@ -119,6 +119,15 @@ func (b *batcher) release() {
 	}
 }
 
+// reserve makes room for about rows rows in the value's and key's decoders (each record a row).
+func (b *batcher) reserve(rows int) {
+	for _, d := range []*file.TextDecoder{b.value, b.key} {
+		if d != nil {
+			d.Reserve(rows)
+		}
+	}
+}
+
 // rowCount is the rows gathered.
 func (b *batcher) rowCount() int { return len(b.rows) }
 

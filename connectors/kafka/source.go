@@ -135,6 +135,7 @@ func (s *source) Open(ctx *exec.TaskContext) error {
 		// long-poll fetch returns: refresh the one soon, and bound the other as Kafka's consumer does (500 ms).
 		kgo.MetadataMinAge(100*time.Millisecond),
 		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.WithPools(&recordPool{}), // batchOf recycles the records it read
 	)
 	if s.cl, err = kgo.NewClient(opts...); err != nil {
 		return fmt.Errorf("kafka source: %w", err)
@@ -179,6 +180,19 @@ func (s *source) Open(ctx *exec.TaskContext) error {
 	}
 	return nil
 }
+
+// recordPool reuses the client's slices of fetched records (kgo.PoolRecords): the source recycles each record
+// once it was read into a batch, and a slice whose records were all recycled comes back here.
+type recordPool struct{ p sync.Pool }
+
+func (rp *recordPool) GetRecords(n int) []kgo.Record {
+	if s, ok := rp.p.Get().([]kgo.Record); ok && cap(s) >= n {
+		return s[:0]
+	}
+	return make([]kgo.Record, 0, n)
+}
+
+func (rp *recordPool) PutRecords(s []kgo.Record) { rp.p.Put(s[:0]) }
 
 // wakeHook signals that records were buffered (IdleWait).
 type wakeHook chan struct{}
@@ -505,8 +519,9 @@ func (s *source) batchOf(p *partition) (exec.Batch, error) {
 		limit = DefaultBatchRows
 	}
 	b := s.batcher
+	b.reserve(min(limit, len(p.pending)))
 	clear(s.batchKeys)
-	used := 0
+	used, read := 0, false
 	for used < len(p.pending) && b.rowCount() < limit {
 		r := p.pending[used]
 		if r.Offset < p.next {
@@ -550,10 +565,20 @@ func (s *source) batchOf(p *partition) (exec.Batch, error) {
 			}
 		}
 		p.next = r.Offset + 1
-		p.last = time.Now()
+		read = true
 		used++
 	}
-	clear(p.pending[:used])
+	if read {
+		p.last = time.Now()
+	}
+	// The records read go back to the client's pool once the batch is built (every use of them is over then).
+	consumed := p.pending[:used:used]
+	defer func() {
+		for _, r := range consumed {
+			r.Recycle()
+		}
+		clear(consumed)
+	}()
 	p.pending = p.pending[used:]
 	if p.done() && !p.removed {
 		// What was fetched beyond the end is not read, and the client stops fetching the partition.

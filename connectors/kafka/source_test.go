@@ -56,7 +56,7 @@ var (
 )
 
 // config reads options (plus the cluster's bootstrap servers) for columns, failing the test on a refusal.
-func config(t *testing.T, c *kafkatest.Cluster, cols []Column, pk []string, opts map[string]string) SourceConfig {
+func config(t testing.TB, c *kafkatest.Cluster, cols []Column, pk []string, opts map[string]string) SourceConfig {
 	t.Helper()
 	o := map[string]string{"connector": "kafka", "properties.bootstrap.servers": c.Bootstrap()}
 	for k, v := range opts {

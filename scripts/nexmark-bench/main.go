@@ -10,6 +10,10 @@
 // It prints `BENCH nexmark_qN_events_per_cpu_second <v> ev/s` and `BENCH nexmark_qN_events_per_second <v> ev/s`
 // (wall clock) per query, a SKIP line with the reason for a query that does not run, and with -table writes the
 // markdown table of docs/benchmarks.md next to the published figures of other engines.
+//
+// With -kafka the queries read their tables from Kafka topics instead (kafka.go): a kfake broker process is
+// loaded once with the nexmark connector's events as JSON, and each query's process reads them (BENCH lines
+// nexmark_kafka_qN_...). Each mode rewrites only its own marked section of the -table file.
 package main
 
 import (
@@ -69,15 +73,22 @@ func main() {
 	bin := flag.String("bin", "bin/clinksql", "the clinksql binary")
 	only := flag.String("queries", "", "comma-separated queries to run (default: every qN.sql)")
 	table := flag.String("table", "", "write the markdown table to this file")
+	kafka := flag.Bool("kafka", false, "read the tables from Kafka topics of a kfake process, loaded once (kafka.go)")
 	flag.Parse()
 
 	queries, err := listQueries(*dir, *only)
 	if err != nil {
 		fatal(err)
 	}
+	if *kafka {
+		if err := runKafka(*bin, *dir, queries, *events, *table); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	var results []result
 	for _, q := range queries {
-		r := run(*bin, *dir, q, *events)
+		r := runQuery(*bin, *dir, q, *events, nil)
 		results = append(results, r)
 		switch {
 		case r.failed != "":
@@ -93,7 +104,7 @@ func main() {
 		}
 	}
 	if *table != "" {
-		if err := writeTable(*table, results, *events); err != nil {
+		if err := writeSection(*table, "datagen", datagenTable(results, *events)); err != nil {
 			fatal(err)
 		}
 	}
@@ -135,40 +146,58 @@ func listQueries(dir, only string) ([]string, error) {
 	return out, nil
 }
 
-// script is the SQL one query runs: settings, the DDL of the tables its file names in its "-- uses:" line, then
-// the query file, with ${EVENTS} replaced.
-func script(dir, q string, events int64) (string, error) {
+// uses are the tables a query reads: its file's "-- uses:" line.
+func uses(dir, q string) ([]string, string, error) {
 	body, err := os.ReadFile(filepath.Join(dir, q+".sql"))
+	if err != nil {
+		return nil, "", err
+	}
+	first, _, _ := strings.Cut(string(body), "\n")
+	tables, ok := strings.CutPrefix(first, "-- uses:")
+	if !ok {
+		return nil, "", fmt.Errorf("%s.sql: the first line must be -- uses: <tables>", q)
+	}
+	return strings.Fields(tables), string(body), nil
+}
+
+// script is the SQL one query runs: settings, the DDL of the tables its file names in its "-- uses:" line (each
+// passed through ddl when it is not nil), then the query file, with ${EVENTS} replaced.
+func script(dir, q string, events int64, ddl func(string) string) (string, error) {
+	tables, body, err := uses(dir, q)
 	if err != nil {
 		return "", err
 	}
 	var sb strings.Builder
 	sb.WriteString("SET checkpoint.interval = '10s';\nSET checkpoint.mode = 'aligned';\n")
-	first, _, _ := strings.Cut(string(body), "\n")
-	uses, ok := strings.CutPrefix(first, "-- uses:")
-	if !ok {
-		return "", fmt.Errorf("%s.sql: the first line must be -- uses: <tables>", q)
-	}
-	for _, t := range strings.Fields(uses) {
-		ddl, err := os.ReadFile(filepath.Join(dir, "ddl_"+t+".sql"))
+	for _, t := range tables {
+		text, err := os.ReadFile(filepath.Join(dir, "ddl_"+t+".sql"))
 		if err != nil {
 			return "", err
 		}
-		sb.Write(ddl)
+		if ddl != nil {
+			text = []byte(ddl(string(text)))
+		}
+		sb.Write(text)
 	}
-	sb.Write(body)
+	sb.WriteString(body)
 	return strings.ReplaceAll(sb.String(), "${EVENTS}", strconv.FormatInt(events, 10)), nil
 }
 
-// run runs one query in its own process and data directory.
-func run(bin, dir, q string, events int64) result {
-	r := result{query: q, events: events}
-	sql, err := script(dir, q, events)
+// runQuery runs one query (its DDL passed through ddl) in its own process and data directory.
+func runQuery(bin, dir, q string, events int64, ddl func(string) string) result {
+	sql, err := script(dir, q, events, ddl)
 	if err != nil {
-		r.failed = err.Error()
-		return r
+		return result{query: q, events: events, failed: err.Error()}
 	}
-	data, err := os.MkdirTemp("", "nexmark-"+q+"-")
+	r := run(bin, q, sql)
+	r.events = events
+	return r
+}
+
+// run runs a script in a `clinksql exec --wait` process on a fresh data directory, timing its CPU and wall clock.
+func run(bin, name, sql string) result {
+	r := result{query: name}
+	data, err := os.MkdirTemp("", "nexmark-"+name+"-")
 	if err != nil {
 		r.failed = err.Error()
 		return r
@@ -226,12 +255,46 @@ func qnum(q string) int {
 	return n
 }
 
-// writeTable writes the results table: ours per CPU-second and wall clock, then the published figures.
-func writeTable(path string, results []result, events int64) error {
+// writeSection replaces the section of mode in the markdown file at path (between its begin and end markers),
+// or appends it, leaving the other sections as they are. A file without markers is taken as the datagen section
+// (as the tool wrote it before it had sections).
+func writeSection(path, mode, body string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	text := string(old)
+	if text != "" && !strings.Contains(text, "<!-- nexmark-bench ") {
+		text = section("datagen", text)
+	}
+	begin, end := "<!-- nexmark-bench "+mode+" -->\n", "<!-- /nexmark-bench "+mode+" -->\n"
+	i := strings.Index(text, begin)
+	j := strings.Index(text, end)
+	switch {
+	case i >= 0 && j > i:
+		text = text[:i] + section(mode, body) + text[j+len(end):]
+	case mode == "datagen":
+		text = section(mode, body) + text
+	default:
+		if text != "" && !strings.HasSuffix(text, "\n\n") {
+			text += "\n"
+		}
+		text += section(mode, body)
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+func section(mode, body string) string {
+	return "<!-- nexmark-bench " + mode + " -->\n" + strings.TrimRight(body, "\n") + "\n<!-- /nexmark-bench " + mode + " -->\n"
+}
+
+// datagenTable is the section of the datagen runs: ours per CPU-second and wall clock, then the published figures.
+func datagenTable(results []result, events int64) string {
 	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	var sb strings.Builder
 	sb.WriteString("# Benchmarks: Nexmark\n\n")
-	sb.WriteString("This file is written by `make bench-nexmark` (scripts/nexmark-bench); do not edit it by hand.\n\n")
+	sb.WriteString("This file is written by `make bench-nexmark` (scripts/nexmark-bench), and its section \"Nexmark from Kafka\" " +
+		"by `make bench-kafka` (each rewrites only its own section); do not edit it by hand.\n\n")
 	fmt.Fprintf(&sb, "Measured at commit %s on %s: %d events per query (all event types; a query reads the tables it "+
 		"needs, each generating its share of the same event sequence), checkpoints every 10 s (aligned), blackhole sinks, "+
 		"parallelism 1, one `clinksql exec --wait` process per query on a 2-core machine. Events per CPU-second = events / "+
@@ -275,7 +338,7 @@ Published figures, events per second per core, from ../shared/reference/publishe
 - [C] RisingWave docs, get-started/rw-benchmarks-stream-processing: one 8 vCPU node, Kafka source, blackhole sink,
   divided by 8.
 `)
-	return os.WriteFile(path, []byte(sb.String()), 0o644)
+	return sb.String()
 }
 
 func pub(q string) []string {

@@ -65,7 +65,7 @@ var perURLOIDs = []uint32{1043, 1114, 1114, 20, 1700, 1114, 20}
 // bin is the clinksql binary, built once for the package.
 var bin string
 
-func TestMain(m *testing.M) { testserver.Main(m, &bin, kafkatest.Cleanup) }
+func TestMain(m *testing.M) { testserver.Main(m, &bin, kafkatest.RemoveBinary) }
 
 // startServer starts `clinksql serve` on a fresh data directory; the test's clean-up stops it with SIGTERM and
 // fails the test unless it exits 0.

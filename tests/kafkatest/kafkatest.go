@@ -74,12 +74,13 @@ func Binary() (string, error) {
 // Main is the TestMain of a package that starts clusters: it runs the tests and removes the binary Binary built.
 func Main(m *testing.M) {
 	code := m.Run()
-	Cleanup()
+	RemoveBinary()
 	os.Exit(code)
 }
 
-// Cleanup removes the binary Binary built, for a TestMain that cannot call Main.
-func Cleanup() {
+// RemoveBinary removes the binary Binary built: a program that launched clusters calls it at its end, and so does
+// a TestMain that cannot call Main.
+func RemoveBinary() {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
@@ -170,6 +171,9 @@ func Start(t testing.TB, o Options) *Cluster {
 
 // Bootstrap is the comma-separated list of the brokers' addresses (properties.bootstrap.servers).
 func (c *Cluster) Bootstrap() string { return strings.Join(c.Addrs, ",") }
+
+// Pid is the process id of the kfakeserver process.
+func (c *Cluster) Pid() int { return c.cmd.Process.Pid }
 
 // Output is everything the process printed so far.
 func (c *Cluster) Output() string { return c.out.String() }

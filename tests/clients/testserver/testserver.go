@@ -42,7 +42,7 @@ func Build(dir string) (string, error) {
 }
 
 // Main is the TestMain of a package that drives the binary: it builds it into a temporary directory, sets *bin
-// to its path, runs the tests, removes the directory and runs cleanups (such as kafkatest.Cleanup); a failed
+// to its path, runs the tests, removes the directory and runs cleanups (such as kafkatest.RemoveBinary); a failed
 // build exits 1 before any test runs.
 func Main(m *testing.M, bin *string, cleanups ...func()) {
 	dir, err := os.MkdirTemp("", "clinksql-test-bin-")
