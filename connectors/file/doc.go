@@ -24,9 +24,11 @@
 // one object per line, keys matched to columns exactly or else case-insensitively (the last key naming a column
 // wins), missing keys and null are NULL, unknown keys ignored, numbers and true/false taken as their text, nested
 // values as their JSON text; blank lines are skipped. A batch never spans files. Values are converted column at a
-// time: a batch's texts are gathered into one string array per column, then read with the engine's own input
-// functions (CAST from text for integers, REAL, DOUBLE, BOOLEAN, DECIMAL, BYTEA; expr.ParseTimestamp/ParseDate/
-// ParseInterval rounded to the column's unit; VARCHAR checked to be UTF-8).
+// time: a batch's texts are gathered per column (in buffers kept from batch to batch; a VARCHAR column's are
+// copied out as the batch's column), then read with the engine's own input functions (CAST from text for
+// integers, REAL, DOUBLE, BOOLEAN, DECIMAL, BYTEA; expr.ParseTimestamp/ParseDate/ParseInterval rounded to the
+// column's unit; VARCHAR checked to be UTF-8). Shortcuts that must give the same values: BIGINT texts that are all
+// plain digits skip the CAST, timestamps in the sinks' form skip the general parser.
 //
 // A bad row (wrong field count, unterminated quote, a line that is not one JSON object, a value that does not
 // parse, invalid UTF-8, NULL in a NOT NULL column) is, with BadRowsSkip (the default), counted once in

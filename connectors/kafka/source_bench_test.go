@@ -21,7 +21,8 @@ import (
 const benchBids = 1_000_000
 
 // BenchmarkKafkaSourceJSON reads Nexmark bids (the nexmark connector's generator, seed 0, all seven columns,
-// written as the JSON the file and Kafka sinks write) from a one-partition topic of the kfake process with one
+// written as the JSON the file and Kafka sinks write, uncompressed as the Kafka producer's default compression.type
+// = none leaves them) from a one-partition topic of the kfake process with one
 // subtask, read_committed, through Produce: fetching, JSON decoding and building the Arrow batches. The topic is
 // loaded once, outside the timed part; each pass reads it from the earliest to the latest offset with a fresh
 // subtask (Open and Close not timed). GOMAXPROCS is 1 while it runs, so the client's fetch goroutines share the one
@@ -42,7 +43,7 @@ func BenchmarkKafkaSourceJSON(b *testing.B) {
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	mem := memory.DefaultAllocator // the engine's
-	rows := 0
+	rows, pass := 0, 0             // pass: the rows of the current pass
 	var src exec.Source
 	open := func() {
 		src = NewSource(cfg)(0)
@@ -68,6 +69,7 @@ func BenchmarkKafkaSourceJSON(b *testing.B) {
 		switch res.Status {
 		case exec.Produced:
 			rows += res.Batch.Rows()
+			pass += res.Batch.Rows()
 			res.Batch.Release()
 		case exec.Idle:
 			select { // as the runtime waits for an IdleWaiter
@@ -76,6 +78,10 @@ func BenchmarkKafkaSourceJSON(b *testing.B) {
 			}
 		case exec.Finished:
 			b.StopTimer()
+			if pass != benchBids {
+				b.Fatalf("a pass read %d rows, want the %d bids", pass, benchBids)
+			}
+			pass = 0
 			p, pc := time.Now(), cpuTime(b)
 			closeSrc()
 			open()
