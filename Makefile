@@ -1,7 +1,9 @@
 # clinksql: `make run` starts the engine, `make test` runs what CI runs.
 GO ?= go
-# Packages whose goroutines meet: always under the race detector.
-RACE_PKGS := ./exec/... ./connectors/... ./checkpoint/... ./state/... ./engine/... ./pgwire/...
+# Packages whose goroutines meet: always under the race detector (the connectors whose commit, client or log runs
+# beside the subtask: kafka, streamlog, and the two-phase file protocol with its file and parquet sinks).
+RACE_PKGS := ./exec/... ./connectors/kafka/ ./connectors/streamlog/ ./connectors/txnfile/ ./connectors/file/ ./connectors/parquet/ \
+	./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
 .PHONY: all build run test test-tools vet bench bench-nexmark bench-kafka crashtest difftest fuzz clean
 
