@@ -74,7 +74,8 @@
 // completed-but-unconfirmed checkpoints before choosing the restore point (the newest confirmed one), settles the
 // subtask's unresolved markers with Describe before Open, writes commit receipts for TaskContext.Receipt, and
 // drops replayed rows of receipted checkpoints in front of Write by their row time (Node.RowTimeColumn; a sink
-// without one refuses such a restore). Such sinks take every barrier aligned and are closed only after the
+// without one refuses such a restore). Such sinks, and the operators that feed them through forward edges
+// (inDoubtChain), take every barrier aligned, and the sinks are closed only after the
 // coordinator drained, so the final checkpoint's commit never follows Close. checkpoint/doc.go lists the seed's
 // failure stories and the tests that pin them.
 //

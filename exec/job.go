@@ -780,6 +780,7 @@ func (inc *incarnation) onAbort(id uint64, reason error) {
 
 // deploy builds channels, opens every subtask's state and returns one runner func per subtask.
 func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
+	alignedChain := inDoubtChain(g)
 	// inbound[node][subtask] lists the subtask's input channels, edge by edge.
 	inbound := make([][][]*input, len(g.Nodes))
 	outbound := make([][]*output, len(g.Nodes))
@@ -839,8 +840,8 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 			case OperatorNode:
 				s.out = outbound[n.index][sub]
 				op := n.newOperator(sub)
-				canUnalign := true
-				if u, ok := op.(Unaligner); ok {
+				canUnalign := !alignedChain[n]
+				if u, ok := op.(Unaligner); ok && canUnalign {
 					canUnalign = u.CanUnalign()
 				}
 				ins := inbound[n.index][sub]
@@ -1018,4 +1019,26 @@ func (s *subtask) runInputs(ins []*input, canUnalign bool, open func(*TaskContex
 		}
 	}()
 	return r.run()
+}
+
+// inDoubtChain is the set of operators that feed a sink whose commit is not recoverable through forward edges
+// alone (the window aggregate that fires its rows and the projections after it): they take every barrier aligned.
+// An unaligned barrier overtaking their queued input would put rows fired at a watermark into the checkpoint before
+// that watermark reached the sink, above the horizon its receipt records, and a fallback's replay suppression
+// would publish them again.
+func inDoubtChain(g *Graph) map[*Node]bool {
+	chain := map[*Node]bool{}
+	for _, n := range g.Nodes {
+		if n.Kind != SinkNode || !n.CommitNotRecoverable {
+			continue
+		}
+		for cur := n; len(cur.Inputs) == 1 && cur.Inputs[0].Exchange.Kind == Forward; {
+			cur = cur.Inputs[0].From
+			if cur.Kind != OperatorNode {
+				break
+			}
+			chain[cur] = true
+		}
+	}
+	return chain
 }
