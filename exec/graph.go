@@ -69,7 +69,9 @@ const (
 
 // Node is one operator of the dataflow graph; it runs as Parallelism subtasks.
 type Node struct {
-	ID          string
+	ID string
+	// Label says what the node runs, for people (EXPLAIN's name of the operator: "WindowAggregate", "Kafka source").
+	Label       string
 	Kind        NodeKind
 	Parallelism int
 	Inputs      []InputEdge

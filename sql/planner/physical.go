@@ -127,6 +127,7 @@ func (p *Physical) Graph() (*exec.Graph, error) {
 		if n.Keyed {
 			en.WithKeyedState()
 		}
+		en.Label = n.Label
 		built[n] = en
 	}
 	return g, g.Validate()
