@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
 
 	"github.com/clinksql/clinksql/catalog"
@@ -36,6 +37,9 @@ type Config struct {
 	Logger     *slog.Logger
 	// Alloc is the Arrow allocator of every job; nil: memory.DefaultAllocator.
 	Alloc memory.Allocator
+	// Registry receives the engine's and its jobs' Prometheus collectors; nil: a registry of the engine's own
+	// (Engine.Registry), so that two engines in one process never mix their figures.
+	Registry *prometheus.Registry
 }
 
 // Engine runs statements against one data directory. It owns the catalog, the internal streams' logs and the
@@ -80,6 +84,9 @@ func Open(cfg Config) (*Engine, error) {
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -137,6 +144,9 @@ func Open(cfg Config) (*Engine, error) {
 
 // Catalog returns the engine's catalog (planner.Env).
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
+
+// Registry is where the engine's and its jobs' metrics are registered (what /metrics serves).
+func (e *Engine) Registry() *prometheus.Registry { return e.cfg.Registry }
 
 // Log returns the log of an internal stream or materialized view (planner.Env); createLog made it.
 func (e *Engine) Log(obj *catalog.Object) (*streamlog.Log, error) {
@@ -415,6 +425,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		CheckpointMode:     s.mode,
 		Committed:          func(chk uint64) error { return e.cat.RecordCheckpoint(spec.ID, chk) },
 		Checkpointed:       spec.Checkpointed,
+		Registerer:         e.cfg.Registry,
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}
