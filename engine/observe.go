@@ -141,6 +141,10 @@ var jobStateNames = map[exec.JobState]string{exec.JobCreated: "RUNNING", exec.Jo
 
 func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 	info := JobInfo{JobID: spec.ID, Query: spec.Statement}
+	if !spec.Created.IsZero() {
+		created := spec.Created.UTC()
+		info.StartedAt = &created
+	}
 	if id, ok, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(spec.ID)); ok {
 		info.LastCheckpoint = id
 	}
