@@ -155,7 +155,7 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		case spec.Stopped && spec.Dropped:
 			info.State = "DROPPED"
 		case spec.Stopped:
-			info.State = "FINISHED"
+			info.State, info.Bounded = "FINISHED", true // only a job whose sources all end finishes
 		case spec.Failed != "": // failed in an earlier process, and not re-deployed
 			info.State, info.LastError = "FAILED", spec.Failed
 		}

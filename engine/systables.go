@@ -5,10 +5,12 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/planner"
 )
 
@@ -117,4 +119,30 @@ func systemRow(v reflect.Value) []any {
 		}
 	}
 	return row
+}
+
+// systemText is a value of systemRow in its Postgres text form, as a SELECT of the system table prints it (SHOW's
+// columns are text); nil for NULL.
+func systemText(v any) *string {
+	var s string
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case string:
+		s = v
+	case bool:
+		s = "f"
+		if v {
+			s = "t"
+		}
+	case int64:
+		s = strconv.FormatInt(v, 10)
+	case float64:
+		s = string(expr.AppendFloat8(nil, v))
+	case time.Time:
+		s = string(expr.AppendTimestamp(nil, v.UnixMicro(), false))
+	default:
+		s = fmt.Sprint(v)
+	}
+	return &s
 }

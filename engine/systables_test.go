@@ -42,3 +42,48 @@ func TestSystemTablesSelect(t *testing.T) {
 		}
 	}
 }
+
+// pins: SHOW JOBS keeps its columns first (id ... error) and adds the jobs table's others; SHOW CHECKPOINTS [FOR
+// job] is the checkpoints table (the same rows); an unknown job is 42704 at its position.
+func TestShowJobsAndCheckpointsAreTheSystemTables(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM nums (a INT)`)
+	mustExec(t, s, `CREATE MATERIALIZED VIEW n AS SELECT a FROM nums`)
+	mustExec(t, s, `INSERT INTO nums VALUES (1), (2)`)
+	mustExec(t, s, "FLUSH")
+	mustExec(t, s, "FLUSH")
+	res, err := s.Execute(context.Background(), "SHOW JOBS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range res[0].Columns {
+		names = append(names, c.Name)
+	}
+	equalLines(t, "SHOW JOBS columns", names, []string{"id", "query", "state", "bounded", "last_checkpoint", "rows_in",
+		"rows_out", "late_rows", "bad_values", "suppressed_rows", "error", "started_at", "restarts", "rows_in_per_sec",
+		"rows_out_per_sec", "total_rows", "watermark", "watermark_lag_ms", "source_lag_records", "checkpoints_completed",
+		"checkpoints_failed", "adaptive_switches", "checkpoint_mode"})
+	res, err = s.Execute(context.Background(), "SHOW CHECKPOINTS FOR job-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	for _, c := range res[0].Columns {
+		names = append(names, c.Name)
+	}
+	equalLines(t, "SHOW CHECKPOINTS columns", names, []string{"job_id", "checkpoint_id", "mode", "trigger_time",
+		"duration_ms", "align_ms", "bytes_persisted", "inflight_bytes", "outcome", "reason"})
+	show := rows(t, s, "SHOW CHECKPOINTS FOR job-1")
+	if len(show) < 2 {
+		t.Fatalf("SHOW CHECKPOINTS FOR job-1 after two FLUSHes: %q", show)
+	}
+	sel := rows(t, s, `SELECT job_id, checkpoint_id, mode, trigger_time, duration_ms, align_ms, bytes_persisted,
+		inflight_bytes, outcome, reason FROM clink_catalog.checkpoints WHERE job_id = 'job-1' ORDER BY checkpoint_id`)
+	equalLines(t, "SHOW CHECKPOINTS vs clink_catalog.checkpoints", show, sel)
+	equalLines(t, "SHOW CHECKPOINTS", rows(t, s, "SHOW CHECKPOINTS"), show)
+	_, err = s.Execute(context.Background(), "SHOW CHECKPOINTS FOR job-9")
+	if e := sqlerr.As(err); e == nil || e.Code != sqlerr.UndefinedObject || e.Pos != 21 {
+		t.Fatalf("SHOW CHECKPOINTS FOR job-9: %v, want 42704 at 21", err)
+	}
+}
