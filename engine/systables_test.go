@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/clinksql/clinksql/sqlerr"
@@ -85,5 +87,48 @@ func TestShowJobsAndCheckpointsAreTheSystemTables(t *testing.T) {
 	_, err = s.Execute(context.Background(), "SHOW CHECKPOINTS FOR job-9")
 	if e := sqlerr.As(err); e == nil || e.Code != sqlerr.UndefinedObject || e.Pos != 21 {
 		t.Fatalf("SHOW CHECKPOINTS FOR job-9: %v, want 42704 at 21", err)
+	}
+}
+
+// pins: EXPLAIN ANALYZE <job> is the plan EXPLAIN gives for the job's statement with one line of live figures under
+// each operator (the rows are exact after FLUSH); an unknown job is 42704 at its position, a job that is not
+// deployed 55000.
+func TestExplainAnalyzeJob(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM nums (a INT)`)
+	mustExec(t, s, `CREATE STREAM big (a INT)`)
+	mustExec(t, s, `INSERT INTO big SELECT a FROM nums WHERE a > 1`)
+	mustExec(t, s, `INSERT INTO nums VALUES (1), (2), (3)`)
+	mustExec(t, s, "FLUSH")
+	got := rows(t, s, "EXPLAIN ANALYZE job-1")
+	if len(got) == 0 || got[0] != "job job-1: RUNNING, last checkpoint 1, restarts 0" {
+		t.Fatalf("EXPLAIN ANALYZE job-1: %q", got)
+	}
+	var plan, actual []string
+	for _, l := range got[1:] {
+		if strings.HasPrefix(strings.TrimSpace(l), "actual: ") {
+			actual = append(actual, strings.TrimSpace(l))
+		} else {
+			plan = append(plan, l)
+		}
+	}
+	equalLines(t, "EXPLAIN ANALYZE's plan", plan, rows(t, s, "EXPLAIN INSERT INTO big SELECT a FROM nums WHERE a > 1"))
+	// sink, calc, source: the plan prints the sink first.
+	want := []string{`rows_in=2 rows_out=2 `, `rows_in=3 rows_out=2 `, `rows_in=0 rows_out=3 `}
+	if len(actual) != len(want) {
+		t.Fatalf("figures lines %q, want one per operator", actual)
+	}
+	re := regexp.MustCompile(`^actual: (rows_in=\d+ rows_out=\d+ )rows_in/s=[0-9.]+ rows_out/s=[0-9.]+ busy=[0-9.]+ backpressure=[0-9.]+ watermark=\S+ state_bytes=\d+$`)
+	for i, l := range actual {
+		m := re.FindStringSubmatch(l)
+		if m == nil || m[1] != want[i] {
+			t.Errorf("figures %q, want %q and the rest", l, want[i])
+		}
+	}
+	for sql, code := range map[string]string{"EXPLAIN ANALYZE job-7": sqlerr.UndefinedObject} {
+		_, err := s.Execute(context.Background(), sql)
+		if e := sqlerr.As(err); e == nil || e.Code != code || e.Pos != 16 {
+			t.Errorf("%s: %v, want %s at 16", sql, err, code)
+		}
 	}
 }
