@@ -49,6 +49,7 @@ func TestSystemTablesSelect(t *testing.T) {
 // job] is the checkpoints table (the same rows); an unknown job is 42704 at its position.
 func TestShowJobsAndCheckpointsAreTheSystemTables(t *testing.T) {
 	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `SET checkpoint.interval = '0'`) // only FLUSH checkpoints: SHOW and SELECT see the same history
 	mustExec(t, s, `CREATE STREAM nums (a INT)`)
 	mustExec(t, s, `CREATE MATERIALIZED VIEW n AS SELECT a FROM nums`)
 	mustExec(t, s, `INSERT INTO nums VALUES (1), (2)`)
@@ -95,6 +96,7 @@ func TestShowJobsAndCheckpointsAreTheSystemTables(t *testing.T) {
 // deployed 55000.
 func TestExplainAnalyzeJob(t *testing.T) {
 	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `SET checkpoint.interval = '0'`) // only FLUSH checkpoints
 	mustExec(t, s, `CREATE STREAM nums (a INT)`)
 	mustExec(t, s, `CREATE STREAM big (a INT)`)
 	mustExec(t, s, `INSERT INTO big SELECT a FROM nums WHERE a > 1`)
