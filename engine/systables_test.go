@@ -134,3 +134,30 @@ func TestExplainAnalyzeJob(t *testing.T) {
 		}
 	}
 }
+
+// pins: a job that is not deployed (FAILED in an earlier process) still shows its dataflow's edges, planned again
+// from its statement, the same as while it ran; it shows no operators (nothing runs).
+func TestEdgesOfAJobNotDeployed(t *testing.T) {
+	dir := t.TempDir()
+	e, s := testEngine(t, dir)
+	mustExec(t, s, `SET checkpoint.interval = '0'`)
+	mustExec(t, s, `SET errors.mode = 'fail'`)
+	mustExec(t, s, `CREATE STREAM nums (a INT, b INT)`)
+	mustExec(t, s, `CREATE STREAM q (v INT)`)
+	mustExec(t, s, `INSERT INTO q SELECT a / b FROM nums`)
+	const edges = `SELECT from_operator, to_operator, exchange FROM clink_catalog.edges WHERE job_id = 'job-1'`
+	before := rows(t, s, edges)
+	if len(before) == 0 {
+		t.Fatal("no edges while job-1 runs")
+	}
+	mustExec(t, s, `INSERT INTO nums VALUES (1, 0)`)
+	flushFails(t, s, "job-1", sqlerr.DivisionByZero, "division by zero")
+	waitJobState(t, s, "job-1", "FAILED")
+	closeEngine(t, e)
+	e2, s2 := testEngine(t, dir)
+	if e2.running("job-1") != nil {
+		t.Fatal("a FAILED job was re-deployed")
+	}
+	equalLines(t, "edges of the FAILED job", rows(t, s2, edges), before)
+	equalLines(t, "its operators", rows(t, s2, `SELECT count(*) FROM clink_catalog.operators`), []string{"0"})
+}
