@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
 )
 
 // Per-subtask figures count each row once across a restart, like the job's: the sources' rows out sum to the rows
@@ -171,4 +172,45 @@ func TestNewCheckpointRecordsBytesAndAlignWait(t *testing.T) {
 			t.Fatalf("history %+v", recs)
 		}
 	})
+}
+
+// The checkpoint history and the job's totals survive the job: a new Job over the same directory (a process
+// restart) shows the same records, restarts and start time before it runs, and goes on from them. A damaged
+// history fails NewJob with XX001 naming the file.
+func TestNewHistorySurvivesNewJob(t *testing.T) {
+	a := seqConfig{seed: 5, rows: 2000, batchRows: 20, keys: 30, tsStep: 5}
+	var countdown atomic.Int64
+	countdown.Store(100)
+	dir := t.TempDir()
+	cfg := jobConfig(t, dir)
+	j := runToEnd(t, flakyPipeline(a, a, newTxnStore(), &countdown, false), cfg)
+	st, recs := j.Status(), j.Checkpoints()
+	if st.Restarts != 1 || st.CheckpointsCompleted == 0 || len(recs) == 0 {
+		t.Fatalf("status %+v, %d records", st, len(recs))
+	}
+
+	j2, err := exec.NewJob(flakyPipeline(a, a, newTxnStore(), new(atomic.Int64), false), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, recs2 := j2.Status(), j2.Checkpoints()
+	if st2.Restarts != 1 || st2.RestartsByCause[exec.RestartFailure] != 1 || !st2.StartedAt.Equal(st.StartedAt) ||
+		st2.CheckpointsCompleted != st.CheckpointsCompleted || st2.CheckpointsFailed != st.CheckpointsFailed ||
+		len(recs2) != len(recs) || recs2[len(recs2)-1].ID != recs[len(recs)-1].ID {
+		t.Fatalf("a new job over the same directory: status %+v and %d records, want %+v and %d", st2, len(recs2), st, len(recs))
+	}
+
+	path := filepath.Join(j.CheckpointDir(), checkpoint.HistoryFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-20] ^= 1
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = exec.NewJob(flakyPipeline(a, a, newTxnStore(), new(atomic.Int64), false), cfg)
+	if c, ok := state.IsCorrupt(err); !ok || c.Path != path {
+		t.Fatalf("NewJob over a damaged history: %v, want a corruption of %s", err, path)
+	}
 }
