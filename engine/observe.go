@@ -130,7 +130,7 @@ func (e *Engine) JobInfo(id string) (JobInfo, bool) {
 	return e.jobInfo(spec), true
 }
 
-// running returns the deployed job id, nil if it is not deployed.
+// running returns job id as deployed, nil if it is not.
 func (e *Engine) running(id string) *runningJob {
 	e.mu.Lock()
 	defer e.mu.Unlock()
