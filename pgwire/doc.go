@@ -41,6 +41,8 @@
 //     the result for the Executes that follow (PortalSuspended) instead. A SELECT that fails after rows went out
 //     ends with an ErrorResponse after them, as in Postgres.
 //   - Text forms are parsed and printed with exec/expr's functions, the one definition of them.
+//   - Notices the session gives while a statement runs (FLUSH's progress) go out as NoticeResponses at once,
+//     flushed, from the goroutine running the statement; a statement's own notices precede its CommandComplete.
 //
 // It must never execute anything itself: every statement goes through engine.Session (Execute, Prepare,
 // ExecutePrepared), so pgwire, the REPL and `clinksql exec` behave alike. It must never hold a session across

@@ -94,6 +94,8 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sess := e.NewSession()
+	// As psql prints a server's notices while a statement runs: FLUSH's progress.
+	sess.SetNoticeHandler(func(msg string) { engine.WriteNotice(stderr, msg) })
 	out := engine.NewPrinter(stdout, format) // rows print as the engine produces them
 	for _, sc := range scripts {
 		// Statement by statement, as the REPL splits them: the engine checks each one's size
@@ -110,7 +112,8 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 		}
 	}
 	if wait {
-		if err := e.WaitBounded(ctx); err != nil {
+		// The bounded jobs' progress (rows read, the rate, the total where known) while they run.
+		if err := e.WaitBounded(ctx, func(line string) { fmt.Fprintln(stderr, line) }); err != nil {
 			return err
 		}
 	}
