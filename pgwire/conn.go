@@ -89,6 +89,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
+	s.metrics.connections.Inc()
+	s.metrics.open.Inc()
+	defer s.metrics.open.Dec()
 	c.serve()
 }
 
@@ -603,6 +606,7 @@ func (c *conn) simpleQuery(sql string) {
 		}
 		return c.sess.Run(ctx, sql, rs, func(r *engine.Result) {
 			results++
+			c.s.metrics.statement(nil)
 			if rs.err != nil {
 				return
 			}
@@ -624,6 +628,7 @@ func (c *conn) simpleQuery(sql string) {
 	}
 	switch {
 	case err != nil:
+		c.s.metrics.statement(err)
 		c.sendError(err, sql)
 	case results == 0:
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
