@@ -664,6 +664,15 @@ func TestSourceProgressIsTheLagBehindTheEnds(t *testing.T) {
 		txn = append(txn, rec("p", 0, "", fmt.Sprintf(`{"id": %d}`, i)))
 	}
 	c.ProduceTxn(t, "progress", true, txn...)
+	// The fetch response that brings the transaction's records brings its end too (its last stable offset): until
+	// the last record was read, the records left and the marker are behind.
+	for len(h.rows) < 40 {
+		h.until("a batch of the transaction", func() bool { return h.status == exec.Produced })
+		if l := lag(h); len(h.rows) < 40 && l != int64(41-len(h.rows)) {
+			t.Fatalf("after %d rows: %d records behind, want %d (with the marker)", len(h.rows), l, 41-len(h.rows))
+		}
+		h.status = exec.Idle
+	}
 	h.until("the transaction read past its marker", func() bool { return len(h.rows) == 40 && lag(h) == 0 })
 
 	bounded := unbounded
