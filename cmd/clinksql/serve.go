@@ -104,6 +104,7 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 		closeEngine()
 		return err
 	}
+	cfg.Registerer = e.Registry() // the pgwire metrics beside the engine's and its jobs'
 	srv := pgwire.NewServer(cfg, e)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
