@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"fmt"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -68,4 +70,26 @@ func DecodeInflightLog(data []byte, alloc memory.Allocator) ([]InflightElement, 
 		out = append(out, ie)
 	}
 	return out, nil
+}
+
+// OffsetDecoder is implemented by sources whose checkpointed offset (Source.SnapshotOffset) can be shown field by
+// field. It is called on a source that was built (Node.OffsetDecoder) but never opened.
+type OffsetDecoder interface {
+	DecodeOffset(offset []byte) ([]StateField, error)
+}
+
+// OffsetDecoder returns the decoder of a source node's offsets: its subtask 0 source, built but not opened, when
+// it implements OffsetDecoder; nil otherwise.
+func (n *Node) OffsetDecoder() OffsetDecoder {
+	if n.Kind != SourceNode || n.newSource == nil {
+		return nil
+	}
+	d, _ := n.newSource(0).(OffsetDecoder)
+	return d
+}
+
+// Field is a StateField of a non-NULL value.
+func Field(name string, value any) StateField {
+	s := fmt.Sprint(value)
+	return StateField{Name: name, Value: &s}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 	"github.com/clinksql/clinksql/state/inspect"
 )
@@ -190,6 +191,9 @@ func TestStateCatDecodesAGroupByCheckpoint(t *testing.T) {
 			t.Fatalf("source subtask without an offset: %+v", st)
 		}
 		rows += st.Counts.Rows
+		if st.Source.DecodeError != "" || fieldOf(st.Source.Position, "mode") != "bounded" {
+			t.Fatalf("%s: position %+v not decoded by the file source: %s", st.Participant, st.Source.Position, st.Source.DecodeError)
+		}
 	}
 	if len(srcs) == 0 || rows != 400 {
 		t.Fatalf("sources %d read %d rows, want 400", len(srcs), rows)
@@ -292,6 +296,15 @@ func TestStateCatRefusesUnknownCheckpointsAndDamage(t *testing.T) {
 	t.Fatalf("damaging every table the chains name went unnoticed: %v", ssts)
 }
 
+func fieldOf(fs []exec.StateField, name string) string {
+	for _, f := range fs {
+		if f.Name == name && f.Value != nil {
+			return *f.Value
+		}
+	}
+	return ""
+}
+
 func idList(ids []uint64) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
@@ -341,6 +354,10 @@ func TestStateCatOnARunningEngine(t *testing.T) {
 	first := r.Job.Checkpoint
 	if r.Job.PlanError != "" || first == nil {
 		t.Fatalf("plan error %q, checkpoint %+v", r.Job.PlanError, first)
+	}
+	// One INSERT is segment 1 of the stream's log: the source goes on at segment 2.
+	if src := subtasksOf(first, "source"); len(src) != 1 || fieldOf(src[0].Source.Position, "segment") != "2" {
+		t.Fatalf("stream source position: %+v", src)
 	}
 	got := map[string]groupResult{}
 	for _, st := range first.Subtasks {

@@ -95,8 +95,11 @@ type Subtask struct {
 
 // SourceState is what a source subtask recorded at the barrier.
 type SourceState struct {
-	Offset    Bytes     `json:"offset"` // the connector's encoding of its read position
-	Watermark Watermark `json:"watermark"`
+	Offset Bytes `json:"offset"` // the connector's encoding of its read position
+	// Position is the offset decoded by its connector (exec.OffsetDecoder); empty when it has no decoder.
+	Position    []exec.StateField `json:"position,omitempty"`
+	DecodeError string            `json:"decode_error,omitempty"`
+	Watermark   Watermark         `json:"watermark"`
 }
 
 // Bytes is an undecoded value: hex and length.

@@ -104,7 +104,14 @@ func (p *printer) subtask(st Subtask) {
 		p.f("  key groups [%d, %d)\n", st.KeyGroups[0], st.KeyGroups[1])
 	}
 	if s := st.Source; s != nil {
-		p.f("  source offset: %s (%d bytes)\n  source watermark: %s\n", s.Offset.Hex, s.Offset.Len, wmText(s.Watermark))
+		p.f("  source offset: %s (%d bytes)\n", s.Offset.Hex, s.Offset.Len)
+		if len(s.Position) > 0 {
+			p.f("  source position: %s\n", fieldsText(s.Position))
+		}
+		if s.DecodeError != "" {
+			p.f("  source position not decoded: %s\n", s.DecodeError)
+		}
+		p.f("  source watermark: %s\n", wmText(s.Watermark))
 	}
 	if c := st.Counts; c != nil {
 		p.f("  counts: rows %d, late rows %d, bad values %d\n", c.Rows, c.LateRows, c.BadValues)

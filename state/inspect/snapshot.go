@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -189,6 +190,14 @@ func readSubtask(rofs readOnlyFS, cp string, id uint64, p participant, g *exec.G
 	})
 	if err != nil {
 		return st, err
+	}
+	if st.Source != nil && p.node != nil {
+		if d := p.node.OffsetDecoder(); d != nil {
+			off, _ := hex.DecodeString(st.Source.Offset.Hex)
+			if st.Source.Position, err = d.DecodeOffset(off); err != nil {
+				st.Source.DecodeError = err.Error()
+			}
+		}
 	}
 	for _, kgs := range groups {
 		st.KeyedState = append(st.KeyedState, *kgs)
