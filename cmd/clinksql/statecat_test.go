@@ -410,3 +410,110 @@ func TestStateCatOnARunningEngine(t *testing.T) {
 		t.Fatalf("checkpoint %d committed no file with the 02:00 window", r2.Job.Checkpoint.ID)
 	}
 }
+
+// pins: the keyed state of the joins decodes into their inputs' rows: a regular join's sides hold, per key, each
+// distinct row of that side with its number of copies; an interval join's sides hold every row still within reach
+// of the watermark, with its row time and key. Expected values are computed here from the seeded input.
+func TestStateCatDecodesJoinState(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	e, err := engine.Open(engine.Config{DataDir: data, AllowPaths: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	s := e.NewSession()
+	execSQL(t, s, "SET checkpoint.interval = '0'")
+	execSQL(t, s, "CREATE STREAM l (k BIGINT, x VARCHAR, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)")
+	execSQL(t, s, "CREATE STREAM r (k BIGINT, y BIGINT)")
+	execSQL(t, s, fmt.Sprintf("CREATE SINK rj (k BIGINT, x VARCHAR, y BIGINT) WITH (connector = 'file', format = 'csv', path = '%s', type = 'upsert', primary_key = 'k')", filepath.Join(root, "rj")))
+	execSQL(t, s, fmt.Sprintf("CREATE SINK ij (a VARCHAR, b VARCHAR) WITH (connector = 'file', format = 'csv', path = '%s')", filepath.Join(root, "ij")))
+	execSQL(t, s, "INSERT INTO rj SELECT l.k, l.x, r.y FROM l JOIN r ON l.k = r.k")                                                         // job-1
+	execSQL(t, s, "INSERT INTO ij SELECT p.x, q.x FROM l AS p JOIN l AS q ON p.k = q.k AND q.ts BETWEEN p.ts AND p.ts + INTERVAL '1' HOUR") // job-2
+
+	rng := rand.New(rand.NewPCG(21, 3))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	leftCopies := map[string]int{} // "k|x" -> copies
+	rightCopies := map[string]int{}
+	// The interval join keeps a left row p while the watermark has not passed p.ts + 1 hour: every row here; and a
+	// right row q while it has not passed q.ts: the newest row only (the watermark is the newest row time).
+	leftRows, rightRows := map[string]int{}, map[string]int{} // "k|x|ts" -> rows
+	var lv, rv []string
+	for i := range 60 {
+		k, x := rng.IntN(4), fmt.Sprintf("x%d", rng.IntN(3))
+		ts := base.Add(time.Duration(i) * time.Minute).Format("2006-01-02 15:04:05")
+		lv = append(lv, fmt.Sprintf("(%d, '%s', TIMESTAMP '%s')", k, x, ts))
+		leftCopies[fmt.Sprintf("%d|%s", k, x)]++
+		leftRows[fmt.Sprintf("%d|%s|%s", k, x, ts)]++
+		if i == 59 {
+			rightRows[fmt.Sprintf("%d|%s|%s", k, x, ts)]++
+		}
+	}
+	for range 30 {
+		k, y := rng.IntN(4), rng.IntN(3)
+		rv = append(rv, fmt.Sprintf("(%d, %d)", k, y))
+		rightCopies[fmt.Sprintf("%d|%d", k, y)]++
+	}
+	execSQL(t, s, "INSERT INTO l VALUES "+strings.Join(lv, ", "))
+	execSQL(t, s, "INSERT INTO r VALUES "+strings.Join(rv, ", "))
+	execSQL(t, s, "FLUSH")
+
+	// The regular join: per key and side, each distinct row with its copies.
+	r := stateCat(t, inspect.Options{DataDir: data, Job: "job-1"})
+	gotCopies := [2]map[string]int{{}, {}}
+	for _, st := range r.Job.Checkpoint.Subtasks {
+		for _, kg := range st.KeyedState {
+			for _, en := range kg.Entries {
+				side := map[string]int{"left rows": 0, "right rows": 1}
+				sd, ok := side[en.Kind]
+				if !ok || len(en.Key) != 1 {
+					t.Fatalf("%s: not a decoded regular join side: %+v", st.Participant, en)
+				}
+				for _, v := range en.Value[1:] { // after last_write_us
+					// "(k=1, x=x2) x3"
+					desc := *v.Value
+					cols, copies, _ := strings.Cut(strings.TrimPrefix(desc, "("), ") x")
+					var vals []string
+					for _, c := range strings.Split(cols, ", ") {
+						_, val, _ := strings.Cut(c, "=")
+						vals = append(vals, val)
+					}
+					if vals[0] != *en.Key[0].Value {
+						t.Errorf("row %s kept under key %s", desc, *en.Key[0].Value)
+					}
+					n, _ := strconv.Atoi(copies)
+					gotCopies[sd][vals[0]+"|"+vals[1]] += n
+				}
+			}
+		}
+	}
+	for sd, want := range []map[string]int{leftCopies, rightCopies} {
+		if fmt.Sprint(gotCopies[sd]) != fmt.Sprint(want) {
+			t.Errorf("regular join side %d: decoded %v, want %v", sd, gotCopies[sd], want)
+		}
+	}
+
+	// The interval join.
+	r = stateCat(t, inspect.Options{DataDir: data, Job: "job-2"})
+	got := [2]map[string]int{{}, {}}
+	for _, st := range r.Job.Checkpoint.Subtasks {
+		for _, kg := range st.KeyedState {
+			for _, en := range kg.Entries {
+				sd := map[string]int{"left row": 0, "right row": 1}[en.Kind]
+				if en.Kind == "" || len(en.Key) != 2 || len(en.Value) != 5 {
+					t.Fatalf("%s: not a decoded interval join row: %+v", st.Participant, en)
+				}
+				row := en.Value[2:] // after row_time_us, matched: k, x, ts
+				if *row[0].Value != *en.Key[1].Value {
+					t.Errorf("row %v kept under key %s", row, *en.Key[1].Value)
+				}
+				got[sd][*row[0].Value+"|"+*row[1].Value+"|"+*row[2].Value]++
+			}
+		}
+	}
+	for sd, want := range []map[string]int{leftRows, rightRows} {
+		if fmt.Sprint(got[sd]) != fmt.Sprint(want) {
+			t.Errorf("interval join side %d: decoded %v, want %v", sd, got[sd], want)
+		}
+	}
+}
