@@ -25,5 +25,8 @@
 // logs, a job or log directory the catalog does not name, a named log that is gone), with a *state.CorruptError
 // naming the catalog (XX001). A job that cannot be re-deployed shows FAILED in SHOW JOBS with why.
 //
+// PlanJob is the one way a job's statement is planned again (its re-deployment, and clinksql state-cat, which plans
+// against PlanOnlyEnv: the catalog alone, no engine, no lock, no log opened).
+//
 // It must never hold a lock while waiting on a job, and never bypass the planner to build a dataflow.
 package engine

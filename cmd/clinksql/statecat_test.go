@@ -413,8 +413,9 @@ func TestStateCatOnARunningEngine(t *testing.T) {
 
 // pins: the keyed state of the joins decodes into their inputs' rows: a regular join's sides hold, per key, each
 // distinct row of that side with its number of copies; an interval join's sides hold every row still within reach
-// of the watermark, with its row time and key. Expected values are computed here from the seeded input.
-func TestStateCatDecodesJoinState(t *testing.T) {
+// of the watermark, with its row time and key; a Top-N's partitions hold their top rows with their copies.
+// Expected values are computed here from the seeded input.
+func TestStateCatDecodesJoinAndTopNState(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
 	e, err := engine.Open(engine.Config{DataDir: data, AllowPaths: []string{root}})
@@ -430,6 +431,8 @@ func TestStateCatDecodesJoinState(t *testing.T) {
 	execSQL(t, s, fmt.Sprintf("CREATE SINK ij (a VARCHAR, b VARCHAR) WITH (connector = 'file', format = 'csv', path = '%s')", filepath.Join(root, "ij")))
 	execSQL(t, s, "INSERT INTO rj SELECT l.k, l.x, r.y FROM l JOIN r ON l.k = r.k")                                                         // job-1
 	execSQL(t, s, "INSERT INTO ij SELECT p.x, q.x FROM l AS p JOIN l AS q ON p.k = q.k AND q.ts BETWEEN p.ts AND p.ts + INTERVAL '1' HOUR") // job-2
+	execSQL(t, s, fmt.Sprintf("CREATE SINK tn (k BIGINT, y BIGINT, rn BIGINT) WITH (connector = 'file', format = 'csv', path = '%s', type = 'upsert', primary_key = 'k,rn')", filepath.Join(root, "tn")))
+	execSQL(t, s, "INSERT INTO tn SELECT * FROM (SELECT k, y, ROW_NUMBER() OVER (PARTITION BY k ORDER BY y DESC) AS rn FROM r) WHERE rn <= 2") // job-3
 
 	rng := rand.New(rand.NewPCG(21, 3))
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -449,10 +452,20 @@ func TestStateCatDecodesJoinState(t *testing.T) {
 			rightRows[fmt.Sprintf("%d|%s|%s", k, x, ts)]++
 		}
 	}
+	ys := map[int][]int{}
 	for range 30 {
 		k, y := rng.IntN(4), rng.IntN(3)
 		rv = append(rv, fmt.Sprintf("(%d, %d)", k, y))
 		rightCopies[fmt.Sprintf("%d|%d", k, y)]++
+		ys[k] = append(ys[k], y)
+	}
+	// The Top-N over an append-only input keeps its partition's 2 greatest rows, copies counted.
+	topRows := map[string]int{}
+	for k, v := range ys {
+		slices.Sort(v)
+		for _, y := range v[max(0, len(v)-2):] {
+			topRows[fmt.Sprintf("%d|%d", k, y)]++
+		}
 	}
 	execSQL(t, s, "INSERT INTO l VALUES "+strings.Join(lv, ", "))
 	execSQL(t, s, "INSERT INTO r VALUES "+strings.Join(rv, ", "))
@@ -515,5 +528,22 @@ func TestStateCatDecodesJoinState(t *testing.T) {
 		if fmt.Sprint(got[sd]) != fmt.Sprint(want) {
 			t.Errorf("interval join side %d: decoded %v, want %v", sd, got[sd], want)
 		}
+	}
+
+	r = stateCat(t, inspect.Options{DataDir: data, Job: "job-3"})
+	gotTop := map[string]int{}
+	for _, st := range r.Job.Checkpoint.Subtasks {
+		for _, kg := range st.KeyedState {
+			for _, en := range kg.Entries {
+				if en.Kind != "top-n row" || len(en.Key) != 1 || len(en.Value) != 3 || *en.Key[0].Value != *en.Value[0].Value {
+					t.Fatalf("%s: not a decoded Top-N row: %+v", st.Participant, en)
+				}
+				n, _ := strconv.Atoi(*en.Value[2].Value)
+				gotTop[*en.Value[0].Value+"|"+*en.Value[1].Value] += n
+			}
+		}
+	}
+	if fmt.Sprint(gotTop) != fmt.Sprint(topRows) {
+		t.Errorf("Top-N: decoded %v, want %v", gotTop, topRows)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/exec/textform"
 )
 
@@ -112,4 +113,59 @@ func fields(sc *arrow.Schema, row []*string, from, to int) []exec.StateField {
 		out = append(out, exec.StateField{Name: sc.Field(i).Name, Value: row[i]})
 	}
 	return out
+}
+
+var _ exec.StateDecoder = (*topN)(nil)
+
+// DecodeState decodes one distinct row of a Top-N partition: the partition columns, then the row's columns and
+// its copies. (Its rank is not stored: it is the row's place among its partition's entries.)
+func (o *topN) DecodeState(id byte, key, value []byte) (exec.StateEntry, error) {
+	if id != topNStateID {
+		return exec.StateEntry{}, fmt.Errorf("top-n: unknown state id %d", id)
+	}
+	pl, rest, err := rowcodec.GetUvarint(key)
+	if err != nil || uint64(len(rest)) < pl {
+		return exec.StateEntry{}, rowcodec.ErrState
+	}
+	part, entry := rest[:pl], rest[pl:]
+	copies, v, err := rowcodec.GetUvarint(value)
+	if err != nil {
+		return exec.StateEntry{}, err
+	}
+	orderLen, v, err := rowcodec.GetUvarint(v)
+	if err != nil || len(v) != 0 || orderLen > uint64(len(entry)) {
+		return exec.StateEntry{}, rowcodec.ErrState
+	}
+	in := o.p.in
+	partFields := make([]arrow.Field, len(o.p.cfg.Partition))
+	for i, c := range o.p.cfg.Partition {
+		partFields[i] = arrow.Field{Name: in.Field(c).Name, Type: o.p.partEnc.Types[i], Nullable: true}
+	}
+	e := exec.StateEntry{Kind: "top-n row"}
+	if e.Key, err = decodeFields(arrow.NewSchema(partFields, nil), &o.p.partEnc, part); err != nil {
+		return exec.StateEntry{}, err
+	}
+	rowFields := make([]arrow.Field, len(o.p.allCols))
+	for i, c := range o.p.allCols {
+		rowFields[i] = arrow.Field{Name: in.Field(c).Name, Type: o.p.rowEnc.Types[i], Nullable: true}
+	}
+	if e.Value, err = decodeFields(arrow.NewSchema(rowFields, nil), &o.p.rowEnc, entry[orderLen:]); err != nil {
+		return exec.StateEntry{}, err
+	}
+	e.Value = append(e.Value, exec.Field("copies", copies))
+	return e, nil
+}
+
+// decodeFields decodes canonical bytes into the named columns of sc.
+func decodeFields(sc *arrow.Schema, enc *rowcodec.Encoding, b []byte) ([]exec.StateField, error) {
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer rb.Release()
+	if err := enc.DecodeKey(rb.Fields(), b); err != nil {
+		return nil, err
+	}
+	row, err := oneRow(rb)
+	if err != nil {
+		return nil, err
+	}
+	return fields(sc, row, 0, len(row)), nil
 }
