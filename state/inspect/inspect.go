@@ -188,6 +188,9 @@ type Handle struct {
 	File    string    `json:"file"`
 	Horizon Watermark `json:"horizon"`
 	Handle  Bytes     `json:"handle"`
+	// Text is the handle itself when it is printable text (the Kafka sink's is JSON: transactional id, producer
+	// id and epoch, and the offsets per partition).
+	Text string `json:"text,omitempty"`
 }
 
 // Transaction is one transaction of a two-phase file sink subtask (the files of txnfile's layout).

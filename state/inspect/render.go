@@ -171,7 +171,11 @@ func (p *printer) subtask(st Subtask) {
 		}
 	}
 	if h := st.Handle; h != nil {
-		p.f("  staged handle: %s (%d bytes), horizon %s, %s\n", h.Handle.Hex, h.Handle.Len, wmText(h.Horizon), h.File)
+		if h.Text != "" {
+			p.f("  staged handle: %s (%d bytes), horizon %s, %s\n", h.Text, h.Handle.Len, wmText(h.Horizon), h.File)
+		} else {
+			p.f("  staged handle: %s (%d bytes), horizon %s, %s\n", h.Handle.Hex, h.Handle.Len, wmText(h.Horizon), h.File)
+		}
 	}
 	for _, t := range st.Transactions {
 		p.f("  transaction of checkpoint %d: %s %s (%d bytes)\n", t.Checkpoint, t.State, t.File, t.Bytes)

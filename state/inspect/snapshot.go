@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -49,6 +51,11 @@ type participant struct {
 func readCheckpoint(dir, job, cp string, id uint64, g *exec.Graph, operator string) (*CheckpointSnapshot, []OperatorReceipts, error) {
 	if err := checkpoint.VerifyMarker(state.OS, cp, id); err != nil {
 		return nil, nil, err
+	}
+	if exists(checkpoint.ConfirmedPath(cp, id)) {
+		if err := checkpoint.VerifyConfirmed(state.OS, cp, id); err != nil {
+			return nil, nil, err
+		}
 	}
 	snap := &CheckpointSnapshot{ID: id, Marker: checkpoint.MarkerPath(cp, id)}
 	parts, err := participants(cp, id, g)
@@ -212,8 +219,24 @@ func readSubtask(rofs readOnlyFS, cp string, id uint64, p participant, g *exec.G
 			return st, err
 		}
 		st.Handle = &Handle{File: hp, Horizon: watermark(h.Horizon), Handle: bytesOf(h.Handle)}
+		if printable(h.Handle) {
+			st.Handle.Text = string(h.Handle)
+		}
 	}
 	return st, nil
+}
+
+// printable reports whether b is UTF-8 text without control characters.
+func printable(b []byte) bool {
+	if len(b) == 0 || !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func exists(p string) bool {
