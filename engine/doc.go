@@ -35,5 +35,8 @@
 // edges and checkpoints (systables.go: one column per JSON field of those types, a snapshot the planner takes
 // through Env.SystemTable when it plans a SELECT) all read it.
 //
+// PlanJob is the one way a job's statement is planned again (its re-deployment, and clinksql state-cat, which plans
+// against PlanOnlyEnv: the catalog alone, no engine, no lock, no log opened).
+//
 // It must never hold a lock while waiting on a job, and never bypass the planner to build a dataflow.
 package engine

@@ -280,7 +280,7 @@ func (e *Engine) EdgeInfos(job string) []EdgeInfo {
 	if rj := e.running(job); rj != nil {
 		plan = rj.plan
 	} else if spec, ok := e.cat.Job(job); ok && !spec.Dropped {
-		p, err := e.planJob(spec)
+		p, err := PlanJob(e, spec)
 		if err != nil {
 			return nil
 		}

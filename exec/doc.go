@@ -82,4 +82,9 @@
 // Counts (rows in and out, late rows, bad values) are staged by every subtask with its checkpoint and rewound to
 // the restored checkpoint's at every deploy, so a replay counts nothing twice (TestRestartCountsRowsOnce). The job
 // logs its life (started, restarted and why, failed and why, finished, stopped) with one "job" attribute.
+//
+// Reading a checkpoint from outside a job (clinksql state-cat, package state/inspect; inspect.go): operators that
+// keep keyed state implement StateDecoder and sources OffsetDecoder, both called on an instance built by the
+// node's factory (Node.StateDecoder, Node.OffsetDecoder) and never opened, so they must decode with the code their
+// restore uses and touch no backend; DecodeInflightLog is the restore's reader of an in-flight log.
 package exec

@@ -17,6 +17,7 @@ func main() {
 	}
 	root.AddCommand(newServeCommand())
 	root.AddCommand(newExecCommand())
+	root.AddCommand(newStateCatCommand())
 	addREPLFlags(root) // clinksql with no sub-command opens the REPL
 	if err := root.Execute(); err != nil {
 		if _, quiet := err.(exitError); !quiet {

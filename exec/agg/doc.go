@@ -71,4 +71,7 @@
 //   - let the result depend on arrival order within a batch's net effect, or on a restore: updates run in row
 //     order and the state holds exact bits;
 //   - turn an overflow into a wrong number (22003; a float sum follows GroupAggConfig.Mode, as above).
+//
+// The group and window aggregates and Top-N decode their keyed state entries for clinksql state-cat
+// (exec.StateDecoder, inspect.go) through their own restore code, rendering results as they would emit them.
 package agg

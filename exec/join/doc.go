@@ -62,4 +62,7 @@
 //
 // Not yet: chunked values (a checkpoint rewrites the whole value of every key changed since the previous one),
 // and column types outside the canonical codec (INTERVAL, nested types) in a join's inputs.
+//
+// The joins decode their keyed state entries for clinksql state-cat (exec.StateDecoder, inspect.go) with the
+// parsers their restores use.
 package join

@@ -1,0 +1,95 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// What a reader outside a running job (clinksql state-cat, package state/inspect) needs to decode a checkpoint the
+// way the runtime and the operators wrote it, without opening the job.
+
+// StateDecoder is implemented by operators whose keyed state entries can be decoded into readable values. It is
+// called on an operator that was built (Node.StateDecoder) but never opened: it must not touch a backend.
+type StateDecoder interface {
+	// DecodeState decodes one keyed state entry: the state id and user key of its KeyedKey, and its value.
+	DecodeState(stateID byte, key, value []byte) (StateEntry, error)
+}
+
+// StateEntry is one decoded keyed state entry: named fields in Postgres text form (nil: NULL).
+type StateEntry struct {
+	Kind  string // what the entry is ("group", "window group", ...)
+	Key   []StateField
+	Value []StateField
+}
+
+// StateField is one named value of a decoded entry.
+type StateField struct {
+	Name  string  `json:"name"`
+	Value *string `json:"value"`
+}
+
+// StateDecoder returns the decoder of an operator node's keyed state: its subtask 0 operator, built but not opened,
+// when it implements StateDecoder; nil otherwise.
+func (n *Node) StateDecoder() StateDecoder {
+	if n.Kind != OperatorNode || n.newOperator == nil {
+		return nil
+	}
+	d, _ := n.newOperator(0).(StateDecoder)
+	return d
+}
+
+// InflightElement is one element of a captured in-flight log (unaligned checkpoint): a watermark or a batch of
+// records that arrived on input channel Input before its barrier.
+type InflightElement struct {
+	Input     int
+	Watermark *int64 // set for a watermark
+	Idle      bool
+	Batch     arrow.RecordBatch // set for a batch; the caller releases it
+	Kinds     []RowKind         // a batch's row kinds; nil when every row is an insert
+}
+
+// DecodeInflightLog decodes the payload of an in-flight log file (chk-<id>/<participant>.inflight, after its frame
+// was checked) with the reader a restore uses. The caller releases the batches.
+func DecodeInflightLog(data []byte, alloc memory.Allocator) ([]InflightElement, error) {
+	elems, err := decodeInflight(data, alloc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]InflightElement, 0, len(elems))
+	for _, le := range elems {
+		ie := InflightElement{Input: le.input}
+		switch le.e.Kind {
+		case KindWatermark:
+			wm := le.e.WM
+			ie.Watermark, ie.Idle = &wm, le.e.Idle
+		case KindBatch:
+			ie.Batch, ie.Kinds = le.e.Batch.Rec, le.e.Batch.Kinds
+		}
+		out = append(out, ie)
+	}
+	return out, nil
+}
+
+// OffsetDecoder is implemented by sources whose checkpointed offset (Source.SnapshotOffset) can be shown field by
+// field. It is called on a source that was built (Node.OffsetDecoder) but never opened.
+type OffsetDecoder interface {
+	DecodeOffset(offset []byte) ([]StateField, error)
+}
+
+// OffsetDecoder returns the decoder of a source node's offsets: its subtask 0 source, built but not opened, when
+// it implements OffsetDecoder; nil otherwise.
+func (n *Node) OffsetDecoder() OffsetDecoder {
+	if n.Kind != SourceNode || n.newSource == nil {
+		return nil
+	}
+	d, _ := n.newSource(0).(OffsetDecoder)
+	return d
+}
+
+// Field is a StateField of a non-NULL value.
+func Field(name string, value any) StateField {
+	s := fmt.Sprint(value)
+	return StateField{Name: name, Value: &s}
+}
