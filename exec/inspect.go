@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -92,4 +93,27 @@ func (n *Node) OffsetDecoder() OffsetDecoder {
 func Field(name string, value any) StateField {
 	s := fmt.Sprint(value)
 	return StateField{Name: name, Value: &s}
+}
+
+// SubtaskCounts are the counts a subtask's checkpoint holds (its runner/counts entry): rows emitted (a source's
+// rows read, a sink's rows written), late rows, bad values, and rows taken from the inputs.
+type SubtaskCounts struct {
+	RowsOut, Late, BadValues, RowsIn int64
+}
+
+// DecodeCounts decodes a runner/counts value: four big-endian int64s, or the first three in checkpoints of older
+// builds (RowsIn 0).
+func DecodeCounts(v []byte) (SubtaskCounts, error) {
+	if len(v) != 24 && len(v) != 32 {
+		return SubtaskCounts{}, fmt.Errorf("counts of %d bytes, want 32 (or 24)", len(v))
+	}
+	c := SubtaskCounts{
+		RowsOut:   int64(binary.BigEndian.Uint64(v)),
+		Late:      int64(binary.BigEndian.Uint64(v[8:])),
+		BadValues: int64(binary.BigEndian.Uint64(v[16:])),
+	}
+	if len(v) == 32 {
+		c.RowsIn = int64(binary.BigEndian.Uint64(v[24:]))
+	}
+	return c, nil
 }

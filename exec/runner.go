@@ -61,15 +61,14 @@ func (s *subtask) restoreCounts() error {
 	if err != nil || !ok {
 		return err
 	}
-	if len(v) != 24 && len(v) != 32 {
-		return fmt.Errorf("%s: restored counts of %d bytes, want 32 (or 24)", s.pid, len(v))
+	c, err := DecodeCounts(v)
+	if err != nil {
+		return fmt.Errorf("%s: restored %w", s.pid, err)
 	}
-	s.st.rowsOut.Add(int64(binary.BigEndian.Uint64(v)))
-	s.st.late.Add(int64(binary.BigEndian.Uint64(v[8:])))
-	s.st.bad.Add(int64(binary.BigEndian.Uint64(v[16:])))
-	if len(v) == 32 {
-		s.st.rowsIn.Add(int64(binary.BigEndian.Uint64(v[24:])))
-	}
+	s.st.rowsOut.Add(c.RowsOut)
+	s.st.late.Add(c.Late)
+	s.st.bad.Add(c.BadValues)
+	s.st.rowsIn.Add(c.RowsIn)
 	return nil
 }
 

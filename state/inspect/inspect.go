@@ -118,7 +118,8 @@ type Watermark struct {
 
 // Counts are a subtask's totals up to the checkpoint.
 type Counts struct {
-	Rows      int64 `json:"rows"` // emitted (a source) or written (a sink)
+	RowsIn    int64 `json:"rows_in"` // taken from the inputs (0 for a source, and in checkpoints of older builds)
+	Rows      int64 `json:"rows"`    // emitted (a source) or written (a sink)
 	LateRows  int64 `json:"late_rows"`
 	BadValues int64 `json:"bad_values"`
 }

@@ -114,7 +114,7 @@ func (p *printer) subtask(st Subtask) {
 		p.f("  source watermark: %s\n", wmText(s.Watermark))
 	}
 	if c := st.Counts; c != nil {
-		p.f("  counts: rows %d, late rows %d, bad values %d\n", c.Rows, c.LateRows, c.BadValues)
+		p.f("  counts: rows in %d, rows %d, late rows %d, bad values %d\n", c.RowsIn, c.Rows, c.LateRows, c.BadValues)
 	}
 	if iw := st.InputWatermarks; iw != nil {
 		ins := make([]string, len(iw.Inputs))

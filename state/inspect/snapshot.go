@@ -269,11 +269,11 @@ func (st *Subtask) operatorEntry(path, name string, v []byte) error {
 		}
 		source().Watermark = watermark(int64(binary.BigEndian.Uint64(v)))
 	case name == keyCounts:
-		if len(v) != 24 {
+		c, err := exec.DecodeCounts(v)
+		if err != nil {
 			return bad()
 		}
-		st.Counts = &Counts{Rows: int64(binary.BigEndian.Uint64(v)), LateRows: int64(binary.BigEndian.Uint64(v[8:])),
-			BadValues: int64(binary.BigEndian.Uint64(v[16:]))}
+		st.Counts = &Counts{RowsIn: c.RowsIn, Rows: c.RowsOut, LateRows: c.Late, BadValues: c.BadValues}
 	case name == keyInputWatermarks:
 		if len(v) < 8 || len(v)%8 != 0 {
 			return bad()
