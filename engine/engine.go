@@ -63,6 +63,8 @@ type Engine struct {
 	jobs    map[string]*runningJob
 	selects int
 	closed  bool
+	// ready is set once Open re-deployed the catalog's jobs (Ready).
+	ready bool
 }
 
 // runningJob is a deployed continuous job.
@@ -139,6 +141,9 @@ func Open(cfg Config) (*Engine, error) {
 			}
 		}
 	}
+	e.mu.Lock()
+	e.ready = true
+	e.mu.Unlock()
 	return e, nil
 }
 

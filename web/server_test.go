@@ -2,14 +2,8 @@ package web
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
@@ -19,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/internal/testcert"
 )
 
 // openEngine opens an engine on a fresh directory with a checked allocator; the cleanup closes it and checks
@@ -185,7 +180,7 @@ func TestBasicAuth(t *testing.T) {
 // With a TLS configuration the server speaks HTTPS only, with that certificate.
 func TestTLS(t *testing.T) {
 	e := openEngine(t)
-	cert, pool := selfSigned(t)
+	cert, pool := testcert.New(t)
 	s := startServer(t, Config{Addr: "127.0.0.1:0", Engine: e, TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	if r := get(t, c, "https://"+s.Addr().String()+"/healthz", nil); r.status != 200 {
@@ -194,28 +189,4 @@ func TestTLS(t *testing.T) {
 	if r := get(t, http.DefaultClient, "http://"+s.Addr().String()+"/healthz", nil); r.status != http.StatusBadRequest {
 		t.Errorf("plain http to the TLS server: %d %q, want 400", r.status, r.body)
 	}
-}
-
-// selfSigned makes a certificate for 127.0.0.1 and the pool that trusts it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "clinksql test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
