@@ -87,6 +87,7 @@
     if (!iso) return "–";
     const d = new Date(iso);
     if (isNaN(d.getTime())) return String(iso);
+    if (d.getUTCFullYear() < 1970) return "–"; // Go's zero time: not known
     const s = d.toISOString(); // 2026-01-01T00:00:01.234Z
     return short ? s.slice(11, 23) : s.slice(0, 10) + " " + s.slice(11, 23) + " UTC";
   }
@@ -396,7 +397,8 @@
     return { layers: layers, depth: depth, pos: pos };
   }
 
-  const NODE_W = 190, NODE_H = 92, COL_GAP = 80, ROW_GAP = 30, PAD = 16;
+  const NODE_W = 156, NODE_H = 92, COL_GAP = 52, ROW_GAP = 30, PAD = 16;
+  const LABEL_MAX = 21; // characters of an operator's label a node shows (the full label is its title)
 
   function renderGraph(ops, edges) {
     const g = $("graph");
@@ -451,7 +453,7 @@
       });
       gn.appendChild(svg("title", null, o.label + " (" + o.id + ")" + (o.live ? "\nbackpressure " + fmtPct(o.bp) + ", busy " + fmtPct(o.busy) : "")));
       gn.appendChild(svg("rect", { class: "box", width: NODE_W, height: NODE_H, rx: 6, fill: o.live ? bpColor(o.bp) : bpColor(null) }));
-      gn.appendChild(svg("text", { class: "label", x: 10, y: 18 }, truncate(o.label, 27)));
+      gn.appendChild(svg("text", { class: "label", x: 10, y: 18 }, truncate(o.label, LABEL_MAX)));
       gn.appendChild(svg("text", { class: "meta", x: 10, y: 34 }, o.id + (o.parallelism ? " · parallelism " + o.parallelism : "")));
       if (o.live) {
         gn.appendChild(svg("text", { class: "rates", x: 10, y: 50 }, "in " + fmtCount(o.inPerSec) + "/s · out " + fmtCount(o.outPerSec) + "/s"));
@@ -492,6 +494,14 @@
 
   const CK_W = 1000, CK_H = 250, CK_L = 64, CK_R = 70, CK_T = 24, CK_B = 34;
 
+  // outcomeClass is the CSS class of a checkpoint's outcome: completed, failed (ABORTED too) or pending.
+  function outcomeClass(outcome) {
+    const o = String(outcome || "").toLowerCase();
+    if (o === "completed") return "completed";
+    if (o === "in_progress") return "pending";
+    return "failed";
+  }
+
   function renderCheckpointChart(cks) {
     const g = $("checkpoints");
     clear(g);
@@ -525,9 +535,10 @@
     cks.forEach((c, i) => {
       const cx = CK_L + step * i + step / 2;
       const y = Math.min(yDur(c.duration_ms), CK_T + plotH - 4); // a 0 ms checkpoint still shows
-      const failed = c.outcome !== "completed";
+      const outcome = outcomeClass(c.outcome);
+      const failed = outcome !== "completed";
       const r = svg("rect", {
-        class: "ckpt " + (failed ? "failed" : String(c.mode || "").toLowerCase()),
+        class: "ckpt " + (outcome === "completed" ? String(c.mode || "").toLowerCase() : outcome),
         "data-checkpoint": c.checkpoint_id, "data-mode": c.mode, "data-outcome": c.outcome,
         x: (cx - barW / 2).toFixed(1), y: y.toFixed(1), width: barW.toFixed(1), height: (CK_T + plotH - y).toFixed(1),
       });
@@ -555,7 +566,8 @@
     clear(tbody);
     for (let i = cks.length - 1; i >= 0; i--) { // newest first
       const c = cks[i];
-      const tr = html("tr", { "data-checkpoint": c.checkpoint_id, class: c.outcome === "completed" ? null : "failed" });
+      const outcome = outcomeClass(c.outcome);
+      const tr = html("tr", { "data-checkpoint": c.checkpoint_id, class: outcome === "completed" ? null : outcome });
       tr.appendChild(td(c.checkpoint_id, "num"));
       tr.appendChild(td(c.mode));
       tr.appendChild(td(fmtTime(c.trigger_time, true)));
@@ -563,7 +575,7 @@
       tr.appendChild(td(fmtMs(c.align_ms), "num"));
       tr.appendChild(td(fmtBytes(c.bytes_persisted), "num"));
       tr.appendChild(td(fmtBytes(c.inflight_bytes), "num"));
-      tr.appendChild(td(c.outcome, "outcome-" + String(c.outcome).toLowerCase()));
+      tr.appendChild(td(c.outcome, "outcome-" + outcome));
       tr.appendChild(td(c.reason || ""));
       tbody.appendChild(tr);
     }
