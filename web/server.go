@@ -131,6 +131,16 @@ func (s *Server) routes(auth *basicAuth) http.Handler {
 	// The probes tell only up/ready, and are what load balancers call without credentials.
 	probes := http.NewServeMux()
 	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { text(w, http.StatusOK, "ok") })
+	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !e.Ready() {
+			text(w, http.StatusServiceUnavailable, "not ready")
+			return
+		}
+		text(w, http.StatusOK, "ready")
+	})
+	mux.HandleFunc("GET /api/jobs", s.apiJobs)
+	mux.HandleFunc("GET /api/jobs/{id}", s.apiJob)
+	mux.HandleFunc("/api/", apiNotFound)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(e.Registry(), promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		ErrorHandling: promhttp.ContinueOnError, // one failing collector does not hide the others

@@ -86,8 +86,9 @@ func basic(user, password string) func(*http.Request) {
 	return func(r *http.Request) { r.SetBasicAuth(user, password) }
 }
 
-// /healthz answers while the server serves; /metrics is the engine registry in Prometheus' text format; Serve
-// returns nil when its context ends, and the port is closed after.
+// /healthz answers while the server serves; /readyz while the engine is open (Engine.Ready), 503 once it closes;
+// /metrics is the engine registry in Prometheus' text format; Serve returns nil when its context ends, and the
+// port is closed after.
 func TestHealthzMetricsAndShutdown(t *testing.T) {
 	e := openEngine(t)
 	s, err := New(Config{Addr: "127.0.0.1:0", Engine: e})
@@ -104,6 +105,18 @@ func TestHealthzMetricsAndShutdown(t *testing.T) {
 	r := get(t, http.DefaultClient, base+"/metrics", nil)
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") {
 		t.Errorf("/metrics: %d %q", r.status, r.header.Get("Content-Type"))
+	}
+	if r := get(t, http.DefaultClient, base+"/readyz", nil); r.status != 200 {
+		t.Errorf("/readyz on an open engine: %d %q", r.status, r.body)
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, http.DefaultClient, base+"/readyz", nil); r.status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz on a closed engine: %d %q, want 503", r.status, r.body)
+	}
+	if r := get(t, http.DefaultClient, base+"/healthz", nil); r.status != 200 {
+		t.Errorf("/healthz on a closed engine: %d %q", r.status, r.body)
 	}
 	cancel()
 	if err := <-done; err != nil {
