@@ -141,6 +141,10 @@ var jobStateNames = map[exec.JobState]string{exec.JobCreated: "RUNNING", exec.Jo
 
 func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 	info := JobInfo{JobID: spec.ID, Query: spec.Statement}
+	if !spec.Created.IsZero() {
+		created := spec.Created.UTC()
+		info.StartedAt = &created
+	}
 	if id, ok, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(spec.ID)); ok {
 		info.LastCheckpoint = id
 	}
@@ -151,7 +155,7 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		case spec.Stopped && spec.Dropped:
 			info.State = "DROPPED"
 		case spec.Stopped:
-			info.State = "FINISHED"
+			info.State, info.Bounded = "FINISHED", true // only a job whose sources all end finishes
 		case spec.Failed != "": // failed in an earlier process, and not re-deployed
 			info.State, info.LastError = "FAILED", spec.Failed
 		}

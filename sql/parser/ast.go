@@ -161,8 +161,9 @@ type Reset struct {
 type Show struct {
 	StmtBase
 	What string
-	// For is the object of `SHOW CHECKPOINTS FOR <job>`, "" otherwise.
-	For string
+	// For is the object of `SHOW CHECKPOINTS FOR <job>`, "" otherwise; ForP its position.
+	For  string
+	ForP int
 }
 
 // Describe is DESCRIBE name (also DESC name).

@@ -794,11 +794,11 @@ func (p *parser) show(start int) (Stmt, error) {
 		}
 		if t.Kind == Ident && t.Value == "for" && len(words) > 0 && words[0] == "checkpoints" {
 			p.advance()
-			id, _, err := p.jobID()
+			id, pos, err := p.jobID()
 			if err != nil {
 				return nil, err
 			}
-			s.For = id
+			s.For, s.ForP = id, pos
 			break
 		}
 		p.advance()
