@@ -397,8 +397,8 @@
     return { layers: layers, depth: depth, pos: pos };
   }
 
-  const NODE_W = 156, NODE_H = 92, COL_GAP = 52, ROW_GAP = 30, PAD = 16;
-  const LABEL_MAX = 21; // characters of an operator's label a node shows (the full label is its title)
+  const NODE_W = 164, NODE_H = 92, COL_GAP = 58, ROW_GAP = 30, PAD = 16;
+  const LABEL_MAX = 20; // characters of an operator's label a node shows (the full label is its title)
 
   function renderGraph(ops, edges) {
     const g = $("graph");
@@ -441,7 +441,8 @@
       const ge = svg("g", { class: "edge", "data-from": e.from_operator, "data-to": e.to_operator, "data-exchange": e.exchange });
       ge.appendChild(svg("path", { d: "M " + x1 + " " + y1 + " C " + mx + " " + y1 + ", " + mx + " " + y2 + ", " + x2 + " " + y2, "marker-end": "url(#arrow)" }));
       const ly = (y1 + y2) / 2 - 5;
-      ge.appendChild(svg("text", { x: mx, y: ly, class: "exchange", "text-anchor": "middle" }, e.exchange));
+      // "forward[]" reads as "forward": the keys only mean something for hash.
+      ge.appendChild(svg("text", { x: mx, y: ly, class: "exchange", "text-anchor": "middle" }, String(e.exchange).replace(/\[\]$/, "")));
       g.appendChild(ge);
     }
 
@@ -454,11 +455,11 @@
       gn.appendChild(svg("title", null, o.label + " (" + o.id + ")" + (o.live ? "\nbackpressure " + fmtPct(o.bp) + ", busy " + fmtPct(o.busy) : "")));
       gn.appendChild(svg("rect", { class: "box", width: NODE_W, height: NODE_H, rx: 6, fill: o.live ? bpColor(o.bp) : bpColor(null) }));
       gn.appendChild(svg("text", { class: "label", x: 10, y: 18 }, truncate(o.label, LABEL_MAX)));
-      gn.appendChild(svg("text", { class: "meta", x: 10, y: 34 }, o.id + (o.parallelism ? " · parallelism " + o.parallelism : "")));
+      gn.appendChild(svg("text", { class: "meta", x: 10, y: 34 }, truncate(o.id, 16) + (o.parallelism ? " · p=" + o.parallelism : "")));
       if (o.live) {
         gn.appendChild(svg("text", { class: "rates", x: 10, y: 50 }, "in " + fmtCount(o.inPerSec) + "/s · out " + fmtCount(o.outPerSec) + "/s"));
-        gn.appendChild(svg("text", { class: "bp", x: 10, y: 66 }, "backpressure " + fmtPct(o.bp) + " · busy " + fmtPct(o.busy)));
-        gn.appendChild(svg("text", { class: "wm", x: 10, y: 82 }, "watermark " + fmtTime(o.watermark, true)));
+        gn.appendChild(svg("text", { class: "bp", x: 10, y: 66 }, "backpr. " + fmtPct(o.bp) + " · busy " + fmtPct(o.busy)));
+        gn.appendChild(svg("text", { class: "wm", x: 10, y: 82 }, "wm " + fmtTime(o.watermark, true)));
       }
       g.appendChild(gn);
     }
