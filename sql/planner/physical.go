@@ -146,7 +146,7 @@ func (p *Physical) Explain() string {
 		}
 		fmt.Fprintf(&sb, "%s%s%s [%s] parallelism=%d", indent, branch, n.Label, n.ID, n.Parallelism)
 		for _, e := range n.Inputs {
-			fmt.Fprintf(&sb, " input=%s(%s)", exchangeName(e.Exchange), e.From.ID)
+			fmt.Fprintf(&sb, " input=%s(%s)", ExchangeName(e.Exchange), e.From.ID)
 		}
 		switch {
 		case n.Keyed:
@@ -183,7 +183,8 @@ func (p *Physical) subtasks() int {
 	return n
 }
 
-func exchangeName(e exec.Exchange) string {
+// ExchangeName is how EXPLAIN and the system tables name an exchange: forward, hash[keys], broadcast, rebalance.
+func ExchangeName(e exec.Exchange) string {
 	switch e.Kind {
 	case exec.Forward:
 		return "forward"
