@@ -57,8 +57,19 @@ type Config struct {
 	// completed checkpoint), because the aborted checkpoint's staged output is gone and only a replay restores it.
 	OnFailure func(id uint64, err error)
 
+	// History, when set, receives a Record of every checkpoint once its outcome is decided, and counts the
+	// adaptive policy's switches (EnableAdaptive) in its Totals.
+	History *History
+
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+}
+
+// AckStats is what a participant reports about its part of a checkpoint (Report): the bytes it persisted, the
+// in-flight bytes it captured, and how long alignment held one of its inputs paused.
+type AckStats struct {
+	Bytes, InflightBytes int64
+	AlignWait            time.Duration
 }
 
 // Errors of the coordinator's lifecycle.
@@ -99,6 +110,8 @@ type ckpt struct {
 	timer   *time.Timer
 	done    chan struct{} // closed once the outcome's callbacks returned
 	err     error         // the outcome; valid after done is closed
+	stats   AckStats      // summed over Report calls (AlignWait: the max)
+	failed  bool          // aborted as a failure (rewind), not discarded
 }
 
 type event struct {
@@ -265,6 +278,11 @@ func (c *Coordinator) EnableAdaptive(pressure func() float64, cfg AdaptiveConfig
 		m, switched := p.observe(pressure())
 		if switched {
 			c.m.switches.Inc()
+			if h := c.cfg.History; h != nil {
+				if err := h.Update(func(t *Totals) { t.AdaptiveSwitches++ }); err != nil {
+					c.log.Warn("checkpoint history: could not persist", "err", err)
+				}
+			}
 			c.log.Info("checkpoint: adaptive mode switched", "mode", m.String())
 		}
 		return m
@@ -377,6 +395,23 @@ func (c *Coordinator) Acknowledge(id uint64, p ParticipantID, err error) {
 	c.unlockAndDrain()
 }
 
+// Report adds participant p's figures for checkpoint id to its record (the history's bytes and align wait). Call it
+// before p's Acknowledge; a report for an id not collecting acks, or from a participant not awaited, is ignored.
+func (c *Coordinator) Report(id uint64, p ParticipantID, st AckStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.ckpts[id]
+	if k == nil || k.state != collecting {
+		return
+	}
+	if _, ok := k.pending[p]; !ok {
+		return
+	}
+	k.stats.Bytes += st.Bytes
+	k.stats.InflightBytes += st.InflightBytes
+	k.stats.AlignWait = max(k.stats.AlignWait, st.AlignWait)
+}
+
 // Abort ends checkpoint id without completing it (idempotent; OnAbort fires once). It is a failure like any
 // other: sinks discard the staged output of id, and a job that went on without replaying it would silently lose
 // that interval, so the job rewinds (OnFailure) and id becomes the rewind floor. Unknown and finished ids are
@@ -424,6 +459,7 @@ func (c *Coordinator) abortLocked(k *ckpt, reason error, rewind bool) {
 	k.timer.Stop()
 	first := false
 	if rewind && !c.stopped {
+		k.failed = true
 		if c.floor == 0 || k.b.ID < c.floor {
 			c.floor = k.b.ID
 		}
@@ -545,6 +581,7 @@ func (c *Coordinator) complete(k *ckpt) {
 	c.m.duration.Observe(dur.Seconds())
 	if draining {
 		c.log.Info("checkpoint completed while the job is draining: marker kept, commit left to recovery", "checkpoint", id)
+		c.record(k, Completed, dur, "completed while the job was draining: its commit is left to recovery")
 		c.finish(k, fmt.Errorf("checkpoint %d: %w", id, ErrCommitDeferred))
 		return
 	}
@@ -568,7 +605,28 @@ func (c *Coordinator) complete(k *ckpt) {
 	if err := retain(c.fs, c.cfg.Dir, c.cfg.Retain, inFlight, issued, len(c.cfg.Confirmers) > 0); err != nil {
 		c.log.Warn("checkpoint retention failed", "checkpoint", id, "err", err)
 	}
+	why := ""
+	if cerr != nil {
+		why = cerr.Error()
+	}
+	c.record(k, Completed, dur, why)
 	c.finish(k, cerr)
+}
+
+// record adds k's record to the history (if any). Called on the drain goroutine, once per checkpoint.
+func (c *Coordinator) record(k *ckpt, o Outcome, dur time.Duration, reason string) {
+	h := c.cfg.History
+	if h == nil {
+		return
+	}
+	c.mu.Lock()
+	st := k.stats
+	c.mu.Unlock()
+	r := Record{ID: k.b.ID, Mode: k.b.Mode, Trigger: k.started, Duration: dur, AlignWait: st.AlignWait,
+		Bytes: st.Bytes, InflightBytes: st.InflightBytes, Outcome: o, Reason: reason}
+	if err := h.Add(r); err != nil {
+		c.log.Warn("checkpoint history: could not persist", "checkpoint", k.b.ID, "err", err)
+	}
 }
 
 // Confirm records that participant p (a sink subtask in Config.Confirmers) committed checkpoint id without error.
@@ -609,6 +667,13 @@ func (c *Coordinator) aborted(ev event) {
 	if c.cfg.OnAbort != nil && !ev.keepStaged {
 		c.cfg.OnAbort(id, ev.reason)
 	}
+	c.mu.Lock()
+	o := Aborted
+	if ev.k.failed {
+		o = Failed
+	}
+	c.mu.Unlock()
+	c.record(ev.k, o, time.Since(ev.k.started), ev.reason.Error())
 	c.mu.Lock()
 	report := ev.rewind && !c.stopped
 	c.mu.Unlock()

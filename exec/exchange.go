@@ -45,7 +45,7 @@ type output struct {
 	ctx   context.Context
 	edges []*outEdge
 	alloc memory.Allocator
-	rows  *Counter
+	st    *subStats // the sending subtask's figures: rows out, time blocked on full channels
 }
 
 var _ Emitter = (*output)(nil)
@@ -89,7 +89,7 @@ func (o *output) Emit(b Batch) error {
 		b.Release()
 		return nil
 	}
-	o.rows.Add(int64(n))
+	o.st.rowsOut.Add(int64(n))
 	for i, ed := range o.edges {
 		eb := b
 		if i < len(o.edges)-1 {

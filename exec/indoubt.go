@@ -693,4 +693,5 @@ func (inc *incarnation) closeInDoubtSinks() {
 type sinkRef struct {
 	pid  checkpoint.ParticipantID
 	sink Sink
+	st   *subStats
 }

@@ -38,6 +38,8 @@ type JobConfig struct {
 	// Adaptive, when set, lets measured channel pressure choose the mode of each checkpoint.
 	Adaptive *checkpoint.AdaptiveConfig
 	Retain   int // completed checkpoints kept; 0: 2
+	// HistorySize is how many checkpoint records the job's history keeps (Checkpoints); 0: 100.
+	HistorySize int
 
 	ChannelCapacity int // elements per channel; 0: 16
 
@@ -78,6 +80,9 @@ func (c *JobConfig) defaults() {
 	}
 	if c.Retain == 0 {
 		c.Retain = 2
+	}
+	if c.HistorySize == 0 {
+		c.HistorySize = checkpoint.DefaultHistorySize
 	}
 	if c.ChannelCapacity == 0 {
 		c.ChannelCapacity = 16
@@ -123,7 +128,19 @@ type JobStatus struct {
 	State         JobState
 	LastCompleted uint64 // last completed checkpoint, 0 if none
 	Restored      uint64 // the checkpoint the current (or last) incarnation restored from, 0 if none
-	Restarts      int
+	// StartedAt is when the job was first deployed in this data directory (persisted with its checkpoint
+	// history), zero if it never started.
+	StartedAt time.Time
+	// Restarts is the job's total of restarts, across process restarts (persisted); RestartsByCause splits it by
+	// cause (RestartFailure, RestartCheckpoint, RestartDeploy).
+	Restarts        int
+	RestartsByCause map[string]int64
+	// Job totals across restarts (persisted): checkpoints completed, and failed or aborted; adaptive mode flips.
+	CheckpointsCompleted, CheckpointsFailed, AdaptiveSwitches int64
+	// Mode is the mode the next barrier gets (adaptive: the current decision).
+	Mode checkpoint.Mode
+	// Watermark is the min input watermark over the sink subtasks, MinWatermark if none.
+	Watermark int64
 	// Err is the last runtime failure; FailedOperator names the operator subtask that raised it.
 	Err            error
 	FailedOperator string
@@ -154,8 +171,12 @@ type Job struct {
 	done     chan struct{}
 	// recorded is set once Committed succeeded.
 	recorded atomic.Bool
+	// incarnations counts the deploys of this Job (the log tells a start from a restart by it).
+	incarnations int
 
-	stats jobStats
+	stats   jobStats
+	subs    [][]*subStats // per node index, per subtask
+	history *checkpoint.History
 }
 
 type jobStats struct {
@@ -172,7 +193,14 @@ func NewJob(g *Graph, cfg JobConfig) (*Job, error) {
 	}
 	cfg.defaults()
 	cfg.Logger = cfg.Logger.With("job", cfg.Name) // once: every line of the job, its coordinator and subtasks
-	return &Job{g: g, cfg: cfg, cpDir: filepath.Join(cfg.Dir, "checkpoints"), done: make(chan struct{})}, nil
+	j := &Job{g: g, cfg: cfg, cpDir: filepath.Join(cfg.Dir, "checkpoints"), done: make(chan struct{})}
+	h, err := checkpoint.OpenHistory(cfg.FS, j.cpDir, cfg.HistorySize)
+	if err != nil {
+		return nil, err
+	}
+	j.history = h
+	j.subs = newSubStats(g, &j.stats)
+	return j, nil
 }
 
 // CheckpointDir is where the job's checkpoints and COMPLETED markers live.
@@ -185,6 +213,13 @@ func (j *Job) Start(ctx context.Context) {
 	j.cancel = cancel
 	j.status.State = JobRunning
 	j.mu.Unlock()
+	if j.history.Totals().StartedAt.IsZero() {
+		now := time.Now().UTC()
+		if err := j.history.Update(func(t *checkpoint.Totals) { t.StartedAt = now }); err != nil {
+			j.cfg.Logger.Warn("checkpoint history: could not persist the start time", "err", err)
+		}
+	}
+	go j.sampleLoop()
 	go func() {
 		defer close(j.done)
 		defer cancel()
@@ -235,6 +270,21 @@ func (j *Job) Status() JobStatus {
 	st.Late = j.stats.late.Load()
 	st.BadValues = j.stats.errors.Load()
 	st.Suppressed = j.stats.suppressed.Load()
+	t := j.history.Totals()
+	st.StartedAt = t.StartedAt
+	st.Restarts = int(t.RestartCount())
+	st.RestartsByCause = t.Restarts
+	if st.RestartsByCause == nil {
+		st.RestartsByCause = map[string]int64{}
+	}
+	st.CheckpointsCompleted = t.Outcomes(checkpoint.Completed)
+	st.CheckpointsFailed = t.Outcomes(checkpoint.Failed) + t.Outcomes(checkpoint.Aborted)
+	st.AdaptiveSwitches = t.AdaptiveSwitches
+	st.Mode = j.cfg.CheckpointMode
+	if inc := j.current(); inc != nil && inc.adaptive != nil {
+		st.Mode = inc.adaptive.Mode()
+	}
+	st.Watermark = j.sinkWatermark()
 	return st
 }
 
@@ -396,9 +446,19 @@ func (j *Job) run(ctx context.Context) {
 		exhausted := len(j.restarts) >= j.cfg.RestartBudget || isPermanent(err)
 		if !exhausted {
 			j.restarts = append(j.restarts, now)
-			j.status.Restarts++
 		}
 		j.mu.Unlock()
+		if !exhausted {
+			cause := restartCause(op)
+			if err := j.history.Update(func(t *checkpoint.Totals) {
+				if t.Restarts == nil {
+					t.Restarts = map[string]int64{}
+				}
+				t.Restarts[cause]++
+			}); err != nil {
+				log.Warn("checkpoint history: could not persist the restart count", "err", err)
+			}
+		}
 		if exhausted {
 			// WARN, not ERROR: the job's failure is its users' to fix (SHOW JOBS, ALTER JOB RESUME), not the
 			// server's malfunction.
@@ -494,6 +554,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	j.stats.rowsOut.Store(0)
 	j.stats.late.Store(0)
 	j.stats.errors.Store(0)
+	j.rewindSubStats()
 	if err := j.cfg.FS.MkdirAll(j.cpDir); err != nil {
 		return false, "deploy", err
 	}
@@ -530,6 +591,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 		Retain:      j.cfg.Retain,
 		Logger:      j.cfg.Logger,
 		Registerer:  j.cfg.Registerer,
+		History:     j.history,
 		Confirmers:  confirmers,
 		OnComplete:  inc.onComplete,
 		OnAbort:     inc.onAbort,
@@ -556,17 +618,21 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 	j.inc = inc
 	j.status.LastCompleted = inc.restored
 	j.status.Restored = inc.restored
-	restarts := j.status.Restarts
+	j.incarnations++
+	first := j.incarnations == 1
 	j.mu.Unlock()
-	if restarts == 0 {
+	if first {
 		j.cfg.Logger.Info("job started", "restored_checkpoint", inc.restored)
 	} else {
-		j.cfg.Logger.Info("job restarted", "restored_checkpoint", inc.restored, "restarts", restarts)
+		j.cfg.Logger.Info("job restarted", "restored_checkpoint", inc.restored, "restarts", j.history.Totals().RestartCount())
 	}
 	defer func() {
 		j.mu.Lock()
 		j.inc = nil
 		j.mu.Unlock()
+		for _, s := range inc.subtasks {
+			s.st.setProgress(nil, nil) // closed: their lag is unknown until the next deploy
+		}
 	}()
 
 	var wg sync.WaitGroup
@@ -746,7 +812,10 @@ func (inc *incarnation) onComplete(id uint64) error {
 	var errs []error
 	confirm := len(inc.job.confirmers()) > 0
 	for _, s := range inc.sinks {
-		if err := s.sink.Commit(id); err != nil {
+		t0 := time.Now()
+		err := s.sink.Commit(id)
+		s.st.lastCommit.Store(int64(time.Since(t0)))
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -788,10 +857,7 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 		inbound[n.index] = make([][]*input, n.Parallelism)
 		outbound[n.index] = make([]*output, n.Parallelism)
 		for s := range outbound[n.index] {
-			outbound[n.index][s] = &output{ctx: inc.ctx, alloc: cfg.Alloc}
-			if n.Kind == SourceNode {
-				outbound[n.index][s].rows = &inc.stats.rowsIn
-			}
+			outbound[n.index][s] = &output{ctx: inc.ctx, alloc: cfg.Alloc, st: inc.job.subs[n.index][s]}
 		}
 	}
 	newChan := func() *channel {
@@ -830,6 +896,9 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 			case SourceNode:
 				s.out = outbound[n.index][sub]
 				src := n.newSource(sub)
+				if p, ok := src.(SourceProgress); ok {
+					s.st.setProgress(p, nil)
+				}
 				if l, ok := src.(CheckpointListener); ok {
 					inc.listeners = append(inc.listeners, l)
 				}
@@ -853,7 +922,10 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 						return nil, fmt.Errorf("sink %s: its commit is not recoverable, but it does not stage handles (InDoubtSink)", n.ID)
 					}
 				}
-				inc.sinks = append(inc.sinks, sinkRef{pid: s.pid, sink: sink})
+				if p, ok := sink.(SinkProgress); ok {
+					s.st.setProgress(nil, p)
+				}
+				inc.sinks = append(inc.sinks, sinkRef{pid: s.pid, sink: sink, st: s.st})
 				ins := inbound[n.index][sub]
 				runs = append(runs, inc.runner(s, func() error { return s.runSink(sink, ins) }))
 			}
@@ -887,15 +959,15 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 		return nil, fmt.Errorf("%s: open state: %w", pid, err)
 	}
 	s := &subtask{inc: inc, node: n, index: sub, pid: pid, backend: backend, worker: checkpoint.NewSnapshotWorker(),
-		late: Counter{parent: &inc.stats.late}, bad: Counter{parent: &inc.stats.errors}}
+		st: inc.job.subs[n.index][sub]}
 	s.tctx = &TaskContext{
 		Job: cfg.Name, Operator: n.ID, Subtask: sub, Parallelism: n.Parallelism,
 		KeyGroups: state.RangeOf(sub, g.KeyGroups, n.Parallelism), MaxKeyGroups: g.KeyGroups,
 		State: backend, Restored: inc.restored, Alloc: cfg.Alloc, FS: cfg.FS,
 		IsCompleted: func(id uint64) bool { return checkpoint.IsCompleted(cfg.FS, inc.cpDir, id) },
 		Log:         cfg.Logger.With("subtask", string(pid)),
-		Errors:      &s.bad,
-		Late:        &s.late,
+		Errors:      &s.st.bad,
+		Late:        &s.st.late,
 	}
 	inc.subtasks = append(inc.subtasks, s)
 	return s, nil
@@ -914,7 +986,7 @@ func (inc *incarnation) runner(s *subtask, loop func() error) func() {
 }
 
 func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error {
-	if err := s.restoreCounts(nil); err != nil {
+	if err := s.restoreCounts(); err != nil {
 		return err
 	}
 	var hold func(int64) int64
@@ -940,13 +1012,12 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 }
 
 func (s *subtask) runSink(sink Sink, ins []*input) error {
-	if err := s.restoreCounts(&s.inc.stats.rowsOut); err != nil {
+	if err := s.restoreCounts(); err != nil {
 		return err
 	}
 	h := handlers{
 		process: func(_ int, b Batch) error {
-			s.rows += int64(b.Rows())
-			s.inc.stats.rowsOut.Add(int64(b.Rows()))
+			s.st.rowsOut.Add(int64(b.Rows()))
 			return sink.Write(b)
 		},
 		onWatermark: func(int64) error { return nil },
@@ -967,8 +1038,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 			return err
 		}
 		// Rows published by the dead incarnation (its receipt says so): counted as written, not written again.
-		s.rows += int64(dropped)
-		s.inc.stats.rowsOut.Add(int64(dropped))
+		s.st.rowsOut.Add(int64(dropped))
 		if b.Rows() == 0 {
 			b.Release()
 			return nil
@@ -1013,6 +1083,7 @@ func (s *subtask) runInputs(ins []*input, canUnalign bool, open func(*TaskContex
 		r.release()
 		return fmt.Errorf("open: %w", err)
 	}
+	s.st.wm.Store(r.held(r.combined)) // the restored watermark, as the operator holds it
 	defer func() {
 		if cerr := close(); err == nil && cerr != nil {
 			err = cerr

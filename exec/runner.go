@@ -18,9 +18,10 @@ var (
 	keyInputWatermarks = state.OperatorKey("runner/watermarks")
 	keySourceOffset    = state.OperatorKey("source/offset")
 	keySourceWatermark = state.OperatorKey("source/watermark")
-	// keyCounts is a subtask's counts up to the checkpoint (rows a source emitted or a sink wrote, late rows,
-	// bad values): a restart rewinds the job's counts to what the restored checkpoint counted, so what the
-	// restart replays is counted once.
+	// keyCounts is a subtask's counts up to the checkpoint (rows emitted - a source's rows read, a sink's rows
+	// written -, late rows, bad values, rows taken from the inputs): a restart rewinds the job's counts to what
+	// the restored checkpoint counted, so what the restart replays is counted once. Checkpoints of older builds
+	// hold the first three only.
 	keyCounts = state.OperatorKey("runner/counts")
 	// keyInflight is set in the state of a checkpoint that has an in-flight log (unaligned here), so a restore
 	// tells a log that was never written from one that went missing.
@@ -41,11 +42,8 @@ type subtask struct {
 	tctx    *TaskContext
 	worker  *checkpoint.SnapshotWorker
 	out     *output // nil for sinks
-	// The subtask's counts since the job started (restored, see keyCounts): rows a source emitted or a sink
-	// wrote (subtask goroutine only), and the late rows and bad values its operator counted (their parents are
-	// the job's counters).
-	rows      int64
-	late, bad Counter
+	// st holds the subtask's figures (counts since the job started, restored: see keyCounts), owned by the job.
+	st *subStats
 	// inflightKey mirrors whether keyInflight is set in backend (so an aligned checkpoint deletes it only once).
 	inflightKey bool
 	// indoubt is set for the subtasks of a sink whose commit is not recoverable (indoubt.go).
@@ -54,28 +52,31 @@ type subtask struct {
 	inputWM func() int64
 }
 
-// restoreCounts reads the subtask's counts at the restored checkpoint and adds them to the job's: rows to c
-// (rows_in for a source, rows_out for a sink, nil otherwise).
-func (s *subtask) restoreCounts(c *Counter) error {
+// restoreCounts reads the subtask's counts at the restored checkpoint and adds them to its figures, whose parents
+// carry them to the job's (rows in for a source's output, rows out for a sink's).
+func (s *subtask) restoreCounts() error {
 	v, ok, err := s.backend.Get(keyCounts)
 	if err != nil || !ok {
 		return err
 	}
-	if len(v) != 24 {
-		return fmt.Errorf("%s: restored counts of %d bytes, want 24", s.pid, len(v))
+	if len(v) != 24 && len(v) != 32 {
+		return fmt.Errorf("%s: restored counts of %d bytes, want 32 (or 24)", s.pid, len(v))
 	}
-	s.rows = int64(binary.BigEndian.Uint64(v))
-	c.Add(s.rows)
-	s.late.Add(int64(binary.BigEndian.Uint64(v[8:])))
-	s.bad.Add(int64(binary.BigEndian.Uint64(v[16:])))
+	s.st.rowsOut.Add(int64(binary.BigEndian.Uint64(v)))
+	s.st.late.Add(int64(binary.BigEndian.Uint64(v[8:])))
+	s.st.bad.Add(int64(binary.BigEndian.Uint64(v[16:])))
+	if len(v) == 32 {
+		s.st.rowsIn.Add(int64(binary.BigEndian.Uint64(v[24:])))
+	}
 	return nil
 }
 
 // stageCounts records the subtask's counts for the checkpoint being taken (before its capture).
 func (s *subtask) stageCounts() {
-	v := binary.BigEndian.AppendUint64(nil, uint64(s.rows))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.late.Load()))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.bad.Load()))
+	v := binary.BigEndian.AppendUint64(nil, uint64(s.st.rowsOut.Load()))
+	v = binary.BigEndian.AppendUint64(v, uint64(s.st.late.Load()))
+	v = binary.BigEndian.AppendUint64(v, uint64(s.st.bad.Load()))
+	v = binary.BigEndian.AppendUint64(v, uint64(s.st.rowsIn.Load()))
 	s.backend.Put(keyCounts, v)
 }
 
@@ -177,7 +178,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 	} else if ok && len(v) == 8 {
 		wm = int64(binary.BigEndian.Uint64(v))
 	}
-	if err := s.restoreCounts(&s.inc.stats.rowsIn); err != nil {
+	if err := s.restoreCounts(); err != nil {
 		return err
 	}
 	if v, ok, err := s.backend.Get(keySourceOffset); err != nil {
@@ -195,6 +196,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			err = cerr
 		}
 	}()
+	s.st.wm.Store(wm)
 	if wm != MinWatermark {
 		if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
 			return err
@@ -242,12 +244,12 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 		switch res.Status {
 		case Produced:
 			idleSince, idleSent = time.Time{}, false
-			s.rows += int64(res.Batch.Rows())
 			if err := s.out.Emit(res.Batch); err != nil {
 				return err
 			}
 			if res.WM > wm {
 				wm = res.WM
+				s.st.wm.Store(wm)
 				if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
 					return err
 				}
@@ -257,6 +259,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			// it back. Forward it, or windows its other splits closed wait for rows that may never come.
 			if res.WM > wm {
 				wm = res.WM
+				s.st.wm.Store(wm)
 				if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
 					return err
 				}
@@ -288,6 +291,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 		case Finished:
 			finished = true
 			wm = MaxWatermark
+			s.st.wm.Store(wm)
 			if err := s.out.broadcast(WatermarkElement(MaxWatermark)); err != nil {
 				return err
 			}
@@ -635,6 +639,7 @@ func (r *inputRunner) handle(i int, e Element) error {
 		if in.idle {
 			in.idle = false
 		}
+		r.s.st.rowsIn.Add(int64(e.Batch.Rows()))
 		return r.h.process(in.logical, e.Batch)
 	case KindWatermark:
 		if e.WM > in.wm {
@@ -689,7 +694,9 @@ func (r *inputRunner) advanceWatermark() error {
 	if err := r.h.onWatermark(wm); err != nil {
 		return err
 	}
-	return r.h.forward(WatermarkElement(r.held(wm)))
+	out := r.held(wm)
+	r.s.st.wm.Store(out)
+	return r.h.forward(WatermarkElement(out))
 }
 
 // held is the watermark forwarded for combined input watermark wm.
