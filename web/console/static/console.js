@@ -74,7 +74,9 @@
     if (ms < 10) return ms.toFixed(1) + " ms";
     if (ms < 1000) return Math.round(ms) + " ms";
     if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
-    return (ms / 60000).toFixed(1) + " min";
+    if (ms < 3600000) return (ms / 60000).toFixed(1) + " min";
+    if (ms < 86400000) return (ms / 3600000).toFixed(1) + " h";
+    return (ms / 86400000).toFixed(1) + " d";
   }
 
   function fmtPct(r) {
