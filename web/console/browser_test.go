@@ -81,6 +81,14 @@ func TestConsoleInChromium(t *testing.T) {
 	if banner := regexp.MustCompile(`<div id="banner"[^>]*class="visible"`).FindString(dom); banner != "" {
 		t.Errorf("the error banner shows: %s", textOf(dom, `id="banner"`))
 	}
+	// Live: the page polled again after its first answer (the virtual time budget covers three polls).
+	polls := 0
+	if m := regexp.MustCompile(`<body[^>]*data-polls="(\d+)"`).FindStringSubmatch(dom); m != nil {
+		polls, _ = strconv.Atoi(m[1])
+	}
+	if polls < 2 {
+		t.Errorf("the page did not poll the API again: %d polls answered", polls)
+	}
 	nodes := graphNodes(dom)
 	if len(nodes) != len(labels) {
 		t.Errorf("graph has %d nodes, the job %d operators:\nnodes %v\noperators %v", len(nodes), len(labels), nodes, labels)

@@ -9,7 +9,8 @@
 // The DOM has stable hooks for tests and scripts: `#jobs tr[data-job]` per job, `svg#graph g.node[data-operator]`
 // per operator (with `text.label`), `svg#graph g.edge[data-from][data-to]` per edge, `svg#checkpoints
 // rect.ckpt[data-checkpoint]` per plotted checkpoint, `#checkpoint-table tr[data-checkpoint]`, `#operators
-// tr[data-operator]`, and `#banner` (shown, with `.visible`, while the API does not answer).
+// tr[data-operator]`, `#banner` (shown, with `.visible`, while the API does not answer), and `body[data-polls]`,
+// the number of polls answered so far.
 //
 // The headless-Chromium test (console_test.go) loads it against a real engine and server with a live Nexmark q5
 // job; see docs/console.md.

@@ -10,6 +10,7 @@
   let route = parseRoute();
   let timer = null;
   let generation = 0; // bumped on every route change: a poll that started before it is ignored
+  let polls = 0;
 
   // ---- DOM helpers ----
 
@@ -190,6 +191,7 @@
     } else {
       banner("");
       $("updated").textContent = "updated " + fmtTime(new Date().toISOString(), true) + " UTC";
+      document.body.setAttribute("data-polls", ++polls); // how many polls succeeded: scripts can tell it is live
     }
     timer = setTimeout(tick, POLL_MS);
   }
