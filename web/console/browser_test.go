@@ -225,7 +225,7 @@ func startNexmarkQ5(t *testing.T) (*engine.Engine, string) {
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
 	s := e.NewSession()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// Checkpoints only at FLUSH, so that the history the test expects is exactly what it triggered.
 	rs, err := s.Execute(ctx, "SET checkpoint.interval = '0';\n"+unbounded+string(query))
@@ -257,10 +257,11 @@ func startedJob(t *testing.T, rs []*engine.Result) string {
 
 // runChromium runs the headless browser on url with args and returns its standard output. The virtual time
 // budget lets the page's timers run (its polls every 1.5 s) without waiting for them in real time; the browser
-// waits for the page's fetches.
+// waits for the page's fetches. The minute's timeout only stops a browser that hangs (make test runs packages
+// side by side on few cores).
 func runChromium(t *testing.T, browser string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	profile := t.TempDir()
 	full := append([]string{"--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
