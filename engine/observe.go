@@ -130,7 +130,7 @@ func (e *Engine) JobInfo(id string) (JobInfo, bool) {
 	return e.jobInfo(spec), true
 }
 
-// running returns the deployed job id, nil if it is not deployed.
+// running returns job id as deployed, nil if it is not.
 func (e *Engine) running(id string) *runningJob {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -272,14 +272,24 @@ func watermarkTime(wm int64) *time.Time {
 	return &t
 }
 
-// EdgeInfos returns the edges of a deployed job's dataflow, from its plan, in graph order.
+// EdgeInfos returns the edges of a job's dataflow, in graph order: from its plan when it is deployed, else from
+// its statement planned again (none for a dropped job, or one whose statement no longer plans: what it reads is
+// gone).
 func (e *Engine) EdgeInfos(job string) []EdgeInfo {
-	rj := e.running(job)
-	if rj == nil {
+	var plan *planner.Physical
+	if rj := e.running(job); rj != nil {
+		plan = rj.plan
+	} else if spec, ok := e.cat.Job(job); ok && !spec.Dropped {
+		p, err := e.planJob(spec)
+		if err != nil {
+			return nil
+		}
+		plan = p
+	} else {
 		return nil
 	}
 	var out []EdgeInfo
-	for _, n := range rj.plan.Nodes {
+	for _, n := range plan.Nodes {
 		for _, in := range n.Inputs {
 			out = append(out, EdgeInfo{JobID: job, FromOperator: in.From.ID, ToOperator: n.ID, Exchange: planner.ExchangeName(in.Exchange)})
 		}

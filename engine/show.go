@@ -5,8 +5,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -208,6 +210,9 @@ func (s *Session) describe(st *parser.Describe) (*Result, error) {
 
 // explain plans a statement without running it and prints its dataflow.
 func (s *Session) explain(st *parser.Explain, params *planner.Params) (*Result, error) {
+	if st.Analyze {
+		return s.explainAnalyze(st)
+	}
 	js, _, err := s.settings()
 	if err != nil {
 		return nil, err
@@ -238,6 +243,67 @@ func (s *Session) explain(st *parser.Explain, params *planner.Params) (*Result, 
 	}
 	t := newTable("QUERY PLAN")
 	for _, line := range strings.Split(strings.TrimRight(p.Explain(), "\n"), "\n") {
+		t.add(line)
+	}
+	return t.result("EXPLAIN"), nil
+}
+
+// explainAnalyze prints a deployed job's plan, as EXPLAIN prints its statement's, with each operator's live figures
+// (OperatorInfos) under it: rows and rates summed over its subtasks, the busiest subtask's busy and backpressure
+// ratios (the bottleneck is what matters), the least subtask watermark (the operator's), the state summed.
+func (s *Session) explainAnalyze(st *parser.Explain) (*Result, error) {
+	spec, ok := s.e.cat.Job(st.Job)
+	if !ok || spec.Dropped {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, st.JobP, "job %q does not exist", st.Job)
+	}
+	rj := s.e.running(spec.ID)
+	if rj == nil {
+		info, _ := s.e.JobInfo(spec.ID)
+		e := sqlerr.New(sqlerr.InvalidJobState, st.JobP, "job %s is %s: EXPLAIN ANALYZE shows a job deployed by this server", spec.ID, info.State)
+		e.Hint = "EXPLAIN " + spec.Statement + " shows its plan."
+		return nil, e
+	}
+	type figures struct {
+		rowsIn, rowsOut, stateBytes int64
+		inRate, outRate, busy, bp   float64
+		wm                          *time.Time
+		wmKnown                     bool
+	}
+	ops := map[string]*figures{}
+	for _, o := range s.e.OperatorInfos(spec.ID) {
+		f := ops[o.OperatorID]
+		if f == nil {
+			f = &figures{wm: o.Watermark, wmKnown: o.Watermark != nil}
+			ops[o.OperatorID] = f
+		}
+		f.rowsIn += o.RowsIn
+		f.rowsOut += o.RowsOut
+		f.stateBytes += o.StateBytes
+		f.inRate += o.RowsInPerSec
+		f.outRate += o.RowsOutPerSec
+		f.busy, f.bp = max(f.busy, o.BusyRatio), max(f.bp, o.BackpressureRatio)
+		if o.Watermark == nil {
+			f.wm, f.wmKnown = nil, false // a subtask without one holds the operator's back
+		} else if f.wmKnown && o.Watermark.Before(*f.wm) {
+			f.wm = o.Watermark
+		}
+	}
+	text := rj.plan.ExplainWith(func(id string) string {
+		f := ops[id]
+		if f == nil {
+			return ""
+		}
+		wm := "none"
+		if f.wm != nil {
+			wm = string(expr.AppendTimestamp(nil, f.wm.UnixMicro(), false))
+		}
+		return fmt.Sprintf("rows_in=%d rows_out=%d rows_in/s=%.1f rows_out/s=%.1f busy=%.2f backpressure=%.2f watermark=%s state_bytes=%d",
+			f.rowsIn, f.rowsOut, f.inRate, f.outRate, f.busy, f.bp, wm, f.stateBytes)
+	})
+	info, _ := s.e.JobInfo(spec.ID)
+	t := newTable("QUERY PLAN")
+	t.add(fmt.Sprintf("job %s: %s, last checkpoint %d, restarts %d", spec.ID, info.State, info.LastCheckpoint, info.Restarts))
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		t.add(line)
 	}
 	return t.result("EXPLAIN"), nil

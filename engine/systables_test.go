@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/clinksql/clinksql/sqlerr"
@@ -47,6 +49,7 @@ func TestSystemTablesSelect(t *testing.T) {
 // job] is the checkpoints table (the same rows); an unknown job is 42704 at its position.
 func TestShowJobsAndCheckpointsAreTheSystemTables(t *testing.T) {
 	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `SET checkpoint.interval = '0'`) // only FLUSH checkpoints: SHOW and SELECT see the same history
 	mustExec(t, s, `CREATE STREAM nums (a INT)`)
 	mustExec(t, s, `CREATE MATERIALIZED VIEW n AS SELECT a FROM nums`)
 	mustExec(t, s, `INSERT INTO nums VALUES (1), (2)`)
@@ -86,4 +89,75 @@ func TestShowJobsAndCheckpointsAreTheSystemTables(t *testing.T) {
 	if e := sqlerr.As(err); e == nil || e.Code != sqlerr.UndefinedObject || e.Pos != 21 {
 		t.Fatalf("SHOW CHECKPOINTS FOR job-9: %v, want 42704 at 21", err)
 	}
+}
+
+// pins: EXPLAIN ANALYZE <job> is the plan EXPLAIN gives for the job's statement with one line of live figures under
+// each operator (the rows are exact after FLUSH); an unknown job is 42704 at its position, a job that is not
+// deployed 55000.
+func TestExplainAnalyzeJob(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `SET checkpoint.interval = '0'`) // only FLUSH checkpoints
+	mustExec(t, s, `CREATE STREAM nums (a INT)`)
+	mustExec(t, s, `CREATE STREAM big (a INT)`)
+	mustExec(t, s, `INSERT INTO big SELECT a FROM nums WHERE a > 1`)
+	mustExec(t, s, `INSERT INTO nums VALUES (1), (2), (3)`)
+	mustExec(t, s, "FLUSH")
+	got := rows(t, s, "EXPLAIN ANALYZE job-1")
+	if len(got) == 0 || got[0] != "job job-1: RUNNING, last checkpoint 1, restarts 0" {
+		t.Fatalf("EXPLAIN ANALYZE job-1: %q", got)
+	}
+	var plan, actual []string
+	for _, l := range got[1:] {
+		if strings.HasPrefix(strings.TrimSpace(l), "actual: ") {
+			actual = append(actual, strings.TrimSpace(l))
+		} else {
+			plan = append(plan, l)
+		}
+	}
+	equalLines(t, "EXPLAIN ANALYZE's plan", plan, rows(t, s, "EXPLAIN INSERT INTO big SELECT a FROM nums WHERE a > 1"))
+	// sink, calc, source: the plan prints the sink first.
+	want := []string{`rows_in=2 rows_out=2 `, `rows_in=3 rows_out=2 `, `rows_in=0 rows_out=3 `}
+	if len(actual) != len(want) {
+		t.Fatalf("figures lines %q, want one per operator", actual)
+	}
+	re := regexp.MustCompile(`^actual: (rows_in=\d+ rows_out=\d+ )rows_in/s=[0-9.]+ rows_out/s=[0-9.]+ busy=[0-9.]+ backpressure=[0-9.]+ watermark=\S+ state_bytes=\d+$`)
+	for i, l := range actual {
+		m := re.FindStringSubmatch(l)
+		if m == nil || m[1] != want[i] {
+			t.Errorf("figures %q, want %q and the rest", l, want[i])
+		}
+	}
+	for sql, code := range map[string]string{"EXPLAIN ANALYZE job-7": sqlerr.UndefinedObject} {
+		_, err := s.Execute(context.Background(), sql)
+		if e := sqlerr.As(err); e == nil || e.Code != code || e.Pos != 16 {
+			t.Errorf("%s: %v, want %s at 16", sql, err, code)
+		}
+	}
+}
+
+// pins: a job that is not deployed (FAILED in an earlier process) still shows its dataflow's edges, planned again
+// from its statement, the same as while it ran; it shows no operators (nothing runs).
+func TestEdgesOfAJobNotDeployed(t *testing.T) {
+	dir := t.TempDir()
+	e, s := testEngine(t, dir)
+	mustExec(t, s, `SET checkpoint.interval = '0'`)
+	mustExec(t, s, `SET errors.mode = 'fail'`)
+	mustExec(t, s, `CREATE STREAM nums (a INT, b INT)`)
+	mustExec(t, s, `CREATE STREAM q (v INT)`)
+	mustExec(t, s, `INSERT INTO q SELECT a / b FROM nums`)
+	const edges = `SELECT from_operator, to_operator, exchange FROM clink_catalog.edges WHERE job_id = 'job-1'`
+	before := rows(t, s, edges)
+	if len(before) == 0 {
+		t.Fatal("no edges while job-1 runs")
+	}
+	mustExec(t, s, `INSERT INTO nums VALUES (1, 0)`)
+	flushFails(t, s, "job-1", sqlerr.DivisionByZero, "division by zero")
+	waitJobState(t, s, "job-1", "FAILED")
+	closeEngine(t, e)
+	e2, s2 := testEngine(t, dir)
+	if e2.running("job-1") != nil {
+		t.Fatal("a FAILED job was re-deployed")
+	}
+	equalLines(t, "edges of the FAILED job", rows(t, s2, edges), before)
+	equalLines(t, "its operators", rows(t, s2, `SELECT count(*) FROM clink_catalog.operators`), []string{"0"})
 }

@@ -163,7 +163,7 @@ sessions_csv,file,"user_id BIGINT, n BIGINT, s TIMESTAMP(3), e TIMESTAMP(3)","fo
 			`job-3,.*,RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,"",.*\n` +
 			`job-4,.*,RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,"",.*\n$`},
 		{sql: `SHOW CHECKPOINTS`, match: `^job_id,checkpoint_id,mode,trigger_time,duration_ms,align_ms,bytes_persisted,inflight_bytes,outcome,reason\n` +
-			`(job-[1-4],[0-9]+,.*,COMPLETED,""\n)+$`},
+			`(job-[1-4],[0-9]+,(aligned|unaligned),[^\n]*,(COMPLETED,""|FAILED,.*|ABORTED,.*)\n)+$`},
 		{sql: `DESCRIBE clicks`, want: `column_name,data_type,is_nullable,extra
 user_id,BIGINT,YES,""
 url,VARCHAR,YES,""
