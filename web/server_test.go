@@ -20,8 +20,14 @@ import (
 // for leaks.
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
+	return openEngineIn(t, t.TempDir())
+}
+
+// openEngineIn is openEngine on dir.
+func openEngineIn(t *testing.T, dir string) *engine.Engine {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	e, err := engine.Open(engine.Config{DataDir: t.TempDir(), Alloc: mem})
+	e, err := engine.Open(engine.Config{DataDir: dir, Alloc: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
