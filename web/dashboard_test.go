@@ -335,3 +335,47 @@ func pgwireStatements(t *testing.T, e *engine.Engine) {
 		t.Fatal("SELECT 1 / 0 succeeded")
 	}
 }
+
+// The metric reference of docs/operations.md lists exactly the contract's metrics, with their types and labels.
+func TestOperationsMetricTable(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]dto.MetricType{"counter": counter, "gauge": gauge, "histogram": histogram}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "| `clinksql_") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 {
+			t.Errorf("want | metric | type | labels | meaning |: %s", line)
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		spec, ok := contractMetrics[name]
+		if !ok {
+			t.Errorf("docs/operations.md lists %s, which is no metric of the engine", name)
+			continue
+		}
+		listed[name] = true
+		if typ, ok := types[strings.TrimSpace(cells[1])]; !ok || typ != spec.typ {
+			t.Errorf("%s: type %q, want %s", name, strings.TrimSpace(cells[1]), strings.ToLower(spec.typ.String()))
+		}
+		var labels []string
+		for _, l := range strings.Split(cells[2], ",") {
+			if l = strings.TrimSpace(l); l != "" {
+				labels = append(labels, l)
+			}
+		}
+		if !slices.Equal(labels, spec.labels) {
+			t.Errorf("%s: labels %q, want %q", name, labels, spec.labels)
+		}
+	}
+	for name := range contractMetrics {
+		if !listed[name] {
+			t.Errorf("docs/operations.md does not list %s", name)
+		}
+	}
+}
