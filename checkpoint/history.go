@@ -36,8 +36,8 @@ type Record struct {
 	Duration time.Duration
 	// AlignWait is the longest time a subtask held an input paused for this checkpoint's alignment.
 	AlignWait time.Duration
-	// Bytes are the bytes the participants persisted for it; InflightBytes those of captured in-flight records
-	// (unaligned).
+	// Bytes are the bytes the participants persisted for it (what each snapshot added, in-flight logs included);
+	// InflightBytes the part that is captured in-flight records (unaligned).
 	Bytes, InflightBytes int64
 	Outcome              Outcome
 	Reason               string // why it failed or was aborted
@@ -219,7 +219,7 @@ func (h *History) Add(r Record) error {
 		t.InflightBytes += r.InflightBytes
 		t.Duration.observe(DurationBuckets, r.Duration.Seconds())
 		t.AlignWait.observe(DurationBuckets, r.AlignWait.Seconds())
-		t.Size.observe(SizeBuckets, float64(r.Bytes+r.InflightBytes))
+		t.Size.observe(SizeBuckets, float64(r.Bytes))
 	}
 	return h.persistLocked()
 }

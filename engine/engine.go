@@ -428,6 +428,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		Logger:             e.log, // the job adds its "job" attribute itself
 		CheckpointInterval: s.interval,
 		CheckpointMode:     s.mode,
+		HistorySize:        s.history,
 		Committed:          func(chk uint64) error { return e.cat.RecordCheckpoint(spec.ID, chk) },
 		Checkpointed:       spec.Checkpointed,
 		Registerer:         e.cfg.Registry,

@@ -22,6 +22,7 @@ import (
 var jobSettingDefaults = map[string]string{
 	"checkpoint.interval": "1s",
 	"checkpoint.mode":     "aligned",
+	"checkpoint.history":  "100",
 	"parallelism":         "1",
 	"errors.mode":         "null",
 	"state.ttl":           "0",
@@ -72,6 +73,7 @@ type jobSettings struct {
 	parallelism int
 	errors      expr.ErrorMode
 	stateTTL    int64 // microseconds; 0 keeps join state forever
+	history     int   // checkpoint records a job keeps (SHOW CHECKPOINTS, clink_catalog.checkpoints)
 }
 
 func (s jobSettings) planner() planner.Settings {
@@ -87,7 +89,7 @@ func settingsFrom(m map[string]string) (jobSettings, error) {
 		}
 		return jobSettingDefaults[k]
 	}
-	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "parallelism", "errors.mode", "state.ttl"} {
+	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl"} {
 		if err := applySetting(&s, k, get(k)); err != nil {
 			return s, err
 		}
@@ -119,6 +121,12 @@ func applySetting(s *jobSettings, name, value string) error {
 		default:
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for checkpoint.mode: %q (aligned, unaligned or adaptive)", value)
 		}
+	case "checkpoint.history":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for checkpoint.history: %q (the checkpoints a job's history keeps, 1 to 10000)", value)
+		}
+		s.history = n
 	case "state.ttl":
 		if v == "off" {
 			v = "0"

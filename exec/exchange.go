@@ -59,6 +59,9 @@ func (o *output) send(ch *channel, e Element) error {
 		return nil
 	default:
 	}
+	// The channel is full: backpressure, timed (only here, so an unblocked send reads no clock).
+	start := o.st.blockedFrom()
+	defer o.st.blockedFor(start)
 	select {
 	case ch.c <- e:
 		return nil

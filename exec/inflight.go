@@ -22,7 +22,9 @@ type inflightLog struct {
 	// stateErr is the result of persisting the state captured at the first delivery; set and read on the snapshot
 	// worker goroutine only (the state task runs before the log task, FIFO).
 	stateErr error
-	once     sync.Once
+	// stateBytes is what that persist added (the same goroutine).
+	stateBytes int64
+	once       sync.Once
 }
 
 type loggedElement struct {

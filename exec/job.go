@@ -969,6 +969,18 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 		Errors:      &s.st.bad,
 		Late:        &s.st.late,
 	}
+	if inc.restored > 0 {
+		// What the restored snapshot holds: the state size until the next checkpoint, and the files the next one
+		// does not add.
+		if files, err := state.SnapshotFiles(cfg.FS, opts.RestorePath, n.State == KeyedState); err == nil {
+			s.prevFiles = files
+			var total int64
+			for _, n := range files {
+				total += n
+			}
+			s.st.stateBytes.Store(total)
+		}
+	}
 	inc.subtasks = append(inc.subtasks, s)
 	return s, nil
 }
@@ -977,6 +989,7 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 func (inc *incarnation) runner(s *subtask, loop func() error) func() {
 	return func() {
 		err := loop()
+		s.st.endBusy() // a loop that returned mid-work
 		clean := err == nil
 		if err != nil && !errors.Is(err, context.Canceled) {
 			inc.fail(string(s.pid), err)

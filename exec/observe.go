@@ -58,9 +58,13 @@ type subStats struct {
 	// sink's written rows in its rows out: their parents). late and bad: the job's late rows and bad values.
 	rowsIn, rowsOut, late, bad Counter
 	wm                         atomic.Int64 // last watermark emitted (a sink: its input watermark)
-	busy, blocked              atomic.Int64 // nanoseconds in operator code / blocked on a full output channel
 	stateBytes                 atomic.Int64 // size of the last persisted snapshot
 	lastCommit                 atomic.Int64 // nanoseconds of the sink's last commit
+	// busy and blocked: nanoseconds in the subtask's work (operator code and routing, blocked time excluded) and
+	// blocked on a full output channel, up to the last call that ended; busySince and blockedSince are the start
+	// (unix nanoseconds, 0 for none) of the call in progress, and busyBlocked what blocked was when it started,
+	// so that a call stuck for long shows as it goes.
+	busy, blocked, busySince, blockedSince, busyBlocked atomic.Int64
 
 	mu       sync.Mutex // guards the fields below
 	source   SourceProgress
@@ -77,7 +81,43 @@ func (st *subStats) setProgress(src SourceProgress, sink SinkProgress) {
 }
 
 func (st *subStats) current(t time.Time) sample {
-	return sample{t: t, in: st.rowsIn.Load(), out: st.rowsOut.Load(), busy: st.busy.Load(), blocked: st.blocked.Load()}
+	s := sample{t: t, in: st.rowsIn.Load(), out: st.rowsOut.Load(), busy: st.busy.Load(), blocked: st.blocked.Load()}
+	now := t.UnixNano()
+	if since := st.blockedSince.Load(); since > 0 {
+		s.blocked += max(now-since, 0)
+	}
+	if since := st.busySince.Load(); since > 0 {
+		s.busy += max(now-since-(s.blocked-st.busyBlocked.Load()), 0)
+	}
+	return s
+}
+
+// startBusy and endBusy bracket the subtask's work on one element (a batch, a watermark, a barrier) or one
+// Produce: two clock reads per batch, none per row.
+func (st *subStats) startBusy() {
+	st.busyBlocked.Store(st.blocked.Load())
+	st.busySince.Store(time.Now().UnixNano())
+}
+
+func (st *subStats) endBusy() {
+	since := st.busySince.Swap(0)
+	if since == 0 {
+		return
+	}
+	el := time.Now().UnixNano() - since
+	st.busy.Add(max(el-(st.blocked.Load()-st.busyBlocked.Load()), 0))
+}
+
+// blockedFrom records a send that found its channel full; blockedFor ends it.
+func (st *subStats) blockedFrom() int64 {
+	now := time.Now().UnixNano()
+	st.blockedSince.Store(now)
+	return now
+}
+
+func (st *subStats) blockedFor(start int64) {
+	st.blockedSince.Store(0)
+	st.blocked.Add(max(time.Now().UnixNano()-start, 0))
 }
 
 // takeSample records the subtask's figures at t.
@@ -151,6 +191,7 @@ func (j *Job) rewindSubStats() {
 			st.late.Store(0)
 			st.bad.Store(0)
 			st.wm.Store(MinWatermark)
+			st.stateBytes.Store(0) // the restored snapshot's, set at deploy
 			st.resetSamples()
 		}
 	}

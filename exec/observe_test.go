@@ -1,10 +1,14 @@
 package exec_test
 
 import (
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
+	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
 )
 
 // Per-subtask figures count each row once across a restart, like the job's: the sources' rows out sum to the rows
@@ -74,5 +78,139 @@ func TestNewSubtaskStatsCountOnceAcrossRestart(t *testing.T) {
 		edges[0].From != "gen-a" || edges[1].From != "gen-b" || edges[2].From != "agg" || edges[2].To != "sink" ||
 		edges[0].Exchange.String() != "hash[0]" || edges[2].Exchange.String() != "forward[]" {
 		t.Fatalf("edges %+v", edges)
+	}
+}
+
+// subtaskOf returns the figures of node's subtask sub.
+func subtaskOf(t testing.TB, j *exec.Job, node string, sub int) exec.SubtaskStats {
+	t.Helper()
+	for _, s := range j.Subtasks() {
+		if s.Node == node && s.Subtask == sub {
+			return s
+		}
+	}
+	t.Fatalf("no subtask %s/%d", node, sub)
+	return exec.SubtaskStats{}
+}
+
+// A source blocked on a full channel shows backpressured time, and an operator stuck in its Process busy time,
+// while they are stuck (not only once the call returns); the sink, which waits for input, is neither.
+func TestNewBusyAndBackpressuredWhileStuck(t *testing.T) {
+	a := seqConfig{seed: 11, rows: 50, batchRows: 50, keys: 10, tsStep: 40}
+	b := seqConfig{seed: 12, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
+	c := gatedCase{graph: func(g *gate, store *txnStore) *exec.Graph { return aggPipeline(a, b, store, g, true) }}
+	j, g := c.start(t, t.TempDir(), checkpoint.Aligned, newTxnStore())
+	defer j.Cancel()
+	defer g.release()
+	waitFor(t, func() bool {
+		return subtaskOf(t, j, "gen-b", 0).Backpressured > 0 && subtaskOf(t, j, "agg", 0).Busy > 0
+	})
+	first := subtaskOf(t, j, "gen-b", 0).Backpressured
+	waitFor(t, func() bool { return subtaskOf(t, j, "gen-b", 0).Backpressured > first }) // still growing
+	if s := subtaskOf(t, j, "sink", 0); s.Backpressured != 0 {
+		t.Fatalf("the sink has no output, yet %v backpressured", s.Backpressured)
+	}
+}
+
+// Each checkpoint's record carries what its participants persisted: an unaligned one its captured in-flight
+// bytes (the in-flight log's payload), an aligned one that waited behind a backlog its align wait; a subtask's
+// state size is its last snapshot's.
+func TestNewCheckpointRecordsBytesAndAlignWait(t *testing.T) {
+	a := seqConfig{seed: 11, rows: 50, batchRows: 50, keys: 10, tsStep: 40}
+	b := seqConfig{seed: 12, rows: 2000, batchRows: 10, keys: 10, tsStep: 1}
+	c := gatedCase{graph: func(g *gate, store *txnStore) *exec.Graph { return aggPipeline(a, b, store, g, true) }}
+
+	t.Run("unaligned", func(t *testing.T) {
+		j, g := c.start(t, t.TempDir(), checkpoint.Unaligned, newTxnStore())
+		checkpointOvertakes(t, j, g, "agg-0")
+		g.release()
+		j.Cancel()
+		recs := j.Checkpoints() // the released job may have taken its final checkpoint too
+		if len(recs) == 0 || recs[0].ID != 1 || recs[0].Mode != checkpoint.Unaligned || recs[0].Outcome != checkpoint.Completed {
+			t.Fatalf("history %+v", recs)
+		}
+		logs, err := filepath.Glob(checkpoint.SubtaskDir(j.CheckpointDir(), 1, "*") + ".inflight") // agg's, the sink's (empty)
+		if err != nil || len(logs) == 0 {
+			t.Fatal(logs, err)
+		}
+		var want int64
+		for _, l := range logs {
+			fi, err := os.Stat(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want += fi.Size() - 17 // the frame's header and trailer
+		}
+		if recs[0].InflightBytes != want || want < 100 {
+			t.Fatalf("in-flight bytes %d, want the logs' payloads %d", recs[0].InflightBytes, want)
+		}
+		small := recs[0].InflightBytes
+		for _, p := range []checkpoint.ParticipantID{"gen-a-0", "gen-b-0", "sink-0"} {
+			fi, err := os.Stat(checkpoint.SubtaskDir(j.CheckpointDir(), 1, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			small += fi.Size()
+			if s := subtaskOf(t, j, string(p[:len(p)-2]), 0); s.StateBytes != fi.Size() {
+				t.Fatalf("%s: state bytes %d, its snapshot has %d", p, s.StateBytes, fi.Size())
+			}
+		}
+		if recs[0].Bytes <= small { // plus the keyed store's listing and tables
+			t.Fatalf("bytes %d, want more than the small snapshots and the log (%d)", recs[0].Bytes, small)
+		}
+		if s := subtaskOf(t, j, "agg", 0); s.StateBytes <= 0 {
+			t.Fatalf("agg: state bytes %d", s.StateBytes)
+		}
+	})
+	t.Run("aligned", func(t *testing.T) {
+		j, g := c.start(t, t.TempDir(), checkpoint.Aligned, newTxnStore())
+		checkpointWaits(t, j, g)
+		j.Cancel()
+		recs := j.Checkpoints()
+		if len(recs) == 0 || recs[0].Mode != checkpoint.Aligned || recs[0].AlignWait <= 0 || recs[0].InflightBytes != 0 ||
+			recs[0].Bytes <= 0 || recs[0].Duration < recs[0].AlignWait {
+			t.Fatalf("history %+v", recs)
+		}
+	})
+}
+
+// The checkpoint history and the job's totals survive the job: a new Job over the same directory (a process
+// restart) shows the same records, restarts and start time before it runs, and goes on from them. A damaged
+// history fails NewJob with XX001 naming the file.
+func TestNewHistorySurvivesNewJob(t *testing.T) {
+	a := seqConfig{seed: 5, rows: 2000, batchRows: 20, keys: 30, tsStep: 5}
+	var countdown atomic.Int64
+	countdown.Store(100)
+	dir := t.TempDir()
+	cfg := jobConfig(t, dir)
+	j := runToEnd(t, flakyPipeline(a, a, newTxnStore(), &countdown, false), cfg)
+	st, recs := j.Status(), j.Checkpoints()
+	if st.Restarts != 1 || st.CheckpointsCompleted == 0 || len(recs) == 0 {
+		t.Fatalf("status %+v, %d records", st, len(recs))
+	}
+
+	j2, err := exec.NewJob(flakyPipeline(a, a, newTxnStore(), new(atomic.Int64), false), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, recs2 := j2.Status(), j2.Checkpoints()
+	if st2.Restarts != 1 || st2.RestartsByCause[exec.RestartFailure] != 1 || !st2.StartedAt.Equal(st.StartedAt) ||
+		st2.CheckpointsCompleted != st.CheckpointsCompleted || st2.CheckpointsFailed != st.CheckpointsFailed ||
+		len(recs2) != len(recs) || recs2[len(recs2)-1].ID != recs[len(recs)-1].ID {
+		t.Fatalf("a new job over the same directory: status %+v and %d records, want %+v and %d", st2, len(recs2), st, len(recs))
+	}
+
+	path := filepath.Join(j.CheckpointDir(), checkpoint.HistoryFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-20] ^= 1
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = exec.NewJob(flakyPipeline(a, a, newTxnStore(), new(atomic.Int64), false), cfg)
+	if c, ok := state.IsCorrupt(err); !ok || c.Path != path {
+		t.Fatalf("NewJob over a damaged history: %v, want a corruption of %s", err, path)
 	}
 }

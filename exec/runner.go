@@ -50,6 +50,8 @@ type subtask struct {
 	indoubt *inDoubtSub
 	// inputWM is the subtask's combined input watermark (operators and sinks; set by runInputs).
 	inputWM func() int64
+	// prevFiles are the files of the subtask's last persisted snapshot (snapshot worker only; notePersisted).
+	prevFiles map[string]int64
 }
 
 // restoreCounts reads the subtask's counts at the restored checkpoint and adds them to its figures, whose parents
@@ -100,13 +102,42 @@ func (s *subtask) enqueue(ctx context.Context, id uint64, persist func() error, 
 	return err
 }
 
-func (s *subtask) ack(id uint64) func(error) {
-	return func(err error) { s.inc.coord.Acknowledge(id, s.pid, err) }
+// ack reports the subtask's figures for checkpoint id (read when the ack runs, after the persist that filled
+// them) and acks it.
+func (s *subtask) ack(id uint64, st *checkpoint.AckStats) func(error) {
+	return func(err error) {
+		if err == nil {
+			s.inc.coord.Report(id, s.pid, *st)
+		}
+		s.inc.coord.Acknowledge(id, s.pid, err)
+	}
+}
+
+// notePersisted reads the size of the snapshot just persisted at path (on the snapshot worker): the subtask's
+// state size is all of its files, what the checkpoint added those the previous snapshot did not have (a keyed
+// store's new delta and listing; the whole file of a small state). An unreadable size counts as nothing.
+func (s *subtask) notePersisted(path string) (added int64) {
+	files, err := state.SnapshotFiles(s.inc.fs, path, s.node.State == KeyedState)
+	if err != nil {
+		s.tctx.Log.Warn("reading the size of a persisted snapshot", "path", path, "err", err)
+		return 0
+	}
+	var total int64
+	for p, n := range files {
+		total += n
+		if _, ok := s.prevFiles[p]; !ok {
+			added += n
+		}
+	}
+	s.prevFiles = files
+	s.st.stateBytes.Store(total)
+	return added
 }
 
 // captureAndEnqueue captures the backend for barrier b and queues its persist. With a nil log the persist task
-// acks the checkpoint; otherwise the log's task will, once the log is complete.
-func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, log *inflightLog) error {
+// acks the checkpoint; otherwise the log's task will, once the log is complete. alignWait is how long alignment
+// held one of the subtask's inputs for b.
+func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, log *inflightLog, alignWait time.Duration) error {
 	switch {
 	case log != nil && !s.inflightKey:
 		s.backend.Put(keyInflight, []byte{1})
@@ -125,6 +156,7 @@ func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, l
 	if s.indoubt != nil {
 		handle = s.indoubt.persistHandle(b.ID)
 	}
+	stats := &checkpoint.AckStats{AlignWait: alignWait}
 	persist := func() error {
 		if err := s.inc.fs.MkdirAll(filepath.Dir(dir)); err != nil {
 			return err
@@ -133,18 +165,24 @@ func (s *subtask) captureAndEnqueue(ctx context.Context, b checkpoint.Barrier, l
 		if err := handle(); err != nil {
 			return err
 		}
-		return snap.Persist(dir) // a file (small state) or a directory (Pebble) named after the participant
+		// A file: the small state, or a keyed store's chain listing (state.SnapshotFiles).
+		if err := snap.Persist(dir); err != nil {
+			return err
+		}
+		stats.Bytes = s.notePersisted(dir)
+		return nil
 	}
 	if log == nil {
-		return s.enqueue(ctx, b.ID, persist, s.ack(b.ID), snap.Release)
+		return s.enqueue(ctx, b.ID, persist, s.ack(b.ID, stats), snap.Release)
 	}
-	return s.enqueue(ctx, b.ID, persist, func(err error) { log.stateErr = err }, snap.Release)
+	return s.enqueue(ctx, b.ID, persist, func(err error) { log.stateErr, log.stateBytes = err, stats.Bytes }, snap.Release)
 }
 
 // enqueueLog queues the persist of a complete in-flight log and the checkpoint's ack.
 func (s *subtask) enqueueLog(ctx context.Context, log *inflightLog) error {
 	dir := s.dir(log.id)
 	alloc := s.tctx.Alloc
+	stats := &checkpoint.AckStats{}
 	persist := func() error {
 		if log.stateErr != nil {
 			return log.stateErr
@@ -153,9 +191,14 @@ func (s *subtask) enqueueLog(ctx context.Context, log *inflightLog) error {
 		if err != nil {
 			return err
 		}
-		return state.WriteFramed(s.inc.fs, dir+inflightSuffix, data)
+		if err := state.WriteFramed(s.inc.fs, dir+inflightSuffix, data); err != nil {
+			return err
+		}
+		stats.InflightBytes = int64(len(data))
+		stats.Bytes = log.stateBytes + stats.InflightBytes
+		return nil
 	}
-	return s.enqueue(ctx, log.id, persist, s.ack(log.id), log.release)
+	return s.enqueue(ctx, log.id, persist, s.ack(log.id, stats), log.release)
 }
 
 // finish joins the worker (draining on a clean end, dropping on cancel) and closes the state.
@@ -219,7 +262,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			s.backend.Put(keySourceOffset, off)
 			s.backend.Put(keySourceWatermark, binary.BigEndian.AppendUint64(nil, uint64(wm)))
 			s.stageCounts()
-			if err := s.captureAndEnqueue(ctx, b, nil); err != nil {
+			if err := s.captureAndEnqueue(ctx, b, nil, 0); err != nil {
 				return err
 			}
 			if err := s.out.broadcast(BarrierElement(b)); err != nil {
@@ -237,6 +280,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 				return ctx.Err()
 			}
 		}
+		s.st.startBusy() // ended below, or by the runner when the loop returns
 		res, err := src.Produce(ctx)
 		if err != nil {
 			return err
@@ -244,15 +288,15 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 		switch res.Status {
 		case Produced:
 			idleSince, idleSent = time.Time{}, false
-			if err := s.out.Emit(res.Batch); err != nil {
-				return err
-			}
-			if res.WM > wm {
+			err := s.out.Emit(res.Batch)
+			if err == nil && res.WM > wm {
 				wm = res.WM
 				s.st.wm.Store(wm)
-				if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
-					return err
-				}
+				err = s.out.broadcast(WatermarkElement(wm))
+			}
+			s.st.endBusy()
+			if err != nil {
+				return err
 			}
 		case Idle:
 			// A multi-split source's watermark can advance with no new rows: a split that went idle stops holding
@@ -273,6 +317,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 					return err
 				}
 			}
+			s.st.endBusy() // waiting for data is idle time
 			// A source that can say when it has data again is woken by that; the others are polled.
 			var wake <-chan struct{}
 			poll := time.Millisecond
@@ -295,6 +340,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			if err := s.out.broadcast(WatermarkElement(MaxWatermark)); err != nil {
 				return err
 			}
+			s.st.endBusy()
 			s.inc.sourceFinished()
 		}
 	}
@@ -467,7 +513,10 @@ func (r *inputRunner) run() error {
 		if err != nil {
 			return err
 		}
-		if err := r.handle(i, e); err != nil {
+		r.s.st.startBusy()
+		err = r.handle(i, e)
+		r.s.st.endBusy()
+		if err != nil {
 			return err
 		}
 	}
@@ -717,7 +766,7 @@ func (r *inputRunner) apply(adv checkpoint.Advance, from int, overtaken []Elemen
 			return err
 		}
 		log := &inflightLog{id: b.ID}
-		if err := r.s.captureAndEnqueue(r.ctx, b, log); err != nil {
+		if err := r.s.captureAndEnqueue(r.ctx, b, log, 0); err != nil {
 			log.release()
 			return err
 		}
@@ -760,7 +809,7 @@ func (r *inputRunner) apply(adv checkpoint.Advance, from int, overtaken []Elemen
 		if err := r.snapshot(b); err != nil {
 			return err
 		}
-		if err := r.s.captureAndEnqueue(r.ctx, b, nil); err != nil {
+		if err := r.s.captureAndEnqueue(r.ctx, b, nil, adv.AlignWait); err != nil {
 			return err
 		}
 		return r.h.forward(BarrierElement(b))
