@@ -311,7 +311,7 @@ func pgwireStatements(t *testing.T, e *engine.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := pgwire.NewServer(pgwire.Config{}, e)
+	srv := pgwire.NewServer(pgwire.Config{Registerer: e.Registry()}, e)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	ctx := context.Background()
