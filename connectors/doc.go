@@ -29,8 +29,10 @@
 //     registered connectors.
 //
 // The package also holds what connectors share: ConfigError and its constructors, PathGuard, SortedOptions and
-// ParseBool for reading options, and the task-context helpers of sources (CheckSubtask, TaskFS, TaskAlloc,
-// RestoreOffset, CheckOffsetSubtask).
+// ParseBool for reading options, the task-context helpers of sources (CheckSubtask, TaskFS, TaskAlloc,
+// RestoreOffset, CheckOffsetSubtask), and ReadProgress and Committed, which a source or sink embeds to report its
+// progress (exec.SourceProgress: records and bytes behind the end, total rows of a bounded input; exec.SinkProgress:
+// bytes its commits published) to the runtime's other goroutines.
 //
 // # What a connector must never do
 //

@@ -21,6 +21,11 @@
 // its own entries, and the allowed directories, with every symbolic link resolved and every file a glob names
 // checked. Close stops jobs with a final checkpoint, so the next open resumes exactly.
 //
+// While FLUSH (and WaitBounded) wait on a job longer than Config.ProgressInterval (default 5 s), they report its
+// progress every interval (Progress: rows its sources read, their rate, the total or the lag where the sources know
+// it) to the session's notice handler (Session.SetNoticeHandler), from the statement's own goroutine; pgwire sends
+// each at once as a NoticeResponse, the REPL and exec print it. Without a handler nothing is reported.
+//
 // At open it refuses a data directory that contradicts its catalog (checkLayout: a missing catalog beside jobs or
 // logs, a job or log directory the catalog does not name, a named log that is gone), with a *state.CorruptError
 // naming the catalog (XX001). A job that cannot be re-deployed shows FAILED in SHOW JOBS with why.

@@ -40,6 +40,9 @@ type Config struct {
 	// Registry receives the engine's and its jobs' Prometheus collectors; nil: a registry of the engine's own
 	// (Engine.Registry), so that two engines in one process never mix their figures.
 	Registry *prometheus.Registry
+	// ProgressInterval is how long FLUSH and WaitBounded wait before they report a job's progress, and how often
+	// after that; 0: DefaultProgressInterval.
+	ProgressInterval time.Duration
 }
 
 // Engine runs statements against one data directory. It owns the catalog, the internal streams' logs and the
@@ -388,7 +391,7 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // WaitBounded waits until every job whose sources all end has finished (clinksql exec --wait).
-func (e *Engine) WaitBounded(ctx context.Context) error {
+func (e *Engine) WaitBounded(ctx context.Context, notify func(string)) error {
 	e.mu.Lock()
 	var waits []*runningJob
 	for _, j := range e.jobs {
@@ -398,7 +401,7 @@ func (e *Engine) WaitBounded(ctx context.Context) error {
 	}
 	e.mu.Unlock()
 	for _, j := range waits {
-		if err := j.job.Wait(ctx); err != nil {
+		if err := e.waitReporting(j, notify, func() error { return j.job.Wait(ctx) }); err != nil {
 			return fmt.Errorf("job %s: %w", j.spec.ID, err)
 		}
 		select {
@@ -508,7 +511,7 @@ func (e *Engine) planJob(spec *catalog.JobSpec) (*planner.Physical, error) {
 
 // flush checkpoints every running job, upstream jobs first, and waits until each committed. A FAILED job (failed
 // before, or while FLUSH waits for it) fails FLUSH with its id and error: what was inserted cannot reach its target.
-func (e *Engine) flush(ctx context.Context) error {
+func (e *Engine) flush(ctx context.Context, notify func(string)) error {
 	e.mu.Lock()
 	var jobs []*runningJob
 	for _, j := range e.jobs {
@@ -535,17 +538,27 @@ func (e *Engine) flush(ctx context.Context) error {
 		if j.plan.Bounded && len(j.plan.Reads) == 0 {
 			// Its rows came with its statement (INSERT INTO a sink VALUES ...): inserted before FLUSH, so FLUSH
 			// waits for the job to finish with them. A checkpoint now could pass the source before its rows.
-			select {
-			case <-j.job.Done():
-			case <-ctx.Done():
-				return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
+			err := e.waitReporting(j, notify, func() error {
+				select {
+				case <-j.job.Done():
+					return nil
+				case <-ctx.Done():
+					return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
+				}
+			})
+			if err != nil {
+				return err
 			}
 			if err := j.failed(); err != nil {
 				return err
 			}
 			continue
 		}
-		running, err := catchUp(ctx, j)
+		var running bool
+		err := e.waitReporting(j, notify, func() (err error) {
+			running, err = catchUp(ctx, j)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -555,7 +568,7 @@ func (e *Engine) flush(ctx context.Context) error {
 			}
 			continue // finished meanwhile: nothing to flush
 		}
-		if _, err := j.job.Flush(ctx); err != nil {
+		if err := e.waitReporting(j, notify, func() error { _, err := j.job.Flush(ctx); return err }); err != nil {
 			if ctx.Err() != nil {
 				return sqlerr.New(sqlerr.QueryCanceled, sqlerr.NoPos, "canceling statement due to user request")
 			}

@@ -243,7 +243,7 @@ func TestFinishedJobIsNotRedeployed(t *testing.T) {
 			mustExec(t, s, `CREATE STREAM copy (id BIGINT)`)
 			mustExec(t, s, `INSERT INTO copy SELECT id FROM g`)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			if err := e.WaitBounded(ctx); err != nil {
+			if err := e.WaitBounded(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
 			cancel()

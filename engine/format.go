@@ -227,6 +227,9 @@ func (p *Printer) tableRows(sb *strings.Builder, rows [][]*string) {
 // WriteNotices writes a result's notices as psql prints them ("NOTICE:  started job job-3"), one a line.
 func WriteNotices(w io.Writer, res *Result) {
 	for _, n := range res.Notices {
-		fmt.Fprintf(w, "NOTICE:  %s\n", n)
+		WriteNotice(w, n)
 	}
 }
+
+// WriteNotice writes one notice as psql prints it.
+func WriteNotice(w io.Writer, msg string) { fmt.Fprintf(w, "NOTICE:  %s\n", msg) }

@@ -61,6 +61,8 @@ type Session struct {
 	// set holds the INSERTs of an open BEGIN STATEMENT SET (inSet), run as one job at END.
 	set   []*parser.Insert
 	inSet bool
+	// notice receives the notices given while a statement runs (SetNoticeHandler), nil for none.
+	notice func(string)
 }
 
 // NewSession starts a session.
@@ -183,7 +185,7 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 	case *parser.Select:
 		return s.query(ctx, st.Query, params, w)
 	case *parser.Flush:
-		if err := s.e.flush(ctx); err != nil {
+		if err := s.e.flush(ctx, s.notice); err != nil {
 			return nil, err
 		}
 		return &Result{Tag: "FLUSH"}, nil

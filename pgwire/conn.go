@@ -89,6 +89,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
+	s.metrics.connections.Inc()
+	s.metrics.open.Inc()
+	defer s.metrics.open.Dec()
 	c.serve()
 }
 
@@ -183,6 +186,12 @@ func (c *conn) authenticate(m *pgproto3.StartupMessage) bool {
 	c.nc.SetDeadline(time.Time{})
 
 	c.sess = c.s.eng.NewSession()
+	// Notices given while a statement runs (FLUSH's progress) reach the client at once, on the statement's
+	// goroutine, which is the one that writes to the connection meanwhile.
+	c.sess.SetNoticeHandler(func(msg string) {
+		c.be.Send(notice(msg))
+		c.flush()
+	})
 	c.applyStartupParams(params)
 	c.secret = randomBytes(4)
 	c.s.register(c)
@@ -597,6 +606,7 @@ func (c *conn) simpleQuery(sql string) {
 		}
 		return c.sess.Run(ctx, sql, rs, func(r *engine.Result) {
 			results++
+			c.s.metrics.statement(nil)
 			if rs.err != nil {
 				return
 			}
@@ -618,6 +628,7 @@ func (c *conn) simpleQuery(sql string) {
 	}
 	switch {
 	case err != nil:
+		c.s.metrics.statement(err)
 		c.sendError(err, sql)
 	case results == 0:
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
@@ -630,8 +641,12 @@ func (c *conn) simpleQuery(sql string) {
 
 func (c *conn) sendNotices(r *engine.Result) {
 	for _, n := range r.Notices {
-		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: n})
+		c.be.Send(notice(n))
 	}
+}
+
+func notice(msg string) *pgproto3.NoticeResponse {
+	return &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: msg}
 }
 
 // rowDescription describes columns; formats are per column (nil: all text).

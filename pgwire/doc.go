@@ -41,6 +41,11 @@
 //     the result for the Executes that follow (PortalSuspended) instead. A SELECT that fails after rows went out
 //     ends with an ErrorResponse after them, as in Postgres.
 //   - Text forms are parsed and printed with exec/expr's functions, the one definition of them.
+//   - With Config.Registerer it counts sessions (clinksql_pgwire_connections_total, _open) and statements by
+//     outcome (clinksql_pgwire_statements_total{outcome="ok"|"error"}: each statement of a simple query, each
+//     portal run of the extended protocol).
+//   - Notices the session gives while a statement runs (FLUSH's progress) go out as NoticeResponses at once,
+//     flushed, from the goroutine running the statement; a statement's own notices precede its CommandComplete.
 //
 // It must never execute anything itself: every statement goes through engine.Session (Execute, Prepare,
 // ExecutePrepared), so pgwire, the REPL and `clinksql exec` behave alike. It must never hold a session across

@@ -221,6 +221,7 @@ func (c *conn) execute(m *pgproto3.Execute) {
 		if c.interruptedByShutdown(err) {
 			return
 		}
+		c.s.metrics.statement(err)
 		if err != nil {
 			delete(c.portals, m.Portal) // a failed portal cannot be run again
 			c.extendedError(err, p.SQL)

@@ -28,7 +28,13 @@ type testServer struct {
 
 func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	eng, err := engine.Open(engine.Config{DataDir: t.TempDir()})
+	return startServerEngine(t, cfg, engine.Config{DataDir: t.TempDir()})
+}
+
+// startServerEngine is startServer over an engine of ecfg.
+func startServerEngine(t testing.TB, cfg Config, ecfg engine.Config) *testServer {
+	t.Helper()
+	eng, err := engine.Open(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clinksql/clinksql/engine"
 )
 
@@ -37,6 +39,9 @@ type Config struct {
 	// StartupTimeout bounds the time from accept to the end of authentication (0: one minute, as Postgres'
 	// authentication_timeout).
 	StartupTimeout time.Duration
+	// Registerer receives the server's Prometheus metrics (clinksql_pgwire_connections_total,
+	// clinksql_pgwire_connections_open, clinksql_pgwire_statements_total{outcome}); nil: not registered.
+	Registerer prometheus.Registerer
 }
 
 // Server serves an engine over the Postgres wire protocol. Each connection gets its own engine.Session.
@@ -44,6 +49,7 @@ type Server struct {
 	cfg       Config
 	eng       *engine.Engine
 	log       *slog.Logger
+	metrics   *metrics
 	verifiers map[string]scramVerifier
 	mockKey   []byte // derives a stable fake SCRAM salt for unknown users, so their existence does not show
 
@@ -72,7 +78,7 @@ func NewServer(cfg Config, eng *engine.Engine) *Server {
 	if cfg.StartupTimeout <= 0 {
 		cfg.StartupTimeout = time.Minute
 	}
-	s := &Server{cfg: cfg, eng: eng, log: cfg.Logger, verifiers: map[string]scramVerifier{},
+	s := &Server{cfg: cfg, eng: eng, log: cfg.Logger, metrics: newMetrics(cfg.Registerer), verifiers: map[string]scramVerifier{},
 		listeners: map[net.Listener]struct{}{}, conns: map[uint32]*conn{}, netConns: map[net.Conn]struct{}{}}
 	for name, password := range cfg.Users {
 		s.verifiers[name] = newScramVerifier(password, randomBytes(scramSaltLen), scramIterations)

@@ -47,7 +47,7 @@ type errorResponse struct {
 }
 
 func apiNotFound(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusNotFound, errorResponse{Error: fmt.Sprintf("no API endpoint %s", r.URL.Path)})
+	writeJSON(w, http.StatusNotFound, errorResponse{Error: fmt.Sprintf("no API endpoint %s %s", r.Method, r.URL.Path)})
 }
 
 func orEmpty[T any](s []T) []T {

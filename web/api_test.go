@@ -44,11 +44,19 @@ func runJob(t *testing.T, e *engine.Engine) string {
 // await polls cond (the engine's figures move on their own) until it holds, failing after a minute.
 func await(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	if !eventually(cond) {
+		t.Fatalf("waited a minute for %s", what)
+	}
+}
+
+// eventually polls cond until it holds (true) or a minute passed (false).
+func eventually(cond func() bool) bool {
 	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited a minute for %s", what)
+			return false
 		}
 	}
+	return true
 }
 
 // keysOf returns the keys of a JSON object in their order.

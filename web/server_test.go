@@ -20,8 +20,14 @@ import (
 // for leaks.
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
+	return openEngineIn(t, t.TempDir())
+}
+
+// openEngineIn is openEngine on dir.
+func openEngineIn(t *testing.T, dir string) *engine.Engine {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	e, err := engine.Open(engine.Config{DataDir: t.TempDir(), Alloc: mem})
+	e, err := engine.Open(engine.Config{DataDir: dir, Alloc: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +191,16 @@ func TestBasicAuth(t *testing.T) {
 	if r := get(t, http.DefaultClient, base+"/", basic("alice", "s3cret")); r.body != "console" {
 		t.Errorf("/: %q, want the console", r.body)
 	}
-	if r := get(t, http.DefaultClient, base+"/healthz", nil); r.status != 200 {
-		t.Errorf("/healthz without credentials: %d", r.status)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if r := get(t, http.DefaultClient, base+path, nil); r.status != 200 {
+			t.Errorf("%s without credentials: %d", path, r.status)
+		}
+	}
+	// Paths that only look like a probe's are not let through (the client follows the mux's redirects).
+	for _, path := range []string{"/healthz/../metrics", "/healthz/", "/readyz/x", "//metrics", "/healthz%2F..%2Fmetrics"} {
+		if r := get(t, http.DefaultClient, base+path, nil); r.status != http.StatusUnauthorized {
+			t.Errorf("%s without credentials: %d %q, want 401", path, r.status, r.body)
+		}
 	}
 }
 

@@ -40,14 +40,17 @@ func newExecCommand() *cobra.Command {
 	var scripts []script
 	var dataDir, format string
 	var wait bool
+	var progress time.Duration
 	var allow []string
 	cmd := &cobra.Command{
-		Use:   "exec [-f file.sql] [-c 'sql'] [--data-dir DIR] [--format table|csv] [--wait]",
+		Use:   "exec [-f file.sql] [-c 'sql'] [--data-dir DIR] [--format table|csv] [--wait [--progress-interval D]]",
 		Short: "Run SQL statements against an embedded engine and print their results",
 		Long: `Runs the statements of each -f file and -c string, in order, against an engine on --data-dir, and prints
 every result set. A statement error prints the message with its SQLSTATE and position and exits non-zero. At exit
 the jobs stop gracefully (a final checkpoint) and resume when the data directory is opened again; --wait first
-waits until the jobs over bounded inputs have finished.`,
+waits until the jobs over bounded inputs have finished, printing each one's progress to stderr every
+--progress-interval (rows read, rows/s, and the total where the sources know it). Notices (a started job's id,
+the delivery guarantee, FLUSH's progress while it waits) print to stderr as psql prints them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "table" && format != "csv" {
@@ -67,7 +70,11 @@ waits until the jobs over bounded inputs have finished.`,
 					scripts[i].name = "-c"
 				}
 			}
-			return runExec(cmd.OutOrStdout(), cmd.ErrOrStderr(), engine.Config{DataDir: dataDir, AllowPaths: allow}, scripts, format, wait)
+			if progress <= 0 {
+				return fmt.Errorf("--progress-interval must be positive, not %s", progress)
+			}
+			cfg := engine.Config{DataDir: dataDir, AllowPaths: allow, ProgressInterval: progress}
+			return runExec(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, scripts, format, wait)
 		},
 	}
 	cmd.Flags().VarP(scriptFlag{&scripts, true}, "file", "f", "run the statements of a file (repeatable)")
@@ -75,6 +82,7 @@ waits until the jobs over bounded inputs have finished.`,
 	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "the data directory")
 	cmd.Flags().StringVar(&format, "format", "table", "result format: table or csv")
 	cmd.Flags().BoolVar(&wait, "wait", false, "before exiting, wait for the jobs over bounded inputs to finish")
+	cmd.Flags().DurationVar(&progress, "progress-interval", engine.DefaultProgressInterval, "how often --wait and FLUSH report a job's progress while they wait")
 	cmd.Flags().StringSliceVar(&allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
 	return cmd
 }
@@ -94,6 +102,8 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sess := e.NewSession()
+	// As psql prints a server's notices while a statement runs: FLUSH's progress.
+	sess.SetNoticeHandler(func(msg string) { engine.WriteNotice(stderr, msg) })
 	out := engine.NewPrinter(stdout, format) // rows print as the engine produces them
 	for _, sc := range scripts {
 		// Statement by statement, as the REPL splits them: the engine checks each one's size
@@ -110,7 +120,8 @@ func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, form
 		}
 	}
 	if wait {
-		if err := e.WaitBounded(ctx); err != nil {
+		// The bounded jobs' progress (rows read, the rate, the total where known) while they run.
+		if err := e.WaitBounded(ctx, func(line string) { fmt.Fprintln(stderr, line) }); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,5 +126,31 @@ func TestExecMaxStatementSize(t *testing.T) {
 	out, _, ok := run(t, "exec", "--data-dir", dir, "--format", "csv", "-c", "SHOW STREAMS")
 	if !ok || !strings.Contains(out, "\ns,") {
 		t.Fatalf("the statements before it did not run: %s", out)
+	}
+}
+
+// pins: exec printing no statement notices, or --wait printing no progress while a bounded job runs: the job's
+// rows read, the rate and the total its source knows. The source's throttle makes the job last over a second,
+// many progress intervals.
+func TestExecWaitPrintsProgressAndNotices(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, ok := run(t, "exec", "--data-dir", dir, "--wait", "--progress-interval", "50ms",
+		"-c", `CREATE STREAM g (id BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '300', 'rows-per-second' = '200',
+			'fields.id.kind' = 'sequence', 'fields.id.start' = '1');
+		CREATE SINK b (id BIGINT) WITH (connector = 'blackhole');
+		INSERT INTO b SELECT id FROM g`)
+	if !ok {
+		t.Fatalf("exit non-zero: %s", errOut)
+	}
+	if !strings.Contains(errOut, "NOTICE:  started job job-1\n") {
+		t.Fatalf("stderr has no notice of the started job:\n%s", errOut)
+	}
+	progress := regexp.MustCompile(`(?m)^job-1: (\d+) rows read \(\d+ rows/s\) of 300$`)
+	m := progress.FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("stderr has no progress line of job-1:\n%s", errOut)
+	}
+	if n, _ := strconv.Atoi(m[1]); n > 300 {
+		t.Fatalf("progress of %s rows read of 300", m[1])
 	}
 }

@@ -135,6 +135,7 @@ func runREPLCommand(o replOptions, stdout, stderr io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
+		eb.sess.SetNoticeHandler(func(msg string) { r.notice("NOTICE", msg) }) // FLUSH's progress, as it comes
 		r.be = eb
 		banner = "embedded engine on " + o.dataDir
 	}

@@ -138,6 +138,7 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 			httpURL = "https://" + hs.Addr().String()
 		}
 	}
+	cfg.Registerer = e.Registry() // the pgwire metrics beside the engine's and its jobs'
 	srv := pgwire.NewServer(cfg, e)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()

@@ -597,3 +597,46 @@ func RequireSubtaskFiles(t testing.TB, pars []int, read func(sub, par int) []int
 		}
 	}
 }
+
+// RequireRowProgress opens src as subtask sub of par (restored at offset unless it is nil) and reads it to its
+// end, checking its exec.SourceProgress against what it produced: the total is known and never changes; the records
+// left fall by each batch's rows and end at 0; a source read from its start has total records left at Open. It
+// returns the rows read and the total.
+func RequireRowProgress(t *testing.T, mem memory.Allocator, src exec.Source, offset []byte, sub, par int) (read, total int64) {
+	t.Helper()
+	sp, ok := src.(exec.SourceProgress)
+	if !ok {
+		t.Fatalf("%T is not an exec.SourceProgress", src)
+	}
+	if offset != nil {
+		Must(t, src.RestoreOffset(offset))
+	}
+	Must(t, src.Open(NewTask(mem, TaskOpts{Sub: sub, Par: par})))
+	defer func() { Must(t, src.Close()) }()
+	lag, _, total := sp.Progress()
+	if total < 0 || lag < 0 || lag > total {
+		t.Fatalf("progress at open: %d records left of %d", lag, total)
+	}
+	if offset == nil && lag != total {
+		t.Fatalf("progress at open of a fresh source: %d records left of %d", lag, total)
+	}
+	start := lag
+	for {
+		res, err := src.Produce(context.Background())
+		Must(t, err)
+		if res.Status == exec.Finished {
+			break
+		}
+		n := int64(res.Batch.Rows())
+		res.Batch.Release()
+		read += n
+		l, _, tot := sp.Progress()
+		if tot != total || l != start-read {
+			t.Fatalf("progress after %d rows read: %d left of %d, want %d of %d", read, l, tot, start-read, total)
+		}
+	}
+	if l, _, _ := sp.Progress(); l != 0 {
+		t.Fatalf("progress at the end: %d records left", l)
+	}
+	return read, total
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/connectors/internal/gen"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -91,6 +92,8 @@ func New(cfg Config) exec.Source {
 	return &generator{cfg: cfg}
 }
 
+var _ exec.SourceProgress = (*generator)(nil)
+
 type generator struct {
 	cfg Config
 
@@ -120,6 +123,8 @@ type generator struct {
 	raw     []int64
 	nulls   []bool
 	scratch []byte
+
+	connectors.ReadProgress // bounded: rows left and the subtask's rows in all
 }
 
 type genColumn struct {
@@ -232,6 +237,7 @@ func (g *generator) Open(ctx *exec.TaskContext) error {
 	}
 	g.bld = array.NewRecordBuilder(g.alloc, cfg.Schema)
 	g.start, g.emitted = time.Now(), 0
+	gen.Report(&g.ReadProgress, g.next, g.localRows)
 	return nil
 }
 
@@ -375,6 +381,7 @@ func (g *generator) Produce(ctx context.Context) (exec.SourceResult, error) {
 	rec := g.generate(int(n))
 	g.next += n
 	g.emitted += int64(n)
+	gen.Report(&g.ReadProgress, g.next, g.localRows)
 	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: g.watermark()}, nil
 }
 

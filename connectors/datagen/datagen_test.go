@@ -294,3 +294,42 @@ func TestGeneratorConfigErrors(t *testing.T) {
 		t.Error("junk offset accepted")
 	}
 }
+
+// Pins: a bounded generator's progress (exec.SourceProgress) not matching the rows it produces, per subtask and
+// after a restore; an unbounded one claiming a total.
+func TestGeneratorProgress(t *testing.T) {
+	mem := connectortest.CheckedAlloc(t)
+	for _, par := range []int{1, 3} {
+		var all int64
+		for sub := range par {
+			read, total := connectortest.RequireRowProgress(t, mem, New(genConfig(1000)), nil, sub, par)
+			if read != total {
+				t.Fatalf("subtask %d of %d read %d rows of a total of %d", sub, par, read, total)
+			}
+			all += total
+		}
+		if all != 1000 {
+			t.Fatalf("parallelism %d: totals add up to %d, want 1000", par, all)
+		}
+	}
+	_, off := connectortest.Drain(t, mem, New(genConfig(1000)), nil, 0, 1, 3)
+	if read, total := connectortest.RequireRowProgress(t, mem, New(genConfig(1000)), off, 0, 1); read != 700 || total != 1000 {
+		t.Fatalf("restored after 300 rows: read %d of %d", read, total)
+	}
+	// Through the wrapper of a stream's WATERMARK clause too.
+	noWM := func(*exec.TaskContext, arrow.RecordBatch) (int64, bool, error) { return 0, false, nil }
+	if read, total := connectortest.RequireRowProgress(t, mem, operators.WithWatermark(New(genConfig(500)), noWM), nil, 0, 1); read != 500 || total != 500 {
+		t.Fatalf("wrapped in a watermark: read %d of %d", read, total)
+	}
+	cfg := genConfig(0) // no row count and no sequence column: unbounded
+	cfg.Fields[0], cfg.Fields[4] = Field{Kind: Random}, Field{Kind: Random}
+	g := New(cfg)
+	connectortest.Must(t, g.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+	defer g.Close()
+	res, err := g.Produce(context.Background())
+	connectortest.Must(t, err)
+	res.Batch.Release()
+	if lag, bytes, total := g.(exec.SourceProgress).Progress(); lag != -1 || bytes != -1 || total != -1 {
+		t.Fatalf("unbounded generator's progress: %d, %d, %d; want all unknown", lag, bytes, total)
+	}
+}

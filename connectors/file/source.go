@@ -204,16 +204,20 @@ type fileSource struct {
 	files []filelist.File
 	fp    uint64
 	next  int
+	// restBytes[i] is the size of the subtask's files i, i+par, ... (the bytes left from the start of file i).
+	restBytes []int64
 
 	// Follow: the files of this subtask read to their end (pruned to those still listed), cached encoded; the
 	// files listed but not read yet, sorted; the file being read ("" for none).
-	done     map[string]struct{}
-	doneEnc  []byte
-	pending  []string
-	curName  string
-	nextList time.Time
-	wake     chan struct{}
-	timer    *time.Timer
+	done    map[string]struct{}
+	doneEnc []byte
+	pending []filelist.File
+	curName string
+	// pendingBytes is the size of the pending files when listed, curSize the current file's when opened.
+	pendingBytes, curSize int64
+	nextList              time.Time
+	wake                  chan struct{}
+	timer                 *time.Timer
 
 	// The position of the next record of the current file: byte offset and line number (1-based).
 	pos  int64
@@ -229,7 +233,11 @@ type fileSource struct {
 	lines       []int64 // per row of the batch being built: its line
 	cctx        context.Context
 	keepMask    []bool
+
+	connectors.ReadProgress // the bytes not read yet of what was listed
 }
+
+var _ exec.SourceProgress = (*fileSource)(nil)
 
 func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	cfg := &s.cfg
@@ -310,6 +318,10 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 			}
 			s.next, s.pos, s.line = o.next, o.pos, o.line
 		}
+		s.restBytes = make([]int64, len(files)+s.par)
+		for i := len(files) - 1; i >= 0; i-- {
+			s.restBytes[i] = files[i].Size + s.restBytes[i+s.par]
+		}
 	}
 
 	if err := s.TextDecoder.init(cfg.Schema, s.alloc); err != nil {
@@ -317,7 +329,23 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 	}
 	s.cctx = compute.WithAllocator(context.Background(), s.alloc)
 	s.opened = true
+	s.report()
 	return nil
+}
+
+// report sets the progress: the bytes of what was listed that are not read yet (records and the total rows are
+// not known before the files are parsed).
+func (s *fileSource) report() {
+	var left int64
+	if s.cfg.Follow {
+		left = s.pendingBytes
+		if s.curName != "" {
+			left += max(s.curSize-s.pos, 0)
+		}
+	} else if s.next < len(s.files) {
+		left = s.restBytes[s.next] - s.pos
+	}
+	s.Set(-1, max(left, 0), -1)
 }
 
 func cmp0[T int | time.Duration](v, def T) T {
@@ -339,14 +367,15 @@ func fsOwner(name string, par int) int {
 // becomes this subtask's listed files that are neither done nor being read.
 func (s *fileSource) applyListing(files []filelist.File) {
 	listed := make(map[string]struct{}, len(files))
-	s.pending = s.pending[:0]
+	s.pending, s.pendingBytes = s.pending[:0], 0
 	for _, f := range files {
 		if fsOwner(f.Name, s.par) != s.sub {
 			continue
 		}
 		listed[f.Name] = struct{}{}
 		if _, ok := s.done[f.Name]; !ok && f.Name != s.curName {
-			s.pending = append(s.pending, f.Name) // files are sorted
+			s.pending = append(s.pending, f) // files are sorted
+			s.pendingBytes += f.Size
 		}
 	}
 	for n := range s.done {
@@ -537,6 +566,7 @@ func (s *fileSource) Produce(context.Context) (exec.SourceResult, error) {
 	if !s.opened {
 		return exec.SourceResult{}, errors.New("file source: produce before open")
 	}
+	defer s.report()
 	if s.err != nil {
 		return exec.SourceResult{}, s.err
 	}
@@ -591,7 +621,8 @@ func (s *fileSource) nextFile() (string, exec.SourceStatus, error) {
 			if len(s.pending) == 0 {
 				return "", exec.Idle, nil
 			}
-			s.curName, s.pending = s.pending[0], s.pending[1:]
+			s.curName, s.curSize, s.pending = s.pending[0].Name, s.pending[0].Size, s.pending[1:]
+			s.pendingBytes -= s.curSize
 			s.pos, s.line = 0, 1
 		}
 		name = s.curName
@@ -633,6 +664,7 @@ func (s *fileSource) openFile(name string, size int64) (*fsReader, error) {
 	if s.pos > st.Size() {
 		return nil, fmt.Errorf("the offset %d is beyond the file's %d bytes", s.pos, st.Size())
 	}
+	s.curSize = st.Size()
 	f, err := s.fsys.Open(name)
 	if err != nil {
 		return nil, err

@@ -798,3 +798,83 @@ func BenchmarkFileSourceCSV(b *testing.B) {
 	})
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "file_source_csv_rows_per_sec:rows/s")
 }
+
+// Pins: a file source's progress (exec.SourceProgress) not matching the bytes it has not read yet: bounded, per
+// subtask and after a restore; following, the bytes of listed files not read yet. Every line is 5 bytes here.
+func TestFileSourceProgress(t *testing.T) {
+	mem := connectortest.CheckedAlloc(t)
+	dir := t.TempDir()
+	renameIn(t, dir, "a.csv", 1, 2, 3)
+	renameIn(t, dir, "b.csv", 4, 5, 6, 7)
+	renameIn(t, dir, "c.csv", 8, 9)
+	cfg := SourceConfig{Path: dir, Format: "csv", Schema: fsKV, BatchRows: 2}
+	// drain reads src to its end, checking that the bytes left fall by 5 per row from start; it returns the rows.
+	drain := func(src exec.Source, start int64) int64 {
+		t.Helper()
+		sp := src.(exec.SourceProgress)
+		if lag, bytes, total := sp.Progress(); lag != -1 || bytes != start || total != -1 {
+			t.Fatalf("progress at open: %d records, %d bytes left of %d; want %d bytes, the rest unknown", lag, bytes, total, start)
+		}
+		var read int64
+		for {
+			res, err := src.Produce(context.Background())
+			connectortest.Must(t, err)
+			if res.Status == exec.Finished {
+				break
+			}
+			read += int64(res.Batch.Rows())
+			res.Batch.Release()
+			if _, bytes, _ := sp.Progress(); bytes != start-5*read {
+				t.Fatalf("after %d rows: %d bytes left, want %d", read, bytes, start-5*read)
+			}
+		}
+		connectortest.Must(t, src.Close())
+		return read
+	}
+	if n := drain(openFS(t, cfg, newFSTask(mem, 0, 1), nil), 45); n != 9 {
+		t.Fatalf("read %d rows", n)
+	}
+	// Subtask 0 of 2 reads a.csv and c.csv, subtask 1 b.csv.
+	if n := drain(openFS(t, cfg, newFSTask(mem, 0, 2), nil), 25); n != 5 {
+		t.Fatalf("subtask 0 of 2 read %d rows", n)
+	}
+	if n := drain(openFS(t, cfg, newFSTask(mem, 1, 2), nil), 20); n != 4 {
+		t.Fatalf("subtask 1 of 2 read %d rows", n)
+	}
+	// Restored after the batches [1 2], [3] (the end of a.csv), [4 5].
+	for batches, left := range map[int]int64{1: 35, 2: 30, 3: 20} {
+		_, off := connectortest.Drain(t, mem, NewSource(cfg)(0), nil, 0, 1, batches)
+		if n := drain(openFS(t, cfg, newFSTask(mem, 0, 1), off), left); n != left/5 {
+			t.Fatalf("restored after %d batches: read %d rows", batches, n)
+		}
+	}
+
+	// Following: the listed files' bytes not read yet, a new file's once listed.
+	follow := cfg
+	follow.Follow, follow.MonitorInterval = true, 5*time.Millisecond
+	src := openFS(t, follow, newFSTask(mem, 0, 1), nil)
+	defer src.Close()
+	sp := src.(exec.SourceProgress)
+	if _, bytes, _ := sp.Progress(); bytes != 45 {
+		t.Fatalf("following, at open: %d bytes left, want 45", bytes)
+	}
+	if ids := produceFollow(t, src); len(ids) != 9 {
+		t.Fatalf("following read %v", ids)
+	}
+	if _, bytes, _ := sp.Progress(); bytes != 0 {
+		t.Fatalf("following, everything read: %d bytes left", bytes)
+	}
+	renameIn(t, dir, "d.csv", 1, 2, 3, 4, 5)
+	for {
+		res, err := src.Produce(context.Background())
+		connectortest.Must(t, err)
+		if res.Status == exec.Produced {
+			res.Batch.Release()
+			break
+		}
+		<-src.(exec.IdleWaiter).IdleWait()
+	}
+	if _, bytes, _ := sp.Progress(); bytes != 15 {
+		t.Fatalf("following, 2 rows of a new file of 5 read: %d bytes left, want 15", bytes)
+	}
+}

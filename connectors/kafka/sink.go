@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 )
 
@@ -53,7 +54,19 @@ type sinkBase struct {
 	cancel  context.CancelFunc
 	// valueSize is the last batch's bytes per row, to size the next batch's buffer in one allocation.
 	valueSize int
+
+	// The bytes (keys and values) of the records published: acknowledged ones without transactions, those of
+	// committed transactions with them.
+	connectors.Committed
 }
+
+var (
+	_ exec.SinkProgress = (*plainSink)(nil)
+	_ exec.SinkProgress = (*txnSink)(nil)
+)
+
+// recordBytes is what a record counts in the committed bytes: its key and value.
+func recordBytes(r *kgo.Record) int64 { return int64(len(r.Key) + len(r.Value)) }
 
 func (s *sinkBase) start(ctx *exec.TaskContext) error {
 	s.ctx = ctx
@@ -212,7 +225,10 @@ func (s *plainSink) Open(ctx *exec.TaskContext) (err error) {
 		s.cl.Close()
 		return err
 	}
-	s.promise = func(_ *kgo.Record, err error) {
+	s.promise = func(r *kgo.Record, err error) {
+		if err == nil {
+			s.Add(recordBytes(r))
+		}
 		if err != nil {
 			s.errMu.Lock()
 			if s.firstErr == nil {

@@ -55,7 +55,7 @@ func TestEngineInsertIntoExactlyOnceKafkaSink(t *testing.T) {
 	if n := res[len(res)-1].Notices; !slices.ContainsFunc(n, func(s string) bool { return strings.Contains(s, "replay suppression: the rows sink k receives") }) {
 		t.Fatalf("notices %q: want the one about replay suppression", n)
 	}
-	if err := e.WaitBounded(ctx); err != nil {
+	if err := e.WaitBounded(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	expect := func(n int) {

@@ -770,3 +770,54 @@ func TestCommitRetriedThroughResolverAfterBrokerRestart(t *testing.T) {
 	}
 	r.expectIDs(seq(0, 100))
 }
+
+// consumedBytes are the key and value bytes a read_committed consumer reads from the topic.
+func (r *rig) consumedBytes() int64 {
+	r.t.Helper()
+	var n int64
+	for _, rec := range r.cluster.ConsumeAll(r.t, r.topic) {
+		n += int64(len(rec.Key) + len(rec.Value))
+	}
+	return n
+}
+
+// Pins: the committed bytes (exec.SinkProgress) counting a transaction before it commits, or differing from what a
+// read_committed consumer reads; without transactions, from what the brokers acknowledged.
+func TestSinkCountsCommittedBytes(t *testing.T) {
+	r := newRig(t, 2)
+	s := r.open(r.config(), 0, &receipts{})
+	defer s.Close()
+	sp := s.(exec.SinkProgress)
+	r.write(s, 0, 100)
+	preCommit(t, s, 1)
+	r.write(s, 100, 250)
+	preCommit(t, s, 2)
+	if n := sp.CommittedBytes(); n != 0 {
+		t.Fatalf("%d bytes committed before any commit", n)
+	}
+	if err := s.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	one := sp.CommittedBytes()
+	if want := r.consumedBytes(); one == 0 || one != want {
+		t.Fatalf("after Commit(1): %d bytes committed, a consumer reads %d", one, want)
+	}
+	r.write(s, 250, 300) // open, never sealed
+	if err := s.Commit(2); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := sp.CommittedBytes(), r.consumedBytes(); n <= one || n != want {
+		t.Fatalf("after Commit(2): %d bytes committed, a consumer reads %d", n, want)
+	}
+
+	r2 := newRig(t, 2)
+	s2 := r2.open(r2.config("sink.delivery-guarantee", "at-least-once"), 0, nil)
+	defer s2.Close()
+	r2.write(s2, 0, 500)
+	if err := s2.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := s2.(exec.SinkProgress).CommittedBytes(), r2.consumedBytes(); n == 0 || n != want {
+		t.Fatalf("at-least-once after PreCommit: %d bytes counted, a consumer reads %d", n, want)
+	}
+}

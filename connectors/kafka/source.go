@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -40,8 +42,11 @@ func (a tp) less(b tp) bool { return a.topic < b.topic || a.topic == b.topic && 
 // partition is the read state of one partition this subtask owns.
 type partition struct {
 	tp
-	next    int64 // the offset of the next record to read: everything before it was produced
-	end     int64 // bounded: the offset to stop before; -1: none
+	next int64 // the offset of the next record to read: everything before it was produced
+	end  int64 // bounded: the offset to stop before; -1: none
+	// known is the end of the partition last heard of (the last stable offset: read_committed reads no further),
+	// from a listing at Open or discovery, then from every fetch response; -1 when not known.
+	known   int64
 	wm      int64 // the running maximum of the watermark over the partition's rows
 	last    time.Time
 	pending []*kgo.Record // fetched, not produced yet
@@ -76,9 +81,12 @@ type source struct {
 	commits    []map[tp]int64 // offsets of snapshots whose checkpoints are neither complete nor aborted, oldest first
 	closed     bool
 	committing sync.WaitGroup
+
+	connectors.ReadProgress // the records behind the ends of the partitions
 }
 
 var (
+	_ exec.SourceProgress     = (*source)(nil)
 	_ exec.Source             = (*source)(nil)
 	_ exec.IdleWaiter         = (*source)(nil)
 	_ exec.CheckpointListener = (*source)(nil)
@@ -148,7 +156,7 @@ func (s *source) Open(ctx *exec.TaskContext) error {
 		// Exactly the partitions and positions of the checkpoint, then any partition that appeared since, from its
 		// start.
 		for _, p := range s.restored.parts {
-			s.parts[p.tp] = &partition{tp: p.tp, next: p.next, end: p.end, wm: p.wm, last: time.Now()}
+			s.parts[p.tp] = &partition{tp: p.tp, next: p.next, end: p.end, wm: p.wm, last: time.Now(), known: -1}
 		}
 		s.sortOrder()
 	}
@@ -174,6 +182,12 @@ func (s *source) Open(ctx *exec.TaskContext) error {
 			return err
 		}
 	}
+	if s.cfg.Bounded.Mode == ModeUnbounded {
+		if err := s.listEnds(rctx, s.order); err != nil {
+			return err
+		}
+	}
+	s.report()
 	s.consume(s.order)
 	if s.cfg.Discovery > 0 && s.cfg.Bounded.Mode == ModeUnbounded {
 		s.nextDiscovery = time.Now().Add(s.cfg.Discovery)
@@ -337,7 +351,7 @@ func (s *source) addPartitions(ctx context.Context, ts []tp, pos Position) error
 		if next < first.Offset {
 			next = first.Offset
 		}
-		s.parts[t] = &partition{tp: t, next: next, end: -1, wm: exec.MinWatermark, last: time.Now()}
+		s.parts[t] = &partition{tp: t, next: next, end: -1, wm: exec.MinWatermark, last: time.Now(), known: -1}
 	}
 	s.sortOrder()
 	return nil
@@ -398,6 +412,52 @@ func (s *source) setEnds(ctx context.Context) error {
 	return nil
 }
 
+// listEnds learns where partitions end now (their last stable offsets), for the progress; fetch responses keep
+// it up to date after that.
+func (s *source) listEnds(ctx context.Context, ts []tp) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	var names []string
+	for _, t := range ts {
+		if !slices.Contains(names, t.topic) {
+			names = append(names, t.topic)
+		}
+	}
+	lso, err := s.adm.ListCommittedOffsets(ctx, names...)
+	if err == nil {
+		err = lso.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("kafka source: listing end offsets: %w", err)
+	}
+	for _, t := range ts {
+		if o, ok := lso.Lookup(t.topic, t.part); ok && o.Offset >= 0 {
+			s.parts[t].known = o.Offset
+		}
+	}
+	return nil
+}
+
+// report sets the progress: the records between each partition's position and its end (a bounded partition's,
+// else the last one heard of), unknown while a partition's end is not known. Transaction markers count as
+// records, as in Kafka's own consumer lag.
+func (s *source) report() {
+	var lag int64
+	for _, p := range s.parts {
+		end := p.end
+		if end < 0 {
+			end = p.known
+		}
+		if end < 0 {
+			s.Set(-1, -1, -1)
+			return
+		}
+		lag += max(end-p.next, 0)
+	}
+	s.Set(lag, -1, -1)
+}
+
 // consume has the client fetch partitions from their positions (those not done).
 func (s *source) consume(ts []tp) {
 	m := map[string]map[int32]kgo.Offset{}
@@ -433,6 +493,9 @@ func (s *source) discover(ctx context.Context) error {
 	if err := s.addPartitions(rctx, fresh, Position{Mode: ModeEarliest}); err != nil {
 		return err
 	}
+	if err := s.listEnds(rctx, fresh); err != nil {
+		return err
+	}
 	s.consume(fresh)
 	if len(fresh) > 0 {
 		s.log.Info("kafka source: new partitions", "subtask", s.sub, "count", len(fresh))
@@ -455,6 +518,7 @@ func (s *source) Produce(ctx context.Context) (exec.SourceResult, error) {
 	if err := s.poll(); err != nil {
 		return exec.SourceResult{}, err
 	}
+	defer s.report()
 	for range len(s.order) {
 		p := s.parts[s.order[s.turn%len(s.order)]]
 		if len(p.pending) == 0 {
@@ -507,6 +571,14 @@ func (s *source) poll() error {
 			return
 		}
 		p.pending = append(p.pending, fp.Records...)
+		if fp.Err != nil {
+			return
+		}
+		if end := fp.LastStableOffset; end >= 0 {
+			p.known = end
+		} else if fp.HighWatermark >= 0 {
+			p.known = fp.HighWatermark
+		}
 	})
 	return nil
 }

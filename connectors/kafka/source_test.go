@@ -628,3 +628,58 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 	}
 	return certFile, keyFile
 }
+
+// Pins: the source's progress (exec.SourceProgress) not matching the records behind the ends of its partitions:
+// known from Open (a listing), falling with every row read, following records produced later (fetch responses),
+// counting a transaction's marker until it is read past; a bounded source's from its end offsets, also restored.
+func TestSourceProgressIsTheLagBehindTheEnds(t *testing.T) {
+	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"p": 2}})
+	for i := range 30 {
+		c.Produce(t, rec("p", int32(i%2), "", fmt.Sprintf(`{"id": %d}`, i)))
+	}
+	lag := func(h *harness) int64 {
+		l, bytes, total := h.src.(exec.SourceProgress).Progress()
+		if bytes != -1 || total != -1 {
+			t.Fatalf("progress: %d bytes, %d total; Kafka knows neither", bytes, total)
+		}
+		return l
+	}
+	unbounded := config(t, c, []Column{col("id", bigint)}, nil, map[string]string{"topic": "p", "format": "json",
+		"scan.startup.mode": "earliest-offset"})
+	unbounded.BatchRows = 4
+	h := start(t, unbounded, 0, 1, nil, nil)
+	if l := lag(h); l != 30 {
+		t.Fatalf("at open: %d records behind, want 30", l)
+	}
+	for len(h.rows) < 30 {
+		h.until("a batch", func() bool { return h.status == exec.Produced })
+		if l := lag(h); l != int64(30-len(h.rows)) {
+			t.Fatalf("after %d rows: %d records behind, want %d", len(h.rows), l, 30-len(h.rows))
+		}
+		h.status = exec.Idle
+	}
+	// 10 records in a transaction (its commit marker is one more offset), then the source reads them.
+	var txn []*kgo.Record
+	for i := 30; i < 40; i++ {
+		txn = append(txn, rec("p", 0, "", fmt.Sprintf(`{"id": %d}`, i)))
+	}
+	c.ProduceTxn(t, "progress", true, txn...)
+	h.until("the transaction read past its marker", func() bool { return len(h.rows) == 40 && lag(h) == 0 })
+
+	bounded := unbounded
+	bounded.Bounded = Position{Mode: ModeLatest}
+	hb := start(t, bounded, 0, 1, nil, nil)
+	if l := lag(hb); l != 41 {
+		t.Fatalf("bounded at open: %d records behind, want 41 (40 records and a marker)", l)
+	}
+	hb.until("8 rows", func() bool { return len(hb.rows) >= 8 })
+	off, read := hb.snapshot(), len(hb.rows)
+	hb.finish()
+	if l := lag(hb); l != 0 {
+		t.Fatalf("bounded at its end: %d records behind", l)
+	}
+	hr := start(t, bounded, 0, 1, off, nil)
+	if l := lag(hr); l != int64(41-read) {
+		t.Fatalf("restored after %d rows: %d records behind, want %d", read, l, 41-read)
+	}
+}

@@ -74,6 +74,7 @@ type txn struct {
 	parts  []partRange // by partition number; First < 0 for none
 	err    error
 	acked  int64
+	bytes  int64 // of the records acknowledged: committed bytes once the transaction commits
 	handle []byte
 	// failed: a commit attempt on the slot's client did not confirm; a retry goes through the resolver.
 	failed bool
@@ -133,6 +134,7 @@ func (t *txn) promise(r *kgo.Record, err error) {
 		pr.Last = r.Offset
 	}
 	t.acked++
+	t.bytes += recordBytes(r)
 }
 
 func (s *txnSink) Open(ctx *exec.TaskContext) (err error) {
@@ -333,6 +335,9 @@ func (s *txnSink) Commit(id uint64) error {
 		if err := s.ctx.Receipt(t.ckpt); err != nil {
 			return fmt.Errorf("kafka sink: the commit receipt of checkpoint %d: %w", t.ckpt, err)
 		}
+		t.mu.Lock()
+		s.Add(t.bytes)
+		t.mu.Unlock()
 		s.mu.Lock()
 		s.staged = s.staged[1:]
 		s.mu.Unlock()

@@ -848,6 +848,8 @@ func New(cfg Config) func(subtask int) exec.Source {
 	return func(int) exec.Source { return &nexmarkSource{m: m, err: err} }
 }
 
+var _ exec.SourceProgress = (*nexmarkSource)(nil)
+
 type nexmarkSource struct {
 	m   *nexModel
 	err error
@@ -867,6 +869,8 @@ type nexmarkSource struct {
 	ints    []int64
 	spans   []nexSpan
 	scratch nexScratch
+
+	connectors.ReadProgress // bounded: rows left and the subtask's rows in all
 }
 
 // rowsBelow counts the subtask's rows among events [0, events).
@@ -919,6 +923,7 @@ func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
 	}
 	s.start, s.emitted = time.Now(), 0
 	s.opened = true
+	gen.Report(&s.ReadProgress, s.next, s.localRows)
 	return nil
 }
 
@@ -946,6 +951,7 @@ func (s *nexmarkSource) Produce(ctx context.Context) (exec.SourceResult, error) 
 	rec := s.generate(int(n))
 	s.next += n
 	s.emitted += int64(n)
+	gen.Report(&s.ReadProgress, s.next, s.localRows)
 	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: exec.MinWatermark}, nil
 }
 

@@ -75,7 +75,7 @@ func ValidateSource(cfg SourceConfig) error {
 	}
 	s := &parquetSource{cfg: cfg, fsys: state.OS}
 	for _, f := range files {
-		if err := s.checkFile(f); err != nil {
+		if _, err := s.checkFile(f); err != nil {
 			var pe *pqPlanError
 			if errors.As(err, &pe) {
 				return connectors.ColumnError(pe.col, "%v", err)

@@ -83,7 +83,14 @@ type parquetSource struct {
 	vals  []parquet.Value
 	raw   []int64
 	valid []bool
+
+	// restRows[i] is the rows of the subtask's files i, i+par, ... from their footers (-1 when one could not be
+	// read), so that the progress knows the rows left and the total.
+	restRows []int64
+	connectors.ReadProgress
 }
+
+var _ exec.SourceProgress = (*parquetSource)(nil)
 
 // ---- offsets ----
 
@@ -169,11 +176,25 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 		}
 		s.next, s.row = o.next, o.row
 	}
-	for i := s.next; i < len(files); i += s.par {
-		if err := s.checkFile(files[i]); err != nil {
+	rows := make([]int64, len(files))
+	for i := s.sub; i < len(files); i += s.par {
+		if i < s.next {
+			rows[i] = s.footerRows(files[i]) // read before the restored checkpoint: for the total only
+			continue
+		}
+		if rows[i], err = s.checkFile(files[i]); err != nil {
 			return err
 		}
 	}
+	s.restRows = make([]int64, len(files)+s.par)
+	for i := len(files) - 1; i >= 0; i-- {
+		if rest := s.restRows[i+s.par]; rows[i] < 0 || rest < 0 {
+			s.restRows[i] = -1
+		} else {
+			s.restRows[i] = rows[i] + rest
+		}
+	}
+	s.report()
 	s.vals = make([]parquet.Value, pqChunk)
 	s.raw = make([]int64, pqChunk)
 	s.valid = make([]bool, pqChunk)
@@ -181,20 +202,40 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 	return nil
 }
 
-// checkFile reads the footer of one file and plans its columns. A file that cannot be opened as Parquet is left
-// for Produce to report when it gets there; a readable file that lacks a column, or holds it in a type that does
-// not convert, fails Open.
-func (s *parquetSource) checkFile(f filelist.File) error {
+// checkFile reads the footer of one file and plans its columns, and returns its rows. A file that cannot be opened
+// as Parquet is left for Produce to report when it gets there (its rows are -1); a readable file that lacks a
+// column, or holds it in a type that does not convert, fails Open.
+func (s *parquetSource) checkFile(f filelist.File) (int64, error) {
 	of, err := s.openFile(f, true)
 	if err != nil {
 		var pe *pqPlanError
 		if errors.As(err, &pe) {
-			return fmt.Errorf("parquet source: %s: %w", f.Name, err)
+			return 0, fmt.Errorf("parquet source: %s: %w", f.Name, err)
 		}
-		return nil
+		return -1, nil
 	}
 	of.close()
-	return nil
+	return of.rows, nil
+}
+
+// footerRows returns the rows of a file from its footer, -1 when it cannot be read.
+func (s *parquetSource) footerRows(f filelist.File) int64 {
+	rows, err := s.checkFile(f)
+	if err != nil {
+		return -1
+	}
+	return rows
+}
+
+// report sets the progress: the rows of the subtask's files from the current position on, and of all its files;
+// unknown when a footer could not be read.
+func (s *parquetSource) report() {
+	total, left := s.restRows[s.sub], s.restRows[min(s.next, len(s.files))]
+	if total < 0 || left < 0 {
+		s.Set(-1, -1, -1)
+		return
+	}
+	s.Set(max(left-s.row, 0), -1, total)
 }
 
 // pqPlanError is a schema mismatch, as opposed to a file that could not be read.
@@ -250,6 +291,7 @@ func (s *parquetSource) Produce(context.Context) (exec.SourceResult, error) {
 		if s.row == s.cur.rows {
 			s.advance()
 		}
+		s.report()
 		return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: exec.MinWatermark}, nil
 	}
 }

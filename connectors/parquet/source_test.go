@@ -602,3 +602,31 @@ func BenchmarkParquetSource(b *testing.B) {
 	})
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// Pins: a Parquet source's progress (exec.SourceProgress) not matching the rows it reads: the total from the
+// footers of the subtask's files, the rows left falling with every batch, and after a restore the rows left of
+// the same total.
+func TestParquetSourceProgress(t *testing.T) {
+	mem := connectortest.CheckedAlloc(t)
+	dir := t.TempDir()
+	pqSinkFiles(t, mem, dir, pqSrcSchema, 400, pqSrcRows(mem, 0, 900), pqSrcRows(mem, 900, 901), pqSrcRows(mem, 901, 2000))
+	cfg := SourceConfig{Path: dir, Schema: pqSrcSchema, BatchRows: 97}
+	for _, par := range []int{1, 2} {
+		var all int64
+		for sub := range par {
+			read, total := connectortest.RequireRowProgress(t, mem, NewSource(cfg), nil, sub, par)
+			if read != total {
+				t.Fatalf("subtask %d of %d read %d rows of a total of %d", sub, par, read, total)
+			}
+			all += total
+		}
+		if all != 2000 {
+			t.Fatalf("parallelism %d: totals add up to %d, want 2000", par, all)
+		}
+	}
+	// Restored in the second file (after 10 batches: 9 of the first file's 900 rows, then its 1 row).
+	_, off := connectortest.Drain(t, mem, NewSource(cfg), nil, 0, 1, 11)
+	if read, total := connectortest.RequireRowProgress(t, mem, NewSource(cfg), off, 0, 1); read != 1099 || total != 2000 {
+		t.Fatalf("restored in the last file: read %d of %d", read, total)
+	}
+}

@@ -72,6 +72,7 @@ type Sink struct {
 	// and costs nothing uncontended.
 	mu   sync.Mutex
 	file state.File
+	out  countingWriter // the file, counting the bytes of the transaction
 	buf  *bufio.Writer
 	rows int64
 
@@ -79,6 +80,24 @@ type Sink struct {
 	// the subtask goes on writing the next transaction under mu.
 	stageMu sync.Mutex
 	staged  []uint64 // ascending checkpoint ids
+	// stagedBytes are the sizes of the staged transactions this incarnation wrote, counted as committed once
+	// published (exec.SinkProgress); those a restart recovers are not counted.
+	stagedBytes map[uint64]int64
+	connectors.Committed
+}
+
+var _ exec.SinkProgress = (*Sink)(nil)
+
+// countingWriter counts what goes through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // New returns the protocol around enc for a sink of the given kind ("file", "parquet", "stream": for messages)
@@ -362,10 +381,11 @@ func (s *Sink) Write(b exec.Batch) error {
 			return s.errorf("%v", err)
 		}
 		s.file = f
+		s.out = countingWriter{w: f}
 		if s.buf == nil {
-			s.buf = bufio.NewWriterSize(f, writeBufferSize)
+			s.buf = bufio.NewWriterSize(&s.out, writeBufferSize)
 		} else {
-			s.buf.Reset(f)
+			s.buf.Reset(&s.out)
 		}
 		if err := s.enc.Begin(s.buf); err != nil {
 			s.discardLocked()
@@ -454,6 +474,10 @@ func (s *Sink) PreCommit(id uint64) error {
 	s.stageMu.Lock()
 	s.staged = append(s.staged, id)
 	slices.Sort(s.staged)
+	if s.stagedBytes == nil {
+		s.stagedBytes = map[uint64]int64{}
+	}
+	s.stagedBytes[id] = s.out.n
 	s.stageMu.Unlock()
 	return nil
 }
@@ -472,6 +496,8 @@ func (s *Sink) Commit(id uint64) error {
 			break
 		}
 		s.staged = s.staged[1:]
+		s.Add(s.stagedBytes[sid])
+		delete(s.stagedBytes, sid)
 		published++
 	}
 	if published > 0 && state.FsyncEnabled() {
@@ -519,6 +545,7 @@ func (s *Sink) Abort(id uint64) error {
 	if i := slices.Index(s.staged, id); i >= 0 {
 		s.staged = slices.Delete(s.staged, i, i+1)
 	}
+	delete(s.stagedBytes, id)
 	if s.fsys == nil {
 		return nil
 	}

@@ -485,3 +485,53 @@ func TestSinksTellWhatTheyPublishedAfter(t *testing.T) {
 		})
 	}
 }
+
+// Pins: a file sink's committed bytes (exec.SinkProgress) counting what is staged or aborted, counting a repeated
+// Commit twice, or differing from the sizes of the files published (CSV, JSON lines, Parquet).
+func TestSinksCountCommittedBytes(t *testing.T) {
+	for name, newSink := range map[string]func(dir string) exec.Sink{
+		"csv": newCSVSink,
+		"json": func(dir string) exec.Sink {
+			return file.NewSink(file.SinkConfig{Path: dir, Format: "json", Schema: connectortest.KVSchema})
+		},
+		"parquet": func(dir string) exec.Sink {
+			return parquet.NewSink(parquet.SinkConfig{Path: dir, Schema: connectortest.KVSchema})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mem := connectortest.CheckedAlloc(t)
+			dir := t.TempDir()
+			s := newSink(dir)
+			sp := s.(exec.SinkProgress)
+			connectortest.Must(t, s.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+			defer s.Close()
+			published := func() int64 {
+				var n int64
+				for _, f := range connectortest.CommittedFiles(t, dir) {
+					st, err := os.Stat(filepath.Join(dir, f))
+					connectortest.Must(t, err)
+					n += st.Size()
+				}
+				return n
+			}
+			for id := uint64(1); id <= 3; id++ {
+				connectortest.Must(t, s.Write(connectortest.KVBatch(mem, int64(10*id), int64(10*id+1))))
+				connectortest.Must(t, s.PreCommit(id))
+			}
+			if n := sp.CommittedBytes(); n != 0 {
+				t.Fatalf("%d bytes committed before any commit", n)
+			}
+			connectortest.Must(t, s.Commit(1))
+			one := sp.CommittedBytes()
+			if one == 0 || one != published() {
+				t.Fatalf("after Commit(1): %d bytes committed, %d published", one, published())
+			}
+			connectortest.Must(t, s.Abort(2))
+			connectortest.Must(t, s.Commit(3))
+			connectortest.Must(t, s.Commit(3))
+			if n, files := sp.CommittedBytes(), len(connectortest.CommittedFiles(t, dir)); n != published() || n <= one || files != 2 {
+				t.Fatalf("after Abort(2), Commit(3) twice: %d bytes committed, %d published in %d files", n, published(), files)
+			}
+		})
+	}
+}

@@ -103,3 +103,11 @@ func maxValid[T ~int64](vals []T, arr arrow.Array) (int64, bool) {
 	}
 	return best, ok
 }
+
+// Progress forwards the wrapped source's exec.SourceProgress; everything is unknown (-1) when it has none.
+func (w *watermarked) Progress() (lagRecords, lagBytes, total int64) {
+	if sp, ok := w.src.(exec.SourceProgress); ok {
+		return sp.Progress()
+	}
+	return -1, -1, -1
+}

@@ -343,7 +343,7 @@ func (p *inprocTarget) restart() {
 	p.open()
 }
 
-func (p *inprocTarget) wait(ctx context.Context) error { return p.e.WaitBounded(ctx) }
+func (p *inprocTarget) wait(ctx context.Context) error { return p.e.WaitBounded(ctx, nil) }
 
 func (p *inprocTarget) close() {
 	p.closeEngine()

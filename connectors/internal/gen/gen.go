@@ -1,10 +1,13 @@
 // Package gen holds what the generating sources (datagen, nexmark) share: the splitmix64 hash every value they
-// make is a pure function of, and the throttle's wait. It keeps no state.
+// make is a pure function of, the throttle's wait, and how they report their progress. It keeps no state.
 package gen
 
 import (
 	"context"
+	"math"
 	"time"
+
+	"github.com/clinksql/clinksql/connectors"
 )
 
 // The generators' hash: splitmix64. Row r of a column with key k hashes to Mix64(k + r*Gamma), the r-th output of
@@ -35,4 +38,14 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// Report sets a generator's progress: of its localRows rows (math.MaxUint64 when unbounded: nothing known), next
+// were produced.
+func Report(p *connectors.ReadProgress, next, localRows uint64) {
+	if localRows == math.MaxUint64 {
+		p.Set(-1, -1, -1)
+		return
+	}
+	p.Set(int64(localRows-min(next, localRows)), -1, int64(localRows))
 }
