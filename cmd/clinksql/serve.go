@@ -20,19 +20,22 @@ import (
 
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/pgwire"
+	"github.com/clinksql/clinksql/web"
 )
 
 // newServeCommand is `clinksql serve`: the engine over the Postgres wire protocol.
 func newServeCommand() *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve [--data-dir DIR] [--listen HOST:PORT] [--user NAME:PASSWORD]... [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]",
+		Use:   "serve [--data-dir DIR] [--listen HOST:PORT] [--http HOST:PORT] [--user NAME:PASSWORD]... [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]",
 		Short: "Serve the engine over the Postgres wire protocol",
 		Long: `Opens the engine on --data-dir (re-deploying the jobs that were running, each from its last completed
 checkpoint) and serves it to Postgres clients on --listen. Without --user or --users-file every user name is
 accepted without a password, which is allowed only on a loopback address; with users, clients authenticate with
-SCRAM-SHA-256. SIGTERM or SIGINT stops accepting, cancels running statements, stops the jobs with a final
-checkpoint and exits 0.`,
+SCRAM-SHA-256. --http serves Prometheus metrics (/metrics), probes (/healthz, /readyz), a JSON API and the
+console over HTTP (--http '' turns it off); it asks the same users for HTTP basic auth, uses the same TLS
+certificate, and without users may only listen on a loopback address too. SIGTERM or SIGINT stops accepting,
+cancels running statements, stops the jobs with a final checkpoint and exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
@@ -41,6 +44,7 @@ checkpoint and exits 0.`,
 	f := cmd.Flags()
 	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "the data directory")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:4566", "the address to listen on")
+	f.StringVar(&o.http, "http", "127.0.0.1:4567", "the HTTP address of metrics, probes, the JSON API and the console ('' turns it off)")
 	f.StringSliceVar(&o.allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
 	f.StringArrayVar(&o.users, "user", nil, "a user as name:password (repeatable); clients then authenticate with SCRAM-SHA-256")
 	f.StringVar(&o.usersFile, "users-file", "", "a file of users, one name:password a line (# starts a comment)")
@@ -52,6 +56,7 @@ checkpoint and exits 0.`,
 
 type serveOptions struct {
 	dataDir, listen   string
+	http              string
 	allow, users      []string
 	usersFile         string
 	logLevel          string
@@ -86,8 +91,13 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 	}
 	// Refuse before opening anything: trust authentication must not reach the network.
 	if len(users) == 0 {
-		if err := checkLoopback(o.listen); err != nil {
+		if err := checkLoopback("--listen", o.listen); err != nil {
 			return err
+		}
+		if o.http != "" {
+			if err := checkLoopback("--http", o.http); err != nil {
+				return err
+			}
 		}
 	}
 	e, err := engine.Open(engine.Config{DataDir: o.dataDir, AllowPaths: o.allow, Logger: log.With("component", "engine")})
@@ -104,6 +114,30 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 		closeEngine()
 		return err
 	}
+	// The HTTP endpoint stops before the engine closes (its handlers read the engine), after pgwire's shutdown.
+	httpStopped := make(chan struct{})
+	stopHTTP := func() {}
+	var httpURL string
+	if o.http != "" {
+		hs, err := web.New(web.Config{Addr: o.http, Engine: e, Users: users, TLS: cfg.TLS, Logger: log.With("component", "http")})
+		if err != nil {
+			l.Close()
+			closeEngine()
+			return err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stopHTTP = func() { cancel(); <-httpStopped }
+		go func() {
+			defer close(httpStopped)
+			if err := hs.Serve(ctx); err != nil {
+				log.Error("HTTP serving stopped", "err", err)
+			}
+		}()
+		httpURL = "http://" + hs.Addr().String()
+		if cfg.TLS != nil {
+			httpURL = "https://" + hs.Addr().String()
+		}
+	}
 	cfg.Registerer = e.Registry() // the pgwire metrics beside the engine's and its jobs'
 	srv := pgwire.NewServer(cfg, e)
 	served := make(chan error, 1)
@@ -114,6 +148,10 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 	defer signal.Stop(sigs)
 	fmt.Fprintf(stdout, "clinksql: listening on %s (%s)\n", l.Addr(), psqlCommand(l.Addr(), users))
 	log.Info("serving", "listen", l.Addr().String(), "data_dir", o.dataDir, "tls", cfg.TLS != nil, "users", len(users))
+	if httpURL != "" {
+		fmt.Fprintf(stdout, "clinksql: HTTP on %s (the console; metrics at %s/metrics)\n", httpURL, httpURL)
+		log.Info("serving HTTP", "url", httpURL, "auth", len(users) > 0)
+	}
 
 	var serveErr error
 	select {
@@ -134,6 +172,7 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 		log.Warn("connections did not end in time; closed them", "err", err)
 	}
 	cancel()
+	stopHTTP()
 	if err := closeEngine(); err != nil {
 		log.Error("stopping the jobs", "err", err)
 		return err
@@ -152,13 +191,13 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-// checkLoopback refuses a listen address that is not a loopback one (or a host name resolving only to such).
-func checkLoopback(listen string) error {
+// checkLoopback refuses the address of a flag that is not a loopback one (or a host name resolving only to such).
+func checkLoopback(flag, listen string) error {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w", listen, err)
+		return fmt.Errorf("%s %q: %w", flag, listen, err)
 	}
-	refuse := fmt.Errorf("refusing to listen on %s without users: give --user name:password or --users-file (trust authentication is only allowed on a loopback address)", listen)
+	refuse := fmt.Errorf("%s: refusing to listen on %s without users: give --user name:password or --users-file (trust authentication is only allowed on a loopback address)", flag, listen)
 	if host == "" {
 		return refuse // all interfaces
 	}
@@ -170,7 +209,7 @@ func checkLoopback(listen string) error {
 	}
 	addrs, err := net.LookupIP(host)
 	if err != nil || len(addrs) == 0 {
-		return fmt.Errorf("--listen %q: cannot resolve %s", listen, host)
+		return fmt.Errorf("%s %q: cannot resolve %s", flag, listen, host)
 	}
 	for _, ip := range addrs {
 		if !ip.IsLoopback() {
