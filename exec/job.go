@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/state"
@@ -29,8 +28,7 @@ type JobConfig struct {
 	Alloc memory.Allocator
 	// Logger receives the job's lifecycle (started, restarted with the cause, finished, failed, stopped) at INFO
 	// and WARN, and its checkpoint failures; the job adds its own "job" attribute, so it must not carry one.
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
+	Logger *slog.Logger
 
 	CheckpointInterval time.Duration // 0: no periodic checkpoints
 	CheckpointTimeout  time.Duration // 0: 10 minutes
@@ -177,6 +175,7 @@ type Job struct {
 	stats   jobStats
 	subs    [][]*subStats // per node index, per subtask
 	history *checkpoint.History
+	metrics *jobMetrics
 }
 
 type jobStats struct {
@@ -200,6 +199,7 @@ func NewJob(g *Graph, cfg JobConfig) (*Job, error) {
 	}
 	j.history = h
 	j.subs = newSubStats(g, &j.stats)
+	j.metrics = newJobMetrics(cfg.Name)
 	return j, nil
 }
 
@@ -590,7 +590,6 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 		Timeout:     j.cfg.CheckpointTimeout,
 		Retain:      j.cfg.Retain,
 		Logger:      j.cfg.Logger,
-		Registerer:  j.cfg.Registerer,
 		History:     j.history,
 		Confirmers:  confirmers,
 		OnComplete:  inc.onComplete,
@@ -814,7 +813,9 @@ func (inc *incarnation) onComplete(id uint64) error {
 	for _, s := range inc.sinks {
 		t0 := time.Now()
 		err := s.sink.Commit(id)
-		s.st.lastCommit.Store(int64(time.Since(t0)))
+		took := time.Since(t0)
+		s.st.lastCommit.Store(int64(took))
+		inc.job.metrics.observeCommit(s.st.node.ID, took)
 		if err != nil {
 			errs = append(errs, err)
 			continue

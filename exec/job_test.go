@@ -47,13 +47,19 @@ func runToEnd(t testing.TB, g *exec.Graph, cfg exec.JobConfig) *exec.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runJob(t, j)
+	return j
+}
+
+// runJob starts j and waits until it finished.
+func runJob(t testing.TB, j *exec.Job) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	j.Start(ctx)
 	if err := j.Wait(ctx); err != nil {
 		t.Fatalf("job: %v", err)
 	}
-	return j
 }
 
 func checkRows(t testing.TB, got, want []string) {

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
@@ -109,6 +111,25 @@ func TestNewBusyAndBackpressuredWhileStuck(t *testing.T) {
 	waitFor(t, func() bool { return subtaskOf(t, j, "gen-b", 0).Backpressured > first }) // still growing
 	if s := subtaskOf(t, j, "sink", 0); s.Backpressured != 0 {
 		t.Fatalf("the sink has no output, yet %v backpressured", s.Backpressured)
+	}
+	// The same figures as series, with the watermark of a running source.
+	reg := prometheus.NewRegistry()
+	if err := j.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	genB := map[string]string{"job": "job", "operator": "gen-b", "subtask": "0"}
+	if v, ok := series(t, reg, "clinksql_operator_backpressured_seconds_total", genB); !ok || v <= 0 {
+		t.Fatalf("backpressured seconds of gen-b: %v %v", v, ok)
+	}
+	if v, ok := series(t, reg, "clinksql_operator_busy_seconds_total", map[string]string{"operator": "agg"}); !ok || v <= 0 {
+		t.Fatalf("busy seconds of agg: %v %v", v, ok)
+	}
+	wm := subtaskOf(t, j, "gen-b", 0).Watermark
+	if v, ok := series(t, reg, "clinksql_operator_watermark_seconds", genB); !ok || wm == exec.MinWatermark || v != float64(wm)/1e6 {
+		t.Fatalf("watermark of gen-b: %v %v, want %d us", v, ok, wm)
+	}
+	if _, ok := series(t, reg, "clinksql_operator_watermark_lag_seconds", genB); !ok {
+		t.Fatal("no watermark lag for gen-b")
 	}
 }
 
