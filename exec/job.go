@@ -133,7 +133,8 @@ type JobStatus struct {
 	// cause (RestartFailure, RestartCheckpoint, RestartDeploy).
 	Restarts        int
 	RestartsByCause map[string]int64
-	// Job totals across restarts (persisted): checkpoints completed, and failed or aborted; adaptive mode flips.
+	// Job totals across restarts (persisted): checkpoints completed, and failed (those a stop or a rewind
+	// discarded, outcome ABORTED, are in neither: see Checkpoints); adaptive mode flips.
 	CheckpointsCompleted, CheckpointsFailed, AdaptiveSwitches int64
 	// Mode is the mode the next barrier gets (adaptive: the current decision).
 	Mode checkpoint.Mode
@@ -278,7 +279,7 @@ func (j *Job) Status() JobStatus {
 		st.RestartsByCause = map[string]int64{}
 	}
 	st.CheckpointsCompleted = t.Outcomes(checkpoint.Completed)
-	st.CheckpointsFailed = t.Outcomes(checkpoint.Failed) + t.Outcomes(checkpoint.Aborted)
+	st.CheckpointsFailed = t.Outcomes(checkpoint.Failed)
 	st.AdaptiveSwitches = t.AdaptiveSwitches
 	st.Mode = j.cfg.CheckpointMode
 	if inc := j.current(); inc != nil && inc.adaptive != nil {

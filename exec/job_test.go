@@ -240,8 +240,8 @@ func TestPersistFailureRewindsJob(t *testing.T) {
 		t.Fatalf("the fault was never injected (%d syncs left, status %+v); make the job longer", fs.n.Load(), j.Status())
 	}
 	checkRows(t, store.rows(), expectedWindows(events(a, b, 2), windowSize))
-	if st := j.Status(); st.Restarts < 1 {
-		t.Fatalf("want a rewind, status %+v", st)
+	if st := j.Status(); st.Restarts < 1 || st.RestartsByCause[exec.RestartCheckpoint] < 1 || st.CheckpointsFailed < 1 {
+		t.Fatalf("want a rewind (a restart for a failed checkpoint), status %+v", st)
 	}
 }
 
