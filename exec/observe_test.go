@@ -78,7 +78,7 @@ func TestNewSubtaskStatsCountOnceAcrossRestart(t *testing.T) {
 	edges := j.Edges()
 	if len(edges) != 3 ||
 		edges[0].From != "gen-a" || edges[1].From != "gen-b" || edges[2].From != "agg" || edges[2].To != "sink" ||
-		edges[0].Exchange.String() != "hash[0]" || edges[2].Exchange.String() != "forward[]" {
+		edges[0].Exchange.String() != "hash[0]" || edges[2].Exchange.String() != "forward" {
 		t.Fatalf("edges %+v", edges)
 	}
 }
