@@ -1,6 +1,8 @@
 package exec_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -13,24 +15,74 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// Per-subtask figures count each row once across a restart, like the job's: the sources' rows out sum to the rows
-// read, the aggregate takes every row in once, the sinks write exactly what was committed; the job's watermark is
-// its sinks' (+inf once the input ended); the edges are the graph's; the restart is counted under its cause.
+// commits is how many transactions the store committed.
+func (s *txnStore) commitCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commits
+}
+
+// afterCommitSource holds its source at half its batches (Idle) until the store committed something, so that the
+// job has a restore point before its input ends.
+type afterCommitSource struct {
+	exec.Source
+	store         *txnStore
+	produced, max int
+}
+
+func (s *afterCommitSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	if s.produced >= s.max && s.store.commitCount() == 0 {
+		return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
+	}
+	res, err := s.Source.Produce(ctx)
+	if res.Status == exec.Produced {
+		s.produced++
+	}
+	return res, err
+}
+
+// failAfterCommitOp fails once, at its first batch after the store committed: the restart restores a checkpoint.
+type failAfterCommitOp struct {
+	exec.Operator
+	store  *txnStore
+	failed *atomic.Bool
+}
+
+func (f *failAfterCommitOp) Process(input int, b exec.Batch, out exec.Emitter) error {
+	if f.store.commitCount() > 0 && f.failed.CompareAndSwap(false, true) {
+		b.Release()
+		return errors.New("injected operator failure")
+	}
+	return f.Operator.Process(input, b, out)
+}
+
+// Per-subtask figures count each row once across a restart from a checkpoint, like the job's: the sources' rows
+// out sum to the rows read, the aggregate takes every row in once, the sinks write exactly what was committed;
+// the job's watermark is its sinks' (+inf once the input ended); the edges are the graph's; the restart is
+// counted under its cause.
 func TestNewSubtaskStatsCountOnceAcrossRestart(t *testing.T) {
 	a := seqConfig{seed: 5, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
 	b := seqConfig{seed: 6, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
-	var countdown atomic.Int64
-	countdown.Store(300)
 	store := newTxnStore()
+	held := func(c seqConfig) func(int) exec.Source {
+		return func(sub int) exec.Source {
+			return &afterCommitSource{Source: newSeqSource(c)(sub), store: store, max: c.rows / c.batchRows / 2}
+		}
+	}
+	var failed atomic.Bool
 	g := exec.NewGraph()
-	sa := g.AddSource("gen-a", 2, newSeqSource(a))
-	sb := g.AddSource("gen-b", 2, newSeqSource(b))
+	sa := g.AddSource("gen-a", 2, held(a))
+	sb := g.AddSource("gen-b", 2, held(b))
 	agg := g.AddOperator("agg", 2, func(sub int) exec.Operator {
-		return &countingOp{Operator: &flakyOp{Operator: newWindowSum(windowSize)(sub), countdown: &countdown}}
+		return &countingOp{Operator: &failAfterCommitOp{Operator: newWindowSum(windowSize)(sub), store: store, failed: &failed}}
 	}, exec.From(sa, exec.HashExchange(0)), exec.From(sb, exec.HashExchange(0))).WithKeyedState()
 	agg.Label = "WindowSum"
 	g.AddSink("sink", 2, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
 	j := runToEnd(t, g, jobConfig(t, t.TempDir()))
+	checkRows(t, store.rows(), expectedWindows(events(a, b, 2), windowSize))
+	if st := j.Status(); st.Restored == 0 || !failed.Load() {
+		t.Fatalf("want a restart from a checkpoint, status %+v", st)
+	}
 
 	subs := j.Subtasks()
 	if len(subs) != 8 {
