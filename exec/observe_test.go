@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -285,5 +286,80 @@ func TestNewHistorySurvivesNewJob(t *testing.T) {
 	_, err = exec.NewJob(flakyPipeline(a, a, newTxnStore(), new(atomic.Int64), false), cfg)
 	if c, ok := state.IsCorrupt(err); !ok || c.Path != path {
 		t.Fatalf("NewJob over a damaged history: %v, want a corruption of %s", err, path)
+	}
+}
+
+// progressSource tells its lag: the rows it has not produced yet (and ten bytes each), of rows in total.
+type progressSource struct {
+	exec.Source
+	rows     int64
+	produced atomic.Int64
+}
+
+func (p *progressSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	res, err := p.Source.Produce(ctx)
+	if res.Status == exec.Produced {
+		p.produced.Add(int64(res.Batch.Rows()))
+	}
+	return res, err
+}
+
+func (p *progressSource) Progress() (int64, int64, int64) {
+	left := p.rows - p.produced.Load()
+	return left, 10 * left, p.rows
+}
+
+// progressSink counts 100 bytes per commit, in its own counter and in the test's.
+type progressSink struct {
+	exec.Sink
+	mine  atomic.Int64
+	total *atomic.Int64
+}
+
+func (p *progressSink) Commit(id uint64) error {
+	p.mine.Add(100)
+	p.total.Add(100)
+	return p.Sink.Commit(id)
+}
+
+func (p *progressSink) CommittedBytes() int64 { return p.mine.Load() }
+
+// A source's lag and total come from its SourceProgress while it runs (and are unknown, -1, once it is closed);
+// a sink's committed bytes from its SinkProgress, and the runtime times its commits.
+func TestNewSourceAndSinkProgress(t *testing.T) {
+	gate := make(chan struct{})
+	c := seqConfig{seed: 3, rows: 1000, batchRows: 10, keys: 5, tsStep: 10, gate: gate}
+	var committed atomic.Int64
+	g := exec.NewGraph()
+	src := g.AddSource("gen", 1, func(sub int) exec.Source {
+		return &progressSource{Source: newSeqSource(c)(sub), rows: int64(c.rows)}
+	})
+	g.AddSink("sink", 1, func(sub int) exec.Sink {
+		return &progressSink{Sink: discardSink{}, total: &committed}
+	}, exec.From(src, exec.ForwardExchange()))
+	j, err := exec.NewJob(g, jobConfig(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	j.Start(ctx)
+	for range 30 {
+		gate <- struct{}{}
+	}
+	waitFor(t, func() bool { // the 30th batch is out: 700 rows left
+		s := subtaskOf(t, j, "gen", 0)
+		return s.LagRecords == 700 && s.LagBytes == 7000 && s.Total == 1000
+	})
+	close(gate)
+	if err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := subtaskOf(t, j, "sink", 0)
+	if s.CommittedBytes == 0 || s.CommittedBytes != committed.Load() || s.LastCommit <= 0 {
+		t.Fatalf("sink: committed %d bytes (its commits: %d), last commit %v", s.CommittedBytes, committed.Load(), s.LastCommit)
+	}
+	if s := subtaskOf(t, j, "gen", 0); s.LagRecords != -1 || s.Total != -1 {
+		t.Fatalf("a closed source's lag %d of %d, want -1", s.LagRecords, s.Total)
 	}
 }
