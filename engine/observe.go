@@ -291,7 +291,7 @@ func (e *Engine) EdgeInfos(job string) []EdgeInfo {
 	var out []EdgeInfo
 	for _, n := range plan.Nodes {
 		for _, in := range n.Inputs {
-			out = append(out, EdgeInfo{JobID: job, FromOperator: in.From.ID, ToOperator: n.ID, Exchange: planner.ExchangeName(in.Exchange)})
+			out = append(out, EdgeInfo{JobID: job, FromOperator: in.From.ID, ToOperator: n.ID, Exchange: in.Exchange.String()})
 		}
 	}
 	return out

@@ -150,7 +150,7 @@ func (p *Physical) ExplainWith(figures func(id string) string) string {
 		}
 		fmt.Fprintf(&sb, "%s%s%s [%s] parallelism=%d", indent, branch, n.Label, n.ID, n.Parallelism)
 		for _, e := range n.Inputs {
-			fmt.Fprintf(&sb, " input=%s(%s)", ExchangeName(e.Exchange), e.From.ID)
+			fmt.Fprintf(&sb, " input=%s(%s)", e.Exchange, e.From.ID)
 		}
 		switch {
 		case n.Keyed:
@@ -190,21 +190,6 @@ func (p *Physical) subtasks() int {
 		n += x.Parallelism
 	}
 	return n
-}
-
-// ExchangeName is how EXPLAIN and the system tables name an exchange: forward, hash[keys], broadcast, rebalance.
-func ExchangeName(e exec.Exchange) string {
-	switch e.Kind {
-	case exec.Forward:
-		return "forward"
-	case exec.Hash:
-		return fmt.Sprintf("hash%v", e.Keys)
-	case exec.Broadcast:
-		return "broadcast"
-	case exec.Rebalance:
-		return "rebalance"
-	}
-	return e.String()
 }
 
 // lowering turns a logical plan into PNodes.
