@@ -184,6 +184,23 @@ func TestStateCatDecodesAGroupByCheckpoint(t *testing.T) {
 	if j.PlanError != "" || j.Checkpoint == nil || j.Checkpoint.ID != completed[len(completed)-1] {
 		t.Fatalf("job: plan error %q, checkpoint %+v, want the newest of %v", j.PlanError, j.Checkpoint, completed)
 	}
+	// The listing carries what the job's checkpoint history says of each completed checkpoint.
+	hist, _, err := checkpoint.ReadHistory(state.OS, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range j.Checkpoints {
+		i := slices.IndexFunc(hist, func(r checkpoint.Record) bool { return r.ID == c.ID })
+		if c.Status != "completed" || i < 0 {
+			continue
+		}
+		if c.Mode != hist[i].Mode.String() || c.Trigger == nil || !c.Trigger.Equal(hist[i].Trigger) || c.DurationMs == nil {
+			t.Fatalf("checkpoint %d listed as %+v, the history has %+v", c.ID, c, hist[i])
+		}
+	}
+	if len(hist) == 0 {
+		t.Fatal("the job's checkpoint history is empty")
+	}
 	srcs := subtasksOf(j.Checkpoint, "source")
 	var rows int64
 	for _, st := range srcs {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/checkpoint"
@@ -60,6 +61,11 @@ type CheckpointListing struct {
 	Confirmed bool     `json:"confirmed"` // a CONFIRMED marker (jobs with an in-doubt sink)
 	Files     []string `json:"files"`     // under chk-<id>, relative to it
 	Bytes     int64    `json:"bytes"`     // of those files
+	// From the job's checkpoint history (empty when the history no longer holds it): the barrier's mode, when it
+	// was triggered and how long it took to complete.
+	Mode       string     `json:"mode,omitempty"`
+	Trigger    *time.Time `json:"trigger,omitempty"`
+	DurationMs *float64   `json:"duration_ms,omitempty"`
 }
 
 // CheckpointSnapshot is one completed checkpoint, decoded.
@@ -398,6 +404,16 @@ func listCheckpoints(cp string, completed []uint64) ([]CheckpointListing, uint64
 		})
 		if err != nil {
 			return nil, 0, err
+		}
+	}
+	history, _, err := checkpoint.ReadHistory(state.OS, cp)
+	if err != nil {
+		return nil, 0, err // damaged: an error naming the file
+	}
+	for _, r := range history {
+		if c, ok := byID[r.ID]; ok {
+			trigger, ms := r.Trigger, float64(r.Duration.Microseconds())/1000
+			c.Mode, c.Trigger, c.DurationMs = r.Mode.String(), &trigger, &ms
 		}
 	}
 	out := make([]CheckpointListing, 0, len(byID))

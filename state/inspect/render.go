@@ -48,9 +48,16 @@ func WriteTable(w io.Writer, r *Report) error {
 	}
 	p.f("  high-water checkpoint id: %d\n\nCHECKPOINTS\n", j.HighWater)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tSTATUS\tCONFIRMED\tFILES\tBYTES")
+	fmt.Fprintln(tw, "  ID\tSTATUS\tCONFIRMED\tFILES\tBYTES\tMODE\tTRIGGERED\tDURATION")
 	for _, c := range j.Checkpoints {
-		fmt.Fprintf(tw, "  %d\t%s\t%t\t%d\t%d\n", c.ID, c.Status, c.Confirmed, len(c.Files), c.Bytes)
+		mode, trigger, duration := c.Mode, "", ""
+		if c.Trigger != nil {
+			trigger = c.Trigger.UTC().Format("2006-01-02 15:04:05.000")
+		}
+		if c.DurationMs != nil {
+			duration = fmt.Sprintf("%.1f ms", *c.DurationMs)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%t\t%d\t%d\t%s\t%s\t%s\n", c.ID, c.Status, c.Confirmed, len(c.Files), c.Bytes, mode, trigger, duration)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
