@@ -27,12 +27,12 @@ type jobResponse struct {
 	Checkpoints []engine.CheckpointInfo `json:"checkpoints"`
 }
 
-func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, jobsResponse{Jobs: orEmpty(s.cfg.Engine.JobInfos())})
+func apiJobs(w http.ResponseWriter, r *http.Request, e *engine.Engine) {
+	writeJSON(w, http.StatusOK, jobsResponse{Jobs: orEmpty(e.JobInfos())})
 }
 
-func (s *Server) apiJob(w http.ResponseWriter, r *http.Request) {
-	e, id := s.cfg.Engine, r.PathValue("id")
+func apiJob(w http.ResponseWriter, r *http.Request, e *engine.Engine) {
+	id := r.PathValue("id")
 	job, ok := e.JobInfo(id)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, errorResponse{Error: fmt.Sprintf("job %q does not exist", id)})
