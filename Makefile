@@ -21,7 +21,8 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # What the tests need beyond Go (psql, psycopg2, the JDBC driver and a JDK for tests/clients; PostgreSQL 15 for
-# tests/difftest), installed with apt-get when missing; quiet and instant when everything is there.
+# tests/difftest; chromium for web/console's headless browser test), installed with apt-get when missing; quiet
+# and instant when everything is there.
 test-tools:
 	@./scripts/test-tools.sh
 

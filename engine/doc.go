@@ -30,5 +30,10 @@
 // logs, a job or log directory the catalog does not name, a named log that is gone), with a *state.CorruptError
 // naming the catalog (XX001). A job that cannot be re-deployed shows FAILED in SHOW JOBS with why.
 //
+// What it shows of its jobs has one source (observe.go: JobInfos, OperatorInfos, EdgeInfos, CheckpointInfos, Ready):
+// SHOW JOBS, SHOW CHECKPOINTS, EXPLAIN ANALYZE, the HTTP API and the system relations clink_catalog.jobs, operators,
+// edges and checkpoints (systables.go: one column per JSON field of those types, a snapshot the planner takes
+// through Env.SystemTable when it plans a SELECT) all read it.
+//
 // It must never hold a lock while waiting on a job, and never bypass the planner to build a dataflow.
 package engine

@@ -470,43 +470,43 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 
 // redeploy plans a job again from its statement and starts it; it restores from its last completed checkpoint.
 func (e *Engine) redeploy(spec *catalog.JobSpec) error {
-	stmts, err := parser.Parse(spec.Statement)
-	if err != nil {
-		return err
-	}
-	s, err := settingsFrom(spec.Settings)
-	if err != nil {
-		return err
-	}
-	ps := s.planner()
-	ps.Restoring = true
-	if inserts, ok := statementSet(stmts); ok {
-		p, err := planner.PlanStatementSet(e, inserts, ps)
-		if err != nil {
-			return err
-		}
-		return e.startJob(spec, p)
-	}
-	if len(stmts) != 1 {
-		return fmt.Errorf("job %s: statement is %d statements", spec.ID, len(stmts))
-	}
-	var p *planner.Physical
-	switch st := stmts[0].(type) {
-	case *parser.Insert:
-		p, err = planner.PlanInsert(e, st, ps)
-	case *parser.CreateView:
-		obj, ok := e.cat.Get(st.Name)
-		if !ok {
-			return fmt.Errorf("job %s: materialized view %s is gone", spec.ID, st.Name)
-		}
-		p, err = planner.PlanMaterializedView(e, st.Query, obj, ps)
-	default:
-		return fmt.Errorf("job %s: statement %T cannot run as a job", spec.ID, st)
-	}
+	p, err := e.planJob(spec)
 	if err != nil {
 		return err
 	}
 	return e.startJob(spec, p)
+}
+
+// planJob plans a job's statement again, as it would be re-deployed (its sources' files are the job's restore's
+// to check).
+func (e *Engine) planJob(spec *catalog.JobSpec) (*planner.Physical, error) {
+	stmts, err := parser.Parse(spec.Statement)
+	if err != nil {
+		return nil, err
+	}
+	s, err := settingsFrom(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	ps := s.planner()
+	ps.Restoring = true
+	if inserts, ok := statementSet(stmts); ok {
+		return planner.PlanStatementSet(e, inserts, ps)
+	}
+	if len(stmts) != 1 {
+		return nil, fmt.Errorf("job %s: statement is %d statements", spec.ID, len(stmts))
+	}
+	switch st := stmts[0].(type) {
+	case *parser.Insert:
+		return planner.PlanInsert(e, st, ps)
+	case *parser.CreateView:
+		obj, ok := e.cat.Get(st.Name)
+		if !ok {
+			return nil, fmt.Errorf("job %s: materialized view %s is gone", spec.ID, st.Name)
+		}
+		return planner.PlanMaterializedView(e, st.Query, obj, ps)
+	}
+	return nil, fmt.Errorf("job %s: statement %T cannot run as a job", spec.ID, stmts[0])
 }
 
 // flush checkpoints every running job, upstream jobs first, and waits until each committed. A FAILED job (failed

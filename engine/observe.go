@@ -8,6 +8,7 @@ import (
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/sql/planner"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -77,7 +78,8 @@ type OperatorInfo struct {
 	BadValues  int64  `json:"bad_values"`
 }
 
-// EdgeInfo is one edge of a job's dataflow (clink_catalog.edges): operator ids, and how rows are routed.
+// EdgeInfo is one edge of a job's dataflow (clink_catalog.edges): operator ids, and how rows are routed, as EXPLAIN
+// names it (forward, hash[keys], broadcast, rebalance).
 type EdgeInfo struct {
 	JobID        string `json:"job_id"`
 	FromOperator string `json:"from_operator"`
@@ -128,7 +130,7 @@ func (e *Engine) JobInfo(id string) (JobInfo, bool) {
 	return e.jobInfo(spec), true
 }
 
-// running returns the deployed job id, nil if it is not deployed.
+// running returns job id as deployed, nil if it is not.
 func (e *Engine) running(id string) *runningJob {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -141,17 +143,30 @@ var jobStateNames = map[exec.JobState]string{exec.JobCreated: "RUNNING", exec.Jo
 
 func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 	info := JobInfo{JobID: spec.ID, Query: spec.Statement}
+	if !spec.Created.IsZero() {
+		created := spec.Created.UTC()
+		info.StartedAt = &created
+	}
 	if id, ok, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(spec.ID)); ok {
 		info.LastCheckpoint = id
 	}
 	rj := e.running(spec.ID)
 	if rj == nil {
+		_, totals := e.persistedHistory(spec.ID)
+		if !totals.StartedAt.IsZero() {
+			started := totals.StartedAt.UTC()
+			info.StartedAt = &started
+		}
+		info.Restarts = totals.RestartCount()
+		info.CheckpointsCompleted = totals.Outcomes(checkpoint.Completed)
+		info.CheckpointsFailed = totals.Outcomes(checkpoint.Failed) + totals.Outcomes(checkpoint.Aborted)
+		info.AdaptiveSwitches = totals.AdaptiveSwitches
 		info.State = "STOPPED"
 		switch {
 		case spec.Stopped && spec.Dropped:
 			info.State = "DROPPED"
 		case spec.Stopped:
-			info.State = "FINISHED"
+			info.State, info.Bounded = "FINISHED", true // only a job whose sources all end finishes
 		case spec.Failed != "": // failed in an earlier process, and not re-deployed
 			info.State, info.LastError = "FAILED", spec.Failed
 		}
@@ -166,15 +181,25 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 	if js.Err != nil && (js.State == exec.JobFailed || js.State == exec.JobRestarting) {
 		info.LastError, _ = failureOf(js)
 	}
+	if !js.StartedAt.IsZero() {
+		started := js.StartedAt.UTC()
+		info.StartedAt = &started
+	}
 	info.Restarts = int64(js.Restarts)
 	info.RowsIn, info.RowsOut = js.RowsIn, js.RowsOut
 	info.LateRows, info.BadValues, info.SuppressedRows = js.Late, js.BadValues, js.Suppressed
-	info.CheckpointMode = rj.spec.Settings["checkpoint.mode"]
+	info.CheckpointsCompleted, info.CheckpointsFailed = js.CheckpointsCompleted, js.CheckpointsFailed
+	info.AdaptiveSwitches = js.AdaptiveSwitches
 	if js.State == exec.JobRunning || js.State == exec.JobRestarting {
+		info.CheckpointMode = js.Mode.String()
+		if wm := watermarkTime(js.Watermark); wm != nil {
+			lag := time.Since(*wm).Milliseconds()
+			info.Watermark, info.WatermarkLagMs = wm, &lag
+		}
 		total, allKnown := int64(0), true
 		var lag int64
 		lagKnown := false
-		for _, st := range subtasks(rj.job) {
+		for _, st := range rj.job.Subtasks() {
 			switch st.Kind {
 			case exec.SourceNode:
 				info.RowsInPerSec += st.RowsOutPerSec
@@ -211,7 +236,7 @@ func (e *Engine) OperatorInfos(job string) []OperatorInfo {
 	if rj == nil {
 		return nil
 	}
-	subs := subtasks(rj.job)
+	subs := rj.job.Subtasks()
 	out := make([]OperatorInfo, 0, len(subs))
 	for _, st := range subs {
 		op := OperatorInfo{JobID: job, OperatorID: st.Node, Label: st.Label, Kind: nodeKindName(st.Kind),
@@ -247,16 +272,26 @@ func watermarkTime(wm int64) *time.Time {
 	return &t
 }
 
-// EdgeInfos returns the edges of a deployed job's dataflow, from its plan, in graph order.
+// EdgeInfos returns the edges of a job's dataflow, in graph order: from its plan when it is deployed, else from
+// its statement planned again (none for a dropped job, or one whose statement no longer plans: what it reads is
+// gone).
 func (e *Engine) EdgeInfos(job string) []EdgeInfo {
-	rj := e.running(job)
-	if rj == nil {
+	var plan *planner.Physical
+	if rj := e.running(job); rj != nil {
+		plan = rj.plan
+	} else if spec, ok := e.cat.Job(job); ok && !spec.Dropped {
+		p, err := e.planJob(spec)
+		if err != nil {
+			return nil
+		}
+		plan = p
+	} else {
 		return nil
 	}
 	var out []EdgeInfo
-	for _, n := range rj.plan.Nodes {
+	for _, n := range plan.Nodes {
 		for _, in := range n.Inputs {
-			out = append(out, EdgeInfo{JobID: job, FromOperator: in.From.ID, ToOperator: n.ID, Exchange: in.Exchange.String()})
+			out = append(out, EdgeInfo{JobID: job, FromOperator: in.From.ID, ToOperator: n.ID, Exchange: planner.ExchangeName(in.Exchange)})
 		}
 	}
 	return out
@@ -278,30 +313,24 @@ func (e *Engine) CheckpointInfos(job string) []CheckpointInfo {
 	return out
 }
 
-// checkpointHistory is a job's history: the running job's own, else what its checkpoint directory retains.
+// checkpointHistory is a job's history: the running job's own, else the one persisted in its checkpoint
+// directory (which covers its earlier runs either way).
 func (e *Engine) checkpointHistory(id string) exec.CheckpointHistory {
 	if rj := e.running(id); rj != nil {
-		if h, ok := any(rj.job).(interface{ Checkpoints() exec.CheckpointHistory }); ok {
-			return h.Checkpoints()
-		}
+		return rj.job.Checkpoints()
 	}
-	ids, err := checkpoint.CompletedIDs(state.OS, e.checkpointDir(id))
+	recs, _ := e.persistedHistory(id)
+	return recs
+}
+
+// persistedHistory reads the history of a job that is not running. A damaged file (the job would refuse to
+// start over it with XX001 naming it) is logged and reads as none: the tables still show the other jobs.
+func (e *Engine) persistedHistory(id string) (exec.CheckpointHistory, checkpoint.Totals) {
+	recs, totals, err := checkpoint.ReadHistory(state.OS, e.checkpointDir(id))
 	if err != nil {
-		return nil
+		e.log.Warn("reading a job's checkpoint history", "job", id, "err", err)
 	}
-	h := make(exec.CheckpointHistory, len(ids))
-	for i, cid := range ids {
-		h[i] = checkpoint.Record{ID: cid, Outcome: checkpoint.Completed}
-	}
-	return h
+	return recs, totals
 }
 
 func millis(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Microsecond)) / 1000 }
-
-// subtasks is j.Subtasks() once the runtime has it (h13-runtime); until then nothing.
-func subtasks(j *exec.Job) []exec.SubtaskStats {
-	if s, ok := any(j).(interface{ Subtasks() []exec.SubtaskStats }); ok {
-		return s.Subtasks()
-	}
-	return nil
-}

@@ -2,18 +2,16 @@ package engine
 
 import (
 	"fmt"
-	"path/filepath"
+	"reflect"
 	"slices"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clinksql/clinksql/catalog"
-	"github.com/clinksql/clinksql/checkpoint"
-	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
 	"github.com/clinksql/clinksql/sqlerr"
-	"github.com/clinksql/clinksql/state"
 )
 
 // table builds a text result set.
@@ -83,7 +81,7 @@ func (s *Session) show(st *parser.Show) (*Result, error) {
 	case "jobs":
 		return s.showJobs(), nil
 	case "checkpoints":
-		return s.showCheckpoints(st.For)
+		return s.showCheckpoints(st)
 	case "all":
 		t := newTable("name", "setting")
 		for _, n := range s.vars.sortedNames() {
@@ -129,69 +127,61 @@ func optionList(opts map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// showJobs lists every job with its state, progress and failure.
+// showJobs lists every job with its state, progress and failure: clink_catalog.jobs' rows, its first columns in
+// the order SHOW JOBS always had them (with their old names: id, error), then the others.
 func (s *Session) showJobs() *Result {
-	t := newTable("id", "query", "state", "bounded", "last_checkpoint", "rows_in", "rows_out", "late_rows", "bad_values", "suppressed_rows", "error")
-	for _, spec := range s.e.cat.Jobs() {
-		s.e.mu.Lock()
-		rj := s.e.jobs[spec.ID]
-		s.e.mu.Unlock()
-		last := "0"
-		if id, ok, _ := checkpoint.LatestCompleted(state.OS, filepath.Join(s.e.jobDir(spec.ID), "checkpoints")); ok {
-			last = strconv.FormatUint(id, 10)
+	cols := systemColumns(reflect.TypeFor[JobInfo]())
+	first := []string{"job_id", "query", "state", "bounded", "last_checkpoint", "rows_in", "rows_out", "late_rows",
+		"bad_values", "suppressed_rows", "last_error"}
+	order := make([]int, 0, len(cols))
+	for _, name := range first {
+		order = append(order, slices.IndexFunc(cols, func(c catalog.Column) bool { return c.Name == name }))
+	}
+	for i, c := range cols {
+		if !slices.Contains(first, c.Name) {
+			order = append(order, i)
 		}
-		if rj == nil {
-			st, errText := "STOPPED", ""
-			switch {
-			case spec.Stopped && spec.Dropped:
-				st = "DROPPED"
-			case spec.Stopped:
-				st = "FINISHED"
-			case spec.Failed != "": // failed in an earlier process, and not re-deployed
-				st, errText = "FAILED", spec.Failed
-			}
-			t.add(spec.ID, spec.Statement, st, "", last, "", "", "", "", "", errText)
-			continue
+	}
+	t := &table{}
+	for _, i := range order {
+		name := cols[i].Name
+		switch name {
+		case "job_id":
+			name = "id"
+		case "last_error":
+			name = "error"
 		}
-		js := rj.job.Status()
-		state := map[exec.JobState]string{exec.JobRunning: "RUNNING", exec.JobFinished: "FINISHED",
-			exec.JobRestarting: "RESTARTING", exec.JobFailed: "FAILED", exec.JobCancelled: "STOPPED"}[js.State]
-		if js.LastCompleted > 0 {
-			last = strconv.FormatUint(js.LastCompleted, 10)
+		t.cols = append(t.cols, textColumn(name))
+	}
+	for _, info := range s.e.JobInfos() {
+		vals := systemRow(reflect.ValueOf(info))
+		row := make([]*string, len(order))
+		for j, i := range order {
+			row[j] = systemText(vals[i])
 		}
-		errText := ""
-		if js.Err != nil && (js.State == exec.JobFailed || js.State == exec.JobRestarting) {
-			errText, _ = failureOf(js)
-		}
-		bounded := "f"
-		if rj.plan.Bounded {
-			bounded = "t"
-		}
-		t.add(spec.ID, spec.Statement, state, bounded, last, strconv.FormatInt(js.RowsIn, 10), strconv.FormatInt(js.RowsOut, 10),
-			strconv.FormatInt(js.Late, 10), strconv.FormatInt(js.BadValues, 10), strconv.FormatInt(js.Suppressed, 10), errText)
+		t.rows = append(t.rows, row)
 	}
 	return t.result("")
 }
 
-// showCheckpoints lists the retained completed checkpoints of every job (or of one).
-func (s *Session) showCheckpoints(job string) (*Result, error) {
-	t := newTable("job_id", "checkpoint_id", "state")
-	found := job == ""
-	for _, spec := range s.e.cat.Jobs() {
-		if job != "" && spec.ID != job {
-			continue
-		}
-		found = true
-		ids, err := checkpoint.CompletedIDs(state.OS, filepath.Join(s.e.jobDir(spec.ID), "checkpoints"))
-		if err != nil {
-			continue
-		}
-		for _, id := range ids {
-			t.add(spec.ID, strconv.FormatUint(id, 10), "COMPLETED")
+// showCheckpoints lists the checkpoint history of every job (or of one): clink_catalog.checkpoints' rows.
+func (s *Session) showCheckpoints(st *parser.Show) (*Result, error) {
+	if st.For != "" {
+		if spec, ok := s.e.cat.Job(st.For); !ok || spec.Dropped {
+			return nil, sqlerr.New(sqlerr.UndefinedObject, st.ForP, "job %q does not exist", st.For)
 		}
 	}
-	if !found {
-		return nil, sqlerr.New(sqlerr.UndefinedObject, sqlerr.NoPos, "job %q does not exist", job)
+	t := &table{}
+	for _, c := range systemColumns(reflect.TypeFor[CheckpointInfo]()) {
+		t.cols = append(t.cols, textColumn(c.Name))
+	}
+	for _, info := range s.e.CheckpointInfos(st.For) {
+		vals := systemRow(reflect.ValueOf(info))
+		row := make([]*string, len(vals))
+		for i, v := range vals {
+			row[i] = systemText(v)
+		}
+		t.rows = append(t.rows, row)
 	}
 	return t.result(""), nil
 }
@@ -220,6 +210,9 @@ func (s *Session) describe(st *parser.Describe) (*Result, error) {
 
 // explain plans a statement without running it and prints its dataflow.
 func (s *Session) explain(st *parser.Explain, params *planner.Params) (*Result, error) {
+	if st.Analyze {
+		return s.explainAnalyze(st)
+	}
 	js, _, err := s.settings()
 	if err != nil {
 		return nil, err
@@ -250,6 +243,67 @@ func (s *Session) explain(st *parser.Explain, params *planner.Params) (*Result, 
 	}
 	t := newTable("QUERY PLAN")
 	for _, line := range strings.Split(strings.TrimRight(p.Explain(), "\n"), "\n") {
+		t.add(line)
+	}
+	return t.result("EXPLAIN"), nil
+}
+
+// explainAnalyze prints a deployed job's plan, as EXPLAIN prints its statement's, with each operator's live figures
+// (OperatorInfos) under it: rows and rates summed over its subtasks, the busiest subtask's busy and backpressure
+// ratios (the bottleneck is what matters), the least subtask watermark (the operator's), the state summed.
+func (s *Session) explainAnalyze(st *parser.Explain) (*Result, error) {
+	spec, ok := s.e.cat.Job(st.Job)
+	if !ok || spec.Dropped {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, st.JobP, "job %q does not exist", st.Job)
+	}
+	rj := s.e.running(spec.ID)
+	if rj == nil {
+		info, _ := s.e.JobInfo(spec.ID)
+		e := sqlerr.New(sqlerr.InvalidJobState, st.JobP, "job %s is %s: EXPLAIN ANALYZE shows a job deployed by this server", spec.ID, info.State)
+		e.Hint = "EXPLAIN " + spec.Statement + " shows its plan."
+		return nil, e
+	}
+	type figures struct {
+		rowsIn, rowsOut, stateBytes int64
+		inRate, outRate, busy, bp   float64
+		wm                          *time.Time
+		wmKnown                     bool
+	}
+	ops := map[string]*figures{}
+	for _, o := range s.e.OperatorInfos(spec.ID) {
+		f := ops[o.OperatorID]
+		if f == nil {
+			f = &figures{wm: o.Watermark, wmKnown: o.Watermark != nil}
+			ops[o.OperatorID] = f
+		}
+		f.rowsIn += o.RowsIn
+		f.rowsOut += o.RowsOut
+		f.stateBytes += o.StateBytes
+		f.inRate += o.RowsInPerSec
+		f.outRate += o.RowsOutPerSec
+		f.busy, f.bp = max(f.busy, o.BusyRatio), max(f.bp, o.BackpressureRatio)
+		if o.Watermark == nil {
+			f.wm, f.wmKnown = nil, false // a subtask without one holds the operator's back
+		} else if f.wmKnown && o.Watermark.Before(*f.wm) {
+			f.wm = o.Watermark
+		}
+	}
+	text := rj.plan.ExplainWith(func(id string) string {
+		f := ops[id]
+		if f == nil {
+			return ""
+		}
+		wm := "none"
+		if f.wm != nil {
+			wm = string(expr.AppendTimestamp(nil, f.wm.UnixMicro(), false))
+		}
+		return fmt.Sprintf("rows_in=%d rows_out=%d rows_in/s=%.1f rows_out/s=%.1f busy=%.2f backpressure=%.2f watermark=%s state_bytes=%d",
+			f.rowsIn, f.rowsOut, f.inRate, f.outRate, f.busy, f.bp, wm, f.stateBytes)
+	})
+	info, _ := s.e.JobInfo(spec.ID)
+	t := newTable("QUERY PLAN")
+	t.add(fmt.Sprintf("job %s: %s, last checkpoint %d, restarts %d", spec.ID, info.State, info.LastCheckpoint, info.Restarts))
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		t.add(line)
 	}
 	return t.result("EXPLAIN"), nil

@@ -7,6 +7,8 @@
 #   PATH: the tests look for the interpreter that can import it (CLINKSQL_PYTHON overrides).
 # - tests/difftest compares clinksql with a PostgreSQL 15 server it starts itself (initdb, postgres), from
 #   postgresql-15 (PGBIN overrides where the tests look: default /usr/lib/postgresql/15/bin).
+# - web/console's browser test loads the console in Debian's chromium, headless (CLINKSQL_CHROMIUM overrides
+#   which browser binary the test runs).
 set -euo pipefail
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -27,6 +29,9 @@ if ! psql --version >/dev/null 2>&1; then
 fi
 if [ ! -x "$PGBIN/initdb" ] || [ ! -x "$PGBIN/postgres" ]; then
 	pkgs+=(postgresql-15)
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+	pkgs+=(chromium)
 fi
 if [ ${#pkgs[@]} -eq 0 ]; then
 	exit 0
@@ -61,3 +66,4 @@ rm -f "$log"
 command -v javac >/dev/null && command -v java >/dev/null || { echo "test-tools: error: javac/java missing" >&2; exit 1; }
 psql --version >/dev/null || { echo "test-tools: error: psql missing" >&2; exit 1; }
 [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/postgres" ] || { echo "test-tools: error: $PGBIN/initdb or postgres missing" >&2; exit 1; }
+command -v chromium >/dev/null || { echo "test-tools: error: chromium missing" >&2; exit 1; }

@@ -155,12 +155,15 @@ per_minute,parquet,"user_id BIGINT, n BIGINT, window_start TIMESTAMP(3), window_
 sessions_csv,file,"user_id BIGINT, n BIGINT, s TIMESTAMP(3), e TIMESTAMP(3)","format=csv, path=out/sessions"
 `},
 		{sql: `SHOW MATERIALIZED VIEWS`, match: `^name,job_id,query\ncum,job-4,"SELECT .*CUMULATE.*"\ntop,job-2,"SELECT .*HOP.*"\n$`},
-		{sql: `SHOW JOBS`, match: `^id,query,state,bounded,last_checkpoint,rows_in,rows_out,late_rows,bad_values,suppressed_rows,error\n` +
-			`job-1,"INSERT INTO per_minute .*",RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,""\n` +
-			`job-2,"CREATE MATERIALIZED VIEW top .*",RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,""\n` +
-			`job-3,.*,RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,""\n` +
-			`job-4,.*,RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,""\n$`},
-		{sql: `SHOW CHECKPOINTS`, match: `^job_id,checkpoint_id,state\n(job-[1-4],[0-9]+,COMPLETED\n)+$`},
+		{sql: `SHOW JOBS`, match: `^id,query,state,bounded,last_checkpoint,rows_in,rows_out,late_rows,bad_values,suppressed_rows,error,started_at,` +
+			`restarts,rows_in_per_sec,rows_out_per_sec,total_rows,watermark,watermark_lag_ms,source_lag_records,` +
+			`checkpoints_completed,checkpoints_failed,adaptive_switches,checkpoint_mode\n` +
+			`job-1,"INSERT INTO per_minute .*",RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,"",.*\n` +
+			`job-2,"CREATE MATERIALIZED VIEW top .*",RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,"",.*\n` +
+			`job-3,.*,RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,"",.*\n` +
+			`job-4,.*,RUNNING,f,[1-9][0-9]*,5,\d+,0,0,0,"",.*\n$`},
+		{sql: `SHOW CHECKPOINTS`, match: `^job_id,checkpoint_id,mode,trigger_time,duration_ms,align_ms,bytes_persisted,inflight_bytes,outcome,reason\n` +
+			`(job-[1-4],[0-9]+,(aligned|unaligned),[^\n]*,(COMPLETED,""|FAILED,.*|ABORTED,.*)\n)+$`},
 		{sql: `DESCRIBE clicks`, want: `column_name,data_type,is_nullable,extra
 user_id,BIGINT,YES,""
 url,VARCHAR,YES,""
@@ -207,7 +210,9 @@ FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY u
 	// were not). A click at 00:03:30 moves the watermark to 00:03:29: minute 2 (user 2's e) reaches the Parquet
 	// sink, and top's window [120s,180s) (e) fires; [150s,210s) has not ended and [90s,150s) has no click.
 	runScript(t, dir, []step{
-		{sql: `SHOW JOBS`, match: `^id,query,state,bounded,last_checkpoint,rows_in,rows_out,late_rows,bad_values,suppressed_rows,error\n` +
+		{sql: `SHOW JOBS`, match: `^id,query,state,bounded,last_checkpoint,rows_in,rows_out,late_rows,bad_values,suppressed_rows,error,started_at,` +
+			`restarts,rows_in_per_sec,rows_out_per_sec,total_rows,watermark,watermark_lag_ms,source_lag_records,` +
+			`checkpoints_completed,checkpoints_failed,adaptive_switches,checkpoint_mode\n` +
 			`job-1,.*,RUNNING,.*\njob-2,.*,RUNNING,.*\njob-3,.*,DROPPED,.*\njob-4,.*,DROPPED,.*\n$`},
 		{sql: `INSERT INTO clicks VALUES (3, 'f', TIMESTAMP '2026-01-01 00:03:30')`},
 		{sql: `FLUSH`},

@@ -161,8 +161,9 @@ type Reset struct {
 type Show struct {
 	StmtBase
 	What string
-	// For is the object of `SHOW CHECKPOINTS FOR <job>`, "" otherwise.
-	For string
+	// For is the object of `SHOW CHECKPOINTS FOR <job>`, "" otherwise; ForP its position.
+	For  string
+	ForP int
 }
 
 // Describe is DESCRIBE name (also DESC name).
@@ -176,6 +177,10 @@ type Describe struct {
 type Explain struct {
 	StmtBase
 	Stmt Stmt
+	// Analyze is EXPLAIN ANALYZE <job id>: the plan of running job Job (at JobP) with its live figures; Stmt is nil.
+	Analyze bool
+	Job     string
+	JobP    int
 }
 
 // Drop is DROP STREAM|TABLE|SINK|VIEW|MATERIALIZED VIEW [IF EXISTS] name [, ...] [CASCADE|RESTRICT]. Kind is upper

@@ -244,6 +244,10 @@ func (f *formatter) stmt(s Stmt) {
 	case *Describe:
 		f.WriteString("DESCRIBE " + FormatName(s.Name))
 	case *Explain:
+		if s.Analyze {
+			f.WriteString("EXPLAIN ANALYZE " + quoteString(s.Job))
+			break
+		}
 		f.WriteString("EXPLAIN ")
 		f.stmt(s.Stmt)
 	case *Drop:

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -206,7 +207,10 @@ func (p *parser) statement() (Stmt, error) {
 		return &Describe{StmtBase: p.base(start), Name: n, NameP: np}, nil
 	case "explain":
 		p.advance()
-		if p.isKw("analyze") || p.isOp("(") {
+		if p.isKw("analyze") {
+			return p.explainAnalyze(start)
+		}
+		if p.isOp("(") {
 			return nil, notSupported(p.peek().Pos, "EXPLAIN options are not supported")
 		}
 		inner, err := p.statement()
@@ -794,11 +798,11 @@ func (p *parser) show(start int) (Stmt, error) {
 		}
 		if t.Kind == Ident && t.Value == "for" && len(words) > 0 && words[0] == "checkpoints" {
 			p.advance()
-			id, _, err := p.jobID()
+			id, pos, err := p.jobID()
 			if err != nil {
 				return nil, err
 			}
-			s.For = id
+			s.For, s.ForP = id, pos
 			break
 		}
 		p.advance()
@@ -833,6 +837,25 @@ func (p *parser) jobID() (string, int, error) {
 	}
 	return id, t.Pos, nil
 }
+
+// explainAnalyze reads EXPLAIN ANALYZE <job id>: a running job's plan with its live figures. Postgres' EXPLAIN
+// ANALYZE <statement> (run it and time it) is not supported: a continuous statement never ends.
+func (p *parser) explainAnalyze(start int) (Stmt, error) {
+	p.advance() // ANALYZE
+	if t := p.peek(); t.Kind == Op && t.Text == "(" || slices.ContainsFunc(explainable, p.isKw) {
+		e := sqlerr.New(sqlerr.FeatureNotSupported, t.Pos, "EXPLAIN ANALYZE takes the id of a running job, not a statement")
+		e.Hint = "EXPLAIN shows a statement's plan; EXPLAIN ANALYZE job-1 shows a job's with its live figures."
+		return nil, e
+	}
+	id, pos, err := p.jobID()
+	if err != nil {
+		return nil, err
+	}
+	return &Explain{StmtBase: p.base(start), Analyze: true, Job: id, JobP: pos}, nil
+}
+
+// explainable are the words that start a statement EXPLAIN plans.
+var explainable = []string{"select", "with", "values", "table", "insert", "create"}
 
 // alterJob reads ALTER JOB id RESUME.
 func (p *parser) alterJob(start int) (Stmt, error) {

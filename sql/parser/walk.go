@@ -139,7 +139,9 @@ func Walk(n any, fn func(Expr)) {
 		case *Select:
 			query(s.Query)
 		case *Explain:
-			stmt(s.Stmt)
+			if s.Stmt != nil {
+				stmt(s.Stmt)
+			}
 		}
 	}
 	switch n := n.(type) {

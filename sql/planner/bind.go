@@ -17,6 +17,7 @@ import (
 
 // binder binds one statement's query against the catalog.
 type binder struct {
+	env Env
 	cat *catalog.Catalog
 	// bounded is set for an ad-hoc SELECT: internal streams are read up to now, and a plain GROUP BY is one
 	// window that ends with the input.
@@ -489,12 +490,15 @@ func (b *binder) cte(name string) *parser.Query {
 func (b *binder) bindTable(t parser.TableExpr) (node, error) {
 	switch t := t.(type) {
 	case *parser.TableName:
-		if t.Schema != "" && t.Schema != "public" {
-			return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation \"%s.%s\" does not exist", t.Schema, t.Name)
-		}
 		alias := t.Alias
 		if alias == "" {
 			alias = t.Name
+		}
+		if t.Schema == SystemSchema {
+			return b.systemTable(t, alias)
+		}
+		if t.Schema != "" && t.Schema != "public" {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation \"%s.%s\" does not exist", t.Schema, t.Name)
 		}
 		if q := b.cte(t.Name); q != nil {
 			bq, err := b.bindQuery(q)

@@ -11,7 +11,10 @@
 //   - the physical plan (physical.go, plan.go): a DAG of runtime operators with parallelism and exchanges (hash on
 //     the group keys before a keyed window aggregate, rebalance into a global one, forward elsewhere), the sources
 //     and sinks of the catalog's connectors, and EXPLAIN's rendering of it;
-//   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR.
+//   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR;
+//   - system relations (system.go): clink_catalog.<name> is the snapshot Env.SystemTable gives when the
+//     statement is planned, bound as constant rows (a bounded relation like VALUES); a continuous job (INSERT ...
+//     SELECT, a materialized view) cannot read one (0A000), an unknown one is 42P01.
 //
 // Decisions: an ad-hoc SELECT is bounded (internal streams and materialized views are read as of now; a plain
 // GROUP BY is one window that ends with the input), and over an unbounded source it is refused with 0A000 when

@@ -61,6 +61,8 @@ func (e *testEnv) Path(p string) (string, error) {
 
 func (e *testEnv) Confine(string) error { return nil }
 
+func (e *testEnv) SystemTable(string) (*SystemTable, bool) { return nil, false }
+
 // run executes DDL the way the engine does (catalog objects from the planner's checks).
 func (e *testEnv) run(sql string) error {
 	stmts, err := parser.Parse(sql)

@@ -49,6 +49,8 @@ type valuesNode struct {
 	rows [][]expr.Expr
 	out  []Col
 	pos  []int // where each column's first value starts
+	// label names a system relation the rows are a snapshot of (EXPLAIN), "" for VALUES.
+	label string
 }
 
 // windowTVFNode is a windowing table function in FROM; it only exists under an aggregation (which absorbs it) or

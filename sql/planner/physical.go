@@ -136,7 +136,11 @@ func (p *Physical) Graph() (*exec.Graph, error) {
 // Explain prints the DAG, sources first: each operator with its parallelism, input exchanges, state, and whether
 // it takes part in checkpoints (every operator does: sources record offsets, stateful operators snapshot state,
 // sinks pre-commit).
-func (p *Physical) Explain() string {
+func (p *Physical) Explain() string { return p.ExplainWith(nil) }
+
+// ExplainWith is Explain with a line of figures under each operator's (EXPLAIN ANALYZE: a running job's live
+// figures): figures returns it for a node id, "" for none.
+func (p *Physical) ExplainWith(figures func(id string) string) string {
 	var sb strings.Builder
 	var walk func(n *PNode, depth int)
 	walk = func(n *PNode, depth int) {
@@ -146,7 +150,7 @@ func (p *Physical) Explain() string {
 		}
 		fmt.Fprintf(&sb, "%s%s%s [%s] parallelism=%d", indent, branch, n.Label, n.ID, n.Parallelism)
 		for _, e := range n.Inputs {
-			fmt.Fprintf(&sb, " input=%s(%s)", exchangeName(e.Exchange), e.From.ID)
+			fmt.Fprintf(&sb, " input=%s(%s)", ExchangeName(e.Exchange), e.From.ID)
 		}
 		switch {
 		case n.Keyed:
@@ -161,6 +165,11 @@ func (p *Physical) Explain() string {
 			sb.WriteString(" state=none")
 		}
 		sb.WriteString("\n")
+		if figures != nil {
+			if f := figures(n.ID); f != "" {
+				fmt.Fprintf(&sb, "%sactual: %s\n", strings.Repeat("  ", depth+1), f)
+			}
+		}
 		for _, d := range n.Details {
 			fmt.Fprintf(&sb, "%s%s\n", strings.Repeat("  ", depth+1), d)
 		}
@@ -183,7 +192,8 @@ func (p *Physical) subtasks() int {
 	return n
 }
 
-func exchangeName(e exec.Exchange) string {
+// ExchangeName is how EXPLAIN and the system tables name an exchange: forward, hash[keys], broadcast, rebalance.
+func ExchangeName(e exec.Exchange) string {
 	switch e.Kind {
 	case exec.Forward:
 		return "forward"

@@ -34,6 +34,8 @@ type Env interface {
 	// Confine checks one file or directory a connector reads or creates the same way (the connectors' PathGuard):
 	// each file a glob or directory names, when it is listed and when it is opened.
 	Confine(path string) error
+	// SystemTable returns a snapshot of the system relation clink_catalog.<name>, false for no such relation.
+	SystemTable(name string) (*SystemTable, bool)
 }
 
 // Settings are the session settings a plan depends on.
@@ -62,7 +64,7 @@ func (s Settings) norm() Settings {
 // PlanSelect plans an ad-hoc SELECT: internal streams and materialized views are read as they are now, and each
 // result batch goes to deliver as it is produced.
 func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) error) (*Physical, error) {
-	b := &binder{cat: env.Catalog(), bounded: true, params: s.Params}
+	b := &binder{env: env, cat: env.Catalog(), bounded: true, params: s.Params}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -134,7 +136,7 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 // PlanStatementSet plans several INSERTs as one job (BEGIN STATEMENT SET ... END): one dataflow with a sink per
 // INSERT, checkpointed together. Target is the first INSERT's target, Targets all of them.
 func PlanStatementSet(env Env, inserts []*parser.Insert, s Settings) (*Physical, error) {
-	b := &binder{cat: env.Catalog(), params: s.Params}
+	b := &binder{env: env, cat: env.Catalog(), params: s.Params}
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
 	var roots []node
 	var targets []*catalog.Object
@@ -225,7 +227,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 // PlanMaterializedView plans the job that maintains a materialized view: its query into the view's log. obj is
 // the view's catalog object (with its columns filled from BindView).
 func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Settings) (*Physical, error) {
-	b := &binder{cat: env.Catalog()}
+	b := &binder{env: env, cat: env.Catalog()}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -261,7 +263,7 @@ type ViewInfo struct {
 // is bound as a continuous query; a plain view as what it is where used (bounded or not), so only errors common
 // to both are reported here.
 func BindView(env Env, q *parser.Query, names []string, materialized bool) (*ViewInfo, error) {
-	b := &binder{cat: env.Catalog(), bounded: !materialized}
+	b := &binder{env: env, cat: env.Catalog(), bounded: !materialized}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -593,6 +595,9 @@ func (l *lowering) values(n *valuesNode) (*PNode, error) {
 		return nil, err
 	}
 	label := fmt.Sprintf("Values: %d rows", len(n.rows))
+	if n.label != "" {
+		label = fmt.Sprintf("%s: %d rows", n.label, len(n.rows))
+	}
 	return l.add(&PNode{ID: "values", Kind: exec.SourceNode, Parallelism: 1, Label: label,
 		newSource: func(int) exec.Source { return operators.NewBatchSource([]arrow.RecordBatch{rec}) }}), nil
 }
@@ -603,6 +608,14 @@ func EvalValues(n *valuesNode, mem memory.Allocator) (arrow.RecordBatch, error) 
 	schema := schemaOf(n.out)
 	if len(n.out) == 0 {
 		return array.NewRecordBatch(schema, nil, int64(len(n.rows))), nil
+	}
+	if len(n.rows) == 0 { // a system relation with no rows
+		cols := make([]arrow.Array, len(n.out))
+		for j, c := range n.out {
+			cols[j] = array.MakeArrayOfNull(mem, c.Type, 0)
+			defer cols[j].Release()
+		}
+		return array.NewRecordBatch(schema, cols, 0), nil
 	}
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	defer one.Release()
@@ -660,7 +673,7 @@ func ValuesFor(ctx context.Context, env Env, ins *parser.Insert, target *catalog
 			recs = nil
 		}
 	}()
-	b := &binder{cat: env.Catalog(), params: s.Params}
+	b := &binder{env: env, cat: env.Catalog(), params: s.Params}
 	hints := insertHints(target, ins)
 	for lo := 0; lo == 0 || lo < len(v.Rows); lo += ValuesBatchRows {
 		if err := ctx.Err(); err != nil {
