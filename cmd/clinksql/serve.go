@@ -21,6 +21,7 @@ import (
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/pgwire"
 	"github.com/clinksql/clinksql/web"
+	"github.com/clinksql/clinksql/web/console"
 )
 
 // newServeCommand is `clinksql serve`: the engine over the Postgres wire protocol.
@@ -107,7 +108,8 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 	var hs *web.Server
 	var httpURL string
 	if o.http != "" {
-		hs, err = web.New(web.Config{Addr: o.http, Users: users, TLS: cfg.TLS, Logger: log.With("component", "http")})
+		hs, err = web.New(web.Config{Addr: o.http, Users: users, TLS: cfg.TLS, Console: console.Handler(),
+			Logger: log.With("component", "http")})
 		if err != nil {
 			return err
 		}
