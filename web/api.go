@@ -67,7 +67,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	b.WriteByte('\n')
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store") // live figures
+	w.Header().Set("X-Content-Type-Options", "nosniff") // a job's query text is the user's: never sniffed as HTML
+	w.Header().Set("Cache-Control", "no-store")         // live figures
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
 }
