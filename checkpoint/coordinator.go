@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -21,8 +19,6 @@ type Config struct {
 	Dir string
 	// FS is the file-system seam; nil means state.OS.
 	FS state.FS
-	// Job labels the metrics (const label job); "" leaves them unlabelled.
-	Job string
 	// DefaultMode is stamped on barriers when neither a per-trigger override nor a resolver decides.
 	DefaultMode Mode
 	// Interval is the periodic trigger cadence of Start; 0 disables periodic checkpoints.
@@ -61,8 +57,7 @@ type Config struct {
 	// adaptive policy's switches (EnableAdaptive) in its Totals.
 	History *History
 
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
+	Logger *slog.Logger
 }
 
 // AckStats is what a participant reports about its part of a checkpoint (Report): the bytes it persisted, the
@@ -139,7 +134,6 @@ type Coordinator struct {
 	cfg Config
 	fs  state.FS
 	log *slog.Logger
-	m   metrics
 
 	// trigMu serialises id allocation with injection, so every source receives barriers in id order.
 	trigMu sync.Mutex
@@ -218,7 +212,6 @@ func NewCoordinator(cfg Config) (*Coordinator, error) {
 		cfg:           cfg,
 		fs:            fsys,
 		log:           log,
-		m:             newMetrics(cfg.Registerer, cfg.Job),
 		participants:  map[ParticipantID]struct{}{},
 		firstID:       next,
 		nextID:        next,
@@ -271,13 +264,12 @@ func (c *Coordinator) SetModeResolver(r func() Mode) {
 }
 
 // EnableAdaptive installs an AdaptivePolicy over pressure as the mode resolver: pressure is sampled once per
-// trigger, and each flip of the policy counts in clink_ckpt_adaptive_switch_total.
+// trigger, and each flip of the policy counts in the history's Totals.AdaptiveSwitches (Config.History).
 func (c *Coordinator) EnableAdaptive(pressure func() float64, cfg AdaptiveConfig) *AdaptivePolicy {
 	p := NewAdaptivePolicy(cfg)
 	c.SetModeResolver(func() Mode {
 		m, switched := p.observe(pressure())
 		if switched {
-			c.m.switches.Inc()
 			if h := c.cfg.History; h != nil {
 				if err := h.Update(func(t *Totals) { t.AdaptiveSwitches++ }); err != nil {
 					c.log.Warn("checkpoint history: could not persist", "err", err)
@@ -344,7 +336,6 @@ func (c *Coordinator) trigger(override *Mode, terminal bool) (Barrier, error) {
 	nobody := len(k.pending) == 0
 	c.mu.Unlock()
 
-	c.m.mode.WithLabelValues(mode.String()).Inc()
 	for _, inj := range injectors {
 		inj(b)
 	}
@@ -577,8 +568,6 @@ func (c *Coordinator) complete(k *ckpt) {
 	c.mu.Unlock()
 	c.markerMu.Unlock()
 
-	c.m.completed.Inc()
-	c.m.duration.Observe(dur.Seconds())
 	if draining {
 		c.log.Info("checkpoint completed while the job is draining: marker kept, commit left to recovery", "checkpoint", id)
 		c.record(k, Completed, dur, "completed while the job was draining: its commit is left to recovery")
@@ -658,7 +647,6 @@ func (c *Coordinator) Confirm(id uint64, p ParticipantID) error {
 
 func (c *Coordinator) aborted(ev event) {
 	id := ev.k.b.ID
-	c.m.failed.Inc()
 	if ev.rewind {
 		c.log.Warn("checkpoint failure -> whole-job restart", "checkpoint", id, "err", ev.reason)
 	} else {

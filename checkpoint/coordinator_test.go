@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -26,7 +24,7 @@ type harness struct {
 	t         *testing.T
 	c         *Coordinator
 	dir       string
-	reg       *prometheus.Registry
+	hist      *History
 	completed chan uint64
 	aborted   chan outcome
 	failed    chan outcome
@@ -37,14 +35,12 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 	h := &harness{
 		t:         t,
 		dir:       filepath.Join(t.TempDir(), "checkpoints"),
-		reg:       prometheus.NewRegistry(),
 		completed: make(chan uint64, 64),
 		aborted:   make(chan outcome, 64),
 		failed:    make(chan outcome, 64),
 	}
 	cfg := Config{
 		Dir:        h.dir,
-		Registerer: h.reg,
 		OnComplete: func(id uint64) error { h.completed <- id; return nil },
 		OnAbort:    func(id uint64, err error) { h.aborted <- outcome{id, err} },
 		OnFailure:  func(id uint64, err error) { h.failed <- outcome{id, err} },
@@ -55,6 +51,7 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 	if cfg.Dir != h.dir {
 		h.dir = cfg.Dir
 	}
+	h.hist = cfg.History
 	c, err := NewCoordinator(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +59,21 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 	t.Cleanup(c.Stop)
 	h.c = c
 	return h
+}
+
+// withHistory gives the coordinator a history in its directory (harness.hist). Its writes run on the
+// coordinator's callback goroutine: a test using it stops and drains the coordinator before it ends.
+func withHistory(t *testing.T, also func(*Config)) func(*Config) {
+	return func(c *Config) {
+		if also != nil {
+			also(c)
+		}
+		hist, err := OpenHistory(c.FS, c.Dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.History = hist
+	}
 }
 
 func (h *harness) trigger() uint64 {
@@ -114,35 +126,6 @@ func (h *harness) ackAll(id uint64, ps ...ParticipantID) {
 	}
 }
 
-func gathered(t *testing.T, reg *prometheus.Registry, name string, label, value string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			match := label == ""
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					match = true
-				}
-			}
-			if !match {
-				continue
-			}
-			if hist := m.GetHistogram(); hist != nil {
-				return float64(hist.GetSampleCount())
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
-
 // Pins the on-disk layout sinks and restore read (chk-<id>/<participant>, COMPLETED-<id>), and that a job with no
 // checkpoint directory yet starts at id 1 with no restore point.
 func TestCheckpointDirHelpers(t *testing.T) {
@@ -168,14 +151,14 @@ func TestCheckpointDirHelpers(t *testing.T) {
 func TestMarkerDurableBeforeOnComplete(t *testing.T) {
 	var h *harness
 	var sawMarker, sawRestorePoint bool
-	h = newHarness(t, func(c *Config) {
+	h = newHarness(t, withHistory(t, func(c *Config) {
 		c.OnComplete = func(id uint64) error {
 			sawMarker = IsCompleted(nil, h.dir, id)
 			sawRestorePoint = h.c.LastCompleted() == id
 			h.completed <- id
 			return nil
 		}
-	})
+	}))
 	h.c.Register("src-0")
 	h.c.Register("sink-0")
 	id := h.trigger()
@@ -193,7 +176,9 @@ func TestMarkerDurableBeforeOnComplete(t *testing.T) {
 	if latest, ok, _ := LatestCompleted(nil, h.dir); !ok || latest != id {
 		t.Fatalf("LatestCompleted = %d, %v", latest, ok)
 	}
-	if gathered(t, h.reg, "clink_ckpt_completed_total", "", "") != 1 || gathered(t, h.reg, "clink_ckpt_duration_seconds", "", "") != 1 {
+	h.c.Stop()
+	h.c.Drain()
+	if tot := h.hist.Totals(); tot.Outcomes(Completed) != 1 || tot.Duration.Count != 1 {
 		t.Fatal("completion not counted")
 	}
 	if len(h.c.Durations()) != 1 {
@@ -545,9 +530,9 @@ func TestRetentionKeepsNewestN(t *testing.T) {
 }
 
 // Pins mode resolution: an explicit override beats the resolver, the resolver beats DefaultMode, terminal
-// barriers are always aligned; every stamp is counted per mode.
+// barriers are always aligned; the history records each checkpoint's mode.
 func TestModeResolutionOrder(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.DefaultMode = Unaligned })
+	h := newHarness(t, withHistory(t, func(c *Config) { c.DefaultMode = Unaligned }))
 	mode := func(b Barrier, err error) Mode {
 		t.Helper()
 		if err != nil {
@@ -577,15 +562,21 @@ func TestModeResolutionOrder(t *testing.T) {
 	if _, err := h.c.Trigger(); !errors.Is(err, ErrFinished) {
 		t.Fatalf("Trigger after the final one = %v", err)
 	}
-	if a, u := gathered(t, h.reg, "clink_ckpt_mode_total", "mode", "aligned"), gathered(t, h.reg, "clink_ckpt_mode_total", "mode", "unaligned"); a != 2 || u != 2 {
-		t.Fatalf("mode_total aligned=%v unaligned=%v, want 2 and 2", a, u)
+	h.c.Stop()
+	h.c.Drain()
+	modes := map[Mode]int{}
+	for _, r := range h.hist.Records() {
+		modes[r.Mode]++
+	}
+	if modes[Aligned] != 2 || modes[Unaligned] != 2 {
+		t.Fatalf("history by mode %v, want 2 aligned and 2 unaligned", modes)
 	}
 }
 
 // Pins the adaptive wiring: pressure is sampled once per trigger, the hysteresis decides the stamp, and every flip
-// counts in clink_ckpt_adaptive_switch_total.
+// counts in the history's total of switches.
 func TestEnableAdaptiveStampsAndCountsSwitches(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, withHistory(t, nil))
 	pressures := []float64{0.9, 0.1, 0.9, 0.9, 0.9, 0.2, 0.2}
 	want := []Mode{Aligned, Aligned, Aligned, Unaligned, Unaligned, Unaligned, Aligned}
 	i := 0
@@ -600,8 +591,10 @@ func TestEnableAdaptiveStampsAndCountsSwitches(t *testing.T) {
 			t.Fatalf("trigger %d (pressure %v): %s, want %s", n, pressures[n], b.Mode, want[n])
 		}
 	}
-	if p.Switches() != 2 || gathered(t, h.reg, "clink_ckpt_adaptive_switch_total", "", "") != 2 {
-		t.Fatalf("switches %d, metric %v; want 2", p.Switches(), gathered(t, h.reg, "clink_ckpt_adaptive_switch_total", "", ""))
+	h.c.Stop()
+	h.c.Drain()
+	if got := h.hist.Totals().AdaptiveSwitches; p.Switches() != 2 || got != 2 {
+		t.Fatalf("switches %d, history total %d; want 2", p.Switches(), got)
 	}
 }
 
@@ -741,13 +734,16 @@ func TestWaitCompletedUnknownIDs(t *testing.T) {
 	}
 }
 
-// Pins that a job restarted in the same process (a new Coordinator, same registry and job label) keeps counting
-// into the same series instead of failing registration.
-func TestMetricsSurviveRestartInSameRegistry(t *testing.T) {
-	reg := prometheus.NewRegistry()
+// Pins that a job restarted (a new Coordinator over the same directory, with the history reopened) keeps
+// counting into the same totals.
+func TestHistoryTotalsSurviveNewCoordinator(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "checkpoints")
 	for range 2 {
-		c, err := NewCoordinator(Config{Dir: dir, Job: "j1", Registerer: reg})
+		hist, err := OpenHistory(nil, dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewCoordinator(Config{Dir: dir, History: hist})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -762,8 +758,9 @@ func TestMetricsSurviveRestartInSameRegistry(t *testing.T) {
 		}
 		c.Stop()
 	}
-	if got := gathered(t, reg, "clink_ckpt_completed_total", "job", "j1"); got != 2 {
-		t.Fatalf("completed_total{job=j1} = %v, want 2", got)
+	_, tot, err := ReadHistory(nil, dir)
+	if err != nil || tot.Outcomes(Completed) != 2 {
+		t.Fatalf("completed %d (%v), want 2", tot.Outcomes(Completed), err)
 	}
 }
 

@@ -18,6 +18,16 @@
 //     handles (chk-<id>/<participant>.handle), commit receipts and unresolved markers (receipts/<op>/sub<K>-<id>
 //     [.unresolved]); the retention floor. The in-doubt walk, the markers' consumption at open and replay
 //     suppression run in exec (exec/indoubt.go), which owns the sinks and their resolvers.
+//   - History (history.go): a job's last N checkpoint Records (id, mode, trigger time, duration, the longest align
+//     wait, bytes persisted and the in-flight part of them, outcome and reason) and its Totals (first start,
+//     restarts by cause, checkpoints by mode and outcome, adaptive switches, in-flight bytes, histograms of
+//     duration, size and align wait with fixed buckets), in <checkpoints>/history: JSON in a checksummed frame,
+//     rewritten (fsync, rename) after every change, so the figures survive restarts of the job and the process.
+//     A damaged file is a *state.CorruptError naming it (XX001), never silently reset. With Config.History the
+//     Coordinator adds a Record once each checkpoint's outcome is decided (completed - also when its commit was
+//     deferred or failed, with the reason -, failed when it rewinds the job, aborted when discarded by a stop or
+//     a rewind), from the figures participants Report before their ack, and counts adaptive switches. exec
+//     exports the totals as Prometheus series; ReadHistory reads them for a job that is not running.
 //
 // # What it must never do
 //

@@ -64,7 +64,8 @@ type Histogram struct {
 	Buckets []uint64
 }
 
-func (h *Histogram) observe(bounds []float64, v float64) {
+// Observe counts v.
+func (h *Histogram) Observe(bounds []float64, v float64) {
 	if len(h.Buckets) != len(bounds) {
 		h.Buckets = make([]uint64, len(bounds))
 	}
@@ -217,9 +218,9 @@ func (h *History) Add(r Record) error {
 	}
 	if r.Outcome == Completed {
 		t.InflightBytes += r.InflightBytes
-		t.Duration.observe(DurationBuckets, r.Duration.Seconds())
-		t.AlignWait.observe(DurationBuckets, r.AlignWait.Seconds())
-		t.Size.observe(SizeBuckets, float64(r.Bytes))
+		t.Duration.Observe(DurationBuckets, r.Duration.Seconds())
+		t.AlignWait.Observe(DurationBuckets, r.AlignWait.Seconds())
+		t.Size.Observe(SizeBuckets, float64(r.Bytes))
 	}
 	return h.persistLocked()
 }

@@ -68,6 +68,8 @@ type Engine struct {
 	closed  bool
 	// ready is set once Open re-deployed the catalog's jobs (Ready).
 	ready bool
+	// jobsMetric is clinksql_jobs, registered from Open to Close.
+	jobsMetric *jobsCollector
 }
 
 // runningJob is a deployed continuous job.
@@ -128,6 +130,10 @@ func Open(cfg Config) (*Engine, error) {
 		selectLog: slog.New(errorsOnly{cfg.Logger.Handler()}),
 		logs:      map[string]*streamlog.Log{}, jobs: map[string]*runningJob{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
+	e.jobsMetric = newJobsCollector(e)
+	if err := cfg.Registry.Register(e.jobsMetric); err != nil {
+		e.log.Warn("engine metrics not registered (a registry shared with another engine?)", "err", err)
+	}
 	for _, spec := range cat.Jobs() {
 		if spec.Stopped {
 			continue
@@ -385,7 +391,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.cancel()
 	for _, j := range jobs {
 		<-j.settled
+		e.unregisterJob(j.job)
 	}
+	e.cfg.Registry.Unregister(e.jobsMetric)
 	e.lock.Close()
 	return errors.Join(errs...)
 }
@@ -434,7 +442,6 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		HistorySize:        s.history,
 		Committed:          func(chk uint64) error { return e.cat.RecordCheckpoint(spec.ID, chk) },
 		Checkpointed:       spec.Checkpointed,
-		Registerer:         e.cfg.Registry,
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}
@@ -451,6 +458,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 	rj := &runningJob{spec: spec, job: job, plan: p, settled: make(chan struct{})}
 	e.jobs[spec.ID] = rj
 	e.mu.Unlock()
+	e.registerJob(job, spec.ID)
 	job.Start(e.ctx)
 	go func() {
 		defer close(rj.settled)
@@ -461,6 +469,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 			if err := e.cat.FinishJob(spec.ID); err != nil {
 				e.log.Error("marking a finished job", "job", spec.ID, "err", err)
 			}
+			e.unregisterJob(job)
 		case exec.JobFailed:
 			e.recordFailure(spec.ID, st)
 		}
@@ -646,6 +655,7 @@ func (e *Engine) stopJobs(ids []string) {
 		e.mu.Unlock()
 		if j != nil {
 			j.job.Cancel()
+			e.unregisterJob(j.job)
 			e.log.Info("job dropped", "job", id)
 		}
 	}

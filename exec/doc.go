@@ -82,4 +82,27 @@
 // Counts (rows in and out, late rows, bad values) are staged by every subtask with its checkpoint and rewound to
 // the restored checkpoint's at every deploy, so a replay counts nothing twice (TestRestartCountsRowsOnce). The job
 // logs its life (started, restarted and why, failed and why, finished, stopped) with one "job" attribute.
+//
+// # Observing a job (observe.go, metrics.go)
+//
+// Each subtask's figures (subStats) belong to the Job, not to an incarnation: Subtasks reads them at any time, in
+// graph order. Rows in are counted as an input runner takes a batch, rows out as the subtask emits (a sink: as it
+// writes), both per subtask and staged with each checkpoint (keyCounts); the watermark is the last one the
+// subtask emitted (a sink's: its input watermark, whose minimum is JobStatus.Watermark). Busy time is the time
+// spent on an element or in a source's Produce minus the time blocked; backpressured time is the time a send
+// waited on a full channel, timed only when the channel is full; a call in progress counts as it goes, so a stuck
+// subtask shows. Rates and ratios come from a ticker that samples the counts every second while the job runs and
+// keeps five samples: a rate is from the oldest kept sample to the figures read now (TestNewSubtaskRatesFromSamples).
+// After each persist the snapshot worker reads the snapshot's files (state.SnapshotFiles): StateBytes is all of
+// them, the checkpoint's bytes what the previous snapshot did not have, in-flight logs added; the ack Reports them
+// with the align wait to the coordinator, whose checkpoint.History keeps the records (Checkpoints) and the job's
+// totals (restarts by cause: RestartFailure, RestartCheckpoint, RestartDeploy; checkpoints by outcome; adaptive
+// switches; StartedAt) in the checkpoint directory. NewJob reads that history, so a new Job over the same
+// directory goes on from it, and a damaged one fails NewJob (XX001). Sources that implement SourceProgress give
+// their lag, sinks that implement SinkProgress their committed bytes; the runtime times each sink commit.
+//
+// A Job is a prometheus.Collector (metrics.go) of the clinksql_* series with its id as constant label: the
+// counters are the persisted totals, so they never reset when the job or the process restarts; the busy and
+// backpressured seconds and sink commit histograms are of this process. Register registers it in place of an
+// earlier Job of the same id (the engine registers at deploy and unregisters at drop, finish and close).
 package exec

@@ -36,7 +36,14 @@ func ForwardExchange() Exchange         { return Exchange{Kind: Forward} }
 func HashExchange(keys ...int) Exchange { return Exchange{Kind: Hash, Keys: keys} }
 func BroadcastExchange() Exchange       { return Exchange{Kind: Broadcast} }
 func RebalanceExchange() Exchange       { return Exchange{Kind: Rebalance} }
-func (e Exchange) String() string       { return fmt.Sprintf("%s%v", e.Kind, e.Keys) }
+
+// String names the exchange as EXPLAIN and the system tables show it: forward, hash[0 2], broadcast, rebalance.
+func (e Exchange) String() string {
+	if e.Kind == Hash {
+		return fmt.Sprintf("%s%v", e.Kind, e.Keys)
+	}
+	return e.Kind.String()
+}
 
 // InputEdge is one logical input of a node: an upstream node and the exchange between them.
 type InputEdge struct {

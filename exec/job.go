@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/state"
@@ -29,8 +28,7 @@ type JobConfig struct {
 	Alloc memory.Allocator
 	// Logger receives the job's lifecycle (started, restarted with the cause, finished, failed, stopped) at INFO
 	// and WARN, and its checkpoint failures; the job adds its own "job" attribute, so it must not carry one.
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
+	Logger *slog.Logger
 
 	CheckpointInterval time.Duration // 0: no periodic checkpoints
 	CheckpointTimeout  time.Duration // 0: 10 minutes
@@ -135,7 +133,8 @@ type JobStatus struct {
 	// cause (RestartFailure, RestartCheckpoint, RestartDeploy).
 	Restarts        int
 	RestartsByCause map[string]int64
-	// Job totals across restarts (persisted): checkpoints completed, and failed or aborted; adaptive mode flips.
+	// Job totals across restarts (persisted): checkpoints completed, and failed (those a stop or a rewind
+	// discarded, outcome ABORTED, are in neither: see Checkpoints); adaptive mode flips.
 	CheckpointsCompleted, CheckpointsFailed, AdaptiveSwitches int64
 	// Mode is the mode the next barrier gets (adaptive: the current decision).
 	Mode checkpoint.Mode
@@ -177,6 +176,7 @@ type Job struct {
 	stats   jobStats
 	subs    [][]*subStats // per node index, per subtask
 	history *checkpoint.History
+	metrics *jobMetrics
 }
 
 type jobStats struct {
@@ -200,6 +200,7 @@ func NewJob(g *Graph, cfg JobConfig) (*Job, error) {
 	}
 	j.history = h
 	j.subs = newSubStats(g, &j.stats)
+	j.metrics = newJobMetrics(cfg.Name)
 	return j, nil
 }
 
@@ -278,7 +279,7 @@ func (j *Job) Status() JobStatus {
 		st.RestartsByCause = map[string]int64{}
 	}
 	st.CheckpointsCompleted = t.Outcomes(checkpoint.Completed)
-	st.CheckpointsFailed = t.Outcomes(checkpoint.Failed) + t.Outcomes(checkpoint.Aborted)
+	st.CheckpointsFailed = t.Outcomes(checkpoint.Failed)
 	st.AdaptiveSwitches = t.AdaptiveSwitches
 	st.Mode = j.cfg.CheckpointMode
 	if inc := j.current(); inc != nil && inc.adaptive != nil {
@@ -590,7 +591,6 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 		Timeout:     j.cfg.CheckpointTimeout,
 		Retain:      j.cfg.Retain,
 		Logger:      j.cfg.Logger,
-		Registerer:  j.cfg.Registerer,
 		History:     j.history,
 		Confirmers:  confirmers,
 		OnComplete:  inc.onComplete,
@@ -814,7 +814,9 @@ func (inc *incarnation) onComplete(id uint64) error {
 	for _, s := range inc.sinks {
 		t0 := time.Now()
 		err := s.sink.Commit(id)
-		s.st.lastCommit.Store(int64(time.Since(t0)))
+		took := time.Since(t0)
+		s.st.lastCommit.Store(int64(took))
+		inc.job.metrics.observeCommit(s.st.node.ID, took)
 		if err != nil {
 			errs = append(errs, err)
 			continue

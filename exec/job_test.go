@@ -47,13 +47,19 @@ func runToEnd(t testing.TB, g *exec.Graph, cfg exec.JobConfig) *exec.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runJob(t, j)
+	return j
+}
+
+// runJob starts j and waits until it finished.
+func runJob(t testing.TB, j *exec.Job) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	j.Start(ctx)
 	if err := j.Wait(ctx); err != nil {
 		t.Fatalf("job: %v", err)
 	}
-	return j
 }
 
 func checkRows(t testing.TB, got, want []string) {
@@ -234,8 +240,8 @@ func TestPersistFailureRewindsJob(t *testing.T) {
 		t.Fatalf("the fault was never injected (%d syncs left, status %+v); make the job longer", fs.n.Load(), j.Status())
 	}
 	checkRows(t, store.rows(), expectedWindows(events(a, b, 2), windowSize))
-	if st := j.Status(); st.Restarts < 1 {
-		t.Fatalf("want a rewind, status %+v", st)
+	if st := j.Status(); st.Restarts < 1 || st.RestartsByCause[exec.RestartCheckpoint] < 1 || st.CheckpointsFailed < 1 {
+		t.Fatalf("want a rewind (a restart for a failed checkpoint), status %+v", st)
 	}
 }
 

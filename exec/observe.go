@@ -66,18 +66,37 @@ type subStats struct {
 	// so that a call stuck for long shows as it goes.
 	busy, blocked, busySince, blockedSince, busyBlocked atomic.Int64
 
-	mu       sync.Mutex // guards the fields below
-	source   SourceProgress
-	sink     SinkProgress
-	samples  [sampleKeep]sample
-	nSamples int
-	next     int
+	mu     sync.Mutex // guards the fields below
+	source SourceProgress
+	sink   SinkProgress
+	// hasSink: a sink subtask of this node implements SinkProgress; committedBase is what the sinks of torn-down
+	// incarnations had committed, so the bytes committed are a total of the job in this process.
+	hasSink       bool
+	committedBase int64
+	samples       [sampleKeep]sample
+	nSamples      int
+	next          int
 }
 
 func (st *subStats) setProgress(src SourceProgress, sink SinkProgress) {
 	st.mu.Lock()
+	if st.sink != nil {
+		st.committedBase += st.sink.CommittedBytes()
+	}
 	st.source, st.sink = src, sink
+	st.hasSink = st.hasSink || sink != nil
 	st.mu.Unlock()
+}
+
+// committedBytes is what the subtask's sinks committed in this process, and whether the sink counts it.
+func (st *subStats) committedBytes() (int64, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := st.committedBase
+	if st.sink != nil {
+		n += st.sink.CommittedBytes()
+	}
+	return n, st.hasSink
 }
 
 func (st *subStats) current(t time.Time) sample {
@@ -243,14 +262,12 @@ func (j *Job) subtasksAt(now time.Time) []SubtaskStats {
 				LastCommit: time.Duration(st.lastCommit.Load()),
 			}
 			st.mu.Lock()
-			src, sink := st.source, st.sink
+			src := st.source
 			st.mu.Unlock()
 			if src != nil {
 				s.LagRecords, s.LagBytes, s.Total = src.Progress()
 			}
-			if sink != nil {
-				s.CommittedBytes = sink.CommittedBytes()
-			}
+			s.CommittedBytes, _ = st.committedBytes()
 			out = append(out, s)
 		}
 	}

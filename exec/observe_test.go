@@ -1,34 +1,89 @@
 package exec_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
 )
 
-// Per-subtask figures count each row once across a restart, like the job's: the sources' rows out sum to the rows
-// read, the aggregate takes every row in once, the sinks write exactly what was committed; the job's watermark is
-// its sinks' (+inf once the input ended); the edges are the graph's; the restart is counted under its cause.
+// commits is how many transactions the store committed.
+func (s *txnStore) commitCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commits
+}
+
+// afterCommitSource holds its source at half its batches (Idle) until the store committed something, so that the
+// job has a restore point before its input ends.
+type afterCommitSource struct {
+	exec.Source
+	store         *txnStore
+	produced, max int
+}
+
+func (s *afterCommitSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	if s.produced >= s.max && s.store.commitCount() == 0 {
+		return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
+	}
+	res, err := s.Source.Produce(ctx)
+	if res.Status == exec.Produced {
+		s.produced++
+	}
+	return res, err
+}
+
+// failAfterCommitOp fails once, at its first batch after the store committed: the restart restores a checkpoint.
+type failAfterCommitOp struct {
+	exec.Operator
+	store  *txnStore
+	failed *atomic.Bool
+}
+
+func (f *failAfterCommitOp) Process(input int, b exec.Batch, out exec.Emitter) error {
+	if f.store.commitCount() > 0 && f.failed.CompareAndSwap(false, true) {
+		b.Release()
+		return errors.New("injected operator failure")
+	}
+	return f.Operator.Process(input, b, out)
+}
+
+// Per-subtask figures count each row once across a restart from a checkpoint, like the job's: the sources' rows
+// out sum to the rows read, the aggregate takes every row in once, the sinks write exactly what was committed;
+// the job's watermark is its sinks' (+inf once the input ended); the edges are the graph's; the restart is
+// counted under its cause.
 func TestNewSubtaskStatsCountOnceAcrossRestart(t *testing.T) {
 	a := seqConfig{seed: 5, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
 	b := seqConfig{seed: 6, rows: 4000, batchRows: 20, keys: 30, tsStep: 5}
-	var countdown atomic.Int64
-	countdown.Store(300)
 	store := newTxnStore()
+	held := func(c seqConfig) func(int) exec.Source {
+		return func(sub int) exec.Source {
+			return &afterCommitSource{Source: newSeqSource(c)(sub), store: store, max: c.rows / c.batchRows / 2}
+		}
+	}
+	var failed atomic.Bool
 	g := exec.NewGraph()
-	sa := g.AddSource("gen-a", 2, newSeqSource(a))
-	sb := g.AddSource("gen-b", 2, newSeqSource(b))
+	sa := g.AddSource("gen-a", 2, held(a))
+	sb := g.AddSource("gen-b", 2, held(b))
 	agg := g.AddOperator("agg", 2, func(sub int) exec.Operator {
-		return &countingOp{Operator: &flakyOp{Operator: newWindowSum(windowSize)(sub), countdown: &countdown}}
+		return &countingOp{Operator: &failAfterCommitOp{Operator: newWindowSum(windowSize)(sub), store: store, failed: &failed}}
 	}, exec.From(sa, exec.HashExchange(0)), exec.From(sb, exec.HashExchange(0))).WithKeyedState()
 	agg.Label = "WindowSum"
 	g.AddSink("sink", 2, newMemSink(store), exec.From(agg, exec.ForwardExchange()))
 	j := runToEnd(t, g, jobConfig(t, t.TempDir()))
+	checkRows(t, store.rows(), expectedWindows(events(a, b, 2), windowSize))
+	if st := j.Status(); st.Restored == 0 || !failed.Load() {
+		t.Fatalf("want a restart from a checkpoint, status %+v", st)
+	}
 
 	subs := j.Subtasks()
 	if len(subs) != 8 {
@@ -76,7 +131,7 @@ func TestNewSubtaskStatsCountOnceAcrossRestart(t *testing.T) {
 	edges := j.Edges()
 	if len(edges) != 3 ||
 		edges[0].From != "gen-a" || edges[1].From != "gen-b" || edges[2].From != "agg" || edges[2].To != "sink" ||
-		edges[0].Exchange.String() != "hash[0]" || edges[2].Exchange.String() != "forward[]" {
+		edges[0].Exchange.String() != "hash[0]" || edges[2].Exchange.String() != "forward" {
 		t.Fatalf("edges %+v", edges)
 	}
 }
@@ -109,6 +164,25 @@ func TestNewBusyAndBackpressuredWhileStuck(t *testing.T) {
 	waitFor(t, func() bool { return subtaskOf(t, j, "gen-b", 0).Backpressured > first }) // still growing
 	if s := subtaskOf(t, j, "sink", 0); s.Backpressured != 0 {
 		t.Fatalf("the sink has no output, yet %v backpressured", s.Backpressured)
+	}
+	// The same figures as series, with the watermark of a running source.
+	reg := prometheus.NewRegistry()
+	if err := j.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	genB := map[string]string{"job": "job", "operator": "gen-b", "subtask": "0"}
+	if v, ok := series(t, reg, "clinksql_operator_backpressured_seconds_total", genB); !ok || v <= 0 {
+		t.Fatalf("backpressured seconds of gen-b: %v %v", v, ok)
+	}
+	if v, ok := series(t, reg, "clinksql_operator_busy_seconds_total", map[string]string{"operator": "agg"}); !ok || v <= 0 {
+		t.Fatalf("busy seconds of agg: %v %v", v, ok)
+	}
+	wm := subtaskOf(t, j, "gen-b", 0).Watermark
+	if v, ok := series(t, reg, "clinksql_operator_watermark_seconds", genB); !ok || wm == exec.MinWatermark || v != float64(wm)/1e6 {
+		t.Fatalf("watermark of gen-b: %v %v, want %d us", v, ok, wm)
+	}
+	if _, ok := series(t, reg, "clinksql_operator_watermark_lag_seconds", genB); !ok {
+		t.Fatal("no watermark lag for gen-b")
 	}
 }
 
@@ -212,5 +286,80 @@ func TestNewHistorySurvivesNewJob(t *testing.T) {
 	_, err = exec.NewJob(flakyPipeline(a, a, newTxnStore(), new(atomic.Int64), false), cfg)
 	if c, ok := state.IsCorrupt(err); !ok || c.Path != path {
 		t.Fatalf("NewJob over a damaged history: %v, want a corruption of %s", err, path)
+	}
+}
+
+// progressSource tells its lag: the rows it has not produced yet (and ten bytes each), of rows in total.
+type progressSource struct {
+	exec.Source
+	rows     int64
+	produced atomic.Int64
+}
+
+func (p *progressSource) Produce(ctx context.Context) (exec.SourceResult, error) {
+	res, err := p.Source.Produce(ctx)
+	if res.Status == exec.Produced {
+		p.produced.Add(int64(res.Batch.Rows()))
+	}
+	return res, err
+}
+
+func (p *progressSource) Progress() (int64, int64, int64) {
+	left := p.rows - p.produced.Load()
+	return left, 10 * left, p.rows
+}
+
+// progressSink counts 100 bytes per commit, in its own counter and in the test's.
+type progressSink struct {
+	exec.Sink
+	mine  atomic.Int64
+	total *atomic.Int64
+}
+
+func (p *progressSink) Commit(id uint64) error {
+	p.mine.Add(100)
+	p.total.Add(100)
+	return p.Sink.Commit(id)
+}
+
+func (p *progressSink) CommittedBytes() int64 { return p.mine.Load() }
+
+// A source's lag and total come from its SourceProgress while it runs (and are unknown, -1, once it is closed);
+// a sink's committed bytes from its SinkProgress, and the runtime times its commits.
+func TestNewSourceAndSinkProgress(t *testing.T) {
+	gate := make(chan struct{})
+	c := seqConfig{seed: 3, rows: 1000, batchRows: 10, keys: 5, tsStep: 10, gate: gate}
+	var committed atomic.Int64
+	g := exec.NewGraph()
+	src := g.AddSource("gen", 1, func(sub int) exec.Source {
+		return &progressSource{Source: newSeqSource(c)(sub), rows: int64(c.rows)}
+	})
+	g.AddSink("sink", 1, func(sub int) exec.Sink {
+		return &progressSink{Sink: discardSink{}, total: &committed}
+	}, exec.From(src, exec.ForwardExchange()))
+	j, err := exec.NewJob(g, jobConfig(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	j.Start(ctx)
+	for range 30 {
+		gate <- struct{}{}
+	}
+	waitFor(t, func() bool { // the 30th batch is out: 700 rows left
+		s := subtaskOf(t, j, "gen", 0)
+		return s.LagRecords == 700 && s.LagBytes == 7000 && s.Total == 1000
+	})
+	close(gate)
+	if err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := subtaskOf(t, j, "sink", 0)
+	if s.CommittedBytes == 0 || s.CommittedBytes != committed.Load() || s.LastCommit <= 0 {
+		t.Fatalf("sink: committed %d bytes (its commits: %d), last commit %v", s.CommittedBytes, committed.Load(), s.LastCommit)
+	}
+	if s := subtaskOf(t, j, "gen", 0); s.LagRecords != -1 || s.Total != -1 {
+		t.Fatalf("a closed source's lag %d of %d, want -1", s.LagRecords, s.Total)
 	}
 }

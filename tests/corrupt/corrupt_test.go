@@ -247,6 +247,9 @@ var kinds = []kind{
 	{"HIGHWATER", func(dir string, rng *rand.Rand) (string, error) {
 		return glob(dir, "jobs/job-1/checkpoints/HIGHWATER", rng)
 	}, nil},
+	{"checkpoint history", func(dir string, rng *rand.Rand) (string, error) {
+		return glob(dir, "jobs/job-1/checkpoints/history", rng)
+	}, nil},
 	{"small-state snapshot (offsets)", snapshotFile(false), nil},
 	{"keyed-state chain listing", snapshotFile(true), nil},
 	{"keyed-state delta sstable", func(dir string, rng *rand.Rand) (string, error) {

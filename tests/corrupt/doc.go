@@ -4,7 +4,7 @@
 // One seeded setup over pgx builds a data directory with every kind of durable file the engine reads back: an
 // internal stream (segments, LAST), a materialized view grouped by key (its log, a job with a keyed Pebble state
 // whose chain names a base (a Pebble checkpoint: tables, MANIFEST, OPTIONS) and delta sstables, small-state
-// snapshots with the source offsets, COMPLETED markers and, after retention, HIGHWATER) and the catalog. Then, per file kind and per damage (delete, truncate, flip one seeded
+// snapshots with the source offsets, COMPLETED markers, the checkpoint history and, after retention, HIGHWATER) and the catalog. Then, per file kind and per damage (delete, truncate, flip one seeded
 // byte), a copy of that directory is damaged while no server runs, and `clinksql serve` is started on it. The
 // outcome must be one of: the server refuses to start with an error naming the file; or every probe (a SELECT
 // of the stream, a SELECT of the view, SHOW JOBS, and after one more INSERT and FLUSH the view again) answers
