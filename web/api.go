@@ -27,12 +27,12 @@ type jobResponse struct {
 	Checkpoints []engine.CheckpointInfo `json:"checkpoints"`
 }
 
-func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, jobsResponse{Jobs: orEmpty(s.cfg.Engine.JobInfos())})
+func apiJobs(w http.ResponseWriter, r *http.Request, e *engine.Engine) {
+	writeJSON(w, http.StatusOK, jobsResponse{Jobs: orEmpty(e.JobInfos())})
 }
 
-func (s *Server) apiJob(w http.ResponseWriter, r *http.Request) {
-	e, id := s.cfg.Engine, r.PathValue("id")
+func apiJob(w http.ResponseWriter, r *http.Request, e *engine.Engine) {
+	id := r.PathValue("id")
 	job, ok := e.JobInfo(id)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, errorResponse{Error: fmt.Sprintf("job %q does not exist", id)})
@@ -67,7 +67,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	b.WriteByte('\n')
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store") // live figures
+	w.Header().Set("X-Content-Type-Options", "nosniff") // a job's query text is the user's: never sniffed as HTML
+	w.Header().Set("Cache-Control", "no-store")         // live figures
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
 }

@@ -97,7 +97,7 @@ var (
 	jsonTimeRE = regexp.MustCompile(`^"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"$`)
 )
 
-type apiJob struct {
+type jobAnswer struct {
 	Job         json.RawMessage   `json:"job"`
 	Operators   []json.RawMessage `json:"operators"`
 	Edges       []json.RawMessage `json:"edges"`
@@ -130,7 +130,7 @@ func TestAPIJobs(t *testing.T) {
 	id := runJob(t, e)
 
 	// Once a checkpoint completed, the job shows it, and its history has it.
-	var job apiJob
+	var job jobAnswer
 	await(t, "a completed checkpoint in the API", func() bool {
 		getJSON(t, base+"/api/jobs/"+id, &job)
 		var j engine.JobInfo

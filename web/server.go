@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,7 +20,9 @@ import (
 type Config struct {
 	// Addr is the HOST:PORT to listen on ("127.0.0.1:0" picks a free port; Server.Addr tells which).
 	Addr string
-	// Engine is what the server shows; it only reads from it.
+	// Engine is what the server shows; it only reads from it. It may be nil at first (SetEngine gives it): the
+	// server then answers the probes (/readyz 503) and the console, and 503 to the API and /metrics, so that a
+	// server re-deploying many jobs at open is seen alive and not ready.
 	Engine *engine.Engine
 	// Users maps user names to passwords (pgwire.Config.Users). When set, every request but the probes needs HTTP
 	// basic auth with one of them; when empty, only a loopback address may be listened on.
@@ -50,14 +53,14 @@ type Server struct {
 	log  *slog.Logger
 	ln   net.Listener
 	http *http.Server
+
+	eng     atomic.Pointer[engine.Engine] // nil until SetEngine
+	metrics atomic.Pointer[http.Handler]  // promhttp on eng's registry
 }
 
 // New checks cfg and listens on cfg.Addr. It refuses a server without users on an address that is not loopback,
 // and a user with an empty password.
 func New(cfg Config) (*Server, error) {
-	if cfg.Engine == nil {
-		return nil, errors.New("web: no engine")
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -91,7 +94,26 @@ func New(cfg Config) (*Server, error) {
 	if auth != nil && cfg.TLS == nil && !isLoopback(ln.Addr()) {
 		log.Warn("HTTP basic auth without TLS: passwords cross the network in clear text; give the server a TLS certificate", "addr", ln.Addr().String())
 	}
+	if cfg.Engine != nil {
+		s.SetEngine(cfg.Engine)
+	}
 	return s, nil
+}
+
+// SetEngine gives a server made without Config.Engine its engine (once Open returned); it refuses a second one.
+func (s *Server) SetEngine(e *engine.Engine) error {
+	if e == nil {
+		return errors.New("web: no engine")
+	}
+	var h http.Handler = promhttp.HandlerFor(e.Registry(), promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ErrorHandling: promhttp.ContinueOnError, // one failing collector does not hide the others
+	})
+	if !s.eng.CompareAndSwap(nil, e) {
+		return errors.New("web: the server has an engine already")
+	}
+	s.metrics.Store(&h)
+	return nil
 }
 
 // Addr is the address the server listens on.
@@ -127,24 +149,26 @@ func (s *Server) Serve(ctx context.Context) error {
 
 func (s *Server) routes(auth *basicAuth) http.Handler {
 	mux := http.NewServeMux()
-	e := s.cfg.Engine
 	// The probes tell only up/ready, and are what load balancers call without credentials.
 	probes := http.NewServeMux()
 	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { text(w, http.StatusOK, "ok") })
 	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !e.Ready() {
+		if e := s.eng.Load(); e == nil || !e.Ready() {
 			text(w, http.StatusServiceUnavailable, "not ready")
 			return
 		}
 		text(w, http.StatusOK, "ready")
 	})
-	mux.HandleFunc("GET /api/jobs", s.apiJobs)
-	mux.HandleFunc("GET /api/jobs/{id}", s.apiJob)
+	mux.HandleFunc("GET /api/jobs", s.withEngine(apiJobs))
+	mux.HandleFunc("GET /api/jobs/{id}", s.withEngine(apiJob))
 	mux.HandleFunc("/api/", apiNotFound)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(e.Registry(), promhttp.HandlerOpts{
-		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ErrorHandling: promhttp.ContinueOnError, // one failing collector does not hide the others
-	}))
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if h := s.metrics.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		text(w, http.StatusServiceUnavailable, starting)
+	})
 	if s.cfg.Console != nil {
 		mux.Handle("/", s.cfg.Console)
 		mux.Handle("/static/", s.cfg.Console)
@@ -160,6 +184,20 @@ func (s *Server) routes(auth *basicAuth) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// starting is the 503 of what needs the engine before SetEngine.
+const starting = "starting: the engine is opening its data directory"
+
+func (s *Server) withEngine(h func(http.ResponseWriter, *http.Request, *engine.Engine)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		e := s.eng.Load()
+		if e == nil {
+			writeJSON(w, http.StatusServiceUnavailable, errorResponse{Error: starting})
+			return
+		}
+		h(w, r, e)
+	}
 }
 
 func text(w http.ResponseWriter, status int, body string) {

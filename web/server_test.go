@@ -217,3 +217,27 @@ func TestTLS(t *testing.T) {
 		t.Errorf("plain http to the TLS server: %d %q, want 400", r.status, r.body)
 	}
 }
+
+// A server made before its engine (serve opens the data directory, re-deploying jobs, after it listens) is alive
+// and not ready: /healthz 200, /readyz 503, 503 for what needs the engine; SetEngine makes it ready, once.
+func TestServerBeforeEngine(t *testing.T) {
+	s := startServer(t, Config{Addr: "127.0.0.1:0"})
+	base := "http://" + s.Addr().String()
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 503, "/metrics": 503, "/api/jobs": 503, "/api/jobs/job-1": 503} {
+		if r := get(t, http.DefaultClient, base+path, nil); r.status != want {
+			t.Errorf("%s before the engine: %d %q, want %d", path, r.status, r.body, want)
+		}
+	}
+	e := openEngine(t)
+	if err := s.SetEngine(e); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/api/jobs": 200, "/api/jobs/job-1": 404} {
+		if r := get(t, http.DefaultClient, base+path, nil); r.status != want {
+			t.Errorf("%s with the engine: %d %q, want %d", path, r.status, r.body, want)
+		}
+	}
+	if err := s.SetEngine(e); err == nil {
+		t.Error("a second SetEngine was accepted")
+	}
+}

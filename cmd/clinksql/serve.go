@@ -21,6 +21,7 @@ import (
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/pgwire"
 	"github.com/clinksql/clinksql/web"
+	"github.com/clinksql/clinksql/web/console"
 )
 
 // newServeCommand is `clinksql serve`: the engine over the Postgres wire protocol.
@@ -100,29 +101,16 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 			}
 		}
 	}
-	e, err := engine.Open(engine.Config{DataDir: o.dataDir, AllowPaths: o.allow, Logger: log.With("component", "engine")})
-	if err != nil {
-		return err
-	}
-	closeEngine := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), orDefault(o.engineCloseTimout, 2*time.Minute))
-		defer cancel()
-		return e.Close(ctx)
-	}
-	l, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		closeEngine()
-		return err
-	}
-	// The HTTP endpoint stops before the engine closes (its handlers read the engine), after pgwire's shutdown.
+	// HTTP first, so that the server is seen alive and not ready (/readyz 503) while the engine re-deploys the
+	// jobs; it stops after pgwire's shutdown and before the engine closes (its handlers read the engine).
 	httpStopped := make(chan struct{})
 	stopHTTP := func() {}
+	var hs *web.Server
 	var httpURL string
 	if o.http != "" {
-		hs, err := web.New(web.Config{Addr: o.http, Engine: e, Users: users, TLS: cfg.TLS, Logger: log.With("component", "http")})
+		hs, err = web.New(web.Config{Addr: o.http, Users: users, TLS: cfg.TLS, Console: console.Handler(),
+			Logger: log.With("component", "http")})
 		if err != nil {
-			l.Close()
-			closeEngine()
 			return err
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -137,6 +125,25 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 		if cfg.TLS != nil {
 			httpURL = "https://" + hs.Addr().String()
 		}
+	}
+	e, err := engine.Open(engine.Config{DataDir: o.dataDir, AllowPaths: o.allow, Logger: log.With("component", "engine")})
+	if err != nil {
+		stopHTTP()
+		return err
+	}
+	closeEngine := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), orDefault(o.engineCloseTimout, 2*time.Minute))
+		defer cancel()
+		return e.Close(ctx)
+	}
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		stopHTTP()
+		closeEngine()
+		return err
+	}
+	if hs != nil {
+		hs.SetEngine(e) // a fresh server: never refused
 	}
 	cfg.Registerer = e.Registry() // the pgwire metrics beside the engine's and its jobs'
 	srv := pgwire.NewServer(cfg, e)

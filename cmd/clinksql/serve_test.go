@@ -99,7 +99,7 @@ func (s *serving) stop(t *testing.T) {
 	}
 }
 
-// `serve --http` serves the probes and the metrics, asking the pgwire users for basic auth, over TLS when pgwire
+// `serve --http` serves the probes, the metrics and the console, asking the pgwire users for basic auth, over TLS when pgwire
 // has TLS (the certificate of --tls-cert); an empty --http serves no HTTP; a non-loopback --http without users is
 // refused before the engine opens.
 func TestServeHTTP(t *testing.T) {
@@ -143,6 +143,9 @@ func TestServeHTTP(t *testing.T) {
 	}
 	if code, body := fetch("/metrics", "alice", "pw"); code != 200 || !strings.Contains(body, "clinksql_") {
 		t.Errorf("/metrics as alice: %d, want 200 with clinksql_ metrics:\n%s", code, body)
+	}
+	if code, body := fetch("/", "alice", "pw"); code != 200 || !strings.Contains(body, "<html") {
+		t.Errorf("/ as alice: %d, want the console:\n%s", code, body)
 	}
 	s.stop(t)
 
