@@ -55,7 +55,7 @@ func TestJobMetricsRegisteredFromDeployToDrop(t *testing.T) {
 		id = k
 	}
 	e.mu.Unlock()
-	completed := map[string]string{"job": id, "mode": "aligned", "outcome": "completed"}
+	completed := map[string]string{"job_id": id, "mode": "aligned", "outcome": "completed"}
 	before, ok := gathered(t, e.Registry(), "clinksql_checkpoints_total", completed)
 	if !ok || before < 3 {
 		t.Fatalf("clinksql_checkpoints_total%v = %v (present %v), want at least 3", completed, before, ok)
@@ -70,7 +70,7 @@ func TestJobMetricsRegisteredFromDeployToDrop(t *testing.T) {
 		t.Fatalf("after a restart clinksql_checkpoints_total%v = %v, was %v", completed, v, before)
 	}
 	mustExec(t, s2, `DROP MATERIALIZED VIEW n`)
-	if _, ok := gathered(t, e2.Registry(), "clinksql_checkpoints_total", map[string]string{"job": id}); ok {
+	if _, ok := gathered(t, e2.Registry(), "clinksql_checkpoints_total", map[string]string{"job_id": id}); ok {
 		t.Fatal("a dropped job's series are still registered")
 	}
 	if v, ok := gathered(t, e2.Registry(), "clinksql_jobs", map[string]string{"state": "RUNNING"}); !ok || v != 0 {

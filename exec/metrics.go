@@ -27,7 +27,7 @@ type jobMetrics struct {
 }
 
 func newJobMetrics(job string) *jobMetrics {
-	jl := prometheus.Labels{"job": job}
+	jl := prometheus.Labels{"job_id": job}
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("clinksql_"+name, help, labels, jl)
 	}

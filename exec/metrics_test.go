@@ -65,7 +65,7 @@ func checkCheckpointsTotal(t *testing.T, reg prometheus.Gatherer, recs []checkpo
 					n++
 				}
 			}
-			labels := map[string]string{"job": "job", "mode": mode.String(), "outcome": strings.ToLower(o.String())}
+			labels := map[string]string{"job_id": "job", "mode": mode.String(), "outcome": strings.ToLower(o.String())}
 			if got, ok := series(t, reg, "clinksql_checkpoints_total", labels); !ok || got != float64(n) {
 				t.Fatalf("clinksql_checkpoints_total%v = %v (present %v), want %d", labels, got, ok, n)
 			}
@@ -105,15 +105,15 @@ func TestNewJobMetricsCarryOnAcrossNewJob(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{"clinksql_job_restarts_total", map[string]string{"job": "job", "cause": "failure"}, 1},
-		{"clinksql_job_restarts_total", map[string]string{"job": "job", "cause": "checkpoint"}, 0},
-		{"clinksql_operator_rows_in_total", map[string]string{"job": "job", "operator": "agg", "subtask": "0"}, float64(subtaskOf(t, j, "agg", 0).RowsIn)},
-		{"clinksql_source_records_total", map[string]string{"job": "job", "operator": "gen-b", "subtask": "1"}, float64(a.rows)},
-		{"clinksql_operator_state_bytes", map[string]string{"job": "job", "operator": "agg", "subtask": "1"}, float64(subtaskOf(t, j, "agg", 1).StateBytes)},
-		{"clinksql_checkpoint_mode", map[string]string{"job": "job", "mode": "aligned"}, 1},
-		{"clinksql_checkpoint_mode", map[string]string{"job": "job", "mode": "unaligned"}, 0},
-		{"clinksql_checkpoint_duration_seconds", map[string]string{"job": "job"}, float64(j.Status().CheckpointsCompleted)},
-		{"clinksql_sink_commit_seconds", map[string]string{"job": "job", "operator": "sink"}, -1},
+		{"clinksql_job_restarts_total", map[string]string{"job_id": "job", "cause": "failure"}, 1},
+		{"clinksql_job_restarts_total", map[string]string{"job_id": "job", "cause": "checkpoint"}, 0},
+		{"clinksql_operator_rows_in_total", map[string]string{"job_id": "job", "operator": "agg", "subtask": "0"}, float64(subtaskOf(t, j, "agg", 0).RowsIn)},
+		{"clinksql_source_records_total", map[string]string{"job_id": "job", "operator": "gen-b", "subtask": "1"}, float64(a.rows)},
+		{"clinksql_operator_state_bytes", map[string]string{"job_id": "job", "operator": "agg", "subtask": "1"}, float64(subtaskOf(t, j, "agg", 1).StateBytes)},
+		{"clinksql_checkpoint_mode", map[string]string{"job_id": "job", "mode": "aligned"}, 1},
+		{"clinksql_checkpoint_mode", map[string]string{"job_id": "job", "mode": "unaligned"}, 0},
+		{"clinksql_checkpoint_duration_seconds", map[string]string{"job_id": "job"}, float64(j.Status().CheckpointsCompleted)},
+		{"clinksql_sink_commit_seconds", map[string]string{"job_id": "job", "operator": "sink"}, -1},
 	} {
 		got, ok := series(t, reg, c.name, c.labels)
 		if !ok || (c.want >= 0 && got != c.want) || (c.want < 0 && got <= 0) {

@@ -87,11 +87,11 @@ func TestMetricsMove(t *testing.T) {
 	s := startServer(t, Config{Addr: "127.0.0.1:0", Engine: e})
 	url := "http://" + s.Addr().String() + "/metrics"
 	id := runJob(t, e)
-	job := map[string]string{"job": id}
+	job := map[string]string{"job_id": id}
 	read := func() (figures, map[string]*dto.MetricFamily) {
 		fams := scrape(t, url, nil)
 		return figures{
-			checkpoints: sum(series(fams, "clinksql_checkpoints_total", map[string]string{"job": id, "outcome": "completed"})),
+			checkpoints: sum(series(fams, "clinksql_checkpoints_total", map[string]string{"job_id": id, "outcome": "completed"})),
 			durations:   sum(series(fams, "clinksql_checkpoint_duration_seconds", job)),
 			rowsIn:      sum(series(fams, "clinksql_operator_rows_in_total", job)),
 			rowsOut:     sum(series(fams, "clinksql_operator_rows_out_total", job)),
@@ -112,10 +112,10 @@ func TestMetricsMove(t *testing.T) {
 		for _, l := range m.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		if labels["job"] != id || labels["operator"] == "" || labels["subtask"] == "" {
+		if labels["job_id"] != id || labels["operator"] == "" || labels["subtask"] == "" {
 			t.Fatalf("clinksql_operator_rows_in_total series labelled %v", labels)
 		}
-		one := map[string]string{"job": id, "operator": labels["operator"], "subtask": labels["subtask"]}
+		one := map[string]string{"job_id": id, "operator": labels["operator"], "subtask": labels["subtask"]}
 		for _, name := range []string{"clinksql_operator_rows_out_total", "clinksql_operator_busy_seconds_total",
 			"clinksql_operator_backpressured_seconds_total"} {
 			if len(series(fams, name, one)) != 1 {
@@ -128,7 +128,7 @@ func TestMetricsMove(t *testing.T) {
 		t.Errorf("%d subtasks with rows_in, %d with a watermark lag", subtasks,
 			len(series(fams, "clinksql_operator_watermark_lag_seconds", job)))
 	}
-	if modes := series(fams, "clinksql_checkpoint_mode", map[string]string{"job": id, "mode": "aligned"}); len(modes) != 1 || modes[0] != 1 {
+	if modes := series(fams, "clinksql_checkpoint_mode", map[string]string{"job_id": id, "mode": "aligned"}); len(modes) != 1 || modes[0] != 1 {
 		t.Errorf("clinksql_checkpoint_mode{mode=aligned}: %v, want 1", modes)
 	}
 	await(t, fmt.Sprintf("every figure to move past %+v", first), func() bool {
