@@ -105,6 +105,10 @@ type generator struct {
 	// next is the subtask's next local row index: its global row is sub + next*par.
 	next      uint64
 	localRows uint64 // rows this subtask produces in all; math.MaxUint64 when unbounded
+	// progressRows is localRows when the stream is bounded ('number-of-rows'), else math.MaxUint64: a sequence
+	// without an end given runs to its type's largest value, rows no one waits for, so the progress says unknown
+	// rather than a lag of 10^18 rows.
+	progressRows uint64
 	batchRows int
 
 	eventCol      int
@@ -223,6 +227,10 @@ func (g *generator) Open(ctx *exec.TaskContext) error {
 	default:
 		g.localRows = (total-g.sub-1)/g.par + 1
 	}
+	g.progressRows = uint64(math.MaxUint64)
+	if cfg.Rows > 0 {
+		g.progressRows = g.localRows
+	}
 
 	g.next, g.hasEvent, g.maxEvent = 0, false, 0
 	if o := g.restored; o != nil {
@@ -237,7 +245,7 @@ func (g *generator) Open(ctx *exec.TaskContext) error {
 	}
 	g.bld = array.NewRecordBuilder(g.alloc, cfg.Schema)
 	g.start, g.emitted = time.Now(), 0
-	gen.Report(&g.ReadProgress, g.next, g.localRows)
+	gen.Report(&g.ReadProgress, g.next, g.progressRows)
 	return nil
 }
 
@@ -381,7 +389,7 @@ func (g *generator) Produce(ctx context.Context) (exec.SourceResult, error) {
 	rec := g.generate(int(n))
 	g.next += n
 	g.emitted += int64(n)
-	gen.Report(&g.ReadProgress, g.next, g.localRows)
+	gen.Report(&g.ReadProgress, g.next, g.progressRows)
 	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: g.watermark()}, nil
 }
 
