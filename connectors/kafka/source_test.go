@@ -2,19 +2,10 @@ package kafka
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	crand "crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"maps"
-	"math/big"
 	"math/rand/v2"
-	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,6 +21,7 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/exec/textform"
+	"github.com/clinksql/clinksql/internal/testcert"
 	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/state"
 	"github.com/clinksql/clinksql/tests/kafkatest"
@@ -584,7 +576,7 @@ func TestSourceCommitsGroupOffsetsAfterCheckpoint(t *testing.T) {
 // TLS with a PEM truststore, and SASL PLAIN over it (SASL_SSL).
 func TestSourceTLSAndPlain(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := selfSigned(t, dir)
+	certFile, keyFile, _ := testcert.Files(t, dir)
 	c := kafkatest.Start(t, kafkatest.Options{Topics: map[string]int32{"sec": 1}, TLSCert: certFile, TLSKey: keyFile,
 		Users: []kafkatest.User{{Mechanism: "PLAIN", Name: "app", Password: "secret"}}})
 	c.Produce(t, rec("sec", 0, "", `{"id": 1}`))
@@ -598,35 +590,6 @@ func TestSourceTLSAndPlain(t *testing.T) {
 	if !slices.Equal(h.rows, []string{"+I 1"}) {
 		t.Fatalf("rows %q", h.rows)
 	}
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key as PEM files.
-func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kfake"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
 }
 
 // Pins: the source's progress (exec.SourceProgress) not matching the records behind the ends of its partitions:
