@@ -203,7 +203,8 @@ func dashboardQueries(t *testing.T, path string) (exprs map[string]string, varMe
 }
 
 // docs/grafana-dashboard.json asks only for metrics of the contract, and a running engine (a job with a
-// following file source, a windowed aggregation and a file sink; a pgwire server that ran statements) registers
+// following file source, a windowed aggregation and a file sink, a paced bounded generator; a pgwire server that
+// ran statements) registers
 // every metric of the contract, with its type and labels: so every query of the dashboard names a metric that
 // exists.
 func TestGrafanaDashboard(t *testing.T) {
@@ -243,6 +244,10 @@ func TestGrafanaDashboard(t *testing.T) {
 			path = 'in', 'source.monitor-interval' = '100 ms')`,
 		`CREATE SINK copies (id BIGINT) WITH (connector = 'file', format = 'csv', path = 'copies')`,
 		`INSERT INTO copies SELECT id FROM files`,
+		// A bounded generator paced far below its end: it knows the records left (clinksql_source_lag_records).
+		`CREATE STREAM paced (id BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '1000000', 'rows-per-second' = '100')`,
+		`CREATE SINK nowhere (id BIGINT) WITH (connector = 'blackhole')`,
+		`INSERT INTO nowhere SELECT id FROM paced`,
 	} {
 		if _, err := s.Execute(context.Background(), sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)

@@ -109,7 +109,7 @@ type generator struct {
 	// without an end given runs to its type's largest value, rows no one waits for, so the progress says unknown
 	// rather than a lag of 10^18 rows.
 	progressRows uint64
-	batchRows int
+	batchRows    int
 
 	eventCol      int
 	eventToMicros func(int64) int64
@@ -119,9 +119,7 @@ type generator struct {
 
 	restored *genOffset
 
-	// throttle: emitted rows since start
-	start   time.Time
-	emitted int64
+	gen.Throttle
 
 	bld     *array.RecordBuilder
 	raw     []int64
@@ -244,7 +242,7 @@ func (g *generator) Open(ctx *exec.TaskContext) error {
 		g.bld.Release()
 	}
 	g.bld = array.NewRecordBuilder(g.alloc, cfg.Schema)
-	g.start, g.emitted = time.Now(), 0
+	g.Throttle.Reset()
 	gen.Report(&g.ReadProgress, g.next, g.progressRows)
 	return nil
 }
@@ -365,9 +363,8 @@ func timeUnitPerSecond(u arrow.TimeUnit) int64 {
 	return 1_000_000_000
 }
 
-// Produce returns the next batch. Throttled, it returns batches of about a tenth of a second's rows, sleeping
-// until they are due; when they are not due within gen.MaxThrottleWait, or ctx is cancelled while it waits, it
-// returns Idle without rows.
+// Produce returns the next batch. Throttled, it returns batches of about a tenth of a second's rows, and Idle until
+// they are due (gen.Throttle: the runtime waits on IdleWait).
 func (g *generator) Produce(ctx context.Context) (exec.SourceResult, error) {
 	if g.bld == nil {
 		return exec.SourceResult{}, errors.New("datagen: produce before open")
@@ -378,17 +375,14 @@ func (g *generator) Produce(ctx context.Context) (exec.SourceResult, error) {
 	n := uint64(g.batchRows)
 	if rate := g.cfg.RowsPerSecond; rate > 0 {
 		n = min(n, max(1, uint64(rate/10)))
-		due := g.start.Add(time.Duration(float64(g.emitted) / rate * float64(time.Second)))
-		if wait := time.Until(due); wait > 0 {
-			if !gen.Sleep(ctx, min(wait, gen.MaxThrottleWait)) || wait > gen.MaxThrottleWait {
-				return exec.SourceResult{Status: exec.Idle, WM: g.watermark()}, nil
-			}
+		if !g.Due(rate) {
+			return exec.SourceResult{Status: exec.Idle, WM: g.watermark()}, nil
 		}
 	}
 	n = min(n, g.localRows-g.next)
 	rec := g.generate(int(n))
 	g.next += n
-	g.emitted += int64(n)
+	g.Emitted(int64(n))
 	gen.Report(&g.ReadProgress, g.next, g.progressRows)
 	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: g.watermark()}, nil
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -862,8 +861,7 @@ type nexmarkSource struct {
 	opened    bool
 
 	rowRate float64 // rows per second of this subtask, 0 when unthrottled
-	start   time.Time
-	emitted int64
+	gen.Throttle
 
 	events  nexEvents
 	ints    []int64
@@ -921,15 +919,14 @@ func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
 	if m.cfg.Rate > 0 {
 		s.rowRate = m.cfg.Rate / float64(s.par) * float64(m.per) / float64(m.total)
 	}
-	s.start, s.emitted = time.Now(), 0
+	s.Throttle.Reset()
 	s.opened = true
 	gen.Report(&s.ReadProgress, s.next, s.localRows)
 	return nil
 }
 
-// Produce returns the next batch. Throttled, it returns batches of about a tenth of a second's rows, sleeping
-// until they are due; when they are not due within gen.MaxThrottleWait, or ctx is cancelled while it waits, it
-// returns Idle without rows. The source has no watermark of its own (the stream's WATERMARK clause wraps it).
+// Produce returns the next batch. Throttled, it returns batches of about a tenth of a second's rows, and Idle until
+// they are due (gen.Throttle: the runtime waits on IdleWait). The source has no watermark of its own (the stream's WATERMARK clause wraps it).
 func (s *nexmarkSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 	if !s.opened {
 		return exec.SourceResult{}, errors.New("nexmark: produce before open")
@@ -940,17 +937,14 @@ func (s *nexmarkSource) Produce(ctx context.Context) (exec.SourceResult, error) 
 	n := uint64(s.m.batchRows)
 	if rate := s.rowRate; rate > 0 {
 		n = min(n, max(1, uint64(rate/10)))
-		due := s.start.Add(time.Duration(float64(s.emitted) / rate * float64(time.Second)))
-		if wait := time.Until(due); wait > 0 {
-			if !gen.Sleep(ctx, min(wait, gen.MaxThrottleWait)) || wait > gen.MaxThrottleWait {
-				return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
-			}
+		if !s.Due(rate) {
+			return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
 		}
 	}
 	n = min(n, s.localRows-s.next)
 	rec := s.generate(int(n))
 	s.next += n
-	s.emitted += int64(n)
+	s.Emitted(int64(n))
 	gen.Report(&s.ReadProgress, s.next, s.localRows)
 	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: exec.MinWatermark}, nil
 }

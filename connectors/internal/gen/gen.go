@@ -1,9 +1,8 @@
 // Package gen holds what the generating sources (datagen, nexmark) share: the splitmix64 hash every value they
-// make is a pure function of, the throttle's wait, and how they report their progress. It keeps no state.
+// make is a pure function of, the throttle, and how they report their progress. It keeps no state.
 package gen
 
 import (
-	"context"
 	"math"
 	"time"
 
@@ -24,20 +23,52 @@ func Mix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// MaxThrottleWait bounds one Produce call's sleep, so that a slow rate still lets the runtime inject barriers
-// between Produce calls.
-const MaxThrottleWait = 100 * time.Millisecond
+// Throttle paces a generator to a wall-clock rate without sleeping in Produce: when the next rows are not due yet,
+// the source returns Idle and hands the runtime Throttle's wake-up channel (exec.IdleWaiter), closed when they are
+// due. The wait is then idle time, not busy time (a throttled source is not a busy one in clink_catalog.operators
+// and the console), and barriers pass while it lasts. Only the source's goroutine calls it.
+type Throttle struct {
+	start   time.Time
+	emitted int64
+	wake    chan struct{} // closed by a timer when the rows it waits for are due
+}
 
-// Sleep sleeps for d and reports whether it was not interrupted by ctx.
-func Sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
+// Reset starts the pacing over from now (at Open).
+func (t *Throttle) Reset() { t.start, t.emitted, t.wake = time.Now(), 0, nil }
+
+// Due reports whether the rows emitted so far leave room at rate rows/s for more now. When not, it arms the wake-up
+// channel for the instant they are due (once per wait).
+func (t *Throttle) Due(rate float64) bool {
+	wait := time.Until(t.start.Add(time.Duration(float64(t.emitted) / rate * float64(time.Second))))
+	if wait <= 0 {
 		return true
 	}
+	if t.wake == nil || closed(t.wake) {
+		ch := make(chan struct{})
+		time.AfterFunc(wait, func() { close(ch) })
+		t.wake = ch
+	}
+	return false
+}
+
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Emitted counts n rows produced.
+func (t *Throttle) Emitted(n int64) { t.emitted += n }
+
+// IdleWait implements exec.IdleWaiter: nil when unthrottled (the runtime then polls).
+func (t *Throttle) IdleWait() <-chan struct{} {
+	if t.wake == nil {
+		return nil
+	}
+	return t.wake
 }
 
 // Report sets a generator's progress: of its localRows rows (math.MaxUint64 when unbounded: nothing known), next
