@@ -202,6 +202,7 @@ func BenchSource(b *testing.B, src exec.Source, metric string) int {
 	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), metric)
 	return rows
 }
+
 // RequireSlowThrottle checks a source throttled to one row every two seconds: the first row at once, then Idle
 // without sleeping in Produce (a wait inside Produce would count as busy time and hold barriers back), with a
 // wake-up channel (exec.IdleWaiter) that is not closed before the next row is due.
