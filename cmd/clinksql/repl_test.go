@@ -435,7 +435,7 @@ func TestREPLConnect(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	srv := exec.Command(binary, "serve", "--data-dir", t.TempDir(), "--listen", addr, "--user", "alice:s3cret")
+	srv := exec.Command(binary, "serve", "--data-dir", t.TempDir(), "--listen", addr, "--http", "127.0.0.1:0", "--user", "alice:s3cret")
 	var srvLog bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvLog, &srvLog
 	if err := srv.Start(); err != nil {

@@ -235,7 +235,7 @@ func startServe(it *iteration) (*proc, error) {
 			p.markReady()
 		}
 		trig.see(line)
-	}, "serve", "--data-dir", it.data, "--listen", "127.0.0.1:0", "--log-level", "debug")
+	}, "serve", "--data-dir", it.data, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-level", "debug")
 	if err == nil {
 		it.procs = append(it.procs, p)
 	}

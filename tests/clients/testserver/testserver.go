@@ -141,7 +141,7 @@ func start(bin, dataDir string, args []string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Bin: bin, DataDir: dataDir, Args: args, out: &SyncBuffer{}, done: make(chan struct{})}
-	argv := append([]string{"serve", "--data-dir", dataDir, "--listen", "127.0.0.1:" + strconv.Itoa(port)}, args...)
+	argv := append([]string{"serve", "--data-dir", dataDir, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--http", "127.0.0.1:0"}, args...)
 	s.cmd = exec.Command(bin, argv...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.Env = os.Environ()
