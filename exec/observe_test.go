@@ -170,7 +170,7 @@ func TestNewBusyAndBackpressuredWhileStuck(t *testing.T) {
 	if err := j.Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	genB := map[string]string{"job": "job", "operator": "gen-b", "subtask": "0"}
+	genB := map[string]string{"job_id": "job", "operator": "gen-b", "subtask": "0"}
 	if v, ok := series(t, reg, "clinksql_operator_backpressured_seconds_total", genB); !ok || v <= 0 {
 		t.Fatalf("backpressured seconds of gen-b: %v %v", v, ok)
 	}
