@@ -3,39 +3,8 @@ package engine
 import (
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/clinksql/clinksql/internal/promtest"
 )
-
-// gathered returns the value of the series name whose labels include want, and whether there is one.
-func gathered(t *testing.T, reg prometheus.Gatherer, name string, want map[string]string) (float64, bool) {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue next
-				}
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue(), true
-			}
-			return m.GetGauge().GetValue(), true
-		}
-	}
-	return 0, false
-}
 
 // pins: a deployed job's series are in the engine's registry under its id from deploy to drop, clinksql_jobs
 // counts the jobs by state, and a job's counters carry on across an engine restart (they are its totals).
@@ -56,24 +25,24 @@ func TestJobMetricsRegisteredFromDeployToDrop(t *testing.T) {
 	}
 	e.mu.Unlock()
 	completed := map[string]string{"job_id": id, "mode": "aligned", "outcome": "completed"}
-	before, ok := gathered(t, e.Registry(), "clinksql_checkpoints_total", completed)
+	before, ok := promtest.Value(t, e.Registry(), "clinksql_checkpoints_total", completed)
 	if !ok || before < 3 {
 		t.Fatalf("clinksql_checkpoints_total%v = %v (present %v), want at least 3", completed, before, ok)
 	}
-	if v, ok := gathered(t, e.Registry(), "clinksql_jobs", map[string]string{"state": "RUNNING"}); !ok || v < 1 {
+	if v, ok := promtest.Value(t, e.Registry(), "clinksql_jobs", map[string]string{"state": "RUNNING"}); !ok || v < 1 {
 		t.Fatalf("clinksql_jobs{RUNNING} = %v %v", v, ok)
 	}
 	closeEngine(t, e)
 
 	e2, s2 := testEngine(t, dir)
-	if v, _ := gathered(t, e2.Registry(), "clinksql_checkpoints_total", completed); v < before {
+	if v, _ := promtest.Value(t, e2.Registry(), "clinksql_checkpoints_total", completed); v < before {
 		t.Fatalf("after a restart clinksql_checkpoints_total%v = %v, was %v", completed, v, before)
 	}
 	mustExec(t, s2, `DROP MATERIALIZED VIEW n`)
-	if _, ok := gathered(t, e2.Registry(), "clinksql_checkpoints_total", map[string]string{"job_id": id}); ok {
+	if _, ok := promtest.Value(t, e2.Registry(), "clinksql_checkpoints_total", map[string]string{"job_id": id}); ok {
 		t.Fatal("a dropped job's series are still registered")
 	}
-	if v, ok := gathered(t, e2.Registry(), "clinksql_jobs", map[string]string{"state": "RUNNING"}); !ok || v != 0 {
+	if v, ok := promtest.Value(t, e2.Registry(), "clinksql_jobs", map[string]string{"state": "RUNNING"}); !ok || v != 0 {
 		t.Fatalf("clinksql_jobs{RUNNING} = %v %v after the drop", v, ok)
 	}
 }

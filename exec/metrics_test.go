@@ -7,52 +7,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/internal/promtest"
 )
-
-// series returns the value of metric name whose labels include want (a counter's or gauge's value, a histogram's
-// count), and whether there is one.
-func series(t *testing.T, reg prometheus.Gatherer, name string, want map[string]string) (float64, bool) {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return value(m), true
-		}
-	}
-	return 0, false
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.GetCounter() != nil:
-		return m.GetCounter().GetValue()
-	case m.GetGauge() != nil:
-		return m.GetGauge().GetValue()
-	case m.GetHistogram() != nil:
-		return float64(m.GetHistogram().GetSampleCount())
-	}
-	return 0
-}
 
 // checkCheckpointsTotal compares clinksql_checkpoints_total with the counts by mode and outcome of recs.
 func checkCheckpointsTotal(t *testing.T, reg prometheus.Gatherer, recs []checkpoint.Record) {
@@ -66,7 +25,7 @@ func checkCheckpointsTotal(t *testing.T, reg prometheus.Gatherer, recs []checkpo
 				}
 			}
 			labels := map[string]string{"job_id": "job", "mode": mode.String(), "outcome": strings.ToLower(o.String())}
-			if got, ok := series(t, reg, "clinksql_checkpoints_total", labels); !ok || got != float64(n) {
+			if got, ok := promtest.Value(t, reg, "clinksql_checkpoints_total", labels); !ok || got != float64(n) {
 				t.Fatalf("clinksql_checkpoints_total%v = %v (present %v), want %d", labels, got, ok, n)
 			}
 		}
@@ -115,14 +74,14 @@ func TestNewJobMetricsCarryOnAcrossNewJob(t *testing.T) {
 		{"clinksql_checkpoint_duration_seconds", map[string]string{"job_id": "job"}, float64(j.Status().CheckpointsCompleted)},
 		{"clinksql_sink_commit_seconds", map[string]string{"job_id": "job", "operator": "sink"}, -1},
 	} {
-		got, ok := series(t, reg, c.name, c.labels)
+		got, ok := promtest.Value(t, reg, c.name, c.labels)
 		if !ok || (c.want >= 0 && got != c.want) || (c.want < 0 && got <= 0) {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
 	}
 	// Finished: every watermark is +inf, which no series shows; the sources tell no lag.
 	for _, name := range []string{"clinksql_operator_watermark_seconds", "clinksql_source_lag_records", "clinksql_sink_committed_bytes_total"} {
-		if _, ok := series(t, reg, name, nil); ok {
+		if _, ok := promtest.Value(t, reg, name, nil); ok {
 			t.Errorf("%s present, want it left out (unknown)", name)
 		}
 	}
@@ -135,7 +94,7 @@ func TestNewJobMetricsCarryOnAcrossNewJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCheckpointsTotal(t, reg, recs)
-	if got, _ := series(t, reg, "clinksql_job_restarts_total", map[string]string{"cause": "failure"}); got != 1 {
+	if got, _ := promtest.Value(t, reg, "clinksql_job_restarts_total", map[string]string{"cause": "failure"}); got != 1 {
 		t.Fatalf("restarts after a new job: %v, want 1", got)
 	}
 }

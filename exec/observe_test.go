@@ -13,6 +13,7 @@ import (
 
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/internal/promtest"
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -171,17 +172,17 @@ func TestNewBusyAndBackpressuredWhileStuck(t *testing.T) {
 		t.Fatal(err)
 	}
 	genB := map[string]string{"job_id": "job", "operator": "gen-b", "subtask": "0"}
-	if v, ok := series(t, reg, "clinksql_operator_backpressured_seconds_total", genB); !ok || v <= 0 {
+	if v, ok := promtest.Value(t, reg, "clinksql_operator_backpressured_seconds_total", genB); !ok || v <= 0 {
 		t.Fatalf("backpressured seconds of gen-b: %v %v", v, ok)
 	}
-	if v, ok := series(t, reg, "clinksql_operator_busy_seconds_total", map[string]string{"operator": "agg"}); !ok || v <= 0 {
+	if v, ok := promtest.Value(t, reg, "clinksql_operator_busy_seconds_total", map[string]string{"operator": "agg"}); !ok || v <= 0 {
 		t.Fatalf("busy seconds of agg: %v %v", v, ok)
 	}
 	wm := subtaskOf(t, j, "gen-b", 0).Watermark
-	if v, ok := series(t, reg, "clinksql_operator_watermark_seconds", genB); !ok || wm == exec.MinWatermark || v != float64(wm)/1e6 {
+	if v, ok := promtest.Value(t, reg, "clinksql_operator_watermark_seconds", genB); !ok || wm == exec.MinWatermark || v != float64(wm)/1e6 {
 		t.Fatalf("watermark of gen-b: %v %v, want %d us", v, ok, wm)
 	}
-	if _, ok := series(t, reg, "clinksql_operator_watermark_lag_seconds", genB); !ok {
+	if _, ok := promtest.Value(t, reg, "clinksql_operator_watermark_lag_seconds", genB); !ok {
 		t.Fatal("no watermark lag for gen-b")
 	}
 }

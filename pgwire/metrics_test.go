@@ -6,36 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinksql/clinksql/internal/promtest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// gathered is the value of the series of name whose labels are labels ("k=v,..." sorted; "" for none), as reg
-// exposes it; -1 when absent. (Not prometheus/testutil: its diff dependency is not in go.sum.)
-func gathered(t *testing.T, reg prometheus.Gatherer, name, labels string) float64 {
+// gathered is the value of the series of name with the label k=v ("" for none), as reg exposes it; -1 when absent.
+func gathered(t *testing.T, reg prometheus.Gatherer, name, label string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	want := map[string]string{}
+	if k, v, ok := strings.Cut(label, "="); ok {
+		want[k] = v
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var ls []string
-			for _, l := range m.GetLabel() {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			if strings.Join(ls, ",") != labels {
-				continue
-			}
-			switch {
-			case m.GetCounter() != nil:
-				return m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				return m.GetGauge().GetValue()
-			}
-		}
+	if v, ok := promtest.Value(t, reg, name, want); ok {
+		return v
 	}
 	return -1
 }

@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/internal/promtest"
 	"github.com/clinksql/clinksql/pgwire"
 )
 
@@ -258,14 +259,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	var missing []string
 	var fams map[string]*dto.MetricFamily
 	eventually(func() bool {
-		got, err := e.Registry().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fams = map[string]*dto.MetricFamily{}
-		for _, f := range got {
-			fams[f.GetName()] = f
-		}
+		fams = promtest.Families(t, e.Registry())
 		missing = missing[:0]
 		for name := range contractMetrics {
 			if len(fams[name].GetMetric()) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clinksql/clinksql/internal/promtest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -26,38 +27,6 @@ func scrape(t *testing.T, url string, setAuth func(*http.Request)) map[string]*d
 	}
 	return fams
 }
-
-// series are the samples of one metric whose labels include want: the value of a counter or gauge, the sample
-// count of a histogram.
-func series(fams map[string]*dto.MetricFamily, name string, want map[string]string) []float64 {
-	var out []float64
-	f := fams[name]
-	if f == nil {
-		return nil
-	}
-next:
-	for _, m := range f.GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if labels[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			out = append(out, m.GetCounter().GetValue())
-		case m.Gauge != nil:
-			out = append(out, m.GetGauge().GetValue())
-		case m.Histogram != nil:
-			out = append(out, float64(m.GetHistogram().GetSampleCount()))
-		}
-	}
-	return out
-}
-
 func sum(v []float64) float64 {
 	s := 0.0
 	for _, x := range v {
@@ -91,12 +60,12 @@ func TestMetricsMove(t *testing.T) {
 	read := func() (figures, map[string]*dto.MetricFamily) {
 		fams := scrape(t, url, nil)
 		return figures{
-			checkpoints: sum(series(fams, "clinksql_checkpoints_total", map[string]string{"job_id": id, "outcome": "completed"})),
-			durations:   sum(series(fams, "clinksql_checkpoint_duration_seconds", job)),
-			rowsIn:      sum(series(fams, "clinksql_operator_rows_in_total", job)),
-			rowsOut:     sum(series(fams, "clinksql_operator_rows_out_total", job)),
-			busy:        sum(series(fams, "clinksql_operator_busy_seconds_total", job)),
-			watermark:   maxOf(series(fams, "clinksql_operator_watermark_seconds", job)),
+			checkpoints: sum(promtest.Series(fams, "clinksql_checkpoints_total", map[string]string{"job_id": id, "outcome": "completed"})),
+			durations:   sum(promtest.Series(fams, "clinksql_checkpoint_duration_seconds", job)),
+			rowsIn:      sum(promtest.Series(fams, "clinksql_operator_rows_in_total", job)),
+			rowsOut:     sum(promtest.Series(fams, "clinksql_operator_rows_out_total", job)),
+			busy:        sum(promtest.Series(fams, "clinksql_operator_busy_seconds_total", job)),
+			watermark:   maxOf(promtest.Series(fams, "clinksql_operator_watermark_seconds", job)),
 		}, fams
 	}
 	var first figures
@@ -118,17 +87,17 @@ func TestMetricsMove(t *testing.T) {
 		one := map[string]string{"job_id": id, "operator": labels["operator"], "subtask": labels["subtask"]}
 		for _, name := range []string{"clinksql_operator_rows_out_total", "clinksql_operator_busy_seconds_total",
 			"clinksql_operator_backpressured_seconds_total"} {
-			if len(series(fams, name, one)) != 1 {
+			if len(promtest.Series(fams, name, one)) != 1 {
 				t.Errorf("%s: no series for %v", name, one)
 			}
 		}
 		subtasks++
 	}
-	if subtasks < 2 || len(series(fams, "clinksql_operator_watermark_lag_seconds", job)) == 0 {
+	if subtasks < 2 || len(promtest.Series(fams, "clinksql_operator_watermark_lag_seconds", job)) == 0 {
 		t.Errorf("%d subtasks with rows_in, %d with a watermark lag", subtasks,
-			len(series(fams, "clinksql_operator_watermark_lag_seconds", job)))
+			len(promtest.Series(fams, "clinksql_operator_watermark_lag_seconds", job)))
 	}
-	if modes := series(fams, "clinksql_checkpoint_mode", map[string]string{"job_id": id, "mode": "aligned"}); len(modes) != 1 || modes[0] != 1 {
+	if modes := promtest.Series(fams, "clinksql_checkpoint_mode", map[string]string{"job_id": id, "mode": "aligned"}); len(modes) != 1 || modes[0] != 1 {
 		t.Errorf("clinksql_checkpoint_mode{mode=aligned}: %v, want 1", modes)
 	}
 	await(t, fmt.Sprintf("every figure to move past %+v", first), func() bool {
