@@ -366,23 +366,38 @@ func (s *source) sortOrder() {
 	sort.Slice(s.order, func(i, j int) bool { return s.order[i].less(s.order[j]) })
 }
 
+// topicsOf lists the topics of ts, each once.
+func topicsOf(ts []tp) []string {
+	var names []string
+	for _, t := range ts {
+		if !slices.Contains(names, t.topic) {
+			names = append(names, t.topic)
+		}
+	}
+	return names
+}
+
+// lastStable lists the last stable offsets (the ends a read_committed reader sees) of the partitions of topics.
+func (s *source) lastStable(ctx context.Context, topics []string) (kadm.ListedOffsets, error) {
+	lso, err := s.adm.ListCommittedOffsets(ctx, topics...)
+	if err == nil {
+		err = lso.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kafka source: listing end offsets: %w", err)
+	}
+	return lso, nil
+}
+
 // setEnds captures the bounded mode's end offsets (they are kept in the offset, so a restore ends at the same).
 func (s *source) setEnds(ctx context.Context) error {
 	if len(s.order) == 0 {
 		return nil
 	}
-	var names []string
-	for _, t := range s.order {
-		if len(names) == 0 || names[len(names)-1] != t.topic {
-			names = append(names, t.topic)
-		}
-	}
-	lso, err := s.adm.ListCommittedOffsets(ctx, names...)
-	if err == nil {
-		err = lso.Error()
-	}
+	names := topicsOf(s.order)
+	lso, err := s.lastStable(ctx, names)
 	if err != nil {
-		return fmt.Errorf("kafka source: listing end offsets: %w", err)
+		return err
 	}
 	var at kadm.ListedOffsets
 	if s.cfg.Bounded.Mode == ModeTimestamp {
@@ -418,18 +433,9 @@ func (s *source) listEnds(ctx context.Context, ts []tp) error {
 	if len(ts) == 0 {
 		return nil
 	}
-	var names []string
-	for _, t := range ts {
-		if !slices.Contains(names, t.topic) {
-			names = append(names, t.topic)
-		}
-	}
-	lso, err := s.adm.ListCommittedOffsets(ctx, names...)
-	if err == nil {
-		err = lso.Error()
-	}
+	lso, err := s.lastStable(ctx, topicsOf(ts))
 	if err != nil {
-		return fmt.Errorf("kafka source: listing end offsets: %w", err)
+		return err
 	}
 	for _, t := range ts {
 		if o, ok := lso.Lookup(t.topic, t.part); ok && o.Offset >= 0 {
