@@ -942,11 +942,19 @@ func TestInDoubtFailedCommitIsResolvedByTheRestart(t *testing.T) {
 	if !slices.Contains(r.b.resolvedHandles(), txnName(1, id)) {
 		t.Fatalf("the restart did not resolve subtask 1's transaction of checkpoint %d (resolved %v)", id, r.b.resolvedHandles())
 	}
-	if !checkpoint.HasReceipt(nil, r.cpDir(), "sink", 1, id) {
-		t.Fatalf("no receipt for checkpoint %d", id)
+	// Committed at the broker (its receipt may be retired by now: checkpoints go on every 5 ms).
+	r.b.mu.Lock()
+	txn := r.b.txns[txnName(1, id)]
+	r.b.mu.Unlock()
+	if txn == nil || txn.state != txnCommitted {
+		t.Fatalf("subtask 1's transaction of checkpoint %d is not committed: %+v", id, txn)
 	}
-	if len(r.b.fenced) != 0 {
-		t.Fatalf("fenced %v", r.b.fenced)
+	// Nothing of a completed checkpoint was fenced. A transaction a later checkpoint had staged when the commit
+	// failed may be (its checkpoint did not complete; its rows are replayed): the 5 ms interval lets one start.
+	for _, name := range r.b.fenced {
+		if _, cid := parseTxnName(name); cid <= id {
+			t.Fatalf("fenced %s, of checkpoint %d (the failed commit's is %d): %v", name, cid, id, r.b.fenced)
+		}
 	}
 	r.exactlyOnce()
 }
