@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/internal/enginetest"
 	"github.com/clinksql/clinksql/internal/promtest"
 	"github.com/clinksql/clinksql/pgwire"
 )
@@ -231,7 +232,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	e := openEngineIn(t, dir)
+	e := enginetest.Open(t, dir)
 	runJob(t, e)
 	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
 		t.Fatal(err)

@@ -8,38 +8,16 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/internal/enginetest"
 	"github.com/clinksql/clinksql/internal/testcert"
 )
 
-// openEngine opens an engine on a fresh directory with a checked allocator; the cleanup closes it and checks
-// for leaks.
+// openEngine opens an engine on a fresh directory (enginetest.Open: the cleanup closes it and checks for leaks).
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	return openEngineIn(t, t.TempDir())
-}
-
-// openEngineIn is openEngine on dir.
-func openEngineIn(t *testing.T, dir string) *engine.Engine {
-	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	e, err := engine.Open(engine.Config{DataDir: dir, Alloc: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-		mem.AssertSize(t, 0)
-	})
-	return e
+	return enginetest.Open(t, t.TempDir())
 }
 
 // startServer serves cfg until the test ends, and checks that Serve then returns nil.

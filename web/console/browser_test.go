@@ -17,9 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/internal/enginetest"
 	"github.com/clinksql/clinksql/web"
 	"github.com/clinksql/clinksql/web/console"
 )
@@ -221,19 +220,7 @@ func startNexmarkQ5(t *testing.T) (*engine.Engine, string) {
 	if unbounded == string(ddl) {
 		t.Fatalf("bench/nexmark/ddl_bid.sql has no 'events.num' = '${EVENTS}' to replace:\n%s", ddl)
 	}
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	e, err := engine.Open(engine.Config{DataDir: t.TempDir(), Alloc: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-		mem.AssertSize(t, 0)
-	})
+	e := enginetest.Open(t, t.TempDir())
 	s := e.NewSession()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
