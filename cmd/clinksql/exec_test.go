@@ -154,3 +154,18 @@ func TestExecWaitPrintsProgressAndNotices(t *testing.T) {
 		t.Fatalf("progress of %s rows read of 300", m[1])
 	}
 }
+
+// pins: a --progress-interval of zero or less refused before anything runs (the engine would take 0 for its
+// default and print progress every 5 s, not what was asked).
+func TestExecRefusesNonPositiveProgressInterval(t *testing.T) {
+	for _, d := range []string{"0s", "-1s"} {
+		dir := t.TempDir()
+		out, errOut, ok := run(t, "exec", "--data-dir", dir, "--wait", "--progress-interval", d, "-c", "SELECT 1 AS a")
+		if ok || out != "" {
+			t.Fatalf("--progress-interval %s: exit 0, stdout %q", d, out)
+		}
+		if !strings.Contains(errOut, "--progress-interval must be positive") {
+			t.Fatalf("--progress-interval %s: stderr %s", d, errOut)
+		}
+	}
+}
