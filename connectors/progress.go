@@ -28,3 +28,18 @@ func (c *Committed) Add(n int64) { c.n.Add(n) }
 
 // CommittedBytes implements exec.SinkProgress.
 func (c *Committed) CommittedBytes() int64 { return c.n.Load() }
+
+// StridedRest sums what is left of a subtask's share of n items when it takes items i, i+stride, ... (the file
+// sources' split): rest[i] is the sum of size(j) over j = i, i+stride, ... below n, -1 when one of them is (not
+// known). rest has n+stride elements, those from n on 0, so rest[next] is what is left when next has run past n.
+func StridedRest(n, stride int, size func(i int) int64) []int64 {
+	rest := make([]int64, n+stride)
+	for i := n - 1; i >= 0; i-- {
+		if sz, after := size(i), rest[i+stride]; sz < 0 || after < 0 {
+			rest[i] = -1
+		} else {
+			rest[i] = sz + after
+		}
+	}
+	return rest
+}

@@ -95,6 +95,28 @@ func Field(name string, value any) StateField {
 	return StateField{Name: name, Value: &s}
 }
 
+// The names of the runtime's own operator keys in a subtask's state (state.OperatorKey of each is the key), for
+// readers of a checkpoint such as clinksql state-cat.
+const (
+	StateKeySourceOffset    = "source/offset"     // a source's SnapshotOffset
+	StateKeySourceWatermark = "source/watermark"  // a source's watermark: 8 bytes big endian
+	StateKeyCounts          = "runner/counts"     // DecodeCounts
+	StateKeyInputWatermarks = "runner/watermarks" // DecodeInputWatermarks
+	StateKeyInflight        = "runner/inflight"   // set when the checkpoint has an in-flight log here
+)
+
+// DecodeInputWatermarks decodes a runner/watermarks value: the combined watermark, then each input's, big endian.
+func DecodeInputWatermarks(v []byte) (combined int64, inputs []int64, err error) {
+	if len(v) < 8 || len(v)%8 != 0 {
+		return 0, nil, fmt.Errorf("input watermarks of %d bytes, want a positive multiple of 8", len(v))
+	}
+	inputs = make([]int64, 0, len(v)/8-1)
+	for i := 8; i < len(v); i += 8 {
+		inputs = append(inputs, int64(binary.BigEndian.Uint64(v[i:])))
+	}
+	return int64(binary.BigEndian.Uint64(v)), inputs, nil
+}
+
 // SubtaskCounts are the counts a subtask's checkpoint holds (its runner/counts entry): rows emitted (a source's
 // rows read, a sink's rows written), late rows, bad values, and rows taken from the inputs.
 type SubtaskCounts struct {

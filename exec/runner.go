@@ -15,17 +15,17 @@ import (
 
 // Runner-owned keys in a subtask's state.
 var (
-	keyInputWatermarks = state.OperatorKey("runner/watermarks")
-	keySourceOffset    = state.OperatorKey("source/offset")
-	keySourceWatermark = state.OperatorKey("source/watermark")
+	keyInputWatermarks = state.OperatorKey(StateKeyInputWatermarks)
+	keySourceOffset    = state.OperatorKey(StateKeySourceOffset)
+	keySourceWatermark = state.OperatorKey(StateKeySourceWatermark)
 	// keyCounts is a subtask's counts up to the checkpoint (rows emitted - a source's rows read, a sink's rows
 	// written -, late rows, bad values, rows taken from the inputs): a restart rewinds the job's counts to what
 	// the restored checkpoint counted, so what the restart replays is counted once. Checkpoints of older builds
 	// hold the first three only.
-	keyCounts = state.OperatorKey("runner/counts")
+	keyCounts = state.OperatorKey(StateKeyCounts)
 	// keyInflight is set in the state of a checkpoint that has an in-flight log (unaligned here), so a restore
 	// tells a log that was never written from one that went missing.
-	keyInflight = state.OperatorKey("runner/inflight")
+	keyInflight = state.OperatorKey(StateKeyInflight)
 )
 
 // inflightSuffix names the in-flight log of an unaligned checkpoint: beside the subtask's snapshot directory, as
@@ -428,10 +428,12 @@ func (r *inputRunner) restore() error {
 	if err != nil {
 		return err
 	}
-	if ok && len(v) == 8*(len(r.inputs)+1) {
-		r.combined = int64(binary.BigEndian.Uint64(v))
-		for i, in := range r.inputs {
-			in.wm = int64(binary.BigEndian.Uint64(v[8*(i+1):]))
+	if ok {
+		if combined, wms, err := DecodeInputWatermarks(v); err == nil && len(wms) == len(r.inputs) {
+			r.combined = combined
+			for i, in := range r.inputs {
+				in.wm = wms[i]
+			}
 		}
 	}
 	if r.s.tctx.Restored == 0 {

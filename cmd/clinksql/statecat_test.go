@@ -540,6 +540,14 @@ func TestStateCatDecodesJoinAndTopNState(t *testing.T) {
 				got[sd][*row[0].Value+"|"+*row[1].Value+"|"+*row[2].Value]++
 			}
 		}
+		// The join's runner/watermarks: its two inputs', both the newest row time, as is their combination.
+		if len(st.KeyedState) > 0 {
+			newest := base.Add(59 * time.Minute).UnixMicro()
+			if w := st.InputWatermarks; w == nil || len(w.Inputs) != 2 || w.Combined.Micros != newest ||
+				w.Inputs[0].Micros != newest || w.Inputs[1].Micros != newest {
+				t.Errorf("%s: input watermarks %+v, want %d for the join and both its inputs", st.Participant, w, newest)
+			}
+		}
 	}
 	for sd, want := range []map[string]int{leftRows, rightRows} {
 		if fmt.Sprint(got[sd]) != fmt.Sprint(want) {

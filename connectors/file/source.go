@@ -318,10 +318,7 @@ func (s *fileSource) Open(ctx *exec.TaskContext) error {
 			}
 			s.next, s.pos, s.line = o.next, o.pos, o.line
 		}
-		s.restBytes = make([]int64, len(files)+s.par)
-		for i := len(files) - 1; i >= 0; i-- {
-			s.restBytes[i] = files[i].Size + s.restBytes[i+s.par]
-		}
+		s.restBytes = connectors.StridedRest(len(files), s.par, func(i int) int64 { return files[i].Size })
 	}
 
 	if err := s.TextDecoder.init(cfg.Schema, s.alloc); err != nil {

@@ -186,14 +186,7 @@ func (s *parquetSource) Open(ctx *exec.TaskContext) error {
 			return err
 		}
 	}
-	s.restRows = make([]int64, len(files)+s.par)
-	for i := len(files) - 1; i >= 0; i-- {
-		if rest := s.restRows[i+s.par]; rows[i] < 0 || rest < 0 {
-			s.restRows[i] = -1
-		} else {
-			s.restRows[i] = rows[i] + rest
-		}
-	}
+	s.restRows = connectors.StridedRest(len(files), s.par, func(i int) int64 { return rows[i] })
 	s.report()
 	s.vals = make([]parquet.Value, pqChunk)
 	s.raw = make([]int64, pqChunk)

@@ -1,19 +1,14 @@
 package streamlog
 
-import (
-	"encoding/binary"
-	"fmt"
-
-	"github.com/clinksql/clinksql/exec"
-)
+import "github.com/clinksql/clinksql/exec"
 
 var _ exec.OffsetDecoder = (*logSource)(nil)
 
 // DecodeOffset shows a checkpointed offset (clinksql state-cat): the next segment and batch to read.
 func (s *logSource) DecodeOffset(offset []byte) ([]exec.StateField, error) {
-	if len(offset) != 16 {
-		return nil, fmt.Errorf("stream source: offset of %d bytes, want 16", len(offset))
+	seq, batch, err := decodeOffset(offset)
+	if err != nil {
+		return nil, err
 	}
-	return []exec.StateField{exec.Field("segment", binary.BigEndian.Uint64(offset)),
-		exec.Field("batch", binary.BigEndian.Uint64(offset[8:]))}, nil
+	return []exec.StateField{exec.Field("segment", seq), exec.Field("batch", batch)}, nil
 }

@@ -428,12 +428,20 @@ type logSource struct {
 }
 
 func (s *logSource) RestoreOffset(offset []byte) error {
-	if len(offset) != 16 {
-		return fmt.Errorf("stream source: offset of %d bytes, want 16", len(offset))
+	seq, batch, err := decodeOffset(offset)
+	if err != nil {
+		return err
 	}
-	s.seq = binary.BigEndian.Uint64(offset)
-	s.batch = int(binary.BigEndian.Uint64(offset[8:]))
+	s.seq, s.batch = seq, int(batch)
 	return nil
+}
+
+// decodeOffset reads an offset SnapshotOffset wrote: the next segment and batch to read.
+func decodeOffset(offset []byte) (seq, batch uint64, err error) {
+	if len(offset) != 16 {
+		return 0, 0, fmt.Errorf("stream source: offset of %d bytes, want 16", len(offset))
+	}
+	return binary.BigEndian.Uint64(offset), binary.BigEndian.Uint64(offset[8:]), nil
 }
 
 func (s *logSource) SnapshotOffset() ([]byte, error) {

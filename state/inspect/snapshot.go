@@ -24,15 +24,10 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// The runtime's own keys of a subtask's state (exec/runner.go) and the state package's timers (state/timers.go).
+// The state package's timers (state/timers.go); the runtime's own keys are exec's StateKey names.
 const (
-	keySourceOffset    = "source/offset"
-	keySourceWatermark = "source/watermark"
-	keyCounts          = "runner/counts"
-	keyInputWatermarks = "runner/watermarks"
-	keyInflight        = "runner/inflight"
-	timerName          = "\x00timers/"
-	chainHeader        = "clinksql-chain 1\n" // state/chain.go: a keyed snapshot's listing
+	timerName   = "\x00timers/"
+	chainHeader = "clinksql-chain 1\n" // state/chain.go: a keyed snapshot's listing
 )
 
 // operatorWatermarks are operator keys holding one watermark (8 bytes big endian).
@@ -261,29 +256,30 @@ func (st *Subtask) operatorEntry(path, name string, v []byte) error {
 		}
 		st.Timers = append(st.Timers, Timer{KeyGroup: int(binary.BigEndian.Uint16(r)),
 			Timestamp: watermark(int64(binary.BigEndian.Uint64(r[2:]) ^ (1 << 63))), Key: bytesOf(r[10:])})
-	case name == keySourceOffset:
+	case name == exec.StateKeySourceOffset:
 		source().Offset = bytesOf(v)
-	case name == keySourceWatermark:
+	case name == exec.StateKeySourceWatermark:
 		if len(v) != 8 {
 			return bad()
 		}
 		source().Watermark = watermark(int64(binary.BigEndian.Uint64(v)))
-	case name == keyCounts:
+	case name == exec.StateKeyCounts:
 		c, err := exec.DecodeCounts(v)
 		if err != nil {
 			return bad()
 		}
 		st.Counts = &Counts{RowsIn: c.RowsIn, Rows: c.RowsOut, LateRows: c.Late, BadValues: c.BadValues}
-	case name == keyInputWatermarks:
-		if len(v) < 8 || len(v)%8 != 0 {
+	case name == exec.StateKeyInputWatermarks:
+		combined, inputs, err := exec.DecodeInputWatermarks(v)
+		if err != nil {
 			return bad()
 		}
-		w := &InputWatermarks{Combined: watermark(int64(binary.BigEndian.Uint64(v))), Inputs: []Watermark{}}
-		for i := 8; i < len(v); i += 8 {
-			w.Inputs = append(w.Inputs, watermark(int64(binary.BigEndian.Uint64(v[i:]))))
+		w := &InputWatermarks{Combined: watermark(combined), Inputs: []Watermark{}}
+		for _, in := range inputs {
+			w.Inputs = append(w.Inputs, watermark(in))
 		}
 		st.InputWatermarks = w
-	case name == keyInflight:
+	case name == exec.StateKeyInflight:
 		// Says that the checkpoint has an in-flight log here: readInflight reads it.
 	case slices.Contains(operatorWatermarks, name) && len(v) == 8:
 		w := watermark(int64(binary.BigEndian.Uint64(v)))

@@ -245,23 +245,15 @@ func countInDoubt(logs string) (inDoubtCounts, error) {
 			if !strings.Contains(line, "in-doubt") && !strings.Contains(line, "unresolved") && !strings.Contains(line, "suppression") {
 				continue
 			}
-			switch {
-			case reWalk.MatchString(line):
-				n.walks++
-			case reConfirmed.MatchString(line):
-				n.confirmed++
-			case reFallback.MatchString(line):
-				n.fallbacks++
-			case reProbe.MatchString(line):
-				n.probes++
-			case reRetry.MatchString(line):
-				n.retries++
-			case reReceipt.MatchString(line):
-				n.receipts++
-			case reSettled.MatchString(line):
-				n.settled++
-			case reArmed.MatchString(line):
-				n.armed++
+			for _, c := range []struct {
+				re *regexp.Regexp
+				n  *int
+			}{{reWalk, &n.walks}, {reConfirmed, &n.confirmed}, {reFallback, &n.fallbacks}, {reProbe, &n.probes},
+				{reRetry, &n.retries}, {reReceipt, &n.receipts}, {reSettled, &n.settled}, {reArmed, &n.armed}} {
+				if c.re.MatchString(line) {
+					*c.n++
+					break
+				}
 			}
 			if m := reStopped.FindStringSubmatch(line); m != nil {
 				n.unresolved += len(strings.Fields(m[1]))
