@@ -147,11 +147,9 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		created := spec.Created.UTC()
 		info.StartedAt = &created
 	}
-	if id, ok, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(spec.ID)); ok {
-		info.LastCheckpoint = id
-	}
 	rj := e.running(spec.ID)
 	if rj == nil {
+		info.LastCheckpoint = e.latestCompleted(spec.ID)
 		_, totals := e.persistedHistory(spec.ID)
 		if !totals.StartedAt.IsZero() {
 			started := totals.StartedAt.UTC()
@@ -175,8 +173,9 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 	js := rj.job.Status()
 	info.State = jobStateNames[js.State]
 	info.Bounded = rj.plan.Bounded
-	if js.LastCompleted > 0 {
-		info.LastCheckpoint = js.LastCompleted
+	info.LastCheckpoint = js.LastCompleted
+	if info.LastCheckpoint == 0 { // none completed in this run yet: the one it restored from, if any
+		info.LastCheckpoint = e.latestCompleted(spec.ID)
 	}
 	if js.Err != nil && (js.State == exec.JobFailed || js.State == exec.JobRestarting) {
 		info.LastError, _ = failureOf(js)
@@ -224,6 +223,13 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		}
 	}
 	return info
+}
+
+// latestCompleted is the id of the newest completed checkpoint in a job's directory, 0 for none. It lists the
+// directory, so jobInfo asks it only where the running job has no figure of its own.
+func (e *Engine) latestCompleted(id string) uint64 {
+	last, _, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(id))
+	return last
 }
 
 // checkpointDir is where a job's checkpoints are.
