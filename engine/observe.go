@@ -159,14 +159,12 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		info.CheckpointsCompleted = totals.Outcomes(checkpoint.Completed)
 		info.CheckpointsFailed = totals.Outcomes(checkpoint.Failed) + totals.Outcomes(checkpoint.Aborted)
 		info.AdaptiveSwitches = totals.AdaptiveSwitches
-		info.State = "STOPPED"
-		switch {
-		case spec.Stopped && spec.Dropped:
-			info.State = "DROPPED"
-		case spec.Stopped:
-			info.State, info.Bounded = "FINISHED", true // only a job whose sources all end finishes
-		case spec.Failed != "": // failed in an earlier process, and not re-deployed
-			info.State, info.LastError = "FAILED", spec.Failed
+		info.State = storedState(spec)
+		switch info.State {
+		case "FINISHED":
+			info.Bounded = true // only a job whose sources all end finishes
+		case "FAILED":
+			info.LastError = spec.Failed
 		}
 		return info
 	}
@@ -230,6 +228,27 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 func (e *Engine) latestCompleted(id string) uint64 {
 	last, _, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(id))
 	return last
+}
+
+// storedState is the state of a job not deployed, as its catalog entry records it.
+func storedState(spec *catalog.JobSpec) string {
+	switch {
+	case spec.Stopped && spec.Dropped:
+		return "DROPPED"
+	case spec.Stopped:
+		return "FINISHED"
+	case spec.Failed != "": // failed in an earlier process, and not re-deployed
+		return "FAILED"
+	}
+	return "STOPPED"
+}
+
+// jobState is JobInfo's State alone, without the figures (and the reads of the job's directory) JobInfo gathers.
+func (e *Engine) jobState(spec *catalog.JobSpec) string {
+	if rj := e.running(spec.ID); rj != nil {
+		return jobStateNames[rj.job.Status().State]
+	}
+	return storedState(spec)
 }
 
 // checkpointDir is where a job's checkpoints are.
