@@ -68,21 +68,9 @@ func systemScalar(v any, dt arrow.DataType) (scalar.Scalar, error) {
 	switch v := v.(type) {
 	case nil:
 		return scalar.MakeNullScalar(dt), nil
-	case string:
-		if dt.ID() == arrow.STRING {
-			return scalar.NewStringScalar(v), nil
-		}
-	case bool:
-		if dt.ID() == arrow.BOOL {
-			return scalar.NewBooleanScalar(v), nil
-		}
-	case int64:
-		if dt.ID() == arrow.INT64 {
-			return scalar.NewInt64Scalar(v), nil
-		}
-	case float64:
-		if dt.ID() == arrow.FLOAT64 {
-			return scalar.NewFloat64Scalar(v), nil
+	case string, bool, int64, float64:
+		if sc := scalar.MakeScalar(v); arrow.TypeEqual(sc.DataType(), dt) {
+			return sc, nil
 		}
 	case time.Time:
 		if dt.ID() == arrow.TIMESTAMP {
