@@ -29,9 +29,15 @@ type SystemTable struct {
 // aggregates like any other. A continuous job cannot read it (its rows would never change).
 func (b *binder) systemTable(t *parser.TableName, alias string) (node, error) {
 	qualified := SystemSchema + "." + t.Name
-	st, ok := b.env.SystemTable(t.Name)
+	st, ok := b.system[t.Name]
 	if !ok {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation %q does not exist", qualified)
+		if st, ok = b.env.SystemTable(t.Name); !ok {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation %q does not exist", qualified)
+		}
+		if b.system == nil {
+			b.system = map[string]*SystemTable{}
+		}
+		b.system[t.Name] = st
 	}
 	if !b.bounded {
 		e := sqlerr.New(sqlerr.FeatureNotSupported, t.P, "%s cannot be read by a continuous job: it is a snapshot of the engine's state, taken when a SELECT is planned", qualified)
