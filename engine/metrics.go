@@ -25,8 +25,8 @@ func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[string]int{}
-	for _, info := range c.e.JobInfos() {
-		counts[info.State]++ // DROPPED is not among jobStates
+	for _, spec := range c.e.cat.Jobs() {
+		counts[c.e.jobState(spec)]++ // DROPPED is not among jobStates
 	}
 	for _, s := range jobStates {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[s]), s)

@@ -45,4 +45,15 @@ func TestJobMetricsRegisteredFromDeployToDrop(t *testing.T) {
 	if v, ok := promtest.Value(t, e2.Registry(), "clinksql_jobs", map[string]string{"state": "RUNNING"}); !ok || v != 0 {
 		t.Fatalf("clinksql_jobs{RUNNING} = %v %v after the drop", v, ok)
 	}
+	// clinksql_jobs counts the states JobInfos shows (it asks for the state alone).
+	mustExec(t, s2, `CREATE MATERIALIZED VIEW m AS SELECT COUNT(*) AS n FROM ev`)
+	want := map[string]float64{}
+	for _, info := range e2.JobInfos() {
+		want[info.State]++
+	}
+	for _, state := range jobStates {
+		if v, _ := promtest.Value(t, e2.Registry(), "clinksql_jobs", map[string]string{"state": state}); v != want[state] {
+			t.Fatalf("clinksql_jobs{%s} = %v, JobInfos shows %v", state, v, want[state])
+		}
+	}
 }

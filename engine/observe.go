@@ -147,11 +147,9 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		created := spec.Created.UTC()
 		info.StartedAt = &created
 	}
-	if id, ok, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(spec.ID)); ok {
-		info.LastCheckpoint = id
-	}
 	rj := e.running(spec.ID)
 	if rj == nil {
+		info.LastCheckpoint = e.latestCompleted(spec.ID)
 		_, totals := e.persistedHistory(spec.ID)
 		if !totals.StartedAt.IsZero() {
 			started := totals.StartedAt.UTC()
@@ -161,22 +159,21 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		info.CheckpointsCompleted = totals.Outcomes(checkpoint.Completed)
 		info.CheckpointsFailed = totals.Outcomes(checkpoint.Failed) + totals.Outcomes(checkpoint.Aborted)
 		info.AdaptiveSwitches = totals.AdaptiveSwitches
-		info.State = "STOPPED"
-		switch {
-		case spec.Stopped && spec.Dropped:
-			info.State = "DROPPED"
-		case spec.Stopped:
-			info.State, info.Bounded = "FINISHED", true // only a job whose sources all end finishes
-		case spec.Failed != "": // failed in an earlier process, and not re-deployed
-			info.State, info.LastError = "FAILED", spec.Failed
+		info.State = storedState(spec)
+		switch info.State {
+		case "FINISHED":
+			info.Bounded = true // only a job whose sources all end finishes
+		case "FAILED":
+			info.LastError = spec.Failed
 		}
 		return info
 	}
 	js := rj.job.Status()
 	info.State = jobStateNames[js.State]
 	info.Bounded = rj.plan.Bounded
-	if js.LastCompleted > 0 {
-		info.LastCheckpoint = js.LastCompleted
+	info.LastCheckpoint = js.LastCompleted
+	if info.LastCheckpoint == 0 { // none completed in this run yet: the one it restored from, if any
+		info.LastCheckpoint = e.latestCompleted(spec.ID)
 	}
 	if js.Err != nil && (js.State == exec.JobFailed || js.State == exec.JobRestarting) {
 		info.LastError, _ = failureOf(js)
@@ -224,6 +221,34 @@ func (e *Engine) jobInfo(spec *catalog.JobSpec) JobInfo {
 		}
 	}
 	return info
+}
+
+// latestCompleted is the id of the newest completed checkpoint in a job's directory, 0 for none. It lists the
+// directory, so jobInfo asks it only where the running job has no figure of its own.
+func (e *Engine) latestCompleted(id string) uint64 {
+	last, _, _ := checkpoint.LatestCompleted(state.OS, e.checkpointDir(id))
+	return last
+}
+
+// storedState is the state of a job not deployed, as its catalog entry records it.
+func storedState(spec *catalog.JobSpec) string {
+	switch {
+	case spec.Stopped && spec.Dropped:
+		return "DROPPED"
+	case spec.Stopped:
+		return "FINISHED"
+	case spec.Failed != "": // failed in an earlier process, and not re-deployed
+		return "FAILED"
+	}
+	return "STOPPED"
+}
+
+// jobState is JobInfo's State alone, without the figures (and the reads of the job's directory) JobInfo gathers.
+func (e *Engine) jobState(spec *catalog.JobSpec) string {
+	if rj := e.running(spec.ID); rj != nil {
+		return jobStateNames[rj.job.Status().State]
+	}
+	return storedState(spec)
 }
 
 // checkpointDir is where a job's checkpoints are.

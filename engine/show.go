@@ -154,12 +154,7 @@ func (s *Session) showJobs() *Result {
 		t.cols = append(t.cols, textColumn(name))
 	}
 	for _, info := range s.e.JobInfos() {
-		vals := systemRow(reflect.ValueOf(info))
-		row := make([]*string, len(order))
-		for j, i := range order {
-			row[j] = systemText(vals[i])
-		}
-		t.rows = append(t.rows, row)
+		t.rows = append(t.rows, systemTextRow(info, order))
 	}
 	return t.result("")
 }
@@ -172,16 +167,14 @@ func (s *Session) showCheckpoints(st *parser.Show) (*Result, error) {
 		}
 	}
 	t := &table{}
-	for _, c := range systemColumns(reflect.TypeFor[CheckpointInfo]()) {
+	cols := systemColumns(reflect.TypeFor[CheckpointInfo]())
+	order := make([]int, len(cols))
+	for i, c := range cols {
 		t.cols = append(t.cols, textColumn(c.Name))
+		order[i] = i
 	}
 	for _, info := range s.e.CheckpointInfos(st.For) {
-		vals := systemRow(reflect.ValueOf(info))
-		row := make([]*string, len(vals))
-		for i, v := range vals {
-			row[i] = systemText(v)
-		}
-		t.rows = append(t.rows, row)
+		t.rows = append(t.rows, systemTextRow(info, order))
 	}
 	return t.result(""), nil
 }
@@ -246,6 +239,17 @@ func (s *Session) explain(st *parser.Explain, params *planner.Params) (*Result, 
 		t.add(line)
 	}
 	return t.result("EXPLAIN"), nil
+}
+
+// systemTextRow is a row of a system table (a JobInfo, CheckpointInfo, ...) in text, as a SELECT of the table
+// prints it: the values of the columns order names, in that order.
+func systemTextRow(info any, order []int) []*string {
+	vals := systemRow(reflect.ValueOf(info))
+	row := make([]*string, len(order))
+	for j, i := range order {
+		row[j] = systemText(vals[i])
+	}
+	return row
 }
 
 // explainAnalyze prints a deployed job's plan, as EXPLAIN prints its statement's, with each operator's live figures

@@ -31,6 +31,9 @@ type binder struct {
 	depth int
 	// params are the statement's $n parameters (nil: a statement without them, where $n is an error).
 	params *Params
+	// system are the system relations' snapshots taken for this statement: one per relation, so that a relation
+	// read twice (a self-join, a subquery) shows the same rows both times.
+	system map[string]*SystemTable
 }
 
 func (b *binder) read(name string) {

@@ -19,6 +19,8 @@ type testEnv struct {
 	dir  string
 	cat  *catalog.Catalog
 	logs map[string]*streamlog.Log
+	// system, when set, gives the system relations (SystemTable).
+	system func(name string) (*SystemTable, bool)
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -61,7 +63,12 @@ func (e *testEnv) Path(p string) (string, error) {
 
 func (e *testEnv) Confine(string) error { return nil }
 
-func (e *testEnv) SystemTable(string) (*SystemTable, bool) { return nil, false }
+func (e *testEnv) SystemTable(name string) (*SystemTable, bool) {
+	if e.system == nil {
+		return nil, false
+	}
+	return e.system(name)
+}
 
 // run executes DDL the way the engine does (catalog objects from the planner's checks).
 func (e *testEnv) run(sql string) error {

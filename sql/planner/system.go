@@ -29,9 +29,15 @@ type SystemTable struct {
 // aggregates like any other. A continuous job cannot read it (its rows would never change).
 func (b *binder) systemTable(t *parser.TableName, alias string) (node, error) {
 	qualified := SystemSchema + "." + t.Name
-	st, ok := b.env.SystemTable(t.Name)
+	st, ok := b.system[t.Name]
 	if !ok {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation %q does not exist", qualified)
+		if st, ok = b.env.SystemTable(t.Name); !ok {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, t.P, "relation %q does not exist", qualified)
+		}
+		if b.system == nil {
+			b.system = map[string]*SystemTable{}
+		}
+		b.system[t.Name] = st
 	}
 	if !b.bounded {
 		e := sqlerr.New(sqlerr.FeatureNotSupported, t.P, "%s cannot be read by a continuous job: it is a snapshot of the engine's state, taken when a SELECT is planned", qualified)
@@ -68,21 +74,9 @@ func systemScalar(v any, dt arrow.DataType) (scalar.Scalar, error) {
 	switch v := v.(type) {
 	case nil:
 		return scalar.MakeNullScalar(dt), nil
-	case string:
-		if dt.ID() == arrow.STRING {
-			return scalar.NewStringScalar(v), nil
-		}
-	case bool:
-		if dt.ID() == arrow.BOOL {
-			return scalar.NewBooleanScalar(v), nil
-		}
-	case int64:
-		if dt.ID() == arrow.INT64 {
-			return scalar.NewInt64Scalar(v), nil
-		}
-	case float64:
-		if dt.ID() == arrow.FLOAT64 {
-			return scalar.NewFloat64Scalar(v), nil
+	case string, bool, int64, float64:
+		if sc := scalar.MakeScalar(v); arrow.TypeEqual(sc.DataType(), dt) {
+			return sc, nil
 		}
 	case time.Time:
 		if dt.ID() == arrow.TIMESTAMP {
