@@ -29,11 +29,13 @@ func (s *Session) SetNoticeHandler(h func(msg string)) { s.notice = h }
 func Progress(id string, subtasks []exec.SubtaskStats) string {
 	var read, total, lag int64
 	var rate float64
+	sources := 0
 	knowTotal, knowLag := true, true
 	for _, st := range subtasks {
 		if st.Kind != exec.SourceNode {
 			continue
 		}
+		sources++
 		read += st.RowsOut
 		rate += st.RowsOutPerSec
 		if st.Total < 0 {
@@ -48,6 +50,7 @@ func Progress(id string, subtasks []exec.SubtaskStats) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d rows read (%.0f rows/s)", id, read, rate)
 	switch {
+	case sources == 0: // no figures yet (a job between deployments): neither a total nor a lag is known
 	case knowTotal:
 		fmt.Fprintf(&b, " of %d", total)
 	case knowLag:

@@ -20,6 +20,7 @@ func TestProgressLine(t *testing.T) {
 		{[]exec.SubtaskStats{src(600, 100, 400, 1000), src(500, 150.4, 500, 1000), op}, "job-3: 1100 rows read (250 rows/s) of 2000"},
 		{[]exec.SubtaskStats{src(600, 100, 30, -1), src(500, 150, 0, -1), op}, "job-3: 1100 rows read (250 rows/s), 30 records behind"},
 		{[]exec.SubtaskStats{src(600, 100, 30, 1000), src(500, 150, -1, -1), op}, "job-3: 1100 rows read (250 rows/s)"},
+		{[]exec.SubtaskStats{op}, "job-3: 0 rows read (0 rows/s)"}, // no source figures: no "of 0"
 	} {
 		if got := Progress("job-3", tc.subtasks); got != tc.want {
 			t.Errorf("Progress = %q, want %q", got, tc.want)
