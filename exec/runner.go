@@ -74,11 +74,8 @@ func (s *subtask) restoreCounts() error {
 
 // stageCounts records the subtask's counts for the checkpoint being taken (before its capture).
 func (s *subtask) stageCounts() {
-	v := binary.BigEndian.AppendUint64(nil, uint64(s.st.rowsOut.Load()))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.st.late.Load()))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.st.bad.Load()))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.st.rowsIn.Load()))
-	s.backend.Put(keyCounts, v)
+	c := SubtaskCounts{RowsOut: s.st.rowsOut.Load(), Late: s.st.late.Load(), BadValues: s.st.bad.Load(), RowsIn: s.st.rowsIn.Load()}
+	s.backend.Put(keyCounts, c.encode())
 }
 
 func (s *subtask) dir(id uint64) string { return checkpoint.SubtaskDir(s.inc.cpDir, id, s.pid) }
