@@ -109,9 +109,10 @@ func (s *subtask) ack(id uint64, st *checkpoint.AckStats) func(error) {
 	}
 }
 
-// notePersisted reads the size of the snapshot just persisted at path (on the snapshot worker): the subtask's
-// state size is all of its files, what the checkpoint added those the previous snapshot did not have (a keyed
-// store's new delta and listing; the whole file of a small state). An unreadable size counts as nothing.
+// notePersisted reads the size of the snapshot just persisted at path (on the snapshot worker; at deploy, the
+// restored one): the subtask's state size is all of its files, what the checkpoint added those the previous
+// snapshot did not have (a keyed store's new delta and listing; the whole file of a small state). An unreadable
+// size counts as nothing.
 func (s *subtask) notePersisted(path string) (added int64) {
 	files, err := state.SnapshotFiles(s.inc.fs, path, s.node.State == KeyedState)
 	if err != nil {
