@@ -78,6 +78,12 @@ func (h *Histogram) Observe(bounds []float64, v float64) {
 	}
 }
 
+// Clone returns a copy of h that shares nothing with it.
+func (h Histogram) Clone() Histogram {
+	h.Buckets = slices.Clone(h.Buckets)
+	return h
+}
+
 // Map returns the buckets keyed by upper bound (prometheus.NewConstHistogram's form).
 func (h Histogram) Map(bounds []float64) map[float64]uint64 {
 	m := make(map[float64]uint64, len(bounds))
@@ -123,9 +129,7 @@ func (t Totals) RestartCount() int64 {
 
 func (t Totals) clone() Totals {
 	t.Restarts = maps.Clone(t.Restarts)
-	t.Duration.Buckets = slices.Clone(t.Duration.Buckets)
-	t.Size.Buckets = slices.Clone(t.Size.Buckets)
-	t.AlignWait.Buckets = slices.Clone(t.AlignWait.Buckets)
+	t.Duration, t.Size, t.AlignWait = t.Duration.Clone(), t.Size.Clone(), t.AlignWait.Clone()
 	return t
 }
 

@@ -531,12 +531,7 @@ func TestInDoubtMixedVerdictFallsBackWithReplaySuppression(t *testing.T) {
 	r.b.forgetEnded = true
 	r.lose(3, commitLost)
 	r.crash(3, 3)
-	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
-		if sub, _ := parseTxnName(name); sub == 0 {
-			return exec.VerdictUnknown, nil, true // PRODUCER_FENCED, and nothing proves the outcome
-		}
-		return 0, nil, false
-	}
+	r.b.onResolve = unknownOnSubtask0 // PRODUCER_FENCED, and nothing proves the outcome
 	j, err := r.recover(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1174,12 +1169,8 @@ func TestInDoubtSuppressionIsExactWhenTheReplayBatchesDiffer(t *testing.T) {
 			r.b.forgetEnded = true
 			r.lose(3, commitLost)
 			r.crash(3, 3)
-			r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
-				if sub, _ := parseTxnName(name); sub == 0 {
-					return exec.VerdictUnknown, nil, true // subtask 0 falls back; subtask 1 committed checkpoint 3
-				}
-				return 0, nil, false
-			}
+			// Subtask 0 falls back; subtask 1 committed checkpoint 3.
+			r.b.onResolve = unknownOnSubtask0
 			r.src.batchRows = r.src.rows // the replay reads everything left in one batch
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			j, err := r.recover(func(c *exec.JobConfig) { c.RestartBudget = 1; c.Alloc = mem })
@@ -1213,12 +1204,7 @@ func TestInDoubtSuppressionRefusesSeveralInputChannels(t *testing.T) {
 	r.b.forgetEnded = true
 	r.lose(3, commitLost)
 	r.crash(3, 3)
-	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
-		if sub, _ := parseTxnName(name); sub == 0 {
-			return exec.VerdictUnknown, nil, true
-		}
-		return 0, nil, false
-	}
+	r.b.onResolve = unknownOnSubtask0
 	_, err := r.recover(nil)
 	if err == nil || !strings.Contains(err.Error(), "reads 2 input channels") {
 		t.Fatalf("want the restore refused; got %v", err)
@@ -1323,12 +1309,7 @@ func TestInDoubtSinkTakesBarriersAligned(t *testing.T) {
 	if !checkpoint.HasReceipt(nil, r.cpDir(), "sink", 1, id2) || checkpoint.HasReceipt(nil, r.cpDir(), "sink", 0, id2) {
 		t.Fatalf("setup: checkpoint %d must be receipted on subtask 1 only", id2)
 	}
-	r.b.onResolve = func(_ context.Context, name string) (exec.Verdict, error, bool) {
-		if sub, _ := parseTxnName(name); sub == 0 {
-			return exec.VerdictUnknown, nil, true
-		}
-		return 0, nil, false
-	}
+	r.b.onResolve = unknownOnSubtask0
 	j2, err := r.recover(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1337,4 +1318,13 @@ func TestInDoubtSinkTakesBarriersAligned(t *testing.T) {
 	if st := j2.Status(); st.Restored != id1 || st.Suppressed == 0 {
 		t.Fatalf("restored %d, suppressed %d: want a fallback to %d that suppressed rows", st.Restored, st.Suppressed, id1)
 	}
+}
+
+// unknownOnSubtask0 is a resolver that cannot tell the outcome of subtask 0's transactions (PRODUCER_FENCED with
+// nothing proving it) and leaves the others to the sink's own resolution.
+func unknownOnSubtask0(_ context.Context, name string) (exec.Verdict, error, bool) {
+	if sub, _ := parseTxnName(name); sub == 0 {
+		return exec.VerdictUnknown, nil, true
+	}
+	return 0, nil, false
 }

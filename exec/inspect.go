@@ -123,6 +123,14 @@ type SubtaskCounts struct {
 	RowsOut, Late, BadValues, RowsIn int64
 }
 
+// encode is the runner/counts value of c (DecodeCounts reads it back).
+func (c SubtaskCounts) encode() []byte {
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 32), uint64(c.RowsOut))
+	v = binary.BigEndian.AppendUint64(v, uint64(c.Late))
+	v = binary.BigEndian.AppendUint64(v, uint64(c.BadValues))
+	return binary.BigEndian.AppendUint64(v, uint64(c.RowsIn))
+}
+
 // DecodeCounts decodes a runner/counts value: four big-endian int64s, or the first three in checkpoints of older
 // builds (RowsIn 0).
 func DecodeCounts(v []byte) (SubtaskCounts, error) {

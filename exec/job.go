@@ -974,14 +974,7 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 	if inc.restored > 0 {
 		// What the restored snapshot holds: the state size until the next checkpoint, and the files the next one
 		// does not add.
-		if files, err := state.SnapshotFiles(cfg.FS, opts.RestorePath, n.State == KeyedState); err == nil {
-			s.prevFiles = files
-			var total int64
-			for _, n := range files {
-				total += n
-			}
-			s.st.stateBytes.Store(total)
-		}
+		s.notePersisted(opts.RestorePath)
 	}
 	inc.subtasks = append(inc.subtasks, s)
 	return s, nil

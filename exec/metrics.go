@@ -74,6 +74,16 @@ func (m *jobMetrics) observeCommit(node string, d time.Duration) {
 	h.Observe(checkpoint.DurationBuckets, d.Seconds())
 }
 
+// commitHistogram is a copy of the commit durations of sink node (empty before its first commit).
+func (m *jobMetrics) commitHistogram(node string) checkpoint.Histogram {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	if h := m.commits[node]; h != nil {
+		return h.Clone()
+	}
+	return checkpoint.Histogram{}
+}
+
 var _ prometheus.Collector = (*Job)(nil)
 
 // Describe sends the descriptors of the job's series (prometheus.Collector).
@@ -164,15 +174,7 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 		if known {
 			ch <- prometheus.MustNewConstMetric(m.sinkCommitted, prometheus.CounterValue, float64(bytes), n.ID)
 		}
-		m.commitMu.Lock()
-		h := m.commits[n.ID]
-		var hc checkpoint.Histogram
-		if h != nil {
-			hc = *h
-			hc.Buckets = append([]uint64(nil), h.Buckets...)
-		}
-		m.commitMu.Unlock()
-		hist(m.sinkCommit, hc, checkpoint.DurationBuckets, n.ID)
+		hist(m.sinkCommit, m.commitHistogram(n.ID), checkpoint.DurationBuckets, n.ID)
 	}
 }
 

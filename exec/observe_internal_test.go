@@ -31,3 +31,20 @@ func TestNewSubtaskRatesFromSamples(t *testing.T) {
 		t.Fatalf("rate %v after a rewind, want 0", in)
 	}
 }
+
+// A runner/counts value reads back as staged, and a checkpoint of an older build (three counts) with RowsIn 0.
+func TestSubtaskCountsRoundTrip(t *testing.T) {
+	c := SubtaskCounts{RowsOut: 7, Late: 2, BadValues: 3, RowsIn: 11}
+	got, err := DecodeCounts(c.encode())
+	if err != nil || got != c {
+		t.Fatalf("got %+v, %v; want %+v", got, err, c)
+	}
+	old := c
+	old.RowsIn = 0
+	if got, err := DecodeCounts(c.encode()[:24]); err != nil || got != old {
+		t.Fatalf("older form: got %+v, %v; want %+v", got, err, old)
+	}
+	if _, err := DecodeCounts(c.encode()[:16]); err == nil {
+		t.Fatal("16 bytes decoded")
+	}
+}

@@ -74,11 +74,8 @@ func (s *subtask) restoreCounts() error {
 
 // stageCounts records the subtask's counts for the checkpoint being taken (before its capture).
 func (s *subtask) stageCounts() {
-	v := binary.BigEndian.AppendUint64(nil, uint64(s.st.rowsOut.Load()))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.st.late.Load()))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.st.bad.Load()))
-	v = binary.BigEndian.AppendUint64(v, uint64(s.st.rowsIn.Load()))
-	s.backend.Put(keyCounts, v)
+	c := SubtaskCounts{RowsOut: s.st.rowsOut.Load(), Late: s.st.late.Load(), BadValues: s.st.bad.Load(), RowsIn: s.st.rowsIn.Load()}
+	s.backend.Put(keyCounts, c.encode())
 }
 
 func (s *subtask) dir(id uint64) string { return checkpoint.SubtaskDir(s.inc.cpDir, id, s.pid) }
@@ -112,9 +109,10 @@ func (s *subtask) ack(id uint64, st *checkpoint.AckStats) func(error) {
 	}
 }
 
-// notePersisted reads the size of the snapshot just persisted at path (on the snapshot worker): the subtask's
-// state size is all of its files, what the checkpoint added those the previous snapshot did not have (a keyed
-// store's new delta and listing; the whole file of a small state). An unreadable size counts as nothing.
+// notePersisted reads the size of the snapshot just persisted at path (on the snapshot worker; at deploy, the
+// restored one): the subtask's state size is all of its files, what the checkpoint added those the previous
+// snapshot did not have (a keyed store's new delta and listing; the whole file of a small state). An unreadable
+// size counts as nothing.
 func (s *subtask) notePersisted(path string) (added int64) {
 	files, err := state.SnapshotFiles(s.inc.fs, path, s.node.State == KeyedState)
 	if err != nil {

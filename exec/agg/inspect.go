@@ -137,35 +137,20 @@ func (o *topN) DecodeState(id byte, key, value []byte) (exec.StateEntry, error) 
 		return exec.StateEntry{}, rowcodec.ErrState
 	}
 	in := o.p.in
-	partFields := make([]arrow.Field, len(o.p.cfg.Partition))
-	for i, c := range o.p.cfg.Partition {
-		partFields[i] = arrow.Field{Name: in.Field(c).Name, Type: o.p.partEnc.Types[i], Nullable: true}
+	names := func(cols []int) []string {
+		out := make([]string, len(cols))
+		for i, c := range cols {
+			out[i] = in.Field(c).Name
+		}
+		return out
 	}
 	e := exec.StateEntry{Kind: "top-n row"}
-	if e.Key, err = decodeFields(arrow.NewSchema(partFields, nil), &o.p.partEnc, part); err != nil {
+	if e.Key, err = o.p.partEnc.AppendFields(nil, names(o.p.cfg.Partition), part); err != nil {
 		return exec.StateEntry{}, err
 	}
-	rowFields := make([]arrow.Field, len(o.p.allCols))
-	for i, c := range o.p.allCols {
-		rowFields[i] = arrow.Field{Name: in.Field(c).Name, Type: o.p.rowEnc.Types[i], Nullable: true}
-	}
-	if e.Value, err = decodeFields(arrow.NewSchema(rowFields, nil), &o.p.rowEnc, entry[orderLen:]); err != nil {
+	if e.Value, err = o.p.rowEnc.AppendFields(nil, names(o.p.allCols), entry[orderLen:]); err != nil {
 		return exec.StateEntry{}, err
 	}
 	e.Value = append(e.Value, exec.Field("copies", copies))
 	return e, nil
-}
-
-// decodeFields decodes canonical bytes into the named columns of sc.
-func decodeFields(sc *arrow.Schema, enc *rowcodec.Encoding, b []byte) ([]exec.StateField, error) {
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer rb.Release()
-	if err := enc.DecodeKey(rb.Fields(), b); err != nil {
-		return nil, err
-	}
-	row, err := oneRow(rb)
-	if err != nil {
-		return nil, err
-	}
-	return fields(sc, row, 0, len(row)), nil
 }

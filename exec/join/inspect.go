@@ -7,12 +7,9 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/rowcodec"
-	"github.com/clinksql/clinksql/exec/textform"
 )
 
 // Decoding keyed state for readers outside the job (exec.StateDecoder, clinksql state-cat), with the parsers the
@@ -137,42 +134,18 @@ func orNull(s *string) string {
 
 // appendKeyColumns decodes canonical key bytes into the named key columns of sc.
 func appendKeyColumns(dst []exec.StateField, sc *arrow.Schema, keys []int, enc *rowcodec.Encoding, key []byte) ([]exec.StateField, error) {
-	fields := make([]arrow.Field, len(keys))
+	names := make([]string, len(keys))
 	for i, k := range keys {
-		fields[i] = arrow.Field{Name: sc.Field(k).Name, Type: enc.Types[i], Nullable: true}
+		names[i] = sc.Field(k).Name
 	}
-	return decodeInto(dst, arrow.NewSchema(fields, nil), enc, key)
+	return enc.AppendFields(dst, names, key)
 }
 
 // appendRow decodes a row's canonical bytes into the columns of sc.
 func appendRow(dst []exec.StateField, sc *arrow.Schema, enc *rowcodec.Encoding, row []byte) ([]exec.StateField, error) {
-	if len(enc.Types) != sc.NumFields() {
-		return nil, fmt.Errorf("a row of %d columns encoded as %d", sc.NumFields(), len(enc.Types))
-	}
-	fields := make([]arrow.Field, sc.NumFields())
+	names := make([]string, sc.NumFields())
 	for i, f := range sc.Fields() {
-		fields[i] = arrow.Field{Name: f.Name, Type: enc.Types[i], Nullable: true}
+		names[i] = f.Name
 	}
-	return decodeInto(dst, arrow.NewSchema(fields, nil), enc, row)
-}
-
-func decodeInto(dst []exec.StateField, sc *arrow.Schema, enc *rowcodec.Encoding, b []byte) ([]exec.StateField, error) {
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer rb.Release()
-	if err := enc.DecodeKey(rb.Fields(), b); err != nil {
-		return nil, err
-	}
-	rec := rb.NewRecordBatch()
-	defer rec.Release()
-	rows, err := textform.Rows(rec)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) != 1 {
-		return nil, fmt.Errorf("decoded %d rows from one state entry", len(rows))
-	}
-	for i, v := range rows[0] {
-		dst = append(dst, exec.StateField{Name: sc.Field(i).Name, Value: v})
-	}
-	return dst, nil
+	return enc.AppendFields(dst, names, row)
 }

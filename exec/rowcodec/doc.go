@@ -11,6 +11,8 @@
 //     spelling of its key where that differs (-0): KeyRows.ExactOf.
 //   - Decoding back into Arrow builders (Encoding.DecodeKey, DecodeValue), and the KeyInt fast path (one
 //     integer-like key column found by int64: Int64Values, AppendIntKey, CompareIntKeys, AppendGroups).
+//   - Decoding into named fields in text form for readers of state outside the job (Encoding.AppendFields: the
+//     joins' and Top-N's exec.StateDecoder, clinksql state-cat).
 //   - The state value helpers (state.go): varints, flags and length-prefixed strings, failing with ErrState on a
 //     truncated value.
 //
