@@ -162,6 +162,14 @@ type IdleWaiter interface {
 	IdleWait() <-chan struct{}
 }
 
+// CheckpointOffsetter is implemented by sources that must know which checkpoint an offset belongs to (a source
+// that acks or confirms on NotifyCheckpointComplete(id) what checkpoint id covered): the runtime calls
+// SnapshotOffsetAt(id) instead of SnapshotOffset at barrier id. Ids are increasing; a checkpoint that never
+// completes is followed by a higher one.
+type CheckpointOffsetter interface {
+	SnapshotOffsetAt(id uint64) ([]byte, error)
+}
+
 // CheckpointListener is implemented by sources whose consume is irreversible (a broker ack) and by anything else
 // that must act once a checkpoint is globally durable or known aborted. Calls come from the coordinator's
 // goroutine, not the subtask's.

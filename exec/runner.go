@@ -251,7 +251,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 				b.Mode = *s.node.ModeOverride
 			}
 			// Stage the offset for exactly this barrier: checkpoint N must never record N+1's offset.
-			off, err := src.SnapshotOffset()
+			off, err := snapshotOffset(src, b.ID)
 			if err != nil {
 				s.inc.coord.Acknowledge(b.ID, s.pid, err)
 				return fmt.Errorf("snapshot offset: %w", err)
@@ -832,4 +832,12 @@ func (r *inputRunner) snapshot(b checkpoint.Barrier) error {
 	r.saveWatermarks()
 	r.s.stageCounts()
 	return nil
+}
+
+// snapshotOffset is src's offset at barrier id: SnapshotOffsetAt(id) for a CheckpointOffsetter.
+func snapshotOffset(src Source, id uint64) ([]byte, error) {
+	if co, ok := src.(CheckpointOffsetter); ok {
+		return co.SnapshotOffsetAt(id)
+	}
+	return src.SnapshotOffset()
 }

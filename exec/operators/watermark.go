@@ -41,9 +41,41 @@ func (w *watermarked) SnapshotOffset() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.withWatermark(inner), nil
+}
+
+// SnapshotOffsetAt forwards barrier id to a wrapped exec.CheckpointOffsetter (SnapshotOffset for the others).
+func (w *watermarked) SnapshotOffsetAt(id uint64) ([]byte, error) {
+	co, ok := w.src.(exec.CheckpointOffsetter)
+	if !ok {
+		return w.SnapshotOffset()
+	}
+	inner, err := co.SnapshotOffsetAt(id)
+	if err != nil {
+		return nil, err
+	}
+	return w.withWatermark(inner), nil
+}
+
+// NotifyCheckpointComplete forwards to a wrapped exec.CheckpointListener.
+func (w *watermarked) NotifyCheckpointComplete(id uint64) {
+	if l, ok := w.src.(exec.CheckpointListener); ok {
+		l.NotifyCheckpointComplete(id)
+	}
+}
+
+// NotifyCheckpointAborted forwards to a wrapped exec.CheckpointListener.
+func (w *watermarked) NotifyCheckpointAborted(id uint64) {
+	if l, ok := w.src.(exec.CheckpointListener); ok {
+		l.NotifyCheckpointAborted(id)
+	}
+}
+
+// withWatermark is an offset of the wrapped source's, the running watermark before it.
+func (w *watermarked) withWatermark(inner []byte) []byte {
 	out := make([]byte, 8, 8+len(inner))
 	binary.BigEndian.PutUint64(out, uint64(w.wm))
-	return append(out, inner...), nil
+	return append(out, inner...)
 }
 
 func (w *watermarked) Open(ctx *exec.TaskContext) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/tests/pgtest"
 )
 
 // viewBatch is how many materialized views are created before one FLUSH.
@@ -34,9 +35,9 @@ func envInt(t *testing.T, name string, def uint64) uint64 {
 }
 
 func TestDifferential(t *testing.T) {
-	bin, err := FindPostgres()
+	bin, err := pgtest.FindPostgres()
 	if err != nil {
-		if errors.Is(err, ErrNoPostgres) && os.Getenv("CI") != "true" {
+		if errors.Is(err, pgtest.ErrNoPostgres) && os.Getenv("CI") != "true" {
 			t.Skipf("%v: the differential suite needs PostgreSQL 15 (make test-tools installs postgresql-15; "+
 				"PGBIN names another directory). Under CI=true this fails instead.", err)
 		}
@@ -54,7 +55,7 @@ func TestDifferential(t *testing.T) {
 
 	ctx := context.Background()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	pg, err := StartPostgres(sctx, bin)
+	pg, err := pgtest.StartPostgres(sctx, bin)
 	cancel()
 	if err != nil {
 		t.Fatal(err)

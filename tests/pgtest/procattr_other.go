@@ -1,6 +1,6 @@
 //go:build !linux
 
-package difftest
+package pgtest
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package difftest
+package pgtest
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package difftest
+package pgtest
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,26 +55,69 @@ func FindPostgres() (string, error) {
 	return "", fmt.Errorf("%w (looked in $PGBIN, %s and PATH)", ErrNoPostgres, DefaultPGBin)
 }
 
+// Options are what a test needs of its cluster beyond the defaults.
+type Options struct {
+	// Logical sets wal_level = logical (with replication slots and WAL senders for logical replication).
+	Logical bool
+	// MaxPreparedTransactions is max_prepared_transactions (0: Postgres' default, 0, which refuses PREPARE
+	// TRANSACTION).
+	MaxPreparedTransactions int
+	// Durable keeps fsync on: a test that kills the server and reads what it committed needs it.
+	Durable bool
+}
+
 // Postgres is a throwaway PostgreSQL cluster: initdb'd in a temporary directory (UTF8, locale C.UTF-8: text compares
-// by code point (bytes) as in clinksql and case maps are Unicode; time zone UTC), listening on a free loopback port, with durability off. Started as root,
-// it runs as the `postgres` user (Postgres refuses root).
+// by code point (bytes) as in clinksql and case maps are Unicode; time zone UTC), listening on a free loopback port,
+// with durability off unless Options.Durable. Started as root, it runs as the `postgres` user (Postgres refuses
+// root).
 type Postgres struct {
 	Version string // `postgres --version`
 	Port    int
 
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *lineLog
+	opts   Options
+	binDir string
+	cred   *syscall.Credential
+	dir    string
+	cmd    *exec.Cmd
+	done   chan struct{}
+	log    *lineLog
 }
 
-// StartPostgres initialises and starts a cluster with the binaries in binDir; Stop removes it.
+// StartT starts a cluster for a test and stops it when the test ends. Without PostgreSQL 15 binaries it skips the
+// test, unless CI=true: there it fails (make test-tools installs postgresql-15).
+func StartT(t testing.TB, opts Options) *Postgres {
+	t.Helper()
+	bin, err := FindPostgres()
+	if err != nil {
+		if errors.Is(err, ErrNoPostgres) && os.Getenv("CI") != "true" {
+			t.Skipf("%v: this test needs PostgreSQL 15 (make test-tools installs postgresql-15; PGBIN names another "+
+				"directory). Under CI=true this fails instead.", err)
+		}
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pg, err := Start(ctx, bin, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Stop)
+	return pg
+}
+
+// StartPostgres initialises and starts a cluster with the binaries in binDir and the default options; Stop
+// removes it.
 func StartPostgres(ctx context.Context, binDir string) (*Postgres, error) {
+	return Start(ctx, binDir, Options{})
+}
+
+// Start initialises and starts a cluster with the binaries in binDir; Stop removes it.
+func Start(ctx context.Context, binDir string, opts Options) (*Postgres, error) {
 	cred, err := credential()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "difftest-pg-")
+	dir, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +127,7 @@ func StartPostgres(ctx context.Context, binDir string) (*Postgres, error) {
 			return nil, err
 		}
 	}
-	p := &Postgres{dir: dir}
+	p := &Postgres{dir: dir, opts: opts, binDir: binDir, cred: cred}
 	ver, err := exec.CommandContext(ctx, filepath.Join(binDir, "postgres"), "--version").Output()
 	if err != nil {
 		p.Stop()
@@ -99,7 +143,7 @@ func StartPostgres(ctx context.Context, binDir string) (*Postgres, error) {
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	for try := 0; ; try++ {
-		err = p.start(ctx, binDir, data, cred)
+		err = p.start(ctx, 0)
 		if err == nil || try == 2 || !strings.Contains(err.Error(), "Address already in use") {
 			break
 		}
@@ -111,17 +155,31 @@ func StartPostgres(ctx context.Context, binDir string) (*Postgres, error) {
 	return p, nil
 }
 
-func (p *Postgres) start(ctx context.Context, binDir, data string, cred *syscall.Credential) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+// start runs the server on port (0: a free one).
+func (p *Postgres) start(ctx context.Context, port int) error {
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
 	}
-	p.Port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	p.cmd = exec.Command(filepath.Join(binDir, "postgres"), "-D", data, "-p", strconv.Itoa(p.Port),
-		"-k", p.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "TimeZone=UTC", "-c", "extra_float_digits=1", "-c", "max_connections=20")
-	p.cmd.SysProcAttr = procAttr(cred)
+	p.Port = port
+	args := []string{"-D", filepath.Join(p.dir, "data"), "-p", strconv.Itoa(p.Port),
+		"-k", p.dir, "-c", "listen_addresses=127.0.0.1", "-c", "TimeZone=UTC", "-c", "extra_float_digits=1",
+		"-c", "max_connections=40"}
+	if !p.opts.Durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	if p.opts.Logical {
+		args = append(args, "-c", "wal_level=logical", "-c", "max_replication_slots=20", "-c", "max_wal_senders=20")
+	}
+	if p.opts.MaxPreparedTransactions > 0 {
+		args = append(args, "-c", "max_prepared_transactions="+strconv.Itoa(p.opts.MaxPreparedTransactions))
+	}
+	p.cmd = exec.Command(filepath.Join(p.binDir, "postgres"), args...)
+	p.cmd.SysProcAttr = procAttr(p.cred)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		return err
@@ -147,9 +205,51 @@ func (p *Postgres) start(ctx context.Context, binDir, data string, cred *syscall
 	}
 }
 
+// DSN is the URL of database postgres as the superuser postgres (no password: trust authentication).
+func (p *Postgres) DSN() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", p.Port)
+}
+
 // Connect opens a connection as the superuser postgres.
 func (p *Postgres) Connect(ctx context.Context) (*pgx.Conn, error) {
-	return pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", p.Port))
+	return pgx.Connect(ctx, p.DSN())
+}
+
+// ConnectT opens a connection for a test, closed when it ends.
+func (p *Postgres) ConnectT(t testing.TB) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := p.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// Kill stops the server with SIGKILL (a crash: what it had not fsynced may be lost unless Options.Durable) and
+// keeps its directory for Restart.
+func (p *Postgres) Kill() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		p.cmd = nil
+	}
+}
+
+// Restart starts a killed or stopped server again, on the same port and data directory (crash recovery runs).
+func (p *Postgres) Restart(ctx context.Context) error {
+	p.Kill()
+	// The postmaster's children may outlive it for a moment and hold the port.
+	var err error
+	for try := 0; try < 50; try++ {
+		if err = p.start(ctx, p.Port); err == nil || !strings.Contains(err.Error(), "already in use") {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
 }
 
 // Stop stops the server (fast shutdown, then SIGKILL after 30 s) and removes its directory.
