@@ -342,7 +342,11 @@ func (s *Source) flush() exec.Batch {
 		c.Release()
 	}
 	b := exec.Batch{Rec: rec, Kinds: s.kinds}
-	s.kinds, s.rows = make([]exec.RowKind, 0, maxBatchRows), 0
+	// The next batch is likely as big as this one: reserve for it, so the builders do not grow step by step.
+	for _, d := range s.decs {
+		d.b.Reserve(s.rows)
+	}
+	s.kinds, s.rows = make([]exec.RowKind, 0, max(s.rows, 16)), 0
 	return b
 }
 
