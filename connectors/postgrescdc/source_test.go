@@ -526,6 +526,11 @@ func TestValidateRefusals(t *testing.T) {
 			t.Errorf("%s %v: got %v (%s), want %s containing %q", tc.opts[OptTable], tc.spec.Schema, err, code(err), tc.code, tc.want)
 		}
 	}
+	wrongKey := specOf("id INT", "v INT")
+	wrongKey.PrimaryKey = []string{"v"}
+	if err := (sourceConnector{}).Validate(wrongKey, opts("ok"), connectors.Env{}); code(err) != sqlerr.InvalidParameter {
+		t.Errorf("PRIMARY KEY (v) over a table keyed by id: %v, want 22023", err)
+	}
 	if err := (sourceConnector{}).Validate(specOf("id INT", "v BIGINT", "s VARCHAR", "n VARCHAR"), opts("ok"), connectors.Env{}); err != nil {
 		t.Errorf("a readable table: %v", err)
 	}
