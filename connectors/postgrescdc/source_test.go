@@ -76,6 +76,8 @@ func specOf(cols ...string) connectors.Spec {
 			dt = arrow.FixedWidthTypes.Date32
 		case typ == "TIMESTAMP":
 			dt = &arrow.TimestampType{Unit: arrow.Microsecond}
+		case typ == "INTERVAL":
+			dt = &arrow.DurationType{Unit: arrow.Microsecond}
 		case typ == "BYTEA":
 			dt = arrow.BinaryTypes.Binary
 		case strings.HasPrefix(typ, "DECIMAL("):
@@ -423,10 +425,10 @@ func TestTypesRoundTrip(t *testing.T) {
 	pgExec(t, c, `SET TimeZone = 'Europe/Berlin'`)
 	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, a SMALLINT, b BIGINT, r REAL, d DOUBLE PRECISION,
 		n NUMERIC(12,4), big NUMERIC(30,10), s TEXT, vc VARCHAR(10), ch CHAR(3), ok BOOLEAN, dt DATE,
-		ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSONB, u UUID, n2 NUMERIC(5,0))`)
+		ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSONB, u UUID, n2 NUMERIC(5,0), iv INTERVAL)`)
 	row := `(%d, -32768, 9223372036854775807, 1.5, 0.1, -12345678.1234, 12345678901234567890.0123456789,
 		'it''s "quoted" – ünïcødé 🎉', 'abc', 'x', true, '2026-02-28', '2026-03-01 12:34:56.123456',
-		'2026-03-01 12:00:00.5+01', '\xdeadbeef', '{"a": [1, "b"]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 99999)`
+		'2026-03-01 12:00:00.5+01', '\xdeadbeef', '{"a": [1, "b"]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 99999, '1 day -02:03:04.5')`
 	pgExec(t, c, fmt.Sprintf(`INSERT INTO t VALUES `+row, 1))
 	pgExec(t, c, `INSERT INTO t (id) VALUES (2)`)
 	spec := specOf("id INT", "a SMALLINT", "b BIGINT", "r REAL", "d DOUBLE", "n DECIMAL(12,4)", "big DECIMAL(38,10)",
@@ -440,7 +442,7 @@ func TestTypesRoundTrip(t *testing.T) {
 	}
 	spec = specOf("id INT", "a SMALLINT", "b BIGINT", "r REAL", "d DOUBLE", "n DECIMAL(12,4)", "big DECIMAL(38,10)",
 		"s VARCHAR", "vc VARCHAR", "ch VARCHAR", "ok BOOLEAN", "dt DATE", "ts TIMESTAMP", "tz TIMESTAMP", "by BYTEA",
-		"j VARCHAR", "u VARCHAR", "n2 DECIMAL(5,0)")
+		"j VARCHAR", "u VARCHAR", "n2 DECIMAL(5,0)", "iv INTERVAL")
 	h := start(t, testConfig(t, pg, "t", "s_types", StartupInitial), spec, nil, newMemState(t))
 	h.until(2)
 	pgExec(t, c, fmt.Sprintf(`INSERT INTO t VALUES `+row, 3))
@@ -449,9 +451,9 @@ func TestTypesRoundTrip(t *testing.T) {
 	want := func(id int) string {
 		return fmt.Sprintf(`+I|%d|-32768|9223372036854775807|1.5|0.1|-12345678.1234|12345678901234567890.0123456789|`+
 			`it's "quoted" – ünïcødé 🎉|abc|x  |t|2026-02-28|2026-03-01 12:34:56.123456|2026-03-01 11:00:00.5|\xdeadbeef|`+
-			`{"a": [1, "b"]}|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11|99999`, id)
+			`{"a": [1, "b"]}|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11|99999|21:56:55.5`, id)
 	}
-	nulls := func(id int) string { return fmt.Sprintf("+I|%d", id) + strings.Repeat("|NULL", 17) }
+	nulls := func(id int) string { return fmt.Sprintf("+I|%d", id) + strings.Repeat("|NULL", 18) }
 	for i, w := range []string{want(1), nulls(2), want(3), nulls(4)} {
 		if h.rows[i] != w {
 			t.Errorf("row %d:\n got %s\nwant %s", i, h.rows[i], w)
