@@ -545,3 +545,24 @@ func code(err error) string {
 	}
 	return sqlerr.Code(err)
 }
+
+// A fresh start does not take over a slot another reader holds (it would drop it): it waits a moment for a
+// crashed reader's walsender to let go, then refuses, naming the fix.
+func TestSlotInUseRefused(t *testing.T) {
+	pg, c := startPG(t)
+	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)`)
+	cfg := testConfig(t, pg, "t", "s_busy", StartupLatest)
+	spec := specOf("id INT", "v BIGINT")
+	a := start(t, cfg, spec, nil, newMemState(t))
+	a.until(0)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	b := NewSource(cfg, spec)(0).(*Source)
+	err := b.Open(&exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(t)})
+	b.Close()
+	mem.AssertSize(t, 0)
+	if err == nil || !strings.Contains(err.Error(), "is in use") {
+		t.Fatalf("a second reader of slot s_busy: %v, want a refusal", err)
+	}
+	pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
+	a.until(1) // the first reader's slot still works
+}
