@@ -826,7 +826,8 @@ func (s *Source) SnapshotOffsetAt(id uint64) ([]byte, error) {
 		return nil, err
 	}
 	s.pendings = append(s.pendings, pending{id: id, lsn: s.pos})
-	s.logger().Debug("postgres-cdc: checkpoint covers", "checkpoint", id, "lsn", s.pos.String(), "lsn_int", uint64(s.pos))
+	s.logger().Debug("postgres-cdc: checkpoint covers", "checkpoint", id, "lsn", s.pos.String(), "lsn_int", uint64(s.pos),
+		"snapshot", s.phase != phaseStream)
 	return b, nil
 }
 
