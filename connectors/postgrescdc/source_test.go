@@ -259,6 +259,9 @@ func TestConfirmOnlyAfterCompletion(t *testing.T) {
 	if h.src.pos <= got {
 		t.Fatalf("the source read to %s, the test wants a position past the checkpoint's %s", h.src.pos, got)
 	}
+	if recs, lag, total := h.src.Progress(); recs != -1 || lag < 0 || total != -1 {
+		t.Fatalf("Progress() = %d, %d, %d: want the bytes behind the server's WAL end, the rest unknown", recs, lag, total)
+	}
 }
 
 func mustOffset(t testing.TB, s *Source, id uint64) []byte {
@@ -565,4 +568,42 @@ func TestSlotInUseRefused(t *testing.T) {
 	}
 	pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
 	a.until(1) // the first reader's slot still works
+}
+
+// A TRUNCATE of the table, and a change of its columns, fail the job with an error that says so: neither can be
+// followed row by row.
+func TestTruncateAndAlterFail(t *testing.T) {
+	for _, tc := range []struct{ sql, want string }{
+		{`TRUNCATE t`, "TRUNCATE of public.t"},
+		{`ALTER TABLE t ADD COLUMN w INT; INSERT INTO t VALUES (2, 2, 2)`, "columns of public.t changed"},
+	} {
+		t.Run(strings.Fields(tc.sql)[0], func(t *testing.T) {
+			pg, c := startPG(t)
+			pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)`)
+			h := start(t, testConfig(t, pg, "t", "s_fail", StartupInitial), specOf("id INT", "v BIGINT"), nil, newMemState(t))
+			h.until(0)
+			pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
+			h.until(1)
+			pgExec(t, c, tc.sql)
+			var err error
+			for end := time.Now().Add(30 * time.Second); err == nil && time.Now().Before(end); {
+				_, err = h.src.Produce(context.Background())
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("after %s: %v, want an error containing %q", tc.sql, err, tc.want)
+			}
+		})
+	}
+}
+
+// CREATE refuses a server whose wal_level is not logical (55000), naming the setting.
+func TestValidateWalLevel(t *testing.T) {
+	pg := pgtest.StartT(t, pgtest.Options{})
+	c := pg.ConnectT(t)
+	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY)`)
+	err := (sourceConnector{}).Validate(specOf("id INT"), map[string]string{OptHostname: "127.0.0.1", OptPort: strconv.Itoa(pg.Port),
+		OptUsername: "postgres", OptDatabase: "postgres", OptTable: "t", OptSlot: "s", OptSSLMode: "disable"}, connectors.Env{})
+	if code(err) != sqlerr.InvalidJobState || !strings.Contains(err.Error(), "wal_level") {
+		t.Fatalf("wal_level replica: %v, want 55000 naming wal_level", err)
+	}
 }
