@@ -687,7 +687,9 @@ func (s *Source) change(kind byte, b []byte) error {
 	case 'U':
 		var oldTuple []tupleCol
 		haveOld := false
+		var oldKind byte
 		if len(b) > 0 && (b[0] == 'K' || b[0] == 'O') {
+			oldKind = b[0]
 			if s.tupOld, n, err = parseTuple(b[1:], s.tupOld); err != nil {
 				return err
 			}
@@ -702,7 +704,7 @@ func (s *Source) change(kind byte, b []byte) error {
 		}
 		var oldKey []byte
 		if s.table.full() {
-			if !haveOld {
+			if !haveOld || oldKind != 'O' {
 				return fmt.Errorf("postgres-cdc: an update of %s.%s came without its old row: is the table still REPLICA IDENTITY FULL?",
 					s.cfg.Schema, s.cfg.Table)
 			}
@@ -767,6 +769,10 @@ func (s *Source) change(kind byte, b []byte) error {
 			return err
 		}
 		if s.table.full() {
+			if b[0] != 'O' {
+				return fmt.Errorf("postgres-cdc: a delete of %s.%s came with its key only: is the table still REPLICA IDENTITY FULL?",
+					s.cfg.Schema, s.cfg.Table)
+			}
 			if err := s.checkNoToast(s.tupOld); err != nil {
 				return err
 			}

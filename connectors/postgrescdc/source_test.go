@@ -570,16 +570,19 @@ func TestSlotInUseRefused(t *testing.T) {
 	a.until(1) // the first reader's slot still works
 }
 
-// A TRUNCATE of the table, and a change of its columns, fail the job with an error that says so: neither can be
-// followed row by row.
+// A TRUNCATE of the table, a change of its columns, and a FULL table turned DEFAULT under the source (its old rows
+// would come as keys only) fail the job with an error that says so: none can be followed row by row.
 func TestTruncateAndAlterFail(t *testing.T) {
-	for _, tc := range []struct{ sql, want string }{
-		{`TRUNCATE t`, "TRUNCATE of public.t"},
-		{`ALTER TABLE t ADD COLUMN w INT; INSERT INTO t VALUES (2, 2, 2)`, "columns of public.t changed"},
+	for _, tc := range []struct{ name, ident, sql, want string }{
+		{"truncate", "DEFAULT", `TRUNCATE t`, "TRUNCATE of public.t"},
+		{"alter", "DEFAULT", `ALTER TABLE t ADD COLUMN w INT; INSERT INTO t VALUES (2, 2, 2)`, "columns of public.t changed"},
+		{"identity", "FULL", `ALTER TABLE t REPLICA IDENTITY DEFAULT; UPDATE t SET v = 5 WHERE id = 1`, "still REPLICA IDENTITY FULL"},
+		{"identity-delete", "FULL", `ALTER TABLE t REPLICA IDENTITY DEFAULT; DELETE FROM t WHERE id = 1`, "still REPLICA IDENTITY FULL"},
 	} {
-		t.Run(strings.Fields(tc.sql)[0], func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			pg, c := startPG(t)
 			pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)`)
+			pgExec(t, c, `ALTER TABLE t REPLICA IDENTITY `+tc.ident)
 			h := start(t, testConfig(t, pg, "t", "s_fail", StartupInitial), specOf("id INT", "v BIGINT"), nil, newMemState(t))
 			h.until(0)
 			pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
