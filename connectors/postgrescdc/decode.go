@@ -30,6 +30,7 @@ const (
 	oidDate        = 1082
 	oidTimestamp   = 1114
 	oidTimestamptz = 1184
+	oidInterval    = 1186
 	oidNumeric     = 1700
 	oidUUID        = 2950
 	oidJSONB       = 3802
@@ -93,6 +94,8 @@ func checkColumn(pc pgColumn, dt arrow.DataType) string {
 		ok = dt.ID() == arrow.TIMESTAMP
 	case oidBytea:
 		ok = dt.ID() == arrow.BINARY
+	case oidInterval:
+		ok = dt.ID() == arrow.DURATION
 	}
 	if ok {
 		return ""
@@ -176,6 +179,7 @@ type decoder struct {
 	date    *array.Date32Builder
 	ts      *array.TimestampBuilder
 	dec     *array.Decimal128Builder
+	dur     *array.DurationBuilder
 	scale   int32
 	prec    int32
 	scratch []byte
@@ -204,6 +208,8 @@ func newDecoder(alloc memory.Allocator, name string, dt arrow.DataType, oid uint
 		d.date = b
 	case *array.TimestampBuilder:
 		d.ts = b
+	case *array.DurationBuilder:
+		d.dur = b
 	case *array.Decimal128Builder:
 		d.dec = b
 		t := dt.(*arrow.Decimal128Type)
@@ -275,6 +281,12 @@ func (d *decoder) appendText(v []byte) error {
 			return err
 		}
 		d.dec.Append(n)
+	case d.dur != nil:
+		us, err := parseInterval(v)
+		if err != nil {
+			return err
+		}
+		d.dur.Append(arrow.Duration(us))
 	case d.bin != nil:
 		if len(v) < 2 || v[0] != '\\' || v[1] != 'x' || len(v)%2 != 0 {
 			return fmt.Errorf("invalid bytea text form (want hex, bytea_output = 'hex')")
@@ -555,4 +567,95 @@ func parseDecimal(v []byte, prec, scale int32) (decimal128.Num, error) {
 		n = n.Negate()
 	}
 	return n, nil
+}
+
+// parseInterval reads an interval in IntervalStyle postgres ("1 day -02:03:04.5", "3 days", "-00:00:01") as
+// microseconds, a day being 24 hours (INTERVAL is a duration here); years and months are refused: they have no
+// fixed length.
+func parseInterval(v []byte) (int64, error) {
+	bad := func() (int64, error) { return 0, fmt.Errorf("invalid interval %q", v) }
+	var us int64
+	rest := v
+	for len(rest) > 0 {
+		for len(rest) > 0 && rest[0] == ' ' {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			break
+		}
+		// A time part: [-+]HH:MM:SS[.ffffff]
+		j := 0
+		if rest[0] == '-' || rest[0] == '+' {
+			j = 1
+		}
+		k := j
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		if k == j {
+			return bad()
+		}
+		if k < len(rest) && rest[k] == ':' {
+			neg := rest[0] == '-'
+			h, err := parseInt(rest[j:k], 0, math.MaxInt32)
+			if err != nil {
+				return bad()
+			}
+			t := rest[k+1:]
+			if len(t) < 5 || t[2] != ':' {
+				return bad()
+			}
+			mi, ok1 := digits(t, 2)
+			sec, ok2 := digits(t[3:], 2)
+			if !ok1 || !ok2 {
+				return bad()
+			}
+			t = t[5:]
+			frac := int64(0)
+			if len(t) > 0 && t[0] == '.' {
+				n := 1
+				for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+					if n <= 6 {
+						frac = frac*10 + int64(t[n]-'0')
+					}
+					n++
+				}
+				if n == 1 || n > 7 {
+					return bad()
+				}
+				for m := n - 1; m < 6; m++ {
+					frac *= 10
+				}
+				t = t[n:]
+			}
+			x := (h*3600+int64(mi)*60+int64(sec))*1_000_000 + frac
+			if neg {
+				x = -x
+			}
+			us += x
+			rest = t
+			continue
+		}
+		n, err := parseInt(rest[:k], math.MinInt32, math.MaxInt32)
+		if err != nil || k >= len(rest) || rest[k] != ' ' {
+			return bad()
+		}
+		unit := rest[k+1:]
+		e := 0
+		for e < len(unit) && unit[e] != ' ' {
+			e++
+		}
+		switch string(unit[:e]) {
+		case "day", "days":
+			us += n * 86400_000_000
+		case "year", "years", "mon", "mons":
+			if n != 0 {
+				return 0, fmt.Errorf("interval %q has years or months, which have no fixed length", v)
+			}
+		default:
+			return bad()
+		}
+		rest = unit[e:]
+	}
+	return us, nil
 }

@@ -7,7 +7,8 @@
 // What it reads: one table. scan.startup.mode 'initial' creates the slot with an exported snapshot
 // (CREATE_REPLICATION_SLOT ... EXPORT_SNAPSHOT), reads the table under it (REPEATABLE READ, SET TRANSACTION
 // SNAPSHOT, a cursor fetched 8192 rows per batch) as +I rows, then streams from the slot's consistent point;
-// 'latest-offset' streams from a new slot's consistent point. A fresh start drops an existing slot of the same name.
+// 'latest-offset' streams from a new slot's consistent point. A fresh start drops an existing slot of the same name
+// unless another reader holds it (then, after 5 s, it refuses: one slot, one reader).
 //
 // Changelog: INSERT +I, UPDATE -U (old row) +U (new row), DELETE -D (old row). The old row comes from the WAL
 // with REPLICA IDENTITY FULL; with DEFAULT (a primary key) or USING INDEX the WAL carries only the key, so the source
@@ -32,7 +33,9 @@
 // stores the id, and the source goroutine then sends a StandbyStatusUpdate with that LSN. Keepalives asking for
 // a reply, and a status update at least every 10 s, repeat the last completed LSN, so the slot stays alive while a
 // checkpoint is in flight without moving. A restore refuses a slot confirmed past the restored LSN (the WAL between
-// is gone) or a slot that no longer exists.
+// is gone) or a slot that no longer exists. Keepalives are answered from Produce: a source that backpressure keeps
+// from producing for longer than the server's wal_sender_timeout loses its connection, and the job restarts from
+// its last checkpoint (nothing lost, the slot was not confirmed past it).
 //
 // What it must never do: confirm an LSN at the barrier, on receipt, or for a checkpoint that has not completed;
 // call the server from another goroutine than the subtask's; emit a row of a transaction at or below the restored

@@ -73,6 +73,7 @@ type Source struct {
 	alloc memory.Allocator
 
 	restored *offset
+	slot     string // the slot read: cfg.Slot
 	table    tableInfo
 	colIdx   []int // stream column -> table column
 	conn     *pgx.Conn
@@ -147,6 +148,7 @@ func (s *Source) logger() *slog.Logger {
 // a restore inside the snapshot retracts and starts over, a restore while streaming resumes from the LSN.
 func (s *Source) Open(ctx *exec.TaskContext) error {
 	s.tctx, s.log, s.alloc = ctx, ctx.Log, connectors.TaskAlloc(ctx)
+	s.slot = s.cfg.Slot
 	if err := connectors.CheckSubtask("postgres-cdc", ctx); err != nil {
 		return err
 	}
@@ -191,17 +193,17 @@ func (s *Source) Open(ctx *exec.TaskContext) error {
 			return err
 		}
 		s.logger().Info("postgres-cdc: restored inside the initial snapshot: retracting its rows and starting over",
-			"slot", s.cfg.Slot, "rows", len(s.retract))
+			"slot", s.slot, "rows", len(s.retract))
 		s.phase = phaseRetract
 		return nil
 	default:
 		o := s.restored
 		var confirmed *string
 		err := s.conn.QueryRow(octx, `SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`,
-			s.cfg.Slot).Scan(&confirmed)
+			s.slot).Scan(&confirmed)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("postgres-cdc: replication slot %q does not exist: the WAL after the checkpoint (LSN %s) is gone; "+
-				"start the job afresh", s.cfg.Slot, pglogrepl.LSN(o.LSN))
+				"start the job afresh", s.slot, pglogrepl.LSN(o.LSN))
 		} else if err != nil {
 			return err
 		}
@@ -209,7 +211,7 @@ func (s *Source) Open(ctx *exec.TaskContext) error {
 			c, err := pglogrepl.ParseLSN(*confirmed)
 			if err == nil && c > pglogrepl.LSN(o.LSN) {
 				return fmt.Errorf("postgres-cdc: slot %q is confirmed up to %s, past the restored checkpoint's %s: the WAL between is gone",
-					s.cfg.Slot, c, pglogrepl.LSN(o.LSN))
+					s.slot, c, pglogrepl.LSN(o.LSN))
 			}
 		}
 		s.pos, s.confirmed = pglogrepl.LSN(o.LSN), pglogrepl.LSN(o.LSN)
@@ -250,31 +252,35 @@ func (s *Source) ensurePublication(ctx context.Context) error {
 // without (latest-offset, which then streams from the slot's consistent point).
 func (s *Source) startFresh(ctx context.Context) error {
 	var exists bool
-	if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`, s.cfg.Slot).Scan(&exists); err != nil {
+	if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`, s.slot).Scan(&exists); err != nil {
 		return err
 	}
 	if exists {
 		// A slot of a start that never completed a checkpoint, or of an earlier job: a fresh start needs its own
-		// consistent point.
-		if err := pglogrepl.DropReplicationSlot(ctx, s.repl, s.cfg.Slot, pglogrepl.DropReplicationSlotOptions{Wait: true}); err != nil {
-			return fmt.Errorf("postgres-cdc: dropping the old slot %q for a fresh start: %w", s.cfg.Slot, err)
+		// consistent point. One in use (a running job reads the stream) is not taken over; a crashed
+		// process's walsender lets go of it within moments.
+		if err := s.waitSlotInactive(ctx); err != nil {
+			return err
+		}
+		if err := pglogrepl.DropReplicationSlot(ctx, s.repl, s.slot, pglogrepl.DropReplicationSlotOptions{Wait: true}); err != nil {
+			return fmt.Errorf("postgres-cdc: dropping the old slot %q for a fresh start: %w", s.slot, err)
 		}
 	}
 	action := "NOEXPORT_SNAPSHOT"
 	if s.cfg.Startup == StartupInitial {
 		action = "EXPORT_SNAPSHOT"
 	}
-	res, err := pglogrepl.CreateReplicationSlot(ctx, s.repl, s.cfg.Slot, "pgoutput",
+	res, err := pglogrepl.CreateReplicationSlot(ctx, s.repl, s.slot, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: action})
 	if err != nil {
-		return fmt.Errorf("postgres-cdc: creating replication slot %q: %w", s.cfg.Slot, err)
+		return fmt.Errorf("postgres-cdc: creating replication slot %q: %w", s.slot, err)
 	}
 	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
 	if err != nil {
 		return err
 	}
 	s.pos, s.confirmed = lsn, lsn
-	s.logger().Info("postgres-cdc: created replication slot", "slot", s.cfg.Slot, "lsn", lsn.String(), "startup", s.cfg.Startup)
+	s.logger().Info("postgres-cdc: created replication slot", "slot", s.slot, "lsn", lsn.String(), "startup", s.cfg.Startup)
 	if s.cfg.Startup != StartupInitial {
 		return s.startReplication(ctx)
 	}
@@ -295,16 +301,39 @@ func (s *Source) startFresh(ctx context.Context) error {
 	return nil
 }
 
+// waitSlotInactive waits up to 5 s for the slot to have no reader, then refuses.
+func (s *Source) waitSlotInactive(ctx context.Context) error {
+	for end := time.Now().Add(5 * time.Second); ; {
+		var pid *int32
+		err := s.conn.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, s.slot).Scan(&pid)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && pid == nil) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("postgres-cdc: replication slot %q is in use by server process %d: another job reads this stream "+
+				"(a slot has one reader; give each stream its own slot.name)", s.slot, *pid)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 func (s *Source) startReplication(ctx context.Context) error {
-	err := pglogrepl.StartReplication(ctx, s.repl, s.cfg.Slot, s.pos, pglogrepl.StartReplicationOptions{
+	err := pglogrepl.StartReplication(ctx, s.repl, s.slot, s.pos, pglogrepl.StartReplicationOptions{
 		Mode:       pglogrepl.LogicalReplication,
 		PluginArgs: []string{"proto_version '1'", "publication_names " + quoteLiteral(s.cfg.Publication)}})
 	if err != nil {
-		return fmt.Errorf("postgres-cdc: START_REPLICATION of slot %q at %s: %w", s.cfg.Slot, s.pos, err)
+		return fmt.Errorf("postgres-cdc: START_REPLICATION of slot %q at %s: %w", s.slot, s.pos, err)
 	}
 	s.phase = phaseStream
 	s.lastStatus = time.Now()
-	s.logger().Debug("postgres-cdc: streaming", "slot", s.cfg.Slot, "from", s.pos.String())
+	s.logger().Debug("postgres-cdc: streaming", "slot", s.slot, "from", s.pos.String())
 	return nil
 }
 
@@ -474,7 +503,7 @@ func (s *Source) produceSnapshot(ctx context.Context) error {
 			s.tctx.State.Delete(k)
 		}
 	}
-	s.logger().Info("postgres-cdc: snapshot done", "slot", s.cfg.Slot, "rows", s.snapSeq)
+	s.logger().Info("postgres-cdc: snapshot done", "slot", s.slot, "rows", s.snapSeq)
 	return s.startReplication(octx)
 }
 
@@ -542,7 +571,7 @@ func (s *Source) produceStream() error {
 		case *pgproto3.ErrorResponse:
 			return fmt.Errorf("postgres-cdc: replication: %w", pgconn.ErrorResponseToPgError(m))
 		case *pgproto3.CopyDone:
-			return fmt.Errorf("postgres-cdc: the server ended replication of slot %q", s.cfg.Slot)
+			return fmt.Errorf("postgres-cdc: the server ended replication of slot %q", s.slot)
 		}
 	}
 	lag := int64(-1)
@@ -617,7 +646,7 @@ func (s *Source) handleWAL(d []byte) error {
 			if s.relSeen && binary.BigEndian.Uint32(d[6+4*i:]) == s.relID && !s.skipping {
 				return fmt.Errorf("postgres-cdc: TRUNCATE of %s.%s (transaction at %s): a truncate carries no rows to retract, "+
 					"so the changelog cannot follow it; drop the stream's jobs and the slot (SELECT pg_drop_replication_slot('%s')) and start afresh",
-					s.cfg.Schema, s.cfg.Table, s.txn, s.cfg.Slot)
+					s.cfg.Schema, s.cfg.Table, s.txn, s.slot)
 			}
 		}
 	}
@@ -658,7 +687,9 @@ func (s *Source) change(kind byte, b []byte) error {
 	case 'U':
 		var oldTuple []tupleCol
 		haveOld := false
+		var oldKind byte
 		if len(b) > 0 && (b[0] == 'K' || b[0] == 'O') {
+			oldKind = b[0]
 			if s.tupOld, n, err = parseTuple(b[1:], s.tupOld); err != nil {
 				return err
 			}
@@ -673,7 +704,7 @@ func (s *Source) change(kind byte, b []byte) error {
 		}
 		var oldKey []byte
 		if s.table.full() {
-			if !haveOld {
+			if !haveOld || oldKind != 'O' {
 				return fmt.Errorf("postgres-cdc: an update of %s.%s came without its old row: is the table still REPLICA IDENTITY FULL?",
 					s.cfg.Schema, s.cfg.Table)
 			}
@@ -738,6 +769,10 @@ func (s *Source) change(kind byte, b []byte) error {
 			return err
 		}
 		if s.table.full() {
+			if b[0] != 'O' {
+				return fmt.Errorf("postgres-cdc: a delete of %s.%s came with its key only: is the table still REPLICA IDENTITY FULL?",
+					s.cfg.Schema, s.cfg.Table)
+			}
 			if err := s.checkNoToast(s.tupOld); err != nil {
 				return err
 			}
@@ -797,7 +832,8 @@ func (s *Source) SnapshotOffsetAt(id uint64) ([]byte, error) {
 		return nil, err
 	}
 	s.pendings = append(s.pendings, pending{id: id, lsn: s.pos})
-	s.logger().Debug("postgres-cdc: checkpoint covers", "checkpoint", id, "lsn", s.pos.String(), "lsn_int", uint64(s.pos))
+	s.logger().Debug("postgres-cdc: checkpoint covers", "checkpoint", id, "lsn", s.pos.String(), "lsn_int", uint64(s.pos),
+		"snapshot", s.phase != phaseStream)
 	return b, nil
 }
 

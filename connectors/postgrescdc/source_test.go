@@ -76,6 +76,8 @@ func specOf(cols ...string) connectors.Spec {
 			dt = arrow.FixedWidthTypes.Date32
 		case typ == "TIMESTAMP":
 			dt = &arrow.TimestampType{Unit: arrow.Microsecond}
+		case typ == "INTERVAL":
+			dt = &arrow.DurationType{Unit: arrow.Microsecond}
 		case typ == "BYTEA":
 			dt = arrow.BinaryTypes.Binary
 		case strings.HasPrefix(typ, "DECIMAL("):
@@ -257,6 +259,9 @@ func TestConfirmOnlyAfterCompletion(t *testing.T) {
 	if h.src.pos <= got {
 		t.Fatalf("the source read to %s, the test wants a position past the checkpoint's %s", h.src.pos, got)
 	}
+	if recs, lag, total := h.src.Progress(); recs != -1 || lag < 0 || total != -1 {
+		t.Fatalf("Progress() = %d, %d, %d: want the bytes behind the server's WAL end, the rest unknown", recs, lag, total)
+	}
 }
 
 func mustOffset(t testing.TB, s *Source, id uint64) []byte {
@@ -423,10 +428,10 @@ func TestTypesRoundTrip(t *testing.T) {
 	pgExec(t, c, `SET TimeZone = 'Europe/Berlin'`)
 	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, a SMALLINT, b BIGINT, r REAL, d DOUBLE PRECISION,
 		n NUMERIC(12,4), big NUMERIC(30,10), s TEXT, vc VARCHAR(10), ch CHAR(3), ok BOOLEAN, dt DATE,
-		ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSONB, u UUID, n2 NUMERIC(5,0))`)
+		ts TIMESTAMP, tz TIMESTAMPTZ, by BYTEA, j JSONB, u UUID, n2 NUMERIC(5,0), iv INTERVAL)`)
 	row := `(%d, -32768, 9223372036854775807, 1.5, 0.1, -12345678.1234, 12345678901234567890.0123456789,
 		'it''s "quoted" – ünïcødé 🎉', 'abc', 'x', true, '2026-02-28', '2026-03-01 12:34:56.123456',
-		'2026-03-01 12:00:00.5+01', '\xdeadbeef', '{"a": [1, "b"]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 99999)`
+		'2026-03-01 12:00:00.5+01', '\xdeadbeef', '{"a": [1, "b"]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 99999, '1 day -02:03:04.5')`
 	pgExec(t, c, fmt.Sprintf(`INSERT INTO t VALUES `+row, 1))
 	pgExec(t, c, `INSERT INTO t (id) VALUES (2)`)
 	spec := specOf("id INT", "a SMALLINT", "b BIGINT", "r REAL", "d DOUBLE", "n DECIMAL(12,4)", "big DECIMAL(38,10)",
@@ -440,7 +445,7 @@ func TestTypesRoundTrip(t *testing.T) {
 	}
 	spec = specOf("id INT", "a SMALLINT", "b BIGINT", "r REAL", "d DOUBLE", "n DECIMAL(12,4)", "big DECIMAL(38,10)",
 		"s VARCHAR", "vc VARCHAR", "ch VARCHAR", "ok BOOLEAN", "dt DATE", "ts TIMESTAMP", "tz TIMESTAMP", "by BYTEA",
-		"j VARCHAR", "u VARCHAR", "n2 DECIMAL(5,0)")
+		"j VARCHAR", "u VARCHAR", "n2 DECIMAL(5,0)", "iv INTERVAL")
 	h := start(t, testConfig(t, pg, "t", "s_types", StartupInitial), spec, nil, newMemState(t))
 	h.until(2)
 	pgExec(t, c, fmt.Sprintf(`INSERT INTO t VALUES `+row, 3))
@@ -449,9 +454,9 @@ func TestTypesRoundTrip(t *testing.T) {
 	want := func(id int) string {
 		return fmt.Sprintf(`+I|%d|-32768|9223372036854775807|1.5|0.1|-12345678.1234|12345678901234567890.0123456789|`+
 			`it's "quoted" – ünïcødé 🎉|abc|x  |t|2026-02-28|2026-03-01 12:34:56.123456|2026-03-01 11:00:00.5|\xdeadbeef|`+
-			`{"a": [1, "b"]}|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11|99999`, id)
+			`{"a": [1, "b"]}|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11|99999|21:56:55.5`, id)
 	}
-	nulls := func(id int) string { return fmt.Sprintf("+I|%d", id) + strings.Repeat("|NULL", 17) }
+	nulls := func(id int) string { return fmt.Sprintf("+I|%d", id) + strings.Repeat("|NULL", 18) }
 	for i, w := range []string{want(1), nulls(2), want(3), nulls(4)} {
 		if h.rows[i] != w {
 			t.Errorf("row %d:\n got %s\nwant %s", i, h.rows[i], w)
@@ -542,4 +547,66 @@ func code(err error) string {
 		return ce.Code
 	}
 	return sqlerr.Code(err)
+}
+
+// A fresh start does not take over a slot another reader holds (it would drop it): it waits a moment for a
+// crashed reader's walsender to let go, then refuses, naming the fix.
+func TestSlotInUseRefused(t *testing.T) {
+	pg, c := startPG(t)
+	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)`)
+	cfg := testConfig(t, pg, "t", "s_busy", StartupLatest)
+	spec := specOf("id INT", "v BIGINT")
+	a := start(t, cfg, spec, nil, newMemState(t))
+	a.until(0)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	b := NewSource(cfg, spec)(0).(*Source)
+	err := b.Open(&exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(t)})
+	b.Close()
+	mem.AssertSize(t, 0)
+	if err == nil || !strings.Contains(err.Error(), "is in use") {
+		t.Fatalf("a second reader of slot s_busy: %v, want a refusal", err)
+	}
+	pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
+	a.until(1) // the first reader's slot still works
+}
+
+// A TRUNCATE of the table, a change of its columns, and a FULL table turned DEFAULT under the source (its old rows
+// would come as keys only) fail the job with an error that says so: none can be followed row by row.
+func TestTruncateAndAlterFail(t *testing.T) {
+	for _, tc := range []struct{ name, ident, sql, want string }{
+		{"truncate", "DEFAULT", `TRUNCATE t`, "TRUNCATE of public.t"},
+		{"alter", "DEFAULT", `ALTER TABLE t ADD COLUMN w INT; INSERT INTO t VALUES (2, 2, 2)`, "columns of public.t changed"},
+		{"identity", "FULL", `ALTER TABLE t REPLICA IDENTITY DEFAULT; UPDATE t SET v = 5 WHERE id = 1`, "still REPLICA IDENTITY FULL"},
+		{"identity-delete", "FULL", `ALTER TABLE t REPLICA IDENTITY DEFAULT; DELETE FROM t WHERE id = 1`, "still REPLICA IDENTITY FULL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pg, c := startPG(t)
+			pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)`)
+			pgExec(t, c, `ALTER TABLE t REPLICA IDENTITY `+tc.ident)
+			h := start(t, testConfig(t, pg, "t", "s_fail", StartupInitial), specOf("id INT", "v BIGINT"), nil, newMemState(t))
+			h.until(0)
+			pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
+			h.until(1)
+			pgExec(t, c, tc.sql)
+			var err error
+			for end := time.Now().Add(30 * time.Second); err == nil && time.Now().Before(end); {
+				_, err = h.src.Produce(context.Background())
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("after %s: %v, want an error containing %q", tc.sql, err, tc.want)
+			}
+		})
+	}
+}
+
+// CREATE refuses a server whose wal_level is not logical (55000), naming the setting.
+func TestValidateWalLevel(t *testing.T) {
+	pg := pgtest.StartT(t, pgtest.Options{})
+	c := pg.ConnectT(t)
+	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY)`)
+	err := (sourceConnector{}).Validate(specOf("id INT"), map[string]string{OptHostname: "127.0.0.1", OptPort: strconv.Itoa(pg.Port),
+		OptUsername: "postgres", OptDatabase: "postgres", OptTable: "t", OptSlot: "s", OptSSLMode: "disable"}, connectors.Env{})
+	if code(err) != sqlerr.InvalidJobState || !strings.Contains(err.Error(), "wal_level") {
+		t.Fatalf("wal_level replica: %v, want 55000 naming wal_level", err)
+	}
 }

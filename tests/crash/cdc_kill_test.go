@@ -21,19 +21,30 @@ import (
 )
 
 var (
-	cdcCoversRe    = regexp.MustCompile(`postgres-cdc: checkpoint covers".* checkpoint=(\d+) .*lsn_int=(\d+)`)
+	cdcCoversRe    = regexp.MustCompile(`postgres-cdc: checkpoint covers".* checkpoint=(\d+) .*lsn_int=(\d+) snapshot=(\w+)`)
 	cdcCompletedRe = regexp.MustCompile(`msg="checkpoint completed" .*job=job-1 checkpoint=(\d+) `)
 )
 
 // cdcWatch follows a server's debug lines: the LSN the CDC source's barrier of each checkpoint covered (the
-// source's line) and the checkpoints that completed (the engine's line). At the chosen barrier it stops the process (SIGSTOP) at once, on the
-// reader goroutine, so the checkpoint cannot complete before the test looks.
+// source's line) and the checkpoints that completed (the engine's line). At the chosen barrier it stops the
+// process (SIGSTOP) at once, on the reader goroutine, so the checkpoint cannot complete before the test looks.
 type cdcWatch struct {
 	mu        sync.Mutex
 	covers    map[uint64]uint64
-	completed uint64 // the highest LSN of a completed checkpoint
-	minID     uint64 // stop at the first barrier with an id at least this (0: never)
-	stopped   chan uint64
+	snap      map[uint64]bool // the barrier came inside the initial snapshot
+	completed uint64          // the highest LSN of a completed checkpoint
+	minID     uint64          // stop at the first barrier with an id at least this (0: never)
+	// inSnapshot: stop only at a barrier inside the snapshot once a checkpoint inside it completed.
+	inSnapshot, snapDone bool
+	stopped              chan uint64
+}
+
+func newCDCWatch(prev *cdcWatch) *cdcWatch {
+	w := &cdcWatch{covers: map[uint64]uint64{}, snap: map[uint64]bool{}, stopped: make(chan uint64, 1)}
+	if prev != nil {
+		w.covers, w.completed = prev.covers, prev.completed
+	}
+	return w
 }
 
 func (w *cdcWatch) see(p *proc, line string) {
@@ -41,8 +52,8 @@ func (w *cdcWatch) see(p *proc, line string) {
 		id, _ := strconv.ParseUint(m[1], 10, 64)
 		lsn, _ := strconv.ParseUint(m[2], 10, 64)
 		w.mu.Lock()
-		w.covers[id] = lsn
-		stop := w.minID != 0 && id >= w.minID
+		w.covers[id], w.snap[id] = lsn, m[3] == "true"
+		stop := w.minID != 0 && id >= w.minID && (!w.inSnapshot || w.snapDone && w.snap[id])
 		if stop {
 			w.minID = 0
 		}
@@ -56,6 +67,7 @@ func (w *cdcWatch) see(p *proc, line string) {
 		id, _ := strconv.ParseUint(m[1], 10, 64)
 		w.mu.Lock()
 		w.completed = max(w.completed, w.covers[id])
+		w.snapDone = w.snapDone || w.snap[id]
 		w.mu.Unlock()
 	}
 }
@@ -104,13 +116,33 @@ func slotLSN(t *testing.T, c *pgx.Conn) pglogrepl.LSN {
 // LSN of the last completed checkpoint (and below the killed one's). Restarted, the view equals Postgres' own
 // GROUP BY: nothing lost, nothing twice. Two kills (-short), five otherwise.
 func TestCDCKillBetweenBarrierAndCompletion(t *testing.T) {
+	kills := 5
+	if testing.Short() {
+		kills = 2
+	}
+	cdcKill(t, 3000, kills, false)
+}
+
+// The same inside the initial snapshot: a checkpoint taken during the snapshot completes, the server is killed at
+// a later barrier still inside it; restarted, the source retracts what the interrupted snapshot had emitted and
+// snapshots again from a new slot, and the view equals Postgres' GROUP BY.
+func TestCDCKillDuringSnapshot(t *testing.T) {
+	log := cdcKill(t, 400_000, 1, true)
+	if !strings.Contains(log, "retracting its rows and starting over") {
+		t.Fatalf("the restarted server did not restore inside the snapshot:\n%s", log)
+	}
+}
+
+// cdcKill runs the kill test over a table of preload rows, killing kills times (inSnapshot: once, inside the
+// initial snapshot); it returns the log of the last run.
+func cdcKill(t *testing.T, preload, kills int, inSnapshot bool) string {
 	pg := pgtest.StartT(t, pgtest.Options{Logical: true})
 	c := pg.ConnectT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for _, sql := range []string{
 		`CREATE TABLE src (id INT PRIMARY KEY, k INT, v BIGINT)`,
-		`INSERT INTO src SELECT g, g % 10, g FROM generate_series(1, 3000) g`,
+		fmt.Sprintf(`INSERT INTO src SELECT g, g %% 10, g FROM generate_series(1, %d) g`, preload),
 	} {
 		if _, err := c.Exec(ctx, sql); err != nil {
 			t.Fatal(err)
@@ -151,16 +183,15 @@ func TestCDCKillBetweenBarrierAndCompletion(t *testing.T) {
 		it.procs = append(it.procs, p)
 		return p
 	}
-	newWatch := func() *cdcWatch { return &cdcWatch{covers: map[uint64]uint64{}, stopped: make(chan uint64, 1)} }
-
-	w := newWatch()
+	w := newCDCWatch(nil)
+	w.inSnapshot = inSnapshot
 	p := start(w)
 	conn, err := connect(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, sql := range []string{
-		`SET checkpoint.interval = '300ms'`,
+		fmt.Sprintf(`SET checkpoint.interval = '%s'`, map[bool]string{false: "300ms", true: "100ms"}[inSnapshot]),
 		fmt.Sprintf(`CREATE STREAM s (id INT, k INT, v BIGINT) WITH (connector = 'postgres-cdc', hostname = '127.0.0.1',
 			port = '%d', username = 'postgres', 'database-name' = 'postgres', 'table-name' = 'src',
 			'slot.name' = 'kill_slot', sslmode = 'disable')`, pg.Port),
@@ -183,7 +214,7 @@ func TestCDCKillBetweenBarrierAndCompletion(t *testing.T) {
 		}
 		defer wc.Close(context.Background())
 		rng := rand.New(rand.NewPCG(14, 6))
-		next := 3000
+		next := preload
 		for {
 			select {
 			case <-stopWriter:
@@ -208,16 +239,16 @@ func TestCDCKillBetweenBarrierAndCompletion(t *testing.T) {
 		}
 	}()
 
-	kills := 5
-	if testing.Short() {
-		kills = 2
-	}
 	for kill := 0; kill < kills; kill++ {
-		// Let a few checkpoints complete first, then stop at the next barrier.
+		// Let a few checkpoints complete first, then stop at the next barrier (inside the snapshot: the first
+		// after one inside it completed).
 		w.mu.Lock()
 		next := uint64(len(w.covers)) + 4
 		for id := range w.covers {
 			next = max(next, id+4)
+		}
+		if inSnapshot {
+			next = 1
 		}
 		w.mu.Unlock()
 		w.arm(next)
@@ -228,7 +259,7 @@ func TestCDCKillBetweenBarrierAndCompletion(t *testing.T) {
 			case <-p.exited:
 				t.Fatalf("the server exited: %v\n%s", p.err, tail(p.log, 30))
 			case <-time.After(2 * time.Minute):
-				t.Fatalf("no CDC checkpoint %d within 2 minutes", next)
+				t.Fatalf("no CDC checkpoint %d within 2 minutes (inside the snapshot: %v)", next, inSnapshot)
 			}
 			marker, _ := filepath.Glob(filepath.Join(it.data, "jobs", "*", "checkpoints", fmt.Sprintf("COMPLETED-%d", id)))
 			if len(marker) == 0 {
@@ -255,7 +286,7 @@ func TestCDCKillBetweenBarrierAndCompletion(t *testing.T) {
 			t.Fatalf("the slot is confirmed up to %s, the killed checkpoint's LSN %s", confirmed, killedLSN)
 		}
 		// Restart; the next watch keeps what this one learnt (the restored checkpoint's LSN is the last completed).
-		w = &cdcWatch{covers: w.covers, completed: w.completed, stopped: make(chan uint64, 1)}
+		w = newCDCWatch(w)
 		p = start(w)
 		if err := p.waitReady(time.Minute); err != nil {
 			t.Fatal(err)
@@ -284,8 +315,10 @@ func TestCDCKillBetweenBarrierAndCompletion(t *testing.T) {
 		}
 		rows.Close()
 		if got = strings.Join(out, "\n"); got == want {
-			return
+			data, _ := os.ReadFile(p.log)
+			return string(data)
 		}
 	}
 	t.Fatalf("after %d kills the view\n%s\nwant Postgres' GROUP BY\n%s", kills, got, want)
+	return ""
 }
