@@ -9,4 +9,5 @@ import (
 	_ "github.com/clinksql/clinksql/connectors/kafka"
 	_ "github.com/clinksql/clinksql/connectors/nexmark"
 	_ "github.com/clinksql/clinksql/connectors/parquet"
+	_ "github.com/clinksql/clinksql/connectors/postgres"
 )
