@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -146,7 +147,7 @@ func describe(ctx context.Context, c *pgx.Conn, cfg Config) (*tableInfo, error) 
 		}
 		if want := compatible(f.Type); !slices.Contains(want, col.base) {
 			return nil, connectors.ColumnError(f.Name, "postgres sink: column %s is %s in table %s, which a %s column cannot be written into (want %s)",
-				f.Name, col.typ, cfg.Table.Quoted(), f.Type, strings.Join(want, ", "))
+				f.Name, col.typ, cfg.Table.Quoted(), catalog.TypeOf(f.Type), strings.Join(want, ", "))
 		}
 		info.Types = append(info.Types, col.typ)
 	}
