@@ -224,6 +224,36 @@ c', '', true, DATE '1999-12-31', TIMESTAMP '2024-02-29 23:59:59.123456',
 	if got := query(t, db, `SELECT * FROM ty`); !slices.Equal(got, want) {
 		t.Fatalf("got\n%q\nwant\n%q", got, want)
 	}
+	// The upsert path (text cast to each column's type) writes the same values.
+	pgExec(t, db, `CREATE TABLE tyu (LIKE ty)`)
+	pgExec(t, db, `ALTER TABLE tyu ADD PRIMARY KEY (i4)`)
+	run(fmt.Sprintf(`CREATE SINK tyu (i2 SMALLINT, i4 INT, i8 BIGINT, r REAL, d DOUBLE, n DECIMAL(38,10), n2 DECIMAL(12,2),
+		s VARCHAR, tx TEXT, b BOOLEAN, dt DATE, ts TIMESTAMP(6), tz TIMESTAMP, iv INTERVAL, by BYTEA, PRIMARY KEY (i4) NOT ENFORCED)
+		WITH (connector = 'postgres', url = '%s', 'table-name' = 'tyu')`, pg.DSN()))
+	run(`INSERT INTO tyu SELECT * FROM (VALUES
+		(-32768, 2147483647, -9223372036854775808, 1.5, 0.1, 1234567890123456789012345678.0123456789, -0.01,
+		 'a,"b"
+c', '', true, DATE '1999-12-31', TIMESTAMP '2024-02-29 23:59:59.123456',
+		 TIMESTAMP '1970-01-01 00:00:00', INTERVAL '1 day 02:03:04.5', CAST('\x00ff' AS BYTEA)))`)
+	if err := e.WaitBounded(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, db, `SELECT * FROM tyu`); !slices.Equal(got, want[:1]) {
+		t.Fatalf("upsert: got\n%q\nwant\n%q", got, want[:1])
+	}
+	// Columns whose table type differs from the sink's: each value in the table's type.
+	pgExec(t, db, `CREATE TABLE cv (a int, b numeric, c numeric, d timestamp, e jsonb, f uuid, g real, h smallint, i timestamptz)`)
+	run(fmt.Sprintf(`CREATE SINK cv (a BIGINT, b BIGINT, c DOUBLE, d DATE, e VARCHAR, f VARCHAR, g DOUBLE, h INT, i DATE)
+		WITH (connector = 'postgres', url = '%s', 'table-name' = 'cv')`, pg.DSN()))
+	run(`INSERT INTO cv VALUES (-7, 9223372036854775807, 0.125, DATE '1960-02-29', '{"x": [1, 2]}',
+		'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 0.5, -300, DATE '2000-01-01')`)
+	if err := e.WaitBounded(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantCV := []string{`-7|9223372036854775807|0.125|1960-02-29 00:00:00|{"x": [1, 2]}|a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11|0.5|-300|2000-01-01 00:00:00+00`}
+	if got := query(t, db, `SELECT * FROM cv`); !slices.Equal(got, wantCV) {
+		t.Fatalf("conversions: got\n%q\nwant\n%q", got, wantCV)
+	}
 }
 
 // CREATE SINK refuses, with a SQLSTATE at the option at fault, what no job could write: a server without

@@ -17,7 +17,6 @@ import (
 
 	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/exec/textform"
 )
 
 // OpenTimeout bounds connecting, checking the table and recovering at Open.
@@ -48,8 +47,8 @@ type sink struct {
 
 	conn    *pgx.Conn
 	copySQL string
-	row     *textform.Row
-	buf     []byte // COPY text (CSV) not sent yet
+	row     *binaryRow
+	buf     []byte // binary COPY tuples not sent yet, after the stream's header
 	rows    int    // rows in buf
 	ups     *upsertBuffer
 	inTx    bool  // conn is inside the interval's transaction (BEGIN sent)
@@ -124,9 +123,9 @@ func (s *sink) Open(ctx *exec.TaskContext) (err error) {
 		s.ups, err = newUpsertBuffer(s.cfg, info)
 		return err
 	}
-	s.copySQL = fmt.Sprintf("COPY %s (%s) FROM STDIN (FORMAT csv)", s.cfg.Table.Quoted(), strings.Join(names, ", "))
-	s.row, err = textform.NewRow("csv", s.cfg.Schema)
-	return err
+	s.copySQL = fmt.Sprintf("COPY %s (%s) FROM STDIN (FORMAT binary)", s.cfg.Table.Quoted(), strings.Join(names, ", "))
+	s.row = newBinaryRow(s.cfg.Schema, info.Bases)
+	return nil
 }
 
 // recover settles what earlier incarnations prepared (see Open).
@@ -188,12 +187,18 @@ func (s *sink) Write(b exec.Batch) error {
 			}
 		}
 	}
-	if err := s.row.Bind(b.Rec.Columns()); err != nil {
+	if err := s.row.bind(b.Rec.Columns()); err != nil {
 		return s.errorf("%v", err)
 	}
-	defer s.row.Unbind()
+	defer s.row.unbind()
 	for i := range n {
-		s.buf = append(s.row.Append(s.buf, i), '\n')
+		if len(s.buf) == 0 {
+			s.buf = append(s.buf, copyHeader...)
+		}
+		var err error
+		if s.buf, err = s.row.appendRow(s.buf, i); err != nil {
+			return s.errorf("%v", err)
+		}
 		s.rows++
 		if s.rows >= s.cfg.MaxRows || len(s.buf) >= flushBytes {
 			if err := s.flush(); err != nil {
@@ -238,6 +243,7 @@ func (s *sink) flush() error {
 	if err := s.begin(); err != nil {
 		return err
 	}
+	s.buf = append(s.buf, copyTrailer...)
 	if _, err := s.conn.PgConn().CopyFrom(s.runCtx, bytes.NewReader(s.buf), s.copySQL); err != nil {
 		return s.errorf("COPY: %w", err)
 	}
@@ -375,7 +381,7 @@ func (s *sink) Close() error {
 	}
 	s.mu.Unlock()
 	if s.row != nil {
-		s.row.Unbind()
+		s.row.unbind()
 	}
 	s.buf, s.rows, s.inTx, s.txBytes = nil, 0, false, 0
 	if s.ups != nil {

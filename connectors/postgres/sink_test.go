@@ -330,3 +330,16 @@ func TestParseTableAndURL(t *testing.T) {
 		t.Fatalf("overrides: %+v %v", cfg.Conn, err)
 	}
 }
+
+// A value out of the range of its column's type in the table fails the write with the column named, as
+// Postgres' own cast would.
+func TestWriteOutOfRange(t *testing.T) {
+	r := newRig(t)
+	r.exec(`CREATE TABLE t (k int, v text)`)
+	s := r.open(r.config(kvSchema, nil), 0, 1)
+	defer s.Close()
+	err := s.Write(r.rowsOf([]int64{1, 1 << 40}, []string{"a", "b"}))
+	if err == nil || !strings.Contains(err.Error(), "column k: 1099511627776 is out of range for type integer") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -21,6 +21,8 @@ type tableInfo struct {
 	// Types are the sink's columns' types in the table as SQL text (format_type: "numeric(20,4)"), index for
 	// index with the sink's columns: the upsert statements cast their text to them.
 	Types []string
+	// Bases are their base types (pg_type.typname, a domain's base type's): the binary forms COPY sends.
+	Bases []string
 }
 
 // compatible lists, for each Arrow type a sink column may have, the Postgres base types its text form goes into.
@@ -150,6 +152,7 @@ func describe(ctx context.Context, c *pgx.Conn, cfg Config) (*tableInfo, error) 
 				f.Name, col.typ, cfg.Table.Quoted(), catalog.TypeOf(f.Type), strings.Join(want, ", "))
 		}
 		info.Types = append(info.Types, col.typ)
+		info.Bases = append(info.Bases, col.base)
 	}
 	for _, name := range order {
 		if !names[name] && cols[name].required {
