@@ -211,7 +211,9 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 		return bytesEncoder(a.Value), nil
 	case *array.Date32:
 		if typ == "date" {
-			return func(dst []byte, i int) ([]byte, error) { return fixed4(dst, uint32(int32(a.Value(i))-pgEpochDays)), nil }, nil
+			return func(dst []byte, i int) ([]byte, error) {
+				return fixed4(dst, uint32(int32(a.Value(i))-pgEpochDays)), nil
+			}, nil
 		}
 	case *array.Duration:
 		mul, div := int64(1), int64(1)
