@@ -1,8 +1,10 @@
 # clinksql: `make run` starts the engine, `make test` runs what CI runs.
 GO ?= go
 # Packages whose goroutines meet: always under the race detector (the connectors whose commit, client or log runs
-# beside the subtask: kafka, streamlog, and the two-phase file protocol with its file and parquet sinks).
+# beside the subtask: kafka, streamlog, the two-phase file protocol with its file and parquet sinks, and the Postgres
+# CDC source whose notifications come from the coordinator).
 RACE_PKGS := ./exec/... ./connectors/kafka/ ./connectors/streamlog/ ./connectors/txnfile/ ./connectors/file/ ./connectors/parquet/ \
+	./connectors/postgrescdc/ \
 	./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
 .PHONY: all build run test test-tools vet bench bench-nexmark bench-kafka crashtest difftest fuzz clean
