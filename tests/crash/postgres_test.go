@@ -76,18 +76,130 @@ func (d *datagenSource) String() string {
 	return fmt.Sprintf("datagen %d rows over %d keys at %d rows/s per subtask", d.rows, d.keys, d.perSec)
 }
 
+// cdcSource is the Postgres CDC source over a table src (id, k, v) that the test changes during the run:
+// rows inserted before the stream exists (the initial snapshot), then transactions of inserts, updates (of v,
+// of the group k, of both) and deletes while clinksql runs and is killed. Groups can empty out, so the sink sees
+// deletes. The expected result is Postgres' own GROUP BY over the table at the end.
+type cdcSource struct {
+	rng      *rand.Rand
+	next     int64 // the next id to insert
+	initial  int
+	duration time.Duration
+	full     bool // REPLICA IDENTITY FULL (else DEFAULT: the primary key, and the source keeps the rows)
+	keys     int64
+	txns     int
+}
+
+func (c *cdcSource) ddl(ctx context.Context, pg *pgtest.Postgres, db *pgx.Conn, rng *rand.Rand) ([]string, error) {
+	c.rng = rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	c.keys = 5 + rng.Int64N(40)
+	c.initial = rng.IntN(2000)
+	c.duration = time.Duration(3000+rng.IntN(4000)) * time.Millisecond
+	c.full = rng.IntN(2) == 0
+	stmts := []string{`CREATE TABLE src (id bigint PRIMARY KEY, k bigint NOT NULL, v bigint NOT NULL)`}
+	if c.full {
+		stmts = append(stmts, `ALTER TABLE src REPLICA IDENTITY FULL`)
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(ctx, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	for range c.initial {
+		if err := c.insert(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+	return []string{fmt.Sprintf(`CREATE STREAM src (id BIGINT, k BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH (connector = 'postgres-cdc', hostname = '127.0.0.1', port = '%d', username = 'postgres',
+  'database-name' = 'postgres', 'schema-name' = 'public', 'table-name' = 'src', 'slot.name' = 'clink_src',
+  sslmode = 'disable')`, pg.Port)}, nil
+}
+
+func (c *cdcSource) insert(ctx context.Context, db *pgx.Conn) error {
+	c.next++
+	_, err := db.Exec(ctx, `INSERT INTO src VALUES ($1, $2, $3)`, c.next, c.rng.Int64N(c.keys), c.rng.Int64N(2001)-1000)
+	return err
+}
+
+// drive runs random transactions for the source's duration: each of 1 to 20 changes, mostly inserts, some
+// updates (v, k or both), deletes of random ids and, rarely, of a whole group.
+func (c *cdcSource) drive(ctx context.Context, db *pgx.Conn) error {
+	end := time.Now().Add(c.duration)
+	for time.Now().Before(end) {
+		tx, err := db.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		for range 1 + c.rng.IntN(20) {
+			id := 1 + c.rng.Int64N(max(c.next, 1))
+			switch r := c.rng.IntN(100); {
+			case r < 2: // a whole group: the sink deletes its row
+				_, err = tx.Exec(ctx, `DELETE FROM src WHERE k = $1`, c.rng.Int64N(c.keys))
+			case r < 50 || c.next == 0:
+				c.next++
+				_, err = tx.Exec(ctx, `INSERT INTO src VALUES ($1, $2, $3)`, c.next, c.rng.Int64N(c.keys), c.rng.Int64N(2001)-1000)
+			case r < 60:
+				_, err = tx.Exec(ctx, `UPDATE src SET v = v + $2 WHERE id = $1`, id, c.rng.Int64N(21)-10)
+			case r < 70:
+				_, err = tx.Exec(ctx, `UPDATE src SET k = $2 WHERE id = $1`, id, c.rng.Int64N(c.keys))
+			case r < 80:
+				_, err = tx.Exec(ctx, `UPDATE src SET k = $2, v = $3 WHERE id = $1`, id, c.rng.Int64N(c.keys), c.rng.Int64N(2001)-1000)
+			default:
+				_, err = tx.Exec(ctx, `DELETE FROM src WHERE id = $1 OR (k = $2 AND id % 3 = 0)`, id, c.rng.Int64N(c.keys))
+			}
+			if err != nil {
+				tx.Rollback(ctx)
+				return err
+			}
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return err
+		}
+		c.txns++
+		time.Sleep(time.Duration(2+c.rng.IntN(15)) * time.Millisecond)
+	}
+	return nil
+}
+
+func (c *cdcSource) expected(ctx context.Context, db *pgx.Conn) ([]string, error) {
+	rows, err := db.Query(ctx, `SELECT k || '|' || count(*) || '|' || sum(v) || '|' || min(v) || '|' || max(v) FROM src GROUP BY k`)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	slices.Sort(out)
+	return out, err
+}
+
+func (c *cdcSource) String() string {
+	identity := "DEFAULT"
+	if c.full {
+		identity = "FULL"
+	}
+	return fmt.Sprintf("postgres-cdc over %d keys (REPLICA IDENTITY %s), %d rows in the snapshot, changes for %s",
+		c.keys, identity, c.initial, c.duration)
+}
+
 // completedRe is the coordinator's "checkpoint completed" (debug) line: the sinks' commits follow it.
 var completedRe = regexp.MustCompile(`msg="checkpoint completed"`)
 
-// newPGSource is the crash job's input.
-func newPGSource() pgSource { return &datagenSource{} }
+// newPGSource is the crash job's input: the Postgres CDC source, or with CRASH_PG_SOURCE=datagen a bounded
+// datagen stream (the harness without the CDC source).
+func newPGSource() pgSource {
+	if os.Getenv("CRASH_PG_SOURCE") == "datagen" {
+		return &datagenSource{}
+	}
+	return &cdcSource{}
+}
 
-// TestCrashKill9Postgres is the crash harness of the Postgres sink: per seeded iteration, a PostgreSQL cluster
-// (durable, logical replication, prepared transactions) outlives `clinksql serve`, which runs src -> an updating
-// GROUP BY k (COUNT, SUM, MIN, MAX) -> a Postgres upsert sink and is killed with SIGKILL at seeded random moments
-// (1 to 3 times), restarted on the same data directory each time. The sink table must end up equal to the same
-// GROUP BY computed over the source (polled, with the difference on timeout), and no prepared transaction may be
-// left once the server stopped.
+// TestCrashKill9Postgres is the crash harness of Postgres in and out: per seeded iteration, a PostgreSQL cluster
+// (durable, logical replication, prepared transactions) outlives `clinksql serve`, which runs a postgres-cdc
+// stream over table src -> an updating GROUP BY k (COUNT, SUM, MIN, MAX) -> a Postgres upsert sink, while the
+// test inserts, updates and deletes src's rows; clinksql is killed with SIGKILL at seeded random moments (1 to 3
+// times, half of them right after a "checkpoint completed" line, before the sink's COMMIT PREPARED) and restarted
+// on the same data directory each time. The sink table must end up equal to Postgres' own GROUP BY over src
+// (polled, with the difference on timeout), and no prepared transaction may be left once the server stopped.
 //
 // CRASH_N iterations (2 with -short, 200 otherwise), seeds from CRASH_SEED (default 1). A failing iteration keeps
 // its data directory and logs in /tmp/crash-pg-<seed>.
@@ -192,7 +304,8 @@ func runPostgresIteration(t *testing.T, seed int64) int {
 	}
 	conn.Close(context.Background())
 	driven := make(chan error, 1)
-	go func() { driven <- src.drive(ctx, db) }()
+	driver := pg.ConnectT(t) // its own connection: the harness reads pg_prepared_xacts meanwhile
+	go func() { driven <- src.drive(ctx, driver) }()
 
 	kills := 0
 	var at []string
@@ -251,7 +364,11 @@ func runPostgresIteration(t *testing.T, seed int64) int {
 	if got, err := aggRows(ctx, db); err != nil || !slices.Equal(got, want) {
 		t.Errorf("after the server stopped the table changed: %v", diffRows(got, want))
 	}
-	t.Logf("ok: %d runs, killed at %v", it.runs, at)
+	if c, ok := src.(*cdcSource); ok {
+		t.Logf("ok: %d runs, killed at %v; %d transactions on the source, %d rows and %d groups at the end", it.runs, at, c.txns, c.next, len(want))
+	} else {
+		t.Logf("ok: %d runs, killed at %v", it.runs, at)
+	}
 	return kills
 }
 
