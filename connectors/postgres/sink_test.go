@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -341,5 +342,29 @@ func TestWriteOutOfRange(t *testing.T) {
 	err := s.Write(r.rowsOf([]int64{1, 1 << 40}, []string{"a", "b"}))
 	if err == nil || !strings.Contains(err.Error(), "column k: 1099511627776 is out of range for type integer") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A Postgres server that crashes and restarts between PREPARE and COMMIT PREPARED keeps the prepared transaction;
+// Commit connects again and commits it.
+func TestCommitAfterServerRestart(t *testing.T) {
+	r := newRig(t)
+	r.exec(`CREATE TABLE t (k bigint, v text)`)
+	s := r.open(r.config(kvSchema, nil), 0, 1)
+	defer s.Close()
+	must(t, s.Write(r.rowsOf(seq(1, 10))))
+	must(t, s.PreCommit(1))
+	r.db.Close(context.Background())
+	r.pg.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	must(t, r.pg.Restart(ctx))
+	r.db = r.pg.ConnectT(t)
+	if got := r.prepared(); !slices.Equal(got, []string{"clink-job-1-sink-0-1"}) {
+		t.Fatalf("prepared transactions after the restart: %v", got)
+	}
+	must(t, s.Commit(1))
+	if got := r.rows(`SELECT count(*) FROM t`); got[0] != "10" {
+		t.Fatalf("rows %v, want 10", got)
 	}
 }
