@@ -39,6 +39,7 @@
 // with every sink column (type-compatible) and no other NOT NULL column without a default, and for an upsert sink
 // a primary key or unique index on exactly the key columns (42P10 otherwise). A prepared transaction holds its row
 // locks until COMMIT PREPARED: an upsert sink of parallelism > 1 must receive each key on one subtask (the
-// GROUP BY key as its PRIMARY KEY), or two subtasks could wait on each other's prepared rows until
-// lock_timeout.
+// GROUP BY key as its PRIMARY KEY), or two subtasks could wait on each other's prepared rows. The PRIMARY KEY
+// must be a key of the result: -U is skipped, so a change that moved a row to another key would leave the old.
+// A job dropped while a crash left its transactions prepared never settles them (no Open of it runs again).
 package postgres
