@@ -307,3 +307,65 @@ func TestEngineCreateSinkRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Postgres in and out: a postgres-cdc stream's updating GROUP BY into a materialized view and into a Postgres
+// upsert sink, while rows are inserted, updated and deleted in Postgres: the sink table equals the view, and
+// both equal Postgres' own GROUP BY over the source table.
+func TestEngineCDCIntoUpsertSinkEqualsView(t *testing.T) {
+	pg := pgtest.StartT(t, pgtest.Options{Logical: true, MaxPreparedTransactions: 20})
+	db := pg.ConnectT(t)
+	pgExec(t, db, `CREATE TABLE src (id int PRIMARY KEY, k int NOT NULL, v bigint NOT NULL)`)
+	pgExec(t, db, `INSERT INTO src SELECT i, i % 7, i * 10 FROM generate_series(1, 200) i`)
+	pgExec(t, db, `CREATE TABLE agg (k int PRIMARY KEY, n bigint, s bigint)`)
+	e := enginetest.Open(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := e.NewSession()
+	run := runner(t, ctx, s)
+	run(`SET checkpoint.interval = '100ms'`)
+	// A stream per job: a replication slot has one reader.
+	for _, name := range []string{"src", "src_mv"} {
+		run(fmt.Sprintf(`CREATE STREAM %s (id INT, k INT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (connector = 'postgres-cdc',
+			hostname = '127.0.0.1', port = '%d', username = 'postgres', 'database-name' = 'postgres', 'table-name' = 'src',
+			'slot.name' = '%s_slot', sslmode = 'disable')`, name, pg.Port, name))
+	}
+	run(`CREATE MATERIALIZED VIEW mv AS SELECT k, COUNT(*) AS n, SUM(v) AS s FROM src_mv GROUP BY k`)
+	run(fmt.Sprintf(`CREATE SINK agg (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+		WITH (connector = 'postgres', url = '%s', 'table-name' = 'agg')`, pg.DSN()))
+	run(`INSERT INTO agg SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k`)
+	for _, sql := range []string{
+		`UPDATE src SET v = v + 1 WHERE id % 3 = 0`,
+		`UPDATE src SET k = 100 WHERE id < 20`,
+		`DELETE FROM src WHERE k = 3`,
+		`INSERT INTO src SELECT i, i % 5, i FROM generate_series(201, 260) i`,
+		`DELETE FROM src WHERE id BETWEEN 30 AND 40`,
+	} {
+		pgExec(t, db, sql)
+	}
+	want := query(t, db, `SELECT k, count(*), sum(v) FROM src GROUP BY k`)
+	var sink, view []string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		sink = query(t, db, `SELECT k, n, s FROM agg`)
+		res := run(`SELECT k, n, s FROM mv`)
+		view = view[:0]
+		for _, r := range res[len(res)-1].Rows {
+			view = append(view, *r[0]+"|"+*r[1]+"|"+*r[2])
+		}
+		slices.Sort(view)
+		if slices.Equal(sink, want) && slices.Equal(view, want) {
+			return
+		}
+	}
+	jobs := run(`SHOW JOBS`)
+	var states []string
+	for _, r := range jobs[len(jobs)-1].Rows {
+		var parts []string
+		for _, v := range r {
+			if v != nil {
+				parts = append(parts, *v)
+			}
+		}
+		states = append(states, strings.Join(parts, " "))
+	}
+	t.Fatalf("after a minute:\nsink %v\nview %v\nwant %v\njobs %v", sink, view, want, states)
+}
