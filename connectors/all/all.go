@@ -9,5 +9,6 @@ import (
 	_ "github.com/clinksql/clinksql/connectors/kafka"
 	_ "github.com/clinksql/clinksql/connectors/nexmark"
 	_ "github.com/clinksql/clinksql/connectors/parquet"
+	_ "github.com/clinksql/clinksql/connectors/postgres"
 	_ "github.com/clinksql/clinksql/connectors/postgrescdc"
 )

@@ -92,7 +92,12 @@ func sinkTakesChangelog(target *catalog.Object) bool {
 		return false
 	}
 	c, ok := connectors.LookupSink(target.Connector())
-	return ok && c.Capabilities(sinkOptions(target.Options)).Changelog
+	if !ok {
+		return false
+	}
+	// A connector that takes a PRIMARY KEY applies a changelog by it: only a sink that declares one takes it.
+	caps := c.Capabilities(sinkOptions(target.Options))
+	return caps.Changelog && (!caps.PrimaryKey || len(target.PrimaryKey) > 0)
 }
 
 // configError turns a connector's configuration error into the statement's: its SQLSTATE (never XX000: what a

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -124,6 +125,9 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pk, err = upsertSinkKey(opts, pos, pk, cols); err != nil {
+		return nil, err
+	}
 	obj := &catalog.Object{Kind: catalog.Sink, Name: cs.Name, Columns: cols, Options: opts, PrimaryKey: pk}
 	switch conn := opts["connector"]; conn {
 	case "":
@@ -229,6 +233,37 @@ func sinkPrimaryKey(opts map[string]string) []string {
 		}
 	}
 	return keys
+}
+
+// upsertSinkKey is the key of an upsert sink (type = 'upsert') whose connector applies a changelog by its
+// PRIMARY KEY itself (a keyed changelog sink: a database table): its 'primary_key' becomes its PRIMARY KEY, so
+// that both spellings declare the same sink, which takes the changelog without a row kind column. pk is the
+// declared PRIMARY KEY; a 'primary_key' that names other columns is refused. Other sinks keep pk.
+func upsertSinkKey(opts map[string]string, pos map[string]int, pk []string, cols []catalog.Column) ([]string, error) {
+	if !strings.EqualFold(opts["type"], "upsert") {
+		return pk, nil
+	}
+	c, ok := connectors.LookupSink(opts["connector"])
+	if !ok {
+		return pk, nil
+	}
+	if caps := c.Capabilities(sinkOptions(opts)); !caps.Changelog || !caps.PrimaryKey {
+		return pk, nil
+	}
+	keys := sinkPrimaryKey(opts)
+	for _, k := range keys {
+		if !slices.ContainsFunc(cols, func(c catalog.Column) bool { return c.Name == k }) {
+			return pk, nil // refused with the other upsert sinks' keys
+		}
+	}
+	if len(pk) > 0 && len(keys) > 0 && !slices.Equal(pk, keys) {
+		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["primary_key"], "'primary_key' (%s) and the PRIMARY KEY (%s) differ",
+			strings.Join(keys, ", "), strings.Join(pk, ", "))
+	}
+	if len(pk) > 0 {
+		return pk, nil
+	}
+	return keys, nil
 }
 
 // isUpsertSink reports whether a sink takes a changelog.

@@ -210,7 +210,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 		return nil, nil, false, err
 	}
 	schema := schemaOf(root.columns())
-	if isUpsertSink(target) {
+	if isUpsertSink(target) && !sinkTakesChangelog(target) {
 		factory, withKind := operators.NewRowKindColumn(sinkRowKindColumn, schema)
 		top = l.add(&PNode{ID: "row-kind", Kind: exec.OperatorNode, Parallelism: top.Parallelism,
 			Inputs: []PEdge{{From: top, Exchange: exec.ForwardExchange()}}, Label: "RowKind: column " + sinkRowKindColumn,
