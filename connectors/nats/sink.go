@@ -1,0 +1,343 @@
+package nats
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/textform"
+	"github.com/clinksql/clinksql/state"
+)
+
+// SinkConfig is a NATS JetStream sink.
+type SinkConfig struct {
+	Client  Client
+	Subject string
+	Format  string
+	Schema  *arrow.Schema
+	// StagingDir holds the staged messages of every job's sinks (<StagingDir>/<job>/<operator>-<subtask>-<N>.msgs).
+	StagingDir string
+}
+
+// SinkOptionNames lists the sink's options.
+func SinkOptionNames() []string { return slices.Sorted(slices.Values(sinkOptions)) }
+
+// SinkConfigFromOptions reads and checks a sink's options.
+func SinkConfigFromOptions(schema *arrow.Schema, meta []string, opts map[string]string, path func(string) (string, error)) (SinkConfig, error) {
+	cfg := SinkConfig{Schema: schema}
+	var err error
+	if cfg.Client, err = clientFromOptions("sink", opts, path); err != nil {
+		return cfg, err
+	}
+	cfg.Subject = strings.TrimSpace(opts["nats.subject"])
+	if cfg.Subject == "" {
+		return cfg, optionError("", "connector 'nats' (sink) needs 'nats.subject' (the subject to publish to)")
+	}
+	if !validSubject(cfg.Subject, false) {
+		return cfg, optionError("nats.subject", "option 'nats.subject' = '%s': not a subject to publish to (no wildcards)", cfg.Subject)
+	}
+	for i, m := range meta {
+		if m != "" {
+			return cfg, connectors.ColumnError(schema.Field(i).Name, "nats sink: metadata column %s ('%s'): the sink writes no metadata", schema.Field(i).Name, m)
+		}
+	}
+	if cfg.Format, err = format("sink", opts, schema.Fields()); err != nil {
+		return cfg, err
+	}
+	if cfg.Format != FormatRaw {
+		if err := connectors.CheckSinkColumns("nats", schema, textform.CheckType); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// publishTimeout bounds waiting for the acknowledgements of one staged checkpoint's messages.
+const publishTimeout = 2 * time.Minute
+
+// sink stages each checkpoint's encoded messages in a checksummed file at PreCommit and publishes them with
+// deterministic message ids at Commit (doc.go).
+type sink struct {
+	cfg   SinkConfig
+	log   *slog.Logger
+	fsys  state.FS
+	dir   string
+	idPre string // <job>-<operator>-<subtask>-
+	file  string // <operator>-<subtask>-
+	nc    *natsgo.Conn
+	js    jetstream.JetStream
+
+	enc  *textform.Row
+	buf  []byte // the open transaction: uvarint length, payload, ...
+	rows int
+
+	mu     sync.Mutex // staged and publishing: Commit runs on another goroutine
+	staged []uint64
+	connectors.Committed
+}
+
+var (
+	_ exec.Sink         = (*sink)(nil)
+	_ exec.SinkProgress = (*sink)(nil)
+)
+
+// NewSink returns a sink subtask.
+func NewSink(cfg SinkConfig) exec.Sink { return &sink{cfg: cfg} }
+
+func (s *sink) Open(ctx *exec.TaskContext) error {
+	s.log = ctx.Log
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.fsys = ctx.FS
+	if s.fsys == nil {
+		s.fsys = state.OS
+	}
+	if s.cfg.Format != FormatRaw {
+		var err error
+		if s.enc, err = textform.NewRow(s.cfg.Format, s.cfg.Schema); err != nil {
+			return fmt.Errorf("nats sink: %w", err)
+		}
+	}
+	s.idPre = fmt.Sprintf("%s-%s-%d-", ctx.Job, ctx.Operator, ctx.Subtask)
+	s.file = fmt.Sprintf("%s-%d-", sanitize(ctx.Operator), ctx.Subtask)
+	s.dir = filepath.Join(s.cfg.StagingDir, sanitize(ctx.Job))
+	if err := s.fsys.MkdirAll(s.dir); err != nil {
+		return fmt.Errorf("nats sink: staging directory: %w", err)
+	}
+	var err error
+	if s.nc, err = s.cfg.Client.Connect("clinksql " + ctx.Job + " sink"); err != nil {
+		return fmt.Errorf("nats sink: connecting to %s: %w", redact(s.cfg.Client.URL), err)
+	}
+	if s.js, err = jetstream.New(s.nc, jetstream.WithPublishAsyncMaxPending(4096)); err != nil {
+		return fmt.Errorf("nats sink: %w", err)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	if err := s.checkStream(rctx); err != nil {
+		return err
+	}
+	// Recovery: a staged checkpoint that completed is published again (the stream's duplicate window drops what
+	// an earlier attempt published), every other one deleted.
+	ids, err := s.stagedFiles()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if ctx.IsCompleted != nil && ctx.IsCompleted(id) {
+			if err := s.publish(id); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.fsys.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("nats sink: recovery: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkStream refuses a subject no stream captures, and a stream without a duplicate window.
+func (s *sink) checkStream(ctx context.Context) error {
+	name, err := s.js.StreamNameBySubject(ctx, s.cfg.Subject)
+	if err != nil {
+		return fmt.Errorf("nats sink: no JetStream stream captures subject %q: %w", s.cfg.Subject, err)
+	}
+	st, err := s.js.Stream(ctx, name)
+	if err != nil {
+		return fmt.Errorf("nats sink: stream %q: %w", name, err)
+	}
+	if d := st.CachedInfo().Config.Duplicates; d <= 0 {
+		return fmt.Errorf("nats sink: stream %q has no duplicate window (duplicate_window 0): the sink's exactly-once publishing needs one (the default is 2 minutes)", name)
+	}
+	return nil
+}
+
+func (s *sink) path(id uint64) string {
+	return filepath.Join(s.dir, s.file+strconv.FormatUint(id, 10)+".msgs")
+}
+
+// stagedFiles lists the ids this subtask staged, ascending.
+func (s *sink) stagedFiles() ([]uint64, error) {
+	ents, err := s.fsys.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("nats sink: %w", err)
+	}
+	var ids []uint64
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, s.file) || !strings.HasSuffix(n, ".msgs") {
+			continue
+		}
+		id, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(n, s.file), ".msgs"), 10, 64)
+		if err != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Write encodes the batch's rows into the open transaction.
+func (s *sink) Write(b exec.Batch) error {
+	defer b.Release()
+	rec := b.Rec
+	n := int(rec.NumRows())
+	if s.enc != nil {
+		if err := s.enc.Bind(rec.Columns()); err != nil {
+			return fmt.Errorf("nats sink: %w", err)
+		}
+		defer s.enc.Unbind()
+	}
+	var scratch []byte
+	for i := range n {
+		if b.Kinds != nil && b.Kinds[i] != exec.Insert {
+			return errors.New("nats sink: an append-only sink got an update or a delete")
+		}
+		scratch = scratch[:0]
+		if s.enc != nil {
+			scratch = s.enc.Append(scratch, i)
+		} else {
+			switch a := rec.Column(0).(type) {
+			case *array.String:
+				scratch = append(scratch, a.Value(i)...)
+			case *array.Binary:
+				scratch = append(scratch, a.Value(i)...)
+			}
+		}
+		s.buf = binary.AppendUvarint(s.buf, uint64(len(scratch)))
+		s.buf = append(s.buf, scratch...)
+		s.rows++
+	}
+	return nil
+}
+
+// PreCommit seals the open transaction under id: its messages, framed and checksummed, in a staged file (none
+// when it has no rows).
+func (s *sink) PreCommit(id uint64) error {
+	if s.rows == 0 {
+		return nil
+	}
+	if err := state.WriteFramed(s.fsys, s.path(id), s.buf); err != nil {
+		return fmt.Errorf("nats sink: staging checkpoint %d: %w", id, err)
+	}
+	s.buf, s.rows = s.buf[:0], 0
+	s.mu.Lock()
+	s.staged = append(s.staged, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// Commit publishes the staged messages of every checkpoint <= id, waits for every acknowledgement, then deletes
+// the staged files.
+func (s *sink) Commit(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var left []uint64
+	for _, sid := range s.staged {
+		if sid > id {
+			left = append(left, sid)
+			continue
+		}
+		if err := s.publish(sid); err != nil {
+			return err
+		}
+	}
+	s.staged = left
+	return nil
+}
+
+// publish publishes staged checkpoint id's messages with their ids (<job>-<operator>-<subtask>-<id>-<seq>) and
+// deletes its file once the stream acknowledged every one. A file already gone was published.
+func (s *sink) publish(id uint64) error {
+	data, err := state.ReadFramed(s.fsys, s.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("nats sink: staged checkpoint %d: %w", id, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	pre := s.idPre + strconv.FormatUint(id, 10) + "-"
+	futs := make([]jetstream.PubAckFuture, 0, 4096)
+	var bytes int64
+	wait := func() error {
+		for _, f := range futs {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				return fmt.Errorf("nats sink: publishing checkpoint %d: %w", id, err)
+			case <-ctx.Done():
+				return fmt.Errorf("nats sink: publishing checkpoint %d: no acknowledgement: %w", id, ctx.Err())
+			}
+		}
+		futs = futs[:0]
+		return nil
+	}
+	for seq := 1; len(data) > 0; seq++ {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || uint64(len(data)-k) < n {
+			return fmt.Errorf("nats sink: staged checkpoint %d: bad framing", id)
+		}
+		payload := data[k : k+int(n)]
+		data = data[k+int(n):]
+		m := &natsgo.Msg{Subject: s.cfg.Subject, Data: payload, Header: natsgo.Header{}}
+		m.Header.Set(jetstream.MsgIDHeader, pre+strconv.Itoa(seq))
+		f, err := s.js.PublishMsgAsync(m)
+		if err != nil {
+			return fmt.Errorf("nats sink: publishing checkpoint %d: %w", id, err)
+		}
+		bytes += int64(len(payload))
+		futs = append(futs, f)
+		if len(futs) == cap(futs) {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := wait(); err != nil {
+		return err
+	}
+	if err := s.fsys.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("nats sink: %w", err)
+	}
+	s.Add(bytes)
+	return nil
+}
+
+// Abort deletes staged checkpoint id.
+func (s *sink) Abort(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staged = slices.DeleteFunc(s.staged, func(x uint64) bool { return x == id })
+	if err := s.fsys.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("nats sink: %w", err)
+	}
+	return nil
+}
+
+// Close leaves the staged files for the next Open.
+func (s *sink) Close() error {
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	return nil
+}
