@@ -206,3 +206,93 @@ func TestSourceAcksOnlyOnCompletion(t *testing.T) {
 		}
 	}
 }
+
+// A restore from a checkpoint that covered only part of what was delivered: the consumer is reset, so the server
+// delivers the rest again at once (AckWait is 10 minutes: waiting for it would time the test out), and every
+// message after the checkpoint is read exactly once, none before it.
+func TestSourceRestoreRedeliversPromptlyOnce(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := sourceConfig(t, srv.URL(), "c", map[string]string{"nats.ack-wait": "10 min"})
+	publishIDs(t, ctx, js, 0, 600)
+	a := openDirect(t, cfg, nil)
+	a.readUntil(ctx, 600)
+	off, err := a.src.(exec.CheckpointOffsetter).SnapshotOffsetAt(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Checkpoint 1 completed, but the process dies before its acks went out; 400 more are delivered and never
+	// acknowledged.
+	publishIDs(t, ctx, js, 600, 1000)
+	a.readUntil(ctx, 1000)
+	if _, err := a.src.(exec.CheckpointOffsetter).SnapshotOffsetAt(2); err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	if f, p := ackFloor(t, ctx, js, "c"); f != 0 || p != 1000 {
+		t.Fatalf("before the restore: ack floor %d, %d pending; want 0 and 1000", f, p)
+	}
+
+	b := openDirect(t, cfg, off)
+	defer b.close()
+	b.readUntil(ctx, 400)
+	b.idle(ctx)
+	for i, id := range b.ids {
+		if id != int64(600+i) {
+			t.Fatalf("after the restore row %d has id %d, want %d", i, id, 600+i)
+		}
+	}
+	c, _ := js.Consumer(ctx, "IN", "c")
+	ci, _ := c.Info(ctx)
+	t.Logf("after the restore: delivered %d (consumer sequence %d), redelivered %d, ack floor %d", ci.Delivered.Stream,
+		ci.Delivered.Consumer, ci.NumRedelivered, ci.AckFloor.Stream)
+	if _, err := b.src.(exec.CheckpointOffsetter).SnapshotOffsetAt(3); err != nil {
+		t.Fatal(err)
+	}
+	b.src.(exec.CheckpointListener).NotifyCheckpointComplete(3)
+	b.idle(ctx)
+	waitFloor(t, ctx, js, "c", 1000)
+}
+
+// A message the server redelivers (AckWait passed) while the checkpoint covering it is in flight is dropped by
+// its stream sequence, and acknowledged with that checkpoint.
+func TestSourceDropsRedeliveryInFlight(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := sourceConfig(t, srv.URL(), "c", map[string]string{"nats.ack-wait": "300 ms"})
+	publishIDs(t, ctx, js, 0, 100)
+	d := openDirect(t, cfg, nil)
+	defer d.close()
+	d.readUntil(ctx, 100)
+	if _, err := d.src.(exec.CheckpointOffsetter).SnapshotOffsetAt(1); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the server redelivered them (the consumer counts redeliveries), reading all the while.
+	c, _ := js.Consumer(ctx, "IN", "c")
+	for {
+		d.idle(ctx)
+		ci, err := c.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci.NumRedelivered >= 100 || ci.Delivered.Consumer >= 200 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no redelivery")
+		}
+	}
+	d.idle(ctx)
+	d.src.(exec.CheckpointListener).NotifyCheckpointComplete(1)
+	d.idle(ctx)
+	waitFloor(t, ctx, js, "c", 100)
+	if len(d.ids) != 100 {
+		t.Fatalf("read %d rows, want 100", len(d.ids))
+	}
+}
