@@ -206,6 +206,16 @@ func (s *Server) signal(sig os.Signal) {
 	}
 }
 
+// Pid is the server process's id (0 when it is not running).
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Pause stops the process (SIGSTOP): connections stay open and nothing answers.
 func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
 
