@@ -59,10 +59,14 @@
 // Guarantee: each row is stored in the stream exactly once provided a commit interrupted by a crash is redone
 // within the stream's duplicate window (nats-server's default 2 minutes; the restart re-publishes with the same
 // message ids and the stream drops the ones it stored). A restart later than the window after the interrupted
-// publish can store that checkpoint's messages twice. Readers may see a checkpoint's messages appear over the
-// time its commit takes (no atomic batch per checkpoint: nats-server 2.12+ atomic batches are limited to 1000
-// messages by default, and nats.go has no API for them yet). Open refuses a subject no stream captures and a
-// stream without a duplicate window.
+// publish can store that checkpoint's messages twice. On a stream that allows atomic batch publishing
+// (nats-server 2.12+, AllowAtomicPublish) a checkpoint of at most 1000 messages (the server's default batch limit)
+// is published as one atomic batch (Nats-Batch-Id = <job>-<operator>-<subtask>-<N>, its last message committing
+// it): readers see all of it or none. A batch the server refuses (one of its ids stored already, as after a crash
+// during the commit; a limit) is published again message by message, the duplicate window dropping what was
+// stored. Larger checkpoints, and streams without atomic publishing, are published message by message: readers
+// may see such a checkpoint's messages appear over the time its commit takes. Open refuses a subject no stream
+// captures and a stream without a duplicate window.
 //
 // It must never acknowledge a message before the checkpoint covering it completed, call the server from the
 // coordinator's goroutine, or publish a checkpoint's messages before it completed.

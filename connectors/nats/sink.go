@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"encoding/json"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -82,6 +83,9 @@ type sink struct {
 	file  string // <operator>-<subtask>-
 	nc    *natsgo.Conn
 	js    jetstream.JetStream
+	// atomic: the stream allows atomic batch publishing (nats-server 2.12+, AllowAtomicPublish): a checkpoint of
+	// at most maxAtomicBatch messages is published as one batch.
+	atomic bool
 
 	enc  *textform.Row
 	buf  []byte // the open transaction: uvarint length, payload, ...
@@ -163,9 +167,11 @@ func (s *sink) checkStream(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nats sink: stream %q: %w", name, err)
 	}
-	if d := st.CachedInfo().Config.Duplicates; d <= 0 {
+	cfg := st.CachedInfo().Config
+	if cfg.Duplicates <= 0 {
 		return fmt.Errorf("nats sink: stream %q has no duplicate window (duplicate_window 0): the sink's exactly-once publishing needs one (the default is 2 minutes)", name)
 	}
+	s.atomic = cfg.AllowAtomicPublish
 	return nil
 }
 
@@ -274,11 +280,28 @@ func (s *sink) publish(id uint64) error {
 	if err != nil {
 		return fmt.Errorf("nats sink: staged checkpoint %d: %w", id, err)
 	}
+	var payloads [][]byte
+	for len(data) > 0 {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || uint64(len(data)-k) < n {
+			return fmt.Errorf("nats sink: staged checkpoint %d: bad framing", id)
+		}
+		payloads = append(payloads, data[k:k+int(n)])
+		data = data[k+int(n):]
+	}
+	pre := s.idPre + strconv.FormatUint(id, 10) + "-"
+	if s.atomic && len(payloads) <= maxAtomicBatch && len(pre) <= 64 {
+		err := s.publishAtomic(pre, payloads)
+		if err == nil {
+			return s.published(id, payloads)
+		}
+		// The batch was refused as a whole (one of its ids is stored already, the server's batch limits, ...):
+		// publish the messages one by one, the duplicate window dropping those stored before.
+		s.log.Debug("nats sink: atomic batch refused, publishing one by one", "checkpoint", id, "error", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
-	pre := s.idPre + strconv.FormatUint(id, 10) + "-"
 	futs := make([]jetstream.PubAckFuture, 0, 4096)
-	var bytes int64
 	wait := func() error {
 		for _, f := range futs {
 			select {
@@ -292,20 +315,13 @@ func (s *sink) publish(id uint64) error {
 		futs = futs[:0]
 		return nil
 	}
-	for seq := 1; len(data) > 0; seq++ {
-		n, k := binary.Uvarint(data)
-		if k <= 0 || uint64(len(data)-k) < n {
-			return fmt.Errorf("nats sink: staged checkpoint %d: bad framing", id)
-		}
-		payload := data[k : k+int(n)]
-		data = data[k+int(n):]
+	for i, payload := range payloads {
 		m := &natsgo.Msg{Subject: s.cfg.Subject, Data: payload, Header: natsgo.Header{}}
-		m.Header.Set(jetstream.MsgIDHeader, pre+strconv.Itoa(seq))
+		m.Header.Set(jetstream.MsgIDHeader, pre+strconv.Itoa(i+1))
 		f, err := s.js.PublishMsgAsync(m)
 		if err != nil {
 			return fmt.Errorf("nats sink: publishing checkpoint %d: %w", id, err)
 		}
-		bytes += int64(len(payload))
 		futs = append(futs, f)
 		if len(futs) == cap(futs) {
 			if err := wait(); err != nil {
@@ -316,10 +332,62 @@ func (s *sink) publish(id uint64) error {
 	if err := wait(); err != nil {
 		return err
 	}
+	return s.published(id, payloads)
+}
+
+// published deletes staged checkpoint id once the stream stored all its messages.
+func (s *sink) published(id uint64, payloads [][]byte) error {
 	if err := s.fsys.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("nats sink: %w", err)
 	}
-	s.Add(bytes)
+	var n int64
+	for _, p := range payloads {
+		n += int64(len(p))
+	}
+	s.Add(n)
+	return nil
+}
+
+// maxAtomicBatch is nats-server's default limit of an atomic batch's messages.
+const maxAtomicBatch = 1000
+
+// publishAtomic publishes payloads as one atomic batch (Nats-Batch-Id: the ids' prefix; the last message
+// commits it) and waits for the commit's acknowledgement: the stream stores all of them or none.
+func (s *sink) publishAtomic(pre string, payloads [][]byte) error {
+	batch := strings.TrimSuffix(pre, "-")
+	for i, p := range payloads {
+		m := &natsgo.Msg{Subject: s.cfg.Subject, Data: p, Header: natsgo.Header{}}
+		m.Header.Set(jetstream.MsgIDHeader, pre+strconv.Itoa(i+1))
+		m.Header.Set("Nats-Batch-Id", batch)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		if i < len(payloads)-1 {
+			if err := s.nc.PublishMsg(m); err != nil {
+				return err
+			}
+			continue
+		}
+		m.Header.Set("Nats-Batch-Commit", "1")
+		resp, err := s.nc.RequestMsg(m, publishTimeout)
+		if err != nil {
+			return err
+		}
+		var ack struct {
+			Error *struct {
+				Code        int    `json:"err_code"`
+				Description string `json:"description"`
+			} `json:"error"`
+			Count int `json:"count"`
+		}
+		if err := json.Unmarshal(resp.Data, &ack); err != nil {
+			return fmt.Errorf("commit acknowledgement %q: %w", resp.Data, err)
+		}
+		if ack.Error != nil {
+			return fmt.Errorf("%s (%d)", ack.Error.Description, ack.Error.Code)
+		}
+		if ack.Count != len(payloads) {
+			return fmt.Errorf("the batch's commit acknowledged %d messages, not %d", ack.Count, len(payloads))
+		}
+	}
 	return nil
 }
 

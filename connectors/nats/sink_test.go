@@ -158,3 +158,64 @@ func TestSinkRefusesUncapturedSubject(t *testing.T) {
 	}
 	s.Close()
 }
+
+// On a stream that allows atomic batch publishing, a checkpoint's messages are stored as one batch (all or
+// none); republished after a crash, the batch is refused for its stored ids and nothing is stored twice; a
+// checkpoint above the server's batch limit is published message by message.
+func TestSinkAtomicBatch(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute, AllowAtomicPublish: true})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	cfg := sinkCfg(t, srv.URL(), dir)
+	a := openSink(t, cfg, func(uint64) bool { return false })
+	if err := a.Write(idBatch(mem, 0, 50)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	staged, _ := filepath.Glob(filepath.Join(dir, "*", "*-1.msgs"))
+	if len(staged) != 1 {
+		t.Fatalf("staged %v", staged)
+	}
+	keep, err := os.ReadFile(staged[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := natstest.ReadAll(ctx, js, "OUT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 50 || msgs[0].Headers().Get("Nats-Batch-Id") != "j-snk-0-1" {
+		t.Fatalf("%d messages, the first with batch id %q: want 50 in batch j-snk-0-1", len(msgs), msgs[0].Headers().Get("Nats-Batch-Id"))
+	}
+	a.Close()
+	if err := os.WriteFile(staged[0], keep, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := openSink(t, cfg, func(id uint64) bool { return id == 1 })
+	defer b.Close()
+	if n := streamMsgs(t, ctx, js); n != 50 {
+		t.Fatalf("after the republish %d messages, want 50", n)
+	}
+	if err := b.Write(idBatch(mem, 100, 1600)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PreCommit(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(2); err != nil {
+		t.Fatal(err)
+	}
+	if n := streamMsgs(t, ctx, js); n != 1550 {
+		t.Fatalf("%d messages, want 1550", n)
+	}
+}

@@ -46,7 +46,9 @@ type natsRun struct {
 func startNATS(t *testing.T, c *iterConfig) *natsRun {
 	srv := natstest.StartT(t, natstest.Options{})
 	srv.CreateStream(t, jetstream.StreamConfig{Name: natsIn, Subjects: []string{"ev.>"}})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: natsAgg, Subjects: []string{"agg.>"}, Duplicates: 5 * time.Minute})
+	// Every other seed's sink stream allows atomic batches (a checkpoint's messages stored all or none).
+	srv.CreateStream(t, jetstream.StreamConfig{Name: natsAgg, Subjects: []string{"agg.>"}, Duplicates: 5 * time.Minute,
+		AllowAtomicPublish: c.Seed%2 == 0})
 	n := &natsRun{srv: srv, js: srv.JetStream(t), rows: c.generate(), done: make(chan error, 1)}
 	n.ctx, n.stop = context.WithCancel(context.Background())
 	t.Cleanup(n.stop)
