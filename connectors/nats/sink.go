@@ -2,8 +2,8 @@ package nats
 
 import (
 	"context"
-	"encoding/json"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
