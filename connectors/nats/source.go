@@ -82,6 +82,7 @@ type source struct {
 	cur      []string  // reply subjects of the messages delivered since the last barrier
 	pending  []covered // snapshots whose checkpoints are not known complete, oldest first
 	stalled  bool      // logged that max-ack-pending stalls the consumer
+	latest   uint64    // a new consumer of 'latest-offset' starts after this stream sequence
 
 	// completed is the highest checkpoint id notified complete (set by the coordinator's goroutine).
 	mu        sync.Mutex
@@ -212,8 +213,12 @@ func (s *source) openConsumer(ctx context.Context) error {
 	switch {
 	case s.restored && s.restHigh > 0:
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, s.restHigh+1
-	case s.cfg.Startup == StartLatest:
-		cc.DeliverPolicy = jetstream.DeliverNewPolicy
+	case s.cfg.Startup == StartLatest && !s.restored:
+		// After the stream's last message now, as an exact sequence: the offset covers everything before it, so a
+		// restore before the first message read starts at the same place, not at the then latest.
+		last := st.CachedInfo().State.LastSeq
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
+		s.latest = last
 	default:
 		cc.DeliverPolicy = jetstream.DeliverAllPolicy
 	}
@@ -225,6 +230,7 @@ func (s *source) openConsumer(ctx context.Context) error {
 			return fmt.Errorf("nats source: creating a consumer on stream %q: %w", s.cfg.Stream, err)
 		}
 		s.consumer = c.CachedInfo().Name
+		s.startAfter(s.latest)
 	} else {
 		c, err := st.Consumer(ctx, s.cfg.Consumer)
 		switch {
@@ -232,6 +238,7 @@ func (s *source) openConsumer(ctx context.Context) error {
 			if c, err = st.CreateConsumer(ctx, cc); err != nil {
 				return fmt.Errorf("nats source: creating durable consumer %q on stream %q: %w", s.cfg.Consumer, s.cfg.Stream, err)
 			}
+			s.startAfter(s.latest)
 		case err != nil:
 			return fmt.Errorf("nats source: consumer %q of stream %q: %w", s.cfg.Consumer, s.cfg.Stream, err)
 		default:
@@ -276,6 +283,11 @@ func (s *source) openConsumer(ctx context.Context) error {
 	}
 	s.log.Info("nats source: consuming", "stream", s.cfg.Stream, "consumer", s.consumer, "restored_sequence", s.restHigh)
 	return nil
+}
+
+// startAfter makes a new consumer's start (after stream sequence last) the position: checkpoints cover it.
+func (s *source) startAfter(last uint64) {
+	s.produced, s.acked = max(s.produced, last), max(s.acked, last)
 }
 
 func sanitize(s string) string {
@@ -544,12 +556,11 @@ func (s *source) SnapshotOffsetAt(id uint64) ([]byte, error) {
 	if s.nc == nil {
 		return nil, errors.New("nats source: snapshot before open")
 	}
-	if len(s.cur) > 0 || len(s.pending) == 0 || s.pending[len(s.pending)-1].high != s.produced {
+	// Nothing new since the last barrier: nothing to record (whatever is pending waits for its own, lower, id, and
+	// the completion of this one implies it).
+	if len(s.cur) > 0 {
 		s.pending = append(s.pending, covered{id: id, high: s.produced, replies: s.cur})
 		s.cur = nil
-	} else {
-		// Nothing new: the last snapshot's messages are covered by this checkpoint as well.
-		s.pending[len(s.pending)-1].id = id
 	}
 	s.log.Debug("nats source: checkpoint covers", "checkpoint", id, "sequence", s.produced)
 	return encodeOffset(s.produced, s.cfg.Stream), nil

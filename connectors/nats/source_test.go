@@ -296,3 +296,31 @@ func TestSourceDropsRedeliveryInFlight(t *testing.T) {
 		t.Fatalf("read %d rows, want 100", len(d.ids))
 	}
 }
+
+// 'latest-offset' starts a new consumer after the stream's last message at the first start, as an exact
+// sequence: a restore from a checkpoint taken before anything was read starts there too (not at the then latest
+// message), so what was published meanwhile is read.
+func TestSourceLatestOffsetRestore(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	publishIDs(t, ctx, js, 0, 10)
+	cfg := sourceConfig(t, srv.URL(), "", map[string]string{"scan.startup.mode": "latest-offset"})
+	a := openDirect(t, cfg, nil)
+	a.idle(ctx)
+	off, err := a.src.(exec.CheckpointOffsetter).SnapshotOffsetAt(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	publishIDs(t, ctx, js, 10, 20)
+	b := openDirect(t, cfg, off)
+	defer b.close()
+	b.readUntil(ctx, 10)
+	b.idle(ctx)
+	if b.ids[0] != 10 || b.ids[9] != 19 {
+		t.Fatalf("read %v, want 10..19", b.ids)
+	}
+}
