@@ -31,7 +31,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, srv: natstest.StartT(t, natstest.Options{}), dir: t.TempDir()}
 	h.js = h.srv.JetStream(t)
-	h.ctx, h.stop = context.WithTimeout(context.Background(), 60*time.Second)
+	h.ctx, h.stop = context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(h.stop)
 	h.open()
 	t.Cleanup(h.close)
@@ -124,24 +124,6 @@ func (h *harness) flushUntil(stream string, n int) []outRow {
 		}
 		select {
 		case <-h.ctx.Done():
-			if c, err := h.js.Consumer(context.Background(), "IN", "c1"); err == nil {
-				ci, _ := c.Info(context.Background())
-				b, _ := json.Marshal(ci)
-				h.t.Logf("consumer: %s", b)
-			}
-			h.ctx, h.stop = context.WithTimeout(context.Background(), 30*time.Second)
-			rows, ids := h.read(stream)
-			seen := map[int64]bool{}
-			for _, r := range rows {
-				seen[r.ID] = true
-			}
-			var miss []int
-			for i := range n {
-				if !seen[int64(i)] {
-					miss = append(miss, i)
-				}
-			}
-			h.t.Logf("missing %d: %v; first ids %v", len(miss), miss[:min(len(miss), 50)], ids[:min(len(ids), 5)])
 			h.t.Fatalf("the output stream %s holds %d messages, want %d", stream, st.CachedInfo().State.Msgs, n)
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -196,5 +178,46 @@ func TestEngineNATSToNATS(t *testing.T) {
 		if id == "" {
 			t.Fatal("an output message without Nats-Msg-Id")
 		}
+	}
+}
+
+// Across an engine restart (its jobs restored from their last completed checkpoints while messages are being
+// published, so some were delivered to the closed engine and never acknowledged), every message reaches the
+// sink exactly once.
+func TestEngineNATSRestartOnce(t *testing.T) {
+	h := newHarness(t)
+	h.pipeline("c2")
+	h.publish("in.a", 0, 2000)
+	h.flushUntil("OUT", 2000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var ps [][]byte
+		for i := 2000; i < 2500; i++ {
+			ps = append(ps, fmt.Appendf(nil, `{"id": %d, "v": "v%d"}`, i, i))
+		}
+		if err := natstest.Publish(h.ctx, h.js, "in.a", ps); err != nil {
+			t.Error(err)
+		}
+	}()
+	h.close()
+	<-done
+	h.publish("in.a", 2500, 3000)
+	h.open()
+	rows := h.flushUntil("OUT", 3000)
+	checkOnce(t, rows, 3000)
+	c, err := h.js.Consumer(h.ctx, "IN", "c2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ci, err := c.Info(h.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci.AckFloor.Stream == 3000 && ci.NumAckPending == 0 {
+			break
+		}
+		h.run(`FLUSH`)
 	}
 }
