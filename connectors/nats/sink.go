@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -79,8 +80,9 @@ type sink struct {
 	log   *slog.Logger
 	fsys  state.FS
 	dir   string
-	idPre string // <job>-<operator>-<subtask>-
-	file  string // <operator>-<subtask>-
+	jobOp string // <job>-<operator>-: message ids are <job>-<operator>-<subtask>-<checkpoint>-<i>
+	opPre string // <operator>-: staged files are <operator>-<subtask>-<checkpoint>.msgs
+	sub   int
 	nc    *natsgo.Conn
 	js    jetstream.JetStream
 	// atomic: the stream allows atomic batch publishing (nats-server 2.12+, AllowAtomicPublish): a checkpoint of
@@ -119,8 +121,9 @@ func (s *sink) Open(ctx *exec.TaskContext) error {
 			return fmt.Errorf("nats sink: %w", err)
 		}
 	}
-	s.idPre = fmt.Sprintf("%s-%s-%d-", ctx.Job, ctx.Operator, ctx.Subtask)
-	s.file = fmt.Sprintf("%s-%d-", sanitize(ctx.Operator), ctx.Subtask)
+	s.jobOp = ctx.Job + "-" + ctx.Operator + "-"
+	s.opPre = sanitize(ctx.Operator) + "-"
+	s.sub = ctx.Subtask
 	s.dir = filepath.Join(s.cfg.StagingDir, sanitize(ctx.Job))
 	if err := s.fsys.MkdirAll(s.dir); err != nil {
 		return fmt.Errorf("nats sink: staging directory: %w", err)
@@ -138,19 +141,20 @@ func (s *sink) Open(ctx *exec.TaskContext) error {
 		return err
 	}
 	// Recovery: a staged checkpoint that completed is published again (the stream's duplicate window drops what
-	// an earlier attempt published), every other one deleted.
-	ids, err := s.stagedFiles()
+	// an earlier attempt published), every other one deleted. Subtask 0 also recovers the files of subtasks at or
+	// above the parallelism, left by an incarnation that ran wider (with their own subtask's message ids).
+	files, err := s.stagedFiles(ctx.Subtask, ctx.Parallelism)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if ctx.IsCompleted != nil && ctx.IsCompleted(id) {
-			if err := s.publish(id); err != nil {
+	for _, f := range files {
+		if ctx.IsCompleted != nil && ctx.IsCompleted(f.id) {
+			if err := s.publish(f.sub, f.id); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := s.fsys.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.fsys.Remove(s.path(f.sub, f.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("nats sink: recovery: %w", err)
 		}
 	}
@@ -175,30 +179,45 @@ func (s *sink) checkStream(ctx context.Context) error {
 	return nil
 }
 
-func (s *sink) path(id uint64) string {
-	return filepath.Join(s.dir, s.file+strconv.FormatUint(id, 10)+".msgs")
+func (s *sink) path(sub int, id uint64) string {
+	return filepath.Join(s.dir, s.opPre+strconv.Itoa(sub)+"-"+strconv.FormatUint(id, 10)+".msgs")
 }
 
-// stagedFiles lists the ids this subtask staged, ascending.
-func (s *sink) stagedFiles() ([]uint64, error) {
+// stagedFile is a staged checkpoint of a subtask.
+type stagedFile struct {
+	sub int
+	id  uint64
+}
+
+// stagedFiles lists what subtask sub staged (sub 0: also the subtasks at or above par), by subtask and id.
+func (s *sink) stagedFiles(sub, par int) ([]stagedFile, error) {
 	ents, err := s.fsys.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("nats sink: %w", err)
 	}
-	var ids []uint64
+	var out []stagedFile
 	for _, e := range ents {
 		n := e.Name()
-		if !strings.HasPrefix(n, s.file) || !strings.HasSuffix(n, ".msgs") {
+		if !strings.HasPrefix(n, s.opPre) || !strings.HasSuffix(n, ".msgs") {
 			continue
 		}
-		id, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(n, s.file), ".msgs"), 10, 64)
-		if err != nil {
+		subS, idS, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(n, s.opPre), ".msgs"), "-")
+		f, err1 := strconv.Atoi(subS)
+		id, err2 := strconv.ParseUint(idS, 10, 64)
+		if !ok || err1 != nil || err2 != nil || f < 0 {
 			continue
 		}
-		ids = append(ids, id)
+		if f == sub || sub == 0 && f >= par {
+			out = append(out, stagedFile{sub: f, id: id})
+		}
 	}
-	slices.Sort(ids)
-	return ids, nil
+	slices.SortFunc(out, func(a, b stagedFile) int {
+		if a.sub != b.sub {
+			return a.sub - b.sub
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	return out, nil
 }
 
 // Write encodes the batch's rows into the open transaction.
@@ -241,7 +260,7 @@ func (s *sink) PreCommit(id uint64) error {
 	if s.rows == 0 {
 		return nil
 	}
-	if err := state.WriteFramed(s.fsys, s.path(id), s.buf); err != nil {
+	if err := state.WriteFramed(s.fsys, s.path(s.sub, id), s.buf); err != nil {
 		return fmt.Errorf("nats sink: staging checkpoint %d: %w", id, err)
 	}
 	s.buf, s.rows = s.buf[:0], 0
@@ -262,7 +281,7 @@ func (s *sink) Commit(id uint64) error {
 			left = append(left, sid)
 			continue
 		}
-		if err := s.publish(sid); err != nil {
+		if err := s.publish(s.sub, sid); err != nil {
 			return err
 		}
 	}
@@ -270,10 +289,11 @@ func (s *sink) Commit(id uint64) error {
 	return nil
 }
 
-// publish publishes staged checkpoint id's messages with their ids (<job>-<operator>-<subtask>-<id>-<seq>) and
+// publish publishes subtask sub's staged checkpoint id with their ids (<job>-<operator>-<sub>-<id>-<i>) and
 // deletes its file once the stream acknowledged every one. A file already gone was published.
-func (s *sink) publish(id uint64) error {
-	data, err := state.ReadFramed(s.fsys, s.path(id))
+func (s *sink) publish(sub int, id uint64) error {
+	path := s.path(sub, id)
+	data, err := state.ReadFramed(s.fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -289,11 +309,11 @@ func (s *sink) publish(id uint64) error {
 		payloads = append(payloads, data[k:k+int(n)])
 		data = data[k+int(n):]
 	}
-	pre := s.idPre + strconv.FormatUint(id, 10) + "-"
+	pre := s.jobOp + strconv.Itoa(sub) + "-" + strconv.FormatUint(id, 10) + "-"
 	if s.atomic && len(payloads) <= maxAtomicBatch && len(pre) <= 64 {
 		err := s.publishAtomic(pre, payloads)
 		if err == nil {
-			return s.published(id, payloads)
+			return s.published(path, payloads)
 		}
 		// The batch was refused as a whole (one of its ids is stored already, the server's batch limits, ...):
 		// publish the messages one by one, the duplicate window dropping those stored before.
@@ -332,12 +352,12 @@ func (s *sink) publish(id uint64) error {
 	if err := wait(); err != nil {
 		return err
 	}
-	return s.published(id, payloads)
+	return s.published(path, payloads)
 }
 
-// published deletes staged checkpoint id once the stream stored all its messages.
-func (s *sink) published(id uint64, payloads [][]byte) error {
-	if err := s.fsys.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+// published deletes a staged checkpoint's file once the stream stored all its messages.
+func (s *sink) published(path string, payloads [][]byte) error {
+	if err := s.fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("nats sink: %w", err)
 	}
 	var n int64
@@ -396,7 +416,7 @@ func (s *sink) Abort(id uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.staged = slices.DeleteFunc(s.staged, func(x uint64) bool { return x == id })
-	if err := s.fsys.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.fsys.Remove(s.path(s.sub, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("nats sink: %w", err)
 	}
 	return nil

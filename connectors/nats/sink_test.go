@@ -219,3 +219,47 @@ func TestSinkAtomicBatch(t *testing.T) {
 		t.Fatalf("%d messages, want 1550", n)
 	}
 }
+
+// A restore at a lower parallelism: subtask 0 recovers what the subtasks above it staged, with their message ids.
+func TestSinkRecoversWiderIncarnation(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cfg := sinkCfg(t, srv.URL(), t.TempDir())
+	never := func(uint64) bool { return false }
+	open := func(sub, par int, completed func(uint64) bool) exec.Sink {
+		s := natsconn.NewSink(cfg)
+		if err := s.Open(&exec.TaskContext{Job: "j", Operator: "snk", Subtask: sub, Parallelism: par, FS: state.OS,
+			IsCompleted: completed}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for sub := range 2 {
+		s := open(sub, 2, never)
+		if err := s.Write(idBatch(mem, sub*10, sub*10+10)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PreCommit(4); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	s := open(0, 1, func(id uint64) bool { return id == 4 })
+	defer s.Close()
+	msgs, err := natstest.ReadAll(ctx, js, "OUT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, m := range msgs {
+		ids[m.Headers().Get(jetstream.MsgIDHeader)] = true
+	}
+	if len(msgs) != 20 || !ids["j-snk-0-4-1"] || !ids["j-snk-1-4-10"] {
+		t.Fatalf("%d messages with ids %v, want 20 of subtasks 0 and 1", len(msgs), ids)
+	}
+}
