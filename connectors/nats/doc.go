@@ -54,7 +54,8 @@
 // <subtask>-<N>.msgs; Commit(N) publishes every staged checkpoint <= N with the header Nats-Msg-Id =
 // <job>-<operator>-<subtask>-<N>-<i> (i the message's place in the checkpoint), waits for every PubAck and only
 // then deletes the file; Open's recovery publishes again the staged checkpoints that completed (IsCompleted) and
-// deletes the others; Abort(N) deletes N's file.
+// deletes the others (subtask 0 also those of subtasks at or above the parallelism, left by a wider incarnation,
+// with their own message ids); Abort(N) deletes N's file.
 //
 // Guarantee: each row is stored in the stream exactly once provided a commit interrupted by a crash is redone
 // within the stream's duplicate window (nats-server's default 2 minutes; the restart re-publishes with the same
