@@ -52,7 +52,9 @@
 // the file and Kafka sinks, raw as one VARCHAR or BYTEA column) into the open transaction; PreCommit(N) writes
 // them, framed and checksummed (state.WriteFramed, fsync and rename), to <data>/_nats_sink/<job>/<operator>-
 // <subtask>-<N>.msgs; Commit(N) publishes every staged checkpoint <= N with the header Nats-Msg-Id =
-// <job>-<operator>-<subtask>-<N>-<i> (i the message's place in the checkpoint), waits for every PubAck and only
+// <instance>-<job>-<operator>-<subtask>-<N>-<i> (instance a random token the job's first sink subtask writes once,
+// durably, in its staging directory, so that a job id of another or a wiped data directory never collides; i the
+// message's place in the checkpoint), waits for every PubAck and only
 // then deletes the file; Open's recovery publishes again the staged checkpoints that completed (IsCompleted) and
 // deletes the others (subtask 0 also those of subtasks at or above the parallelism, left by a wider incarnation,
 // with their own message ids); Abort(N) deletes N's file.
@@ -62,7 +64,7 @@
 // message ids and the stream drops the ones it stored). A restart later than the window after the interrupted
 // publish can store that checkpoint's messages twice. On a stream that allows atomic batch publishing
 // (nats-server 2.12+, AllowAtomicPublish) a checkpoint of at most 1000 messages (the server's default batch limit)
-// is published as one atomic batch (Nats-Batch-Id = <job>-<operator>-<subtask>-<N>, its last message committing
+// is published as one atomic batch (Nats-Batch-Id = <instance>-<job>-<operator>-<subtask>-<N>, its last message committing
 // it): readers see all of it or none. A batch the server refuses (one of its ids stored already, as after a crash
 // during the commit; a limit) is published again message by message, the duplicate window dropping what was
 // stored. Larger checkpoints, and streams without atomic publishing, are published message by message: readers

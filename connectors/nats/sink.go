@@ -3,6 +3,8 @@ package nats
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -80,7 +82,7 @@ type sink struct {
 	log   *slog.Logger
 	fsys  state.FS
 	dir   string
-	jobOp string // <job>-<operator>-: message ids are <job>-<operator>-<subtask>-<checkpoint>-<i>
+	jobOp string // <instance>-<job>-<operator>-: message ids are <jobOp><subtask>-<checkpoint>-<i>
 	opPre string // <operator>-: staged files are <operator>-<subtask>-<checkpoint>.msgs
 	sub   int
 	nc    *natsgo.Conn
@@ -121,14 +123,17 @@ func (s *sink) Open(ctx *exec.TaskContext) error {
 			return fmt.Errorf("nats sink: %w", err)
 		}
 	}
-	s.jobOp = ctx.Job + "-" + ctx.Operator + "-"
 	s.opPre = sanitize(ctx.Operator) + "-"
 	s.sub = ctx.Subtask
 	s.dir = filepath.Join(s.cfg.StagingDir, sanitize(ctx.Job))
 	if err := s.fsys.MkdirAll(s.dir); err != nil {
 		return fmt.Errorf("nats sink: staging directory: %w", err)
 	}
-	var err error
+	inst, err := instance(s.fsys, s.dir)
+	if err != nil {
+		return fmt.Errorf("nats sink: %w", err)
+	}
+	s.jobOp = inst + "-" + ctx.Job + "-" + ctx.Operator + "-"
 	if s.nc, err = s.cfg.Client.Connect("clinksql " + ctx.Job + " sink"); err != nil {
 		return fmt.Errorf("nats sink: connecting to %s: %w", redact(s.cfg.Client.URL), err)
 	}
@@ -159,6 +164,47 @@ func (s *sink) Open(ctx *exec.TaskContext) error {
 		}
 	}
 	return nil
+}
+
+// instance is the job's random token in dir (created by the first subtask to open, durably, once): message ids
+// start with it, so that the same job id of another data directory (or of this one wiped) never collides with
+// this job's ids in a stream's duplicate window.
+func instance(fsys state.FS, dir string) (string, error) {
+	path := filepath.Join(dir, "INSTANCE")
+	read := func() (string, error) {
+		b, err := state.ReadFramed(fsys, path)
+		if err != nil {
+			return "", err
+		}
+		if len(b) != 16 {
+			return "", fmt.Errorf("%s: not a token", path)
+		}
+		return string(b), nil
+	}
+	if tok, err := read(); !errors.Is(err, fs.ErrNotExist) {
+		return tok, err
+	}
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", err
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf("INSTANCE.%x", r))
+	if err := state.WriteFramed(fsys, tmp, []byte(hex.EncodeToString(r[:]))); err != nil {
+		return "", err
+	}
+	// Several subtasks may race: the first rename wins, the others read its token.
+	err := fsys.RenameNoReplace(tmp, path)
+	if err != nil {
+		_ = fsys.Remove(tmp)
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	} else if state.FsyncEnabled() {
+		if err := fsys.SyncDir(dir); err != nil {
+			return "", err
+		}
+	}
+	return read()
 }
 
 // checkStream refuses a subject no stream captures, and a stream without a duplicate window.
@@ -289,7 +335,7 @@ func (s *sink) Commit(id uint64) error {
 	return nil
 }
 
-// publish publishes subtask sub's staged checkpoint id with their ids (<job>-<operator>-<sub>-<id>-<i>) and
+// publish publishes subtask sub's staged checkpoint id with their ids (<jobOp><sub>-<id>-<i>) and
 // deletes its file once the stream acknowledged every one. A file already gone was published.
 func (s *sink) publish(sub int, id uint64) error {
 	path := s.path(sub, id)

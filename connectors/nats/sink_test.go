@@ -140,7 +140,7 @@ func TestSinkRecoveryPublishesOnce(t *testing.T) {
 	seen := map[string]bool{}
 	for _, m := range msgs {
 		id := m.Headers().Get(jetstream.MsgIDHeader)
-		if !strings.HasPrefix(id, "j-snk-0-") || seen[id] {
+		if !strings.HasPrefix(idTail(id), "j-snk-0-") || seen[id] {
 			t.Fatalf("message id %q (seen before: %v)", id, seen[id])
 		}
 		seen[id] = true
@@ -194,7 +194,7 @@ func TestSinkAtomicBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != 50 || msgs[0].Headers().Get("Nats-Batch-Id") != "j-snk-0-1" {
+	if len(msgs) != 50 || idTail(msgs[0].Headers().Get("Nats-Batch-Id")) != "j-snk-0-1" {
 		t.Fatalf("%d messages, the first with batch id %q: want 50 in batch j-snk-0-1", len(msgs), msgs[0].Headers().Get("Nats-Batch-Id"))
 	}
 	a.Close()
@@ -257,9 +257,43 @@ func TestSinkRecoversWiderIncarnation(t *testing.T) {
 	}
 	ids := map[string]bool{}
 	for _, m := range msgs {
-		ids[m.Headers().Get(jetstream.MsgIDHeader)] = true
+		ids[idTail(m.Headers().Get(jetstream.MsgIDHeader))] = true
 	}
 	if len(msgs) != 20 || !ids["j-snk-0-4-1"] || !ids["j-snk-1-4-10"] {
 		t.Fatalf("%d messages with ids %v, want 20 of subtasks 0 and 1", len(msgs), ids)
+	}
+}
+
+// idTail is a message id without the job's instance token.
+func idTail(id string) string {
+	_, tail, _ := strings.Cut(id, "-")
+	return tail
+}
+
+// The same job id in another data directory (or this one wiped) publishes under another instance token: its
+// messages are not taken for duplicates of the first one's in the stream's duplicate window.
+func TestSinkInstancesDoNotCollide(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for range 2 {
+		s := openSink(t, sinkCfg(t, srv.URL(), t.TempDir()), func(uint64) bool { return false })
+		if err := s.Write(idBatch(mem, 0, 10)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PreCommit(1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(1); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	if n := streamMsgs(t, ctx, js); n != 20 {
+		t.Fatalf("%d messages, want 20: a second data directory's job-1 was taken for the first's duplicates", n)
 	}
 }
