@@ -221,3 +221,21 @@ func TestEngineNATSRestartOnce(t *testing.T) {
 		h.run(`FLUSH`)
 	}
 }
+
+// The server restarts under a running job (its store kept): the source's client reconnects and issues new pull
+// requests (the old ones died with the server), the sink's commits go through once it is back, and every
+// message reaches the sink exactly once.
+func TestEngineNATSServerRestart(t *testing.T) {
+	h := newHarness(t)
+	h.pipeline("c3")
+	h.publish("in.a", 0, 1000)
+	h.flushUntil("OUT", 1000)
+	h.srv.Kill()
+	time.Sleep(300 * time.Millisecond)
+	if err := h.srv.Restart(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.js = h.srv.JetStream(t)
+	h.publish("in.a", 1000, 2000)
+	checkOnce(t, h.flushUntil("OUT", 2000), 2000)
+}
