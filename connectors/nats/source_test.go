@@ -324,3 +324,36 @@ func TestSourceLatestOffsetRestore(t *testing.T) {
 		t.Fatalf("read %v, want 10..19", b.ids)
 	}
 }
+
+// With the server stopped (SIGSTOP: connections open, nothing answers), nothing the runtime calls waits for it:
+// Produce returns Idle, a barrier's snapshot and a completed checkpoint's acks return; once the server resumes,
+// the acks arrive and reading goes on.
+func TestSourceNeverWaitsForTheServer(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	publishIDs(t, ctx, js, 0, 100)
+	d := openDirect(t, sourceConfig(t, srv.URL(), "c", nil), nil)
+	defer d.close()
+	d.readUntil(ctx, 100)
+	srv.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.Resume()
+		}
+	}()
+	d.idle(ctx)
+	if _, err := d.src.(exec.CheckpointOffsetter).SnapshotOffsetAt(1); err != nil {
+		t.Fatal(err)
+	}
+	d.src.(exec.CheckpointListener).NotifyCheckpointComplete(1)
+	d.idle(ctx)
+	srv.Resume()
+	resumed = true
+	waitFloor(t, ctx, js, "c", 100)
+	publishIDs(t, ctx, js, 100, 150)
+	d.readUntil(ctx, 150)
+}
