@@ -25,11 +25,13 @@
 //     (a redelivery after a lost ack) is acknowledged and dropped; one at or below the highest sequence produced
 //     (redelivered while its checkpoint is in flight) is dropped and acknowledged with that checkpoint. Neither is
 //     counted anywhere. A lost ack therefore costs only a redelivery.
-//   - Restore from checkpoint N (offset H_N): a durable consumer is reset to H_N+1 (nats-server 2.14's consumer
-//     reset API: its ack floor becomes H_N, and every message after it, delivered to the dead incarnation or not,
-//     is delivered again at once rather than after AckWait); an ephemeral one is created at H_N+1. A fresh start
-//     resets an existing durable to its ack floor + 1 (an earlier job's unacknowledged messages come at once). A
-//     server without the reset API is logged and redelivers after AckWait: still exactly-once.
+//   - Restore from checkpoint N (offset H_N): a durable consumer is reset to H_N+1 (the consumer reset API of
+//     recent servers, 2.15.3 here: its ack floor becomes H_N, and every message after it, delivered to the dead
+//     incarnation or not, is delivered again at once rather than after AckWait); an ephemeral one is created at
+//     H_N+1. A fresh start resets an existing durable to its ack floor + 1 (an earlier job's unacknowledged
+//     messages come at once). A server without the reset API is logged and redelivers after AckWait: still
+//     exactly-once. A new consumer of 'scan.startup.mode' = 'latest-offset' starts at an exact sequence (after the
+//     stream's last message at the first start), which the offset covers, so a restore starts there too.
 //   - AckWait must outlast a checkpoint in flight (a message is acknowledged only when the checkpoint after it
 //     completes): INSERT refuses (22023) 'nats.ack-wait' under twice the job's checkpoint interval; without the
 //     option it is the larger of 30 s and three intervals. 'nats.max-ack-pending' (default -1, no limit) below
@@ -42,8 +44,8 @@
 //
 // Guarantee: with a durable consumer (or an ephemeral one on a stream that keeps its messages), every message of
 // the stream matching the filter is reflected exactly once in the state and output of the job, across crashes and
-// restores, provided each message stays in the stream until acknowledged (limits retention keeps it; a work-queue
-// or interest stream keeps it until the ack) and AckWait is long enough for the checks above. Exactly one job may
+// restores, provided each message stays in the stream until acknowledged (a work-queue or interest stream keeps
+// it until the ack; a limits stream must not age or limit it out first) and AckWait is long enough (above). Exactly one job may
 // read a durable consumer: two jobs over one consumer split its messages.
 //
 // # Sink
