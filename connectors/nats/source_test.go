@@ -357,3 +357,26 @@ func TestSourceNeverWaitsForTheServer(t *testing.T) {
 	publishIDs(t, ctx, js, 100, 150)
 	d.readUntil(ctx, 150)
 }
+
+// 'nats.max-ack-pending' bounds what is delivered and not acknowledged: the consumer stalls at it until a
+// checkpoint completes and its acks free room, then delivery goes on (no deadlock).
+func TestSourceMaxAckPending(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	publishIDs(t, ctx, js, 0, 300)
+	d := openDirect(t, sourceConfig(t, srv.URL(), "c", map[string]string{"nats.max-ack-pending": "100", "nats.fetch-size": "100"}), nil)
+	defer d.close()
+	for id := uint64(1); id <= 3; id++ {
+		d.readUntil(ctx, int(id)*100)
+		d.idle(ctx) // stalled at 100 unacknowledged
+		if _, err := d.src.(exec.CheckpointOffsetter).SnapshotOffsetAt(id); err != nil {
+			t.Fatal(err)
+		}
+		d.src.(exec.CheckpointListener).NotifyCheckpointComplete(id)
+	}
+	d.idle(ctx)
+	waitFloor(t, ctx, js, "c", 300)
+}
