@@ -1,7 +1,7 @@
 // Package natstest runs a real nats-server with JetStream for tests, as a process of its own: the binary is built
 // from the nats-server Go module pinned in go.mod (a `tool` of the module) into the user's cache directory
 // (<cache>/clinksql-natstest/nats-server-<Version>), once, under a lock file so that test binaries running in
-// parallel do not build it twice; later runs reuse it. Each server listens on a free loopback port with a
+// parallel do not build it twice; later runs reuse it (NATS_SERVER names another binary). Each server listens on a free loopback port with a
 // temporary store directory (-js -sd), optionally with a user and password.
 //
 // Kill (SIGKILL) keeps the store for Restart (same port, same store: JetStream recovers its streams and durable
