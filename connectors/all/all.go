@@ -7,6 +7,7 @@ import (
 	_ "github.com/clinksql/clinksql/connectors/datagen"
 	_ "github.com/clinksql/clinksql/connectors/file"
 	_ "github.com/clinksql/clinksql/connectors/kafka"
+	_ "github.com/clinksql/clinksql/connectors/nats"
 	_ "github.com/clinksql/clinksql/connectors/nexmark"
 	_ "github.com/clinksql/clinksql/connectors/parquet"
 	_ "github.com/clinksql/clinksql/connectors/postgres"
