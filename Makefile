@@ -1,10 +1,10 @@
 # clinksql: `make run` starts the engine, `make test` runs what CI runs.
 GO ?= go
 # Packages whose goroutines meet: always under the race detector (the connectors whose commit, client or log runs
-# beside the subtask: kafka, streamlog, the two-phase file protocol with its file and parquet sinks, and the Postgres
-# CDC source whose notifications come from the coordinator).
+# beside the subtask: kafka, streamlog, the two-phase file protocol with its file and parquet sinks; NATS, the
+# Postgres sink and the Postgres CDC source, whose commits and checkpoint notifications come from the coordinator).
 RACE_PKGS := ./exec/... ./connectors/kafka/ ./connectors/streamlog/ ./connectors/txnfile/ ./connectors/file/ ./connectors/parquet/ \
-	./connectors/postgrescdc/ \
+	./connectors/nats/ ./connectors/postgres/ ./connectors/postgrescdc/ ./tests/natstest/ \
 	./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
 .PHONY: all build run test test-tools vet bench bench-nexmark bench-kafka crashtest difftest fuzz clean
@@ -47,7 +47,7 @@ test: test-tools vet
 # /tmp/crash-<seed>).
 crashtest:
 	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'ExactlyOnce' -timeout 60m -v ./exec/
-	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'TestCrashKill9' -timeout 120m -v ./tests/crash/
+	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'TestCrashKill9|KillBetweenBarrierAndCompletion' -timeout 240m -v ./tests/crash/
 
 # The differential suite at length: DIFF_N random queries (default 2000) from seed DIFF_SEED (default: from the
 # clock, printed), each on clinksql (ad hoc and as a materialized view) and on PostgreSQL 15, compared as multisets.
