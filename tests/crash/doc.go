@@ -36,6 +36,17 @@
 // probed, commit receipts taken as proof, unresolved markers written and settled, replay suppressions and the
 // rows they dropped.
 //
+// Two more harnesses crash sources that cannot replay (their consumption is an ack or a confirmed LSN, given only
+// when a checkpoint completes). TestCrashKill9NATS (nats_test.go): a nats-server of the iteration's own, the
+// generator's rows published into a JetStream stream during the run, a windowed aggregate into a NATS sink (the
+// duplicate window) and a Parquet sink, both equal to the Go model as multisets. TestCrashKill9Postgres
+// (postgres_test.go): a PostgreSQL 15 cluster of the iteration's own (pgtest), a table the test inserts into, updates
+// and deletes from during the run, read by a postgres-cdc stream into an updating GROUP BY and a Postgres upsert
+// sink, whose table must equal Postgres' own GROUP BY over the source table, with no prepared transaction left.
+// TestNATSKillBetweenBarrierAndCompletion and TestCDCKillBetweenBarrierAndCompletion stop the server (SIGSTOP) at
+// the source's debug line of a barrier and kill it only when that checkpoint has no COMPLETED marker: nothing past
+// the last completed checkpoint is acked or confirmed, and the output counts every row once.
+//
 // Knobs: CRASH_N iterations (default 200; 4 with -short), CRASH_SEED the first seed (default 1; alone it replays
 // one iteration), CRASH_DRIVER=serve|exec (serve by default; exec: each run is `clinksql exec --wait`, killed the
 // same way, but only at random moments: exec prints no log lines), CRASH_KAFKA=0 leaves the Kafka pipeline out,
