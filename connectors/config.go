@@ -8,9 +8,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -47,6 +49,39 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // OptionError is a value the WITH option cannot take (22023 at the option).
 func OptionError(option, format string, args ...any) *ConfigError {
 	return &ConfigError{Code: sqlerr.InvalidParameter, Option: option, Msg: fmt.Sprintf(format, args...)}
+}
+
+// DurationOption reads an option's duration in Flink's forms ('30 s', '5 min', '100ms') or ours ('10 seconds');
+// zero is allowed (meaning off) only where zeroOK. A bad value is 22023 at the option.
+func DurationOption(key, v string, zeroOK bool) (time.Duration, error) {
+	us, err := expr.ParseInterval(flinkDuration(v))
+	if err != nil || us < 0 || us == 0 && !zeroOK {
+		return 0, OptionError(key, "option '%s' = '%s': want a duration such as '30 s', '5 min' or '100 ms'", key, v)
+	}
+	return time.Duration(us) * time.Microsecond, nil
+}
+
+// flinkDuration spells Flink's unit abbreviations the way our interval parser reads them.
+func flinkDuration(v string) string {
+	v = strings.TrimSpace(v)
+	i := strings.IndexFunc(v, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	if i <= 0 {
+		return v
+	}
+	unit := strings.ToLower(strings.TrimSpace(v[i:]))
+	switch unit {
+	case "ms", "milli", "millis", "millisecond", "milliseconds":
+		unit = "milliseconds"
+	case "s", "sec", "secs", "second", "seconds":
+		unit = "seconds"
+	case "min", "mins", "minute", "minutes", "m":
+		unit = "minutes"
+	case "h", "hour", "hours":
+		unit = "hours"
+	case "d", "day", "days":
+		unit = "days"
+	}
+	return v[:i] + " " + unit
 }
 
 // ColumnError is a column the connector cannot carry (42804 at the column's type).

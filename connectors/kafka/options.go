@@ -250,12 +250,12 @@ func SourceConfigFromOptions(columns []Column, primaryKey []string, opts map[str
 		return cfg, err
 	}
 	if v, ok := opts["scan.topic-partition-discovery.interval"]; ok {
-		if cfg.Discovery, err = durationOption("scan.topic-partition-discovery.interval", v, true); err != nil {
+		if cfg.Discovery, err = connectors.DurationOption("scan.topic-partition-discovery.interval", v, true); err != nil {
 			return cfg, err
 		}
 	}
 	if v, ok := opts["scan.watermark.idle-timeout"]; ok {
-		if cfg.IdleTimeout, err = durationOption("scan.watermark.idle-timeout", v, true); err != nil {
+		if cfg.IdleTimeout, err = connectors.DurationOption("scan.watermark.idle-timeout", v, true); err != nil {
 			return cfg, err
 		}
 	}
@@ -290,39 +290,6 @@ func boolOption(key, v string) (bool, error) {
 		return false, nil
 	}
 	return false, optionError(key, "option '%s' = '%s': want 'true' or 'false'", key, v)
-}
-
-// durationOption reads Flink's durations ('30 s', '5 min', '100ms') and ours ('10 seconds'); zero means off where
-// zeroOK.
-func durationOption(key, v string, zeroOK bool) (time.Duration, error) {
-	us, err := expr.ParseInterval(flinkDuration(v))
-	if err != nil || us < 0 || us == 0 && !zeroOK {
-		return 0, optionError(key, "option '%s' = '%s': want a duration such as '30 s', '5 min' or '100 ms'", key, v)
-	}
-	return time.Duration(us) * time.Microsecond, nil
-}
-
-// flinkDuration spells Flink's unit abbreviations the way our interval parser reads them.
-func flinkDuration(v string) string {
-	v = strings.TrimSpace(v)
-	i := strings.IndexFunc(v, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
-	if i <= 0 {
-		return v
-	}
-	unit := strings.ToLower(strings.TrimSpace(v[i:]))
-	switch unit {
-	case "ms", "milli", "millis", "millisecond", "milliseconds":
-		unit = "milliseconds"
-	case "s", "sec", "secs", "second", "seconds":
-		unit = "seconds"
-	case "min", "mins", "minute", "minutes", "m":
-		unit = "minutes"
-	case "h", "hour", "hours":
-		unit = "hours"
-	case "d", "day", "days":
-		unit = "days"
-	}
-	return v[:i] + " " + unit
 }
 
 // position reads prefix.mode and its companion options.

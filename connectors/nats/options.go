@@ -158,35 +158,6 @@ func clientFromOptions(kind string, opts map[string]string, path func(string) (s
 	return c, nil
 }
 
-// durationOption reads '30 s', '5 min', '100 ms' or '10 seconds'.
-func durationOption(key, v string) (time.Duration, error) {
-	us, err := expr.ParseInterval(flinkDuration(v))
-	if err != nil || us <= 0 {
-		return 0, optionError(key, "option '%s' = '%s': want a positive duration such as '30 s', '5 min' or '100 ms'", key, v)
-	}
-	return time.Duration(us) * time.Microsecond, nil
-}
-
-func flinkDuration(v string) string {
-	v = strings.TrimSpace(v)
-	i := strings.IndexFunc(v, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
-	if i <= 0 {
-		return v
-	}
-	unit := strings.ToLower(strings.TrimSpace(v[i:]))
-	switch unit {
-	case "ms", "milli", "millis", "millisecond", "milliseconds":
-		unit = "milliseconds"
-	case "s", "sec", "secs", "second", "seconds":
-		unit = "seconds"
-	case "min", "mins", "minute", "minutes", "m":
-		unit = "minutes"
-	case "h", "hour", "hours":
-		unit = "hours"
-	}
-	return v[:i] + " " + unit
-}
-
 func intOption(key, v string, min int) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < min {

@@ -90,7 +90,7 @@ func SourceConfigFromOptions(cols []Column, opts map[string]string, path func(st
 		}
 	}
 	if v, ok := opts["nats.ack-wait"]; ok {
-		if cfg.AckWait, err = durationOption("nats.ack-wait", v); err != nil {
+		if cfg.AckWait, err = connectors.DurationOption("nats.ack-wait", v, false); err != nil {
 			return cfg, err
 		}
 		cfg.AckWaitSet = true

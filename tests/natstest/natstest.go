@@ -1,11 +1,9 @@
 package natstest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/clinksql/clinksql/internal/proclog"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -43,7 +43,7 @@ type Server struct {
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	done    chan struct{}
-	log     *lineLog
+	log     *proclog.Log
 }
 
 var buildMu sync.Mutex
@@ -152,18 +152,18 @@ func (s *Server) start(ctx context.Context, port int) error {
 	if err != nil {
 		return err
 	}
-	log := &lineLog{ready: make(chan struct{})}
+	log := proclog.New("Server is ready", 2000)
 	done := make(chan struct{})
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("natstest: start nats-server: %v", err)
 	}
 	go func() {
-		log.read(stderr)
+		log.Read(stderr)
 		cmd.Wait()
 		close(done)
 	}()
 	select {
-	case <-log.ready:
+	case <-log.Ready():
 	case <-done:
 		return fmt.Errorf("natstest: nats-server exited before it was ready:\n%s", log.String())
 	case <-ctx.Done():
@@ -375,34 +375,4 @@ func ReadAll(ctx context.Context, js jetstream.JetStream, stream string) ([]jets
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// lineLog keeps the server's log and closes ready at its "Server is ready" line.
-type lineLog struct {
-	mu    sync.Mutex
-	lines []string
-	ready chan struct{}
-}
-
-func (l *lineLog) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	seen := false
-	for sc.Scan() {
-		line := sc.Text()
-		l.mu.Lock()
-		if len(l.lines) < 2000 {
-			l.lines = append(l.lines, line)
-		}
-		l.mu.Unlock()
-		if !seen && strings.Contains(line, "Server is ready") {
-			seen = true
-			close(l.ready)
-		}
-	}
-}
-
-func (l *lineLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
 }

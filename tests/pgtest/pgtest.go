@@ -1,11 +1,9 @@
 package pgtest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -13,12 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clinksql/clinksql/internal/proclog"
 )
 
 // DefaultPGBin is where Debian's postgresql-15 puts initdb and postgres; PGBIN overrides it.
@@ -80,7 +79,7 @@ type Postgres struct {
 	dir    string
 	cmd    *exec.Cmd
 	done   chan struct{}
-	log    *lineLog
+	log    *proclog.Log
 }
 
 // StartT starts a cluster for a test and stops it when the test ends. Without PostgreSQL 15 binaries it skips the
@@ -184,18 +183,18 @@ func (p *Postgres) start(ctx context.Context, port int) error {
 	if err != nil {
 		return err
 	}
-	p.log = &lineLog{ready: make(chan struct{})}
+	p.log = proclog.New("ready to accept connections", 1000)
 	p.done = make(chan struct{})
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %v", err)
 	}
 	go func() {
-		p.log.read(stderr)
+		p.log.Read(stderr)
 		p.cmd.Wait()
 		close(p.done)
 	}()
 	select {
-	case <-p.log.ready:
+	case <-p.log.Ready():
 		return nil
 	case <-p.done:
 		p.cmd = nil
@@ -279,34 +278,4 @@ func credential() (*syscall.Credential, error) {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// lineLog keeps the server's log and closes ready at its "ready to accept connections" line.
-type lineLog struct {
-	mu    sync.Mutex
-	lines []string
-	ready chan struct{}
-}
-
-func (l *lineLog) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	readySeen := false
-	for sc.Scan() {
-		line := sc.Text()
-		l.mu.Lock()
-		if len(l.lines) < 1000 {
-			l.lines = append(l.lines, line)
-		}
-		l.mu.Unlock()
-		if !readySeen && strings.Contains(line, "ready to accept connections") {
-			readySeen = true
-			close(l.ready)
-		}
-	}
-}
-
-func (l *lineLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
 }

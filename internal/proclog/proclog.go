@@ -1,0 +1,53 @@
+// Package proclog keeps the output of a server process a test harness started (PostgreSQL, nats-server) and tells
+// when it printed its ready line. It is for test harnesses only; the engine never imports it.
+package proclog
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"sync"
+)
+
+// Log keeps up to Max lines of a process's output and closes Ready at the first line containing the marker.
+type Log struct {
+	marker string
+	max    int
+	ready  chan struct{}
+
+	mu    sync.Mutex
+	lines []string
+}
+
+// New returns a log that is ready at the first line containing marker and keeps at most max lines.
+func New(marker string, max int) *Log {
+	return &Log{marker: marker, max: max, ready: make(chan struct{})}
+}
+
+// Ready is closed once the ready line was read.
+func (l *Log) Ready() <-chan struct{} { return l.ready }
+
+// Read reads r line by line until it ends (run it on a goroutine of its own).
+func (l *Log) Read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	seen := false
+	for sc.Scan() {
+		line := sc.Text()
+		l.mu.Lock()
+		if len(l.lines) < l.max {
+			l.lines = append(l.lines, line)
+		}
+		l.mu.Unlock()
+		if !seen && strings.Contains(line, l.marker) {
+			seen = true
+			close(l.ready)
+		}
+	}
+}
+
+// String is the lines kept, joined.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
