@@ -61,6 +61,10 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// deployMu makes a new job's single-reader check and its start one step, and keeps new jobs out while a DROP
+	// releases what the dropped jobs' sources held (release.go). Never held while waiting on a job.
+	deployMu sync.Mutex
+
 	mu      sync.Mutex
 	logs    map[string]*streamlog.Log
 	jobs    map[string]*runningJob
