@@ -41,11 +41,15 @@ func (sourceConnector) Release(ctx context.Context, _ connectors.Spec, opts map[
 		if what == connectors.ReleaseStream {
 			manual += fmt.Sprintf("; DROP PUBLICATION IF EXISTS %s (if clinksql created it)", cfg.Publication)
 		}
-		return fmt.Errorf("postgres-cdc: replication slot %q on %s:%d/%s was not dropped: %w; it keeps WAL on that server "+
-			"until it is dropped: run %s in database %s", cfg.Slot, cfg.Host, cfg.Port, cfg.Database, err, manual, cfg.Database)
+		return fmt.Errorf("replication slot %q on %s:%d was not dropped, and keeps WAL on that server until it is: "+
+			"run %s in database %s (%w)", cfg.Slot, cfg.Host, cfg.Port, manual, cfg.Database, err)
 	}
 	conn, err := connect(ctx, cfg)
 	if err != nil {
+		var ce *connectors.ConfigError
+		if errors.As(err, &ce) && ce.Err != nil {
+			err = ce.Err // the server's words, without "postgres-cdc: cannot connect" around them
+		}
 		return left(err)
 	}
 	defer conn.Close(context.Background())
@@ -101,9 +105,9 @@ func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
 		}
 		if time.Now().After(end) {
 			if pid != nil {
-				return fmt.Errorf("it is still in use by server process %d after %s", *pid, slotReleaseWait)
+				return fmt.Errorf("it is in use by server process %d for more than %s", *pid, slotReleaseWait)
 			}
-			return fmt.Errorf("it is still in use after %s", slotReleaseWait)
+			return fmt.Errorf("it is in use for more than %s", slotReleaseWait)
 		}
 		select {
 		case <-ctx.Done():

@@ -65,6 +65,7 @@ func execResult(t testing.TB, s *engine.Session, sql string) *engine.Result {
 // DROP STREAM drops the stream's slot and the publication the source created; a publication the user created
 // and named with publication.name stays.
 func TestEngineDropStreamDropsSlotAndPublication(t *testing.T) {
+	t.Parallel()
 	pg, c := startPG(t)
 	pgExec(t, c, `CREATE PUBLICATION userpub FOR TABLE src`)
 	s, _ := openEngine(t, t.TempDir())
@@ -99,6 +100,7 @@ func TestEngineDropStreamDropsSlotAndPublication(t *testing.T) {
 // DROP JOB (and DROP MATERIALIZED VIEW) of the job reading a stream drops its slot once the job stopped; the
 // publication stays with the stream, and a new job over the stream starts afresh.
 func TestEngineDropJobReleasesSlot(t *testing.T) {
+	t.Parallel()
 	pg, c := startPG(t)
 	s, _ := openEngine(t, t.TempDir())
 	run(t, s, `SET checkpoint.interval = '100ms'`)
@@ -148,6 +150,7 @@ func wantInUse(t *testing.T, s *engine.Session, sql string, wants ...string) {
 // A second job over a CDC stream that a live job reads is refused at once with 55006, naming the
 // stream, the job and the fix; so is one statement reading the stream twice. The first job keeps its slot.
 func TestEngineSecondReaderRefused(t *testing.T) {
+	t.Parallel()
 	pg, c := startPG(t)
 	s, _ := openEngine(t, t.TempDir())
 	run(t, s, `SET checkpoint.interval = '100ms'`)
@@ -179,11 +182,13 @@ func TestEngineSecondReaderRefused(t *testing.T) {
 
 // DROP STREAM with the server down drops the stream and says, in a notice, which slot is left and how to drop it.
 func TestEngineDropStreamServerDown(t *testing.T) {
+	t.Parallel()
 	pg, _ := startPG(t)
 	s, _ := openEngine(t, t.TempDir())
 	run(t, s, cdcStream(pg, "s", "slot_down", ""))
 	pg.Kill()
 	res := execResult(t, s, `DROP STREAM s`)
+	t.Logf("notices: %q", res.Notices)
 	if len(res.Notices) != 1 || !strings.Contains(res.Notices[0], `replication slot "slot_down"`) ||
 		!strings.Contains(res.Notices[0], `pg_drop_replication_slot('slot_down')`) {
 		t.Fatalf("notices %q", res.Notices)
@@ -195,6 +200,7 @@ func TestEngineDropStreamServerDown(t *testing.T) {
 
 // A slot some other client holds is waited for, then reported, not taken from it.
 func TestEngineDropStreamSlotInUse(t *testing.T) {
+	t.Parallel() // own server and engine; the slot-in-use wait overlaps the others
 	pg, c := startPG(t)
 	s, _ := openEngine(t, t.TempDir())
 	run(t, s, cdcStream(pg, "s", "slot_busy", ""))
@@ -214,6 +220,7 @@ func TestEngineDropStreamSlotInUse(t *testing.T) {
 	}
 	waitSlotActive(t, c, "slot_busy")
 	res := execResult(t, s, `DROP STREAM s`)
+	t.Logf("notices: %q", res.Notices)
 	if len(res.Notices) != 1 || !strings.Contains(res.Notices[0], "in use by server process") {
 		t.Fatalf("notices %q", res.Notices)
 	}
