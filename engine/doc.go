@@ -22,7 +22,8 @@
 // checked. Close stops jobs with a final checkpoint, so the next open resumes exactly. What a stream's source holds
 // outside the engine (a replication slot) is released by its connector (connectors.SourceReleaser) after DROP
 // STREAM and after the DROP of the last live job reading it, its jobs stopped first; a failed release is a NOTICE,
-// the DROP stands; a second job over a SingleReader stream is refused (55006) (release.go).
+// the DROP stands, and a dropped job's is retried at the next open; a second job over a SingleReader stream is
+// refused (55006) (release.go).
 //
 // While FLUSH (and WaitBounded) wait on a job longer than Config.ProgressInterval (default 5 s), they report its
 // progress every interval (Progress: rows its sources read, their rate, the total or the lag where the sources know

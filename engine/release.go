@@ -23,7 +23,11 @@ import (
 //     removed the stream (ReleaseStream), and after DROP JOB or DROP MATERIALIZED VIEW stopped the last live job
 //     reading it (ReleaseJob). The jobs are stopped first (Job.Cancel returns once their sources are closed). A
 //     release that fails (the server is down, the slot still in use) does not undo the DROP: the statement
-//     succeeds with a notice naming what was left behind and how to drop it by hand.
+//     succeeds with a notice naming what was left behind and how to drop it by hand. Each open retries, in the
+//     background, the release of every stream that a dropped job read and no live job reads (releaseDropped): a
+//     server that was down at the DROP JOB, or a crash between the catalog's drop and the release, leaves the slot
+//     only until the next open. (A stream dropped while its server was down is gone from the catalog: its notice
+//     is all there is.)
 
 // checkSingleReaders refuses (55006) a new reader of a SingleReader stream in reads that a live job reads.
 func (e *Engine) checkSingleReaders(reads []string, what string) error {
@@ -62,8 +66,16 @@ func (e *Engine) releaseAfterDrop(ctx context.Context, dropped []*catalog.Object
 	for _, obj := range dropped {
 		release(obj, connectors.ReleaseStream)
 	}
+	for _, obj := range e.unread(stoppedJobs) {
+		release(obj, connectors.ReleaseJob)
+	}
+	return notices
+}
+
+// unread are the streams with a connector that the jobs read and no live job reads.
+func (e *Engine) unread(jobIDs []string) []*catalog.Object {
 	var reads []string
-	for _, id := range stoppedJobs {
+	for _, id := range jobIDs {
 		if spec, ok := e.cat.Job(id); ok {
 			for _, r := range spec.Reads {
 				if !slices.Contains(reads, r) {
@@ -73,15 +85,39 @@ func (e *Engine) releaseAfterDrop(ctx context.Context, dropped []*catalog.Object
 		}
 	}
 	jobs := e.cat.Jobs()
+	var out []*catalog.Object
 	for _, name := range reads {
 		obj, ok := e.cat.Get(name)
 		if !ok || obj.Kind != catalog.Stream || obj.Connector() == "" {
-			continue // dropped above, or nothing outside the engine
+			continue // dropped, or nothing outside the engine
 		}
 		if slices.ContainsFunc(jobs, func(j *catalog.JobSpec) bool { return !j.Stopped && slices.Contains(j.Reads, name) }) {
 			continue // still read
 		}
-		release(obj, connectors.ReleaseJob)
+		out = append(out, obj)
 	}
-	return notices
+	return out
+}
+
+// releaseDropped starts the open's retry (see above), in the background, when a stream that dropped jobs read has
+// a connector that holds something outside the engine and no live job reads it; Close waits for it.
+func (e *Engine) releaseDropped() {
+	var dropped []string
+	for _, j := range e.cat.Jobs() {
+		if j.Dropped {
+			dropped = append(dropped, j.ID)
+		}
+	}
+	if !slices.ContainsFunc(e.unread(dropped), func(o *catalog.Object) bool {
+		c, ok := connectors.LookupSource(o.Connector())
+		_, releases := c.(connectors.SourceReleaser)
+		return ok && releases
+	}) {
+		return
+	}
+	e.sweep.Add(1)
+	go func() {
+		defer e.sweep.Done()
+		e.releaseAfterDrop(e.ctx, nil, dropped) // failures are logged
+	}()
 }

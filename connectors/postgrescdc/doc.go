@@ -49,7 +49,8 @@
 // ensurePublication creates it and marks it with a comment (publicationMark) in one transaction; a publication
 // with that mark, or the default <slot.name>_pub without any comment (created before the mark), is dropped; one
 // named by publication.name without the mark is the user's and stays. A failure (server down, slot in use) is
-// returned with the SQL that drops what is left; the engine reports it in a NOTICE and the DROP stands.
+// returned with the SQL that drops what is left; the engine reports it in a NOTICE and the DROP stands (and retries
+// a dropped job's release at its next open).
 // Parallelism is 1 and SourceCapabilities.SingleReader is set (one slot, one reader): the engine refuses a second
 // job over the stream (55006).
 package postgrescdc

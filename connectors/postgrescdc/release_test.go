@@ -228,3 +228,36 @@ func TestEngineDropStreamSlotInUse(t *testing.T) {
 		t.Fatalf("slots: %s", got)
 	}
 }
+
+// DROP JOB while the server is down leaves the slot with a notice; the next open of the engine drops it.
+func TestEngineReleaseRetriedAtOpen(t *testing.T) {
+	t.Parallel()
+	pg, c := startPG(t)
+	dir := t.TempDir()
+	s, closeEngine := openEngine(t, dir)
+	run(t, s, `SET checkpoint.interval = '100ms'`)
+	run(t, s, cdcStream(pg, "s", "slot_retry", ""))
+	run(t, s, `CREATE SINK hole (id INT, k INT, v BIGINT) WITH (connector = 'blackhole')`)
+	id := strings.TrimPrefix(execResult(t, s, `INSERT INTO hole SELECT * FROM s`).Notices[0], "started job ")
+	waitSlotActive(t, c, "slot_retry")
+	c.Close(context.Background())
+	pg.Kill()
+	res := execResult(t, s, `DROP JOB `+id)
+	if len(res.Notices) != 1 || !strings.Contains(res.Notices[0], `pg_drop_replication_slot('slot_retry')`) {
+		t.Fatalf("DROP JOB with the server down: notices %q", res.Notices)
+	}
+	closeEngine()
+	if err := pg.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c = pg.ConnectT(t)
+	if got := slots(t, c); got != "slot_retry:false" {
+		t.Fatalf("slots after the restart: %s", got)
+	}
+	openEngine(t, dir)
+	for end := time.Now().Add(time.Minute); slots(t, c) != ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the reopened engine did not drop the slot: %s", slots(t, c))
+		}
+	}
+}
