@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,7 +63,33 @@ type SourceCapabilities struct {
 	// Watermarks sources evaluate the stream's WATERMARK expression themselves, per split (Spec.Watermark), and
 	// report the minimum over their splits; the planner then does not wrap them in a source-wide watermark.
 	Watermarks bool
+	// SingleReader sources hold an external resource that one reader at a time may use (a replication slot): the
+	// engine refuses (55006) a second job over a stream that a live job reads, and a statement that reads it
+	// twice.
+	SingleReader bool
 }
+
+// SourceReleaser is implemented by a Source connector whose sources hold external resources beyond a job's life (a
+// replication slot that keeps WAL in someone else's server until it is dropped). The engine calls Release, with no
+// job of the stream running (each stopped and its sources closed), when they are no longer needed:
+// ReleaseStream after DROP STREAM removed the stream, ReleaseJob after the last live job reading the stream was
+// dropped (the next job starts afresh anyway). Release must be idempotent (a resource already gone is not an
+// error) and must never drop what it did not create. An error says what was left behind and how to remove it by
+// hand: the engine reports it as a notice, and the DROP stands.
+type SourceReleaser interface {
+	Release(ctx context.Context, spec Spec, opts map[string]string, env Env, what Releasing) error
+}
+
+// Releasing says why a SourceReleaser is called.
+type Releasing uint8
+
+const (
+	// ReleaseJob: no job reads the stream any more; the stream stays (a resource its definition names, such as a
+	// publication other streams may share, stays too).
+	ReleaseJob Releasing = iota + 1
+	// ReleaseStream: the stream was dropped; everything it created goes.
+	ReleaseStream
+)
 
 // MetadataKey is an attribute of a connector's records that a metadata column can carry.
 type MetadataKey struct {

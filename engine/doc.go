@@ -19,7 +19,11 @@
 // (the catalog records its failure; FLUSH fails while it is FAILED; ALTER JOB <id> RESUME restarts it from its
 // last completed checkpoint, jobs.go). Connector paths (Path, Confine) are confined to the data directory, minus
 // its own entries, and the allowed directories, with every symbolic link resolved and every file a glob names
-// checked. Close stops jobs with a final checkpoint, so the next open resumes exactly.
+// checked. Close stops jobs with a final checkpoint, so the next open resumes exactly. What a stream's source holds
+// outside the engine (a replication slot) is released by its connector (connectors.SourceReleaser) after DROP
+// STREAM and after the DROP of the last live job reading it, its jobs stopped first; a failed release is a NOTICE,
+// the DROP stands, and a dropped job's is retried at the next open; a second job over a SingleReader stream is
+// refused (55006) (release.go).
 //
 // While FLUSH (and WaitBounded) wait on a job longer than Config.ProgressInterval (default 5 s), they report its
 // progress every interval (Progress: rows its sources read, their rate, the total or the lag where the sources know

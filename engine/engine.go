@@ -61,6 +61,12 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// deployMu makes a new job's single-reader check and its start one step, and keeps new jobs out while a DROP
+	// releases what the dropped jobs' sources held (release.go). Never held while waiting on a job.
+	deployMu sync.Mutex
+	// sweep is the open's retry of failed releases (releaseDropped), waited for by Close.
+	sweep sync.WaitGroup
+
 	mu      sync.Mutex
 	logs    map[string]*streamlog.Log
 	jobs    map[string]*runningJob
@@ -153,6 +159,7 @@ func Open(cfg Config) (*Engine, error) {
 	e.mu.Lock()
 	e.ready = true
 	e.mu.Unlock()
+	e.releaseDropped()
 	return e, nil
 }
 
@@ -389,6 +396,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 	}
 	e.cancel()
+	e.sweep.Wait()
 	for _, j := range jobs {
 		<-j.settled
 		e.unregisterJob(j.job)

@@ -208,9 +208,9 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 	case *parser.Explain:
 		return s.explain(st, params)
 	case *parser.Drop:
-		return s.drop(st)
+		return s.drop(ctx, st)
 	case *parser.DropJob:
-		return s.dropJob(st)
+		return s.dropJob(ctx, st)
 	case *parser.AlterJob:
 		return s.alterJob(st)
 	case *parser.Txn:
@@ -297,6 +297,12 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 		s.e.dropStorage(obj)
 		return nil, err
 	}
+	s.e.deployMu.Lock()
+	defer s.e.deployMu.Unlock()
+	if err := s.e.checkSingleReaders(info.Reads, "CREATE MATERIALIZED VIEW"); err != nil {
+		s.e.dropStorage(obj)
+		return nil, err
+	}
 	// The id only once the plan is good: ids count the jobs that exist.
 	id, err := s.e.cat.NewJobID()
 	if err != nil {
@@ -372,6 +378,11 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 	}
 	p, err := planner.PlanInsert(s.e, st, ps)
 	if err != nil {
+		return nil, err
+	}
+	s.e.deployMu.Lock()
+	defer s.e.deployMu.Unlock()
+	if err := s.e.checkSingleReaders(p.Reads, "INSERT ... SELECT"); err != nil {
 		return nil, err
 	}
 	id, err := s.e.cat.NewJobID()
@@ -544,6 +555,11 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 	}
 	p, err := planner.PlanStatementSet(s.e, set, js.planner())
 	if err != nil {
+		return nil, err
+	}
+	s.e.deployMu.Lock()
+	defer s.e.deployMu.Unlock()
+	if err := s.e.checkSingleReaders(p.Reads, "the statement set"); err != nil {
 		return nil, err
 	}
 	id, err := s.e.cat.NewJobID()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -313,11 +314,12 @@ func (s *Session) explainAnalyze(st *parser.Explain) (*Result, error) {
 	return t.result("EXPLAIN"), nil
 }
 
-func (s *Session) drop(st *parser.Drop) (*Result, error) {
+func (s *Session) drop(ctx context.Context, st *parser.Drop) (*Result, error) {
 	kind := catalog.Kind(st.Kind)
 	if st.Kind == "TABLE" {
 		kind = catalog.Stream
 	}
+	var notices []string
 	for i, name := range st.Names {
 		if _, ok := s.e.cat.Get(name); !ok && st.IfExists {
 			continue
@@ -333,11 +335,12 @@ func (s *Session) drop(st *parser.Drop) (*Result, error) {
 		for _, o := range plan.Objects {
 			s.e.dropStorage(o)
 		}
+		notices = append(notices, s.e.releaseAfterDrop(ctx, plan.Objects, plan.Jobs)...)
 	}
-	return &Result{Tag: "DROP " + st.Kind}, nil
+	return &Result{Tag: "DROP " + st.Kind, Notices: notices}, nil
 }
 
-func (s *Session) dropJob(st *parser.DropJob) (*Result, error) {
+func (s *Session) dropJob(ctx context.Context, st *parser.DropJob) (*Result, error) {
 	spec, ok := s.e.cat.Job(st.ID)
 	if !ok || spec.Dropped {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, st.IDP, "job %q does not exist", st.ID)
@@ -353,7 +356,7 @@ func (s *Session) dropJob(st *parser.DropJob) (*Result, error) {
 	if err := s.e.cat.DropJob(spec.ID); err != nil {
 		return nil, err
 	}
-	return &Result{Tag: "DROP JOB"}, nil
+	return &Result{Tag: "DROP JOB", Notices: s.e.releaseAfterDrop(ctx, nil, []string{spec.ID})}, nil
 }
 
 func sortedKeys(m map[string]string) []string {

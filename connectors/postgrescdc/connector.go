@@ -22,7 +22,8 @@ func (sourceConnector) Capabilities(map[string]string) connectors.SourceCapabili
 	// Not Replayable in the planner's sense of "any offset reproduces the same rows from anywhere": the slot
 	// replays only what no completed checkpoint confirmed, which is exactly what a restore needs; the source
 	// restores exactly (see doc.go), so it says Replayable.
-	return connectors.SourceCapabilities{Replayable: true, Changelog: true, PrimaryKey: true}
+	// SingleReader: the slot has one reader; the engine refuses a second job over the stream.
+	return connectors.SourceCapabilities{Replayable: true, Changelog: true, PrimaryKey: true, SingleReader: true}
 }
 
 // Validate connects and checks the server and table (checkTable): CREATE STREAM fails on what no job could read.

@@ -39,9 +39,18 @@
 //
 // What it must never do: confirm an LSN at the barrier, on receipt, or for a checkpoint that has not completed;
 // call the server from another goroutine than the subtask's; emit a row of a transaction at or below the restored
-// position.
+// position; drop a slot another process reads, or a publication it did not create.
 //
-// Dropping the stream does not drop the slot (the engine has no hook for it): run
-// SELECT pg_drop_replication_slot('<slot.name>') and DROP PUBLICATION <slot.name>_pub in Postgres, or the
-// slot holds WAL forever. Parallelism is 1 (one slot, one reader).
+// Release (release.go, connectors.SourceReleaser): a slot nobody reads holds WAL in the user's server forever, so
+// the engine calls Release once the stream's jobs are stopped (their replication connections closed): after the
+// last live job reading the stream is dropped (DROP JOB, DROP MATERIALIZED VIEW: the slot; the next job starts
+// afresh anyway) and after DROP STREAM (the slot and the publication). It drops the slot if it exists, waiting up
+// to 5 s for a reader to let go, never terminating one. It drops a publication only if the source created it:
+// ensurePublication creates it and marks it with a comment (publicationMark) in one transaction; a publication
+// with that mark, or the default <slot.name>_pub without any comment (created before the mark), is dropped; one
+// named by publication.name without the mark is the user's and stays. A failure (server down, slot in use) is
+// returned with the SQL that drops what is left; the engine reports it in a NOTICE and the DROP stands (and retries
+// a dropped job's release at its next open).
+// Parallelism is 1 and SourceCapabilities.SingleReader is set (one slot, one reader): the engine refuses a second
+// job over the stream (55006).
 package postgrescdc

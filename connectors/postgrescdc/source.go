@@ -227,7 +227,10 @@ func (s *Source) ensurePublication(ctx context.Context) error {
 	err := s.conn.QueryRow(ctx, `SELECT pubinsert, pubupdate, pubdelete FROM pg_publication WHERE pubname = $1`,
 		s.cfg.Publication).Scan(&ins, &upd, &del)
 	if errors.Is(err, pgx.ErrNoRows) {
-		_, err = s.conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", s.cfg.Publication, s.cfg.QualifiedTable()))
+		// One simple query, one implicit transaction: the publication never exists without the mark that makes it
+		// the source's to drop (release.go).
+		_, err = s.conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s; COMMENT ON PUBLICATION %s IS %s",
+			s.cfg.Publication, s.cfg.QualifiedTable(), s.cfg.Publication, quoteLiteral(publicationMark(s.cfg.Slot))))
 		if err != nil {
 			return fmt.Errorf("postgres-cdc: CREATE PUBLICATION %s: %w", s.cfg.Publication, err)
 		}

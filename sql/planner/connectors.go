@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -147,3 +148,36 @@ func definitionPos(pos map[string]int, defs []parser.ColumnDef) func(option, col
 func noPos(string, string) int { return sqlerr.NoPos }
 
 func objectPrefix(kind, name string) string { return fmt.Sprintf("%s %q: ", kind, name) }
+
+// SingleReader reports whether obj is a stream whose connector allows one reader at a time
+// (SourceCapabilities.SingleReader: a replication slot): one live job may read it, and a query only once.
+func SingleReader(obj *catalog.Object) bool {
+	if obj == nil || obj.Kind != catalog.Stream || obj.Connector() == "" {
+		return false
+	}
+	c, ok := connectors.LookupSource(obj.Connector())
+	return ok && c.Capabilities(dataOptions(obj.Options)).SingleReader
+}
+
+// ReleaseSource calls the connector of stream obj to release what its sources hold outside the engine
+// (connectors.SourceReleaser). ok is false when the connector holds nothing (it does not implement it).
+func ReleaseSource(ctx context.Context, env Env, obj *catalog.Object, what connectors.Releasing) (ok bool, err error) {
+	if obj.Kind != catalog.Stream || obj.Connector() == "" {
+		return false, nil
+	}
+	c, found := connectors.LookupSource(obj.Connector())
+	r, releases := c.(connectors.SourceReleaser)
+	if !found || !releases {
+		return false, nil
+	}
+	fields := make([]arrow.Field, len(obj.Columns))
+	for i, col := range obj.Columns {
+		t, err := col.Type.Arrow()
+		if err != nil {
+			return true, err
+		}
+		fields[i] = arrow.Field{Name: col.Name, Type: t, Nullable: true}
+	}
+	spec := connectorSpec(obj.Name, arrow.NewSchema(fields, nil), obj.Columns, obj.PrimaryKey)
+	return true, r.Release(ctx, spec, dataOptions(obj.Options), connectorEnv(env, Settings{}.norm()), what)
+}

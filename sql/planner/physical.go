@@ -206,6 +206,8 @@ type lowering struct {
 	logReads  []LogRead
 	// notices are the connectors' warnings about the plan.
 	notices []string
+	// singleReads are the streams of SingleReader connectors lowered so far: a second scan of one is refused.
+	singleReads []string
 }
 
 func (l *lowering) add(n *PNode) *PNode {
