@@ -89,9 +89,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
-	s.metrics.connections.Inc()
-	s.metrics.open.Inc()
-	defer s.metrics.open.Dec()
+	defer s.metrics.open.Dec() // counted by startup
 	c.serve()
 }
 
@@ -197,8 +195,12 @@ func (c *conn) authenticate(m *pgproto3.StartupMessage) bool {
 	c.s.register(c)
 	c.reportParams()
 	c.be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
+	// Counted before ReadyForQuery leaves: a client that has connected is in the figures it can read next.
+	c.s.metrics.connections.Inc()
+	c.s.metrics.open.Inc()
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 	if err := c.be.Flush(); err != nil {
+		c.s.metrics.open.Dec()
 		c.s.unregister(c)
 		return false
 	}
