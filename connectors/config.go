@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"iter"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -82,6 +83,35 @@ func flinkDuration(v string) string {
 		unit = "days"
 	}
 	return v[:i] + " " + unit
+}
+
+// sensitiveKeys are the parts of option names whose values are secrets (Flink hides the same ones).
+var sensitiveKeys = []string{"password", "secret", "token", "apikey", "api-key", "auth-params", "service-key",
+	"basic-auth", "jaas.config", "account.key", "http-headers"}
+
+// Masked is an option's value as the catalog shows it (SHOW STREAMS, SHOW SINKS, psql's \d+): the value of an
+// option that names a secret (a password, a token, a JAAS configuration) as ******, and a URL's password
+// (postgres://user:pw@host) as ******; every other value as it is. The catalog keeps the real value.
+func Masked(key, value string) string {
+	k := strings.ToLower(key)
+	for _, s := range sensitiveKeys {
+		if strings.Contains(k, s) {
+			return "******"
+		}
+	}
+	if strings.Contains(value, "://") && strings.Contains(value, "@") {
+		if u, err := url.Parse(strings.TrimPrefix(value, "jdbc:")); err == nil && u.User != nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "xxxxxx")
+				masked := strings.Replace(u.String(), ":xxxxxx@", ":******@", 1)
+				if strings.HasPrefix(value, "jdbc:") {
+					masked = "jdbc:" + masked
+				}
+				return masked
+			}
+		}
+	}
+	return value
 }
 
 // ColumnError is a column the connector cannot carry (42804 at the column's type).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
@@ -122,7 +123,7 @@ func optionList(opts map[string]string) string {
 	var parts []string
 	for _, k := range sortedKeys(opts) {
 		if k != "connector" {
-			parts = append(parts, fmt.Sprintf("%s=%s", k, opts[k]))
+			parts = append(parts, fmt.Sprintf("%s=%s", k, connectors.Masked(k, opts[k])))
 		}
 	}
 	return strings.Join(parts, ", ")
