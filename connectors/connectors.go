@@ -63,10 +63,11 @@ type SourceCapabilities struct {
 	// Watermarks sources evaluate the stream's WATERMARK expression themselves, per split (Spec.Watermark), and
 	// report the minimum over their splits; the planner then does not wrap them in a source-wide watermark.
 	Watermarks bool
-	// SingleReader sources hold an external resource that one reader at a time may use (a replication slot): the
-	// engine refuses (55006) a second job over a stream that a live job reads, and a statement that reads it
-	// twice.
-	SingleReader bool
+	// SingleReader, when not "", is the option naming an external resource that one reader at a time may use (a
+	// replication slot: 'slot.name'; a durable consumer: 'nats.consumer'): the engine refuses (55006) a second job
+	// over a stream that a live job reads, and a statement that reads it twice, with a hint to give a second stream
+	// its own value of that option.
+	SingleReader string
 }
 
 // SourceReleaser is implemented by a Source connector whose sources hold external resources beyond a job's life (a

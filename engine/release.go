@@ -33,7 +33,11 @@ import (
 func (e *Engine) checkSingleReaders(reads []string, what string) error {
 	for _, name := range reads {
 		obj, ok := e.cat.Get(name)
-		if !ok || !planner.SingleReader(obj) {
+		if !ok {
+			continue
+		}
+		option := planner.SingleReader(obj)
+		if option == "" {
 			continue
 		}
 		for _, j := range e.cat.Jobs() {
@@ -41,10 +45,10 @@ func (e *Engine) checkSingleReaders(reads []string, what string) error {
 				continue
 			}
 			err := sqlerr.New(sqlerr.ObjectInUse, sqlerr.NoPos,
-				"stream %q is read by job %s, and its connector '%s' allows one reader at a time (one replication slot, one reader); %s cannot read it too",
-				name, j.ID, obj.Connector(), what)
-			err.Hint = fmt.Sprintf("Create a second stream over the same table with its own slot.name and read that one, "+
-				"or DROP JOB %s first.", j.ID)
+				"stream %q is read by job %s, and its connector '%s' allows one reader at a time (its %s = '%s'); %s cannot read it too",
+				name, j.ID, obj.Connector(), option, obj.Options[option], what)
+			err.Hint = fmt.Sprintf("Create a second stream over the same data with its own %s and read that one, "+
+				"or DROP JOB %s first.", option, j.ID)
 			return err
 		}
 	}

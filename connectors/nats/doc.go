@@ -45,8 +45,9 @@
 // Guarantee: with a durable consumer (or an ephemeral one on a stream that keeps its messages), every message of
 // the stream matching the filter is reflected exactly once in the state and output of the job, across crashes and
 // restores, provided each message stays in the stream until acknowledged (a work-queue or interest stream keeps
-// it until the ack; a limits stream must not age or limit it out first) and AckWait is long enough (above). Exactly one job may
-// read a durable consumer: two jobs over one consumer split its messages.
+// it until the ack; a limits stream must not age or limit it out first) and AckWait is long enough (above). Exactly
+// one job may read a durable consumer (two jobs over one consumer would split its messages): with 'nats.consumer'
+// the capabilities say SingleReader, and the engine refuses a second job over the stream (55006) while one runs.
 //
 // # Sink
 //

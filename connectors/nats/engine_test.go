@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clinksql/clinksql/engine"
+	"github.com/clinksql/clinksql/sqlerr"
 	"github.com/clinksql/clinksql/tests/natstest"
 )
 
@@ -238,4 +240,21 @@ func TestEngineNATSServerRestart(t *testing.T) {
 	h.js = h.srv.JetStream(t)
 	h.publish("in.a", 1000, 2000)
 	checkOnce(t, h.flushUntil("OUT", 2000), 2000)
+}
+
+// Two jobs on one durable consumer would split its messages between them, each seeing a part and neither saying
+// so: with 'nats.consumer' a second job over the stream is refused (55006) while the first runs, naming the option
+// that would give it a reader of its own.
+func TestEngineSecondReaderOfDurableConsumerRefused(t *testing.T) {
+	h := newHarness(t)
+	h.pipeline("shared")
+	_, err := h.s.Execute(h.ctx, `INSERT INTO o SELECT id, v, subj, seq FROM s`)
+	if e := sqlerr.As(err); e == nil || e.Code != sqlerr.ObjectInUse || !strings.Contains(e.Hint, "nats.consumer") {
+		t.Fatalf("a second job on the durable consumer: %v, want 55006 with a hint naming nats.consumer", err)
+	}
+	// Without a durable consumer each job has an ephemeral consumer of its own: two readers are fine.
+	h.run(fmt.Sprintf(`CREATE STREAM e (id BIGINT, v VARCHAR) WITH (connector = 'nats', 'nats.url' = '%s',
+		'nats.stream' = 'IN', format = 'json')`, h.srv.URL()))
+	h.run(`INSERT INTO o SELECT id, v, 'e1', 0 FROM e`)
+	h.run(`INSERT INTO o SELECT id, v, 'e2', 0 FROM e`)
 }

@@ -20,8 +20,14 @@ func (sourceConnector) Options() connectors.OptionNames {
 // Capabilities: one subtask (a JetStream consumer delivers in stream order to one reader), unbounded, and
 // replayable in the sense the planner means: a restore resets the consumer so that the server delivers again
 // everything after the restored checkpoint.
-func (sourceConnector) Capabilities(map[string]string) connectors.SourceCapabilities {
-	return connectors.SourceCapabilities{Replayable: true, Metadata: Metadata}
+// Capabilities: a durable consumer is one reader's position (two jobs on it would split the messages between
+// them, each seeing a part): with 'nats.consumer' the engine allows one live job over the stream.
+func (sourceConnector) Capabilities(opts map[string]string) connectors.SourceCapabilities {
+	c := connectors.SourceCapabilities{Replayable: true, Metadata: Metadata}
+	if opts["nats.consumer"] != "" {
+		c.SingleReader = "nats.consumer"
+	}
+	return c
 }
 
 func config(spec connectors.Spec, opts map[string]string, env connectors.Env) (SourceConfig, error) {

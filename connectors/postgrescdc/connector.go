@@ -23,7 +23,7 @@ func (sourceConnector) Capabilities(map[string]string) connectors.SourceCapabili
 	// replays only what no completed checkpoint confirmed, which is exactly what a restore needs; the source
 	// restores exactly (see doc.go), so it says Replayable.
 	// SingleReader: the slot has one reader; the engine refuses a second job over the stream.
-	return connectors.SourceCapabilities{Replayable: true, Changelog: true, PrimaryKey: true, SingleReader: true}
+	return connectors.SourceCapabilities{Replayable: true, Changelog: true, PrimaryKey: true, SingleReader: OptSlot}
 }
 
 // Validate connects and checks the server and table (checkTable): CREATE STREAM fails on what no job could read.

@@ -149,14 +149,18 @@ func noPos(string, string) int { return sqlerr.NoPos }
 
 func objectPrefix(kind, name string) string { return fmt.Sprintf("%s %q: ", kind, name) }
 
-// SingleReader reports whether obj is a stream whose connector allows one reader at a time
-// (SourceCapabilities.SingleReader: a replication slot): one live job may read it, and a query only once.
-func SingleReader(obj *catalog.Object) bool {
+// SingleReader is, for a stream whose connector allows one reader at a time, the option naming what it reads
+// (SourceCapabilities.SingleReader: 'slot.name' for a replication slot): one live job may read it, and a query
+// only once. "" for every other object.
+func SingleReader(obj *catalog.Object) string {
 	if obj == nil || obj.Kind != catalog.Stream || obj.Connector() == "" {
-		return false
+		return ""
 	}
 	c, ok := connectors.LookupSource(obj.Connector())
-	return ok && c.Capabilities(dataOptions(obj.Options)).SingleReader
+	if !ok {
+		return ""
+	}
+	return c.Capabilities(dataOptions(obj.Options)).SingleReader
 }
 
 // ReleaseSource calls the connector of stream obj to release what its sources hold outside the engine

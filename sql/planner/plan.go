@@ -529,12 +529,12 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		}
 		opts := dataOptions(obj.Options)
 		caps := c.Capabilities(opts)
-		if caps.SingleReader {
+		if caps.SingleReader != "" {
 			// Two source nodes of one stream would be two readers of its one external resource (a slot).
 			if slices.Contains(l.singleReads, obj.Name) {
 				return nil, sqlerr.New(sqlerr.ObjectInUse, sqlerr.NoPos,
 					"stream %q can have one reader at a time (connector '%s'), and this statement reads it twice; "+
-						"create a second stream with its own slot.name for the second reader", obj.Name, conn)
+						"create a second stream with its own %s for the second reader", obj.Name, conn, caps.SingleReader)
 			}
 			l.singleReads = append(l.singleReads, obj.Name)
 		}
