@@ -1,10 +1,12 @@
 // Package proclog keeps the output of a server process a test harness started (PostgreSQL, nats-server) and tells
-// when it printed its ready line. It is for test harnesses only; the engine never imports it.
+// when it printed its ready line, and finds a free loopback port for it. It is for test harnesses only; the engine
+// never imports it.
 package proclog
 
 import (
 	"bufio"
 	"io"
+	"net"
 	"strings"
 	"sync"
 )
@@ -50,4 +52,15 @@ func (l *Log) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n")
+}
+
+// FreePort is a loopback TCP port nothing listened on a moment ago (a server started on it may still lose a race
+// for it: a harness retries on "address already in use").
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

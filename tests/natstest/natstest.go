@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,12 +133,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 func (s *Server) start(ctx context.Context, port int) error {
 	if port == 0 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		var err error
+		if port, err = proclog.FreePort(); err != nil {
 			return err
 		}
-		port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
 	}
 	s.Port = port
 	args := []string{"-js", "-sd", s.dir, "-a", "127.0.0.1", "-p", strconv.Itoa(port)}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -157,12 +156,10 @@ func Start(ctx context.Context, binDir string, opts Options) (*Postgres, error) 
 // start runs the server on port (0: a free one).
 func (p *Postgres) start(ctx context.Context, port int) error {
 	if port == 0 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		var err error
+		if port, err = proclog.FreePort(); err != nil {
 			return err
 		}
-		port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
 	}
 	p.Port = port
 	args := []string{"-D", filepath.Join(p.dir, "data"), "-p", strconv.Itoa(p.Port),
