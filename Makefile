@@ -70,11 +70,13 @@ fuzz:
 bench: build
 	$(GO) test -p 1 -run '^$$' -bench "$${BENCH:-.}" -timeout 30m ./... > bench.out 2>&1; status=$$?; \
 	awk -f scripts/benchlines.awk bench.out && exit $$status
-	$(GO) run ./scripts/nexmark-bench -events $${NEXMARK_EVENTS:-200000} -queries $${NEXMARK_QUERIES:-q0,q1,q2,q5,q8}
+	$(GO) run ./scripts/nexmark-bench -events $${NEXMARK_EVENTS:-200000} -queries $${NEXMARK_QUERIES:-q0,q1,q2,q5,q8} \
+		-parallelism $${PARALLELISM:-1}
 
-# Every supported Nexmark query through the real engine, EVENTS events each (default 5M); writes docs/benchmarks.md.
+# Every supported Nexmark query through the real engine, EVENTS events each (default 5M), at PARALLELISM (default 1);
+# writes docs/benchmarks.md at parallelism 1 only.
 bench-nexmark: build
-	$(GO) run ./scripts/nexmark-bench -events $${EVENTS:-5000000} -table docs/benchmarks.md
+	$(GO) run ./scripts/nexmark-bench -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} -table docs/benchmarks.md
 
 # Nexmark q0, q1, q2, q5, q7 and q8 reading JSON events from Kafka: a kfake broker process (tests/kafkatest) is
 # loaded once with EVENTS events (default 1M; kfake holds them in memory: 0.4 GB at 1M, 1.1 GB at 5M), then each query

@@ -42,7 +42,7 @@ type kafkaResult struct {
 	read int64 // the rows of the topics the query reads
 }
 
-func runKafka(bin, dir string, queries []string, events int64, table string) error {
+func runKafka(bin, dir string, queries []string, events int64, parallelism int, table string) error {
 	defer kafkatest.RemoveBinary()
 	topics := map[string]int32{}
 	for _, t := range kafkaTables {
@@ -99,7 +99,7 @@ func runKafka(bin, dir string, queries []string, events int64, table string) err
 	var results []kafkaResult
 	failed := false
 	for _, q := range queries {
-		r := kafkaResult{result: runQuery(bin, dir, q, events, toKafka)}
+		r := kafkaResult{result: runQuery(bin, dir, q, events, parallelism, toKafka)}
 		if tables, _, err := uses(dir, q); err == nil {
 			for _, t := range tables {
 				r.read += rows[t]
@@ -113,6 +113,8 @@ func runKafka(bin, dir string, queries []string, events int64, table string) err
 		}
 		fmt.Printf("BENCH nexmark_kafka_%s_events_per_cpu_second %.0f ev/s\n", q, perSecond(r.events, r.cpu))
 		fmt.Printf("BENCH nexmark_kafka_%s_events_per_second %.0f ev/s\n", q, perSecond(r.events, r.wall))
+		fmt.Printf("BENCH nexmark_kafka_%s_p%d_events_per_cpu_second %.0f ev/s\n", q, parallelism, perSecond(r.events, r.cpu))
+		fmt.Printf("BENCH nexmark_kafka_%s_p%d_events_per_second %.0f ev/s\n", q, parallelism, perSecond(r.events, r.wall))
 	}
 	rss, hwm := procMemory(c.Pid())
 	fmt.Printf("kfake: %s resident, %s at most\n", rss, hwm)

@@ -11,6 +11,11 @@
 // (wall clock) per query, a SKIP line with the reason for a query that does not run, and with -table writes the
 // markdown table of docs/benchmarks.md next to the published figures of other engines.
 //
+// -parallelism N runs each query with `SET parallelism = N` before its INSERT and adds the lines
+// `BENCH nexmark_qN_pN_events_per_cpu_second` and `BENCH nexmark_qN_pN_events_per_second`, so the cost of
+// parallelism can be compared on any machine (make bench-nexmark PARALLELISM=N). The lines without _pN stay those
+// of the run, whatever its parallelism; the -table sections describe parallelism 1 and are written only then.
+//
 // With -kafka the queries read their tables from Kafka topics instead (kafka.go): a kfake broker process is
 // loaded once with the nexmark connector's events as JSON, and each query's process reads them (BENCH lines
 // nexmark_kafka_qN_...). Each mode rewrites only its own marked section of the -table file.
@@ -74,21 +79,30 @@ func main() {
 	only := flag.String("queries", "", "comma-separated queries to run (default: every qN.sql)")
 	table := flag.String("table", "", "write the markdown table to this file")
 	kafka := flag.Bool("kafka", false, "read the tables from Kafka topics of a kfake process, loaded once (kafka.go)")
+	parallelism := flag.Int("parallelism", 1, "SET parallelism = N for each query's job")
 	flag.Parse()
+
+	if *parallelism < 1 {
+		fatal(fmt.Errorf("-parallelism %d: want 1 or more", *parallelism))
+	}
+	if *table != "" && *parallelism != 1 {
+		fmt.Printf("-parallelism %d: not writing %s, whose tables are of parallelism 1\n", *parallelism, *table)
+		*table = ""
+	}
 
 	queries, err := listQueries(*dir, *only)
 	if err != nil {
 		fatal(err)
 	}
 	if *kafka {
-		if err := runKafka(*bin, *dir, queries, *events, *table); err != nil {
+		if err := runKafka(*bin, *dir, queries, *events, *parallelism, *table); err != nil {
 			fatal(err)
 		}
 		return
 	}
 	var results []result
 	for _, q := range queries {
-		r := runQuery(*bin, *dir, q, *events, nil)
+		r := runQuery(*bin, *dir, q, *events, *parallelism, nil)
 		results = append(results, r)
 		switch {
 		case r.failed != "":
@@ -96,6 +110,8 @@ func main() {
 		default:
 			fmt.Printf("BENCH nexmark_%s_events_per_cpu_second %.0f ev/s\n", q, perSecond(r.events, r.cpu))
 			fmt.Printf("BENCH nexmark_%s_events_per_second %.0f ev/s\n", q, perSecond(r.events, r.wall))
+			fmt.Printf("BENCH nexmark_%s_p%d_events_per_cpu_second %.0f ev/s\n", q, *parallelism, perSecond(r.events, r.cpu))
+			fmt.Printf("BENCH nexmark_%s_p%d_events_per_second %.0f ev/s\n", q, *parallelism, perSecond(r.events, r.wall))
 		}
 	}
 	for _, q := range sortedKeys(unsupported) {
@@ -160,15 +176,16 @@ func uses(dir, q string) ([]string, string, error) {
 	return strings.Fields(tables), string(body), nil
 }
 
-// script is the SQL one query runs: settings, the DDL of the tables its file names in its "-- uses:" line (each
-// passed through ddl when it is not nil), then the query file, with ${EVENTS} replaced.
-func script(dir, q string, events int64, ddl func(string) string) (string, error) {
+// script is the SQL one query runs: settings (parallelism among them), the DDL of the tables its file names in its
+// "-- uses:" line (each passed through ddl when it is not nil), then the query file, with ${EVENTS} replaced.
+func script(dir, q string, events int64, parallelism int, ddl func(string) string) (string, error) {
 	tables, body, err := uses(dir, q)
 	if err != nil {
 		return "", err
 	}
 	var sb strings.Builder
 	sb.WriteString("SET checkpoint.interval = '10s';\nSET checkpoint.mode = 'aligned';\n")
+	fmt.Fprintf(&sb, "SET parallelism = %d;\n", parallelism)
 	for _, t := range tables {
 		text, err := os.ReadFile(filepath.Join(dir, "ddl_"+t+".sql"))
 		if err != nil {
@@ -183,9 +200,9 @@ func script(dir, q string, events int64, ddl func(string) string) (string, error
 	return strings.ReplaceAll(sb.String(), "${EVENTS}", strconv.FormatInt(events, 10)), nil
 }
 
-// runQuery runs one query (its DDL passed through ddl) in its own process and data directory.
-func runQuery(bin, dir, q string, events int64, ddl func(string) string) result {
-	sql, err := script(dir, q, events, ddl)
+// runQuery runs one query (its DDL passed through ddl) at the given parallelism in its own process and data directory.
+func runQuery(bin, dir, q string, events int64, parallelism int, ddl func(string) string) result {
+	sql, err := script(dir, q, events, parallelism, ddl)
 	if err != nil {
 		return result{query: q, events: events, failed: err.Error()}
 	}
