@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkGroupAggLargeState is issue 15's large-state baseline: an updating COUNT/SUM GROUP BY over an
+// unthrottled datagen stream with many keys, through the real engine (Open, Session.Execute, a blackhole sink),
+// checkpoints every second, until the bounded job has finished and committed its final checkpoint.
+//
+// LARGE_STATE_ROWS is the stream's rows (default 2,000,000) and LARGE_STATE_KEYS its key space (default the row
+// count). With keys >= rows the key is a sequence, so every row is a new group; with fewer keys it is drawn at
+// random from [0, keys). LARGE_STATE_KEY_KIND = random or sequence overrides that choice (a random key over as many
+// keys as rows gives about 63% distinct groups, and reads and writes the state in random key order).
+//
+// It reports group_agg_large_state_rows_per_sec (rows / wall clock, the job's start to its end),
+// group_agg_large_state_rss_mb (the process's peak resident set, VmHWM, reset before the first run where the
+// kernel allows it) and group_agg_large_state_checkpoint_p99_ms (the completed checkpoints' durations, the final
+// one included). The issue's run: LARGE_STATE_ROWS=50000000 make bench BENCH=GroupAggLargeState.
+func BenchmarkGroupAggLargeState(b *testing.B) {
+	rows := envInt(b, "LARGE_STATE_ROWS", 2_000_000)
+	keys := envInt(b, "LARGE_STATE_KEYS", rows)
+	kind := os.Getenv("LARGE_STATE_KEY_KIND")
+	if kind == "" {
+		kind = "random"
+		if keys >= rows {
+			kind = "sequence"
+		}
+	}
+	var keyOpts string
+	switch kind {
+	case "sequence":
+		keyOpts = "'fields.k.kind' = 'sequence', 'fields.k.start' = '0'"
+	case "random":
+		keyOpts = fmt.Sprintf("'fields.k.kind' = 'random', 'fields.k.min' = '0', 'fields.k.max' = '%d'", keys-1)
+	default:
+		b.Fatalf("LARGE_STATE_KEY_KIND=%q: want random or sequence", kind)
+	}
+	b.Logf("rows %d, keys %d (%s)", rows, keys, kind)
+	// Reset the peak resident set (VmHWM), so that what ran before in this process does not count; not every
+	// kernel allows it.
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+
+	ctx := context.Background()
+	var wall time.Duration
+	var durations []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e, err := Open(Config{DataDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := e.NewSession()
+		for _, stmt := range []string{
+			"SET checkpoint.interval = '1s'",
+			fmt.Sprintf("CREATE TABLE s (k BIGINT, v BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '%d', "+
+				"%s, 'fields.v.kind' = 'random', 'fields.v.min' = '0', 'fields.v.max' = '1000')", rows, keyOpts),
+			"CREATE SINK out (k BIGINT, n BIGINT, total BIGINT) WITH (connector = 'blackhole')",
+		} {
+			if _, err := s.Execute(ctx, stmt); err != nil {
+				b.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		b.StartTimer()
+		start := time.Now()
+		if _, err := s.Execute(ctx, "INSERT INTO out SELECT k, COUNT(*), SUM(v) FROM s GROUP BY k"); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.WaitBounded(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		wall += d
+		b.StopTimer()
+		jobs := e.JobInfos()
+		if len(jobs) != 1 || jobs[0].State != "FINISHED" {
+			b.Fatalf("jobs %+v: want one FINISHED", jobs)
+		}
+		// One line for the history: the testing package keeps only the first 10 lines of a benchmark's log.
+		var hist strings.Builder
+		for _, c := range e.CheckpointInfos(jobs[0].JobID) {
+			fmt.Fprintf(&hist, " %d@+%.1fs:%s:%.0fms:%dKB", c.CheckpointID, c.TriggerTime.Sub(start).Seconds(),
+				c.Outcome, c.DurationMs, c.BytesPersisted>>10)
+			if c.Outcome == "COMPLETED" {
+				durations = append(durations, c.DurationMs)
+			}
+		}
+		b.Logf("run %d: %.1f s; checkpoints (id@trigger:outcome:duration:persisted):%s", i, d.Seconds(),
+			hist.String())
+		if err := e.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rows)*float64(b.N)/wall.Seconds(), "group_agg_large_state_rows_per_sec:rows/s")
+	b.ReportMetric(float64(vmHWM(b))/(1<<20), "group_agg_large_state_rss_mb:MB")
+	b.ReportMetric(percentile(durations, 0.99), "group_agg_large_state_checkpoint_p99_ms:ms")
+}
+
+// envInt is an integer environment variable (underscores allowed: 50_000_000), def when it is unset.
+func envInt(b *testing.B, name string, def int64) int64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+// vmHWM is the process's peak resident set in bytes (/proc/self/status), 0 where there is none.
+func vmHWM(b *testing.B) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Logf("peak RSS: %v", err)
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// percentile is the nearest-rank p-quantile of xs (0 when empty).
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
