@@ -44,7 +44,9 @@ test: test-tools vet
 # Kafka pipeline against a kfake process into an exactly-once Kafka sink, killed at random moments, between
 # COMPLETED and the commit, and during in-doubt resolution; its last lines count the kills, in-doubt resolutions
 # and receipts used; CRASH_SEED=n replays one of its iterations, a failure keeps its data directory in
-# /tmp/crash-<seed>).
+# /tmp/crash-<seed>), the NATS pipeline (a nats-server: window aggregate into a NATS sink and Parquet) and the
+# Postgres one (a PostgreSQL 15 cluster: CDC into an updating GROUP BY into a Postgres upsert sink), and the kills
+# between a checkpoint's barrier and its completion. About 50 minutes on 2 cores.
 crashtest:
 	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'ExactlyOnce' -timeout 60m -v ./exec/
 	CRASH_N=$${CRASH_N:-200} $(GO) test -count=1 -run 'TestCrashKill9|KillBetweenBarrierAndCompletion' -timeout 240m -v ./tests/crash/
