@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/textform"
 )
 
@@ -137,16 +138,8 @@ func floatEncoder(get func(i int) float64, typ string) fieldEncoder {
 func micros(arr arrow.Array) (func(i int) int64, bool) {
 	switch a := arr.(type) {
 	case *array.Timestamp:
-		mul, div := int64(1), int64(1)
-		switch a.DataType().(*arrow.TimestampType).Unit {
-		case arrow.Second:
-			mul = 1_000_000
-		case arrow.Millisecond:
-			mul = 1000
-		case arrow.Nanosecond:
-			div = 1000
-		}
-		return func(i int) int64 { return int64(a.Value(i)) * mul / div }, true
+		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.TimestampType).Unit)
+		return func(i int) int64 { return toMicros(int64(a.Value(i))) }, true
 	case *array.Date32:
 		return func(i int) int64 { return int64(a.Value(i)) * 86_400_000_000 }, true
 	case *array.Date64:
@@ -216,18 +209,10 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 			}, nil
 		}
 	case *array.Duration:
-		mul, div := int64(1), int64(1)
-		switch a.DataType().(*arrow.DurationType).Unit {
-		case arrow.Second:
-			mul = 1_000_000
-		case arrow.Millisecond:
-			mul = 1000
-		case arrow.Nanosecond:
-			div = 1000
-		}
+		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.DurationType).Unit)
 		// Whole days as days, as the text form spells it ('1 day 02:03:04.5', not '26:03:04.5').
 		return func(dst []byte, i int) ([]byte, error) {
-			us := int64(a.Value(i)) * mul / div
+			us := toMicros(int64(a.Value(i)))
 			days := us / 86_400_000_000
 			dst = binary.BigEndian.AppendUint32(dst, 16)
 			dst = binary.BigEndian.AppendUint64(dst, uint64(us-days*86_400_000_000))
@@ -238,7 +223,7 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 		return func(dst []byte, i int) ([]byte, error) {
 			v := a.Value(i)
 			dst = binary.BigEndian.AppendUint32(dst, 16)
-			dst = binary.BigEndian.AppendUint64(dst, uint64(v.Nanoseconds/1000))
+			dst = binary.BigEndian.AppendUint64(dst, uint64(expr.FloorDiv(v.Nanoseconds, 1000)))
 			dst = binary.BigEndian.AppendUint32(dst, uint32(v.Days))
 			return binary.BigEndian.AppendUint32(dst, uint32(v.Months)), nil
 		}, nil
@@ -249,19 +234,11 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 			return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, uint64(us(i)-pgEpochMicros)), nil }, nil
 		case "date":
 			return func(dst []byte, i int) ([]byte, error) {
-				return fixed4(dst, uint32(int32(floorDiv(us(i), 86_400_000_000))-pgEpochDays)), nil
+				return fixed4(dst, uint32(int32(expr.FloorDiv(us(i), 86_400_000_000))-pgEpochDays)), nil
 			}, nil
 		}
 	}
 	return nil, fmt.Errorf("no binary form of %s for a %s column", arr.DataType(), typ)
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
 
 func stringEncoder(get func(i int) string, typ string) fieldEncoder {

@@ -3,7 +3,12 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/tests/pgtest"
 )
@@ -48,5 +53,46 @@ func TestAppendNumericRoundTrip(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: Postgres reads %s, want %s", in, got, want)
 		}
+	}
+}
+
+// A nanosecond value that is not a whole microsecond is floored in the binary forms as in the text form the upsert
+// sink sends (exec/textform), so that an append and an upsert sink write the same value for it.
+func TestBinaryFloorsNanoseconds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	tsb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Nanosecond})
+	tsb.Append(-1500)
+	ts := tsb.NewArray()
+	defer ts.Release()
+	db := array.NewDurationBuilder(mem, &arrow.DurationType{Unit: arrow.Nanosecond})
+	db.Append(-1500)
+	du := db.NewArray()
+	defer du.Release()
+	ib := array.NewMonthDayNanoIntervalBuilder(mem)
+	ib.Append(arrow.MonthDayNanoInterval{Nanoseconds: -1500})
+	iv := ib.NewArray()
+	defer iv.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: ts.DataType()}, {Name: "du", Type: du.DataType()},
+		{Name: "iv", Type: iv.DataType()}}, nil)
+	r := newBinaryRow(schema, []string{"timestamp", "interval", "interval"})
+	if err := r.bind([]arrow.Array{ts, du, iv}); err != nil {
+		t.Fatal(err)
+	}
+	defer r.unbind()
+	got, err := r.appendRow(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := binary.BigEndian.AppendUint16(nil, 3)
+	us := int64(-2)
+	want = fixed8(want, uint64(us-pgEpochMicros))
+	for range 2 { // interval: microseconds, days, months
+		want = binary.BigEndian.AppendUint32(want, 16)
+		want = binary.BigEndian.AppendUint64(want, uint64(us))
+		want = binary.BigEndian.AppendUint64(want, 0)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("binary row\n got %x\nwant %x", got, want)
 	}
 }
