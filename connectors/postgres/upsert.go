@@ -23,7 +23,8 @@ type upsertBuffer struct {
 	keyBuf  []byte
 	cols    []textform.Column
 	// The statements: the upserts as one INSERT ... SELECT FROM unnest(text arrays) ... ON CONFLICT, the deletes
-	// as one DELETE ... USING unnest(text arrays); each value's text is cast to its column's type.
+	// as one DELETE ... USING unnest(text arrays); each value's text is cast to its column's type (the INSERT's
+	// without the modifier, which the INSERT then applies).
 	insertSQL, deleteSQL string
 	ncols                int
 }
@@ -39,7 +40,7 @@ func newUpsertBuffer(cfg Config, info *tableInfo) (*upsertBuffer, error) {
 	for i, f := range cfg.Schema.Fields() {
 		q := pgx.Identifier{f.Name}.Sanitize()
 		names = append(names, q)
-		casts = append(casts, fmt.Sprintf("u.%s::%s", q, info.Types[i]))
+		casts = append(casts, fmt.Sprintf("u.%s::%s", q, info.Unmodified[i]))
 		params = append(params, fmt.Sprintf("$%d::text[]", i+1))
 		if !slices.Contains(cfg.Key, f.Name) {
 			set = append(set, fmt.Sprintf("%s = EXCLUDED.%s", q, q))
