@@ -21,6 +21,7 @@ type upsertBuffer struct {
 	index   map[string]int
 	entries []upsertEntry
 	keyBuf  []byte
+	valBuf  []byte // a value's text before its string is made
 	cols    []textform.Column
 	// The statements: the upserts as one INSERT ... SELECT FROM unnest(text arrays) ... ON CONFLICT, the deletes
 	// as one DELETE ... USING unnest(text arrays); each value's text is cast to its column's type (the INSERT's
@@ -111,7 +112,8 @@ func (u *upsertBuffer) add(b exec.Batch) error {
 		e := upsertEntry{del: kind == exec.Delete, vals: make([]*string, u.ncols)}
 		for c := range u.cols {
 			if !u.cols[c].IsNull(i) {
-				v := string(u.cols[c].Append(nil, i))
+				u.valBuf = u.cols[c].Append(u.valBuf[:0], i)
+				v := string(u.valBuf)
 				e.vals[c] = &v
 			}
 		}
