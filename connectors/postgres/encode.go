@@ -126,10 +126,18 @@ func intEncoder(get func(i int) int64, typ string) fieldEncoder {
 	return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, uint64(get(i))), nil }
 }
 
-// floatEncoder writes floats as float4 or float8.
+// floatEncoder writes floats as float4 or float8, refusing a finite value that float4 holds only as an infinity or
+// a zero (as Postgres' float8-to-float4 cast does: out of range, overflow or underflow).
 func floatEncoder(get func(i int) float64, typ string) fieldEncoder {
 	if typ == "float4" {
-		return func(dst []byte, i int) ([]byte, error) { return fixed4(dst, math.Float32bits(float32(get(i)))), nil }
+		return func(dst []byte, i int) ([]byte, error) {
+			v := get(i)
+			f := float32(v)
+			if math.IsInf(float64(f), 0) && !math.IsInf(v, 0) || f == 0 && v != 0 {
+				return dst, fmt.Errorf("%g is out of range for type real", v)
+			}
+			return fixed4(dst, math.Float32bits(f)), nil
+		}
 	}
 	return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, math.Float64bits(get(i))), nil }
 }
