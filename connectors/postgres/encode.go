@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/textform"
 )
 
@@ -125,10 +126,18 @@ func intEncoder(get func(i int) int64, typ string) fieldEncoder {
 	return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, uint64(get(i))), nil }
 }
 
-// floatEncoder writes floats as float4 or float8.
+// floatEncoder writes floats as float4 or float8, refusing a finite value that float4 holds only as an infinity or
+// a zero (as Postgres' float8-to-float4 cast does: out of range, overflow or underflow).
 func floatEncoder(get func(i int) float64, typ string) fieldEncoder {
 	if typ == "float4" {
-		return func(dst []byte, i int) ([]byte, error) { return fixed4(dst, math.Float32bits(float32(get(i)))), nil }
+		return func(dst []byte, i int) ([]byte, error) {
+			v := get(i)
+			f := float32(v)
+			if math.IsInf(float64(f), 0) && !math.IsInf(v, 0) || f == 0 && v != 0 {
+				return dst, fmt.Errorf("%g is out of range for type real", v)
+			}
+			return fixed4(dst, math.Float32bits(f)), nil
+		}
 	}
 	return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, math.Float64bits(get(i))), nil }
 }
@@ -137,16 +146,8 @@ func floatEncoder(get func(i int) float64, typ string) fieldEncoder {
 func micros(arr arrow.Array) (func(i int) int64, bool) {
 	switch a := arr.(type) {
 	case *array.Timestamp:
-		mul, div := int64(1), int64(1)
-		switch a.DataType().(*arrow.TimestampType).Unit {
-		case arrow.Second:
-			mul = 1_000_000
-		case arrow.Millisecond:
-			mul = 1000
-		case arrow.Nanosecond:
-			div = 1000
-		}
-		return func(i int) int64 { return int64(a.Value(i)) * mul / div }, true
+		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.TimestampType).Unit)
+		return func(i int) int64 { return toMicros(int64(a.Value(i))) }, true
 	case *array.Date32:
 		return func(i int) int64 { return int64(a.Value(i)) * 86_400_000_000 }, true
 	case *array.Date64:
@@ -216,18 +217,10 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 			}, nil
 		}
 	case *array.Duration:
-		mul, div := int64(1), int64(1)
-		switch a.DataType().(*arrow.DurationType).Unit {
-		case arrow.Second:
-			mul = 1_000_000
-		case arrow.Millisecond:
-			mul = 1000
-		case arrow.Nanosecond:
-			div = 1000
-		}
+		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.DurationType).Unit)
 		// Whole days as days, as the text form spells it ('1 day 02:03:04.5', not '26:03:04.5').
 		return func(dst []byte, i int) ([]byte, error) {
-			us := int64(a.Value(i)) * mul / div
+			us := toMicros(int64(a.Value(i)))
 			days := us / 86_400_000_000
 			dst = binary.BigEndian.AppendUint32(dst, 16)
 			dst = binary.BigEndian.AppendUint64(dst, uint64(us-days*86_400_000_000))
@@ -238,7 +231,7 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 		return func(dst []byte, i int) ([]byte, error) {
 			v := a.Value(i)
 			dst = binary.BigEndian.AppendUint32(dst, 16)
-			dst = binary.BigEndian.AppendUint64(dst, uint64(v.Nanoseconds/1000))
+			dst = binary.BigEndian.AppendUint64(dst, uint64(expr.FloorDiv(v.Nanoseconds, 1000)))
 			dst = binary.BigEndian.AppendUint32(dst, uint32(v.Days))
 			return binary.BigEndian.AppendUint32(dst, uint32(v.Months)), nil
 		}, nil
@@ -249,19 +242,11 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 			return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, uint64(us(i)-pgEpochMicros)), nil }, nil
 		case "date":
 			return func(dst []byte, i int) ([]byte, error) {
-				return fixed4(dst, uint32(int32(floorDiv(us(i), 86_400_000_000))-pgEpochDays)), nil
+				return fixed4(dst, uint32(int32(expr.FloorDiv(us(i), 86_400_000_000))-pgEpochDays)), nil
 			}, nil
 		}
 	}
 	return nil, fmt.Errorf("no binary form of %s for a %s column", arr.DataType(), typ)
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
 
 func stringEncoder(get func(i int) string, typ string) fieldEncoder {

@@ -3,7 +3,13 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"math"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/tests/pgtest"
 )
@@ -47,6 +53,59 @@ func TestAppendNumericRoundTrip(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: Postgres reads %s, want %s", in, got, want)
+		}
+	}
+}
+
+// A nanosecond value that is not a whole microsecond is floored in the binary forms as in the text form the upsert
+// sink sends (exec/textform), so that an append and an upsert sink write the same value for it.
+func TestBinaryFloorsNanoseconds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	tsb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Nanosecond})
+	tsb.Append(-1500)
+	ts := tsb.NewArray()
+	defer ts.Release()
+	db := array.NewDurationBuilder(mem, &arrow.DurationType{Unit: arrow.Nanosecond})
+	db.Append(-1500)
+	du := db.NewArray()
+	defer du.Release()
+	ib := array.NewMonthDayNanoIntervalBuilder(mem)
+	ib.Append(arrow.MonthDayNanoInterval{Nanoseconds: -1500})
+	iv := ib.NewArray()
+	defer iv.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: ts.DataType()}, {Name: "du", Type: du.DataType()},
+		{Name: "iv", Type: iv.DataType()}}, nil)
+	r := newBinaryRow(schema, []string{"timestamp", "interval", "interval"})
+	if err := r.bind([]arrow.Array{ts, du, iv}); err != nil {
+		t.Fatal(err)
+	}
+	defer r.unbind()
+	got, err := r.appendRow(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := binary.BigEndian.AppendUint16(nil, 3)
+	us := int64(-2)
+	want = fixed8(want, uint64(us-pgEpochMicros))
+	for range 2 { // interval: microseconds, days, months
+		want = binary.BigEndian.AppendUint32(want, 16)
+		want = binary.BigEndian.AppendUint64(want, uint64(us))
+		want = binary.BigEndian.AppendUint64(want, 0)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("binary row\n got %x\nwant %x", got, want)
+	}
+}
+
+// A double that a real column holds only as an infinity or a zero fails the write, as Postgres' own cast (and the
+// upsert sink's text cast) refuses it, instead of arriving as Infinity or 0.
+func TestFloat4OutOfRange(t *testing.T) {
+	enc := floatEncoder(func(i int) float64 { return []float64{1e300, -1e300, 1e-50, 0.5, math.Inf(-1), 0, math.NaN()}[i] }, "float4")
+	for i, bad := range []bool{true, true, true, false, false, false, false} {
+		_, err := enc(nil, i)
+		if bad != (err != nil) {
+			t.Errorf("value %d: error %v, want one: %v", i, err, bad)
 		}
 	}
 }

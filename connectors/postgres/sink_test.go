@@ -368,3 +368,21 @@ func TestCommitAfterServerRestart(t *testing.T) {
 		t.Fatalf("rows %v, want 10", got)
 	}
 }
+
+// A string too long for its varchar(n) column fails the write in both sinks, as an INSERT would: the upsert's
+// cast of its text does not truncate it to n characters (as an explicit ::varchar(n) cast would) without an error.
+func TestWriteTooLongForVarchar(t *testing.T) {
+	r := newRig(t)
+	r.exec(`CREATE TABLE t (k bigint PRIMARY KEY, v varchar(3))`)
+	for _, key := range [][]string{nil, {"k"}} {
+		s := r.open(r.config(kvSchema, key), 0, 1)
+		err := s.Write(r.rowsOf([]int64{1}, []string{"abcdef"}))
+		if err == nil {
+			err = s.PreCommit(1)
+		}
+		s.Close()
+		if err == nil || !strings.Contains(err.Error(), "value too long for type character varying(3)") {
+			t.Errorf("key %v: got %v; table %v", key, err, r.rows(`SELECT k, v FROM t`))
+		}
+	}
+}

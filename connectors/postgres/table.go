@@ -19,8 +19,12 @@ import (
 // tableInfo is what the sink needs to know of its target table.
 type tableInfo struct {
 	// Types are the sink's columns' types in the table as SQL text (format_type: "numeric(20,4)"), index for
-	// index with the sink's columns: the upsert statements cast their text to them.
+	// index with the sink's columns: the upsert's DELETE casts its keys' text to them.
 	Types []string
+	// Unmodified are the same types without their modifiers ("numeric"): the upsert's INSERT casts its text to
+	// them, the column's modifier then applied as an INSERT applies it (an explicit cast to varchar(n) would cut a
+	// longer string to n characters where an INSERT refuses it).
+	Unmodified []string
 	// Bases are their base types (pg_type.typname, a domain's base type's): the binary forms COPY sends.
 	Bases []string
 }
@@ -112,7 +116,7 @@ func describe(ctx context.Context, c *pgx.Conn, cfg Config) (*tableInfo, error) 
 		return nil, &connectors.ConfigError{Code: sqlerr.WrongObjectType, Option: optTable,
 			Msg: fmt.Sprintf("postgres sink: %s in %s is not a table", cfg.Table.Quoted(), cfg.Where)}
 	}
-	rows, err := c.Query(ctx, `SELECT a.attname, coalesce(b.typname, t.typname), format_type(a.atttypid, a.atttypmod),
+	rows, err := c.Query(ctx, `SELECT a.attname, coalesce(b.typname, t.typname), format_type(a.atttypid, a.atttypmod), format_type(a.atttypid, NULL),
 			a.attnotnull AND NOT a.atthasdef AND a.attidentity = '' AND a.attgenerated = ''
 		FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid LEFT JOIN pg_type b ON b.oid = t.typbasetype AND t.typtype = 'd'
 		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, *oid)
@@ -120,15 +124,15 @@ func describe(ctx context.Context, c *pgx.Conn, cfg Config) (*tableInfo, error) 
 		return nil, queryError(cfg, "reading the columns of "+cfg.Table.Quoted(), err)
 	}
 	type column struct {
-		base, typ string
-		required  bool
+		base, typ, unmodified string
+		required              bool
 	}
 	cols := map[string]column{}
 	var order []string
 	for rows.Next() {
 		var name string
 		var col column
-		if err := rows.Scan(&name, &col.base, &col.typ, &col.required); err != nil {
+		if err := rows.Scan(&name, &col.base, &col.typ, &col.unmodified, &col.required); err != nil {
 			rows.Close()
 			return nil, queryError(cfg, "reading the columns of "+cfg.Table.Quoted(), err)
 		}
@@ -152,6 +156,7 @@ func describe(ctx context.Context, c *pgx.Conn, cfg Config) (*tableInfo, error) 
 				f.Name, col.typ, cfg.Table.Quoted(), catalog.TypeOf(f.Type), strings.Join(want, ", "))
 		}
 		info.Types = append(info.Types, col.typ)
+		info.Unmodified = append(info.Unmodified, col.unmodified)
 		info.Bases = append(info.Bases, col.base)
 	}
 	for _, name := range order {

@@ -21,9 +21,11 @@ type upsertBuffer struct {
 	index   map[string]int
 	entries []upsertEntry
 	keyBuf  []byte
+	valBuf  []byte // a value's text before its string is made
 	cols    []textform.Column
 	// The statements: the upserts as one INSERT ... SELECT FROM unnest(text arrays) ... ON CONFLICT, the deletes
-	// as one DELETE ... USING unnest(text arrays); each value's text is cast to its column's type.
+	// as one DELETE ... USING unnest(text arrays); each value's text is cast to its column's type (the INSERT's
+	// without the modifier, which the INSERT then applies).
 	insertSQL, deleteSQL string
 	ncols                int
 }
@@ -39,7 +41,7 @@ func newUpsertBuffer(cfg Config, info *tableInfo) (*upsertBuffer, error) {
 	for i, f := range cfg.Schema.Fields() {
 		q := pgx.Identifier{f.Name}.Sanitize()
 		names = append(names, q)
-		casts = append(casts, fmt.Sprintf("u.%s::%s", q, info.Types[i]))
+		casts = append(casts, fmt.Sprintf("u.%s::%s", q, info.Unmodified[i]))
 		params = append(params, fmt.Sprintf("$%d::text[]", i+1))
 		if !slices.Contains(cfg.Key, f.Name) {
 			set = append(set, fmt.Sprintf("%s = EXCLUDED.%s", q, q))
@@ -110,7 +112,8 @@ func (u *upsertBuffer) add(b exec.Batch) error {
 		e := upsertEntry{del: kind == exec.Delete, vals: make([]*string, u.ncols)}
 		for c := range u.cols {
 			if !u.cols[c].IsNull(i) {
-				v := string(u.cols[c].Append(nil, i))
+				u.valBuf = u.cols[c].Append(u.valBuf[:0], i)
+				v := string(u.valBuf)
 				e.vals[c] = &v
 			}
 		}

@@ -29,8 +29,11 @@ func New(marker string, max int) *Log {
 // Ready is closed once the ready line was read.
 func (l *Log) Ready() <-chan struct{} { return l.ready }
 
-// Read reads r line by line until it ends (run it on a goroutine of its own).
+// Read reads r line by line until it ends (run it on a goroutine of its own). A line too long to keep (over
+// bufio.MaxScanTokenSize) ends the keeping, not the reading: the rest is drained, so that the process never blocks
+// writing to a full pipe.
 func (l *Log) Read(r io.Reader) {
+	defer io.Copy(io.Discard, r)
 	sc := bufio.NewScanner(r)
 	seen := false
 	for sc.Scan() {
