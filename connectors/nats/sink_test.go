@@ -53,6 +53,17 @@ func openSink(t *testing.T, cfg natsconn.SinkConfig, completed func(uint64) bool
 	return s
 }
 
+// stage writes b and stages it for checkpoint id.
+func stage(t *testing.T, s exec.Sink, b exec.Batch, id uint64) {
+	t.Helper()
+	if err := s.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PreCommit(id); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func streamMsgs(t *testing.T, ctx context.Context, js jetstream.JetStream) uint64 {
 	t.Helper()
 	st, err := js.Stream(ctx, "OUT")
@@ -78,18 +89,8 @@ func TestSinkRecoveryPublishesOnce(t *testing.T) {
 	cfg := sinkCfg(t, srv.URL(), dir)
 
 	a := openSink(t, cfg, func(uint64) bool { return false })
-	if err := a.Write(idBatch(mem, 0, 100)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(idBatch(mem, 100, 150)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(2); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, a, idBatch(mem, 0, 100), 1)
+	stage(t, a, idBatch(mem, 100, 150), 2)
 	if n := streamMsgs(t, ctx, js); n != 0 {
 		t.Fatalf("%d messages published before any commit", n)
 	}
@@ -104,12 +105,7 @@ func TestSinkRecoveryPublishesOnce(t *testing.T) {
 		t.Fatalf("staged files left after recovery: %v", staged)
 	}
 	// Checkpoint 3 published, then a crash before its staged file was deleted (a copy stands for it).
-	if err := b.Write(idBatch(mem, 200, 260)); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.PreCommit(3); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, b, idBatch(mem, 200, 260), 3)
 	staged, _ = filepath.Glob(filepath.Join(dir, "*", "*-3.msgs"))
 	if len(staged) != 1 {
 		t.Fatalf("staged %v, want checkpoint 3's file", staged)
@@ -173,12 +169,7 @@ func TestSinkAtomicBatch(t *testing.T) {
 	dir := t.TempDir()
 	cfg := sinkCfg(t, srv.URL(), dir)
 	a := openSink(t, cfg, func(uint64) bool { return false })
-	if err := a.Write(idBatch(mem, 0, 50)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(1); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, a, idBatch(mem, 0, 50), 1)
 	staged, _ := filepath.Glob(filepath.Join(dir, "*", "*-1.msgs"))
 	if len(staged) != 1 {
 		t.Fatalf("staged %v", staged)
@@ -206,12 +197,7 @@ func TestSinkAtomicBatch(t *testing.T) {
 	if n := streamMsgs(t, ctx, js); n != 50 {
 		t.Fatalf("after the republish %d messages, want 50", n)
 	}
-	if err := b.Write(idBatch(mem, 100, 1600)); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.PreCommit(2); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, b, idBatch(mem, 100, 1600), 2)
 	if err := b.Commit(2); err != nil {
 		t.Fatal(err)
 	}
@@ -241,12 +227,7 @@ func TestSinkRecoversWiderIncarnation(t *testing.T) {
 	}
 	for sub := range 2 {
 		s := open(sub, 2, never)
-		if err := s.Write(idBatch(mem, sub*10, sub*10+10)); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.PreCommit(4); err != nil {
-			t.Fatal(err)
-		}
+		stage(t, s, idBatch(mem, sub*10, sub*10+10), 4)
 		s.Close()
 	}
 	s := open(0, 1, func(id uint64) bool { return id == 4 })
@@ -282,12 +263,7 @@ func TestSinkInstancesDoNotCollide(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	for range 2 {
 		s := openSink(t, sinkCfg(t, srv.URL(), t.TempDir()), func(uint64) bool { return false })
-		if err := s.Write(idBatch(mem, 0, 10)); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.PreCommit(1); err != nil {
-			t.Fatal(err)
-		}
+		stage(t, s, idBatch(mem, 0, 10), 1)
 		if err := s.Commit(1); err != nil {
 			t.Fatal(err)
 		}
