@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +272,57 @@ func TestSinkInstancesDoNotCollide(t *testing.T) {
 	}
 	if n := streamMsgs(t, ctx, js); n != 20 {
 		t.Fatalf("%d messages, want 20: a second data directory's job-1 was taken for the first's duplicates", n)
+	}
+}
+
+// A raw sink publishes a string or bytes column's values as the payloads themselves, a null as an empty message.
+func TestSinkRawPayloads(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, typ := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.Binary} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: typ, Nullable: true}}, nil)
+		cfg, err := natsconn.SinkConfigFromOptions(schema, []string{""}, map[string]string{"nats.url": srv.URL(),
+			"nats.subject": "out.x", "format": "raw"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.StagingDir = t.TempDir()
+		bb := array.NewBuilder(mem, typ)
+		switch b := bb.(type) {
+		case *array.StringBuilder:
+			b.AppendValues([]string{"skip", "a", "", "bc"}, nil)
+			b.AppendNull()
+		case *array.BinaryBuilder:
+			b.AppendValues([][]byte{[]byte("skip"), []byte("a"), {}, []byte("bc")}, nil)
+			b.AppendNull()
+		}
+		col := bb.NewArray()
+		bb.Release()
+		rec := array.NewRecordBatch(schema, []arrow.Array{col}, 5)
+		col.Release()
+		sliced := rec.NewSlice(1, 5) // values at an offset in their buffers
+		rec.Release()
+		s := openSink(t, cfg, func(uint64) bool { return false })
+		stage(t, s, exec.Batch{Rec: sliced}, 1)
+		if err := s.Commit(1); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	msgs, err := natstest.ReadAll(ctx, js, "OUT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, string(m.Data()))
+	}
+	if want := []string{"a", "", "bc", "", "a", "", "bc", ""}; !slices.Equal(got, want) {
+		t.Fatalf("payloads %q, want %q", got, want)
 	}
 }
