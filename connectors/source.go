@@ -1,8 +1,12 @@
 package connectors
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/state"
@@ -51,4 +55,14 @@ func CheckOffsetSubtask(who string, sub0, par0, sub, par int) error {
 			"restore at the same parallelism", who, sub0, par0, sub, par)
 	}
 	return nil
+}
+
+// FilterRows is rec with the rows whose keep is false dropped (a source dropping the rows it could not read).
+func FilterRows(alloc memory.Allocator, rec arrow.RecordBatch, keep []bool) (arrow.RecordBatch, error) {
+	mb := array.NewBooleanBuilder(alloc)
+	defer mb.Release()
+	mb.AppendValues(keep, nil)
+	mask := mb.NewArray()
+	defer mask.Release()
+	return compute.FilterRecordBatch(compute.WithAllocator(context.Background(), alloc), rec, mask, compute.DefaultFilterOptions())
 }

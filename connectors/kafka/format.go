@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/clinksql/clinksql/connectors/file"
@@ -12,10 +11,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -401,21 +400,12 @@ func (b *batcher) batch() (exec.Batch, []int, *decodeErr, error) {
 			keptKinds = append(keptKinds, kinds[i])
 		}
 	}
-	out, err := filter(b.alloc, rec, keep)
+	out, err := connectors.FilterRows(b.alloc, rec, keep)
 	rec.Release()
 	if err != nil {
 		return exec.Batch{}, nil, nil, err
 	}
 	return exec.Batch{Rec: out, Kinds: keptKinds}, dropped, firstBad, nil
-}
-
-func filter(alloc memory.Allocator, rec arrow.RecordBatch, keep []bool) (arrow.RecordBatch, error) {
-	mb := array.NewBooleanBuilder(alloc)
-	defer mb.Release()
-	mb.AppendValues(keep, nil)
-	mask := mb.NewArray()
-	defer mask.Release()
-	return compute.FilterRecordBatch(compute.WithAllocator(context.Background(), alloc), rec, mask, compute.DefaultFilterOptions())
 }
 
 // metadataColumn builds a metadata column from the rows' records.

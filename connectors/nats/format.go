@@ -1,17 +1,16 @@
 package nats
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	natsgo "github.com/nats-io/nats.go"
 
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/connectors/file"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -166,12 +165,7 @@ func (b *batcher) build() (exec.Batch, *badBatch, error) {
 		return exec.Batch{Rec: rec}, nil, nil
 	}
 	defer rec.Release()
-	mb := array.NewBooleanBuilder(b.alloc)
-	defer mb.Release()
-	mb.AppendValues(keep, nil)
-	mask := mb.NewArray()
-	defer mask.Release()
-	out, err := compute.FilterRecordBatch(compute.WithAllocator(context.Background(), b.alloc), rec, mask, compute.DefaultFilterOptions())
+	out, err := connectors.FilterRows(b.alloc, rec, keep)
 	if err != nil {
 		return exec.Batch{}, nil, err
 	}

@@ -50,7 +50,7 @@ var clientOptions = []string{"nats.url", "nats.user", "nats.password", "nats.tok
 var sourceOptions = append(slices.Clone(clientOptions), "nats.stream", "nats.subject", "nats.consumer", "format",
 	"errors.bad-rows", "nats.ack-wait", "nats.max-ack-pending", "nats.fetch-size", "scan.startup.mode")
 
-var sinkOptions = append(slices.Clone(clientOptions), "nats.subject", "format", "nats.atomic-publish")
+var sinkOptions = append(slices.Clone(clientOptions), "nats.subject", "format")
 
 // Client is how to reach the server.
 type Client struct {

@@ -48,6 +48,8 @@ func TestOptionErrors(t *testing.T) {
 		{src("id BIGINT, q BIGINT METADATA FROM 'offset' VIRTUAL", ""), "", "offset"},
 		{fmt.Sprintf(`CREATE SINK o (id BIGINT) WITH (connector = 'nats', 'nats.url' = '%s', format = 'json')`, url), "22023", "needs 'nats.subject'"},
 		{fmt.Sprintf(`CREATE SINK o (id BIGINT) WITH (connector = 'nats', 'nats.url' = '%s', 'nats.subject' = 'o.*', format = 'json')`, url), "22023", "no wildcards"},
+		// Atomic batches follow the stream's allow_atomic: no option turns them on or off.
+		{fmt.Sprintf(`CREATE SINK o (id BIGINT) WITH (connector = 'nats', 'nats.url' = '%s', 'nats.subject' = 'o', format = 'json', 'nats.atomic-publish' = 'false')`, url), "22023", "unknown option 'nats.atomic-publish'"},
 		{fmt.Sprintf(`CREATE SINK o (id BIGINT, v VARCHAR) WITH (connector = 'nats', 'nats.url' = '%s', 'nats.subject' = 'o', format = 'raw')`, url), "22023", "exactly one column"},
 	} {
 		_, err := s.Execute(ctx, c.sql)

@@ -282,22 +282,28 @@ func (s *sink) Write(b exec.Batch) error {
 		if b.Kinds != nil && b.Kinds[i] != exec.Insert {
 			return errors.New("nats sink: an append-only sink got an update or a delete")
 		}
-		scratch = scratch[:0]
 		if s.enc != nil {
-			scratch = s.enc.Append(scratch, i)
+			scratch = s.enc.Append(scratch[:0], i)
+			s.buf = appendFramed(s.buf, scratch)
 		} else {
 			switch a := rec.Column(0).(type) {
 			case *array.String:
-				scratch = append(scratch, a.Value(i)...)
+				s.buf = appendFramed(s.buf, a.Value(i))
 			case *array.Binary:
-				scratch = append(scratch, a.Value(i)...)
+				s.buf = appendFramed(s.buf, a.Value(i))
+			default:
+				s.buf = appendFramed(s.buf, "")
 			}
 		}
-		s.buf = binary.AppendUvarint(s.buf, uint64(len(scratch)))
-		s.buf = append(s.buf, scratch...)
 		s.rows++
 	}
 	return nil
+}
+
+// appendFramed appends a message to the staged buffer: its length, then its bytes.
+func appendFramed[T string | []byte](buf []byte, v T) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(v)))
+	return append(buf, v...)
 }
 
 // PreCommit seals the open transaction under id: its messages, framed and checksummed, in a staged file (none

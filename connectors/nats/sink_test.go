@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,17 @@ func openSink(t *testing.T, cfg natsconn.SinkConfig, completed func(uint64) bool
 	return s
 }
 
+// stage writes b and stages it for checkpoint id.
+func stage(t *testing.T, s exec.Sink, b exec.Batch, id uint64) {
+	t.Helper()
+	if err := s.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PreCommit(id); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func streamMsgs(t *testing.T, ctx context.Context, js jetstream.JetStream) uint64 {
 	t.Helper()
 	st, err := js.Stream(ctx, "OUT")
@@ -78,18 +90,8 @@ func TestSinkRecoveryPublishesOnce(t *testing.T) {
 	cfg := sinkCfg(t, srv.URL(), dir)
 
 	a := openSink(t, cfg, func(uint64) bool { return false })
-	if err := a.Write(idBatch(mem, 0, 100)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(idBatch(mem, 100, 150)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(2); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, a, idBatch(mem, 0, 100), 1)
+	stage(t, a, idBatch(mem, 100, 150), 2)
 	if n := streamMsgs(t, ctx, js); n != 0 {
 		t.Fatalf("%d messages published before any commit", n)
 	}
@@ -104,12 +106,7 @@ func TestSinkRecoveryPublishesOnce(t *testing.T) {
 		t.Fatalf("staged files left after recovery: %v", staged)
 	}
 	// Checkpoint 3 published, then a crash before its staged file was deleted (a copy stands for it).
-	if err := b.Write(idBatch(mem, 200, 260)); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.PreCommit(3); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, b, idBatch(mem, 200, 260), 3)
 	staged, _ = filepath.Glob(filepath.Join(dir, "*", "*-3.msgs"))
 	if len(staged) != 1 {
 		t.Fatalf("staged %v, want checkpoint 3's file", staged)
@@ -173,12 +170,7 @@ func TestSinkAtomicBatch(t *testing.T) {
 	dir := t.TempDir()
 	cfg := sinkCfg(t, srv.URL(), dir)
 	a := openSink(t, cfg, func(uint64) bool { return false })
-	if err := a.Write(idBatch(mem, 0, 50)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(1); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, a, idBatch(mem, 0, 50), 1)
 	staged, _ := filepath.Glob(filepath.Join(dir, "*", "*-1.msgs"))
 	if len(staged) != 1 {
 		t.Fatalf("staged %v", staged)
@@ -206,12 +198,7 @@ func TestSinkAtomicBatch(t *testing.T) {
 	if n := streamMsgs(t, ctx, js); n != 50 {
 		t.Fatalf("after the republish %d messages, want 50", n)
 	}
-	if err := b.Write(idBatch(mem, 100, 1600)); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.PreCommit(2); err != nil {
-		t.Fatal(err)
-	}
+	stage(t, b, idBatch(mem, 100, 1600), 2)
 	if err := b.Commit(2); err != nil {
 		t.Fatal(err)
 	}
@@ -241,12 +228,7 @@ func TestSinkRecoversWiderIncarnation(t *testing.T) {
 	}
 	for sub := range 2 {
 		s := open(sub, 2, never)
-		if err := s.Write(idBatch(mem, sub*10, sub*10+10)); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.PreCommit(4); err != nil {
-			t.Fatal(err)
-		}
+		stage(t, s, idBatch(mem, sub*10, sub*10+10), 4)
 		s.Close()
 	}
 	s := open(0, 1, func(id uint64) bool { return id == 4 })
@@ -282,12 +264,7 @@ func TestSinkInstancesDoNotCollide(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	for range 2 {
 		s := openSink(t, sinkCfg(t, srv.URL(), t.TempDir()), func(uint64) bool { return false })
-		if err := s.Write(idBatch(mem, 0, 10)); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.PreCommit(1); err != nil {
-			t.Fatal(err)
-		}
+		stage(t, s, idBatch(mem, 0, 10), 1)
 		if err := s.Commit(1); err != nil {
 			t.Fatal(err)
 		}
@@ -295,5 +272,57 @@ func TestSinkInstancesDoNotCollide(t *testing.T) {
 	}
 	if n := streamMsgs(t, ctx, js); n != 20 {
 		t.Fatalf("%d messages, want 20: a second data directory's job-1 was taken for the first's duplicates", n)
+	}
+}
+
+// A raw sink publishes a string or bytes column's values as the payloads themselves, a null as an empty message.
+func TestSinkRawPayloads(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, typ := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.Binary} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: typ, Nullable: true}}, nil)
+		cfg, err := natsconn.SinkConfigFromOptions(schema, []string{""}, map[string]string{"nats.url": srv.URL(),
+			"nats.subject": "out.x", "format": "raw"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.StagingDir = t.TempDir()
+		bb := array.NewBuilder(mem, typ)
+		switch b := bb.(type) {
+		case *array.StringBuilder:
+			b.AppendValues([]string{"skip", "a", "", "bc"}, nil)
+			b.AppendNull()
+		case *array.BinaryBuilder:
+			b.AppendValues([][]byte{[]byte("skip"), []byte("a"), {}, []byte("bc")}, nil)
+			b.AppendNull()
+		}
+		col := bb.NewArray()
+		bb.Release()
+		rec := array.NewRecordBatch(schema, []arrow.Array{col}, 5)
+		col.Release()
+		sliced := rec.NewSlice(1, 5) // values at an offset in their buffers
+		rec.Release()
+		s := openSink(t, cfg, func(uint64) bool { return false })
+		stage(t, s, exec.Batch{Rec: sliced}, 1)
+		if err := s.Commit(1); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	msgs, err := natstest.ReadAll(ctx, js, "OUT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, string(m.Data()))
+	}
+	if want := []string{"a", "", "bc", "", "a", "", "bc", ""}; !slices.Equal(got, want) {
+		t.Fatalf("payloads %q, want %q", got, want)
 	}
 }

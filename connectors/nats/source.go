@@ -329,11 +329,16 @@ func (s *source) IdleWait() <-chan struct{} { return s.wake }
 func (s *source) pull() {
 	now := time.Now()
 	reconnected := s.reconnected.Swap(false) // requests do not survive a reconnect
-	for _, r := range slices.Clone(s.reqs) {
+	live := s.reqs[:0]
+	for _, r := range s.reqs {
 		if reconnected || now.Sub(r.sent) > pullExpires+5*time.Second { // or its end status was lost
-			s.endRequest(r.id)
+			s.left -= r.left
+			continue
 		}
+		live = append(live, r)
 	}
+	clear(s.reqs[len(live):])
+	s.reqs = live
 	s.qmu.Lock()
 	queued := len(s.queue)
 	s.qmu.Unlock()

@@ -135,10 +135,10 @@ func TestCrashKill9(t *testing.T) {
 		st.missed[onCompleted], st.missed[onInDoubt], st.inDoubt)
 }
 
-// runIteration runs one seeded iteration and checks its output, counting into st.
-func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
-	t.Logf("%s (driver %s)", cfg, drv.name())
-	began := time.Now()
+// newIteration makes an iteration's directories; when the test ends it kills the iteration's processes and, if
+// the test failed or CRASH_KEEP=1, keeps the directory as /tmp/<keep>-<seed>, telling how to replay a failure
+// (go test -run <test>; what: shown after the seed).
+func newIteration(t *testing.T, cfg *iterConfig, keep, test, what string) *iteration {
 	dir := t.TempDir()
 	it := &iteration{cfg: cfg, dir: dir, data: filepath.Join(dir, "data"), logs: filepath.Join(dir, "logs")}
 	if err := os.MkdirAll(it.logs, 0o755); err != nil {
@@ -149,18 +149,27 @@ func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
 			p.kill()
 		}
 		if t.Failed() || os.Getenv("CRASH_KEEP") == "1" {
-			keep := fmt.Sprintf("/tmp/crash-%d", cfg.Seed)
-			os.RemoveAll(keep)
-			if out, err := exec.Command("cp", "-a", dir, keep).CombinedOutput(); err != nil {
+			kept := fmt.Sprintf("/tmp/%s-%d", keep, cfg.Seed)
+			os.RemoveAll(kept)
+			if out, err := exec.Command("cp", "-a", dir, kept).CombinedOutput(); err != nil {
 				t.Logf("keeping %s: %v %s", dir, err, out)
 				return
 			}
 			if t.Failed() {
-				t.Logf("FAILED seed %d (%s): data directory and logs kept in %s; replay with "+
-					"CRASH_SEED=%d go test -run TestCrashKill9 -v ./tests/crash/", cfg.Seed, drv.name(), keep, cfg.Seed)
+				t.Logf("FAILED seed %d%s: data directory and logs kept in %s; replay with "+
+					"CRASH_SEED=%d go test -run %s -v ./tests/crash/", cfg.Seed, what, kept, cfg.Seed, test)
 			}
 		}
 	})
+	return it
+}
+
+// runIteration runs one seeded iteration and checks its output, counting into st.
+func runIteration(t *testing.T, drv driver, cfg *iterConfig, st *stats) {
+	t.Logf("%s (driver %s)", cfg, drv.name())
+	began := time.Now()
+	it := newIteration(t, cfg, "crash", "TestCrashKill9", " ("+drv.name()+")")
+	dir := it.dir
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -178,32 +177,6 @@ func waitOutputs(t *testing.T, it *iteration, n *natsRun, model []string) {
 	}
 }
 
-func newNATSIteration(t *testing.T, cfg *iterConfig) *iteration {
-	dir := t.TempDir()
-	it := &iteration{cfg: cfg, dir: dir, data: filepath.Join(dir, "data"), logs: filepath.Join(dir, "logs")}
-	if err := os.MkdirAll(it.logs, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, p := range it.procs {
-			p.kill()
-		}
-		if t.Failed() || os.Getenv("CRASH_KEEP") == "1" {
-			keep := fmt.Sprintf("/tmp/crash-nats-%d", cfg.Seed)
-			os.RemoveAll(keep)
-			if out, err := exec.Command("cp", "-a", dir, keep).CombinedOutput(); err != nil {
-				t.Logf("keeping %s: %v %s", dir, err, out)
-				return
-			}
-			if t.Failed() {
-				t.Logf("FAILED seed %d: data directory and logs kept in %s; replay with CRASH_SEED=%d go test -run TestCrashKill9NATS -v ./tests/crash/",
-					cfg.Seed, keep, cfg.Seed)
-			}
-		}
-	})
-	return it
-}
-
 func setupServe(ctx context.Context, it *iteration, stmts []string) (*proc, error) {
 	p, err := startServe(it)
 	if err != nil {
@@ -252,7 +225,7 @@ var natsCompletedRe = regexp.MustCompile(`msg="checkpoint completed" .*job=job-1
 // runNATSIteration returns the kills and how many of them were aimed at a line.
 func runNATSIteration(t *testing.T, cfg *iterConfig) (int, int) {
 	t.Logf("nats: %s", cfg)
-	it := newNATSIteration(t, cfg)
+	it := newIteration(t, cfg, "crash-nats", "TestCrashKill9NATS", "")
 	n := startNATS(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -316,7 +289,7 @@ var reCovers = regexp.MustCompile(`msg="nats source: checkpoint covers".* checkp
 func TestNATSKillBetweenBarrierAndCompletion(t *testing.T) {
 	cfg := &iterConfig{Seed: 1, Mode: "aligned", Parallelism: 1, Interval: 300 * time.Millisecond, Rows: 6000,
 		GenSeed: 7, StepMs: 10, Keys: 5, SlideMs: 1000, SizeMs: 1000, TickMs: 10, Duration: 3 * time.Second}
-	it := newNATSIteration(t, cfg)
+	it := newIteration(t, cfg, "crash-nats", "TestCrashKill9NATS", "")
 	n := startNATS(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
