@@ -106,8 +106,6 @@ type Source struct {
 	tupNew      []tupleCol
 	tupOld      []tupleCol
 	tupRes      []tupleCol
-	keyBuf      []byte
-	valBuf      []byte
 	snapVals    []tupleCol
 	connectors.ReadProgress
 }
