@@ -252,20 +252,15 @@ func (s *Source) ensurePublication(ctx context.Context) error {
 // startFresh (re)creates the slot: with an exported snapshot that the normal connection imports (initial), or
 // without (latest-offset, which then streams from the slot's consistent point).
 func (s *Source) startFresh(ctx context.Context) error {
-	var exists bool
-	if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`, s.slot).Scan(&exists); err != nil {
-		return err
-	}
-	if exists {
-		// A slot of a start that never completed a checkpoint, or of an earlier job: a fresh start needs its own
-		// consistent point. One in use (a running job reads the stream) is not taken over; a crashed
-		// process's walsender lets go of it within moments.
-		if err := s.waitSlotInactive(ctx); err != nil {
-			return err
+	// A slot of a start that never completed a checkpoint, or of an earlier job: a fresh start needs its own
+	// consistent point. One in use (a running job reads the stream) is not taken over; a crashed process's
+	// walsender lets go of it within moments.
+	if err := dropSlot(ctx, s.conn, s.slot); err != nil {
+		if errors.Is(err, errSlotInUse) {
+			return fmt.Errorf("postgres-cdc: replication slot %q: %v: another job reads this stream "+
+				"(a slot has one reader; give each stream its own slot.name)", s.slot, err)
 		}
-		if err := pglogrepl.DropReplicationSlot(ctx, s.repl, s.slot, pglogrepl.DropReplicationSlotOptions{Wait: true}); err != nil {
-			return fmt.Errorf("postgres-cdc: dropping the old slot %q for a fresh start: %w", s.slot, err)
-		}
+		return fmt.Errorf("postgres-cdc: dropping the old slot %q for a fresh start: %w", s.slot, err)
 	}
 	action := "NOEXPORT_SNAPSHOT"
 	if s.cfg.Startup == StartupInitial {
@@ -300,29 +295,6 @@ func (s *Source) startFresh(ctx context.Context) error {
 	s.phase = phaseSnapshot
 	s.snapSeq = 0
 	return nil
-}
-
-// waitSlotInactive waits up to 5 s for the slot to have no reader, then refuses.
-func (s *Source) waitSlotInactive(ctx context.Context) error {
-	for end := time.Now().Add(5 * time.Second); ; {
-		var pid *int32
-		err := s.conn.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, s.slot).Scan(&pid)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && pid == nil) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if time.Now().After(end) {
-			return fmt.Errorf("postgres-cdc: replication slot %q is in use by server process %d: another job reads this stream "+
-				"(a slot has one reader; give each stream its own slot.name)", s.slot, *pid)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func (s *Source) startReplication(ctx context.Context) error {
