@@ -392,11 +392,15 @@ func (s *Source) emit(kind exec.RowKind, cols []tupleCol) error {
 
 // rowKey is the state key of the row with tuple cols (its key columns' text forms).
 func (s *Source) rowKey(cols []tupleCol) ([]byte, error) {
-	k := append([]byte(nil), keyRows...)
+	n := len(keyRows)
 	for _, i := range s.table.Key {
 		if i >= len(cols) || cols[i].kind != 't' {
 			return nil, fmt.Errorf("postgres-cdc: key column %s missing from a change", s.table.Columns[i].Name)
 		}
+		n += 4 + len(cols[i].data)
+	}
+	k := append(make([]byte, 0, n), keyRows...) // one allocation per row: the state takes ownership of the key
+	for _, i := range s.table.Key {
 		k = binary.BigEndian.AppendUint32(k, uint32(len(cols[i].data)))
 		k = append(k, cols[i].data...)
 	}
@@ -487,14 +491,14 @@ func (s *Source) snapshotRow(cols []tupleCol) error {
 	s.snapSeq++
 	var key []byte
 	if s.table.full() {
-		key = binary.BigEndian.AppendUint64(append([]byte(nil), keySnap...), s.snapSeq)
+		key = binary.BigEndian.AppendUint64(append(make([]byte, 0, len(keySnap)+8), keySnap...), s.snapSeq)
 	} else {
 		var err error
 		if key, err = s.rowKey(cols); err != nil {
 			return err
 		}
 	}
-	s.tctx.State.Put(key, appendTuple(nil, cols))
+	s.tctx.State.Put(key, appendTuple(make([]byte, 0, tupleSize(cols)), cols))
 	return nil
 }
 
@@ -716,7 +720,7 @@ func (s *Source) change(kind byte, b []byte) error {
 		}
 		var newVal, newKey []byte
 		if !s.table.full() {
-			newVal = appendTuple(nil, s.tupNew)
+			newVal = appendTuple(make([]byte, 0, tupleSize(s.tupNew)), s.tupNew)
 			if newKey, err = s.rowKey(s.tupNew); err != nil {
 				return err
 			}
