@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/clinksql/clinksql/exec"
@@ -17,20 +18,7 @@ import (
 // decoding runs concurrently on the same machine.
 func BenchmarkPostgresCDC(b *testing.B) {
 	const rows = 500_000
-	pg, c := startPG(b)
-	pgExec(b, c, `CREATE TABLE t (id BIGINT PRIMARY KEY, k INT, v DOUBLE PRECISION, s TEXT, ts TIMESTAMPTZ, n NUMERIC(12,2))`)
-	pgExec(b, c, `ALTER TABLE t REPLICA IDENTITY FULL`)
-	spec := specOf("id BIGINT", "k INT", "v DOUBLE", "s VARCHAR", "ts TIMESTAMP", "n DECIMAL(12,2)")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	tc := &exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(b)}
-	src := NewSource(testConfig(b, pg, "t", "s_bench", StartupLatest), spec)(0).(*Source)
-	if err := src.Open(tc); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		src.Close()
-		mem.AssertSize(b, 0)
-	}()
+	src, c := benchSource(b, "s_bench")
 	var elapsed time.Duration
 	next := 0
 	b.ResetTimer()
@@ -67,20 +55,7 @@ func BenchmarkPostgresCDC(b *testing.B) {
 // Arrow builders, batches of 8192). BENCH pg_cdc_decode_rows_per_sec is rows per second of one core.
 func BenchmarkPostgresCDCDecode(b *testing.B) {
 	const rows = 200_000
-	pg, c := startPG(b)
-	pgExec(b, c, `CREATE TABLE t (id BIGINT PRIMARY KEY, k INT, v DOUBLE PRECISION, s TEXT, ts TIMESTAMPTZ, n NUMERIC(12,2))`)
-	pgExec(b, c, `ALTER TABLE t REPLICA IDENTITY FULL`)
-	spec := specOf("id BIGINT", "k INT", "v DOUBLE", "s VARCHAR", "ts TIMESTAMP", "n DECIMAL(12,2)")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	tc := &exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(b)}
-	src := NewSource(testConfig(b, pg, "t", "s_decode", StartupLatest), spec)(0).(*Source)
-	if err := src.Open(tc); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		src.Close()
-		mem.AssertSize(b, 0)
-	}()
+	src, c := benchSource(b, "s_decode")
 	pgExec(b, c, `INSERT INTO t SELECT g, g % 100, g * 0.5, 'row number ' || g, '2026-01-01 00:00:00+00'::timestamptz + g * interval '1 ms', g * 1.25
 		FROM generate_series(1, $1::bigint) g`, rows)
 	var msgs [][]byte
@@ -118,4 +93,25 @@ func BenchmarkPostgresCDCDecode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows*b.N)/time.Since(start).Seconds(), "pg_cdc_decode_rows_per_sec:rows/s")
+}
+
+// benchSource starts a server with the benchmarks' table t (REPLICA IDENTITY FULL) and opens a latest-offset
+// source on it over slot; the source is closed, and checked for leaks, when b ends.
+func benchSource(b *testing.B, slot string) (*Source, *pgx.Conn) {
+	pg, c := startPG(b)
+	pgExec(b, c, `CREATE TABLE t (id BIGINT PRIMARY KEY, k INT, v DOUBLE PRECISION, s TEXT, ts TIMESTAMPTZ, n NUMERIC(12,2))`)
+	pgExec(b, c, `ALTER TABLE t REPLICA IDENTITY FULL`)
+	spec := specOf("id BIGINT", "k INT", "v DOUBLE", "s VARCHAR", "ts TIMESTAMP", "n DECIMAL(12,2)")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	tc := &exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(b)}
+	src := NewSource(testConfig(b, pg, "t", slot, StartupLatest), spec)(0).(*Source)
+	if err := src.Open(tc); err != nil {
+		src.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		src.Close()
+		mem.AssertSize(b, 0)
+	})
+	return src, c
 }

@@ -149,6 +149,18 @@ func parseTuple(src []byte, cols []tupleCol) ([]tupleCol, int, error) {
 	return cols, off, nil
 }
 
+// tupleSize is the length of appendTuple's encoding of cols.
+func tupleSize(cols []tupleCol) int {
+	n := 2
+	for _, c := range cols {
+		n++
+		if c.kind == 't' || c.kind == 'b' {
+			n += 4 + len(c.data)
+		}
+	}
+	return n
+}
+
 // appendTuple encodes cols as a TupleData (what parseTuple reads): the form rows are kept in in state.
 func appendTuple(dst []byte, cols []tupleCol) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(cols)))

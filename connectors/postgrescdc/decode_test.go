@@ -68,3 +68,24 @@ func TestParsers(t *testing.T) {
 		}
 	}
 }
+
+// tupleSize sizes appendTuple's buffer exactly, and parseTuple reads back what appendTuple wrote.
+func TestTupleSize(t *testing.T) {
+	cols := []tupleCol{{kind: 't', data: []byte("abc")}, {kind: 'n'}, {kind: 'u'}, {kind: 't', data: []byte{}},
+		{kind: 'b', data: []byte{1, 2}}}
+	for n := range len(cols) + 1 {
+		enc := appendTuple(nil, cols[:n])
+		if got := tupleSize(cols[:n]); got != len(enc) {
+			t.Fatalf("tupleSize of %d columns = %d, appendTuple wrote %d bytes", n, got, len(enc))
+		}
+		back, used, err := parseTuple(enc, nil)
+		if err != nil || used != len(enc) || len(back) != n {
+			t.Fatalf("parseTuple of %d columns: %d columns, %d of %d bytes, %v", n, len(back), used, len(enc), err)
+		}
+		for i := range back {
+			if back[i].kind != cols[i].kind || string(back[i].data) != string(cols[i].data) {
+				t.Fatalf("column %d: %q %q, want %q %q", i, back[i].kind, back[i].data, cols[i].kind, cols[i].data)
+			}
+		}
+	}
+}

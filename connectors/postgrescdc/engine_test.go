@@ -22,24 +22,6 @@ func pgExec(t testing.TB, c *pgx.Conn, sql string, args ...any) {
 	}
 }
 
-func pgLines(t testing.TB, c *pgx.Conn, sql string) []string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // openEngine opens an engine on dir with a checked allocator; close closes it and checks for leaks.
 func openEngine(t *testing.T, dir string) (*engine.Session, func()) {
 	t.Helper()
@@ -93,7 +75,7 @@ const pgGroupBy = `SELECT k::text || '|' || count(*) || '|' || sum(v) FROM src G
 // waitView polls the view until it equals Postgres' own GROUP BY over the table (a minute at most).
 func waitView(t testing.TB, s *engine.Session, c *pgx.Conn, what string) {
 	t.Helper()
-	want := strings.Join(pgLines(t, c, pgGroupBy), "\n")
+	want := strings.Join(pgtest.Lines(t, c, pgGroupBy), "\n")
 	var got string
 	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		got = strings.Join(lines(run(t, s, `SELECT k, n, sv FROM mv ORDER BY k`)), "\n")

@@ -17,6 +17,9 @@ var _ connectors.SourceReleaser = sourceConnector{}
 // slotReleaseWait is how long Release waits for a slot's reader (a walsender whose client just closed) to let go.
 const slotReleaseWait = 5 * time.Second
 
+// errSlotInUse is what dropSlot's error wraps when the slot's reader did not let go within slotReleaseWait.
+var errSlotInUse = errors.New("in use")
+
 // publicationMark is the comment a publication the source created carries: what makes it the source's to drop.
 func publicationMark(slot string) string {
 	return "created by clinksql postgres-cdc for replication slot " + slot
@@ -80,7 +83,8 @@ func (sourceConnector) Release(ctx context.Context, _ connectors.Spec, opts map[
 	return nil
 }
 
-// dropSlot drops the slot if it exists, waiting up to slotReleaseWait for its reader to let go.
+// dropSlot drops the slot if it exists, waiting up to slotReleaseWait for its reader to let go (Release, and a
+// source's fresh start).
 func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
 	for end := time.Now().Add(slotReleaseWait); ; {
 		var pid *int32
@@ -105,9 +109,9 @@ func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
 		}
 		if time.Now().After(end) {
 			if pid != nil {
-				return fmt.Errorf("it is in use by server process %d for more than %s", *pid, slotReleaseWait)
+				return fmt.Errorf("it is %w by server process %d for more than %s", errSlotInUse, *pid, slotReleaseWait)
 			}
-			return fmt.Errorf("it is in use for more than %s", slotReleaseWait)
+			return fmt.Errorf("it is %w for more than %s", errSlotInUse, slotReleaseWait)
 		}
 		select {
 		case <-ctx.Done():

@@ -35,11 +35,11 @@ func startPG(t *testing.T) (*pgtest.Postgres, *pgx.Conn) {
 }
 
 func slots(t testing.TB, c *pgx.Conn) string {
-	return strings.Join(pgLines(t, c, `SELECT slot_name || ':' || active FROM pg_replication_slots ORDER BY 1`), ",")
+	return strings.Join(pgtest.Lines(t, c, `SELECT slot_name || ':' || active FROM pg_replication_slots ORDER BY 1`), ",")
 }
 
 func publications(t testing.TB, c *pgx.Conn) string {
-	return strings.Join(pgLines(t, c, `SELECT pubname::text FROM pg_publication ORDER BY 1`), ",")
+	return strings.Join(pgtest.Lines(t, c, `SELECT pubname::text FROM pg_publication ORDER BY 1`), ",")
 }
 
 // waitSlotActive waits until a job reads the slot (a minute at most).

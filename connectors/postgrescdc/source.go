@@ -106,8 +106,6 @@ type Source struct {
 	tupNew      []tupleCol
 	tupOld      []tupleCol
 	tupRes      []tupleCol
-	keyBuf      []byte
-	valBuf      []byte
 	snapVals    []tupleCol
 	connectors.ReadProgress
 }
@@ -254,20 +252,15 @@ func (s *Source) ensurePublication(ctx context.Context) error {
 // startFresh (re)creates the slot: with an exported snapshot that the normal connection imports (initial), or
 // without (latest-offset, which then streams from the slot's consistent point).
 func (s *Source) startFresh(ctx context.Context) error {
-	var exists bool
-	if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`, s.slot).Scan(&exists); err != nil {
-		return err
-	}
-	if exists {
-		// A slot of a start that never completed a checkpoint, or of an earlier job: a fresh start needs its own
-		// consistent point. One in use (a running job reads the stream) is not taken over; a crashed
-		// process's walsender lets go of it within moments.
-		if err := s.waitSlotInactive(ctx); err != nil {
-			return err
+	// A slot of a start that never completed a checkpoint, or of an earlier job: a fresh start needs its own
+	// consistent point. One in use (a running job reads the stream) is not taken over; a crashed process's
+	// walsender lets go of it within moments.
+	if err := dropSlot(ctx, s.conn, s.slot); err != nil {
+		if errors.Is(err, errSlotInUse) {
+			return fmt.Errorf("postgres-cdc: replication slot %q: %v: another job reads this stream "+
+				"(a slot has one reader; give each stream its own slot.name)", s.slot, err)
 		}
-		if err := pglogrepl.DropReplicationSlot(ctx, s.repl, s.slot, pglogrepl.DropReplicationSlotOptions{Wait: true}); err != nil {
-			return fmt.Errorf("postgres-cdc: dropping the old slot %q for a fresh start: %w", s.slot, err)
-		}
+		return fmt.Errorf("postgres-cdc: dropping the old slot %q for a fresh start: %w", s.slot, err)
 	}
 	action := "NOEXPORT_SNAPSHOT"
 	if s.cfg.Startup == StartupInitial {
@@ -302,29 +295,6 @@ func (s *Source) startFresh(ctx context.Context) error {
 	s.phase = phaseSnapshot
 	s.snapSeq = 0
 	return nil
-}
-
-// waitSlotInactive waits up to 5 s for the slot to have no reader, then refuses.
-func (s *Source) waitSlotInactive(ctx context.Context) error {
-	for end := time.Now().Add(5 * time.Second); ; {
-		var pid *int32
-		err := s.conn.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, s.slot).Scan(&pid)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && pid == nil) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if time.Now().After(end) {
-			return fmt.Errorf("postgres-cdc: replication slot %q is in use by server process %d: another job reads this stream "+
-				"(a slot has one reader; give each stream its own slot.name)", s.slot, *pid)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func (s *Source) startReplication(ctx context.Context) error {
@@ -422,11 +392,15 @@ func (s *Source) emit(kind exec.RowKind, cols []tupleCol) error {
 
 // rowKey is the state key of the row with tuple cols (its key columns' text forms).
 func (s *Source) rowKey(cols []tupleCol) ([]byte, error) {
-	k := append([]byte(nil), keyRows...)
+	n := len(keyRows)
 	for _, i := range s.table.Key {
 		if i >= len(cols) || cols[i].kind != 't' {
 			return nil, fmt.Errorf("postgres-cdc: key column %s missing from a change", s.table.Columns[i].Name)
 		}
+		n += 4 + len(cols[i].data)
+	}
+	k := append(make([]byte, 0, n), keyRows...) // one allocation per row: the state takes ownership of the key
+	for _, i := range s.table.Key {
 		k = binary.BigEndian.AppendUint32(k, uint32(len(cols[i].data)))
 		k = append(k, cols[i].data...)
 	}
@@ -517,14 +491,14 @@ func (s *Source) snapshotRow(cols []tupleCol) error {
 	s.snapSeq++
 	var key []byte
 	if s.table.full() {
-		key = binary.BigEndian.AppendUint64(append([]byte(nil), keySnap...), s.snapSeq)
+		key = binary.BigEndian.AppendUint64(append(make([]byte, 0, len(keySnap)+8), keySnap...), s.snapSeq)
 	} else {
 		var err error
 		if key, err = s.rowKey(cols); err != nil {
 			return err
 		}
 	}
-	s.tctx.State.Put(key, appendTuple(nil, cols))
+	s.tctx.State.Put(key, appendTuple(make([]byte, 0, tupleSize(cols)), cols))
 	return nil
 }
 
@@ -746,7 +720,7 @@ func (s *Source) change(kind byte, b []byte) error {
 		}
 		var newVal, newKey []byte
 		if !s.table.full() {
-			newVal = appendTuple(nil, s.tupNew)
+			newVal = appendTuple(make([]byte, 0, tupleSize(s.tupNew)), s.tupNew)
 			if newKey, err = s.rowKey(s.tupNew); err != nil {
 				return err
 			}

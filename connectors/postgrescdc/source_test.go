@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/textform"
@@ -49,43 +50,21 @@ func testConfig(t testing.TB, pg *pgtest.Postgres, table, slot, startup string) 
 	return cfg
 }
 
-// specOf builds a stream spec from "name TYPE" pairs (BIGINT, INT, SMALLINT, DOUBLE, REAL, VARCHAR, BOOLEAN, DATE,
-// TIMESTAMP, BYTEA, DECIMAL(p,s)).
+// specOf builds a stream spec from "name TYPE" pairs (a catalog.Type name: BIGINT, INT, VARCHAR, TIMESTAMP, ...;
+// DECIMAL(p,s)).
 func specOf(cols ...string) connectors.Spec {
 	var fields []arrow.Field
 	var cs []connectors.Column
 	for _, c := range cols {
 		name, typ, _ := strings.Cut(c, " ")
-		var dt arrow.DataType
-		switch {
-		case typ == "BIGINT":
-			dt = arrow.PrimitiveTypes.Int64
-		case typ == "INT":
-			dt = arrow.PrimitiveTypes.Int32
-		case typ == "SMALLINT":
-			dt = arrow.PrimitiveTypes.Int16
-		case typ == "DOUBLE":
-			dt = arrow.PrimitiveTypes.Float64
-		case typ == "REAL":
-			dt = arrow.PrimitiveTypes.Float32
-		case typ == "VARCHAR":
-			dt = arrow.BinaryTypes.String
-		case typ == "BOOLEAN":
-			dt = arrow.FixedWidthTypes.Boolean
-		case typ == "DATE":
-			dt = arrow.FixedWidthTypes.Date32
-		case typ == "TIMESTAMP":
-			dt = &arrow.TimestampType{Unit: arrow.Microsecond}
-		case typ == "INTERVAL":
-			dt = &arrow.DurationType{Unit: arrow.Microsecond}
-		case typ == "BYTEA":
-			dt = arrow.BinaryTypes.Binary
-		case strings.HasPrefix(typ, "DECIMAL("):
-			var p, s int32
-			fmt.Sscanf(typ, "DECIMAL(%d,%d)", &p, &s)
-			dt = &arrow.Decimal128Type{Precision: p, Scale: s}
-		default:
-			panic(typ)
+		ct := catalog.Type{Name: typ, Precision: -1, Scale: -1}
+		if strings.HasPrefix(typ, "DECIMAL(") {
+			ct.Name = "DECIMAL"
+			fmt.Sscanf(typ, "DECIMAL(%d,%d)", &ct.Precision, &ct.Scale)
+		}
+		dt, err := ct.Arrow()
+		if err != nil {
+			panic(err)
 		}
 		fields = append(fields, arrow.Field{Name: name, Type: dt, Nullable: true})
 		cs = append(cs, connectors.Column{Name: name, Type: dt})

@@ -80,20 +80,7 @@ func (w *cdcWatch) arm(minID uint64) {
 
 func cdcGroupBy(t *testing.T, c *pgx.Conn) string {
 	t.Helper()
-	rows, err := c.Query(context.Background(), `SELECT k::text || '|' || count(*) || '|' || sum(v) FROM src GROUP BY k ORDER BY k`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, "\n")
+	return strings.Join(pgtest.Lines(t, c, `SELECT k::text || '|' || count(*) || '|' || sum(v) FROM src GROUP BY k ORDER BY k`), "\n")
 }
 
 func slotLSN(t *testing.T, c *pgx.Conn) pglogrepl.LSN {
