@@ -270,9 +270,11 @@ func (s *source) openConsumer(ctx context.Context) error {
 				_, rerr = st.ResetConsumer(ctx, s.cfg.Consumer)
 			}
 			if rerr != nil {
-				// A server without the reset API (before 2.14): the unacknowledged messages come after AckWait.
-				s.log.Warn("nats source: could not reset the consumer to its ack floor; unacknowledged messages are redelivered after 'nats.ack-wait'",
-					"consumer", s.cfg.Consumer, "error", rerr)
+				// Without the reset (a server before 2.14, or no answer) the unacknowledged messages would come back
+				// only after AckWait, behind later ones that moved the position past them, and be dropped as
+				// redeliveries: refuse rather than lose them.
+				return fmt.Errorf("nats source: could not reset durable consumer %q to its ack floor (the consumer "+
+					"reset API needs nats-server 2.14 or later): %w", s.cfg.Consumer, rerr)
 			}
 		}
 		s.consumer = s.cfg.Consumer
@@ -328,10 +330,9 @@ func (s *source) IdleWait() <-chan struct{} { return s.wake }
 // pull keeps up to two pull requests' worth of messages requested or queued.
 func (s *source) pull() {
 	now := time.Now()
-	reconnected := s.reconnected.Swap(false) // requests do not survive a reconnect
 	live := s.reqs[:0]
 	for _, r := range s.reqs {
-		if reconnected || now.Sub(r.sent) > pullExpires+5*time.Second { // or its end status was lost
+		if now.Sub(r.sent) > pullExpires+5*time.Second { // its end status was lost
 			s.left -= r.left
 			continue
 		}
@@ -429,6 +430,14 @@ var ackPayload = []byte("+ACK")
 func (s *source) Produce(ctx context.Context) (exec.SourceResult, error) {
 	if s.nc == nil {
 		return exec.SourceResult{}, errors.New("nats source: produce before open")
+	}
+	if s.reconnected.Load() {
+		// Messages sent while the connection was down are lost on the wire; the server redelivers them only after
+		// AckWait, by which time later ones have moved the position past them and they would be dropped as
+		// redeliveries. A restart from the last completed checkpoint resets the consumer there: nothing is lost.
+		return exec.SourceResult{}, fmt.Errorf("nats source: the connection to %s was lost and re-established "+
+			"while messages were in flight; restarting from the last completed checkpoint so that none is lost",
+			redact(s.cfg.Client.URL))
 	}
 	s.ackCompleted()
 	limit := s.cfg.BatchRows

@@ -3,6 +3,7 @@ package nats_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -379,4 +380,36 @@ func TestSourceMaxAckPending(t *testing.T) {
 	}
 	d.idle(ctx)
 	waitFloor(t, ctx, js, "c", 300)
+}
+
+// Messages published while the connection is down are lost on the wire and come back only after AckWait, behind
+// later ones that moved the position past them: the source would drop them as redeliveries. After a reconnect it
+// fails instead, so the job restarts from its last completed checkpoint (whose restore resets the consumer).
+func TestSourceFailsAfterReconnect(t *testing.T) {
+	srv := natstest.StartT(t, natstest.Options{})
+	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	publishIDs(t, ctx, js, 0, 10)
+	d := openDirect(t, sourceConfig(t, srv.URL(), "c", nil), nil)
+	defer d.close()
+	d.readUntil(ctx, 10)
+	if err := srv.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := d.src.Produce(ctx)
+		if err != nil {
+			if !strings.Contains(err.Error(), "lost and re-established") {
+				t.Fatalf("after a reconnect: %v", err)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the source went on after a reconnect")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
