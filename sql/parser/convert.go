@@ -37,29 +37,34 @@ var tidbParsers = sync.Pool{New: func() any {
 const pooledTextSize = 64 << 10
 
 // tidbParse parses one statement. A panic inside TiDB (its grammar actions are not ours to fix) becomes a syntax
-// error at the start of the text.
-func (p *parser) tidbParse(rw *rewritten) (stmt ast.StmtNode, err error) {
+// error at the start of the text. The tree belongs to the pooled parser: the caller runs release once it has
+// converted the tree, not before (another statement parsed by the same parser would overwrite it).
+func (p *parser) tidbParse(rw *rewritten) (stmt ast.StmtNode, release func(), err error) {
 	tp := tidbParsers.Get().(*tidb.Parser)
-	defer func() {
-		if e := recover(); e != nil {
-			stmt, err = nil, rw.userError(p, 0)
-			return // a parser that panicked is not put back
-		}
+	release = func() {
 		if len(rw.text) <= pooledTextSize {
 			tidbParsers.Put(tp) // a parser keeps its last tree (and buffers as large as its text) until reused
+		}
+	}
+	defer func() {
+		if e := recover(); e != nil {
+			// a parser that panicked is not put back
+			stmt, release, err = nil, nil, rw.userError(p, 0)
 		}
 	}()
 	stmts, _, perr := tp.ParseSQL(rw.text)
 	if perr != nil {
+		release()
 		if off, ok := tidbErrorOffset(rw.text, perr); ok {
-			return nil, rw.userError(p, off)
+			return nil, nil, rw.userError(p, off)
 		}
-		return nil, rw.userError(p, 0)
+		return nil, nil, rw.userError(p, 0)
 	}
 	if len(stmts) != 1 {
-		return nil, rw.userError(p, len(rw.text))
+		release()
+		return nil, nil, rw.userError(p, len(rw.text))
 	}
-	return stmts[0], nil
+	return stmts[0], release, nil
 }
 
 // tidbQuery parses a query of tokens [lo, hi) through TiDB.
@@ -68,10 +73,11 @@ func (p *parser) tidbQuery(lo, hi int) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := p.tidbParse(rw)
+	stmt, release, err := p.tidbParse(rw)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	c := &conv{p: p, rw: rw}
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
@@ -109,10 +115,11 @@ func (p *parser) parseExprList(lo, hi int) ([]Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := p.tidbParse(rw)
+	stmt, release, err := p.tidbParse(rw)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	sel, ok := stmt.(*ast.SelectStmt)
 	if !ok || sel.From != nil || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil || sel.OrderBy != nil ||
 		sel.Limit != nil || sel.Distinct || sel.With != nil || sel.WindowSpecs != nil || sel.Fields == nil {
