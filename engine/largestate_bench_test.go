@@ -43,6 +43,9 @@ func BenchmarkGroupAggLargeState(b *testing.B) {
 	var keyOpts string
 	switch kind {
 	case "sequence":
+		if keys != rows {
+			b.Fatalf("LARGE_STATE_KEY_KIND=sequence gives as many keys as rows (%d), not LARGE_STATE_KEYS=%d", rows, keys)
+		}
 		keyOpts = "'fields.k.kind' = 'sequence', 'fields.k.start' = '0'"
 	case "random":
 		keyOpts = fmt.Sprintf("'fields.k.kind' = 'random', 'fields.k.min' = '0', 'fields.k.max' = '%d'", keys-1)
