@@ -384,14 +384,14 @@ func bindSplitIndex(name string, args []Expr) (Expr, error) {
 
 // regexCache compiles patterns: a constant one once at bind time, others per distinct value as rows bring them.
 type regexCache struct {
-	fixed *regexp.Regexp
+	fixed *regex
 	last  string
-	re    *regexp.Regexp
+	re    *regex
 	err   *sqlerr.Error
 	ci    bool
 }
 
-func compileRegex(p string, ci bool) (*regexp.Regexp, *sqlerr.Error) {
+func compileRegex(p string, ci bool) (*regex, *sqlerr.Error) {
 	if ci {
 		p = "(?i)" + p
 	}
@@ -399,7 +399,7 @@ func compileRegex(p string, ci bool) (*regexp.Regexp, *sqlerr.Error) {
 	if err != nil {
 		return nil, sqlerr.New(sqlerr.InvalidRegex, sqlerr.NoPos, "invalid regular expression: %v", err)
 	}
-	return re, nil
+	return newRegex(re), nil
 }
 
 func newRegexCache(pattern Expr, ci bool) (*regexCache, error) {
@@ -418,7 +418,7 @@ func newRegexCache(pattern Expr, ci bool) (*regexCache, error) {
 func (rc *regexCache) forCall() *regexCache { c := *rc; return &c }
 
 // get returns the compiled pattern for row text p.
-func (rc *regexCache) get(p string) (*regexp.Regexp, *sqlerr.Error) {
+func (rc *regexCache) get(p string) (*regex, *sqlerr.Error) {
 	if rc.fixed != nil {
 		return rc.fixed, nil
 	}
