@@ -32,8 +32,9 @@ import (
 // The working set: partitions live in memory, each a sorted list of its entries with their copy counts (all rows
 // over a changelog, the top N over an append-only input). A partition not in memory is loaded by a Scan of its
 // prefix when the backend may hold it (after a restore or an eviction), else created empty. Each partition records
-// the entries changed since the last barrier; OnBarrier writes those (Put the count, or Delete a gone entry) to the
-// write-back cache; a partition left empty deletes its changed entries at once and leaves memory. Above maxParts a
+// the entries changed since the last barrier, each with whether the backend holds it; OnBarrier writes those (Put
+// the count, or Delete a gone entry the backend holds: a row that entered and left between two barriers costs the
+// backend nothing) to the write-back cache; a partition left empty deletes its changed entries at once and leaves memory. Above maxParts a
 // barrier evicts the partitions not touched since the previous one.
 const topNStateID = 1
 
@@ -77,18 +78,19 @@ func (l *sortedList) search(key string) (c, i int, found bool) {
 	return c, i, ch[i].key == key
 }
 
-// add adds one copy of key (a view: it is cloned when new) and returns the entry's own key string.
-func (l *sortedList) add(key string, off int32) string {
+// add adds one copy of key (a view: it is cloned when new) and returns the entry's own key string and whether the
+// entry was there before.
+func (l *sortedList) add(key string, off int32) (string, bool) {
 	c, i, found := l.search(key)
 	l.rows++
 	if found {
 		l.chunks[c][i].n++
-		return l.chunks[c][i].key
+		return l.chunks[c][i].key, true
 	}
 	e := sortEntry{key: strings.Clone(key), off: off, n: 1}
 	if len(l.chunks) == 0 {
 		l.chunks = [][]sortEntry{{e}}
-		return e.key
+		return e.key, false
 	}
 	ch := slices.Insert(l.chunks[c], i, e)
 	if len(ch) > chunkMax {
@@ -99,7 +101,7 @@ func (l *sortedList) add(key string, off int32) string {
 		l.chunks = slices.Insert(l.chunks, c+1, right)
 	}
 	l.chunks[c] = ch
-	return e.key
+	return e.key, false
 }
 
 // removeAt takes one copy of the entry at (c, i) out and returns its key.
@@ -154,6 +156,15 @@ func (l *sortedList) top(n int64, dst []entryRef) []entryRef {
 	return dst
 }
 
+// changedEntry is an entry changed since the last barrier.
+type changedEntry struct {
+	key    string
+	stored bool
+}
+
+// changedScan is how long a partition's changed list is searched linearly before it gets an index.
+const changedScan = 8
+
 // partState is one partition in memory.
 type partState struct {
 	kg      uint16
@@ -161,10 +172,13 @@ type partState struct {
 	nullKey bool   // rowcodec.KeyInt: the key is NULL
 	pkey    string // canonical key bytes
 	list    sortedList
-	// changed holds the entries changed since the last barrier (by their list key strings).
-	changed map[string]struct{}
-	dirty   bool // listed in topN.dirty
-	dropped bool // left the working set; its backend entries are the caller's business
+	// changed lists the entries changed since the last barrier (by their list key strings), each with whether the
+	// backend holds it (it was in the list before its first change: the list and the backend agree at a barrier);
+	// changedAt indexes it by key once it is longer than changedScan.
+	changed   []changedEntry
+	changedAt map[string]int32
+	dirty     bool // listed in topN.dirty
+	dropped   bool // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
 	// partition holds N rows, else MaxUint64: a row whose key's prefix is above it cannot enter, and the check
 	// costs no visit to the list (the common case of a full top N).
@@ -242,10 +256,14 @@ func (o *topN) statePrefix(dst []byte, p *partState) []byte {
 	return append(dst, p.pkey...)
 }
 
-func (o *topN) stateKey(p *partState, entry string) []byte {
+func (o *topN) stateKey(p *partState, entry string) []byte { return o.stateKeyCap(p, entry, 0) }
+
+// stateKeyCap is stateKey with room for extra more bytes after it (a value sharing its allocation).
+func (o *topN) stateKeyCap(p *partState, entry string, extra int) []byte {
 	o.keyBuf = o.statePrefix(o.keyBuf, p)
-	k := make([]byte, 0, len(o.keyBuf)+len(entry))
-	return append(append(k, o.keyBuf...), entry...)
+	k := make([]byte, 0, len(o.keyBuf)+len(entry)+extra)
+	k = append(append(k, o.keyBuf...), entry...)
+	return k[: len(k) : len(k)+extra]
 }
 
 // partition finds or creates (loading it from the backend when it may hold it) the partition of row i.
@@ -444,7 +462,7 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 				continue
 			}
 			o.snapshot(p)
-			o.change(p, p.list.removeAt(c, j))
+			o.change(p, p.list.removeAt(c, j), true)
 			continue
 		}
 		if !o.updating {
@@ -453,10 +471,11 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			}
 		}
 		o.snapshot(p)
-		o.change(p, p.list.add(key, off))
+		ek, had := p.list.add(key, off)
+		o.change(p, ek, had)
 		if !o.updating {
 			if p.list.rows > o.n {
-				o.change(p, p.list.removeLast())
+				o.change(p, p.list.removeLast(), true)
 			}
 			o.setBound(p)
 		}
@@ -518,11 +537,28 @@ func (o *topN) snapshot(p *partState) {
 	p.prevHi = len(o.prev)
 }
 
-func (o *topN) change(p *partState, key string) {
-	if p.changed == nil {
-		p.changed = map[string]struct{}{}
+// change records a change of p's entry key; stored says whether the entry was in the list before the change.
+func (o *topN) change(p *partState, key string, stored bool) {
+	if p.changedAt != nil {
+		if _, ok := p.changedAt[key]; !ok {
+			p.changedAt[key] = int32(len(p.changed))
+			p.changed = append(p.changed, changedEntry{key: key, stored: stored})
+		}
+	} else {
+		for _, c := range p.changed {
+			if c.key == key {
+				goto listed
+			}
+		}
+		p.changed = append(p.changed, changedEntry{key: key, stored: stored})
+		if len(p.changed) > changedScan {
+			p.changedAt = make(map[string]int32, 2*len(p.changed))
+			for i, c := range p.changed {
+				p.changedAt[c.key] = int32(i)
+			}
+		}
 	}
-	p.changed[key] = struct{}{}
+listed:
 	if !p.dirty {
 		p.dirty = true
 		o.dirty = append(o.dirty, p)
@@ -597,8 +633,10 @@ func (o *topN) emit(out exec.Emitter) error {
 			}
 		}
 		if p.list.rows == 0 {
-			for k := range p.changed {
-				o.ctx.State.Delete(o.stateKey(p, k))
+			for _, c := range p.changed {
+				if c.stored {
+					o.ctx.State.Delete(o.stateKey(p, c.key))
+				}
 			}
 			o.dropPart(p)
 		}
@@ -646,17 +684,21 @@ func (o *topN) OnBarrier(uint64) error {
 		if p.dropped {
 			continue
 		}
-		for k := range p.changed {
-			c, i, found := p.list.search(k)
+		for _, ch := range p.changed {
+			c, i, found := p.list.search(ch.key)
 			if !found {
-				o.ctx.State.Delete(o.stateKey(p, k))
+				if ch.stored { // an entry added and removed since the last barrier never reached the backend
+					o.ctx.State.Delete(o.stateKey(p, ch.key))
+				}
 				continue
 			}
 			e := p.list.chunks[c][i]
 			val = binary.AppendUvarint(binary.AppendUvarint(val[:0], uint64(e.n)), uint64(e.off))
-			o.ctx.State.Put(o.stateKey(p, k), slices.Clone(val))
+			k := o.stateKeyCap(p, ch.key, len(val))
+			o.ctx.State.Put(k[:len(k):len(k)], append(k[len(k):], val...))
 		}
 		clear(p.changed)
+		p.changed, p.changedAt = p.changed[:0], nil
 	}
 	o.dirty = o.dirty[:0]
 	if o.parts > o.p.maxParts {
