@@ -836,10 +836,13 @@ func (a *sumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 type distinct[K comparable] struct {
 	form stateForm
 	sets []map[K]int64
+	// lens[g] is len(sets[g]), kept beside the maps so that a result (asked for every touched group twice per
+	// batch) reads a dense slice instead of each map's header.
+	lens []int64
 }
 
-func (a *distinct[K]) grow()         { a.sets = append(a.sets, nil) }
-func (a *distinct[K]) reset(g int32) { a.sets[g] = nil }
+func (a *distinct[K]) grow()         { a.sets, a.lens = append(a.sets, nil), append(a.lens, 0) }
+func (a *distinct[K]) reset(g int32) { a.sets[g], a.lens[g] = nil, 0 }
 
 // set returns group g's set, creating it.
 func (a *distinct[K]) set(g int32) map[K]int64 {
@@ -854,7 +857,10 @@ func (a *distinct[K]) set(g int32) map[K]int64 {
 // step adds a copy of v to group g, or takes one out (sub).
 func (a *distinct[K]) step(g int32, v K, sub bool) {
 	if !sub {
-		a.set(g)[v]++
+		s := a.set(g)
+		n := len(s)
+		s[v]++
+		a.lens[g] += int64(len(s) - n)
 		return
 	}
 	s := a.sets[g]
@@ -862,6 +868,7 @@ func (a *distinct[K]) step(g int32, v K, sub bool) {
 		s[v] = c - 1
 	} else if ok {
 		delete(s, v)
+		a.lens[g]--
 	}
 }
 
@@ -869,16 +876,17 @@ func (a *distinct[K]) merge(dst, src int32) error {
 	for v, c := range a.sets[src] {
 		a.set(dst)[v] += c
 	}
+	a.lens[dst] = int64(len(a.sets[dst]))
 	return nil
 }
 
 func (a *distinct[K]) appendTo(b array.Builder, g int32) error {
-	b.(*array.Int64Builder).Append(int64(len(a.sets[g])))
+	b.(*array.Int64Builder).Append(a.lens[g])
 	return nil
 }
 
 func (a *distinct[K]) result(dst []byte, g int32) ([]byte, error) {
-	return rowcodec.AppendOrderedInt(append(dst, 1), int64(len(a.sets[g]))), nil
+	return rowcodec.AppendOrderedInt(append(dst, 1), a.lens[g]), nil
 }
 
 // encodeWith writes g's set: uvarint count, then per value put(value) and, in the group form, uvarint copies.
@@ -899,7 +907,7 @@ func (a *distinct[K]) decodeWith(src []byte, g int32, get func([]byte) (K, []byt
 	if err != nil {
 		return nil, err
 	}
-	a.sets[g] = nil
+	a.sets[g], a.lens[g] = nil, 0
 	if n > 0 {
 		a.sets[g] = make(map[K]int64, min(n, uint64(len(rest))))
 	}
@@ -916,6 +924,7 @@ func (a *distinct[K]) decodeWith(src []byte, g int32, get func([]byte) (K, []byt
 		}
 		a.sets[g][v] = int64(c)
 	}
+	a.lens[g] = int64(len(a.sets[g]))
 	return rest, nil
 }
 

@@ -1,6 +1,11 @@
 package expr
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+)
 
 // Children returns the direct arguments of e (nil for columns and constants).
 func Children(e Expr) []Expr {
@@ -137,4 +142,51 @@ func Conjuncts(e Expr) []Expr {
 		return out
 	}
 	return []Expr{e}
+}
+
+// CanFail reports whether evaluating e can meet a bad value (a run-time data error, see the package doc); an
+// expression that cannot needs no guard against being evaluated on rows it is not meant for.
+func CanFail(e Expr) bool { return e.fallible() }
+
+// Equal reports whether a and b are the same expression: the same node kinds, functions, types, constants and
+// column indices, all the way down. It answers false when unsure (a node kind it does not know), so a planner
+// may compute an expression once for every place that holds an Equal one.
+func Equal(a, b Expr) bool {
+	switch x := a.(type) {
+	case *column:
+		y, ok := b.(*column)
+		return ok && x.idx == y.idx && arrow.TypeEqual(x.typ, y.typ)
+	case *literal:
+		y, ok := b.(*literal)
+		return ok && arrow.TypeEqual(x.sc.DataType(), y.sc.DataType()) && x.sc.IsValid() == y.sc.IsValid() &&
+			(!x.sc.IsValid() || scalar.Equals(x.sc, y.sc))
+	case *callExpr:
+		y, ok := b.(*callExpr)
+		return ok && x.name == y.name && x.strict == y.strict && x.canFail == y.canFail &&
+			arrow.TypeEqual(x.typ, y.typ) && equalAll(x.args, y.args) && x.String() == y.String()
+	case *inExpr:
+		y, ok := b.(*inExpr)
+		return ok && x.name == y.name && arrow.TypeEqual(x.typ, y.typ) && equalAll(x.args, y.args) &&
+			equalAll(x.list, y.list) && x.String() == y.String()
+	case *lazyExpr:
+		y, ok := b.(*lazyExpr)
+		return ok && x.name == y.name && arrow.TypeEqual(x.typ, y.typ) && equalAll(x.args, y.args) &&
+			x.String() == y.String()
+	case *shortCircuit:
+		y, ok := b.(*shortCircuit)
+		return ok && x.or == y.or && Equal(x.left, y.left) && Equal(x.right, y.right)
+	}
+	return false
+}
+
+func equalAll(a, b []Expr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

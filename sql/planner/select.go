@@ -388,6 +388,17 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 	if !n.group {
 		cfg.TimeCol = addPre(timeExpr, "event_time")
 	}
+	// An aggregate's argument or filter equal to one an earlier aggregate already has is computed once (COUNT(*)
+	// FILTER (WHERE p) and COUNT(DISTINCT x) FILTER (WHERE p) share p).
+	firstAggPre := len(pre.exprs)
+	addAggPre := func(e expr.Expr, name string) int {
+		for i := firstAggPre; i < len(pre.exprs); i++ {
+			if expr.Equal(pre.exprs[i], e) {
+				return i
+			}
+		}
+		return addPre(e, name)
+	}
 	cfg.Aggs = nil
 	var aggNames []string
 	seen := map[string]int{}
@@ -431,21 +442,22 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 			if err != nil {
 				return nil, nil, err
 			}
-			if cond != nil {
+			if cond != nil && expr.CanFail(arg) {
 				// The argument is evaluated only for the rows the filter keeps (as in Postgres): CASE evaluates its
 				// THEN branch for those rows only, so 1 / x FILTER (WHERE x <> 0) cannot fail. The NULL it gives
-				// the other rows is ignored like any NULL argument, and the filter still drops them.
+				// the other rows is ignored like any NULL argument, and the filter still drops them. An argument
+				// that cannot fail is evaluated on every row: the filter drops the rows it should not count.
 				if arg, err = expr.Call("case", cond, arg); err != nil {
 					return nil, nil, sqlerr.Wrap(sqlerr.InternalError, err)
 				}
 			}
 			spec.Func = fn
-			spec.Arg = addPre(arg, f.Name+"_arg")
+			spec.Arg = addAggPre(arg, f.Name+"_arg")
 		} else if f.Distinct {
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, f.P, "COUNT(DISTINCT *) is not valid")
 		}
 		if cond != nil {
-			spec.Filter = addPre(cond, f.Name+"_filter")
+			spec.Filter = addAggPre(cond, f.Name+"_filter")
 		}
 		seen[fp] = len(cfg.Aggs)
 		cfg.Aggs = append(cfg.Aggs, spec)
