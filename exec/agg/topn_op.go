@@ -60,6 +60,10 @@ const chunkMax = 512
 type sortedList struct {
 	chunks [][]sortEntry
 	rows   int64 // copies in all
+	// first and one back the chunks of a list that holds one entry (a new partition, most of them in a
+	// deduplication) without allocating; a list is never copied.
+	first [1]sortEntry
+	one   [1][]sortEntry
 }
 
 // search returns where key is or would be inserted.
@@ -89,7 +93,9 @@ func (l *sortedList) add(key string, off int32) (string, bool) {
 	}
 	e := sortEntry{key: strings.Clone(key), off: off, n: 1}
 	if len(l.chunks) == 0 {
-		l.chunks = [][]sortEntry{{e}}
+		l.first[0] = e
+		l.one[0] = l.first[:1:1]
+		l.chunks = l.one[:1:1]
 		return e.key, false
 	}
 	ch := slices.Insert(l.chunks[c], i, e)
@@ -177,6 +183,7 @@ type partState struct {
 	// changedAt indexes it by key once it is longer than changedScan.
 	changed   []changedEntry
 	changedAt map[string]int32
+	chg       [1]changedEntry // backs changed while it holds one entry
 	dirty     bool // listed in topN.dirty
 	dropped   bool // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
@@ -210,7 +217,8 @@ type topN struct {
 	// Per batch.
 	kgs       exec.BatchKeyGroups
 	pkeys     rowcodec.KeyRows
-	rowKeys   rowcodec.KeyRows
+	rowApp    []rowcodec.ValueAppender // per input column: its canonical bytes, as rowcodec.KeyRows encodes a row
+	rowScr    [][]int64
 	ord       []byte
 	ordOff    []int32
 	ordApp    []rowcodec.ValueAppender
@@ -291,6 +299,7 @@ func (o *topN) partition(i int) (*partState, error) {
 		return nil, err
 	}
 	p := &partState{kg: uint16(kg), bound: math.MaxUint64}
+	p.changed = p.chg[:0:1]
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if o.pkeys.Nulls != nil && o.pkeys.Nulls.IsNull(i) {
@@ -438,7 +447,7 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	if err := o.pkeys.Load(&o.p.partEnc, b.Rec, o.p.cfg.Partition); err != nil {
 		return err
 	}
-	if err := o.rowKeys.Load(&o.p.rowEnc, b.Rec, o.p.allCols); err != nil {
+	if err := o.rowAppenders(b.Rec); err != nil {
 		return err
 	}
 	if err := o.encodeOrder(b.Rec); err != nil {
@@ -453,7 +462,10 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 		}
 		o.touch(p)
 		ord := o.ord[o.ordOff[i]:o.ordOff[i+1]]
-		o.entry = append(append(o.entry[:0], ord...), o.rowKeys.BytesOf(i)...)
+		if !o.updating && len(ord) >= 8 && sortPrefix(rowcodec.UnsafeString(ord)) > p.bound {
+			continue // as below, decided by the order bytes alone: the row is not even encoded
+		}
+		o.entry = o.encodeRow(append(o.entry[:0], ord...), b.Rec, i)
 		key, off := rowcodec.UnsafeString(o.entry), int32(len(ord))
 		if kinds != nil && (kinds[i] == exec.UpdateBefore || kinds[i] == exec.Delete) {
 			c, j, found := p.list.search(key)
@@ -484,6 +496,36 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 		o.ctx.Errors.Add(ignored)
 	}
 	return o.emit(out)
+}
+
+// rowAppenders prepares the encoding of rec's rows (encodeRow).
+func (o *topN) rowAppenders(rec arrow.RecordBatch) error {
+	cols := o.p.allCols
+	for len(o.rowScr) < len(cols) {
+		o.rowScr = append(o.rowScr, nil)
+	}
+	o.rowApp = o.rowApp[:0]
+	for c, ci := range cols {
+		a, err := rowcodec.NewValueAppender(rec.Column(ci), &o.rowScr[c], o.p.rowEnc.Exact)
+		if err != nil {
+			return err
+		}
+		o.rowApp = append(o.rowApp, a)
+	}
+	return nil
+}
+
+// encodeRow appends row i's canonical bytes, exactly what rowcodec.KeyRows.Load makes of it with p.rowEnc (an
+// Exact encoding: per column 0x00 for NULL, else 0x01 and the value's bytes), for the rows that need them only.
+func (o *topN) encodeRow(dst []byte, rec arrow.RecordBatch, i int) []byte {
+	for c, ci := range o.p.allCols {
+		if rec.Column(ci).IsNull(i) {
+			dst = append(dst, 0)
+			continue
+		}
+		dst = o.rowApp[c](append(dst, 1), i)
+	}
+	return dst
 }
 
 func (o *topN) forEachPart(fn func(p *partState)) {

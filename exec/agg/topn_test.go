@@ -3,15 +3,19 @@ package agg
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/optest"
+	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -415,5 +419,76 @@ func TestTopNForgets(t *testing.T) {
 	}
 	if keys := stateEntries(t, h.Backend); keys != 1 {
 		t.Fatalf("%d entries in the backend, want 1 (partition 2's row)", keys)
+	}
+}
+
+// TestTopNRowBytes: the Top-N encodes a row's canonical bytes itself, only for rows that may enter; they are
+// exactly rowcodec.KeyRows' (which older state holds), NULLs, -0 and NaN included.
+func TestTopNRowBytes(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	}, nil)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rb := array.NewRecordBuilder(mem, sc)
+	defer rb.Release()
+	rng := rand.New(rand.NewPCG(7, 7))
+	floats := []float64{0, math.Copysign(0, -1), 1.5, math.NaN(), math.Inf(-1)}
+	for range 200 {
+		null := func() bool { return rng.IntN(4) == 0 }
+		if null() {
+			rb.Field(0).AppendNull()
+		} else {
+			rb.Field(0).(*array.Int64Builder).Append(rng.Int64() - rng.Int64())
+		}
+		if null() {
+			rb.Field(1).AppendNull()
+		} else {
+			rb.Field(1).(*array.StringBuilder).Append(strings.Repeat("a\x00", rng.IntN(3)))
+		}
+		if null() {
+			rb.Field(2).AppendNull()
+		} else {
+			rb.Field(2).(*array.Float64Builder).Append(floats[rng.IntN(len(floats))])
+		}
+		if null() {
+			rb.Field(3).AppendNull()
+		} else {
+			rb.Field(3).(*array.BooleanBuilder).Append(rng.IntN(2) == 0)
+		}
+		if null() {
+			rb.Field(4).AppendNull()
+		} else {
+			rb.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(rng.Int64N(1 << 50)))
+		}
+		if null() {
+			rb.Field(5).AppendNull()
+		} else {
+			rb.Field(5).(*array.Int32Builder).Append(rng.Int32() - rng.Int32())
+		}
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	p, err := planTopN(TopNConfig{Order: []SortKey{asc(0)}, N: 1}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newTopN(p)
+	if err := o.rowAppenders(rec); err != nil {
+		t.Fatal(err)
+	}
+	var want rowcodec.KeyRows
+	if err := want.Load(&p.rowEnc, rec, p.allCols); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		if got := o.encodeRow(nil, rec, i); string(got) != string(want.BytesOf(i)) {
+			t.Fatalf("row %d: %x, want %x", i, got, want.BytesOf(i))
+		}
 	}
 }
