@@ -184,8 +184,8 @@ type partState struct {
 	changed   []changedEntry
 	changedAt map[string]int32
 	chg       [1]changedEntry // backs changed while it holds one entry
-	dirty     bool // listed in topN.dirty
-	dropped   bool // left the working set; its backend entries are the caller's business
+	dirty     bool            // listed in topN.dirty
+	dropped   bool            // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
 	// partition holds N rows, else MaxUint64: a row whose key's prefix is above it cannot enter, and the check
 	// costs no visit to the list (the common case of a full top N).
