@@ -119,7 +119,14 @@ var _ exec.StateDecoder = (*topN)(nil)
 
 // DecodeState decodes one distinct row of a Top-N partition: the partition columns, then the row's columns and
 // its copies. (Its rank is not stored: it is the row's place among its partition's entries.)
+//
+// A partition in the compact layout (an append-only Top-N, topn_op.go) is one entry "top-n partition": the
+// partition columns, then per distinct row in rank order its columns and copies, named "<i>.<column>" and
+// "<i>.copies" for the i-th row (1-based).
 func (o *topN) DecodeState(id byte, key, value []byte) (exec.StateEntry, error) {
+	if id == topNPartID {
+		return o.decodePartState(key, value)
+	}
 	if id != topNStateID {
 		return exec.StateEntry{}, fmt.Errorf("top-n: unknown state id %d", id)
 	}
@@ -152,5 +159,37 @@ func (o *topN) DecodeState(id byte, key, value []byte) (exec.StateEntry, error) 
 		return exec.StateEntry{}, err
 	}
 	e.Value = append(e.Value, exec.Field("copies", copies))
+	return e, nil
+}
+
+func (o *topN) decodePartState(key, value []byte) (exec.StateEntry, error) {
+	in := o.p.in
+	var partNames []string
+	for _, c := range o.p.cfg.Partition {
+		partNames = append(partNames, in.Field(c).Name)
+	}
+	e := exec.StateEntry{Kind: "top-n partition"}
+	var err error
+	if e.Key, err = o.p.partEnc.AppendFields(nil, partNames, key); err != nil {
+		return exec.StateEntry{}, err
+	}
+	i := 0
+	err = decodePart(value, func(se sortEntry) {
+		if err != nil {
+			return
+		}
+		i++
+		names := make([]string, len(o.p.allCols))
+		for k, c := range o.p.allCols {
+			names[k] = strconv.Itoa(i) + "." + in.Field(c).Name
+		}
+		if e.Value, err = o.p.rowEnc.AppendFields(e.Value, names, []byte(se.key[se.off:])); err != nil {
+			return
+		}
+		e.Value = append(e.Value, exec.Field(strconv.Itoa(i)+".copies", uint64(se.n)))
+	})
+	if err != nil {
+		return exec.StateEntry{}, err
+	}
 	return e, nil
 }

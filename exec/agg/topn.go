@@ -54,6 +54,9 @@ type TopNConfig struct {
 // defaultMaxParts bounds the working set of partitions, as defaultMaxGroups does for groups.
 const defaultMaxParts = 1 << 18
 
+// defaultCompactMaxN is the largest N whose append-only Top-N keeps a partition as one state entry (topn_op.go).
+const defaultCompactMaxN = 128
+
 // topNPlan is the validated, immutable part of the operator, shared by its subtasks.
 type topNPlan struct {
 	cfg     TopNConfig
@@ -63,6 +66,8 @@ type topNPlan struct {
 	rowEnc   rowcodec.Encoding
 	allCols  []int
 	maxParts int
+	// compactMaxN: an append-only Top-N with N <= compactMaxN stores each partition as one entry (topNPartID).
+	compactMaxN int64
 }
 
 // NewTopN validates cfg against the input schema and returns the operator factory and the output schema: the input
@@ -96,7 +101,8 @@ func planTopN(cfg TopNConfig, in *arrow.Schema) (*topNPlan, error) {
 			return nil, err
 		}
 	}
-	p := &topNPlan{cfg: cfg, in: in, partEnc: rowcodec.NewKeyEncoding(partTypes), maxParts: defaultMaxParts}
+	p := &topNPlan{cfg: cfg, in: in, partEnc: rowcodec.NewKeyEncoding(partTypes), maxParts: defaultMaxParts,
+		compactMaxN: defaultCompactMaxN}
 	p.rowEnc, p.allCols, err = rowcodec.RowEncoding(in, func(f arrow.Field) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
 			"Top-N over a %s column (%q) is not supported", f.Type, f.Name)

@@ -16,9 +16,20 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// State layout of the Top-N in the subtask's backend, one entry per distinct row of a partition:
+// State layout of the Top-N in the subtask's backend. Over a changelog (and for N > compactMaxN), one entry per
+// distinct row of a partition:
 //
 //	KeyedKey(kg, topNStateID, uvarint(len(part)) part entry)   uvarint copies, uvarint len(order)
+//
+// Over an append-only input with N <= compactMaxN (a partition then holds at most N rows), one entry per partition:
+//
+//	KeyedKey(kg, topNPartID, part)   uvarint count, then per entry in ascending order:
+//	                                 uvarint copies, uvarint len(order), uvarint len(entry), entry
+//
+// so a barrier writes one Put per changed partition (not a Put per row that entered and a Delete per row pushed
+// out) and a load is a Get. State written before the compact layout existed (per-entry entries of an append-only
+// Top-N) is still read: a partition found that way is rewritten in the compact layout, and its old entries deleted,
+// at the first barrier after it changes.
 //
 // part is the partition's canonical key bytes (package rowcodec; empty without partition columns), entry is the
 // row's sort bytes: the order bytes of its sort keys, then its canonical row bytes (every column, as a key). The
@@ -34,9 +45,13 @@ import (
 // prefix when the backend may hold it (after a restore or an eviction), else created empty. Each partition records
 // the entries changed since the last barrier, each with whether the backend holds it; OnBarrier writes those (Put
 // the count, or Delete a gone entry the backend holds: a row that entered and left between two barriers costs the
-// backend nothing) to the write-back cache; a partition left empty deletes its changed entries at once and leaves memory. Above maxParts a
-// barrier evicts the partitions not touched since the previous one.
-const topNStateID = 1
+// backend nothing) to the write-back cache (in the compact layout: Put the partition); a partition left empty
+// deletes its entries at once and leaves memory. Above maxParts a barrier evicts the partitions not touched since the
+// previous one.
+const (
+	topNStateID = 1 // a distinct row
+	topNPartID  = 2 // a partition (compact layout)
+)
 
 // sortEntry is one distinct row of a partition: key is its sort bytes, key[off:] its canonical row bytes, n its
 // copies.
@@ -184,8 +199,12 @@ type partState struct {
 	changed   []changedEntry
 	changedAt map[string]int32
 	chg       [1]changedEntry // backs changed while it holds one entry
-	dirty     bool            // listed in topN.dirty
-	dropped   bool            // left the working set; its backend entries are the caller's business
+	// Compact layout: stored says the backend holds the partition's entry; legacyKeys are the entry keys of
+	// per-entry state it was loaded from, deleted when it is first written.
+	stored     bool
+	legacyKeys []string
+	dirty      bool // listed in topN.dirty
+	dropped    bool // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
 	// partition holds N rows, else MaxUint64: a row whose key's prefix is above it cannot enter, and the check
 	// costs no visit to the list (the common case of a full top N).
@@ -204,6 +223,8 @@ type topN struct {
 	ctx           *exec.TaskContext
 	updating      bool
 	n             int64
+	compact       bool // one state entry per partition (see the state layout)
+	legacy        bool // compact, and the backend holds per-entry state
 
 	ints     map[int64]*partState
 	strs     map[string]*partState
@@ -238,7 +259,8 @@ type topN struct {
 var _ exec.Operator = (*topN)(nil)
 
 func newTopN(p *topNPlan) *topN {
-	return &topN{p: p, updating: p.cfg.InputUpdating, n: p.cfg.N}
+	return &topN{p: p, updating: p.cfg.InputUpdating, n: p.cfg.N,
+		compact: !p.cfg.InputUpdating && p.cfg.N <= p.compactMaxN}
 }
 
 func (o *topN) Open(ctx *exec.TaskContext) error {
@@ -253,7 +275,72 @@ func (o *topN) Open(ctx *exec.TaskContext) error {
 	if err != nil {
 		return fmt.Errorf("Top-N: %w", err)
 	}
-	o.complete = empty
+	emptyParts, err := stateEmpty(ctx, topNPartID)
+	if err != nil {
+		return fmt.Errorf("Top-N: %w", err)
+	}
+	o.complete = empty && emptyParts
+	o.legacy = o.compact && !empty
+	return nil
+}
+
+// partKey is the backend key of p in the compact layout.
+func (o *topN) partKey(p *partState, extra int) []byte {
+	k := make([]byte, 0, 3+len(p.pkey)+extra)
+	k = append(k, state.KeyedKey(int(p.kg), topNPartID, nil)...) // KeyedKey of no user key: the 3-byte prefix
+	return append(k, p.pkey...)
+}
+
+// encodePart appends p's entries in the compact layout.
+func encodePart(dst []byte, l *sortedList) []byte {
+	n := 0
+	for _, ch := range l.chunks {
+		n += len(ch)
+	}
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for _, ch := range l.chunks {
+		for _, e := range ch {
+			dst = binary.AppendUvarint(dst, uint64(e.n))
+			dst = binary.AppendUvarint(dst, uint64(e.off))
+			dst = binary.AppendUvarint(dst, uint64(len(e.key)))
+			dst = append(dst, e.key...)
+		}
+	}
+	return dst
+}
+
+// decodePart calls fn for each entry of a partition's value in the compact layout, in order.
+func decodePart(v []byte, fn func(e sortEntry)) error {
+	n, rest, err := rowcodec.GetUvarint(v)
+	if err != nil {
+		return err
+	}
+	var prev string
+	for ; n > 0; n-- {
+		var copies, off, kl uint64
+		if copies, rest, err = rowcodec.GetUvarint(rest); err != nil {
+			return err
+		}
+		if off, rest, err = rowcodec.GetUvarint(rest); err != nil {
+			return err
+		}
+		if kl, rest, err = rowcodec.GetUvarint(rest); err != nil {
+			return err
+		}
+		if kl > uint64(len(rest)) || off > kl || copies == 0 {
+			return rowcodec.ErrState
+		}
+		key := string(rest[:kl])
+		if prev != "" && key <= prev {
+			return rowcodec.ErrState
+		}
+		prev = key
+		rest = rest[kl:]
+		fn(sortEntry{key: key, off: int32(off), n: int64(copies)})
+	}
+	if len(rest) != 0 {
+		return rowcodec.ErrState
+	}
 	return nil
 }
 
@@ -320,6 +407,22 @@ func (o *topN) partition(i int) (*partState, error) {
 	if o.complete {
 		return p, nil
 	}
+	if o.compact {
+		v, ok, err := o.ctx.State.Get(o.partKey(p, 0))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			p.stored = true
+			if err := decodePart(v, p.list.appendSorted); err != nil {
+				return nil, fmt.Errorf("Top-N: restore a partition of key group %d: %w", kg, err)
+			}
+		}
+		if ok || !o.legacy {
+			o.setBound(p)
+			return p, nil
+		}
+	}
 	prefix := o.statePrefix(nil, p)
 	err = o.ctx.State.Scan(prefix, func(k, v []byte) error {
 		n, rest, err := rowcodec.GetUvarint(v)
@@ -331,6 +434,9 @@ func (o *topN) partition(i int) (*partState, error) {
 			return fmt.Errorf("Top-N: malformed entry in state")
 		}
 		p.list.appendSorted(sortEntry{key: string(k[len(prefix):]), off: int32(off), n: int64(n)})
+		if o.compact {
+			p.legacyKeys = append(p.legacyKeys, string(k[len(prefix):]))
+		}
 		return nil
 	})
 	if err != nil {
@@ -581,6 +687,9 @@ func (o *topN) snapshot(p *partState) {
 
 // change records a change of p's entry key; stored says whether the entry was in the list before the change.
 func (o *topN) change(p *partState, key string, stored bool) {
+	if o.compact { // the whole partition is written
+		goto listed
+	}
 	if p.changedAt != nil {
 		if _, ok := p.changedAt[key]; !ok {
 			p.changedAt[key] = int32(len(p.changed))
@@ -680,6 +789,7 @@ func (o *topN) emit(out exec.Emitter) error {
 					o.ctx.State.Delete(o.stateKey(p, c.key))
 				}
 			}
+			o.deleteCompact(p)
 			o.dropPart(p)
 		}
 	}
@@ -726,6 +836,25 @@ func (o *topN) OnBarrier(uint64) error {
 		if p.dropped {
 			continue
 		}
+		if o.compact {
+			if p.list.rows == 0 {
+				o.deleteCompact(p)
+				continue
+			}
+			n := 0
+			for _, ch := range p.list.chunks {
+				for _, e := range ch {
+					n += len(e.key) + 3*binary.MaxVarintLen32
+				}
+			}
+			k := o.partKey(p, n+binary.MaxVarintLen64)
+			kl := len(k)
+			v := encodePart(k[kl:kl], &p.list)
+			o.ctx.State.Put(k[:kl:kl], v)
+			p.stored = true
+			o.deleteLegacy(p)
+			continue
+		}
 		for _, ch := range p.changed {
 			c, i, found := p.list.search(ch.key)
 			if !found {
@@ -748,6 +877,23 @@ func (o *topN) OnBarrier(uint64) error {
 	}
 	o.epoch++
 	return nil
+}
+
+// deleteCompact deletes what the backend holds of p in the compact layout (it is left empty).
+func (o *topN) deleteCompact(p *partState) {
+	if p.stored {
+		o.ctx.State.Delete(o.partKey(p, 0))
+		p.stored = false
+	}
+	o.deleteLegacy(p)
+}
+
+// deleteLegacy deletes the per-entry state p was loaded from.
+func (o *topN) deleteLegacy(p *partState) {
+	for _, k := range p.legacyKeys {
+		o.ctx.State.Delete(o.stateKey(p, k))
+	}
+	p.legacyKeys = nil
 }
 
 // evict drops the partitions not touched since the previous barrier from memory, or all of them if that is not
