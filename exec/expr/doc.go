@@ -93,6 +93,14 @@
 // arrow-go v18.8.0's checked kernels miss signed overflow toward the negative side (MinInt64 + -1 passes).
 // Calls whose arguments are all constants are folded at bind time.
 //
+// A constant regular expression is compiled once, at bind time, with a literal prefilter (regex.go): when every
+// match must contain a fixed string (a literal of the pattern's top-level concatenation), a text without it is no
+// match without running the matcher, and when what precedes the literal is bounded the search starts just before
+// its first occurrence (^ and \A, impossible there, are rewritten to never match; patterns with (?m)^, \b or \B
+// are searched from the start). Results are re's own, bit for bit (regex_test.go compares them on random patterns
+// and texts). Equal(a, b) tells a planner when two bound expressions are the same, so it can compute one once;
+// CanFail(e) whether e can meet a bad value.
+//
 // # What this package must never do
 //
 //   - Interpret the expression tree per row: a node is visited once per batch, kernels loop over arrays.
