@@ -15,7 +15,7 @@
 //	func Call(name string, args ...Expr) (Expr, error) // binds through the function registry
 //	func Cast(x Expr, to arrow.DataType) (Expr, error)  // explicit CAST / ::
 //	func IsConstant(e) bool; ConstantValue(e) (scalar.Scalar, bool); ConstantInt64(e); ConstantString(e)
-//	func Columns(es ...Expr) []int; RemapColumns(e, f) Expr; Children(e) []Expr
+//	func Columns(es ...Expr) []int; RemapColumns(e, f) Expr; Children(e) []Expr; Equal(a, b) bool; CanFail(e) bool
 //	func TypeName(t) string  // Postgres' name of a type, for messages
 //	func CommonNumeric(a, b arrow.DataType) arrow.DataType // the type two numeric types combine in (nil: not both numeric)
 //
