@@ -253,7 +253,10 @@ type topN struct {
 	keyBuf    []byte
 	out       *array.RecordBuilder
 	outKinds  []exec.RowKind
+	outRefs   []topNOut
 	outUpdate bool
+	// dataPerRow is, per string column of the output, its bytes per row in the last batch built.
+	dataPerRow []int
 }
 
 var _ exec.Operator = (*topN)(nil)
@@ -796,18 +799,9 @@ func (o *topN) emit(out exec.Emitter) error {
 	return o.flush(out)
 }
 
-// appendRow appends the row of ref, with row number r+1 when RankOut.
+// appendRow queues the row of ref, with row number r+1 when RankOut, for the next output batch (flush).
 func (o *topN) appendRow(kind exec.RowKind, ref entryRef, r int) error {
-	if o.out == nil {
-		o.out = array.NewRecordBuilder(o.ctx.Alloc, o.p.out)
-	}
-	nc := len(o.p.allCols)
-	if err := o.p.rowEnc.DecodeKey(o.out.Fields()[:nc], rowcodec.StringBytes(ref.key[ref.off:])); err != nil {
-		return err
-	}
-	if o.p.cfg.RankOut {
-		o.out.Field(nc).(*array.Int64Builder).Append(int64(r + 1))
-	}
+	o.outRefs = append(o.outRefs, topNOut{ref: ref, r: int64(r)})
 	o.outKinds = append(o.outKinds, kind)
 	if kind != exec.Insert {
 		o.outUpdate = true
@@ -815,9 +809,45 @@ func (o *topN) appendRow(kind exec.RowKind, ref entryRef, r int) error {
 	return nil
 }
 
+// topNOut is a queued output row.
+type topNOut struct {
+	ref entryRef
+	r   int64
+}
+
+// flush builds the queued rows into a batch and emits it. The builders are reserved first (string data by the
+// bytes per row of the previous batch), so a batch's buffers are not grown by doubling row by row.
 func (o *topN) flush(out exec.Emitter) error {
-	if len(o.outKinds) == 0 {
+	n := len(o.outKinds)
+	if n == 0 {
 		return nil
+	}
+	nc := len(o.p.allCols)
+	if o.out == nil {
+		o.out = array.NewRecordBuilder(o.ctx.Alloc, o.p.out)
+		o.dataPerRow = make([]int, nc)
+	}
+	fields := o.out.Fields()
+	o.out.Reserve(n)
+	for c, f := range fields[:nc] {
+		if sb, ok := f.(*array.StringBuilder); ok && o.dataPerRow[c] > 0 {
+			sb.ReserveData(n * o.dataPerRow[c])
+		}
+	}
+	for _, q := range o.outRefs {
+		if err := o.p.rowEnc.DecodeKey(fields[:nc], rowcodec.StringBytes(q.ref.key[q.ref.off:])); err != nil {
+			return err
+		}
+		if o.p.cfg.RankOut {
+			fields[nc].(*array.Int64Builder).Append(q.r + 1)
+		}
+	}
+	clear(o.outRefs)
+	o.outRefs = o.outRefs[:0]
+	for c, f := range fields[:nc] {
+		if sb, ok := f.(*array.StringBuilder); ok {
+			o.dataPerRow[c] = sb.DataLen()/n + 1
+		}
 	}
 	b := exec.Batch{Rec: o.out.NewRecordBatch()}
 	if o.outUpdate {
