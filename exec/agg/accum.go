@@ -222,7 +222,7 @@ func newAccumulator(k aggKind, form stateForm, updating bool, ov *aggOverflow) a
 	case implAvgFloat:
 		return &sumFloat{avg: true, form: form, ov: ov}
 	case implDistinctInt:
-		return &distinctInt{distinct: distinct[int64]{form: form}}
+		return &distinctInt{form: form}
 	case implDistinctStr:
 		return &distinctStr{distinct: distinct[string]{form: form}}
 	}
@@ -829,8 +829,9 @@ func (a *sumFloat) decode(src []byte, g int32) (rest []byte, err error) {
 }
 
 // COUNT(DISTINCT x): a count per distinct value per group, so a retraction knows when a value is gone. distinct
-// holds the counted sets, of 8-byte values (distinctInt: integers, booleans, floats by canonical bits) or of
-// canonical value bytes (distinctStr: anything else). The window form never retracts and stores the values
+// holds the counted sets of canonical value bytes (distinctStr: strings, decimals, ...); 8-byte values (integers,
+// booleans, floats by canonical bits) have their own open-addressing sets (distinctInt, accum_distinct.go) in the
+// same state format. The window form never retracts and stores the values
 // alone; the group form stores each with its count.
 
 type distinct[K comparable] struct {
@@ -926,30 +927,6 @@ func (a *distinct[K]) decodeWith(src []byte, g int32, get func([]byte) (K, []byt
 	}
 	a.lens[g] = int64(len(a.sets[g]))
 	return rest, nil
-}
-
-type distinctInt struct {
-	distinct[int64]
-	scr []int64
-}
-
-func (a *distinctInt) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	vals := distinctInts(col, &a.scr)
-	nulls := col.NullN() > 0
-	for j, r := range rows {
-		if !nulls || col.IsValid(int(r)) {
-			a.step(grps[j], vals[r], neg != nil && neg[j])
-		}
-	}
-	return nil
-}
-
-func (a *distinctInt) encode(dst []byte, g int32) []byte {
-	return a.encodeWith(dst, g, binary.AppendVarint)
-}
-
-func (a *distinctInt) decode(src []byte, g int32) ([]byte, error) {
-	return a.decodeWith(src, g, rowcodec.GetVarint)
 }
 
 type distinctStr struct {
