@@ -58,7 +58,7 @@
 //     only the top N over an append-only input;
 //   - their keyed state: KeyedKey(kg, 1, key) holding the group's row count and accumulators, and
 //     KeyedKey(kg, 1, uvarint(len(part)) part entry) holding one Top-N row's copy count and the length of its order
-//     bytes, or, for an append-only Top-N with N <= 128, KeyedKey(kg, 2, part) holding the partition's rows in one
+//     bytes, or, for an append-only Top-N with N <= 32, KeyedKey(kg, 2, part) holding the partition's rows in one
 //     value (one Put per changed partition; the per-entry form of older checkpoints is read and migrated). Dirty
 //     groups and changed entries are written at OnBarrier (an entry that came and went between two barriers is
 //     neither put nor deleted); a group or partition that disappears is deleted when it does. Groups and partitions are loaded lazily (Get, or a prefix Scan) only when the backend

@@ -54,8 +54,10 @@ type TopNConfig struct {
 // defaultMaxParts bounds the working set of partitions, as defaultMaxGroups does for groups.
 const defaultMaxParts = 1 << 18
 
-// defaultCompactMaxN is the largest N whose append-only Top-N keeps a partition as one state entry (topn_op.go).
-const defaultCompactMaxN = 128
+// defaultCompactMaxN is the largest N whose append-only Top-N keeps a partition as one state entry (topn_op.go): a
+// changed partition is rewritten whole at a barrier, at most N rows, which beats a Put per row that entered and a
+// Delete per row pushed out while N is small.
+const defaultCompactMaxN = 32
 
 // topNPlan is the validated, immutable part of the operator, shared by its subtasks.
 type topNPlan struct {
