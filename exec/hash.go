@@ -35,6 +35,25 @@ func HashKeys(rec arrow.RecordBatch, keys []int, out []uint64) ([]uint64, error)
 
 func hashColumn(col arrow.Array, acc []uint64) error {
 	nulls := col.NullN() > 0
+	if !nulls { // the common case, without a call per row
+		switch c := col.(type) {
+		case *array.Int64:
+			for i, v := range c.Int64Values() {
+				acc[i] = state.CombineHash(acc[i], state.MixInt64(uint64(v)))
+			}
+			return nil
+		case *array.Int32:
+			for i, v := range c.Int32Values() {
+				acc[i] = state.CombineHash(acc[i], state.MixInt64(uint64(int64(v))))
+			}
+			return nil
+		case *array.Timestamp:
+			for i, v := range c.TimestampValues() {
+				acc[i] = state.CombineHash(acc[i], state.MixInt64(uint64(v)))
+			}
+			return nil
+		}
+	}
 	mix := func(i int, h uint64) {
 		if nulls && col.IsNull(i) {
 			h = nullHash

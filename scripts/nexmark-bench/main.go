@@ -65,6 +65,9 @@ var published = map[string][4]string{
 	"q22": {"130k", "95k", "394k", "110k"},
 }
 
+// cpuProfileDir is -cpuprofile: where each query's process writes its CPU profile ("" for none).
+var cpuProfileDir string
+
 type result struct {
 	query        string
 	cpu, wall    time.Duration
@@ -80,6 +83,7 @@ func main() {
 	table := flag.String("table", "", "write the markdown table to this file")
 	kafka := flag.Bool("kafka", false, "read the tables from Kafka topics of a kfake process, loaded once (kafka.go)")
 	parallelism := flag.Int("parallelism", 1, "SET parallelism = N for each query's job")
+	flag.StringVar(&cpuProfileDir, "cpuprofile", "", "write each query's CPU profile (clinksql exec --cpu-profile) to DIR/<query>-p<N>.pprof")
 	flag.Parse()
 
 	if *parallelism < 1 {
@@ -206,13 +210,17 @@ func runQuery(bin, dir, q string, events int64, parallelism int, ddl func(string
 	if err != nil {
 		return result{query: q, events: events, failed: err.Error()}
 	}
-	r := run(bin, q, sql)
+	var extra []string
+	if cpuProfileDir != "" {
+		extra = []string{"--cpu-profile", filepath.Join(cpuProfileDir, fmt.Sprintf("%s-p%d.pprof", q, parallelism))}
+	}
+	r := run(bin, q, sql, extra...)
 	r.events = events
 	return r
 }
 
 // run runs a script in a `clinksql exec --wait` process on a fresh data directory, timing its CPU and wall clock.
-func run(bin, name, sql string) result {
+func run(bin, name, sql string, extra ...string) result {
 	r := result{query: name}
 	data, err := os.MkdirTemp("", "nexmark-"+name+"-")
 	if err != nil {
@@ -220,7 +228,7 @@ func run(bin, name, sql string) result {
 		return r
 	}
 	defer os.RemoveAll(data)
-	cmd := exec.Command(bin, "exec", "--wait", "--data-dir", data, "-c", sql)
+	cmd := exec.Command(bin, append([]string{"exec", "--wait", "--data-dir", data, "-c", sql}, extra...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
