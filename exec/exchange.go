@@ -34,6 +34,9 @@ type outEdge struct {
 	rr        int
 	hashes    []uint64
 	targets   [][]int32
+	// markerRR picks the channel of the next latency marker (not Forward): round robin, from the sending
+	// subtask's index, so that the subtasks of a node start on different channels.
+	markerRR int
 	// owner maps a key group to the downstream subtask that owns it (Hash with several subtasks): a table lookup
 	// per row instead of a modulo and a division.
 	owner []uint16
@@ -80,6 +83,24 @@ func (o *output) broadcast(e Element) error {
 			if err := o.send(ch, e); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// marker sends a latency marker on one channel of each edge: round robin over a hash, rebalance or broadcast
+// edge's channels, as Flink sends its markers to one channel. Copies on every channel would multiply at every
+// exchange (p^k markers behind k exchanges) and time the same path over and over; round robin times every path
+// in turn.
+func (o *output) marker(e Element) error {
+	for _, ed := range o.edges {
+		ch := ed.chans[0]
+		if len(ed.chans) > 1 {
+			ch = ed.chans[ed.markerRR%len(ed.chans)]
+			ed.markerRR++
+		}
+		if err := o.send(ch, e); err != nil {
+			return err
 		}
 	}
 	return nil

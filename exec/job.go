@@ -41,6 +41,13 @@ type JobConfig struct {
 
 	ChannelCapacity int // elements per channel; 0: 16
 
+	// LatencyMarkerInterval, when positive, has every source subtask emit a latency marker after a batch once
+	// this long has passed since its last one; the sinks record the markers' age (latency.go, Job.SinkLatency,
+	// clinksql_sink_latency_seconds). 0: no markers.
+	LatencyMarkerInterval time.Duration
+	// Now is the clock latency markers are stamped and timed with; nil: time.Now. Tests pass a fake one.
+	Now func() time.Time
+
 	// Committed, when set, is called once per Job with a checkpoint it completed (or restored from), before any
 	// sink commits output of that checkpoint: the caller records durably that the job has published, and passes
 	// the id back as Checkpointed when it runs the job again. An error fails the incarnation.
@@ -84,6 +91,9 @@ func (c *JobConfig) defaults() {
 	}
 	if c.ChannelCapacity == 0 {
 		c.ChannelCapacity = 16
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.RestartBudget == 0 {
 		c.RestartBudget = 10
@@ -871,7 +881,7 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 		for logical, in := range n.Inputs {
 			up := in.From
 			for u := 0; u < up.Parallelism; u++ {
-				ed := &outEdge{exchange: in.Exchange, keyGroups: g.KeyGroups}
+				ed := &outEdge{exchange: in.Exchange, keyGroups: g.KeyGroups, markerRR: u}
 				for d := 0; d < n.Parallelism; d++ {
 					if in.Exchange.Kind == Forward && d != u {
 						continue
@@ -1016,6 +1026,7 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },
 		snapshot:    func(b checkpoint.Barrier) error { return op.OnBarrier(b.ID) },
 		forward:     s.out.broadcast,
+		marker:      s.out.marker,
 	})
 }
 
@@ -1031,6 +1042,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 		onWatermark: func(int64) error { return nil },
 		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
 		forward:     func(Element) error { return nil },
+		marker:      s.recordMarker,
 	}
 	ids, ok := sink.(InDoubtSink)
 	if !s.node.CommitNotRecoverable || !ok {

@@ -16,6 +16,9 @@
 // parallelism can be compared on any machine (make bench-nexmark PARALLELISM=N). The lines without _pN stay those
 // of the run, whatever its parallelism; the -table sections describe parallelism 1 and are written only then.
 //
+// With -latency it measures latency instead (latency.go): each query at half its maximum rate, with the runtime's
+// latency markers, printing `BENCH nexmark_qN_latency_p50_ms` and `BENCH nexmark_qN_latency_p99_ms`.
+//
 // With -kafka the queries read their tables from Kafka topics instead (kafka.go): a kfake broker process is
 // loaded once with the nexmark connector's events as JSON, and each query's process reads them (BENCH lines
 // nexmark_kafka_qN_...). Each mode rewrites only its own marked section of the -table file.
@@ -83,6 +86,11 @@ func main() {
 	table := flag.String("table", "", "write the markdown table to this file")
 	kafka := flag.Bool("kafka", false, "read the tables from Kafka topics of a kfake process, loaded once (kafka.go)")
 	parallelism := flag.Int("parallelism", 1, "SET parallelism = N for each query's job")
+	latency := flag.Bool("latency", false, "measure latency instead: each of -queries (default q0,q5) at half its maximum rate (latency.go)")
+	maxRate := flag.Float64("max-rate", 0, "-latency: the maximum rate in events/s (default: measured by a throughput run of -events events)")
+	markerEvery := flag.Duration("marker-interval", 200*time.Millisecond, "-latency: how often each source subtask emits a latency marker")
+	warmup := flag.Duration("latency-warmup", 3*time.Second, "-latency: run this long before recording")
+	length := flag.Duration("latency-duration", 20*time.Second, "-latency: record the markers of this long")
 	flag.StringVar(&cpuProfileDir, "cpuprofile", "", "write each query's CPU profile (clinksql exec --cpu-profile) to DIR/<query>-p<N>.pprof")
 	flag.Parse()
 
@@ -94,9 +102,20 @@ func main() {
 		*table = ""
 	}
 
+	if *latency && *only == "" {
+		*only = "q0,q5"
+	}
 	queries, err := listQueries(*dir, *only)
 	if err != nil {
 		fatal(err)
+	}
+	if *latency {
+		err := runLatency(latencyOpts{bin: *bin, dir: *dir, queries: queries, events: *events, parallelism: *parallelism,
+			maxRate: *maxRate, markerInterval: *markerEvery, warmup: *warmup, length: *length})
+		if err != nil {
+			fatal(err)
+		}
+		return
 	}
 	if *kafka {
 		if err := runKafka(*bin, *dir, queries, *events, *parallelism, *table); err != nil {
