@@ -52,24 +52,28 @@ func runLatency(o latencyOpts) error {
 			rate = perSecond(r.events, r.wall)
 		}
 		half := rate / 2
-		p50, p99, n, err := measureLatency(o, q, half)
+		h, err := measureLatency(o, q, half)
 		if err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
-		fmt.Printf("# %s: max rate %.0f ev/s, run at %.0f ev/s, parallelism %d, %d markers over %s\n",
-			q, rate, half, o.parallelism, n, o.length)
+		p50 := exec.HistogramQuantile(exec.LatencyBuckets, h, 0.5)
+		p99 := exec.HistogramQuantile(exec.LatencyBuckets, h, 0.99)
+		fmt.Printf("# %s: max rate %.0f ev/s, run at %.0f ev/s, parallelism %d, %d markers over %s: p90 %.2f ms, p99.9 %.2f ms, mean %.2f ms\n",
+			q, rate, half, o.parallelism, h.Count, o.length, 1000*exec.HistogramQuantile(exec.LatencyBuckets, h, 0.9),
+			1000*exec.HistogramQuantile(exec.LatencyBuckets, h, 0.999), 1000*h.Sum/float64(h.Count))
 		fmt.Printf("BENCH nexmark_%s_latency_p50_ms %.2f ms\n", q, p50*1000)
 		fmt.Printf("BENCH nexmark_%s_latency_p99_ms %.2f ms\n", q, p99*1000)
 	}
 	return nil
 }
 
-// measureLatency runs query q unbounded at rate events/s in an engine of this process and returns the p50 and p99
-// marker latency (seconds) of the markers recorded between the warm-up and its end, and their number.
-func measureLatency(o latencyOpts, q string, rate float64) (p50, p99 float64, n uint64, err error) {
+// measureLatency runs query q unbounded at rate events/s in an engine of this process and returns the histogram
+// (seconds, over exec.LatencyBuckets) of the markers recorded between the warm-up and its end.
+func measureLatency(o latencyOpts, q string, rate float64) (checkpoint.Histogram, error) {
+	var none checkpoint.Histogram
 	data, err := os.MkdirTemp("", "nexmark-latency-"+q+"-")
 	if err != nil {
-		return 0, 0, 0, err
+		return none, err
 	}
 	defer os.RemoveAll(data)
 	throttle := func(ddl string) string {
@@ -78,31 +82,31 @@ func measureLatency(o latencyOpts, q string, rate float64) (p50, p99 float64, n 
 	}
 	sql, err := script(o.dir, q, 0, o.parallelism, throttle)
 	if err != nil {
-		return 0, 0, 0, err
+		return none, err
 	}
 	if !strings.Contains(sql, "'next-event.rate'") {
-		return 0, 0, 0, fmt.Errorf("the DDL of its tables has no 'events.num' = '${EVENTS}' to throttle")
+		return none, fmt.Errorf("the DDL of its tables has no 'events.num' = '${EVENTS}' to throttle")
 	}
 	reg := prometheus.NewRegistry()
 	e, err := engine.Open(engine.Config{DataDir: data, Registry: reg, LatencyMarkerInterval: o.markerInterval})
 	if err != nil {
-		return 0, 0, 0, err
+		return none, err
 	}
 	defer e.Close(context.Background())
 	ctx := context.Background()
 	sess := e.NewSession()
 	if err := sess.Run(ctx, sql, engine.NewPrinter(io.Discard, "csv"), func(*engine.Result) {}); err != nil {
-		return 0, 0, 0, err
+		return none, err
 	}
 	time.Sleep(o.warmup)
 	before, err := sinkLatency(reg)
 	if err != nil {
-		return 0, 0, 0, err
+		return none, err
 	}
 	time.Sleep(o.length)
 	after, err := sinkLatency(reg)
 	if err != nil {
-		return 0, 0, 0, err
+		return none, err
 	}
 	h := checkpoint.Histogram{Count: after.Count - before.Count, Sum: after.Sum - before.Sum,
 		Buckets: make([]uint64, len(exec.LatencyBuckets))}
@@ -110,9 +114,9 @@ func measureLatency(o latencyOpts, q string, rate float64) (p50, p99 float64, n 
 		h.Buckets[i] = after.Buckets[i] - before.Buckets[i]
 	}
 	if h.Count == 0 {
-		return 0, 0, 0, fmt.Errorf("no latency marker reached the sink in %s", o.length)
+		return none, fmt.Errorf("no latency marker reached the sink in %s", o.length)
 	}
-	return exec.HistogramQuantile(exec.LatencyBuckets, h, 0.5), exec.HistogramQuantile(exec.LatencyBuckets, h, 0.99), h.Count, nil
+	return h, nil
 }
 
 // sinkLatency sums the clinksql_sink_latency_seconds series of reg (every sink of the one job) over

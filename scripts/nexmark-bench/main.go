@@ -88,7 +88,7 @@ func main() {
 	parallelism := flag.Int("parallelism", 1, "SET parallelism = N for each query's job")
 	latency := flag.Bool("latency", false, "measure latency instead: each of -queries (default q0,q5) at half its maximum rate (latency.go)")
 	maxRate := flag.Float64("max-rate", 0, "-latency: the maximum rate in events/s (default: measured by a throughput run of -events events)")
-	markerEvery := flag.Duration("marker-interval", 200*time.Millisecond, "-latency: how often each source subtask emits a latency marker")
+	markerEvery := flag.Duration("marker-interval", 20*time.Millisecond, "-latency: how often each source subtask emits a latency marker (often enough for a p99 of 20 s of markers)")
 	warmup := flag.Duration("latency-warmup", 3*time.Second, "-latency: run this long before recording")
 	length := flag.Duration("latency-duration", 20*time.Second, "-latency: record the markers of this long")
 	flag.StringVar(&cpuProfileDir, "cpuprofile", "", "write each query's CPU profile (clinksql exec --cpu-profile) to DIR/<query>-p<N>.pprof")
