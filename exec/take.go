@@ -29,7 +29,10 @@ func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32
 	}()
 	for i := range cols {
 		col := b.Rec.Column(i)
-		c := gather(alloc, col, rows)
+		var c arrow.Array
+		if !takeKernelOnly {
+			c = gather(alloc, col, rows)
+		}
 		if c == nil {
 			if idx == nil {
 				ib := array.NewInt32Builder(alloc)
@@ -62,11 +65,14 @@ func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32
 	return out, nil
 }
 
+// takeKernelOnly sends every column through the take kernel (BenchmarkHashExchange compares the two).
+var takeKernelOnly = false
+
 // gather takes rows of col into a new array, or returns nil for a type it does not handle.
 func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
 	data := col.Data()
 	n := len(rows)
-	if data.Dictionary() != nil || col.DataType().ID() == arrow.EXTENSION || len(data.Buffers()) < 2 ||
+	if id := col.DataType().ID(); id == arrow.DICTIONARY || id == arrow.EXTENSION || len(data.Buffers()) < 2 ||
 		data.Buffers()[1] == nil {
 		return nil
 	}
@@ -152,8 +158,14 @@ func gatherBinary(alloc memory.Allocator, data arrow.ArrayData, rows []int32) []
 	dstOffs[n] = total
 	vals := newBuf(alloc, int(total), false)
 	dst := vals.Bytes()
-	for i, r := range rows {
-		copy(dst[dstOffs[i]:dstOffs[i+1]], srcBytes[srcOffs[r]:srcOffs[r+1]])
+	for i := 0; i < n; {
+		// A run of consecutive source rows is one copy.
+		j := i + 1
+		for j < n && rows[j] == rows[j-1]+1 {
+			j++
+		}
+		copy(dst[dstOffs[i]:dstOffs[j]], srcBytes[srcOffs[rows[i]]:srcOffs[rows[j-1]+1]])
+		i = j
 	}
 	return []*memory.Buffer{nil, offs, vals}
 }
