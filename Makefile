@@ -80,7 +80,7 @@ bench: build
 # writes docs/benchmarks.md at parallelism 1 only. Then the latency of q0 and q5 (as bench-latency).
 bench-nexmark: build
 	$(GO) run ./scripts/nexmark-bench -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} -table docs/benchmarks.md
-	$(GO) run ./scripts/nexmark-bench -latency -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1}
+	$(GO) run ./scripts/nexmark-bench -latency -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} -table docs/benchmarks.md
 
 # Latency of q0 and q5 (nexmark_qN_latency_p50_ms, _p99_ms): each at half its maximum rate (measured by a
 # throughput run of EVENTS events, or MAX_RATE events/s), with latency markers (scripts/nexmark-bench/latency.go).

@@ -111,7 +111,7 @@ func main() {
 	}
 	if *latency {
 		err := runLatency(latencyOpts{bin: *bin, dir: *dir, queries: queries, events: *events, parallelism: *parallelism,
-			maxRate: *maxRate, markerInterval: *markerEvery, warmup: *warmup, length: *length})
+			maxRate: *maxRate, markerInterval: *markerEvery, warmup: *warmup, length: *length, table: *table})
 		if err != nil {
 			fatal(err)
 		}
