@@ -77,7 +77,8 @@
 // Every subtask is a goroutine, so parallelism 1 already runs the operators of a job in parallel; parallelism N
 // adds N-1 copies of every operator, N channels per hash edge and subtask, N state backends per keyed operator
 // (each a Pebble store opened and checkpointed on its own: a fixed cost per subtask at start and at every
-// checkpoint), and splits each batch crossing a hash exchange into N smaller ones. Sources split their input (the
+// checkpoint; a deploy opens all the subtasks' backends at once, since a keyed store's open mostly waits on the
+// disk), and splits each batch crossing a hash exchange into N smaller ones. Sources split their input (the
 // nexmark generator gives subtask k of p the cycles k, k+p, ...), so no event is generated twice. Channel hops and
 // scheduling do not show in profiles; what parallelism costs is the hash exchange's hashing and gathers (a few per
 // cent of a Nexmark query with TakeRows' own gathers), per-batch and per-watermark work of the operators done twice
