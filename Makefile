@@ -7,7 +7,7 @@ RACE_PKGS := ./exec/... ./connectors/kafka/ ./connectors/streamlog/ ./connectors
 	./connectors/nats/ ./connectors/postgres/ ./connectors/postgrescdc/ ./tests/natstest/ \
 	./checkpoint/... ./state/... ./engine/... ./pgwire/...
 
-.PHONY: all build run test test-tools vet bench bench-nexmark bench-kafka crashtest difftest fuzz clean
+.PHONY: all build run test test-tools vet bench bench-nexmark bench-latency bench-kafka crashtest difftest fuzz clean
 
 all: build
 
@@ -74,11 +74,19 @@ bench: build
 	awk -f scripts/benchlines.awk bench.out && exit $$status
 	$(GO) run ./scripts/nexmark-bench -events $${NEXMARK_EVENTS:-200000} -queries $${NEXMARK_QUERIES:-q0,q1,q2,q5,q8} \
 		-parallelism $${PARALLELISM:-1}
+	$(GO) run ./scripts/nexmark-bench -latency -events $${LATENCY_EVENTS:-1000000} -parallelism $${PARALLELISM:-1}
 
 # Every supported Nexmark query through the real engine, EVENTS events each (default 5M), at PARALLELISM (default 1);
-# writes docs/benchmarks.md at parallelism 1 only.
+# writes docs/benchmarks.md at parallelism 1 only. Then the latency of q0 and q5 (as bench-latency).
 bench-nexmark: build
 	$(GO) run ./scripts/nexmark-bench -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} -table docs/benchmarks.md
+	$(GO) run ./scripts/nexmark-bench -latency -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} -table docs/benchmarks.md
+
+# Latency of q0 and q5 (nexmark_qN_latency_p50_ms, _p99_ms): each at half its maximum rate (measured by a
+# throughput run of EVENTS events, or MAX_RATE events/s), with latency markers (scripts/nexmark-bench/latency.go).
+bench-latency: build
+	$(GO) run ./scripts/nexmark-bench -latency -events $${EVENTS:-1000000} -parallelism $${PARALLELISM:-1} \
+		-max-rate $${MAX_RATE:-0}
 
 # Nexmark q0, q1, q2, q5, q7 and q8 reading JSON events from Kafka: a kfake broker process (tests/kafkatest) is
 # loaded once with EVENTS events (default 1M; kfake holds them in memory: 0.4 GB at 1M, 1.1 GB at 5M), then each query

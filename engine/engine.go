@@ -43,6 +43,10 @@ type Config struct {
 	// ProgressInterval is how long FLUSH and WaitBounded wait before they report a job's progress, and how often
 	// after that; 0: DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// LatencyMarkerInterval, when positive, has the sources of every job this engine starts emit latency markers
+	// this often (exec.JobConfig.LatencyMarkerInterval); the sinks' clinksql_sink_latency_seconds histograms then
+	// show the time from a row leaving its source to its result reaching the sink. 0: off.
+	LatencyMarkerInterval time.Duration
 }
 
 // Engine runs statements against one data directory. It owns the catalog, the internal streams' logs and the
@@ -450,6 +454,8 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		HistorySize:        s.history,
 		Committed:          func(chk uint64) error { return e.cat.RecordCheckpoint(spec.ID, chk) },
 		Checkpointed:       spec.Checkpointed,
+
+		LatencyMarkerInterval: e.cfg.LatencyMarkerInterval,
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}

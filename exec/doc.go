@@ -3,8 +3,8 @@
 //
 // # What it owns
 //
-//   - Stream elements (element.go): a batch with its row kinds, a watermark, a barrier, end of input. Typed; no
-//     interface{} payloads.
+//   - Stream elements (element.go): a batch with its row kinds, a watermark, a barrier, end of input, a latency
+//     marker. Typed; no interface{} payloads.
 //   - The operator, source and sink contracts (api.go), with the no-op defaults operators embed (NoTimers,
 //     Stateless), and the event-time arithmetic the windowed operators share (eventtime.go: AddSat, DueWindows).
 //   - Graph (graph.go): nodes with a parallelism, edges with an exchange (forward, hash by key, broadcast,
@@ -13,6 +13,11 @@
 //     own alignment input; hash routing by key group with the fixed key hash of package state (hash.go). Keyed
 //     operators check that a row's key group is theirs with the same hash (keygroup.go: OwnedKeyGroup,
 //     BatchKeyGroups); a row of another key group is a routing bug that fails the job.
+//   - TakeRows (take.go): a batch of some rows of another, by an index vector. The hash exchange sends a batch
+//     whole when all its rows go to one subtask (always at parallelism 1: no hashing, no copy) and otherwise one
+//     TakeRows per target subtask; fixed-width, boolean, string and binary columns are gathered by take.go itself
+//     (the take kernel's set-up per call cost more than the gather: BenchmarkHashExchange), others by arrow-go's
+//     take kernel.
 //   - Runners (runner.go): one goroutine per subtask. A source runner takes barriers only between Produce calls;
 //     an input runner (operators and sinks) reads its channels round robin, aligns barriers, captures in-flight
 //     records of unaligned checkpoints, tracks watermarks.
@@ -54,6 +59,32 @@
 // Watermarks: an input's watermark is the largest it received; the combined watermark is the min over the open,
 // non-idle inputs (a finished input counts as +infinity, an idle one not at all); when it advances the operator's
 // OnWatermark runs and the watermark is forwarded. Input watermarks are part of each snapshot.
+//
+// # Latency markers (latency.go)
+//
+// With JobConfig.LatencyMarkerInterval set, a source subtask stamps a marker (JobConfig.Now, Unix nanoseconds)
+// right after a batch once the interval has passed since its last one, and sends it on one channel of each output
+// edge (round robin over the channels of a hash, rebalance or broadcast edge, as Flink sends its markers to one
+// channel: copies on every channel would multiply at each exchange). An input runner hands a marker to no operator:
+// it forwards it when it reaches it, after the elements before it on its channel; a sink subtask records its age
+// in its node's histogram (Job.SinkLatency, clinksql_sink_latency_seconds) before any pre-commit. A window does
+// not hold markers, so they time queues and processing, not firing delays. Markers are neither rows (no counts) nor
+// state: barriers overtake them like any element and in-flight logs leave them out (TestLatencyMarkersReachThe
+// Sink runs them through unaligned checkpoints under backpressure; the exactly-once suite runs with them on).
+//
+// # Parallelism and its cost
+//
+// Every subtask is a goroutine, so parallelism 1 already runs the operators of a job in parallel; parallelism N
+// adds N-1 copies of every operator, N channels per hash edge and subtask, N state backends per keyed operator
+// (each a Pebble store opened and checkpointed on its own: a fixed cost per subtask at start and at every
+// checkpoint; a deploy opens all the subtasks' backends at once, since a keyed store's open mostly waits on the
+// disk), and splits each batch crossing a hash exchange into N smaller ones. Sources split their input (the
+// nexmark generator gives subtask k of p the cycles k, k+p, ...), so no event is generated twice. Channel hops and
+// scheduling do not show in profiles; what parallelism costs is the hash exchange's hashing and gathers (a few per
+// cent of a Nexmark query with TakeRows' own gathers), per-batch and per-watermark work of the operators done twice
+// as often on half the rows, and the fixed cost per subtask. Exchanges do not coalesce the smaller batches: a
+// source follows each batch with its watermark, which a channel must deliver after that batch's rows and before
+// the next ones, so coalescing would either hold watermarks back or reorder rows across them.
 //
 // # End of input and failures
 //

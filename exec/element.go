@@ -82,20 +82,24 @@ const (
 	KindBarrier
 	// KindEnd is end of input on one channel: the producer sends nothing after it.
 	KindEnd
+	// KindMarker is a latency marker (latency.go): a source's wall-clock time when it emitted it, forwarded in
+	// order through every channel and subtask, bypassing the operators, to the sinks, which record its age.
+	KindMarker
 )
 
 func (k ElementKind) String() string {
-	return [...]string{"batch", "watermark", "barrier", "end"}[k]
+	return [...]string{"batch", "watermark", "barrier", "end", "marker"}[k]
 }
 
-// Element is exactly one of: a data batch, a watermark, a checkpoint barrier, end of input. Elements travel FIFO on
-// a channel, so a barrier separates the records of two checkpoints.
+// Element is exactly one of: a data batch, a watermark, a checkpoint barrier, end of input, a latency marker.
+// Elements travel FIFO on a channel, so a barrier separates the records of two checkpoints.
 type Element struct {
 	Kind    ElementKind
 	Batch   Batch              // KindBatch
 	WM      int64              // KindWatermark: event time in microseconds
 	Idle    bool               // KindWatermark: the producer is idle and stops holding the watermark back
 	Barrier checkpoint.Barrier // KindBarrier
+	Marker  int64              // KindMarker: when the source emitted it, Unix nanoseconds (JobConfig.Now)
 }
 
 func (e Element) String() string {
@@ -109,6 +113,8 @@ func (e Element) String() string {
 		return fmt.Sprintf("watermark(%d)", e.WM)
 	case KindBarrier:
 		return e.Barrier.String()
+	case KindMarker:
+		return fmt.Sprintf("marker(%d)", e.Marker)
 	}
 	return e.Kind.String()
 }

@@ -85,6 +85,9 @@ func eoJobConfig(dir, mode string, fs state.FS) exec.JobConfig {
 		RestartBackoff:     time.Millisecond,
 		RestartBudget:      3,
 		ChannelCapacity:    4,
+		// Latency markers on, after every batch or so: they cross the hash exchange, unaligned barriers overtake
+		// them, and they must change nothing in the output.
+		LatencyMarkerInterval: time.Millisecond,
 	}
 	switch mode {
 	case "unaligned":

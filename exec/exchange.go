@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/checkpoint"
@@ -37,6 +34,12 @@ type outEdge struct {
 	rr        int
 	hashes    []uint64
 	targets   [][]int32
+	// markerRR picks the channel of the next latency marker (not Forward): round robin, from the sending
+	// subtask's index, so that the subtasks of a node start on different channels.
+	markerRR int
+	// owner maps a key group to the downstream subtask that owns it (Hash with several subtasks): a table lookup
+	// per row instead of a modulo and a division.
+	owner []uint16
 }
 
 // output is an upstream subtask's Emitter: it partitions batches over its edges and broadcasts watermarks,
@@ -80,6 +83,24 @@ func (o *output) broadcast(e Element) error {
 			if err := o.send(ch, e); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// marker sends a latency marker on one channel of each edge: round robin over a hash, rebalance or broadcast
+// edge's channels, as Flink sends its markers to one channel. Copies on every channel would multiply at every
+// exchange (p^k markers behind k exchanges) and time the same path over and over; round robin times every path
+// in turn.
+func (o *output) marker(e Element) error {
+	for _, ed := range o.edges {
+		ch := ed.chans[0]
+		if len(ed.chans) > 1 {
+			ch = ed.chans[ed.markerRR%len(ed.chans)]
+			ed.markerRR++
+		}
+		if err := o.send(ch, e); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -143,12 +164,16 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 	}
 	if ed.targets == nil {
 		ed.targets = make([][]int32, p)
+		ed.owner = make([]uint16, ed.keyGroups)
+		for kg := range ed.owner {
+			ed.owner[kg] = uint16(state.SubtaskOf(kg, ed.keyGroups, p))
+		}
 	}
 	for t := range ed.targets {
 		ed.targets[t] = ed.targets[t][:0]
 	}
 	for row, h := range ed.hashes {
-		t := state.SubtaskOf(state.KeyGroupOf(h, ed.keyGroups), ed.keyGroups, p)
+		t := ed.owner[state.KeyGroupOf(h, ed.keyGroups)]
 		ed.targets[t] = append(ed.targets[t], int32(row))
 	}
 	n := b.Rows()
@@ -171,38 +196,4 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		}
 	}
 	return nil
-}
-
-// TakeRows returns a new batch of the given rows of b (in that order, repeats allowed), kinds included, with
-// arrow-go's take kernel. b keeps its reference.
-func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32) (Batch, error) {
-	ib := array.NewInt32Builder(alloc)
-	ib.AppendValues(rows, nil)
-	idx := ib.NewInt32Array()
-	ib.Release()
-	defer idx.Release()
-	kctx := compute.WithAllocator(ctx, alloc)
-	cols := make([]arrow.Array, b.Rec.NumCols())
-	for i := range cols {
-		c, err := compute.TakeArray(kctx, b.Rec.Column(i), idx)
-		if err != nil {
-			for _, done := range cols[:i] {
-				done.Release()
-			}
-			return Batch{}, fmt.Errorf("take: %w", err)
-		}
-		cols[i] = c
-	}
-	rec := array.NewRecordBatch(b.Rec.Schema(), cols, int64(len(rows)))
-	for _, c := range cols {
-		c.Release()
-	}
-	out := Batch{Rec: rec}
-	if b.Kinds != nil {
-		out.Kinds = make([]RowKind, len(rows))
-		for i, r := range rows {
-			out.Kinds[i] = b.Kinds[r]
-		}
-	}
-	return out, nil
 }

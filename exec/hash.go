@@ -25,16 +25,43 @@ func HashKeys(rec arrow.RecordBatch, keys []int, out []uint64) ([]uint64, error)
 	for i := range out {
 		out[i] = 0
 	}
-	for _, k := range keys {
-		if err := hashColumn(rec.Column(k), out); err != nil {
+	for n, k := range keys {
+		if err := hashColumn(rec.Column(k), out, n == 0); err != nil {
 			return nil, fmt.Errorf("hash key column %q: %w", rec.ColumnName(k), err)
 		}
 	}
 	return out, nil
 }
 
-func hashColumn(col arrow.Array, acc []uint64) error {
+// hashColumn mixes col's hashes into acc; first says acc is all zeros (the first key column), where
+// CombineHash(0, h) is MixInt64(h).
+func hashColumn(col arrow.Array, acc []uint64, first bool) error {
 	nulls := col.NullN() > 0
+	if !nulls { // the common case, without a call per row
+		switch c := col.(type) {
+		case *array.Int64:
+			if first {
+				for i, v := range c.Int64Values() {
+					acc[i] = state.MixInt64(state.MixInt64(uint64(v)))
+				}
+				return nil
+			}
+			for i, v := range c.Int64Values() {
+				acc[i] = state.CombineHash(acc[i], state.MixInt64(uint64(v)))
+			}
+			return nil
+		case *array.Int32:
+			for i, v := range c.Int32Values() {
+				acc[i] = state.CombineHash(acc[i], state.MixInt64(uint64(int64(v))))
+			}
+			return nil
+		case *array.Timestamp:
+			for i, v := range c.TimestampValues() {
+				acc[i] = state.CombineHash(acc[i], state.MixInt64(uint64(v)))
+			}
+			return nil
+		}
+	}
 	mix := func(i int, h uint64) {
 		if nulls && col.IsNull(i) {
 			h = nullHash

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
 )
 
 // Keys that compare equal hash equal, so they meet on one subtask: -0 and +0, and NaNs of any payload (the
@@ -38,5 +39,37 @@ func TestHashKeysFloatsCanonical(t *testing.T) {
 	}
 	if h[0] == h[2] || h[0] == h[4] || h[2] == h[4] {
 		t.Errorf("distinct keys collide: %x", h)
+	}
+}
+
+// The fast paths of HashKeys (first column, no NULLs) hash as the general path does: CombineHash from 0.
+func TestHashKeysFastPathsMatchCombine(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	vals := []int64{0, 1, -1, 42, math.MaxInt64, math.MinInt64}
+	b := array.NewInt64Builder(mem)
+	b.AppendValues(vals, nil)
+	col := b.NewArray()
+	b.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col, col}, int64(len(vals)))
+	col.Release()
+	defer rec.Release()
+	one, err := exec.HashKeys(rec, []int{0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := exec.HashKeys(rec, []int{0, 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		h := state.CombineHash(0, state.MixInt64(uint64(v)))
+		if one[i] != h {
+			t.Errorf("row %d: one key hashes to %x, want %x", i, one[i], h)
+		}
+		if want := state.CombineHash(h, state.MixInt64(uint64(v))); two[i] != want {
+			t.Errorf("row %d: two keys hash to %x, want %x", i, two[i], want)
+		}
 	}
 }

@@ -41,6 +41,13 @@ type JobConfig struct {
 
 	ChannelCapacity int // elements per channel; 0: 16
 
+	// LatencyMarkerInterval, when positive, has every source subtask emit a latency marker after a batch once
+	// this long has passed since its last one; the sinks record the markers' age (latency.go, Job.SinkLatency,
+	// clinksql_sink_latency_seconds). 0: no markers.
+	LatencyMarkerInterval time.Duration
+	// Now is the clock latency markers are stamped and timed with; nil: time.Now. Tests pass a fake one.
+	Now func() time.Time
+
 	// Committed, when set, is called once per Job with a checkpoint it completed (or restored from), before any
 	// sink commits output of that checkpoint: the caller records durably that the job has published, and passes
 	// the id back as Checkpointed when it runs the job again. An error fails the incarnation.
@@ -84,6 +91,9 @@ func (c *JobConfig) defaults() {
 	}
 	if c.ChannelCapacity == 0 {
 		c.ChannelCapacity = 16
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.RestartBudget == 0 {
 		c.RestartBudget = 10
@@ -871,7 +881,7 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 		for logical, in := range n.Inputs {
 			up := in.From
 			for u := 0; u < up.Parallelism; u++ {
-				ed := &outEdge{exchange: in.Exchange, keyGroups: g.KeyGroups}
+				ed := &outEdge{exchange: in.Exchange, keyGroups: g.KeyGroups, markerRR: u}
 				for d := 0; d < n.Parallelism; d++ {
 					if in.Exchange.Kind == Forward && d != u {
 						continue
@@ -885,14 +895,25 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 		}
 	}
 
+	backends, err := inc.openBackends(g, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { // a deploy that failed half way: the backends no subtask took
+		for _, bs := range backends {
+			for _, b := range bs {
+				if b != nil {
+					b.Close()
+				}
+			}
+		}
+	}()
 	var runs []func()
 	var injectors []func(checkpoint.Barrier)
 	for _, n := range g.Nodes {
 		for sub := 0; sub < n.Parallelism; sub++ {
-			s, err := inc.newSubtask(g, cfg, n, sub)
-			if err != nil {
-				return nil, err
-			}
+			s := inc.newSubtask(g, cfg, n, sub, backends[n.index][sub])
+			backends[n.index][sub] = nil // the subtask owns it now
 			inc.coord.Register(s.pid)
 			switch n.Kind {
 			case SourceNode:
@@ -937,14 +958,53 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 	return runs, nil
 }
 
-func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*subtask, error) {
+// openBackends opens (restoring) the state backend of every subtask of g, all at once: a keyed store's open
+// waits on the disk (files created and synced), and one after the other they made a deploy take a few
+// milliseconds per keyed subtask, which parallelism multiplies. On an error it closes what it opened.
+func (inc *incarnation) openBackends(g *Graph, cfg JobConfig) ([][]state.Backend, error) {
+	backends := make([][]state.Backend, len(g.Nodes))
+	errs := make([][]error, len(g.Nodes))
+	var wg sync.WaitGroup
+	for _, n := range g.Nodes {
+		backends[n.index] = make([]state.Backend, n.Parallelism)
+		errs[n.index] = make([]error, n.Parallelism)
+		for sub := 0; sub < n.Parallelism; sub++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				backends[n.index][sub], errs[n.index][sub] = inc.openBackend(cfg, n, sub)
+			}()
+		}
+	}
+	wg.Wait()
+	var first error
+	for _, n := range g.Nodes {
+		for _, err := range errs[n.index] {
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if first != nil {
+		for _, bs := range backends {
+			for _, b := range bs {
+				if b != nil {
+					b.Close()
+				}
+			}
+		}
+		return nil, first
+	}
+	return backends, nil
+}
+
+// backendOptions are the state options of subtask sub of n.
+func (inc *incarnation) backendOptions(cfg JobConfig, n *Node, sub int) state.Options {
 	pid := participantID(n, sub)
 	opts := state.Options{FS: cfg.FS}
 	if inc.restored > 0 {
 		opts.RestorePath = checkpoint.SubtaskDir(inc.cpDir, inc.restored, pid)
 	}
-	var backend state.Backend
-	var err error
 	if n.State == KeyedState {
 		opts.Dir = filepath.Join(cfg.Dir, "state", string(pid))
 		// The files a keyed snapshot's chain names live outside the checkpoint directories that retention
@@ -953,13 +1013,29 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 		opts.LiveSnapshots = func() ([]string, error) {
 			return filepath.Glob(filepath.Join(inc.cpDir, "chk-*", string(pid)))
 		}
+	}
+	return opts
+}
+
+func (inc *incarnation) openBackend(cfg JobConfig, n *Node, sub int) (state.Backend, error) {
+	opts := inc.backendOptions(cfg, n, sub)
+	var backend state.Backend
+	var err error
+	if n.State == KeyedState {
 		backend, err = state.OpenPebble(opts)
 	} else {
 		backend, err = state.OpenMemory(opts)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: open state: %w", pid, err)
+		return nil, fmt.Errorf("%s: open state: %w", participantID(n, sub), err)
 	}
+	return backend, nil
+}
+
+// newSubtask makes subtask sub of n over its opened backend.
+func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int, backend state.Backend) *subtask {
+	pid := participantID(n, sub)
+	opts := inc.backendOptions(cfg, n, sub)
 	s := &subtask{inc: inc, node: n, index: sub, pid: pid, backend: backend, worker: checkpoint.NewSnapshotWorker(),
 		st: inc.job.subs[n.index][sub]}
 	s.tctx = &TaskContext{
@@ -977,7 +1053,7 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int) (*
 		s.notePersisted(opts.RestorePath)
 	}
 	inc.subtasks = append(inc.subtasks, s)
-	return s, nil
+	return s
 }
 
 // runner wraps a subtask's loop: a clean return drains its snapshot worker; an error fails the incarnation.
@@ -1016,6 +1092,7 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },
 		snapshot:    func(b checkpoint.Barrier) error { return op.OnBarrier(b.ID) },
 		forward:     s.out.broadcast,
+		marker:      s.out.marker,
 	})
 }
 
@@ -1031,6 +1108,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 		onWatermark: func(int64) error { return nil },
 		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
 		forward:     func(Element) error { return nil },
+		marker:      s.recordMarker,
 	}
 	ids, ok := sink.(InDoubtSink)
 	if !s.node.CommitNotRecoverable || !ok {

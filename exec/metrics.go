@@ -19,11 +19,12 @@ type jobMetrics struct {
 
 	rowsIn, rowsOut, busy, backpressured, watermark, watermarkLag, stateBytes *prometheus.Desc
 	sourceRecords, sourceLagRecords, sourceLagBytes                           *prometheus.Desc
-	sinkCommit, sinkCommitted                                                 *prometheus.Desc
+	sinkCommit, sinkCommitted, sinkLatency                                    *prometheus.Desc
 	late, bad, restarts                                                       *prometheus.Desc
 
 	commitMu sync.Mutex
 	commits  map[string]*checkpoint.Histogram // sink node -> commit durations (this process)
+	latency  map[string]*checkpoint.Histogram // sink node -> latency markers' ages (this process; latency.go)
 }
 
 func newJobMetrics(job string) *jobMetrics {
@@ -54,12 +55,14 @@ func newJobMetrics(job string) *jobMetrics {
 		sourceLagBytes:   d("source_lag_bytes", "Bytes behind the end of the source's input.", sub...),
 		sinkCommit:       d("sink_commit_seconds", "Duration of a sink subtask's commit of a checkpoint.", "operator"),
 		sinkCommitted:    d("sink_committed_bytes_total", "Bytes a sink's commits published.", "operator"),
+		sinkLatency:      d("sink_latency_seconds", "Age of the latency markers reaching a sink (time since their source emitted them; JobConfig.LatencyMarkerInterval).", "operator"),
 
 		late:     d("job_late_rows_total", "Rows dropped because the watermark had passed them."),
 		bad:      d("job_bad_values_total", "Bad values turned into NULL (errors.mode = 'null')."),
 		restarts: d("job_restarts_total", "Restarts of the job by cause (failure, checkpoint, deploy); totals across process restarts.", "cause"),
 
 		commits: map[string]*checkpoint.Histogram{},
+		latency: map[string]*checkpoint.Histogram{},
 	}
 }
 
@@ -91,7 +94,7 @@ func (j *Job) Describe(ch chan<- *prometheus.Desc) {
 	m := j.metrics
 	for _, d := range []*prometheus.Desc{m.checkpoints, m.ckptDuration, m.ckptSize, m.ckptAlign, m.ckptInflight, m.ckptSwitches,
 		m.ckptMode, m.rowsIn, m.rowsOut, m.busy, m.backpressured, m.watermark, m.watermarkLag, m.stateBytes, m.sourceRecords,
-		m.sourceLagRecords, m.sourceLagBytes, m.sinkCommit, m.sinkCommitted, m.late, m.bad, m.restarts} {
+		m.sourceLagRecords, m.sourceLagBytes, m.sinkCommit, m.sinkCommitted, m.sinkLatency, m.late, m.bad, m.restarts} {
 		ch <- d
 	}
 }
@@ -175,6 +178,9 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(m.sinkCommitted, prometheus.CounterValue, float64(bytes), n.ID)
 		}
 		hist(m.sinkCommit, m.commitHistogram(n.ID), checkpoint.DurationBuckets, n.ID)
+		if j.cfg.LatencyMarkerInterval > 0 {
+			hist(m.sinkLatency, j.SinkLatency(n.ID), LatencyBuckets, n.ID)
+		}
 	}
 }
 

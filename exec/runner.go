@@ -245,6 +245,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 	finished := false
 	idleSince := time.Time{}
 	idleSent := false
+	markers := newMarkerClock(s.inc.job.cfg)
 	for {
 		for _, b := range barriers.takeAll() {
 			if s.node.ModeOverride != nil && !b.Terminal {
@@ -290,6 +291,11 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 				wm = res.WM
 				s.st.wm.Store(wm)
 				err = s.out.broadcast(WatermarkElement(wm))
+			}
+			if err == nil {
+				if t, due := markers.due(); due {
+					err = s.out.marker(Element{Kind: KindMarker, Marker: t})
+				}
 			}
 			s.st.endBusy()
 			if err != nil {
@@ -392,6 +398,8 @@ type handlers struct {
 	snapshot func(b checkpoint.Barrier) error
 	// forward sends a watermark, barrier or end of input downstream.
 	forward func(e Element) error
+	// marker forwards a latency marker (an operator: to one channel of each output edge) or records it (a sink).
+	marker func(e Element) error
 	// hold maps the combined input watermark to the one forwarded (an operator that emits rows older than its
 	// input watermark holds it back); nil forwards it as it is.
 	hold func(wm int64) int64
@@ -697,6 +705,12 @@ func (r *inputRunner) handle(i int, e Element) error {
 		return r.advanceWatermark()
 	case KindBarrier:
 		return r.apply(r.aligner.OnBarrier(i, e.Barrier), -1, nil)
+	case KindMarker:
+		// Not a row and not state: it passes the operator by, after everything before it on its channel.
+		if r.h.marker == nil {
+			return nil
+		}
+		return r.h.marker(e)
 	case KindEnd:
 		in.closed = true
 		in.wm = MaxWatermark

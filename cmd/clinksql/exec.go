@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,7 @@ func newExecCommand() *cobra.Command {
 	var wait bool
 	var progress time.Duration
 	var allow []string
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "exec [-f file.sql] [-c 'sql'] [--data-dir DIR] [--format table|csv] [--wait [--progress-interval D]]",
 		Short: "Run SQL statements against an embedded engine and print their results",
@@ -74,6 +76,17 @@ the delivery guarantee, FLUSH's progress while it waits) print to stderr as psql
 				return fmt.Errorf("--progress-interval must be positive, not %s", progress)
 			}
 			cfg := engine.Config{DataDir: dataDir, AllowPaths: allow, ProgressInterval: progress}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			return runExec(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, scripts, format, wait)
 		},
 	}
@@ -83,6 +96,7 @@ the delivery guarantee, FLUSH's progress while it waits) print to stderr as psql
 	cmd.Flags().StringVar(&format, "format", "table", "result format: table or csv")
 	cmd.Flags().BoolVar(&wait, "wait", false, "before exiting, wait for the jobs over bounded inputs to finish")
 	cmd.Flags().DurationVar(&progress, "progress-interval", engine.DefaultProgressInterval, "how often --wait and FLUSH report a job's progress while they wait")
+	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (pprof format)")
 	cmd.Flags().StringSliceVar(&allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
 	return cmd
 }

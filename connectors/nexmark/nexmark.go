@@ -431,8 +431,12 @@ func (m *nexModel) pool(pad, spaceRatio int) []byte {
 // '_' with probability 1/13); nine in ten channel urls end in &channel_id=<the bit-reversed channel number>.
 func (m *nexModel) buildChannels() {
 	m.channelsOnce.Do(func() {
-		var buf []byte
-		for i := range uint64(len(nexHotChannels) + nexNumChannels) {
+		n := len(nexHotChannels) + nexNumChannels
+		// Sized once: grown by append, the buffers were copied a dozen times each (a few ms per source at start).
+		m.channels = nexStrings{data: make([]byte, 0, n*14), spans: make([]nexSpan, 0, n)}
+		m.urls = nexStrings{data: make([]byte, 0, n*64), spans: make([]nexSpan, 0, n)}
+		buf := make([]byte, 0, 96)
+		for i := range uint64(n) {
 			h := gen.Mix64(m.keys[dChannelURL] + i*gen.Gamma)
 			buf = append(buf[:0], "https://www.nexmark.com/"...)
 			for s := range uint64(3) {

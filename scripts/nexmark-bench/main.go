@@ -16,6 +16,9 @@
 // parallelism can be compared on any machine (make bench-nexmark PARALLELISM=N). The lines without _pN stay those
 // of the run, whatever its parallelism; the -table sections describe parallelism 1 and are written only then.
 //
+// With -latency it measures latency instead (latency.go): each query at half its maximum rate, with the runtime's
+// latency markers, printing `BENCH nexmark_qN_latency_p50_ms` and `BENCH nexmark_qN_latency_p99_ms`.
+//
 // With -kafka the queries read their tables from Kafka topics instead (kafka.go): a kfake broker process is
 // loaded once with the nexmark connector's events as JSON, and each query's process reads them (BENCH lines
 // nexmark_kafka_qN_...). Each mode rewrites only its own marked section of the -table file.
@@ -65,6 +68,9 @@ var published = map[string][4]string{
 	"q22": {"130k", "95k", "394k", "110k"},
 }
 
+// cpuProfileDir is -cpuprofile: where each query's process writes its CPU profile ("" for none).
+var cpuProfileDir string
+
 type result struct {
 	query        string
 	cpu, wall    time.Duration
@@ -80,6 +86,12 @@ func main() {
 	table := flag.String("table", "", "write the markdown table to this file")
 	kafka := flag.Bool("kafka", false, "read the tables from Kafka topics of a kfake process, loaded once (kafka.go)")
 	parallelism := flag.Int("parallelism", 1, "SET parallelism = N for each query's job")
+	latency := flag.Bool("latency", false, "measure latency instead: each of -queries (default q0,q5) at half its maximum rate (latency.go)")
+	maxRate := flag.Float64("max-rate", 0, "-latency: the maximum rate in events/s (default: measured by a throughput run of -events events)")
+	markerEvery := flag.Duration("marker-interval", 20*time.Millisecond, "-latency: how often each source subtask emits a latency marker (often enough for a p99 of 20 s of markers)")
+	warmup := flag.Duration("latency-warmup", 3*time.Second, "-latency: run this long before recording")
+	length := flag.Duration("latency-duration", 20*time.Second, "-latency: record the markers of this long")
+	flag.StringVar(&cpuProfileDir, "cpuprofile", "", "write each query's CPU profile (clinksql exec --cpu-profile) to DIR/<query>-p<N>.pprof")
 	flag.Parse()
 
 	if *parallelism < 1 {
@@ -90,9 +102,20 @@ func main() {
 		*table = ""
 	}
 
+	if *latency && *only == "" {
+		*only = "q0,q5"
+	}
 	queries, err := listQueries(*dir, *only)
 	if err != nil {
 		fatal(err)
+	}
+	if *latency {
+		err := runLatency(latencyOpts{bin: *bin, dir: *dir, queries: queries, events: *events, parallelism: *parallelism,
+			maxRate: *maxRate, markerInterval: *markerEvery, warmup: *warmup, length: *length, table: *table})
+		if err != nil {
+			fatal(err)
+		}
+		return
 	}
 	if *kafka {
 		if err := runKafka(*bin, *dir, queries, *events, *parallelism, *table); err != nil {
@@ -206,13 +229,17 @@ func runQuery(bin, dir, q string, events int64, parallelism int, ddl func(string
 	if err != nil {
 		return result{query: q, events: events, failed: err.Error()}
 	}
-	r := run(bin, q, sql)
+	var extra []string
+	if cpuProfileDir != "" {
+		extra = []string{"--cpu-profile", filepath.Join(cpuProfileDir, fmt.Sprintf("%s-p%d.pprof", q, parallelism))}
+	}
+	r := run(bin, q, sql, extra...)
 	r.events = events
 	return r
 }
 
 // run runs a script in a `clinksql exec --wait` process on a fresh data directory, timing its CPU and wall clock.
-func run(bin, name, sql string) result {
+func run(bin, name, sql string, extra ...string) result {
 	r := result{query: name}
 	data, err := os.MkdirTemp("", "nexmark-"+name+"-")
 	if err != nil {
@@ -220,7 +247,7 @@ func run(bin, name, sql string) result {
 		return r
 	}
 	defer os.RemoveAll(data)
-	cmd := exec.Command(bin, "exec", "--wait", "--data-dir", data, "-c", sql)
+	cmd := exec.Command(bin, append([]string{"exec", "--wait", "--data-dir", data, "-c", sql}, extra...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()

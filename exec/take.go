@@ -1,0 +1,198 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TakeRows returns a new batch of the given rows of b (in that order, repeats allowed), kinds included. b keeps its
+// reference. Every index must be in [0, b.Rows()).
+//
+// The column types a plan moves most (fixed-width numbers and times, booleans, strings and binaries) are gathered
+// here by index, one pass per column straight into new buffers; the others go through arrow-go's take kernel, whose
+// per-call set-up (an index array, kernel dispatch, bounds checks, preallocation) cost more than the gather itself
+// on the hash exchange's batches (one take per target subtask of every batch).
+func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32) (Batch, error) {
+	cols := make([]arrow.Array, b.Rec.NumCols())
+	var idx arrow.Array // for the take kernel, built on first use
+	defer func() {
+		if idx != nil {
+			idx.Release()
+		}
+	}()
+	for i := range cols {
+		col := b.Rec.Column(i)
+		var c arrow.Array
+		if !takeKernelOnly {
+			c = gather(alloc, col, rows)
+		}
+		if c == nil {
+			if idx == nil {
+				ib := array.NewInt32Builder(alloc)
+				ib.AppendValues(rows, nil)
+				idx = ib.NewInt32Array()
+				ib.Release()
+			}
+			var err error
+			c, err = compute.TakeArray(compute.WithAllocator(ctx, alloc), col, idx)
+			if err != nil {
+				for _, done := range cols[:i] {
+					done.Release()
+				}
+				return Batch{}, fmt.Errorf("take: %w", err)
+			}
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(b.Rec.Schema(), cols, int64(len(rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	out := Batch{Rec: rec}
+	if b.Kinds != nil {
+		out.Kinds = make([]RowKind, len(rows))
+		for i, r := range rows {
+			out.Kinds[i] = b.Kinds[r]
+		}
+	}
+	return out, nil
+}
+
+// takeKernelOnly sends every column through the take kernel (BenchmarkHashExchange compares the two).
+var takeKernelOnly = false
+
+// gather takes rows of col into a new array, or returns nil for a type it does not handle.
+func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
+	data := col.Data()
+	n := len(rows)
+	if id := col.DataType().ID(); id == arrow.DICTIONARY || id == arrow.EXTENSION || len(data.Buffers()) < 2 ||
+		data.Buffers()[1] == nil {
+		return nil
+	}
+	var buffers []*memory.Buffer
+	switch dt := col.DataType().(type) {
+	case *arrow.BooleanType:
+		vals := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), true)
+		src, off := data.Buffers()[1].Bytes(), data.Offset()
+		dst := vals.Bytes()
+		for i, r := range rows {
+			if bitutil.BitIsSet(src, off+int(r)) {
+				bitutil.SetBit(dst, i)
+			}
+		}
+		buffers = []*memory.Buffer{nil, vals}
+	case *arrow.StringType, *arrow.BinaryType:
+		buffers = gatherBinary(alloc, data, rows)
+	case arrow.FixedWidthDataType:
+		w := dt.BitWidth()
+		if w%8 != 0 || w == 0 || len(data.Buffers()) != 2 {
+			return nil
+		}
+		w /= 8
+		vals := newBuf(alloc, n*w, false)
+		src := data.Buffers()[1].Bytes()[data.Offset()*w:]
+		dst := vals.Bytes()
+		switch w {
+		case 8:
+			gatherFixed(as[uint64](dst), as[uint64](src), rows)
+		case 4:
+			gatherFixed(as[uint32](dst), as[uint32](src), rows)
+		case 2:
+			gatherFixed(as[uint16](dst), as[uint16](src), rows)
+		case 1:
+			gatherFixed(dst, src, rows)
+		default:
+			for i, r := range rows {
+				copy(dst[i*w:(i+1)*w], src[int(r)*w:int(r+1)*w])
+			}
+		}
+		buffers = []*memory.Buffer{nil, vals}
+	default:
+		return nil
+	}
+	nulls := 0
+	if col.NullN() > 0 {
+		valid := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), true)
+		vb := valid.Bytes()
+		for i, r := range rows {
+			if col.IsValid(int(r)) {
+				bitutil.SetBit(vb, i)
+			} else {
+				nulls++
+			}
+		}
+		buffers[0] = valid
+	}
+	out := array.NewData(col.DataType(), n, buffers, nil, nulls, 0)
+	for _, buf := range buffers {
+		if buf != nil {
+			buf.Release()
+		}
+	}
+	defer out.Release()
+	return array.MakeFromData(out)
+}
+
+// gatherBinary takes rows of a string or binary column (int32 offsets): the offsets, then the bytes.
+func gatherBinary(alloc memory.Allocator, data arrow.ArrayData, rows []int32) []*memory.Buffer {
+	n := len(rows)
+	srcOffs := as[int32](data.Buffers()[1].Bytes())[data.Offset():]
+	var srcBytes []byte
+	if b := data.Buffers()[2]; b != nil {
+		srcBytes = b.Bytes()
+	}
+	offs := newBuf(alloc, (n+1)*4, false)
+	dstOffs := as[int32](offs.Bytes())
+	total := int32(0)
+	for i, r := range rows {
+		dstOffs[i] = total
+		total += srcOffs[r+1] - srcOffs[r]
+	}
+	dstOffs[n] = total
+	vals := newBuf(alloc, int(total), false)
+	dst := vals.Bytes()
+	for i := 0; i < n; {
+		// A run of consecutive source rows is one copy.
+		j := i + 1
+		for j < n && rows[j] == rows[j-1]+1 {
+			j++
+		}
+		copy(dst[dstOffs[i]:dstOffs[j]], srcBytes[srcOffs[rows[i]]:srcOffs[rows[j-1]+1]])
+		i = j
+	}
+	return []*memory.Buffer{nil, offs, vals}
+}
+
+func gatherFixed[T uint8 | uint16 | uint32 | uint64](dst, src []T, rows []int32) {
+	dst = dst[:len(rows)]
+	for i, r := range rows {
+		dst[i] = src[r]
+	}
+}
+
+// newBuf is a buffer of n bytes from alloc, zeroed when zero is set (a bitmap; values are all written over).
+func newBuf(alloc memory.Allocator, n int, zero bool) *memory.Buffer {
+	buf := memory.NewResizableBuffer(alloc)
+	buf.Resize(n)
+	if zero {
+		clear(buf.Bytes())
+	}
+	return buf
+}
+
+// as views a byte slice as a slice of T (Arrow buffers are 64-byte aligned).
+func as[T any](b []byte) []T {
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	if len(b) < sz {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/sz)
+}
