@@ -128,6 +128,8 @@ const (
 	leftStateID  byte = 1
 	rightStateID byte = 2
 	ttlStateID   byte = 3
+	// chunkStateID (left) and chunkStateID+1 (right) hold the row chunks of a static side's keys.
+	chunkStateID byte = 4
 )
 
 const (
@@ -141,6 +143,11 @@ const (
 	indexSlots = 8
 	// flagMatches marks a side value that carries association counts.
 	flagMatches byte = 1
+	// flagChunked marks a static side's head value: its rows are in chunks, not in the value.
+	flagChunked byte = 2
+	// maxChunks: a static side's entry whose rows are in memory is rewritten as one chunk when a write-back would
+	// make it this many.
+	maxChunks = 8
 )
 
 var errEntryState = errors.New("regular join: malformed state value")
@@ -163,6 +170,7 @@ type regularPlan struct {
 	sideSchema [2]*arrow.Schema // the side's fields, nullable: the partner record's schema
 	outer      [2]bool
 	updating   [2]bool
+	static     [2]bool // append-only and inner: its rows never change once stored, so they are kept in chunks
 	cacheBytes int64
 	bucket     int64 // TTL index granularity (µs)
 	now        func() time.Time
@@ -204,6 +212,9 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 	p.keys = [2][]int{cfg.LeftKeys, cfg.RightKeys}
 	p.outer = [2]bool{cfg.Type == JoinLeft || cfg.Type == JoinFull, cfg.Type == JoinRight || cfg.Type == JoinFull}
 	p.updating = [2]bool{cfg.LeftUpdating, cfg.RightUpdating}
+	for s := range 2 {
+		p.static[s] = !p.updating[s] && !p.outer[s]
+	}
 	schemas := [2]*arrow.Schema{cfg.Left, cfg.Right}
 	keyTypes := make([]arrow.DataType, len(cfg.LeftKeys))
 	for k := range cfg.LeftKeys {
@@ -257,6 +268,8 @@ type keyEntry struct {
 	kg        uint16
 	side      uint8
 	outer     bool // the side is outer: slots carry association counts
+	chunked   bool // a static side's entry: its rows are stored in chunks (see the state layout)
+	probed    bool // chunked: its rows were read as partners since the last write-back
 	isDirty   bool
 	stored    bool  // the backend has a value for it
 	indexed   bool  // the backend has a TTL index entry for it, at idxBucket
@@ -269,12 +282,16 @@ type keyEntry struct {
 	// holds only the slots added since (see parseHeader).
 	parsed        bool
 	nbase, bstart int32
-	live          int32
-	tomb          int32
-	idx           map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
-	pepoch        uint64
-	pbase         int32 // partner record row of slot 0 in batch pepoch
-	acct          int64 // bytes charged to the working set
+	// chunked entries: nchunks chunks are stored; sent is how many leading slots of a parsed entry they hold (an
+	// unparsed one holds only the slots added since, nbase counts the stored rows); dropChunks stored chunks are
+	// stale (expired rows) and are deleted at the next write-back.
+	nchunks, sent, dropChunks int32
+	live                      int32
+	tomb                      int32
+	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
+	pepoch                    uint64
+	pbase                     int32 // partner record row of slot 0 in batch pepoch
+	acct                      int64 // bytes charged to the working set
 }
 
 // rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or tail[^off:^off+ln] when off < 0), its
@@ -358,10 +375,11 @@ func (e *keyEntry) compact() {
 	e.tomb, e.idx = 0, nil
 }
 
-// clear forgets every row (TTL expiry).
+// clear forgets every row (TTL expiry). A chunked entry's stored chunks are deleted at the next write-back.
 func (e *keyEntry) clear() {
 	e.arena, e.tail, e.sl, e.idx = nil, e.tail[:0], e.sl[:0], nil
 	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
+	e.dropChunks, e.nchunks, e.sent = max(e.dropChunks, e.nchunks), 0, 0
 }
 
 // parseHeader loads a backend value into e without reading its slots: an append-only side's entry that only gets
@@ -375,19 +393,28 @@ func (e *keyEntry) parseHeader(v []byte) error {
 	}
 	e.written = int64(binary.BigEndian.Uint64(v[1:9]))
 	n, w := binary.Uvarint(v[9:])
-	if w <= 0 || n > uint64(len(v)) {
+	if w <= 0 || n > 1<<31-1 {
 		return errEntryState
 	}
+	if v[0]&flagChunked != 0 {
+		c, cw := binary.Uvarint(v[9+w:])
+		if cw <= 0 || 9+w+cw != len(v) || c > 1<<31-1 || (c == 0) != (n == 0) {
+			return errEntryState
+		}
+		e.chunked, e.arena, e.nbase, e.nchunks, e.live, e.parsed = true, nil, int32(n), int32(c), int32(n), n == 0
+		return nil
+	}
+	if n > uint64(len(v)) {
+		return errEntryState
+	}
+	e.chunked = false
 	e.arena, e.nbase, e.bstart, e.live, e.parsed = v, int32(n), int32(9+w), int32(n), n == 0
 	return nil
 }
 
-// ensureParsed reads the slots parseHeader skipped, ahead of those added since.
-func (e *keyEntry) ensureParsed() error {
-	if e.parsed {
-		return nil
-	}
-	v, p := e.arena, int(e.bstart)
+// parseSlots appends the slots encoded in v[p:] (uvarint length, row bytes, uvarint copies and, outer, uvarint
+// associations, until the end), offsets into v plus base.
+func (e *keyEntry) parseSlots(dst []rowSlot, v []byte, p int, base int32) ([]rowSlot, error) {
 	uv := func() (int32, error) {
 		x, w := binary.Uvarint(v[p:])
 		if w <= 0 || x > 1<<31-1 {
@@ -396,28 +423,80 @@ func (e *keyEntry) ensureParsed() error {
 		p += w
 		return int32(x), nil
 	}
-	base := make([]rowSlot, e.nbase, int(e.nbase)+len(e.sl))
-	var err error
-	for i := range base {
-		sl := &base[i]
+	for p < len(v) {
+		var sl rowSlot
+		var err error
 		if sl.ln, err = uv(); err != nil {
-			return err
+			return nil, err
 		}
 		if len(v)-p < int(sl.ln) {
-			return errEntryState
+			return nil, errEntryState
 		}
-		sl.off = int32(p)
+		sl.off = base + int32(p)
 		p += int(sl.ln)
 		if sl.cnt, err = uv(); err != nil || sl.cnt == 0 {
-			return errEntryState
+			return nil, errEntryState
 		}
 		if e.outer {
 			if sl.match, err = uv(); err != nil {
-				return err
+				return nil, err
 			}
 		}
+		dst = append(dst, sl)
 	}
-	if p != len(v) {
+	return dst, nil
+}
+
+// loadChunks reads a chunked entry's stored rows (its nchunks chunks) ahead of those added since.
+func (e *keyEntry) loadChunks(st state.Backend) error {
+	base := make([]rowSlot, 0, int(e.nbase)+len(e.sl))
+	var arena []byte
+	for c := range e.nchunks {
+		v, ok, err := st.Get(chunkKey(int(e.kg), e.side, c, e.key))
+		if err != nil {
+			return fmt.Errorf("regular join: %w", err)
+		}
+		if !ok {
+			return errEntryState
+		}
+		if e.nchunks == 1 {
+			arena = v // read-only: aliased until the chunk is rewritten (then the slots move to the new value)
+		} else {
+			arena = append(arena, v...)
+		}
+		if base, err = e.parseSlots(base, arena, len(arena)-len(v), 0); err != nil {
+			return err
+		}
+	}
+	if len(base) != int(e.nbase) {
+		return errEntryState
+	}
+	e.arena, e.sent = arena, e.nbase
+	e.sl, e.nbase, e.parsed = append(base, e.sl...), 0, true
+	return nil
+}
+
+// chunkKey is the backend key of chunk c of a static side's key.
+func chunkKey(kg int, side uint8, c int32, key string) []byte {
+	uk := make([]byte, 4, 4+len(key))
+	binary.BigEndian.PutUint32(uk, uint32(c))
+	return state.KeyedKey(kg, chunkStateID+side, append(uk, key...))
+}
+
+// ensureParsed reads the slots parseHeader skipped, ahead of those added since: from the value, or for a chunked
+// entry from its chunks in st.
+func (e *keyEntry) ensureParsed(st state.Backend) error {
+	if e.parsed {
+		return nil
+	}
+	if e.chunked {
+		return e.loadChunks(st)
+	}
+	base, err := e.parseSlots(make([]rowSlot, 0, int(e.nbase)+len(e.sl)), e.arena, int(e.bstart), 0)
+	if err != nil {
+		return err
+	}
+	if len(base) != int(e.nbase) {
 		return errEntryState
 	}
 	e.sl, e.nbase, e.parsed = append(base, e.sl...), 0, true
@@ -475,6 +554,48 @@ func (e *keyEntry) encode() []byte {
 	}
 	e.arena, e.tail, e.tomb, e.idx = v, e.tail[:0], 0, nil
 	return v
+}
+
+// encodeSlots appends the live slots of sl in the value format.
+func (e *keyEntry) encodeSlots(v []byte, sl []rowSlot) []byte {
+	for s := range sl {
+		if sl[s].cnt == 0 {
+			continue
+		}
+		v = binary.AppendUvarint(v, uint64(sl[s].ln))
+		v = append(v, e.rowOf(&sl[s])...)
+		v = binary.AppendUvarint(v, uint64(sl[s].cnt))
+		if e.outer {
+			v = binary.AppendUvarint(v, uint64(sl[s].match))
+		}
+	}
+	return v
+}
+
+// slotsSize bounds the encoded size of sl.
+func slotsSize(sl []rowSlot) int {
+	n := 0
+	for _, s := range sl {
+		n += int(s.ln) + 3*binary.MaxVarintLen32
+	}
+	return n
+}
+
+func (e *keyEntry) rowOf(sl *rowSlot) []byte {
+	if sl.off >= 0 {
+		return e.arena[sl.off : sl.off+sl.ln]
+	}
+	o := ^sl.off
+	return e.tail[o : o+sl.ln]
+}
+
+// encodeHead returns a chunked entry's head value.
+func (e *keyEntry) encodeHead() []byte {
+	v := make([]byte, 0, 9+2*binary.MaxVarintLen32)
+	v = append(v, flagChunked)
+	v = binary.BigEndian.AppendUint64(v, uint64(e.written))
+	v = binary.AppendUvarint(v, uint64(e.live))
+	return binary.AppendUvarint(v, uint64(e.nchunks))
 }
 
 func (e *keyEntry) size() int64 {
@@ -557,6 +678,9 @@ func (j *regularJoin) writeBack() {
 	ttl := j.p.cfg.TTL > 0
 	for _, e := range j.dirty {
 		e.isDirty = false
+		if e.chunked {
+			j.writeChunks(e)
+		}
 		if e.live == 0 {
 			if e.stored {
 				j.ctx.State.Delete(j.stateKey(e))
@@ -571,7 +695,11 @@ func (j *regularJoin) writeBack() {
 			j.charge(e)
 			continue
 		}
-		j.ctx.State.Put(j.stateKey(e), e.encode())
+		if e.chunked {
+			j.ctx.State.Put(j.stateKey(e), e.encodeHead())
+		} else {
+			j.ctx.State.Put(j.stateKey(e), e.encode())
+		}
 		e.stored = true
 		j.charge(e)
 		if !ttl {
@@ -589,6 +717,65 @@ func (j *regularJoin) writeBack() {
 	j.dirty = j.dirty[:0]
 }
 
+// writeChunks writes what changed in a chunked entry's rows since the last write-back: it deletes the chunks a
+// TTL expiry made stale, then stores the rows added since as one more chunk or, when its rows are in memory and
+// that would make maxChunks, all of them as chunk 0 (so a key probed now and then keeps few chunks, and a key only
+// appended to is never read back). The caller writes the head.
+func (j *regularJoin) writeChunks(e *keyEntry) {
+	st := j.ctx.State
+	for c := range e.dropChunks {
+		st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+	}
+	e.dropChunks = 0
+	if e.live == 0 {
+		return
+	}
+	if !e.parsed {
+		if len(e.sl) > 0 {
+			v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl)), e.sl)
+			st.Put(chunkKey(int(e.kg), e.side, e.nchunks, e.key), v)
+			e.nchunks++
+			e.nbase += int32(len(e.sl))
+			e.sl, e.tail = nil, nil // the memory goes back: most such keys are only ever appended to
+		}
+		return
+	}
+	probed := e.probed
+	e.probed = false
+	if int(e.sent) < len(e.sl) && (e.nchunks+1 < maxChunks || !probed) {
+		v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl[e.sent:])), e.sl[e.sent:])
+		st.Put(chunkKey(int(e.kg), e.side, e.nchunks, e.key), v)
+		e.nchunks++
+		e.sent = int32(len(e.sl))
+	}
+	if !probed {
+		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
+		e.arena, e.tail, e.sl, e.idx = nil, nil, nil, nil
+		e.nbase, e.sent, e.parsed = e.live, 0, false
+		return
+	}
+	if int(e.sent) == len(e.sl) {
+		return
+	}
+	v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl)), e.sl)
+	// Repoint the slots into v (a static side has no tombstones: the slots are v's rows in order).
+	p := 0
+	for s := range e.sl {
+		sl := &e.sl[s]
+		_, w := binary.Uvarint(v[p:])
+		p += w
+		sl.off = int32(p)
+		p += int(sl.ln)
+		_, w = binary.Uvarint(v[p:])
+		p += w
+	}
+	st.Put(chunkKey(int(e.kg), e.side, 0, e.key), v)
+	for c := int32(1); c < e.nchunks; c++ {
+		st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+	}
+	e.arena, e.tail, e.nchunks, e.sent = v, e.tail[:0], 1, int32(len(e.sl))
+}
+
 // charge re-accounts e's size in the working set.
 func (j *regularJoin) charge(e *keyEntry) {
 	n := e.size()
@@ -602,6 +789,10 @@ func (j *regularJoin) charge(e *keyEntry) {
 func (j *regularJoin) evict() {
 	j.writeBack()
 	target := j.p.cacheBytes / 2
+	if j.wsBytes <= target {
+		j.gen++
+		return
+	}
 	forget := func(k *keyState) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
 	for v, k := range j.ints {
 		if k.gen != j.gen {
@@ -681,6 +872,15 @@ func (j *regularJoin) sweep() error {
 		}
 		e.written = int64(binary.BigEndian.Uint64(v[1:9]))
 		if j.expired(e) {
+			if v[0]&flagChunked != 0 {
+				e.outer = v[0]&flagMatches != 0
+				if err := e.parseHeader(v); err != nil {
+					return err
+				}
+				for c := range e.nchunks {
+					j.ctx.State.Delete(chunkKey(kg, side, c, key))
+				}
+			}
 			j.ctx.State.Delete(sk)
 			j.ctx.State.Delete(ik)
 		} else if j.bucketOf(e.written) != bucket {
@@ -723,6 +923,7 @@ func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 	for side := range 2 {
 		e := &k.e[side]
 		e.key, e.kg, e.side, e.outer, e.parsed = key, uint16(kg), uint8(side), j.p.outer[side], true
+		e.chunked = j.p.static[side]
 		v, ok, err := j.ctx.State.Get(j.stateKey(e))
 		if err != nil {
 			return nil, fmt.Errorf("regular join: %w", err)
@@ -730,6 +931,9 @@ func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 		if ok {
 			if err := e.parseHeader(v); err != nil {
 				return nil, err
+			}
+			if e.chunked && !j.p.static[side] {
+				return nil, fmt.Errorf("regular join: state of key group %d was written for another join type", kg)
 			}
 			e.stored = true
 			if j.p.cfg.TTL > 0 {
@@ -838,16 +1042,16 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 		}
 		own, part := &k.e[s], &k.e[o]
 		if j.p.updating[s] { // rows may be looked up
-			if err := own.ensureParsed(); err != nil {
+			if err := own.ensureParsed(j.ctx.State); err != nil {
 				return err
 			}
 		}
 		j.own, j.part = append(j.own, own), append(j.part, part)
 		if part.live > 0 && part.pepoch != j.epoch {
-			if err := part.ensureParsed(); err != nil {
+			if err := part.ensureParsed(j.ctx.State); err != nil {
 				return err
 			}
-			part.pepoch, part.pbase = j.epoch, j.pRows
+			part.pepoch, part.pbase, part.probed = j.epoch, j.pRows, true
 			for sl := range part.sl {
 				if err := j.p.rowEnc[o].DecodeKey(pb.Fields(), part.row(sl)); err != nil {
 					return fmt.Errorf("regular join: decode a stored row: %w", err)

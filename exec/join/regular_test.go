@@ -677,7 +677,14 @@ func regularModel(typ JoinType, twoKeys, residual bool, left, right []randomRow)
 	return out
 }
 
-func TestRegularJoinRandomized(t *testing.T) {
+func TestRegularJoinRandomized(t *testing.T) { testRegularRandomized(t, false) }
+
+// TestRegularJoinStaticRandomized is the randomized test with both inputs append-only, so at least one side is
+// static (its rows kept in chunks): chunks appended at every barrier, rewritten as one when a probed key reaches
+// maxChunks, dropped from memory when not probed, and restored mid-stream.
+func TestRegularJoinStaticRandomized(t *testing.T) { testRegularRandomized(t, true) }
+
+func testRegularRandomized(t *testing.T, static bool) {
 	t.Setenv("CLINK_STATE_FSYNC", "0")
 	defaultChunk := chunkRows
 	t.Cleanup(func() { chunkRows = defaultChunk })
@@ -705,6 +712,10 @@ func TestRegularJoinRandomized(t *testing.T) {
 			keyCols = []int{0, 1} // found by canonical bytes
 		}
 		appendOnly := [2]bool{rng.IntN(4) == 0, rng.IntN(4) == 0}
+		if static {
+			appendOnly = [2]bool{true, true}
+			typ = []JoinType{JoinInner, JoinLeft, JoinRight}[seed%3]
+		}
 		cfg := RegularJoinConfig{
 			JoinSpec:     JoinSpec{Type: typ, Left: schema, Right: schema, LeftKeys: keyCols, RightKeys: keyCols},
 			LeftUpdating: !appendOnly[0], RightUpdating: !appendOnly[1],
