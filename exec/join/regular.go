@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"iter"
 	"math/bits"
 	"time"
 
@@ -100,6 +99,7 @@ type regularJoin struct {
 	ints    map[int64]*keyState
 	strs    map[string]*keyState
 	dirty   []*keyEntry
+	fresh   [2][]byte // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
 	wsBytes int64
 	gen     uint32 // eviction generation
 	epoch   uint64 // per batch: tells an entry decoded into the partner record of this batch
@@ -112,6 +112,7 @@ type regularJoin struct {
 	nullKey   []bool
 	own, part []*keyEntry
 	pb        [2]*array.RecordBuilder // the partner record's builders, per side
+	pdec      [2]rowDecoder           // decoding stored rows into pb
 	pRows     int32
 	candStart []int32 // row i's candidates are cand[candStart[i]:...], in partner slot order
 	candProbe []int32
@@ -134,7 +135,7 @@ const (
 
 const (
 	// defaultCacheBytes bounds the working set unless RegularJoinConfig.CacheBytes says otherwise.
-	defaultCacheBytes = 64 << 20
+	defaultCacheBytes = 256 << 20
 	// sweepMax bounds the expired entries one barrier removes through the TTL index.
 	sweepMax = 8192
 	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
@@ -261,8 +262,8 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 // keyEntry is one side's rows of one key: slots of distinct rows (an append-only side does not merge copies) in the
 // order they were first stored. A removed slot is a tombstone (cnt 0) until compaction. Row bytes live in arena,
 // which aliases the value last read from or written to the backend (read-only: never modified or appended to),
-// or, for rows added since, in tail, which the next write-back empties and reuses: so adding a row never copies
-// the rows already stored.
+// or, for rows added since the last write-back, in the side's fresh buffer (shared by every entry of the side, so
+// adding a row allocates nothing per key; the write-back moves them into the entry's value and empties it).
 type keyEntry struct {
 	key       string // canonical key bytes
 	kg        uint16
@@ -276,7 +277,7 @@ type keyEntry struct {
 	written   int64 // last add or retract of a row (µs); 0 without TTL
 	idxBucket int64
 	arena     []byte
-	tail      []byte
+	tail      *[]byte // the side's fresh buffer (regularJoin.fresh)
 	sl        []rowSlot
 	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
 	// holds only the slots added since (see parseHeader).
@@ -294,7 +295,7 @@ type keyEntry struct {
 	acct                      int64 // bytes charged to the working set
 }
 
-// rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or tail[^off:^off+ln] when off < 0), its
+// rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or fresh[^off:^off+ln] when off < 0), its
 // copies (0: a tombstone) and, on an outer side, how many partner copies each copy is paired with downstream.
 type rowSlot struct{ off, ln, cnt, match int32 }
 
@@ -304,7 +305,7 @@ func (e *keyEntry) row(s int) []byte {
 		return e.arena[sl.off : sl.off+sl.ln]
 	}
 	o := ^sl.off
-	return e.tail[o : o+sl.ln]
+	return (*e.tail)[o : o+sl.ln]
 }
 
 // find returns the live slot holding row, or -1.
@@ -336,8 +337,8 @@ func (e *keyEntry) find(row []byte) int {
 
 // appendSlot stores a new distinct row with one copy and returns the bytes it added to the working set.
 func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
-	e.sl = append(e.sl, rowSlot{off: ^int32(len(e.tail)), ln: int32(len(row)), cnt: 1, match: matches})
-	e.tail = append(e.tail, row...)
+	e.sl = append(e.sl, rowSlot{off: ^int32(len(*e.tail)), ln: int32(len(row)), cnt: 1, match: matches})
+	*e.tail = append(*e.tail, row...)
 	if indexed && e.idx != nil {
 		e.idx[string(row)] = int32(len(e.sl) - 1)
 	}
@@ -377,7 +378,7 @@ func (e *keyEntry) compact() {
 
 // clear forgets every row (TTL expiry). A chunked entry's stored chunks are deleted at the next write-back.
 func (e *keyEntry) clear() {
-	e.arena, e.tail, e.sl, e.idx = nil, e.tail[:0], e.sl[:0], nil
+	e.arena, e.sl, e.idx = nil, e.sl[:0], nil
 	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
 	e.dropChunks, e.nchunks, e.sent = max(e.dropChunks, e.nchunks), 0, 0
 }
@@ -552,7 +553,7 @@ func (e *keyEntry) encode() []byte {
 	if !e.parsed {
 		e.nbase, e.bstart, e.sl = e.live, int32(bstart), e.sl[:0]
 	}
-	e.arena, e.tail, e.tomb, e.idx = v, e.tail[:0], 0, nil
+	e.arena, e.tomb, e.idx = v, 0, nil
 	return v
 }
 
@@ -586,7 +587,7 @@ func (e *keyEntry) rowOf(sl *rowSlot) []byte {
 		return e.arena[sl.off : sl.off+sl.ln]
 	}
 	o := ^sl.off
-	return e.tail[o : o+sl.ln]
+	return (*e.tail)[o : o+sl.ln]
 }
 
 // encodeHead returns a chunked entry's head value.
@@ -599,7 +600,7 @@ func (e *keyEntry) encodeHead() []byte {
 }
 
 func (e *keyEntry) size() int64 {
-	return int64(cap(e.arena)+cap(e.tail)) + 16*int64(cap(e.sl)) + keyEntryOverhead
+	return int64(cap(e.arena)) + 16*int64(cap(e.sl)) + keyEntryOverhead
 }
 
 var _ exec.Operator = (*regularJoin)(nil)
@@ -614,6 +615,7 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	j.ints, j.strs = map[int64]*keyState{}, map[string]*keyState{}
 	for s := range 2 {
 		j.pb[s] = array.NewRecordBuilder(ctx.Alloc, j.p.sideSchema[s])
+		j.pdec[s] = newRowDecoder(&j.p.rowEnc[s], j.pb[s].Fields())
 	}
 	return nil
 }
@@ -691,7 +693,6 @@ func (j *regularJoin) writeBack() {
 				e.indexed = false
 			}
 			e.clear() // drops the tombstones too
-			e.tail = nil
 			j.charge(e)
 			continue
 		}
@@ -715,6 +716,13 @@ func (j *regularJoin) writeBack() {
 	}
 	clear(j.dirty)
 	j.dirty = j.dirty[:0]
+	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
+	for s := range j.fresh {
+		if cap(j.fresh[s]) > int(j.p.cacheBytes/4) {
+			j.fresh[s] = nil
+		}
+		j.fresh[s] = j.fresh[s][:0]
+	}
 }
 
 // writeChunks writes what changed in a chunked entry's rows since the last write-back: it deletes the chunks a
@@ -727,37 +735,34 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 		st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
 	}
 	e.dropChunks = 0
+	probed := e.probed
+	e.probed = false
 	if e.live == 0 {
 		return
 	}
-	if !e.parsed {
-		if len(e.sl) > 0 {
-			v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl)), e.sl)
+	fresh := e.sl
+	if e.parsed {
+		fresh = e.sl[e.sent:]
+	}
+	if !e.parsed || !probed {
+		if len(fresh) > 0 {
+			v := e.encodeSlots(make([]byte, 0, slotsSize(fresh)), fresh)
 			st.Put(chunkKey(int(e.kg), e.side, e.nchunks, e.key), v)
 			e.nchunks++
-			e.nbase += int32(len(e.sl))
-			e.sl, e.tail = nil, nil // the memory goes back: most such keys are only ever appended to
 		}
-		return
-	}
-	probed := e.probed
-	e.probed = false
-	if int(e.sent) < len(e.sl) && (e.nchunks+1 < maxChunks || !probed) {
-		v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl[e.sent:])), e.sl[e.sent:])
-		st.Put(chunkKey(int(e.kg), e.side, e.nchunks, e.key), v)
-		e.nchunks++
-		e.sent = int32(len(e.sl))
-	}
-	if !probed {
 		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
-		e.arena, e.tail, e.sl, e.idx = nil, nil, nil, nil
+		e.arena, e.sl, e.idx = nil, nil, nil
 		e.nbase, e.sent, e.parsed = e.live, 0, false
 		return
 	}
-	if int(e.sent) == len(e.sl) {
+	if len(fresh) == 0 {
 		return
 	}
-	v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl)), e.sl)
+	// Probed: its rows stay in memory, encoded into one value that the slots point into and whose suffix is the
+	// new rows' chunk.
+	v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl)), e.sl[:e.sent])
+	start := len(v)
+	v = e.encodeSlots(v, fresh)
 	// Repoint the slots into v (a static side has no tombstones: the slots are v's rows in order).
 	p := 0
 	for s := range e.sl {
@@ -769,11 +774,17 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 		_, w = binary.Uvarint(v[p:])
 		p += w
 	}
-	st.Put(chunkKey(int(e.kg), e.side, 0, e.key), v)
-	for c := int32(1); c < e.nchunks; c++ {
-		st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+	if e.nchunks+1 < maxChunks {
+		st.Put(chunkKey(int(e.kg), e.side, e.nchunks, e.key), v[start:])
+		e.nchunks++
+	} else {
+		st.Put(chunkKey(int(e.kg), e.side, 0, e.key), v)
+		for c := int32(1); c < e.nchunks; c++ {
+			st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+		}
+		e.nchunks = 1
 	}
-	e.arena, e.tail, e.nchunks, e.sent = v, e.tail[:0], 1, int32(len(e.sl))
+	e.arena, e.sent = v, int32(len(e.sl))
 }
 
 // charge re-accounts e's size in the working set.
@@ -923,7 +934,7 @@ func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 	for side := range 2 {
 		e := &k.e[side]
 		e.key, e.kg, e.side, e.outer, e.parsed = key, uint16(kg), uint8(side), j.p.outer[side], true
-		e.chunked = j.p.static[side]
+		e.chunked, e.tail = j.p.static[side], &j.fresh[side]
 		v, ok, err := j.ctx.State.Get(j.stateKey(e))
 		if err != nil {
 			return nil, fmt.Errorf("regular join: %w", err)
@@ -1026,7 +1037,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	// Resolve both sides' entries of every row and decode the partner rows this batch pairs with.
 	j.own, j.part = j.own[:0], j.part[:0]
 	j.pRows = 0
-	pb := j.pb[o]
+	pb, pdec := j.pb[o], &j.pdec[o]
 	for i := range n {
 		kg, err := exec.OwnedKeyGroup(j.ctx, j.hashes[i], "regular join")
 		if err != nil {
@@ -1053,7 +1064,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 			}
 			part.pepoch, part.pbase, part.probed = j.epoch, j.pRows, true
 			for sl := range part.sl {
-				if err := j.p.rowEnc[o].DecodeKey(pb.Fields(), part.row(sl)); err != nil {
+				if err := pdec.decode(part.row(sl)); err != nil {
 					return fmt.Errorf("regular join: decode a stored row: %w", err)
 				}
 			}
@@ -1149,8 +1160,18 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		}
 		if add {
 			var m int32
-			for sl := range j.matches(part, c) {
+			for sl := range part.sl {
 				ps := &part.sl[sl]
+				if ps.cnt == 0 {
+					continue
+				}
+				if residual {
+					ok := j.match[c]
+					c++
+					if !ok {
+						continue
+					}
+				}
 				cj := ps.cnt
 				pr := part.pbase + int32(sl)
 				flip := outerO && ps.match == 0
@@ -1194,8 +1215,18 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			j.ctx.Errors.Add(1) // not in state: expired, or a broken input changelog
 			continue
 		}
-		for sl := range j.matches(part, c) {
+		for sl := range part.sl {
 			ps := &part.sl[sl]
+			if ps.cnt == 0 {
+				continue
+			}
+			if residual {
+				ok := j.match[c]
+				c++
+				if !ok {
+					continue
+				}
+			}
 			cj := ps.cnt
 			pr := part.pbase + int32(sl)
 			unflip := outerO && ps.match == 1
@@ -1216,24 +1247,6 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		own.removeCopy(slot)
 		own.written = j.now
 		j.markDirty(own)
-	}
-}
-
-// matches yields the live slots of part that the batch row matches, in slot order: all of them without a residual,
-// else those whose candidate pair (the row's start at c, one per live slot) passed it.
-func (j *regularJoin) matches(part *keyEntry, c int32) iter.Seq[int] {
-	residual := j.p.cfg.Residual != nil
-	return func(yield func(int) bool) {
-		for sl := range part.sl {
-			if part.sl[sl].cnt == 0 {
-				continue
-			}
-			ok := !residual || j.match[c]
-			c++
-			if ok && !yield(sl) {
-				return
-			}
-		}
 	}
 }
 
