@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -99,7 +100,9 @@ type regularJoin struct {
 	ints    map[int64]*keyState
 	strs    map[string]*keyState
 	dirty   []*keyEntry
-	fresh   [2][]byte // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
+	fresh   [2][]byte     // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
+	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
+	scratch []rowSlot
 	wsBytes int64
 	gen     uint32 // eviction generation
 	epoch   uint64 // per batch: tells an entry decoded into the partner record of this batch
@@ -111,6 +114,8 @@ type regularJoin struct {
 	hashes    []uint64
 	nullKey   []bool
 	own, part []*keyEntry
+	ks        []*keyState
+	decode    []*keyEntry // the partner entries whose rows this batch decodes, in partner record order
 	pb        [2]*array.RecordBuilder // the partner record's builders, per side
 	pdec      [2]rowDecoder           // decoding stored rows into pb
 	pRows     int32
@@ -277,7 +282,11 @@ type keyEntry struct {
 	written   int64 // last add or retract of a row (µs); 0 without TTL
 	idxBucket int64
 	arena     []byte
-	tail      *[]byte // the side's fresh buffer (regularJoin.fresh)
+	tail      *[]byte      // the side's fresh buffer (regularJoin.fresh)
+	flog      *[]freshRec  // the side's fresh log (regularJoin.flog)
+	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
+	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
+	lastFresh, nfresh int32
 	sl        []rowSlot
 	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
 	// holds only the slots added since (see parseHeader).
@@ -293,6 +302,36 @@ type keyEntry struct {
 	pepoch                    uint64
 	pbase                     int32 // partner record row of slot 0 in batch pepoch
 	acct                      int64 // bytes charged to the working set
+}
+
+// freshRec is a row added to an unparsed chunked entry since the last write-back: its bytes fresh[off:off+ln], and
+// the index+1 of the entry's previous such record (0: none).
+type freshRec struct{ off, ln, prev int32 }
+
+// appendFresh adds a row to an unparsed chunked entry (a static side's key whose rows are not in memory): one
+// record in the side's fresh log, nothing allocated per key.
+func (e *keyEntry) appendFresh(row []byte) int64 {
+	off := int32(len(*e.tail))
+	*e.tail = append(*e.tail, row...)
+	*e.flog = append(*e.flog, freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh})
+	e.lastFresh = int32(len(*e.flog))
+	e.nfresh++
+	e.live++
+	return int64(len(row)) + 12
+}
+
+// freshSlots appends the slots of the entry's fresh chain to dst, oldest first, and empties the chain.
+func (e *keyEntry) freshSlots(dst []rowSlot) []rowSlot {
+	n := len(dst)
+	dst = slices.Grow(dst, int(e.nfresh))[:n+int(e.nfresh)]
+	log := *e.flog
+	for k, r := n+int(e.nfresh)-1, e.lastFresh; k >= n; k-- {
+		rec := log[r-1]
+		dst[k] = rowSlot{off: ^rec.off, ln: rec.ln, cnt: 1}
+		r = rec.prev
+	}
+	e.lastFresh, e.nfresh = 0, 0
+	return dst
 }
 
 // rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or fresh[^off:^off+ln] when off < 0), its
@@ -381,6 +420,7 @@ func (e *keyEntry) clear() {
 	e.arena, e.sl, e.idx = nil, e.sl[:0], nil
 	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
 	e.dropChunks, e.nchunks, e.sent = max(e.dropChunks, e.nchunks), 0, 0
+	e.lastFresh, e.nfresh = 0, 0
 }
 
 // parseHeader loads a backend value into e without reading its slots: an append-only side's entry that only gets
@@ -450,7 +490,7 @@ func (e *keyEntry) parseSlots(dst []rowSlot, v []byte, p int, base int32) ([]row
 
 // loadChunks reads a chunked entry's stored rows (its nchunks chunks) ahead of those added since.
 func (e *keyEntry) loadChunks(st state.Backend) error {
-	base := make([]rowSlot, 0, int(e.nbase)+len(e.sl))
+	base := make([]rowSlot, 0, int(e.nbase)+len(e.sl)+int(e.nfresh))
 	var arena []byte
 	for c := range e.nchunks {
 		v, ok, err := st.Get(chunkKey(int(e.kg), e.side, c, e.key))
@@ -473,7 +513,7 @@ func (e *keyEntry) loadChunks(st state.Backend) error {
 		return errEntryState
 	}
 	e.arena, e.sent = arena, e.nbase
-	e.sl, e.nbase, e.parsed = append(base, e.sl...), 0, true
+	e.sl, e.nbase, e.parsed = e.freshSlots(append(base, e.sl...)), 0, true
 	return nil
 }
 
@@ -719,9 +759,9 @@ func (j *regularJoin) writeBack() {
 	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
 	for s := range j.fresh {
 		if cap(j.fresh[s]) > int(j.p.cacheBytes/4) {
-			j.fresh[s] = nil
+			j.fresh[s], j.flog[s] = nil, nil
 		}
-		j.fresh[s] = j.fresh[s][:0]
+		j.fresh[s], j.flog[s] = j.fresh[s][:0], j.flog[s][:0]
 	}
 }
 
@@ -743,6 +783,9 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	fresh := e.sl
 	if e.parsed {
 		fresh = e.sl[e.sent:]
+	} else if e.nfresh > 0 {
+		j.scratch = e.freshSlots(j.scratch[:0])
+		fresh = j.scratch
 	}
 	if !e.parsed || !probed {
 		if len(fresh) > 0 {
@@ -934,7 +977,7 @@ func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 	for side := range 2 {
 		e := &k.e[side]
 		e.key, e.kg, e.side, e.outer, e.parsed = key, uint16(kg), uint8(side), j.p.outer[side], true
-		e.chunked, e.tail = j.p.static[side], &j.fresh[side]
+		e.chunked, e.tail, e.flog = j.p.static[side], &j.fresh[side], &j.flog[side]
 		v, ok, err := j.ctx.State.Get(j.stateKey(e))
 		if err != nil {
 			return nil, fmt.Errorf("regular join: %w", err)
@@ -950,6 +993,8 @@ func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 			if j.p.cfg.TTL > 0 {
 				e.indexed, e.idxBucket = true, j.bucketOf(e.written)
 			}
+		} else if e.chunked {
+			e.parsed = false // no rows: new ones go to the fresh log until a probe reads the entry
 		}
 		j.charge(e)
 	}
@@ -1038,18 +1083,28 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	j.own, j.part = j.own[:0], j.part[:0]
 	j.pRows = 0
 	pb, pdec := j.pb[o], &j.pdec[o]
+	// Passes over the batch, each a short loop of independent iterations so the CPU overlaps their cache misses:
+	// the keys' states (loading those not in the working set), then the entries and the partner rows.
+	j.ks = j.ks[:0]
 	for i := range n {
 		kg, err := exec.OwnedKeyGroup(j.ctx, j.hashes[i], "regular join")
 		if err != nil {
 			return err
 		}
 		if nullKey != nil && nullKey[i] {
-			j.own, j.part = append(j.own, nil), append(j.part, nil)
+			j.ks = append(j.ks, nil)
 			continue
 		}
 		k, err := j.keyOf(i, kg)
 		if err != nil {
 			return err
+		}
+		j.ks = append(j.ks, k)
+	}
+	for _, k := range j.ks {
+		if k == nil {
+			j.own, j.part = append(j.own, nil), append(j.part, nil)
+			continue
 		}
 		own, part := &k.e[s], &k.e[o]
 		if j.p.updating[s] { // rows may be looked up
@@ -1063,14 +1118,21 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 				return err
 			}
 			part.pepoch, part.pbase, part.probed = j.epoch, j.pRows, true
-			for sl := range part.sl {
-				if err := pdec.decode(part.row(sl)); err != nil {
-					return fmt.Errorf("regular join: decode a stored row: %w", err)
-				}
-			}
 			j.pRows += int32(len(part.sl))
+			j.decode = append(j.decode, part)
 		}
 	}
+	// The partner rows, into builders sized once.
+	pb.Reserve(int(j.pRows))
+	for _, part := range j.decode {
+		for sl := range part.sl {
+			if err := pdec.decode(part.row(sl)); err != nil {
+				return fmt.Errorf("regular join: decode a stored row: %w", err)
+			}
+		}
+	}
+	clear(j.decode)
+	j.decode = j.decode[:0]
 	prec := pb.NewRecordBatch()
 	defer prec.Release()
 
@@ -1081,6 +1143,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	if err := j.emitOutput(s, rec, prec, out); err != nil {
 		return err
 	}
+	clear(j.ks)
 	if j.wsBytes > j.p.cacheBytes {
 		j.evict()
 	}
@@ -1202,7 +1265,12 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				if outerS && m == 0 {
 					emit(exec.Insert, pi, -1)
 				}
-				grew := own.appendSlot(row, m, updS)
+				var grew int64
+				if own.chunked && !own.parsed {
+					grew = own.appendFresh(row)
+				} else {
+					grew = own.appendSlot(row, m, updS)
+				}
 				own.acct += grew
 				j.wsBytes += grew
 			}
