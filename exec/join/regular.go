@@ -115,7 +115,7 @@ type regularJoin struct {
 	nullKey   []bool
 	own, part []*keyEntry
 	ks        []*keyState
-	decode    []*keyEntry // the partner entries whose rows this batch decodes, in partner record order
+	decode    []*keyEntry             // the partner entries whose rows this batch decodes, in partner record order
 	pb        [2]*array.RecordBuilder // the partner record's builders, per side
 	pdec      [2]rowDecoder           // decoding stored rows into pb
 	pRows     int32
@@ -282,12 +282,12 @@ type keyEntry struct {
 	written   int64 // last add or retract of a row (µs); 0 without TTL
 	idxBucket int64
 	arena     []byte
-	tail      *[]byte      // the side's fresh buffer (regularJoin.fresh)
-	flog      *[]freshRec  // the side's fresh log (regularJoin.flog)
+	tail      *[]byte     // the side's fresh buffer (regularJoin.fresh)
+	flog      *[]freshRec // the side's fresh log (regularJoin.flog)
 	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
 	lastFresh, nfresh int32
-	sl        []rowSlot
+	sl                []rowSlot
 	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
 	// holds only the slots added since (see parseHeader).
 	parsed        bool
