@@ -100,7 +100,7 @@ type regularJoin struct {
 	ints    map[int64]*keyState
 	strs    map[string]*keyState
 	dirty   []*keyEntry
-	fresh   [2][]byte     // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
+	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
 	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
 	scratch []rowSlot
 	wsBytes int64
@@ -282,7 +282,7 @@ type keyEntry struct {
 	written   int64 // last add or retract of a row (µs); 0 without TTL
 	idxBucket int64
 	arena     []byte
-	tail      *[]byte     // the side's fresh buffer (regularJoin.fresh)
+	tail      *freshBuf   // the side's fresh buffer (regularJoin.fresh)
 	flog      *[]freshRec // the side's fresh log (regularJoin.flog)
 	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
@@ -311,8 +311,7 @@ type freshRec struct{ off, ln, prev int32 }
 // appendFresh adds a row to an unparsed chunked entry (a static side's key whose rows are not in memory): one
 // record in the side's fresh log, nothing allocated per key.
 func (e *keyEntry) appendFresh(row []byte) int64 {
-	off := int32(len(*e.tail))
-	*e.tail = append(*e.tail, row...)
+	off := e.tail.add(row)
 	*e.flog = append(*e.flog, freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh})
 	e.lastFresh = int32(len(*e.flog))
 	e.nfresh++
@@ -344,7 +343,7 @@ func (e *keyEntry) row(s int) []byte {
 		return e.arena[sl.off : sl.off+sl.ln]
 	}
 	o := ^sl.off
-	return (*e.tail)[o : o+sl.ln]
+	return e.tail.get(o, sl.ln)
 }
 
 // find returns the live slot holding row, or -1.
@@ -376,8 +375,7 @@ func (e *keyEntry) find(row []byte) int {
 
 // appendSlot stores a new distinct row with one copy and returns the bytes it added to the working set.
 func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
-	e.sl = append(e.sl, rowSlot{off: ^int32(len(*e.tail)), ln: int32(len(row)), cnt: 1, match: matches})
-	*e.tail = append(*e.tail, row...)
+	e.sl = append(e.sl, rowSlot{off: ^e.tail.add(row), ln: int32(len(row)), cnt: 1, match: matches})
 	if indexed && e.idx != nil {
 		e.idx[string(row)] = int32(len(e.sl) - 1)
 	}
@@ -627,7 +625,7 @@ func (e *keyEntry) rowOf(sl *rowSlot) []byte {
 		return e.arena[sl.off : sl.off+sl.ln]
 	}
 	o := ^sl.off
-	return (*e.tail)[o : o+sl.ln]
+	return e.tail.get(o, sl.ln)
 }
 
 // encodeHead returns a chunked entry's head value.
@@ -758,10 +756,11 @@ func (j *regularJoin) writeBack() {
 	j.dirty = j.dirty[:0]
 	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
 	for s := range j.fresh {
-		if cap(j.fresh[s]) > int(j.p.cacheBytes/4) {
-			j.fresh[s], j.flog[s] = nil, nil
+		j.fresh[s].reset()
+		if cap(j.flog[s]) > int(j.p.cacheBytes/64) {
+			j.flog[s] = nil
 		}
-		j.fresh[s], j.flog[s] = j.fresh[s][:0], j.flog[s][:0]
+		j.flog[s] = j.flog[s][:0]
 	}
 }
 

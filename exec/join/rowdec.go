@@ -87,3 +87,56 @@ func (d *rowDecoder) decode(row []byte) error {
 	}
 	return nil
 }
+
+// freshBuf holds the bytes of the rows a regular join side added since its last write-back, in blocks that are
+// filled and never moved (a growing slice would copy everything at each doubling, and rows of Nexmark's bids are
+// hundreds of bytes). A row's offset is its block's index << freshShift plus its start in the block; a row longer
+// than a block gets a block of its own.
+type freshBuf struct {
+	blocks [][]byte
+	spare  [][]byte // emptied standard blocks, for reuse
+}
+
+const (
+	freshShift = 20
+	freshBlock = 1 << freshShift
+	// freshSpare bounds the emptied blocks kept for reuse.
+	freshSpare = 64
+)
+
+// add copies row in and returns its offset.
+func (f *freshBuf) add(row []byte) int32 {
+	n := len(f.blocks)
+	if n == 0 || len(f.blocks[n-1])+len(row) > cap(f.blocks[n-1]) {
+		var b []byte
+		if k := len(f.spare); k > 0 && len(row) <= freshBlock {
+			b, f.spare = f.spare[k-1][:0], f.spare[:k-1]
+		} else {
+			b = make([]byte, 0, max(freshBlock, len(row)))
+		}
+		f.blocks = append(f.blocks, b)
+		n++
+	}
+	b := &f.blocks[n-1]
+	off := int32((n-1)<<freshShift | len(*b))
+	*b = append(*b, row...)
+	return off
+}
+
+// get returns the ln bytes at off.
+func (f *freshBuf) get(off, ln int32) []byte {
+	b := f.blocks[off>>freshShift]
+	w := off & (freshBlock - 1)
+	return b[w : w+ln]
+}
+
+// reset forgets every row, keeping a few blocks for reuse.
+func (f *freshBuf) reset() {
+	for i, b := range f.blocks {
+		if cap(b) == freshBlock && len(f.spare) < freshSpare {
+			f.spare = append(f.spare, b)
+		}
+		f.blocks[i] = nil
+	}
+	f.blocks = f.blocks[:0]
+}
