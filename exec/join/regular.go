@@ -177,6 +177,7 @@ type regularPlan struct {
 	outer      [2]bool
 	updating   [2]bool
 	static     [2]bool // append-only and inner: its rows never change once stored, so they are kept in chunks
+	resCols    []bool  // the joined row's columns the residual reads (the others are NULL in its candidates)
 	cacheBytes int64
 	bucket     int64 // TTL index granularity (µs)
 	now        func() time.Time
@@ -255,10 +256,12 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 		if id := r.Type().ID(); id != arrow.BOOL && id != arrow.NULL {
 			return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos, "join condition must be boolean, not %s", r.Type())
 		}
+		p.resCols = make([]bool, p.out.NumFields())
 		for _, c := range expr.Columns(r) {
 			if c < 0 || c >= p.out.NumFields() {
 				return nil, internalf("regular join", "residual column %d out of range (the joined row has %d)", c, p.out.NumFields())
 			}
+			p.resCols[c] = true
 		}
 	}
 	return p, nil
@@ -1172,7 +1175,7 @@ func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
 	j.match = j.match[:0]
 	for lo := 0; lo < len(j.candProbe); lo += chunkRows {
 		hi := min(lo+chunkRows, len(j.candProbe))
-		cand, err := j.gather(s, rec, prec, j.candProbe[lo:hi], j.candPart[lo:hi])
+		cand, err := j.gather(s, rec, prec, j.candProbe[lo:hi], j.candPart[lo:hi], j.p.resCols)
 		if err != nil {
 			return err
 		}
@@ -1319,31 +1322,43 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 
 // gather builds joined rows: the probe side's columns taken from rec at probe, the partner's from prec at part
 // (-1 is NULL in both), in left-then-right order.
-func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []int32) (arrow.RecordBatch, error) {
+func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []int32, need []bool) (arrow.RecordBatch, error) {
 	n := len(probe)
-	pIdx := j.indexArray(probe)
-	defer pIdx.Release()
-	qIdx := j.indexArray(part)
-	defer qIdx.Release()
 	cols := make([]arrow.Array, 0, j.p.out.NumFields())
 	release := func() {
 		for _, c := range cols {
 			c.Release()
 		}
 	}
-	take := func(r arrow.RecordBatch, idx arrow.Array) error {
+	take := func(r arrow.RecordBatch, idx []int32) error {
+		var idxArr arrow.Array // for arrow's kernel, made on first use
+		defer func() {
+			if idxArr != nil {
+				idxArr.Release()
+			}
+		}()
 		for c := range int(r.NumCols()) {
-			a, err := compute.TakeArray(j.cc, r.Column(c), idx)
-			if err != nil {
-				return fmt.Errorf("regular join: take: %w", err)
+			if need != nil && !need[len(cols)] {
+				cols = append(cols, array.MakeArrayOfNull(j.ctx.Alloc, r.Column(c).DataType(), n))
+				continue
+			}
+			a, ok := takeColumn(j.ctx.Alloc, r.Column(c), idx)
+			if !ok {
+				if idxArr == nil {
+					idxArr = j.indexArray(idx)
+				}
+				var err error
+				if a, err = compute.TakeArray(j.cc, r.Column(c), idxArr); err != nil {
+					return fmt.Errorf("regular join: take: %w", err)
+				}
 			}
 			cols = append(cols, a)
 		}
 		return nil
 	}
-	first, firstIdx, second, secondIdx := rec, pIdx, prec, qIdx
+	first, firstIdx, second, secondIdx := rec, probe, prec, part
 	if s == 1 {
-		first, firstIdx, second, secondIdx = prec, qIdx, rec, pIdx
+		first, firstIdx, second, secondIdx = prec, part, rec, probe
 	}
 	if err := take(first, firstIdx); err != nil {
 		release()
@@ -1378,7 +1393,7 @@ func (j *regularJoin) indexArray(idx []int32) arrow.Array {
 func (j *regularJoin) emitOutput(s int, rec, prec arrow.RecordBatch, out exec.Emitter) error {
 	for lo := 0; lo < len(j.outKind); lo += chunkRows {
 		hi := min(lo+chunkRows, len(j.outKind))
-		res, err := j.gather(s, rec, prec, j.outProbe[lo:hi], j.outPart[lo:hi])
+		res, err := j.gather(s, rec, prec, j.outProbe[lo:hi], j.outPart[lo:hi], nil)
 		if err != nil {
 			return err
 		}
