@@ -49,30 +49,49 @@ import (
 //
 // State (keyed, under the row's key group; key is the canonical key bytes of package rowcodec):
 //
-//	KeyedKey(kg, 1, key)   the left rows of key  (leftStateID)
-//	KeyedKey(kg, 2, key)   the right rows of key (rightStateID)
+//	KeyedKey(kg, 1, key)   the left rows of key, or the head of its chunks  (leftStateID)
+//	KeyedKey(kg, 2, key)   the right rows of key, or the head of its chunks (rightStateID)
 //	KeyedKey(kg, 3, bucket(8) side(1) key)   TTL expiry index, empty value (only with TTL > 0)
+//	KeyedKey(kg, 4+side, chunk(4) key)      chunk of a static side's rows (chunkStateID; chunk 0, 1, ...)
 //
-// A side's value is: a flags byte (bit 0: match counts present, i.e. the side is outer), the last write (8 bytes,
-// big endian, processing time in microseconds; 0 without TTL), a uvarint slot count, then per slot uvarint length,
-// the row's canonical bytes (every column: 0x00 for NULL, else 0x01 and the value), uvarint copies and, for an
-// outer side, uvarint associations (Flink's numOfAssociations: how many partner copies each copy is paired with
-// downstream). A row's matches are thus found with one Get of the partner's value, never a Scan.
+// A side's value is: a flags byte (bit 0: match counts present, i.e. the side is outer; bit 1: chunked), the last
+// write (8 bytes, big endian, processing time in microseconds; 0 without TTL), a uvarint slot count, then per slot
+// uvarint length, the row's canonical bytes (every column: 0x00 for NULL, else 0x01 and the value), uvarint copies
+// and, for an outer side, uvarint associations (Flink's numOfAssociations: how many partner copies each copy is
+// paired with downstream). A row's matches are thus found with one Get of the partner's value, never a Scan.
 //
-// Working set: both sides' values of a key are read (two Gets) when a batch first touches the key and kept in
-// memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An append-only
-// side's value is not even parsed until the key is probed from the other side. OnBarrier writes every entry
-// changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the exact
-// state and a restore simply starts with an empty working set: Open reads nothing. When the working set outgrows
-// CacheBytes (at the end of a batch or at a barrier) it is written back and the keys no batch touched since the
-// previous eviction are forgotten, then arbitrary others down to half the budget. The cost of one value per key:
-// a barrier rewrites the whole value of every key changed since the previous one, so a checkpoint's delta is the
-// size of the keys touched, not of the rows added (a hot key with many rows on an append-only side is rewritten
-// at every checkpoint), and a working set smaller than the touched state makes most rows re-read their key.
+// A static side (append-only and inner: its rows never change once stored, only expire all at once) keeps its
+// rows in chunks instead: the value is a head (flags with the chunked bit, last write, uvarint row count,
+// uvarint chunk count) and chunk c holds slots in the same format. A write-back stores the rows added since the
+// previous one as one more chunk, so adding rows never rewrites those stored (the append-only bid side of a
+// Nexmark join is written once per row, not once per checkpoint); a key whose rows are in memory (it was probed)
+// is rewritten as chunk 0 when it would reach maxChunks, so a probe reads few chunks. A value written without the
+// chunked bit on a static side (before chunks existed) is kept in the one-value format.
+//
+// Working set: both sides' values (or heads) of a key are read (two Gets) when a batch first touches the key and
+// kept in memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An
+// append-only side's value is not even parsed until the key is probed from the other side, and a static side's
+// rows are read from its chunks only then: until then its new rows go to a per-side fresh log (no allocation per
+// key), and a static entry not probed since the previous write-back drops its rows from memory at the next one.
+// New rows' bytes live in a per-side fresh buffer of fixed blocks until the write-back moves them into their
+// entry's value (never a growing slice: that would copy every row at each doubling). OnBarrier writes every
+// entry changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the
+// exact state and a restore simply starts with an empty working set: Open reads nothing. When the working set
+// outgrows CacheBytes (at the end of a batch or at a barrier) it is written back and, if still above half the
+// budget, the keys no batch touched since the previous eviction are forgotten, then arbitrary others down to half
+// the budget. The cost of one value per key on a side that is not static (updating or outer): a barrier rewrites
+// the whole value of every key changed since the previous one, so a checkpoint's delta is the size of the keys
+// touched, not of the rows added.
+//
+// A batch goes in passes, each a short loop whose iterations are independent so the CPU overlaps their cache
+// misses: the keys' states (one map lookup per row, a load on a miss), then the entries and the list of partner
+// entries to decode, then the partner rows decoded into builders sized once, then the pairs in row order.
 //
 // Output and residual evaluation go column at a time: the partner rows a batch pairs with are decoded once into
-// an Arrow record, and the joined rows are gathered from it and from the input batch with Take, in batches of at
-// most chunkRows rows. Values read back from state are canonical: a -0 float comes back as 0, NaNs as one NaN.
+// an Arrow record, and the joined rows are gathered from it and from the input batch (typed takes sized once;
+// arrow's take kernel for the other column types), in batches of at most chunkRows rows; the residual's candidate
+// pairs carry only the columns it reads (the others are NULL). Values read back from state are canonical: a -0
+// float comes back as 0, NaNs as one NaN.
 //
 // TTL (processing time): a side's rows of a key expire TTL microseconds after that side last added or retracted
 // a row of that key (a partner's arrival changing their match counts is not a write). Expired rows are forgotten

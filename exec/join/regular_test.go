@@ -863,3 +863,68 @@ func sameMultiset(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestRegularJoinTTLStaticChunks: a static side's expired key loses its head and every chunk, through the working
+// set (no restore) or through the sweep's backend path (restored, nothing in memory), and a row added after the
+// expiry starts the key's chunks over.
+func TestRegularJoinTTLStaticChunks(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	for _, restore := range []bool{false, true} {
+		for _, pebble := range []bool{false, true} {
+			cfg := regularCfg(JoinInner, false)
+			cfg.TTL = 1000
+			h := newRJHarness(t, cfg, pebble, 0)
+			if err := h.Open("", 0); err != nil {
+				t.Fatal(err)
+			}
+			kg := state.KeyGroupOf(state.CombineHash(0, state.MixInt64(7)), state.DefaultKeyGroups)
+			count := func(id byte) int {
+				n := 0
+				if err := h.Backend.Scan(state.KeyedKey(kg, id, nil), func(_, _ []byte) error { n++; return nil }); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			check := func(what string, heads, leftChunks, rightChunks int) {
+				t.Helper()
+				if got := [3]int{count(leftStateID) + count(rightStateID), count(chunkStateID), count(chunkStateID + 1)}; got != [3]int{heads, leftChunks, rightChunks} {
+					t.Fatalf("restore=%v pebble=%v %s: heads, left chunks, right chunks %v, want %v", restore, pebble, what, got, [3]int{heads, leftChunks, rightChunks})
+				}
+			}
+			step := func(clock int64, r sideRow) {
+				t.Helper()
+				if err := h.process(regularBatch{side: r.side, rows: []sideRow{r}, clock: &clock}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			barrier := func(clock int64) {
+				t.Helper()
+				h.clock = clock
+				if err := h.Barrier(restore); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step(0, leftRow(7, "a"))
+			barrier(0)
+			step(100, leftRow(7, "b"))
+			barrier(100)
+			check("two left chunks", 1, 2, 0)
+			step(500, rightRow(7, 1))
+			barrier(500)
+			check("a right row", 2, 2, 1)
+			barrier(1200) // the left rows expired (last write 100), the right row not (500)
+			check("the left side expired", 1, 0, 1)
+			step(1250, leftRow(7, "c"))
+			barrier(1250)
+			check("a left row again", 2, 1, 1)
+			barrier(1700) // the right row expired
+			check("the right side expired", 1, 1, 0)
+			if err := h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"+I 7|a|7|1", "+I 7|b|7|1", "+I 7|c|7|1"}; !slices.Equal(h.Rows, want) {
+				t.Fatalf("restore=%v pebble=%v: changelog %q, want %q", restore, pebble, h.Rows, want)
+			}
+		}
+	}
+}
