@@ -122,6 +122,7 @@ type regularJoin struct {
 	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
 	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
 	scratch []rowSlot
+	slab    []byte // what carve hands out
 	wsBytes int64
 	gen     uint32 // eviction generation
 	epoch   uint64 // per batch: tells an entry decoded into the partner record of this batch
@@ -162,6 +163,8 @@ const (
 	defaultCacheBytes = 256 << 20
 	// sweepMax bounds the expired entries one barrier removes through the TTL index.
 	sweepMax = 8192
+	// slabBytes is the size of the write-back's allocations (regularJoin.carve).
+	slabBytes = 64 << 10
 	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
 	keyEntryOverhead = 160
 	// indexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
@@ -539,9 +542,30 @@ func (e *keyEntry) loadChunks(st state.Backend) error {
 
 // chunkKey is the backend key of chunk c of a static side's key.
 func chunkKey(kg int, side uint8, c int32, key string) []byte {
-	uk := make([]byte, 4, 4+len(key))
-	binary.BigEndian.PutUint32(uk, uint32(c))
-	return state.KeyedKey(kg, chunkStateID+side, append(uk, key...))
+	return appendChunkKey(make([]byte, 0, 7+len(key)), kg, side, c, key)
+}
+
+// appendChunkKey appends chunkKey(kg, side, c, key) to dst.
+func appendChunkKey(dst []byte, kg int, side uint8, c int32, key string) []byte {
+	dst = appendKeyedKey(dst, kg, chunkStateID+side)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c))
+	return append(dst, key...)
+}
+
+// appendKeyedKey appends state.KeyedKey(kg, id, nil): the key group (2 bytes, big endian) and the state id.
+func appendKeyedKey(dst []byte, kg int, id byte) []byte {
+	return append(binary.BigEndian.AppendUint16(dst, uint16(kg)), id)
+}
+
+// carve returns an empty slice with capacity n from the write-back slab: the keys and values one write-back hands
+// to the backend share a few allocations instead of four per key.
+func (j *regularJoin) carve(n int) []byte {
+	if cap(j.slab)-len(j.slab) < n {
+		j.slab = make([]byte, 0, max(slabBytes, n))
+	}
+	l := len(j.slab)
+	j.slab = j.slab[:l+n]
+	return j.slab[l : l : l+n]
 }
 
 // ensureParsed reads the slots parseHeader skipped, ahead of those added since: from the value, or for a chunked
@@ -633,14 +657,23 @@ func (e *keyEntry) encodeSlots(v []byte, sl []rowSlot) []byte {
 	return v
 }
 
-// slotsSize bounds the encoded size of sl.
-func slotsSize(sl []rowSlot) int {
+// slotsSize is the encoded size of the live slots of sl.
+func (e *keyEntry) slotsSize(sl []rowSlot) int {
 	n := 0
 	for _, s := range sl {
-		n += int(s.ln) + 3*binary.MaxVarintLen32
+		if s.cnt == 0 {
+			continue
+		}
+		n += uvlen(s.ln) + int(s.ln) + uvlen(s.cnt)
+		if e.outer {
+			n += uvlen(s.match)
+		}
 	}
 	return n
 }
+
+// uvlen is the length of x as a uvarint.
+func uvlen(x int32) int { return max(1, (bits.Len32(uint32(x))+6)/7) }
 
 func (e *keyEntry) rowOf(sl *rowSlot) []byte {
 	if sl.off >= 0 {
@@ -650,9 +683,8 @@ func (e *keyEntry) rowOf(sl *rowSlot) []byte {
 	return e.tail.get(o, sl.ln)
 }
 
-// encodeHead returns a chunked entry's head value.
-func (e *keyEntry) encodeHead() []byte {
-	v := make([]byte, 0, 9+2*binary.MaxVarintLen32)
+// encodeHead appends a chunked entry's head value to v.
+func (e *keyEntry) encodeHead(v []byte) []byte {
 	v = append(v, flagChunked)
 	v = binary.BigEndian.AppendUint64(v, uint64(e.written))
 	v = binary.AppendUvarint(v, uint64(e.live))
@@ -708,7 +740,7 @@ func (j *regularJoin) OnBarrier(uint64) error {
 }
 
 func (j *regularJoin) stateKey(e *keyEntry) []byte {
-	return state.KeyedKey(int(e.kg), leftStateID+e.side, []byte(e.key))
+	return append(appendKeyedKey(make([]byte, 0, 3+len(e.key)), int(e.kg), leftStateID+e.side), e.key...)
 }
 
 func (j *regularJoin) indexKey(kg int, bucket int64, side uint8, key string) []byte {
@@ -757,7 +789,8 @@ func (j *regularJoin) writeBack() {
 			continue
 		}
 		if e.chunked {
-			j.ctx.State.Put(j.stateKey(e), e.encodeHead())
+			k := append(appendKeyedKey(j.carve(3+len(e.key)), int(e.kg), leftStateID+e.side), e.key...)
+			j.ctx.State.Put(k, e.encodeHead(j.carve(1+8+2*binary.MaxVarintLen32)))
 		} else {
 			j.ctx.State.Put(j.stateKey(e), e.encode())
 		}
@@ -810,8 +843,8 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	}
 	if !e.parsed || !probed {
 		if len(fresh) > 0 {
-			v := e.encodeSlots(make([]byte, 0, slotsSize(fresh)), fresh)
-			st.Put(chunkKey(int(e.kg), e.side, e.nchunks, e.key), v)
+			v := e.encodeSlots(j.carve(e.slotsSize(fresh)), fresh)
+			st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v)
 			e.nchunks++
 		}
 		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
@@ -824,7 +857,7 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	}
 	// Probed: its rows stay in memory, encoded into one value that the slots point into and whose suffix is the
 	// new rows' chunk.
-	v := e.encodeSlots(make([]byte, 0, slotsSize(e.sl)), e.sl[:e.sent])
+	v := e.encodeSlots(make([]byte, 0, e.slotsSize(e.sl)), e.sl[:e.sent])
 	start := len(v)
 	v = e.encodeSlots(v, fresh)
 	// Repoint the slots into v (a static side has no tombstones: the slots are v's rows in order).
@@ -839,10 +872,10 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 		p += w
 	}
 	if e.nchunks+1 < maxChunks {
-		st.Put(chunkKey(int(e.kg), e.side, e.nchunks, e.key), v[start:])
+		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v[start:])
 		e.nchunks++
 	} else {
-		st.Put(chunkKey(int(e.kg), e.side, 0, e.key), v)
+		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, 0, e.key), v)
 		for c := int32(1); c < e.nchunks; c++ {
 			st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
 		}

@@ -3,6 +3,8 @@ package join
 import (
 	"bytes"
 	"testing"
+
+	"github.com/clinksql/clinksql/state"
 )
 
 // TestFreshBuf: rows of every size come back as they went in, across blocks, a row longer than a block, and reuse
@@ -29,6 +31,16 @@ func TestFreshBuf(t *testing.T) {
 		f.reset()
 		if len(f.blocks) != 0 || len(f.spare) == 0 {
 			t.Fatalf("reset kept %d blocks and %d spare", len(f.blocks), len(f.spare))
+		}
+	}
+}
+
+// TestKeyedKeyLayout: the keys the regular join builds itself are state.KeyedKey's.
+func TestKeyedKeyLayout(t *testing.T) {
+	for _, kg := range []int{0, 1, 300, 0xFFFE} {
+		want := state.KeyedKey(kg, chunkStateID+1, append([]byte{0, 0, 0, 9}, "key"...))
+		if got := chunkKey(kg, 1, 9, "key"); !bytes.Equal(got, want) {
+			t.Fatalf("chunkKey(%d) = %x, want %x", kg, got, want)
 		}
 	}
 }
