@@ -163,6 +163,8 @@ const (
 	defaultCacheBytes = 256 << 20
 	// sweepMax bounds the expired entries one barrier removes through the TTL index.
 	sweepMax = 8192
+	// maxFreshBlocks bounds the fresh buffers' blocks between write-backs (1 GiB: a row offset is an int32).
+	maxFreshBlocks = 1 << (30 - freshShift)
 	// slabBytes is the size of the write-back's allocations (regularJoin.carve).
 	slabBytes = 64 << 10
 	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
@@ -1198,7 +1200,8 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 		return err
 	}
 	clear(j.ks)
-	if j.wsBytes > j.p.cacheBytes {
+	// Past maxFreshBlocks the fresh buffers' offsets would overflow: write back even under the budget.
+	if j.wsBytes > j.p.cacheBytes || len(j.fresh[0].blocks)+len(j.fresh[1].blocks) > maxFreshBlocks {
 		j.evict()
 	}
 	return nil
