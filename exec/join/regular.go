@@ -122,6 +122,10 @@ type regularJoin struct {
 	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
 	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
 	scratch []rowSlot
+	// runs (per side, built at each write-back by freshRuns): entry d's records in the fresh log, in arrival order,
+	// are runOrder[runStart[d]:runStart[d+1]].
+	runStart, runOrder [2][]int32
+	runCur             []int32
 	slab    []byte // what carve hands out
 	wsBytes int64
 	gen     uint32 // eviction generation
@@ -303,6 +307,7 @@ type keyEntry struct {
 	outer     bool // the side is outer: slots carry association counts
 	chunked   bool // a static side's entry: its rows are stored in chunks (see the state layout)
 	probed    bool // chunked: its rows were read as partners since the last write-back
+	dirtyIdx  int32 // while isDirty: its index in regularJoin.dirty
 	isDirty   bool
 	stored    bool  // the backend has a value for it
 	indexed   bool  // the backend has a TTL index entry for it, at idxBucket
@@ -333,17 +338,54 @@ type keyEntry struct {
 
 // freshRec is a row added to an unparsed chunked entry since the last write-back: its bytes fresh[off:off+ln], and
 // the index+1 of the entry's previous such record (0: none).
-type freshRec struct{ off, ln, prev int32 }
+// ent is the entry's index in regularJoin.dirty, by which a write-back groups the log (freshRuns).
+type freshRec struct{ off, ln, prev, ent int32 }
 
 // appendFresh adds a row to an unparsed chunked entry (a static side's key whose rows are not in memory): one
 // record in the side's fresh log, nothing allocated per key.
+// The entry must be dirty (its dirty index names it in the record).
 func (e *keyEntry) appendFresh(row []byte) int64 {
 	off := e.tail.add(row)
-	*e.flog = append(*e.flog, freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh})
+	*e.flog = append(*e.flog, freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
 	e.lastFresh = int32(len(*e.flog))
 	e.nfresh++
 	e.live++
 	return int64(len(row)) + 12
+}
+
+// freshRuns groups side s's fresh log by entry (a counting sort by dirty index, stable): a write-back then reads
+// each entry's records as a run instead of chasing its chain record by record, a cache miss each.
+func (j *regularJoin) freshRuns(s int) {
+	log := j.flog[s]
+	n := len(j.dirty)
+	start := slices.Grow(j.runStart[s][:0], n+1)[:n+1]
+	clear(start)
+	for _, r := range log {
+		start[r.ent+1]++
+	}
+	for d := 1; d <= n; d++ {
+		start[d] += start[d-1]
+	}
+	cur := append(j.runCur[:0], start[:n]...)
+	order := slices.Grow(j.runOrder[s][:0], len(log))[:len(log)]
+	for k, r := range log {
+		order[cur[r.ent]] = int32(k)
+		cur[r.ent]++
+	}
+	j.runStart[s], j.runOrder[s], j.runCur = start, order, cur
+}
+
+// freshRun appends the slots of an unparsed entry's fresh rows to dst, oldest first, from its run (freshRuns),
+// and empties its chain. The run's last nfresh records are the chain: a TTL expiry may have left older ones.
+func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
+	start, log := j.runStart[e.side], j.flog[e.side]
+	run := j.runOrder[e.side][start[e.dirtyIdx]:start[e.dirtyIdx+1]]
+	for _, k := range run[len(run)-int(e.nfresh):] {
+		r := log[k]
+		dst = append(dst, rowSlot{off: ^r.off, ln: r.ln, cnt: 1})
+	}
+	e.lastFresh, e.nfresh = 0, 0
+	return dst
 }
 
 // freshSlots appends the slots of the entry's fresh chain to dst, oldest first, and empties the chain.
@@ -764,7 +806,7 @@ func (j *regularJoin) bucketOf(w int64) int64 {
 
 func (j *regularJoin) markDirty(e *keyEntry) {
 	if !e.isDirty {
-		e.isDirty = true
+		e.isDirty, e.dirtyIdx = true, int32(len(j.dirty))
 		j.dirty = append(j.dirty, e)
 	}
 }
@@ -772,6 +814,9 @@ func (j *regularJoin) markDirty(e *keyEntry) {
 // writeBack writes every dirty entry to the backend.
 func (j *regularJoin) writeBack() {
 	ttl := j.p.cfg.TTL > 0
+	for s := range j.flog {
+		j.freshRuns(s)
+	}
 	for _, e := range j.dirty {
 		e.isDirty = false
 		if e.chunked {
@@ -840,7 +885,7 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	if e.parsed {
 		fresh = e.sl[e.sent:]
 	} else if e.nfresh > 0 {
-		j.scratch = e.freshSlots(j.scratch[:0])
+		j.scratch = j.freshRun(e, j.scratch[:0])
 		fresh = j.scratch
 	}
 	if !e.parsed || !probed {
@@ -1324,6 +1369,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				}
 				var grew int64
 				if own.chunked && !own.parsed {
+					j.markDirty(own)
 					grew = own.appendFresh(row)
 				} else {
 					grew = own.appendSlot(row, m, updS)
