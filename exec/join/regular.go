@@ -126,11 +126,11 @@ type regularJoin struct {
 	// are runOrder[runStart[d]:runStart[d+1]].
 	runStart, runOrder [2][]int32
 	runCur             []int32
-	slab    []byte // what carve hands out
-	wsBytes int64
-	gen     uint32 // eviction generation
-	epoch   uint64 // per batch: tells an entry decoded into the partner record of this batch
-	now     int64  // processing time of the current batch or barrier (µs); 0 without TTL
+	slab               []byte // what carve hands out
+	wsBytes            int64
+	gen                uint32 // eviction generation
+	epoch              uint64 // per batch: tells an entry decoded into the partner record of this batch
+	now                int64  // processing time of the current batch or barrier (µs); 0 without TTL
 
 	// Per batch.
 	keys      rowcodec.KeyRows
@@ -304,9 +304,9 @@ type keyEntry struct {
 	key       string // canonical key bytes
 	kg        uint16
 	side      uint8
-	outer     bool // the side is outer: slots carry association counts
-	chunked   bool // a static side's entry: its rows are stored in chunks (see the state layout)
-	probed    bool // chunked: its rows were read as partners since the last write-back
+	outer     bool  // the side is outer: slots carry association counts
+	chunked   bool  // a static side's entry: its rows are stored in chunks (see the state layout)
+	probed    bool  // chunked: its rows were read as partners since the last write-back
 	dirtyIdx  int32 // while isDirty: its index in regularJoin.dirty
 	isDirty   bool
 	stored    bool  // the backend has a value for it
