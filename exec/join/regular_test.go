@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -925,6 +927,81 @@ func TestRegularJoinTTLStaticChunks(t *testing.T) {
 			if want := []string{"+I 7|a|7|1", "+I 7|b|7|1", "+I 7|c|7|1"}; !slices.Equal(h.Rows, want) {
 				t.Fatalf("restore=%v pebble=%v: changelog %q, want %q", restore, pebble, h.Rows, want)
 			}
+		}
+	}
+}
+
+// TestRegularJoinStaticRestoresOneValueFormat: a static side restored from values in the one-value format (as
+// written before static sides kept chunks: here by the same join with updating inputs, whose inner values have
+// the same format) reads them, keeps adding rows to them, and gives the changelog a static join gives from the
+// start.
+func TestRegularJoinStaticRestoresOneValueFormat(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	var first, second []regularBatch
+	n := 0
+	for b := range 12 {
+		bt := regularBatch{side: b % 2}
+		for r := range 5 {
+			k := (b*5 + r) % 3
+			n++
+			if bt.side == 0 {
+				bt.rows = append(bt.rows, leftRow(k, "a"+strconv.Itoa(n)))
+			} else {
+				bt.rows = append(bt.rows, rightRow(k, n))
+			}
+		}
+		if b < 6 {
+			first = append(first, bt)
+		} else {
+			second = append(second, bt)
+		}
+	}
+	static := regularCfg(JoinInner, false)
+	want, _, err := runRegular(t, static, append(slices.Clone(first), second...), false, 0, func(int) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cache := range []int64{0, 1} {
+		old := newRJHarness(t, regularCfg(JoinInner, true), false, cache)
+		if err := old.Open("", 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, bt := range first {
+			if err := old.process(bt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := old.Op.OnBarrier(1); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := old.Backend.Capture(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "chk-1")
+		if err := snap.Persist(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		h := newRJHarness(t, static, false, cache)
+		if err := h.Open(path, 1); err != nil {
+			t.Fatal(err)
+		}
+		for i, bt := range second {
+			if err := h.process(bt); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Barrier(i%2 == 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := append(slices.Clone(old.Rows), h.Rows...); !slices.Equal(got, want) {
+			t.Fatalf("cache %d: changelog\n got  %q\n want %q", cache, got, want)
 		}
 	}
 }
