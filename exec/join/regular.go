@@ -122,6 +122,9 @@ type regularJoin struct {
 	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
 	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
 	scratch []rowSlot
+	// stored, when the state started empty, holds (a Bloom filter of) every key this subtask has stored: a key it
+	// does not hold has no state, and load skips its Gets. Nil after a restore.
+	stored *keyFilter
 	// runs (per side, built at each write-back by freshRuns): entry d's records in the fresh log, in arrival order,
 	// are runOrder[runStart[d]:runStart[d+1]].
 	runStart, runOrder [2][]int32
@@ -749,6 +752,10 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
 	j.cc = computeCtx(ctx.Alloc)
 	j.ints, j.strs = map[int64]*keyState{}, map[string]*keyState{}
+	j.stored = nil
+	if ctx.Restored == 0 { // an empty state: every stored key will pass through stored
+		j.stored = newKeyFilter()
+	}
 	for s := range 2 {
 		j.pb[s] = array.NewRecordBuilder(ctx.Alloc, j.p.sideSchema[s])
 		j.pdec[s] = newRowDecoder(&j.p.rowEnc[s], j.pb[s].Fields())
@@ -842,6 +849,9 @@ func (j *regularJoin) writeBack() {
 			j.ctx.State.Put(j.stateKey(e), e.encode())
 		}
 		e.stored = true
+		if j.stored != nil {
+			j.stored.add(e.key)
+		}
 		j.charge(e)
 		if !ttl {
 			continue
@@ -1075,11 +1085,19 @@ type keyState struct {
 // load reads both sides' entries of key from the backend.
 func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 	k := &keyState{}
+	// A key this subtask never stored, in a state that started empty, has nothing in the backend: no Gets (each a
+	// search through Pebble for a key that is not there, for every new key of a join).
+	unknown := j.stored != nil && !j.stored.has(key)
 	for side := range 2 {
 		e := &k.e[side]
 		e.key, e.kg, e.side, e.outer, e.parsed = key, uint16(kg), uint8(side), j.p.outer[side], true
 		e.chunked, e.tail, e.flog = j.p.static[side], &j.fresh[side], &j.flog[side]
-		v, ok, err := j.ctx.State.Get(j.stateKey(e))
+		var v []byte
+		var ok bool
+		var err error
+		if !unknown {
+			v, ok, err = j.ctx.State.Get(j.stateKey(e))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("regular join: %w", err)
 		}

@@ -2,6 +2,7 @@ package join
 
 import (
 	"fmt"
+	"hash/maphash"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -139,4 +140,34 @@ func (f *freshBuf) reset() {
 		f.blocks[i] = nil
 	}
 	f.blocks = f.blocks[:0]
+}
+
+// keyFilter is a Bloom filter of canonical key bytes: has is never false for a key added, and false for most of
+// the others (a fixed size: with millions of keys it answers true more often, which only costs Gets).
+type keyFilter struct {
+	bits []uint64
+	seed maphash.Seed
+}
+
+// keyFilterBits is the filter's size: 2 MiB, about 1% false positives at a million keys.
+const keyFilterBits = 1 << 24
+
+func newKeyFilter() *keyFilter {
+	return &keyFilter{bits: make([]uint64, keyFilterBits/64), seed: maphash.MakeSeed()}
+}
+
+func (f *keyFilter) probes(key string) (uint64, uint64) {
+	h := maphash.String(f.seed, key)
+	return h % keyFilterBits, (h >> 32) % keyFilterBits
+}
+
+func (f *keyFilter) add(key string) {
+	a, b := f.probes(key)
+	f.bits[a/64] |= 1 << (a % 64)
+	f.bits[b/64] |= 1 << (b % 64)
+}
+
+func (f *keyFilter) has(key string) bool {
+	a, b := f.probes(key)
+	return f.bits[a/64]&(1<<(a%64)) != 0 && f.bits[b/64]&(1<<(b%64)) != 0
 }
