@@ -304,39 +304,42 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 // or, for rows added since the last write-back, in the side's fresh buffer (shared by every entry of the side, so
 // adding a row allocates nothing per key; the write-back moves them into the entry's value and empties it).
 type keyEntry struct {
-	key       string // canonical key bytes
-	kg        uint16
-	side      uint8
-	outer     bool  // the side is outer: slots carry association counts
-	chunked   bool  // a static side's entry: its rows are stored in chunks (see the state layout)
-	probed    bool  // chunked: its rows were read as partners since the last write-back
-	dirtyIdx  int32 // while isDirty: its index in regularJoin.dirty
-	isDirty   bool
-	stored    bool  // the backend has a value for it
-	indexed   bool  // the backend has a TTL index entry for it, at idxBucket
-	written   int64 // last add or retract of a row (µs); 0 without TTL
-	idxBucket int64
-	arena     []byte
-	tail      *freshBuf   // the side's fresh buffer (regularJoin.fresh)
-	flog      *[]freshRec // the side's fresh log (regularJoin.flog)
+	// What a batch touches per row comes first, so an entry's hot part spans few cache lines.
+	sl     []rowSlot
+	arena  []byte
+	pepoch uint64
+	live   int32
+	pbase  int32       // partner record row of slot 0 in batch pepoch
+	tail   *freshBuf   // the side's fresh buffer (regularJoin.fresh)
+	flog   *[]freshRec // the side's fresh log (regularJoin.flog)
 	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
 	lastFresh, nfresh int32
-	sl                []rowSlot
+	written           int64 // last add or retract of a row (µs); 0 without TTL
+	acct              int64 // bytes charged to the working set
+	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
 	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
 	// holds only the slots added since (see parseHeader).
-	parsed        bool
-	nbase, bstart int32
+	parsed  bool
+	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
+	probed  bool // chunked: its rows were read as partners since the last write-back
+	isDirty bool
+
+	key       string // canonical key bytes
+	kg        uint16
+	side      uint8
+	outer     bool // the side is outer: slots carry association counts
+	stored    bool // the backend has a value for it
+	indexed   bool // the backend has a TTL index entry for it, at idxBucket
+	idxBucket int64
+	nbase     int32
+	bstart    int32
 	// chunked entries: nchunks chunks are stored; sent is how many leading slots of a parsed entry they hold (an
 	// unparsed one holds only the slots added since, nbase counts the stored rows); dropChunks stored chunks are
 	// stale (expired rows) and are deleted at the next write-back.
 	nchunks, sent, dropChunks int32
-	live                      int32
 	tomb                      int32
 	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
-	pepoch                    uint64
-	pbase                     int32 // partner record row of slot 0 in batch pepoch
-	acct                      int64 // bytes charged to the working set
 }
 
 // freshRec is a row added to an unparsed chunked entry since the last write-back: its bytes fresh[off:off+ln], and
