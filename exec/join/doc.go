@@ -15,9 +15,10 @@
 // or per window and key (window) through Go maps. They own:
 //
 //   - interval join: the rows of both sides while an on-time row can still match them (until the watermark
-//     passes the row's bound, left ts+Upper, right ts-Lower), with a matched flag on outer sides; a heap by
-//     bound drives cleanup and the outer rows; KeyedKey(kg, 1+side, seq) holds time, flags, key and row bytes,
-//     OperatorKey("intervaljoin/meta") the watermark and the next arrival number. A row below the watermark is
+//     passes the row's bound, left ts+Upper, right ts-Lower), with a matched flag on outer sides; per-side
+//     FIFOs by bound (rows in time order) and a heap (the others) drive cleanup and the outer rows;
+//     KeyedKey(kg, 1+side, seq) holds time, flags, key and row bytes, OperatorKey("intervaljoin/meta") the
+//     watermark and the next arrival number. A row below the watermark is
 //     late (dropped, counted); a row fires at the first watermark strictly past its bound. It holds its output
 //     watermark back by max(Upper, -Lower, 0) (exec.WatermarkHolder), so neither its pairs nor its outer rows
 //     are late downstream;
@@ -43,25 +44,32 @@
 //
 //   - its keyed state: per (side, key) one value under KeyedKey(kg, 1 for left / 2 for right, canonical key
 //     bytes): flags, last write, and the side's distinct rows (rowcodec row bytes) with copy counts and, for an
-//     outer side, association counts; with TTL an expiry index under KeyedKey(kg, 3, deadline bucket, side, key);
+//     outer side, association counts; for a static side (append-only and inner) that value is a head (row and
+//     chunk counts) and the rows are in chunks under KeyedKey(kg, 4+side, chunk, key), one more per write-back
+//     that added rows; with TTL an expiry index under KeyedKey(kg, 3, deadline bucket, side, key);
 //   - its working set: both sides' values of the keys in use, decoded on first touch (an append-only side's only
-//     when probed), rows appended in memory, everything changed written back at each barrier (so Open reads
-//     nothing), and evicted down to half of CacheBytes when over it;
+//     when probed; a static side's rows read from its chunks only when probed, and dropped from memory at a
+//     write-back when not probed since the previous one), new rows in per-side fresh blocks and, for static
+//     entries whose rows are not in memory, a per-side fresh log, everything changed written back at each barrier
+//     (so Open reads nothing), and evicted down to half of CacheBytes (default 256 MiB) when over it;
 //   - its output: per input batch, in row order, +I/-D changelog rows (pairs, and NULL-padded rows for outer sides
 //     with their flips), gathered column at a time from the batch and the decoded partner rows.
 //
 // It must never:
 //
-//   - Scan per row (one Get per key and side; Scans only in the TTL sweep at barriers), or re-encode a key's value
-//     per row;
+//   - Scan per row (one Get per key and side, plus one per chunk when a static side is probed; Scans only in the
+//     TTL sweep at barriers), re-encode a key's value per row, or rewrite a static side's stored rows except to
+//     fold a probed key's chunks into one;
 //   - retract a row it did not emit: expired state is forgotten silently and association counts are kept stale
 //     rather than corrected, so results may be incomplete under TTL but the changelog stays valid;
 //   - accept a row of a key group it does not own, hash keys other than with exec.HashKeys, or accept a
 //     retraction on an input the planner declared append-only;
 //   - hold the input watermark back: it forwards it unchanged.
 //
-// Not yet: chunked values (a checkpoint rewrites the whole value of every key changed since the previous one),
-// and column types outside the canonical codec (INTERVAL, nested types) in a join's inputs.
+// Not yet: chunks for updating or outer sides (a checkpoint rewrites the whole value of every such key changed
+// since the previous one), and column types outside the canonical codec (INTERVAL, nested types) in a join's
+// inputs. The join keeps every column of its inputs: columns the query drops after the join are still stored and
+// gathered unless the planner projects them away below it.
 //
 // The joins decode their keyed state entries for clinksql state-cat (exec.StateDecoder, inspect.go) with the
 // parsers their restores use.

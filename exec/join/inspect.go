@@ -90,23 +90,47 @@ func (j *regularJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, error
 		}
 		return e, nil
 	}
+	chunk := id == chunkStateID || id == chunkStateID+1
 	side := int(id) - 1
+	if chunk {
+		side = int(id - chunkStateID)
+		if len(uk) < 4 {
+			return exec.StateEntry{}, rowcodec.ErrState
+		}
+	}
 	if side < 0 || side > 1 {
 		return exec.StateEntry{}, fmt.Errorf("regular join: unknown state id %d", id)
 	}
 	e := exec.StateEntry{Kind: strings.TrimSuffix(sideNames[side], " row") + " rows"}
+	if chunk {
+		e.Kind = strings.TrimSuffix(sideNames[side], " row") + " row chunk"
+		e.Key = []exec.StateField{exec.Field("chunk", binary.BigEndian.Uint32(uk))}
+		uk = uk[4:]
+	}
 	var err error
-	if e.Key, err = appendKeyColumns(nil, j.p.sideSchema[side], j.p.keys[side], &j.p.keyEnc, uk); err != nil {
+	if e.Key, err = appendKeyColumns(e.Key, j.p.sideSchema[side], j.p.keys[side], &j.p.keyEnc, uk); err != nil {
 		return exec.StateEntry{}, err
 	}
 	k := keyEntry{outer: j.p.outer[side]}
-	if err := k.parseHeader(v); err != nil {
-		return exec.StateEntry{}, err
+	if chunk {
+		if k.sl, err = k.parseSlots(nil, v, 0, 0); err != nil {
+			return exec.StateEntry{}, err
+		}
+		k.arena = v
+	} else {
+		if err := k.parseHeader(v); err != nil {
+			return exec.StateEntry{}, err
+		}
+		if k.chunked {
+			e.Value = []exec.StateField{exec.Field("last_write_us", k.written), exec.Field("rows", k.live),
+				exec.Field("chunks", k.nchunks)}
+			return e, nil
+		}
+		if err := k.ensureParsed(nil); err != nil {
+			return exec.StateEntry{}, err
+		}
+		e.Value = []exec.StateField{exec.Field("last_write_us", k.written)}
 	}
-	if err := k.ensureParsed(); err != nil {
-		return exec.StateEntry{}, err
-	}
-	e.Value = []exec.StateField{exec.Field("last_write_us", k.written)}
 	for s := range k.sl {
 		cols, err := appendRow(nil, j.p.sideSchema[side], &j.p.rowEnc[side], k.row(s))
 		if err != nil {

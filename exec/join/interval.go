@@ -112,21 +112,29 @@ type intervalJoin struct {
 	// The groups of the keys with kept rows (never a NULL key).
 	ints map[int64]*rowGroup
 	strs map[string]*rowGroup
-	// heap holds every kept row, ordered by bound: OnWatermark pops what the watermark passed.
+	// Every kept row is in one of fifo (per side, rows whose bound is not below the last one queued there: rows
+	// arriving in time order never reach the heap) or heap (the others, ordered by bound): OnWatermark takes what
+	// the watermark passed, smallest bound first.
+	fifo [2]boundQueue
 	heap []heapEntry
 
 	// kept builds the kept side's columns of candidate pairs, per side; cc is arrow compute's context (take,
 	// filter) on TaskContext.Alloc.
-	kept [2]*array.RecordBuilder
-	cc   context.Context
+	kept    [2]*array.RecordBuilder
+	keptDec [2]rowDecoder
+	cc      context.Context
+	// spare holds groups emptied by drop, for reuse (with their lists' capacity).
+	spare []*rowGroup
 
 	// Per batch.
 	tsScratch []int64
-	arrived   []int32 // rows of the batch taken in, in order
-	keep      []bool  // per arrived row: kept past the batch
-	candA     []int32 // candidate pairs: the arriving row ...
-	candRow   []int32 // ... its row in the batch ...
-	candS     []int32 // ... and the kept row of the other side
+	arrived   []int32     // rows of the batch taken in, in order
+	keep      []bool      // per arrived row: kept past the batch
+	agrp      []*rowGroup // per arrived row: its key's group, nil for none (a NULL key, or not kept and no group)
+	arow      []int32     // per arrived row: its row in the batch
+	candA     []int32     // candidate pairs: the arriving row ...
+	candRow   []int32     // ... its row in the batch ...
+	candS     []int32     // ... and the kept row of the other side
 	fired     []int32
 }
 
@@ -180,7 +188,34 @@ func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
 
 // group returns the group of a (non-NULL) key, creating it.
 func (j *intervalJoin) group(i int64, s string) *rowGroup {
-	return findGroup(j.p.keyEnc.Mode, j.ints, j.strs, i, s, false)
+	var g *rowGroup
+	if j.p.keyEnc.Mode == rowcodec.KeyInt {
+		if g = j.ints[i]; g != nil {
+			return g
+		}
+		g = j.spareGroup()
+		g.i = i
+		j.ints[i] = g
+		return g
+	}
+	if g = j.strs[s]; g != nil {
+		return g
+	}
+	g = j.spareGroup()
+	g.s = s
+	j.strs[s] = g
+	return g
+}
+
+func (j *intervalJoin) spareGroup() *rowGroup {
+	n := len(j.spare)
+	if n == 0 {
+		return &rowGroup{}
+	}
+	g := j.spare[n-1]
+	j.spare[n-1] = nil
+	j.spare = j.spare[:n-1]
+	return g
 }
 
 func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
@@ -206,8 +241,12 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 	mode := p.keyEnc.Mode
 	lo, hi, reach := p.lo[s], p.hi[s], p.reach[s]
 	j.arrived, j.keep = j.arrived[:0], j.keep[:0]
+	j.agrp, j.arow = j.agrp[:0], j.arow[:0]
 	j.candA, j.candS, j.candRow = j.candA[:0], j.candS[:0], j.candRow[:0]
 	var late, bad int64
+	// Three passes over the batch, each a short loop whose iterations are independent, so the CPU overlaps their
+	// cache misses: take the rows in and find their groups; list the candidate pairs; append the kept rows to their
+	// groups (a batch never meets itself: its rows probe only the other side's lists).
 	for i := 0; i < n; i++ {
 		if tsNulls && tsCol.IsNull(i) {
 			bad++
@@ -227,6 +266,7 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 		}
 		id := j.addRow(s, i, kg, ti, exec.AddSat(ti, reach))
 		j.arrived = append(j.arrived, id)
+		j.arow = append(j.arow, int32(i))
 		// Kept past the batch while an on-time row can still match it, or until its outer row fires.
 		j.keep = append(j.keep, t.t2[id] >= j.wm || p.outer[s])
 		keep := j.keep[len(j.keep)-1]
@@ -238,6 +278,7 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 				g.s = string(j.keys.BytesOf(i))
 			}
 			t.grp[id] = g
+			j.agrp = append(j.agrp, nil)
 			continue
 		}
 		var g *rowGroup
@@ -246,25 +287,54 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 		} else {
 			g = j.strs[string(j.keys.BytesOf(i))] // no allocation for the lookup
 		}
-		if g == nil {
-			if !keep {
-				continue
-			}
+		if g == nil && keep {
 			if mode == rowcodec.KeyInt {
 				g = j.group(j.keys.Ints[i], "")
 			} else {
 				g = j.group(0, string(j.keys.BytesOf(i)))
 			}
 		}
-		g.probe(o, exec.AddSat(ti, lo), exec.AddSat(ti, hi), func(partner int32) {
-			j.candA = append(j.candA, id)
-			j.candRow = append(j.candRow, int32(i))
-			j.candS = append(j.candS, partner)
-		})
-		if keep {
-			// The other side's list was read above: a batch never meets itself.
+		j.agrp = append(j.agrp, g) // nil: no rows of the key, and this one is not kept
+	}
+	for a, g := range j.agrp {
+		if g == nil {
+			continue
+		}
+		id, i := j.arrived[a], j.arow[a]
+		ti := t.t1[id]
+		if times := g.times[o]; len(times) > 0 {
+			from, to := exec.AddSat(ti, lo), exec.AddSat(ti, hi)
+			rows := g.rows[o]
+			if !g.unsorted[o] {
+				k := 0
+				if len(times) > 16 {
+					k, _ = slices.BinarySearch(times, from)
+				} else {
+					for k < len(times) && times[k] < from {
+						k++
+					}
+				}
+				for ; k < len(times) && times[k] <= to; k++ {
+					j.candA = append(j.candA, id)
+					j.candRow = append(j.candRow, i)
+					j.candS = append(j.candS, rows[k])
+				}
+			} else {
+				for k, v := range times {
+					if v >= from && v <= to {
+						j.candA = append(j.candA, id)
+						j.candRow = append(j.candRow, i)
+						j.candS = append(j.candS, rows[k])
+					}
+				}
+			}
+		}
+	}
+	for a, g := range j.agrp {
+		if g != nil && j.keep[a] {
+			id := j.arrived[a]
 			t.grp[id] = g
-			g.appendRow(s, id, ti)
+			g.appendRow(s, id, t.t1[id])
 		}
 	}
 	j.ctx.Late.Add(late)
@@ -278,7 +348,7 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 			continue
 		}
 		j.dirty = append(j.dirty, id)
-		j.heapPush(id)
+		j.queue(s, id)
 	}
 	return nil
 }
@@ -297,10 +367,12 @@ func (j *intervalJoin) emitPairs(s int, rec arrow.RecordBatch, out exec.Emitter)
 		}
 		if j.kept[o] == nil {
 			j.kept[o] = array.NewRecordBuilder(j.ctx.Alloc, j.p.schemas[o])
+			j.keptDec[o] = newRowDecoder(&j.p.rowEnc[o], j.kept[o].Fields())
 		}
-		kb := j.kept[o]
+		kb, dec := j.kept[o], &j.keptDec[o]
+		kb.Reserve(end - start)
 		for _, id := range j.candS[start:end] {
-			if err := j.p.rowEnc[o].DecodeKey(kb.Fields(), j.rows.data[id]); err != nil {
+			if err := dec.decode(j.rows.data[id]); err != nil {
 				taken.Release()
 				return err
 			}
@@ -385,8 +457,24 @@ func (j *intervalJoin) OnWatermark(wm int64, out exec.Emitter) error {
 	j.wm = wm
 	t := &j.rows
 	j.fired = j.fired[:0]
-	for len(j.heap) > 0 && (j.heap[0].bound < wm || wm == exec.MaxWatermark) {
-		j.fired = append(j.fired, j.heapPop())
+	for {
+		src, b := -1, int64(0)
+		if len(j.heap) > 0 {
+			src, b = 2, j.heap[0].bound
+		}
+		for side := range j.fifo {
+			if q := &j.fifo[side]; q.len() > 0 && (src < 0 || q.first().bound < b) {
+				src, b = side, q.first().bound
+			}
+		}
+		if src < 0 || (b >= wm && wm != exec.MaxWatermark) {
+			break
+		}
+		if src == 2 {
+			j.fired = append(j.fired, j.heapPop())
+		} else {
+			j.fired = append(j.fired, j.fifo[src].pop())
+		}
 	}
 	if len(j.fired) == 0 {
 		return nil
@@ -430,10 +518,13 @@ func (j *intervalJoin) drop(id int32) {
 		list, times := g.rows[side], g.times[side]
 		// Rows mostly leave in arrival order: a long list drops its head by reslicing, a short one moves its
 		// rest down and keeps its capacity for the next append.
-		if k := slices.Index(list, id); k == 0 && len(list) > 16 {
+		if len(list) > 16 && list[0] == id {
 			list, times = list[1:], times[1:]
-		} else if k >= 0 {
-			list, times = slices.Delete(list, k, k+1), slices.Delete(times, k, k+1)
+		} else if k := slices.Index(list, id); k >= 0 {
+			for ; k+1 < len(list); k++ { // short: a loop beats memmove's call
+				list[k], times[k] = list[k+1], times[k+1]
+			}
+			list, times = list[:len(list)-1], times[:len(times)-1]
 		}
 		g.rows[side], g.times[side] = list, times
 		if len(list) == 0 {
@@ -444,6 +535,11 @@ func (j *intervalJoin) drop(id int32) {
 				delete(j.ints, g.i)
 			} else {
 				delete(j.strs, g.s)
+			}
+			// No row names the group any more: keep it, with its lists' capacity, for the next new key.
+			*g = rowGroup{rows: [2][]int32{g.rows[0][:0], g.rows[1][:0]}, times: [2][]int64{g.times[0][:0], g.times[1][:0]}}
+			if len(j.spare) < 4096 {
+				j.spare = append(j.spare, g)
 			}
 		}
 	}
@@ -471,6 +567,38 @@ func (j *intervalJoin) Close() error {
 		}
 	}
 	return nil
+}
+
+// queue adds a kept row of side s: to the side's fifo when its bound keeps the fifo in order, else to the heap.
+func (j *intervalJoin) queue(s int, id int32) {
+	b := j.rows.t2[id]
+	if q := &j.fifo[s]; q.len() == 0 || q.last().bound <= b {
+		q.q = append(q.q, heapEntry{bound: b, id: id})
+		return
+	}
+	j.heapPush(id)
+}
+
+// boundQueue is a FIFO of kept rows in bound order.
+type boundQueue struct {
+	q    []heapEntry
+	head int
+}
+
+func (q *boundQueue) len() int          { return len(q.q) - q.head }
+func (q *boundQueue) first() *heapEntry { return &q.q[q.head] }
+func (q *boundQueue) last() *heapEntry  { return &q.q[len(q.q)-1] }
+
+func (q *boundQueue) pop() int32 {
+	id := q.q[q.head].id
+	q.head++
+	if q.head == len(q.q) {
+		q.q, q.head = q.q[:0], 0
+	} else if q.head >= 1024 && q.head*2 >= len(q.q) {
+		n := copy(q.q, q.q[q.head:])
+		q.q, q.head = q.q[:n], 0
+	}
+	return id
 }
 
 // heapEntry is a kept row in the heap, with its bound: comparisons do not touch the row table.

@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"iter"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -49,30 +49,49 @@ import (
 //
 // State (keyed, under the row's key group; key is the canonical key bytes of package rowcodec):
 //
-//	KeyedKey(kg, 1, key)   the left rows of key  (leftStateID)
-//	KeyedKey(kg, 2, key)   the right rows of key (rightStateID)
+//	KeyedKey(kg, 1, key)   the left rows of key, or the head of its chunks  (leftStateID)
+//	KeyedKey(kg, 2, key)   the right rows of key, or the head of its chunks (rightStateID)
 //	KeyedKey(kg, 3, bucket(8) side(1) key)   TTL expiry index, empty value (only with TTL > 0)
+//	KeyedKey(kg, 4+side, chunk(4) key)      chunk of a static side's rows (chunkStateID; chunk 0, 1, ...)
 //
-// A side's value is: a flags byte (bit 0: match counts present, i.e. the side is outer), the last write (8 bytes,
-// big endian, processing time in microseconds; 0 without TTL), a uvarint slot count, then per slot uvarint length,
-// the row's canonical bytes (every column: 0x00 for NULL, else 0x01 and the value), uvarint copies and, for an
-// outer side, uvarint associations (Flink's numOfAssociations: how many partner copies each copy is paired with
-// downstream). A row's matches are thus found with one Get of the partner's value, never a Scan.
+// A side's value is: a flags byte (bit 0: match counts present, i.e. the side is outer; bit 1: chunked), the last
+// write (8 bytes, big endian, processing time in microseconds; 0 without TTL), a uvarint slot count, then per slot
+// uvarint length, the row's canonical bytes (every column: 0x00 for NULL, else 0x01 and the value), uvarint copies
+// and, for an outer side, uvarint associations (Flink's numOfAssociations: how many partner copies each copy is
+// paired with downstream). A row's matches are thus found with one Get of the partner's value, never a Scan.
 //
-// Working set: both sides' values of a key are read (two Gets) when a batch first touches the key and kept in
-// memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An append-only
-// side's value is not even parsed until the key is probed from the other side. OnBarrier writes every entry
-// changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the exact
-// state and a restore simply starts with an empty working set: Open reads nothing. When the working set outgrows
-// CacheBytes (at the end of a batch or at a barrier) it is written back and the keys no batch touched since the
-// previous eviction are forgotten, then arbitrary others down to half the budget. The cost of one value per key:
-// a barrier rewrites the whole value of every key changed since the previous one, so a checkpoint's delta is the
-// size of the keys touched, not of the rows added (a hot key with many rows on an append-only side is rewritten
-// at every checkpoint), and a working set smaller than the touched state makes most rows re-read their key.
+// A static side (append-only and inner: its rows never change once stored, only expire all at once) keeps its
+// rows in chunks instead: the value is a head (flags with the chunked bit, last write, uvarint row count,
+// uvarint chunk count) and chunk c holds slots in the same format. A write-back stores the rows added since the
+// previous one as one more chunk, so adding rows never rewrites those stored (the append-only bid side of a
+// Nexmark join is written once per row, not once per checkpoint); a key whose rows are in memory (it was probed)
+// is rewritten as chunk 0 when it would reach maxChunks, so a probe reads few chunks. A value written without the
+// chunked bit on a static side (before chunks existed) is kept in the one-value format.
+//
+// Working set: both sides' values (or heads) of a key are read (two Gets) when a batch first touches the key and
+// kept in memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An
+// append-only side's value is not even parsed until the key is probed from the other side, and a static side's
+// rows are read from its chunks only then: until then its new rows go to a per-side fresh log (no allocation per
+// key), and a static entry not probed since the previous write-back drops its rows from memory at the next one.
+// New rows' bytes live in a per-side fresh buffer of fixed blocks until the write-back moves them into their
+// entry's value (never a growing slice: that would copy every row at each doubling). OnBarrier writes every
+// entry changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the
+// exact state and a restore simply starts with an empty working set: Open reads nothing. When the working set
+// outgrows CacheBytes (at the end of a batch or at a barrier) it is written back and, if still above half the
+// budget, the keys no batch touched since the previous eviction are forgotten, then arbitrary others down to half
+// the budget. The cost of one value per key on a side that is not static (updating or outer): a barrier rewrites
+// the whole value of every key changed since the previous one, so a checkpoint's delta is the size of the keys
+// touched, not of the rows added.
+//
+// A batch goes in passes, each a short loop whose iterations are independent so the CPU overlaps their cache
+// misses: the keys' states (one map lookup per row, a load on a miss), then the entries and the list of partner
+// entries to decode, then the partner rows decoded into builders sized once, then the pairs in row order.
 //
 // Output and residual evaluation go column at a time: the partner rows a batch pairs with are decoded once into
-// an Arrow record, and the joined rows are gathered from it and from the input batch with Take, in batches of at
-// most chunkRows rows. Values read back from state are canonical: a -0 float comes back as 0, NaNs as one NaN.
+// an Arrow record, and the joined rows are gathered from it and from the input batch (typed takes sized once;
+// arrow's take kernel for the other column types), in batches of at most chunkRows rows; the residual's candidate
+// pairs carry only the columns it reads (the others are NULL). Values read back from state are canonical: a -0
+// float comes back as 0, NaNs as one NaN.
 //
 // TTL (processing time): a side's rows of a key expire TTL microseconds after that side last added or retracted
 // a row of that key (a partner's arrival changing their match counts is not a write). Expired rows are forgotten
@@ -100,10 +119,21 @@ type regularJoin struct {
 	ints    map[int64]*keyState
 	strs    map[string]*keyState
 	dirty   []*keyEntry
-	wsBytes int64
-	gen     uint32 // eviction generation
-	epoch   uint64 // per batch: tells an entry decoded into the partner record of this batch
-	now     int64  // processing time of the current batch or barrier (µs); 0 without TTL
+	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
+	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
+	scratch []rowSlot
+	// stored, when the state started empty, holds (a Bloom filter of) every key this subtask has stored: a key it
+	// does not hold has no state, and load skips its Gets. Nil after a restore.
+	stored *keyFilter
+	// runs (per side, built at each write-back by freshRuns): entry d's records in the fresh log, in arrival order,
+	// are runOrder[runStart[d]:runStart[d+1]].
+	runStart, runOrder [2][]int32
+	runCur             []int32
+	slab               []byte // what carve hands out
+	wsBytes            int64
+	gen                uint32 // eviction generation
+	epoch              uint64 // per batch: tells an entry decoded into the partner record of this batch
+	now                int64  // processing time of the current batch or barrier (µs); 0 without TTL
 
 	// Per batch.
 	keys      rowcodec.KeyRows
@@ -111,7 +141,10 @@ type regularJoin struct {
 	hashes    []uint64
 	nullKey   []bool
 	own, part []*keyEntry
+	ks        []*keyState
+	decode    []*keyEntry             // the partner entries whose rows this batch decodes, in partner record order
 	pb        [2]*array.RecordBuilder // the partner record's builders, per side
+	pdec      [2]rowDecoder           // decoding stored rows into pb
 	pRows     int32
 	candStart []int32 // row i's candidates are cand[candStart[i]:...], in partner slot order
 	candProbe []int32
@@ -128,19 +161,30 @@ const (
 	leftStateID  byte = 1
 	rightStateID byte = 2
 	ttlStateID   byte = 3
+	// chunkStateID (left) and chunkStateID+1 (right) hold the row chunks of a static side's keys.
+	chunkStateID byte = 4
 )
 
 const (
 	// defaultCacheBytes bounds the working set unless RegularJoinConfig.CacheBytes says otherwise.
-	defaultCacheBytes = 64 << 20
+	defaultCacheBytes = 256 << 20
 	// sweepMax bounds the expired entries one barrier removes through the TTL index.
 	sweepMax = 8192
+	// maxFreshBlocks bounds the fresh buffers' blocks between write-backs (1 GiB: a row offset is an int32).
+	maxFreshBlocks = 1 << (30 - freshShift)
+	// slabBytes is the size of the write-back's allocations (regularJoin.carve).
+	slabBytes = 64 << 10
 	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
 	keyEntryOverhead = 160
 	// indexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
 	indexSlots = 8
 	// flagMatches marks a side value that carries association counts.
 	flagMatches byte = 1
+	// flagChunked marks a static side's head value: its rows are in chunks, not in the value.
+	flagChunked byte = 2
+	// maxChunks: a static side's entry whose rows are in memory is rewritten as one chunk when a write-back would
+	// make it this many.
+	maxChunks = 8
 )
 
 var errEntryState = errors.New("regular join: malformed state value")
@@ -163,6 +207,8 @@ type regularPlan struct {
 	sideSchema [2]*arrow.Schema // the side's fields, nullable: the partner record's schema
 	outer      [2]bool
 	updating   [2]bool
+	static     [2]bool // append-only and inner: its rows never change once stored, so they are kept in chunks
+	resCols    []bool  // the joined row's columns the residual reads (the others are NULL in its candidates)
 	cacheBytes int64
 	bucket     int64 // TTL index granularity (µs)
 	now        func() time.Time
@@ -204,6 +250,9 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 	p.keys = [2][]int{cfg.LeftKeys, cfg.RightKeys}
 	p.outer = [2]bool{cfg.Type == JoinLeft || cfg.Type == JoinFull, cfg.Type == JoinRight || cfg.Type == JoinFull}
 	p.updating = [2]bool{cfg.LeftUpdating, cfg.RightUpdating}
+	for s := range 2 {
+		p.static[s] = !p.updating[s] && !p.outer[s]
+	}
 	schemas := [2]*arrow.Schema{cfg.Left, cfg.Right}
 	keyTypes := make([]arrow.DataType, len(cfg.LeftKeys))
 	for k := range cfg.LeftKeys {
@@ -238,10 +287,12 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 		if id := r.Type().ID(); id != arrow.BOOL && id != arrow.NULL {
 			return nil, sqlerr.New(sqlerr.DatatypeMismatch, sqlerr.NoPos, "join condition must be boolean, not %s", r.Type())
 		}
+		p.resCols = make([]bool, p.out.NumFields())
 		for _, c := range expr.Columns(r) {
 			if c < 0 || c >= p.out.NumFields() {
 				return nil, internalf("regular join", "residual column %d out of range (the joined row has %d)", c, p.out.NumFields())
 			}
+			p.resCols[c] = true
 		}
 	}
 	return p, nil
@@ -250,34 +301,114 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 // keyEntry is one side's rows of one key: slots of distinct rows (an append-only side does not merge copies) in the
 // order they were first stored. A removed slot is a tombstone (cnt 0) until compaction. Row bytes live in arena,
 // which aliases the value last read from or written to the backend (read-only: never modified or appended to),
-// or, for rows added since, in tail, which the next write-back empties and reuses: so adding a row never copies
-// the rows already stored.
+// or, for rows added since the last write-back, in the side's fresh buffer (shared by every entry of the side, so
+// adding a row allocates nothing per key; the write-back moves them into the entry's value and empties it).
 type keyEntry struct {
+	// What a batch touches per row comes first, so an entry's hot part spans few cache lines.
+	sl     []rowSlot
+	arena  []byte
+	pepoch uint64
+	live   int32
+	pbase  int32       // partner record row of slot 0 in batch pepoch
+	tail   *freshBuf   // the side's fresh buffer (regularJoin.fresh)
+	flog   *[]freshRec // the side's fresh log (regularJoin.flog)
+	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
+	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
+	lastFresh, nfresh int32
+	written           int64 // last add or retract of a row (µs); 0 without TTL
+	acct              int64 // bytes charged to the working set
+	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
+	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
+	// holds only the slots added since (see parseHeader).
+	parsed  bool
+	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
+	probed  bool // chunked: its rows were read as partners since the last write-back
+	isDirty bool
+
 	key       string // canonical key bytes
 	kg        uint16
 	side      uint8
 	outer     bool // the side is outer: slots carry association counts
-	isDirty   bool
-	stored    bool  // the backend has a value for it
-	indexed   bool  // the backend has a TTL index entry for it, at idxBucket
-	written   int64 // last add or retract of a row (µs); 0 without TTL
+	stored    bool // the backend has a value for it
+	indexed   bool // the backend has a TTL index entry for it, at idxBucket
 	idxBucket int64
-	arena     []byte
-	tail      []byte
-	sl        []rowSlot
-	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
-	// holds only the slots added since (see parseHeader).
-	parsed        bool
-	nbase, bstart int32
-	live          int32
-	tomb          int32
-	idx           map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
-	pepoch        uint64
-	pbase         int32 // partner record row of slot 0 in batch pepoch
-	acct          int64 // bytes charged to the working set
+	nbase     int32
+	bstart    int32
+	// chunked entries: nchunks chunks are stored; sent is how many leading slots of a parsed entry they hold (an
+	// unparsed one holds only the slots added since, nbase counts the stored rows); dropChunks stored chunks are
+	// stale (expired rows) and are deleted at the next write-back.
+	nchunks, sent, dropChunks int32
+	tomb                      int32
+	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
 }
 
-// rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or tail[^off:^off+ln] when off < 0), its
+// freshRec is a row added to an unparsed chunked entry since the last write-back: its bytes fresh[off:off+ln], and
+// the index+1 of the entry's previous such record (0: none).
+// ent is the entry's index in regularJoin.dirty, by which a write-back groups the log (freshRuns).
+type freshRec struct{ off, ln, prev, ent int32 }
+
+// appendFresh adds a row to an unparsed chunked entry (a static side's key whose rows are not in memory): one
+// record in the side's fresh log, nothing allocated per key.
+// The entry must be dirty (its dirty index names it in the record).
+func (e *keyEntry) appendFresh(row []byte) int64 {
+	off := e.tail.add(row)
+	*e.flog = append(*e.flog, freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
+	e.lastFresh = int32(len(*e.flog))
+	e.nfresh++
+	e.live++
+	return int64(len(row)) + 12
+}
+
+// freshRuns groups side s's fresh log by entry (a counting sort by dirty index, stable): a write-back then reads
+// each entry's records as a run instead of chasing its chain record by record, a cache miss each.
+func (j *regularJoin) freshRuns(s int) {
+	log := j.flog[s]
+	n := len(j.dirty)
+	start := slices.Grow(j.runStart[s][:0], n+1)[:n+1]
+	clear(start)
+	for _, r := range log {
+		start[r.ent+1]++
+	}
+	for d := 1; d <= n; d++ {
+		start[d] += start[d-1]
+	}
+	cur := append(j.runCur[:0], start[:n]...)
+	order := slices.Grow(j.runOrder[s][:0], len(log))[:len(log)]
+	for k, r := range log {
+		order[cur[r.ent]] = int32(k)
+		cur[r.ent]++
+	}
+	j.runStart[s], j.runOrder[s], j.runCur = start, order, cur
+}
+
+// freshRun appends the slots of an unparsed entry's fresh rows to dst, oldest first, from its run (freshRuns),
+// and empties its chain. The run's last nfresh records are the chain: a TTL expiry may have left older ones.
+func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
+	start, log := j.runStart[e.side], j.flog[e.side]
+	run := j.runOrder[e.side][start[e.dirtyIdx]:start[e.dirtyIdx+1]]
+	for _, k := range run[len(run)-int(e.nfresh):] {
+		r := log[k]
+		dst = append(dst, rowSlot{off: ^r.off, ln: r.ln, cnt: 1})
+	}
+	e.lastFresh, e.nfresh = 0, 0
+	return dst
+}
+
+// freshSlots appends the slots of the entry's fresh chain to dst, oldest first, and empties the chain.
+func (e *keyEntry) freshSlots(dst []rowSlot) []rowSlot {
+	n := len(dst)
+	dst = slices.Grow(dst, int(e.nfresh))[:n+int(e.nfresh)]
+	log := *e.flog
+	for k, r := n+int(e.nfresh)-1, e.lastFresh; k >= n; k-- {
+		rec := log[r-1]
+		dst[k] = rowSlot{off: ^rec.off, ln: rec.ln, cnt: 1}
+		r = rec.prev
+	}
+	e.lastFresh, e.nfresh = 0, 0
+	return dst
+}
+
+// rowSlot is one distinct row of an entry: its bytes (arena[off:off+ln], or fresh[^off:^off+ln] when off < 0), its
 // copies (0: a tombstone) and, on an outer side, how many partner copies each copy is paired with downstream.
 type rowSlot struct{ off, ln, cnt, match int32 }
 
@@ -287,7 +418,7 @@ func (e *keyEntry) row(s int) []byte {
 		return e.arena[sl.off : sl.off+sl.ln]
 	}
 	o := ^sl.off
-	return e.tail[o : o+sl.ln]
+	return e.tail.get(o, sl.ln)
 }
 
 // find returns the live slot holding row, or -1.
@@ -319,8 +450,7 @@ func (e *keyEntry) find(row []byte) int {
 
 // appendSlot stores a new distinct row with one copy and returns the bytes it added to the working set.
 func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
-	e.sl = append(e.sl, rowSlot{off: ^int32(len(e.tail)), ln: int32(len(row)), cnt: 1, match: matches})
-	e.tail = append(e.tail, row...)
+	e.sl = append(e.sl, rowSlot{off: ^e.tail.add(row), ln: int32(len(row)), cnt: 1, match: matches})
 	if indexed && e.idx != nil {
 		e.idx[string(row)] = int32(len(e.sl) - 1)
 	}
@@ -358,10 +488,12 @@ func (e *keyEntry) compact() {
 	e.tomb, e.idx = 0, nil
 }
 
-// clear forgets every row (TTL expiry).
+// clear forgets every row (TTL expiry). A chunked entry's stored chunks are deleted at the next write-back.
 func (e *keyEntry) clear() {
-	e.arena, e.tail, e.sl, e.idx = nil, e.tail[:0], e.sl[:0], nil
+	e.arena, e.sl, e.idx = nil, e.sl[:0], nil
 	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
+	e.dropChunks, e.nchunks, e.sent = max(e.dropChunks, e.nchunks), 0, 0
+	e.lastFresh, e.nfresh = 0, 0
 }
 
 // parseHeader loads a backend value into e without reading its slots: an append-only side's entry that only gets
@@ -375,19 +507,28 @@ func (e *keyEntry) parseHeader(v []byte) error {
 	}
 	e.written = int64(binary.BigEndian.Uint64(v[1:9]))
 	n, w := binary.Uvarint(v[9:])
-	if w <= 0 || n > uint64(len(v)) {
+	if w <= 0 || n > 1<<31-1 {
 		return errEntryState
 	}
+	if v[0]&flagChunked != 0 {
+		c, cw := binary.Uvarint(v[9+w:])
+		if cw <= 0 || 9+w+cw != len(v) || c > 1<<31-1 || (c == 0) != (n == 0) {
+			return errEntryState
+		}
+		e.chunked, e.arena, e.nbase, e.nchunks, e.live, e.parsed = true, nil, int32(n), int32(c), int32(n), n == 0
+		return nil
+	}
+	if n > uint64(len(v)) {
+		return errEntryState
+	}
+	e.chunked = false
 	e.arena, e.nbase, e.bstart, e.live, e.parsed = v, int32(n), int32(9+w), int32(n), n == 0
 	return nil
 }
 
-// ensureParsed reads the slots parseHeader skipped, ahead of those added since.
-func (e *keyEntry) ensureParsed() error {
-	if e.parsed {
-		return nil
-	}
-	v, p := e.arena, int(e.bstart)
+// parseSlots appends the slots encoded in v[p:] (uvarint length, row bytes, uvarint copies and, outer, uvarint
+// associations, until the end), offsets into v plus base.
+func (e *keyEntry) parseSlots(dst []rowSlot, v []byte, p int, base int32) ([]rowSlot, error) {
 	uv := func() (int32, error) {
 		x, w := binary.Uvarint(v[p:])
 		if w <= 0 || x > 1<<31-1 {
@@ -396,28 +537,101 @@ func (e *keyEntry) ensureParsed() error {
 		p += w
 		return int32(x), nil
 	}
-	base := make([]rowSlot, e.nbase, int(e.nbase)+len(e.sl))
-	var err error
-	for i := range base {
-		sl := &base[i]
+	for p < len(v) {
+		var sl rowSlot
+		var err error
 		if sl.ln, err = uv(); err != nil {
-			return err
+			return nil, err
 		}
 		if len(v)-p < int(sl.ln) {
-			return errEntryState
+			return nil, errEntryState
 		}
-		sl.off = int32(p)
+		sl.off = base + int32(p)
 		p += int(sl.ln)
 		if sl.cnt, err = uv(); err != nil || sl.cnt == 0 {
-			return errEntryState
+			return nil, errEntryState
 		}
 		if e.outer {
 			if sl.match, err = uv(); err != nil {
-				return err
+				return nil, err
 			}
 		}
+		dst = append(dst, sl)
 	}
-	if p != len(v) {
+	return dst, nil
+}
+
+// loadChunks reads a chunked entry's stored rows (its nchunks chunks) ahead of those added since.
+func (e *keyEntry) loadChunks(st state.Backend) error {
+	base := make([]rowSlot, 0, int(e.nbase)+len(e.sl)+int(e.nfresh))
+	var arena []byte
+	for c := range e.nchunks {
+		v, ok, err := st.Get(chunkKey(int(e.kg), e.side, c, e.key))
+		if err != nil {
+			return fmt.Errorf("regular join: %w", err)
+		}
+		if !ok {
+			return errEntryState
+		}
+		if e.nchunks == 1 {
+			arena = v // read-only: aliased until the chunk is rewritten (then the slots move to the new value)
+		} else {
+			arena = append(arena, v...)
+		}
+		if base, err = e.parseSlots(base, arena, len(arena)-len(v), 0); err != nil {
+			return err
+		}
+	}
+	if len(base) != int(e.nbase) {
+		return errEntryState
+	}
+	e.arena, e.sent = arena, e.nbase
+	e.sl, e.nbase, e.parsed = e.freshSlots(append(base, e.sl...)), 0, true
+	return nil
+}
+
+// chunkKey is the backend key of chunk c of a static side's key.
+func chunkKey(kg int, side uint8, c int32, key string) []byte {
+	return appendChunkKey(make([]byte, 0, 7+len(key)), kg, side, c, key)
+}
+
+// appendChunkKey appends chunkKey(kg, side, c, key) to dst.
+func appendChunkKey(dst []byte, kg int, side uint8, c int32, key string) []byte {
+	dst = appendKeyedKey(dst, kg, chunkStateID+side)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c))
+	return append(dst, key...)
+}
+
+// appendKeyedKey appends state.KeyedKey(kg, id, nil): the key group (2 bytes, big endian) and the state id.
+func appendKeyedKey(dst []byte, kg int, id byte) []byte {
+	return append(binary.BigEndian.AppendUint16(dst, uint16(kg)), id)
+}
+
+// carve returns an empty slice with capacity n from the write-back slab: the keys and values one write-back hands
+// to the backend share a few allocations instead of four per key.
+func (j *regularJoin) carve(n int) []byte {
+	if cap(j.slab)-len(j.slab) < n {
+		j.slab = make([]byte, 0, max(slabBytes, n))
+	}
+	l := len(j.slab)
+	j.slab = j.slab[:l+n]
+	return j.slab[l : l : l+n]
+}
+
+// ensureParsed reads the slots parseHeader skipped, ahead of those added since: from the value, or for a chunked
+// entry from its chunks in st.
+func (e *keyEntry) ensureParsed(st state.Backend) error {
+	if e.parsed {
+		return nil
+	}
+	if e.chunked {
+		return e.loadChunks(st)
+	}
+	base, err := e.parseSlots(make([]rowSlot, 0, int(e.nbase)+len(e.sl)), e.arena, int(e.bstart), 0)
+	if err != nil {
+		return err
+	}
+	if len(base) != int(e.nbase) {
 		return errEntryState
 	}
 	e.sl, e.nbase, e.parsed = append(base, e.sl...), 0, true
@@ -473,12 +687,62 @@ func (e *keyEntry) encode() []byte {
 	if !e.parsed {
 		e.nbase, e.bstart, e.sl = e.live, int32(bstart), e.sl[:0]
 	}
-	e.arena, e.tail, e.tomb, e.idx = v, e.tail[:0], 0, nil
+	e.arena, e.tomb, e.idx = v, 0, nil
 	return v
 }
 
+// encodeSlots appends the live slots of sl in the value format.
+func (e *keyEntry) encodeSlots(v []byte, sl []rowSlot) []byte {
+	for s := range sl {
+		if sl[s].cnt == 0 {
+			continue
+		}
+		v = binary.AppendUvarint(v, uint64(sl[s].ln))
+		v = append(v, e.rowOf(&sl[s])...)
+		v = binary.AppendUvarint(v, uint64(sl[s].cnt))
+		if e.outer {
+			v = binary.AppendUvarint(v, uint64(sl[s].match))
+		}
+	}
+	return v
+}
+
+// slotsSize is the encoded size of the live slots of sl.
+func (e *keyEntry) slotsSize(sl []rowSlot) int {
+	n := 0
+	for _, s := range sl {
+		if s.cnt == 0 {
+			continue
+		}
+		n += uvlen(s.ln) + int(s.ln) + uvlen(s.cnt)
+		if e.outer {
+			n += uvlen(s.match)
+		}
+	}
+	return n
+}
+
+// uvlen is the length of x as a uvarint.
+func uvlen(x int32) int { return max(1, (bits.Len32(uint32(x))+6)/7) }
+
+func (e *keyEntry) rowOf(sl *rowSlot) []byte {
+	if sl.off >= 0 {
+		return e.arena[sl.off : sl.off+sl.ln]
+	}
+	o := ^sl.off
+	return e.tail.get(o, sl.ln)
+}
+
+// encodeHead appends a chunked entry's head value to v.
+func (e *keyEntry) encodeHead(v []byte) []byte {
+	v = append(v, flagChunked)
+	v = binary.BigEndian.AppendUint64(v, uint64(e.written))
+	v = binary.AppendUvarint(v, uint64(e.live))
+	return binary.AppendUvarint(v, uint64(e.nchunks))
+}
+
 func (e *keyEntry) size() int64 {
-	return int64(cap(e.arena)+cap(e.tail)) + 16*int64(cap(e.sl)) + keyEntryOverhead
+	return int64(cap(e.arena)) + 16*int64(cap(e.sl)) + keyEntryOverhead
 }
 
 var _ exec.Operator = (*regularJoin)(nil)
@@ -491,8 +755,13 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
 	j.cc = computeCtx(ctx.Alloc)
 	j.ints, j.strs = map[int64]*keyState{}, map[string]*keyState{}
+	j.stored = nil
+	if ctx.Restored == 0 { // an empty state: every stored key will pass through stored
+		j.stored = newKeyFilter()
+	}
 	for s := range 2 {
 		j.pb[s] = array.NewRecordBuilder(ctx.Alloc, j.p.sideSchema[s])
+		j.pdec[s] = newRowDecoder(&j.p.rowEnc[s], j.pb[s].Fields())
 	}
 	return nil
 }
@@ -525,7 +794,7 @@ func (j *regularJoin) OnBarrier(uint64) error {
 }
 
 func (j *regularJoin) stateKey(e *keyEntry) []byte {
-	return state.KeyedKey(int(e.kg), leftStateID+e.side, []byte(e.key))
+	return append(appendKeyedKey(make([]byte, 0, 3+len(e.key)), int(e.kg), leftStateID+e.side), e.key...)
 }
 
 func (j *regularJoin) indexKey(kg int, bucket int64, side uint8, key string) []byte {
@@ -547,7 +816,7 @@ func (j *regularJoin) bucketOf(w int64) int64 {
 
 func (j *regularJoin) markDirty(e *keyEntry) {
 	if !e.isDirty {
-		e.isDirty = true
+		e.isDirty, e.dirtyIdx = true, int32(len(j.dirty))
 		j.dirty = append(j.dirty, e)
 	}
 }
@@ -555,8 +824,14 @@ func (j *regularJoin) markDirty(e *keyEntry) {
 // writeBack writes every dirty entry to the backend.
 func (j *regularJoin) writeBack() {
 	ttl := j.p.cfg.TTL > 0
+	for s := range j.flog {
+		j.freshRuns(s)
+	}
 	for _, e := range j.dirty {
 		e.isDirty = false
+		if e.chunked {
+			j.writeChunks(e)
+		}
 		if e.live == 0 {
 			if e.stored {
 				j.ctx.State.Delete(j.stateKey(e))
@@ -567,12 +842,19 @@ func (j *regularJoin) writeBack() {
 				e.indexed = false
 			}
 			e.clear() // drops the tombstones too
-			e.tail = nil
 			j.charge(e)
 			continue
 		}
-		j.ctx.State.Put(j.stateKey(e), e.encode())
+		if e.chunked {
+			k := append(appendKeyedKey(j.carve(3+len(e.key)), int(e.kg), leftStateID+e.side), e.key...)
+			j.ctx.State.Put(k, e.encodeHead(j.carve(1+8+2*binary.MaxVarintLen32)))
+		} else {
+			j.ctx.State.Put(j.stateKey(e), e.encode())
+		}
 		e.stored = true
+		if j.stored != nil {
+			j.stored.add(e.key)
+		}
 		j.charge(e)
 		if !ttl {
 			continue
@@ -587,6 +869,79 @@ func (j *regularJoin) writeBack() {
 	}
 	clear(j.dirty)
 	j.dirty = j.dirty[:0]
+	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
+	for s := range j.fresh {
+		j.fresh[s].reset()
+		if cap(j.flog[s]) > int(j.p.cacheBytes/64) {
+			j.flog[s] = nil
+		}
+		j.flog[s] = j.flog[s][:0]
+	}
+}
+
+// writeChunks writes what changed in a chunked entry's rows since the last write-back: it deletes the chunks a
+// TTL expiry made stale, then stores the rows added since as one more chunk or, when its rows are in memory and
+// that would make maxChunks, all of them as chunk 0 (so a key probed now and then keeps few chunks, and a key only
+// appended to is never read back). The caller writes the head.
+func (j *regularJoin) writeChunks(e *keyEntry) {
+	st := j.ctx.State
+	for c := range e.dropChunks {
+		st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+	}
+	e.dropChunks = 0
+	probed := e.probed
+	e.probed = false
+	if e.live == 0 {
+		return
+	}
+	fresh := e.sl
+	if e.parsed {
+		fresh = e.sl[e.sent:]
+	} else if e.nfresh > 0 {
+		j.scratch = j.freshRun(e, j.scratch[:0])
+		fresh = j.scratch
+	}
+	if !e.parsed || !probed {
+		if len(fresh) > 0 {
+			v := e.encodeSlots(j.carve(e.slotsSize(fresh)), fresh)
+			st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v)
+			e.nchunks++
+		}
+		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
+		e.arena, e.sl, e.idx = nil, nil, nil
+		e.nbase, e.sent, e.parsed = e.live, 0, false
+		return
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	// Probed: its rows stay in memory, encoded into one value that the slots point into and whose suffix is the
+	// new rows' chunk.
+	v := e.encodeSlots(make([]byte, 0, e.slotsSize(e.sl)), e.sl[:e.sent])
+	start := len(v)
+	v = e.encodeSlots(v, fresh)
+	// Repoint the slots into v (a static side has no tombstones: the slots are v's rows in order).
+	p := 0
+	for s := range e.sl {
+		sl := &e.sl[s]
+		_, w := binary.Uvarint(v[p:])
+		p += w
+		sl.off = int32(p)
+		p += int(sl.ln)
+		_, w = binary.Uvarint(v[p:])
+		p += w
+	}
+	if e.nchunks+1 < maxChunks {
+		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v[start:])
+		e.nchunks++
+	} else {
+		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, 0, e.key), v)
+		for c := int32(1); c < e.nchunks; c++ {
+			st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+		}
+		e.nchunks = 1
+	}
+	e.arena, e.sent = v, int32(len(e.sl))
 }
 
 // charge re-accounts e's size in the working set.
@@ -602,6 +957,10 @@ func (j *regularJoin) charge(e *keyEntry) {
 func (j *regularJoin) evict() {
 	j.writeBack()
 	target := j.p.cacheBytes / 2
+	if j.wsBytes <= target {
+		j.gen++
+		return
+	}
 	forget := func(k *keyState) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
 	for v, k := range j.ints {
 		if k.gen != j.gen {
@@ -681,6 +1040,15 @@ func (j *regularJoin) sweep() error {
 		}
 		e.written = int64(binary.BigEndian.Uint64(v[1:9]))
 		if j.expired(e) {
+			if v[0]&flagChunked != 0 {
+				e.outer = v[0]&flagMatches != 0
+				if err := e.parseHeader(v); err != nil {
+					return err
+				}
+				for c := range e.nchunks {
+					j.ctx.State.Delete(chunkKey(kg, side, c, key))
+				}
+			}
 			j.ctx.State.Delete(sk)
 			j.ctx.State.Delete(ik)
 		} else if j.bucketOf(e.written) != bucket {
@@ -720,10 +1088,19 @@ type keyState struct {
 // load reads both sides' entries of key from the backend.
 func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 	k := &keyState{}
+	// A key this subtask never stored, in a state that started empty, has nothing in the backend: no Gets (each a
+	// search through Pebble for a key that is not there, for every new key of a join).
+	unknown := j.stored != nil && !j.stored.has(key)
 	for side := range 2 {
 		e := &k.e[side]
 		e.key, e.kg, e.side, e.outer, e.parsed = key, uint16(kg), uint8(side), j.p.outer[side], true
-		v, ok, err := j.ctx.State.Get(j.stateKey(e))
+		e.chunked, e.tail, e.flog = j.p.static[side], &j.fresh[side], &j.flog[side]
+		var v []byte
+		var ok bool
+		var err error
+		if !unknown {
+			v, ok, err = j.ctx.State.Get(j.stateKey(e))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("regular join: %w", err)
 		}
@@ -731,10 +1108,15 @@ func (j *regularJoin) load(kg int, key string) (*keyState, error) {
 			if err := e.parseHeader(v); err != nil {
 				return nil, err
 			}
+			if e.chunked && !j.p.static[side] {
+				return nil, fmt.Errorf("regular join: state of key group %d was written for another join type", kg)
+			}
 			e.stored = true
 			if j.p.cfg.TTL > 0 {
 				e.indexed, e.idxBucket = true, j.bucketOf(e.written)
 			}
+		} else if e.chunked {
+			e.parsed = false // no rows: new ones go to the fresh log until a probe reads the entry
 		}
 		j.charge(e)
 	}
@@ -822,40 +1204,57 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	// Resolve both sides' entries of every row and decode the partner rows this batch pairs with.
 	j.own, j.part = j.own[:0], j.part[:0]
 	j.pRows = 0
-	pb := j.pb[o]
+	pb, pdec := j.pb[o], &j.pdec[o]
+	// Passes over the batch, each a short loop of independent iterations so the CPU overlaps their cache misses:
+	// the keys' states (loading those not in the working set), then the entries and the partner rows.
+	j.ks = j.ks[:0]
 	for i := range n {
 		kg, err := exec.OwnedKeyGroup(j.ctx, j.hashes[i], "regular join")
 		if err != nil {
 			return err
 		}
 		if nullKey != nil && nullKey[i] {
-			j.own, j.part = append(j.own, nil), append(j.part, nil)
+			j.ks = append(j.ks, nil)
 			continue
 		}
 		k, err := j.keyOf(i, kg)
 		if err != nil {
 			return err
 		}
+		j.ks = append(j.ks, k)
+	}
+	for _, k := range j.ks {
+		if k == nil {
+			j.own, j.part = append(j.own, nil), append(j.part, nil)
+			continue
+		}
 		own, part := &k.e[s], &k.e[o]
 		if j.p.updating[s] { // rows may be looked up
-			if err := own.ensureParsed(); err != nil {
+			if err := own.ensureParsed(j.ctx.State); err != nil {
 				return err
 			}
 		}
 		j.own, j.part = append(j.own, own), append(j.part, part)
 		if part.live > 0 && part.pepoch != j.epoch {
-			if err := part.ensureParsed(); err != nil {
+			if err := part.ensureParsed(j.ctx.State); err != nil {
 				return err
 			}
-			part.pepoch, part.pbase = j.epoch, j.pRows
-			for sl := range part.sl {
-				if err := j.p.rowEnc[o].DecodeKey(pb.Fields(), part.row(sl)); err != nil {
-					return fmt.Errorf("regular join: decode a stored row: %w", err)
-				}
-			}
+			part.pepoch, part.pbase, part.probed = j.epoch, j.pRows, true
 			j.pRows += int32(len(part.sl))
+			j.decode = append(j.decode, part)
 		}
 	}
+	// The partner rows, into builders sized once.
+	pb.Reserve(int(j.pRows))
+	for _, part := range j.decode {
+		for sl := range part.sl {
+			if err := pdec.decode(part.row(sl)); err != nil {
+				return fmt.Errorf("regular join: decode a stored row: %w", err)
+			}
+		}
+	}
+	clear(j.decode)
+	j.decode = j.decode[:0]
 	prec := pb.NewRecordBatch()
 	defer prec.Release()
 
@@ -866,7 +1265,9 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	if err := j.emitOutput(s, rec, prec, out); err != nil {
 		return err
 	}
-	if j.wsBytes > j.p.cacheBytes {
+	clear(j.ks)
+	// Past maxFreshBlocks the fresh buffers' offsets would overflow: write back even under the budget.
+	if j.wsBytes > j.p.cacheBytes || len(j.fresh[0].blocks)+len(j.fresh[1].blocks) > maxFreshBlocks {
 		j.evict()
 	}
 	return nil
@@ -895,7 +1296,7 @@ func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
 	j.match = j.match[:0]
 	for lo := 0; lo < len(j.candProbe); lo += chunkRows {
 		hi := min(lo+chunkRows, len(j.candProbe))
-		cand, err := j.gather(s, rec, prec, j.candProbe[lo:hi], j.candPart[lo:hi])
+		cand, err := j.gather(s, rec, prec, j.candProbe[lo:hi], j.candPart[lo:hi], j.p.resCols)
 		if err != nil {
 			return err
 		}
@@ -945,8 +1346,18 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		}
 		if add {
 			var m int32
-			for sl := range j.matches(part, c) {
+			for sl := range part.sl {
 				ps := &part.sl[sl]
+				if ps.cnt == 0 {
+					continue
+				}
+				if residual {
+					ok := j.match[c]
+					c++
+					if !ok {
+						continue
+					}
+				}
 				cj := ps.cnt
 				pr := part.pbase + int32(sl)
 				flip := outerO && ps.match == 0
@@ -977,7 +1388,13 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				if outerS && m == 0 {
 					emit(exec.Insert, pi, -1)
 				}
-				grew := own.appendSlot(row, m, updS)
+				var grew int64
+				if own.chunked && !own.parsed {
+					j.markDirty(own)
+					grew = own.appendFresh(row)
+				} else {
+					grew = own.appendSlot(row, m, updS)
+				}
 				own.acct += grew
 				j.wsBytes += grew
 			}
@@ -990,8 +1407,18 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			j.ctx.Errors.Add(1) // not in state: expired, or a broken input changelog
 			continue
 		}
-		for sl := range j.matches(part, c) {
+		for sl := range part.sl {
 			ps := &part.sl[sl]
+			if ps.cnt == 0 {
+				continue
+			}
+			if residual {
+				ok := j.match[c]
+				c++
+				if !ok {
+					continue
+				}
+			}
 			cj := ps.cnt
 			pr := part.pbase + int32(sl)
 			unflip := outerO && ps.match == 1
@@ -1015,51 +1442,45 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 	}
 }
 
-// matches yields the live slots of part that the batch row matches, in slot order: all of them without a residual,
-// else those whose candidate pair (the row's start at c, one per live slot) passed it.
-func (j *regularJoin) matches(part *keyEntry, c int32) iter.Seq[int] {
-	residual := j.p.cfg.Residual != nil
-	return func(yield func(int) bool) {
-		for sl := range part.sl {
-			if part.sl[sl].cnt == 0 {
-				continue
-			}
-			ok := !residual || j.match[c]
-			c++
-			if ok && !yield(sl) {
-				return
-			}
-		}
-	}
-}
-
 // gather builds joined rows: the probe side's columns taken from rec at probe, the partner's from prec at part
 // (-1 is NULL in both), in left-then-right order.
-func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []int32) (arrow.RecordBatch, error) {
+func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []int32, need []bool) (arrow.RecordBatch, error) {
 	n := len(probe)
-	pIdx := j.indexArray(probe)
-	defer pIdx.Release()
-	qIdx := j.indexArray(part)
-	defer qIdx.Release()
 	cols := make([]arrow.Array, 0, j.p.out.NumFields())
 	release := func() {
 		for _, c := range cols {
 			c.Release()
 		}
 	}
-	take := func(r arrow.RecordBatch, idx arrow.Array) error {
+	take := func(r arrow.RecordBatch, idx []int32) error {
+		var idxArr arrow.Array // for arrow's kernel, made on first use
+		defer func() {
+			if idxArr != nil {
+				idxArr.Release()
+			}
+		}()
 		for c := range int(r.NumCols()) {
-			a, err := compute.TakeArray(j.cc, r.Column(c), idx)
-			if err != nil {
-				return fmt.Errorf("regular join: take: %w", err)
+			if need != nil && !need[len(cols)] {
+				cols = append(cols, array.MakeArrayOfNull(j.ctx.Alloc, r.Column(c).DataType(), n))
+				continue
+			}
+			a, ok := takeColumn(j.ctx.Alloc, r.Column(c), idx)
+			if !ok {
+				if idxArr == nil {
+					idxArr = j.indexArray(idx)
+				}
+				var err error
+				if a, err = compute.TakeArray(j.cc, r.Column(c), idxArr); err != nil {
+					return fmt.Errorf("regular join: take: %w", err)
+				}
 			}
 			cols = append(cols, a)
 		}
 		return nil
 	}
-	first, firstIdx, second, secondIdx := rec, pIdx, prec, qIdx
+	first, firstIdx, second, secondIdx := rec, probe, prec, part
 	if s == 1 {
-		first, firstIdx, second, secondIdx = prec, qIdx, rec, pIdx
+		first, firstIdx, second, secondIdx = prec, part, rec, probe
 	}
 	if err := take(first, firstIdx); err != nil {
 		release()
@@ -1094,7 +1515,7 @@ func (j *regularJoin) indexArray(idx []int32) arrow.Array {
 func (j *regularJoin) emitOutput(s int, rec, prec arrow.RecordBatch, out exec.Emitter) error {
 	for lo := 0; lo < len(j.outKind); lo += chunkRows {
 		hi := min(lo+chunkRows, len(j.outKind))
-		res, err := j.gather(s, rec, prec, j.outProbe[lo:hi], j.outPart[lo:hi])
+		res, err := j.gather(s, rec, prec, j.outProbe[lo:hi], j.outPart[lo:hi], nil)
 		if err != nil {
 			return err
 		}

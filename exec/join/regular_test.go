@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -677,7 +679,14 @@ func regularModel(typ JoinType, twoKeys, residual bool, left, right []randomRow)
 	return out
 }
 
-func TestRegularJoinRandomized(t *testing.T) {
+func TestRegularJoinRandomized(t *testing.T) { testRegularRandomized(t, false) }
+
+// TestRegularJoinStaticRandomized is the randomized test with both inputs append-only, so at least one side is
+// static (its rows kept in chunks): chunks appended at every barrier, rewritten as one when a probed key reaches
+// maxChunks, dropped from memory when not probed, and restored mid-stream.
+func TestRegularJoinStaticRandomized(t *testing.T) { testRegularRandomized(t, true) }
+
+func testRegularRandomized(t *testing.T, static bool) {
 	t.Setenv("CLINK_STATE_FSYNC", "0")
 	defaultChunk := chunkRows
 	t.Cleanup(func() { chunkRows = defaultChunk })
@@ -705,6 +714,10 @@ func TestRegularJoinRandomized(t *testing.T) {
 			keyCols = []int{0, 1} // found by canonical bytes
 		}
 		appendOnly := [2]bool{rng.IntN(4) == 0, rng.IntN(4) == 0}
+		if static {
+			appendOnly = [2]bool{true, true}
+			typ = []JoinType{JoinInner, JoinLeft, JoinRight}[seed%3]
+		}
 		cfg := RegularJoinConfig{
 			JoinSpec:     JoinSpec{Type: typ, Left: schema, Right: schema, LeftKeys: keyCols, RightKeys: keyCols},
 			LeftUpdating: !appendOnly[0], RightUpdating: !appendOnly[1],
@@ -851,4 +864,144 @@ func sameMultiset(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// TestRegularJoinTTLStaticChunks: a static side's expired key loses its head and every chunk, through the working
+// set (no restore) or through the sweep's backend path (restored, nothing in memory), and a row added after the
+// expiry starts the key's chunks over.
+func TestRegularJoinTTLStaticChunks(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	for _, restore := range []bool{false, true} {
+		for _, pebble := range []bool{false, true} {
+			cfg := regularCfg(JoinInner, false)
+			cfg.TTL = 1000
+			h := newRJHarness(t, cfg, pebble, 0)
+			if err := h.Open("", 0); err != nil {
+				t.Fatal(err)
+			}
+			kg := state.KeyGroupOf(state.CombineHash(0, state.MixInt64(7)), state.DefaultKeyGroups)
+			count := func(id byte) int {
+				n := 0
+				if err := h.Backend.Scan(state.KeyedKey(kg, id, nil), func(_, _ []byte) error { n++; return nil }); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			check := func(what string, heads, leftChunks, rightChunks int) {
+				t.Helper()
+				if got := [3]int{count(leftStateID) + count(rightStateID), count(chunkStateID), count(chunkStateID + 1)}; got != [3]int{heads, leftChunks, rightChunks} {
+					t.Fatalf("restore=%v pebble=%v %s: heads, left chunks, right chunks %v, want %v", restore, pebble, what, got, [3]int{heads, leftChunks, rightChunks})
+				}
+			}
+			step := func(clock int64, r sideRow) {
+				t.Helper()
+				if err := h.process(regularBatch{side: r.side, rows: []sideRow{r}, clock: &clock}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			barrier := func(clock int64) {
+				t.Helper()
+				h.clock = clock
+				if err := h.Barrier(restore); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step(0, leftRow(7, "a"))
+			barrier(0)
+			step(100, leftRow(7, "b"))
+			barrier(100)
+			check("two left chunks", 1, 2, 0)
+			step(500, rightRow(7, 1))
+			barrier(500)
+			check("a right row", 2, 2, 1)
+			barrier(1200) // the left rows expired (last write 100), the right row not (500)
+			check("the left side expired", 1, 0, 1)
+			step(1250, leftRow(7, "c"))
+			barrier(1250)
+			check("a left row again", 2, 1, 1)
+			barrier(1700) // the right row expired
+			check("the right side expired", 1, 1, 0)
+			if err := h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"+I 7|a|7|1", "+I 7|b|7|1", "+I 7|c|7|1"}; !slices.Equal(h.Rows, want) {
+				t.Fatalf("restore=%v pebble=%v: changelog %q, want %q", restore, pebble, h.Rows, want)
+			}
+		}
+	}
+}
+
+// TestRegularJoinStaticRestoresOneValueFormat: a static side restored from values in the one-value format (as
+// written before static sides kept chunks: here by the same join with updating inputs, whose inner values have
+// the same format) reads them, keeps adding rows to them, and gives the changelog a static join gives from the
+// start.
+func TestRegularJoinStaticRestoresOneValueFormat(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	var first, second []regularBatch
+	n := 0
+	for b := range 12 {
+		bt := regularBatch{side: b % 2}
+		for r := range 5 {
+			k := (b*5 + r) % 3
+			n++
+			if bt.side == 0 {
+				bt.rows = append(bt.rows, leftRow(k, "a"+strconv.Itoa(n)))
+			} else {
+				bt.rows = append(bt.rows, rightRow(k, n))
+			}
+		}
+		if b < 6 {
+			first = append(first, bt)
+		} else {
+			second = append(second, bt)
+		}
+	}
+	static := regularCfg(JoinInner, false)
+	want, _, err := runRegular(t, static, append(slices.Clone(first), second...), false, 0, func(int) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cache := range []int64{0, 1} {
+		old := newRJHarness(t, regularCfg(JoinInner, true), false, cache)
+		if err := old.Open("", 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, bt := range first {
+			if err := old.process(bt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := old.Op.OnBarrier(1); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := old.Backend.Capture(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "chk-1")
+		if err := snap.Persist(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		h := newRJHarness(t, static, false, cache)
+		if err := h.Open(path, 1); err != nil {
+			t.Fatal(err)
+		}
+		for i, bt := range second {
+			if err := h.process(bt); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Barrier(i%2 == 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := append(slices.Clone(old.Rows), h.Rows...); !slices.Equal(got, want) {
+			t.Fatalf("cache %d: changelog\n got  %q\n want %q", cache, got, want)
+		}
+	}
 }

@@ -116,7 +116,7 @@ type RegularJoinConfig struct {
 	Now func() time.Time
 	// CacheBytes bounds the working set of rows the operator keeps in memory; past it the working set is written
 	// back to the state backend and keys are dropped from memory (first those not touched since the previous
-	// eviction) down to half of it. 0 means a default (64 MiB).
+	// eviction) down to half of it. 0 means a default (256 MiB).
 	CacheBytes int64
 }
 

@@ -165,24 +165,6 @@ func (g *rowGroup) appendRow(side int, id int32, t int64) {
 	g.times[side] = append(g.times[side], t)
 }
 
-// probe calls fn for each row of side with a time in [from, to], in arrival order.
-func (g *rowGroup) probe(side int, from, to int64, fn func(id int32)) {
-	times := g.times[side]
-	k := 0
-	if !g.unsorted[side] {
-		k, _ = slices.BinarySearch(times, from)
-		for ; k < len(times) && times[k] <= to; k++ {
-			fn(g.rows[side][k])
-		}
-		return
-	}
-	for k, v := range times {
-		if v >= from && v <= to {
-			fn(g.rows[side][k])
-		}
-	}
-}
-
 // keyBytes appends the group's canonical key bytes.
 func (g *rowGroup) keyBytes(dst []byte, mode rowcodec.KeyMode) []byte {
 	if mode == rowcodec.KeyInt {
@@ -485,15 +467,24 @@ type pairOutput struct {
 	spec *timeSpec
 	ctx  *exec.TaskContext
 	b    *array.RecordBuilder
+	dec  [2]rowDecoder // each side's columns of b
 	n    int
+}
+
+// builder returns the output builder, making it (and its decoders) on first use.
+func (o *pairOutput) builder() *array.RecordBuilder {
+	if o.b == nil {
+		o.b = array.NewRecordBuilder(o.ctx.Alloc, o.spec.out)
+		nl := o.spec.spec.Left.NumFields()
+		o.dec[0] = newRowDecoder(&o.spec.rowEnc[0], o.b.Fields()[:nl])
+		o.dec[1] = newRowDecoder(&o.spec.rowEnc[1], o.b.Fields()[nl:])
+	}
+	return o.b
 }
 
 // add appends the joined row of left row l and right row r; -1 for a side padded with NULLs.
 func (o *pairOutput) add(t *rowTable, l, r int32) error {
-	if o.b == nil {
-		o.b = array.NewRecordBuilder(o.ctx.Alloc, o.spec.out)
-	}
-	fs := o.b.Fields()
+	fs := o.builder().Fields()
 	nl := o.spec.spec.Left.NumFields()
 	for side, id := range [2]int32{l, r} {
 		bs := fs[:nl]
@@ -506,7 +497,7 @@ func (o *pairOutput) add(t *rowTable, l, r int32) error {
 			}
 			continue
 		}
-		if err := o.spec.rowEnc[side].DecodeKey(bs, t.data[id]); err != nil {
+		if err := o.dec[side].decode(t.data[id]); err != nil {
 			return err
 		}
 	}
@@ -527,11 +518,8 @@ func (o *pairOutput) emit(t *rowTable, l, r int32, out exec.Emitter) error {
 
 // record returns the rows added so far as a record (possibly empty) and starts over.
 func (o *pairOutput) record() arrow.RecordBatch {
-	if o.b == nil {
-		o.b = array.NewRecordBuilder(o.ctx.Alloc, o.spec.out)
-	}
 	o.n = 0
-	return o.b.NewRecordBatch()
+	return o.builder().NewRecordBatch()
 }
 
 func (o *pairOutput) flush(out exec.Emitter) error {
