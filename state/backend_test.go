@@ -137,6 +137,8 @@ func runModel(t *testing.T, kind backendKind, seed uint64, steps int) {
 			k := randKey(rng)
 			b.Delete([]byte(k))
 			delete(model, k)
+		case r < 68:
+			checkGetMany(t, step, b, rng, model)
 		case r < 75:
 			k := randKey(rng)
 			v, ok, err := b.Get([]byte(k))
@@ -194,6 +196,41 @@ func runModel(t *testing.T, kind backendKind, seed uint64, steps int) {
 			t.Fatalf("restore %s = %v; captured %v", p.dir, got, p.model)
 		}
 		r.Close()
+	}
+}
+
+// checkGetMany looks up a random batch of keys (some twice, in random order) with GetMany and compares every
+// answer with the model: each live key's value exactly once per index, nothing for an absent or deleted one.
+func checkGetMany(t *testing.T, step int, b Backend, rng *rand.Rand, model map[string]string) {
+	t.Helper()
+	keys := make([][]byte, rng.IntN(40))
+	for i := range keys {
+		if i > 0 && rng.IntN(5) == 0 {
+			keys[i] = slices.Clone(keys[rng.IntN(i)])
+		} else {
+			keys[i] = []byte(randKey(rng))
+		}
+	}
+	got := make([]*string, len(keys))
+	err := GetMany(b, keys, func(i int, v []byte) error {
+		if got[i] != nil {
+			return fmt.Errorf("key %d (%q) answered twice", i, keys[i])
+		}
+		s := string(v)
+		got[i] = &s
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("step %d: GetMany: %v", step, err)
+	}
+	for i, k := range keys {
+		want, ok := model[string(k)]
+		switch {
+		case ok != (got[i] != nil):
+			t.Fatalf("step %d: GetMany key %q: found %v, model %v", step, k, got[i] != nil, ok)
+		case ok && *got[i] != want:
+			t.Fatalf("step %d: GetMany key %q = %q, model %q", step, k, *got[i], want)
+		}
 	}
 }
 

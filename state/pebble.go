@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -23,14 +24,35 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// DefaultCacheBytes bounds a Pebble backend's clean cache when Options.CacheBytes is 0.
-const DefaultCacheBytes = 64 << 20
+var defaultCacheBytes atomic.Int64
+
+// DefaultCacheBytes is a Pebble store's in-memory budget when Options.CacheBytes is 0: what SetDefaultCacheBytes
+// set, else 1/32 of the machine's memory, between 64 MB and 1 GB.
+func DefaultCacheBytes() int64 {
+	if n := defaultCacheBytes.Load(); n > 0 {
+		return n
+	}
+	n := int64(64 << 20)
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) == nil {
+		n = int64(si.Totalram) * int64(si.Unit) / 32
+	}
+	return min(max(n, 64<<20), 1<<30)
+}
+
+// SetDefaultCacheBytes sets DefaultCacheBytes for the stores opened after it (the server's state cache setting);
+// n <= 0 goes back to sizing it from the machine. The shared block cache is sized from it once, when the first
+// store opens.
+func SetDefaultCacheBytes(n int64) { defaultCacheBytes.Store(max(n, 0)) }
 
 var errClosed = errors.New("state: backend closed")
 
 // sharedBlockCache is one Pebble block cache for every store in the process: many small stores should not each
-// reserve their own.
-var sharedBlockCache = sync.OnceValue(func() *pebble.Cache { return pebble.NewCache(64 << 20) })
+// reserve their own. A quarter of the default budget, at least 64 MB: with the key filter (keyfilter.go) Pebble is
+// read only for keys it holds, so it holds mostly the data and index blocks of keys being updated.
+var sharedBlockCache = sync.OnceValue(func() *pebble.Cache {
+	return pebble.NewCache(max(64<<20, DefaultCacheBytes()/4))
+})
 
 // OpenPebble opens keyed state in a Pebble store at opts.Dir behind a write-back cache. The working directory is
 // scratch: it is rebuilt on every open, from opts.RestorePath if set (immutable sstables hard-linked, everything else
@@ -92,13 +114,18 @@ func OpenPebble(opts Options) (Backend, error) {
 	}
 	limit := opts.CacheBytes
 	if limit <= 0 {
-		limit = DefaultCacheBytes
+		limit = DefaultCacheBytes()
 	}
 	if err := fault.get(); err != nil {
 		db.Close()
 		return nil, restoreErr(cmp.Or(restored.base, opts.RestorePath, opts.Dir), err)
 	}
+	var filter *keyFilter
+	if restored.base == "" && len(restored.deltas) == 0 {
+		filter = newKeyFilter() // an empty store: the filter sees every key that reaches Pebble
+	}
 	return &pebbleBackend{
+		filter:        filter,
 		fault:         fault,
 		fsys:          fsys,
 		dir:           opts.Dir,
@@ -138,14 +165,25 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10) // Get of a key that is not there stays cheap
 	}
+	// Every checkpoint ingests one delta that spans the whole key space (keys start with a hashed key group), so
+	// it lands in L0 and each compaction out of L0 rewrites the overlapping part of Lbase. Letting L0 hold more
+	// tables makes that rewrite rarer and larger (far less written per ingested byte), and a larger Lbase keeps
+	// the tree shallow; reads pay for the deeper L0 only for keys the key filter lets through. One compaction at a
+	// time (the default) leaves the other core to the dataflow.
+	o.L0CompactionThreshold = 8
+	o.L0StopWritesThreshold = 64
+	o.LBaseMaxBytes = 256 << 20
 	o.EnsureDefaults() // apply's sstable writer needs the resolved options
 	return o
 }
 
 type pebbleBackend struct {
 	fault *storeFault // once set, every operation fails with it (pebblefault.go)
-	fsys  FS
-	dir   string
+	// filter holds every key written into Pebble (keyfilter.go), so a lookup of a key it rejects skips Pebble; nil
+	// for a restored store, whose keys it never saw.
+	filter *keyFilter
+	fsys   FS
+	dir    string
 	// shared holds the files persisted snapshots are made of; chain is what the newest one is made of, and
 	// unflushed the deltas persisted since but not yet ingested into Pebble (their snapshots are still pending).
 	shared        string
@@ -156,6 +194,8 @@ type pebbleBackend struct {
 	db            *pebble.DB
 	dirty         *memtable // operator goroutine only
 	cacheLimit    int64
+	missBuf       []int32 // GetMany's scratch (operator goroutine only)
+	hitBuf        []found
 
 	persistMu sync.Mutex // one Persist at a time; Close waits for it
 
@@ -202,6 +242,9 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 	}
 	if err := b.fault.get(); err != nil {
 		return nil, false, b.pebbleErr("get", err)
+	}
+	if b.filter != nil && !b.filter.mayContain(key) {
+		return nil, false, nil
 	}
 	// Safe outside the lock: a concurrent Persist only applies snapshots that were pending above, and none of them
 	// holds key, so Pebble's value for key does not change under us.
@@ -340,18 +383,37 @@ func (b *pebbleBackend) dropRead(k string, v []byte) {
 	b.readBytes -= int64(len(k) + len(v) + memEntryOverhead)
 }
 
-// evict keeps the clean cache within its bound: whole generations first, oldest first (what was not written for
-// a few checkpoints is the coldest), then read-cache entries in map order, i.e. roughly at random. Caller holds mu.
+// persistedBytes is the memory of the pending snapshots already persisted (waiting for their delta's ingest).
+// Caller holds mu.
+func (b *pebbleBackend) persistedBytes() int64 {
+	var n int64
+	for _, p := range b.pending {
+		if !p.persisted {
+			break
+		}
+		n += p.t.bytes
+	}
+	return n
+}
+
+// evict keeps the clean cache within its bound, which is what the budget leaves after the persisted snapshots
+// and the key filter: whole generations first, oldest first (what was not written for a few checkpoints is the
+// coldest), then read-cache entries in map order, i.e. roughly at random. Caller holds mu.
 func (b *pebbleBackend) evict() {
-	for len(b.gens) > 0 && (len(b.gens) > maxCleanGens || b.genBytes+b.readBytes > b.cacheLimit) {
+	limit := b.cacheLimit - b.persistedBytes()
+	if b.filter != nil {
+		limit -= b.filter.bytes.Load()
+	}
+	limit = max(limit, b.cacheLimit/8)
+	for len(b.gens) > 0 && (len(b.gens) > maxCleanGens || b.genBytes+b.readBytes > limit) {
 		b.genBytes -= b.gens[0].bytes
 		b.gens[0] = nil
 		b.gens = b.gens[1:]
 	}
-	if b.readBytes <= b.cacheLimit {
+	if b.readBytes <= limit {
 		return
 	}
-	target := b.cacheLimit - b.cacheLimit/8
+	target := limit - limit/8
 	for k, v := range b.reads {
 		b.dropRead(k, v)
 		if b.readBytes <= target {
@@ -457,11 +519,9 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	}
 	b.chain = next
 	b.unflushed = append(b.unflushed, delta)
-	var unflushedBytes int64
-	for _, d := range b.unflushed {
-		unflushedBytes += d.bytes
-	}
-	flush := len(b.unflushed) >= maxUnflushed || unflushedBytes > b.cacheLimit/4
+	// Persisted snapshots wait in memory so that a few deltas go into Pebble at once, but only up to a part of
+	// the cache budget: a store whose every checkpoint changes a lot ingests each delta at once.
+	flush := len(b.unflushed) >= maxUnflushed || b.persistedBytes() > b.cacheLimit/4
 	b.mu.Unlock()
 	if flush {
 		return b.ingestUnflushed()
@@ -669,11 +729,18 @@ func (b *pebbleBackend) writeTable(path string, kvs []keyEntry, order []sortKey)
 		return err
 	}
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.popts.MakeWriterOptions(0, b.db.TableFormat()))
+	add, done := func([]byte) {}, func() {}
+	if b.filter != nil {
+		// Before the keys can leave the in-memory layers: a lookup that misses those finds them in the filter.
+		add, done = b.filter.adder()
+	}
+	defer done()
 	for _, o := range order {
 		kv := &kvs[o.i]
 		if kv.e.del {
 			err = w.Delete(stringBytes(kv.k))
 		} else {
+			add(stringBytes(kv.k))
 			err = w.Set(stringBytes(kv.k), kv.e.v)
 		}
 		if err != nil {

@@ -83,6 +83,11 @@ type groupAgg struct {
 	valBuf   []byte
 	outRows  []outRow
 	gone     []int32 // groups to free after the output is built
+	grpOf    []int32 // the group of each row
+	load     []int32 // groups created by the batch that the backend may hold
+	loadBuf  []byte  // their state keys, end to end
+	loadOff  []int32
+	loadKeys [][]byte
 	out      *array.RecordBuilder
 	decoders []resultDecoder // per aggregate column of out
 	ov       aggOverflow
@@ -178,7 +183,8 @@ func (a *groupAgg) stateKey(g int32) []byte {
 	return state.KeyedKey(int(a.gKG[g]), groupStateID, a.keyBuf)
 }
 
-// newGroup creates the group of row i of the current batch: from the backend when it may hold it, else empty.
+// newGroup creates the group of row i of the current batch, empty; when the backend may hold it (not complete),
+// it is listed in load, and loadGroups fills it in from the backend before the batch counts its rows.
 func (a *groupAgg) newGroup(i int) (int32, error) {
 	kg, err := a.kgs.Of(a.ctx, a.p.cfg.Keys, i, "group aggregate")
 	if err != nil {
@@ -199,17 +205,43 @@ func (a *groupAgg) newGroup(i int) (int32, error) {
 		}
 		a.null = g
 	}
-	if a.complete {
-		return g, nil
-	}
-	v, ok, err := a.ctx.State.Get(a.stateKey(g))
-	if err != nil || !ok {
-		return g, err
-	}
-	if err := a.restoreGroup(g, v); err != nil {
-		return 0, fmt.Errorf("group aggregate: restore a group of key group %d: %w", kg, err)
+	if !a.complete {
+		a.load = append(a.load, g)
 	}
 	return g, nil
+}
+
+// loadGroups reads the groups of load from the backend in one batched lookup (state.GetMany: the keys in one
+// arena, the misses read from Pebble in key order) and restores those it holds.
+func (a *groupAgg) loadGroups() error {
+	a.loadBuf, a.loadKeys = a.loadBuf[:0], a.loadKeys[:0]
+	offs := a.loadOff[:0]
+	for _, g := range a.load {
+		offs = append(offs, int32(len(a.loadBuf)))
+		a.keyBuf = a.keyBytes(a.keyBuf[:0], g, a.gFlag[g]&flagNullKey != 0)
+		a.loadBuf = appendKeyedKey(a.loadBuf, int(a.gKG[g]), groupStateID, a.keyBuf)
+	}
+	offs = append(offs, int32(len(a.loadBuf)))
+	for j := range a.load {
+		a.loadKeys = append(a.loadKeys, a.loadBuf[offs[j]:offs[j+1]:offs[j+1]])
+	}
+	a.loadOff = offs
+	err := state.GetMany(a.ctx.State, a.loadKeys, func(j int, v []byte) error {
+		g := a.load[j]
+		if err := a.restoreGroup(g, v); err != nil {
+			return fmt.Errorf("group aggregate: restore a group of key group %d: %w", a.gKG[g], err)
+		}
+		return nil
+	})
+	clear(a.loadKeys)
+	a.load = a.load[:0]
+	return err
+}
+
+// appendKeyedKey appends state.KeyedKey(kg, id, key) to dst without allocating.
+func appendKeyedKey(dst []byte, kg int, id byte, key []byte) []byte {
+	dst = append(dst, byte(kg>>8), byte(kg), id)
+	return append(dst, key...)
 }
 
 func (a *groupAgg) restoreGroup(g int32, v []byte) error {
@@ -330,7 +362,10 @@ func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
 	mode := a.p.keyEnc.Mode
 	keyNulls := a.keys.Nulls
 	ints := a.keys.Ints
-	var ignored int64
+	// The group of every row first, so that the groups the backend may hold are read in one batch.
+	a.load = a.load[:0]
+	grpOf := slices.Grow(a.grpOf[:0], n)[:n]
+	a.grpOf = grpOf
 	for i := 0; i < n; i++ {
 		var g int32
 		var ok bool
@@ -348,6 +383,15 @@ func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
 				return err
 			}
 		}
+		grpOf[i] = g
+	}
+	if len(a.load) > 0 {
+		if err := a.loadGroups(); err != nil {
+			return err
+		}
+	}
+	var ignored int64
+	for i, g := range grpOf {
 		if a.gSeq[g] != a.seq {
 			a.gSeq[g] = a.seq
 			a.gEpoch[g] = a.epoch
@@ -634,6 +678,22 @@ func (a *groupAgg) evict() {
 		}
 	}
 	a.complete = false
+	// A Go map keeps a deleted slot as a tombstone that every later miss probes past: after evicting most of the
+	// groups, lookups of new keys would slow down barrier after barrier. A fresh map has none.
+	switch a.p.keyEnc.Mode {
+	case rowcodec.KeyInt:
+		m := make(map[int64]int32, a.live)
+		for k, g := range a.ints {
+			m[k] = g
+		}
+		a.ints = m
+	case rowcodec.KeyBytes:
+		m := make(map[string]int32, a.live)
+		for k, g := range a.strs {
+			m[k] = g
+		}
+		a.strs = m
+	}
 }
 
 func (a *groupAgg) Close() error {

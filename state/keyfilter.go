@@ -1,0 +1,122 @@
+package state
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+)
+
+// keyFilter is an in-memory Bloom filter over every key a Pebble store may hold: a key it rejects is not in
+// Pebble, so Get and GetMany answer "absent" without asking Pebble (whose own bloom filters are one per table, each
+// checked through a table iterator, and whose filter blocks leave the block cache once the state outgrows it). A
+// store whose keys are mostly new (a GROUP BY over a growing key space) would otherwise pay a Pebble lookup per
+// row.
+//
+// It grows by generations: each is a blocked Bloom filter (one 64-byte block per key, 10 bits per key at
+// capacity, about 1% false positives) with four times the capacity of the one before; a lookup probes each
+// generation's one block. Keys are added by the snapshot worker when it writes them into a table (before they can
+// leave the in-memory layers) and looked up by the operator goroutine, without a lock: the bits are set with
+// atomic ORs and only ever set, and the generation list is swapped atomically.
+type keyFilter struct {
+	mu   sync.Mutex // adders
+	gens atomic.Pointer[[]*filterGen]
+	// bytes is the memory of all generations, counted against the store's cache budget.
+	bytes atomic.Int64
+}
+
+type filterGen struct {
+	blocks   []atomic.Uint64 // 8 words (512 bits) per block
+	nblocks  uint64
+	capacity int64
+	count    int64 // under keyFilter.mu
+}
+
+const (
+	filterBitsPerKey  = 10
+	filterFirstKeys   = 1 << 18
+	filterGrowth      = 4
+	filterProbes      = 6
+	filterBlockWords  = 8
+	filterBlockBits   = filterBlockWords * 64
+	filterBitIndexLen = 9 // log2(filterBlockBits)
+)
+
+var filterSeed = maphash.MakeSeed()
+
+func newKeyFilter() *keyFilter {
+	f := &keyFilter{}
+	f.gens.Store(&[]*filterGen{})
+	return f
+}
+
+func newFilterGen(capacity int64) *filterGen {
+	nblocks := uint64((capacity*filterBitsPerKey + filterBlockBits - 1) / filterBlockBits)
+	return &filterGen{blocks: make([]atomic.Uint64, nblocks*filterBlockWords), nblocks: nblocks, capacity: capacity}
+}
+
+// probe returns the block's first word and the bits in it of hash h.
+func (g *filterGen) block(h uint64) []atomic.Uint64 {
+	b := (h >> 32) * g.nblocks >> 32
+	return g.blocks[b*filterBlockWords : (b+1)*filterBlockWords : (b+1)*filterBlockWords]
+}
+
+func (g *filterGen) add(h uint64) {
+	blk := g.block(h)
+	m := h * 0x9E3779B97F4A7C15
+	for range filterProbes {
+		bit := m & (filterBlockBits - 1)
+		blk[bit>>6].Or(1 << (bit & 63))
+		m >>= filterBitIndexLen
+	}
+}
+
+func (g *filterGen) mayContain(h uint64) bool {
+	blk := g.block(h)
+	m := h * 0x9E3779B97F4A7C15
+	for range filterProbes {
+		bit := m & (filterBlockBits - 1)
+		if blk[bit>>6].Load()&(1<<(bit&63)) == 0 {
+			return false
+		}
+		m >>= filterBitIndexLen
+	}
+	return true
+}
+
+func filterHash(key []byte) uint64 { return maphash.Bytes(filterSeed, key) }
+
+// mayContain reports whether key may have been added; false is certain.
+func (f *keyFilter) mayContain(key []byte) bool {
+	h := filterHash(key)
+	for _, g := range *f.gens.Load() {
+		if g.mayContain(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// adder returns a function that adds keys, for one writer at a time; call done when finished.
+func (f *keyFilter) adder() (add func(key []byte), done func()) {
+	f.mu.Lock()
+	gens := *f.gens.Load()
+	var cur *filterGen
+	if n := len(gens); n > 0 {
+		cur = gens[n-1]
+	}
+	add = func(key []byte) {
+		if cur == nil || cur.count >= cur.capacity {
+			c := int64(filterFirstKeys)
+			if cur != nil {
+				c = cur.capacity * filterGrowth
+			}
+			cur = newFilterGen(c)
+			next := append(append([]*filterGen(nil), *f.gens.Load()...), cur)
+			f.gens.Store(&next)
+			f.bytes.Add(int64(len(cur.blocks)) * 8)
+		}
+		cur.add(filterHash(key))
+		cur.count++
+	}
+	return add, f.mu.Unlock
+}
