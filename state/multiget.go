@@ -61,7 +61,7 @@ type found struct {
 func (b *pebbleBackend) GetMany(keys [][]byte, fn func(i int, value []byte) error) error {
 	miss := b.missBuf[:0]
 	for i, k := range keys {
-		if e, ok := b.dirty.get(k); ok {
+		if e, ok := b.getDirty(k); ok {
 			if !e.del {
 				if err := fn(i, e.v); err != nil {
 					return err
@@ -69,11 +69,14 @@ func (b *pebbleBackend) GetMany(keys [][]byte, fn func(i int, value []byte) erro
 			}
 			continue
 		}
+		if b.filter != nil && !b.filter.mayContain(k) {
+			continue // in no older layer
+		}
 		miss = append(miss, int32(i))
 	}
 	if len(miss) == 0 {
 		b.missBuf = miss
-		return nil
+		return b.checkOpen()
 	}
 	hits := b.hitBuf[:0]
 	b.mu.Lock()
@@ -85,13 +88,11 @@ func (b *pebbleBackend) GetMany(keys [][]byte, fn func(i int, value []byte) erro
 outer:
 	for _, i := range miss {
 		k := keys[i]
-		for p := len(b.pending) - 1; p >= 0; p-- {
-			if e, ok := b.pending[p].t.get(k); ok {
-				if !e.del {
-					hits = append(hits, found{i, e.v})
-				}
-				continue outer
+		if e, ok := b.getPending(k); ok {
+			if !e.del {
+				hits = append(hits, found{i, e.v})
 			}
+			continue
 		}
 		for g := len(b.gens) - 1; g >= 0; g-- {
 			if e, ok := b.gens[g].get(k); ok {
@@ -104,9 +105,6 @@ outer:
 		if v, ok := b.reads[string(k)]; ok {
 			hits = append(hits, found{i, v})
 			continue
-		}
-		if b.filter != nil && !b.filter.mayContain(k) {
-			continue // never written to Pebble
 		}
 		rest = append(rest, i)
 	}

@@ -179,8 +179,8 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 
 type pebbleBackend struct {
 	fault *storeFault // once set, every operation fails with it (pebblefault.go)
-	// filter holds every key written into Pebble (keyfilter.go), so a lookup of a key it rejects skips Pebble; nil
-	// for a restored store, whose keys it never saw.
+	// filter holds every key captured since the store opened empty (keyfilter.go): a key it rejects is in no layer
+	// under the dirty ones, so a lookup skips them all; nil for a restored store, whose keys it never saw.
 	filter *keyFilter
 	fsys   FS
 	dir    string
@@ -193,9 +193,12 @@ type pebbleBackend struct {
 	popts         *pebble.Options
 	db            *pebble.DB
 	dirty         *memtable // operator goroutine only
-	cacheLimit    int64
-	missBuf       []int32 // GetMany's scratch (operator goroutine only)
-	hitBuf        []found
+	// dirtyRuns: the layers WriteBatch added since the last Capture, oldest first, and the memtables they froze
+	// (a batch lands after the Puts before it, so those move into a layer under it); dirty is newer than all.
+	dirtyRuns  []layer
+	cacheLimit int64
+	missBuf    []int32 // GetMany's scratch (operator goroutine only)
+	hitBuf     []found
 
 	persistMu sync.Mutex // one Persist at a time; Close waits for it
 
@@ -204,26 +207,67 @@ type pebbleBackend struct {
 	// cacheLimit; the oldest generation goes first.
 	mu        sync.Mutex
 	pending   []*pebbleSnapshot // captured, not yet in Pebble, in capture order
-	gens      []*memtable       // persisted, oldest first
+	gens      []layer           // persisted, oldest first
 	genBytes  int64
 	reads     map[string][]byte // read from Pebble; never holds a key that some generation holds
 	readBytes int64
 	closed    bool
 }
 
+// checkOpen is the error of a lookup the in-memory layers answered: the store is closed or failed.
+func (b *pebbleBackend) checkOpen() error {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	if err := b.fault.get(); err != nil {
+		return b.pebbleErr("get", err)
+	}
+	return nil
+}
+
 // maxCleanGens bounds how many persisted memtables Get may have to look through.
 const maxCleanGens = 4
 
-func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
+// getDirty looks key up in the layers written since the last Capture. Operator goroutine only.
+func (b *pebbleBackend) getDirty(key []byte) (entry, bool) {
 	if e, ok := b.dirty.get(key); ok {
+		return e, true
+	}
+	for i := len(b.dirtyRuns) - 1; i >= 0; i-- {
+		if e, ok := b.dirtyRuns[i].get(key); ok {
+			return e, true
+		}
+	}
+	return entry{}, false
+}
+
+// getPending looks key up in the pending snapshots, newest first. Caller holds mu.
+func (b *pebbleBackend) getPending(key []byte) (entry, bool) {
+	for i := len(b.pending) - 1; i >= 0; i-- {
+		ls := b.pending[i].layers
+		for j := len(ls) - 1; j >= 0; j-- {
+			if e, ok := ls[j].get(key); ok {
+				return e, true
+			}
+		}
+	}
+	return entry{}, false
+}
+
+func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
+	if e, ok := b.getDirty(key); ok {
 		return e.v, !e.del, nil
 	}
+	if b.filter != nil && !b.filter.mayContain(key) {
+		return nil, false, b.checkOpen()
+	}
 	b.mu.Lock()
-	for i := len(b.pending) - 1; i >= 0; i-- {
-		if e, ok := b.pending[i].t.get(key); ok {
-			b.mu.Unlock()
-			return e.v, !e.del, nil
-		}
+	if e, ok := b.getPending(key); ok {
+		b.mu.Unlock()
+		return e.v, !e.del, nil
 	}
 	for i := len(b.gens) - 1; i >= 0; i-- {
 		if e, ok := b.gens[i].get(key); ok {
@@ -242,9 +286,6 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 	}
 	if err := b.fault.get(); err != nil {
 		return nil, false, b.pebbleErr("get", err)
-	}
-	if b.filter != nil && !b.filter.mayContain(key) {
-		return nil, false, nil
 	}
 	// Safe outside the lock: a concurrent Persist only applies snapshots that were pending above, and none of them
 	// holds key, so Pebble's value for key does not change under us.
@@ -289,13 +330,19 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 		return b.pebbleErr("scan", err)
 	}
 
-	cs := make([]cursor, 0, len(pend)+2)
+	cs := make([]cursor, 0, len(pend)+len(b.dirtyRuns)+2)
 	b.dirty.prepareScan()
 	cs = append(cs, b.dirty.iter(prefix))
+	for i := len(b.dirtyRuns) - 1; i >= 0; i-- {
+		b.dirtyRuns[i].prepareScan()
+		cs = append(cs, b.dirtyRuns[i].scan(prefix))
+	}
 	for i := len(pend) - 1; i >= 0; i-- {
-		t := pend[i].t
-		t.prepareScan() // the index is operator-goroutine state; Persist only reads t.m
-		cs = append(cs, t.iter(prefix))
+		ls := pend[i].layers
+		for j := len(ls) - 1; j >= 0; j-- {
+			ls[j].prepareScan() // the index is operator-goroutine state; Persist never reads it
+			cs = append(cs, ls[j].scan(prefix))
+		}
 	}
 	var lower []byte
 	if len(prefix) > 0 { // an empty non-nil bound trips a Pebble invariant check in race builds
@@ -330,12 +377,39 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 	if err := b.fault.get(); err != nil {
 		return nil, b.pebbleErr("capture", err)
 	}
-	s := &pebbleSnapshot{b: b, id: id, t: b.dirty}
-	s.t.frozen = true
-	// Size the next map like this one: growing a map from empty rehashes it several times on the per-row path.
-	b.dirty = &memtable{m: make(map[string]entry, min(len(s.t.m), 1<<20))}
+	s := &pebbleSnapshot{b: b, id: id, layers: b.dirtyRuns}
+	n := len(b.dirty.m)
+	if n > 0 || len(s.layers) == 0 {
+		b.dirty.frozen = true
+		s.layers = append(s.layers, b.dirty)
+		// Size the next map like this one: growing a map from empty rehashes it several times on the per-row
+		// path.
+		b.dirty = &memtable{m: make(map[string]entry, min(n, 1<<20))}
+	}
+	b.dirtyRuns = nil
+	if b.filter != nil {
+		// From now on a lookup finds these keys below the dirty layers only if the filter has them.
+		add, done := b.filter.adder()
+		for _, l := range s.layers {
+			l.eachKey(func(k string) { add(stringBytes(k)) })
+		}
+		done()
+	}
 	b.pending = append(b.pending, s)
 	return s, nil
+}
+
+// writeRun adds a batch's run as the newest dirty layer (WriteBatch). Operator goroutine only.
+func (b *pebbleBackend) writeRun(r *run) {
+	if len(r.ents) == 0 {
+		return
+	}
+	if len(b.dirty.m) > 0 { // older than the batch: it moves under it
+		b.dirty.frozen = true
+		b.dirtyRuns = append(b.dirtyRuns, b.dirty)
+		b.dirty = newMemtable()
+	}
+	b.dirtyRuns = append(b.dirtyRuns, r)
 }
 
 func (b *pebbleBackend) Close() error {
@@ -347,7 +421,7 @@ func (b *pebbleBackend) Close() error {
 		return nil
 	}
 	b.closed = true
-	b.pending, b.gens, b.reads, b.dirty = nil, nil, nil, newMemtable()
+	b.pending, b.gens, b.reads, b.dirty, b.dirtyRuns = nil, nil, nil, newMemtable(), nil
 	b.mu.Unlock()
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("state: close: %w", err)
@@ -355,25 +429,25 @@ func (b *pebbleBackend) Close() error {
 	return nil
 }
 
-// promote turns persisted memtables into clean generations. Caller holds mu.
-func (b *pebbleBackend) promote(ts []*memtable) {
+// promote turns persisted layers into clean generations. Caller holds mu.
+func (b *pebbleBackend) promote(ts []layer) {
 	for _, t := range ts {
 		// A read-cache entry for a key the generation holds would turn stale once the generation is evicted.
-		if len(b.reads) < len(t.m) {
+		if len(b.reads) < t.count() {
 			for k, v := range b.reads {
-				if _, ok := t.m[k]; ok {
+				if _, ok := t.get(stringBytes(k)); ok {
 					b.dropRead(k, v)
 				}
 			}
 		} else if len(b.reads) > 0 {
-			for k := range t.m {
+			t.eachKey(func(k string) {
 				if v, ok := b.reads[k]; ok {
 					b.dropRead(k, v)
 				}
-			}
+			})
 		}
 		b.gens = append(b.gens, t)
-		b.genBytes += t.bytes
+		b.genBytes += t.size()
 	}
 	b.evict()
 }
@@ -391,7 +465,7 @@ func (b *pebbleBackend) persistedBytes() int64 {
 		if !p.persisted {
 			break
 		}
-		n += p.t.bytes
+		n += p.bytes()
 	}
 	return n
 }
@@ -406,7 +480,7 @@ func (b *pebbleBackend) evict() {
 	}
 	limit = max(limit, b.cacheLimit/8)
 	for len(b.gens) > 0 && (len(b.gens) > maxCleanGens || b.genBytes+b.readBytes > limit) {
-		b.genBytes -= b.gens[0].bytes
+		b.genBytes -= b.gens[0].size()
 		b.gens[0] = nil
 		b.gens = b.gens[1:]
 	}
@@ -433,9 +507,9 @@ type deltaFile struct {
 const maxUnflushed = 8
 
 type pebbleSnapshot struct {
-	b  *pebbleBackend
-	id uint64
-	t  *memtable
+	b      *pebbleBackend
+	id     uint64
+	layers []layer // oldest first
 	// persisted is set (under b.mu) once a delta holding the snapshot is durable; it stays pending (in memory,
 	// not in Pebble) until that delta is ingested.
 	persisted bool
@@ -445,6 +519,14 @@ type pebbleSnapshot struct {
 }
 
 func (s *pebbleSnapshot) ID() uint64 { return s.id }
+
+func (s *pebbleSnapshot) bytes() int64 {
+	var n int64
+	for _, l := range s.layers {
+		n += l.size()
+	}
+	return n
+}
 
 func (s *pebbleSnapshot) Release() {
 	s.b.mu.Lock()
@@ -547,9 +629,9 @@ func (b *pebbleBackend) ingestUnflushed() error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ts := make([]*memtable, count)
-	for i := range ts {
-		ts[i] = b.pending[i].t
+	var ts []layer
+	for _, p := range b.pending[:count] {
+		ts = append(ts, p.layers...)
 	}
 	b.pending = slices.Delete(b.pending, 0, count)
 	b.unflushed = b.unflushed[len(files):]
@@ -656,9 +738,9 @@ func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pending = slices.Delete(b.pending, 0, len(snaps))
-	ts := make([]*memtable, len(snaps))
-	for i, s := range snaps {
-		ts[i] = s.t
+	var ts []layer
+	for _, s := range snaps {
+		ts = append(ts, s.layers...)
 	}
 	b.promote(ts)
 	return nil
@@ -685,25 +767,21 @@ func keyPrefix(k string) (hi, lo uint64) {
 	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 }
 
-// collectSorted returns the newest entry of every key the snapshots hold, and their ascending key order as
-// indexes into it (sorting the small sortKeys moves less memory than sorting the entries).
+// collectSorted returns the entries of the snapshots' layers, newest layer first, and their ascending key order as
+// indexes into them, the newest entry of a key first (writeTable keeps only that one). Sorting the small sortKeys
+// moves less memory than sorting the entries, and needs no map to drop the older entries of a key.
 func collectSorted(snaps []*pebbleSnapshot) ([]keyEntry, []sortKey) {
-	var kvs []keyEntry
-	if len(snaps) == 1 {
-		m := snaps[0].t.m
-		kvs = make([]keyEntry, 0, len(m))
-		for k, e := range m {
-			kvs = append(kvs, keyEntry{k, e})
+	n := 0
+	for _, s := range snaps {
+		for _, l := range s.layers {
+			n += l.count()
 		}
-	} else {
-		seen := make(map[string]struct{})
-		for i := len(snaps) - 1; i >= 0; i-- {
-			for k, e := range snaps[i].t.m {
-				if _, ok := seen[k]; !ok {
-					seen[k] = struct{}{}
-					kvs = append(kvs, keyEntry{k, e})
-				}
-			}
+	}
+	kvs := make([]keyEntry, 0, n)
+	for i := len(snaps) - 1; i >= 0; i-- {
+		ls := snaps[i].layers
+		for j := len(ls) - 1; j >= 0; j-- {
+			kvs = ls[j].appendEntries(kvs)
 		}
 	}
 	order := make([]sortKey, len(kvs))
@@ -718,7 +796,10 @@ func collectSorted(snaps []*pebbleSnapshot) ([]keyEntry, []sortKey) {
 		if c := cmp.Compare(a.lo, b.lo); c != 0 {
 			return c
 		}
-		return strings.Compare(kvs[a.i].k, kvs[b.i].k) // "ab" < "ab\x00": equal padded prefixes still differ
+		if c := strings.Compare(kvs[a.i].k, kvs[b.i].k); c != 0 { // "ab" < "ab\x00": equal padded prefixes still differ
+			return c
+		}
+		return cmp.Compare(a.i, b.i) // the newer entry first
 	})
 	return kvs, order
 }
@@ -729,18 +810,16 @@ func (b *pebbleBackend) writeTable(path string, kvs []keyEntry, order []sortKey)
 		return err
 	}
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.popts.MakeWriterOptions(0, b.db.TableFormat()))
-	add, done := func([]byte) {}, func() {}
-	if b.filter != nil {
-		// Before the keys can leave the in-memory layers: a lookup that misses those finds them in the filter.
-		add, done = b.filter.adder()
-	}
-	defer done()
+	prev := sortKey{i: -1}
 	for _, o := range order {
 		kv := &kvs[o.i]
+		if prev.i >= 0 && o.hi == prev.hi && o.lo == prev.lo && kvs[prev.i].k == kv.k {
+			continue // an older entry of the key
+		}
+		prev = o
 		if kv.e.del {
 			err = w.Delete(stringBytes(kv.k))
 		} else {
-			add(stringBytes(kv.k))
 			err = w.Set(stringBytes(kv.k), kv.e.v)
 		}
 		if err != nil {

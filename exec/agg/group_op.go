@@ -88,9 +88,11 @@ type groupAgg struct {
 	loadBuf  []byte  // their state keys, end to end
 	loadOff  []int32
 	loadKeys [][]byte
-	out      *array.RecordBuilder
-	decoders []resultDecoder // per aggregate column of out
-	ov       aggOverflow
+	// batchEntryBytes is the largest key and value written at a barrier so far, to size the next batch.
+	batchEntryBytes int
+	out             *array.RecordBuilder
+	decoders        []resultDecoder // per aggregate column of out
+	ov              aggOverflow
 }
 
 var _ exec.Operator = (*groupAgg)(nil)
@@ -647,6 +649,9 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 // OnBarrier writes the groups changed since the last barrier into the write-back cache, then shrinks the working
 // set if it grew past maxGroups.
 func (a *groupAgg) OnBarrier(uint64) error {
+	// One batch for all of them (state.WriteBatch): the backend keeps it as one block of memory rather than an
+	// entry and two allocations per group. Sized from the previous barrier's.
+	wb := state.NewBatch(len(a.dirty), len(a.dirty)*a.batchEntryBytes)
 	for _, g := range a.dirty {
 		if a.gFlag[g]&(flagDirty|flagLive) != flagDirty|flagLive {
 			continue
@@ -656,8 +661,14 @@ func (a *groupAgg) OnBarrier(uint64) error {
 			a.valBuf = ag.encode(a.valBuf, g)
 		}
 		a.valBuf = a.appendShow(a.valBuf, g)
-		a.ctx.State.Put(a.stateKey(g), slices.Clone(a.valBuf))
+		a.keyBuf = a.keyBytes(a.keyBuf[:0], g, a.gFlag[g]&flagNullKey != 0)
+		a.loadBuf = appendKeyedKey(a.loadBuf[:0], int(a.gKG[g]), groupStateID, a.keyBuf)
+		wb.Put(a.loadBuf, a.valBuf)
+		a.batchEntryBytes = max(a.batchEntryBytes, len(a.loadBuf)+len(a.valBuf))
 		a.gFlag[g] = a.gFlag[g]&^flagDirty | flagStored
+	}
+	if wb.Len() > 0 {
+		state.WriteBatch(a.ctx.State, wb)
 	}
 	a.dirty = a.dirty[:0]
 	if a.live > a.p.maxGroups {
@@ -669,7 +680,18 @@ func (a *groupAgg) OnBarrier(uint64) error {
 
 // evict drops the groups not touched since the previous barrier from memory, and all of them if that is not
 // enough; they are all clean (OnBarrier just wrote them), so the backend has them.
+//
+// The key maps are built anew from the groups that stay rather than deleted from: a Go map keeps a deleted slot
+// as a tombstone that every later miss probes past (lookups of new keys would slow down barrier after barrier),
+// and deleting most of a large map costs a cache miss per key where inserting the few that stay costs little.
 func (a *groupAgg) evict() {
+	intKeys, strKeys := a.p.keyEnc.Mode == rowcodec.KeyInt, a.p.keyEnc.Mode == rowcodec.KeyBytes
+	if intKeys {
+		a.ints = nil
+	}
+	if strKeys {
+		a.strs = nil
+	}
 	for pass := 0; pass < 2 && a.live > a.p.maxGroups; pass++ {
 		for g, f := range a.gFlag {
 			if f&flagLive != 0 && (pass == 1 || a.gEpoch[g] != a.epoch) {
@@ -678,21 +700,21 @@ func (a *groupAgg) evict() {
 		}
 	}
 	a.complete = false
-	// A Go map keeps a deleted slot as a tombstone that every later miss probes past: after evicting most of the
-	// groups, lookups of new keys would slow down barrier after barrier. A fresh map has none.
-	switch a.p.keyEnc.Mode {
-	case rowcodec.KeyInt:
-		m := make(map[int64]int32, a.live)
-		for k, g := range a.ints {
-			m[k] = g
+	switch {
+	case intKeys:
+		a.ints = make(map[int64]int32, a.live)
+		for g, f := range a.gFlag {
+			if f&(flagLive|flagNullKey) == flagLive {
+				a.ints[a.gInt[g]] = int32(g)
+			}
 		}
-		a.ints = m
-	case rowcodec.KeyBytes:
-		m := make(map[string]int32, a.live)
-		for k, g := range a.strs {
-			m[k] = g
+	case strKeys:
+		a.strs = make(map[string]int32, a.live)
+		for g, f := range a.gFlag {
+			if f&flagLive != 0 {
+				a.strs[a.gStr[g]] = int32(g)
+			}
 		}
-		a.strs = m
 	}
 }
 
