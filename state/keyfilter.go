@@ -12,11 +12,12 @@ import (
 // store whose keys are mostly new (a GROUP BY over a growing key space) would otherwise pay a Pebble lookup per
 // row.
 //
-// It grows by generations: each is a blocked Bloom filter (one 64-byte block per key, 10 bits per key at
-// capacity, about 1% false positives) with four times the capacity of the one before; a lookup probes each
-// generation's one block. Keys are added by the snapshot worker when it writes them into a table (before they can
-// leave the in-memory layers) and looked up by the operator goroutine, without a lock: the bits are set with
-// atomic ORs and only ever set, and the generation list is swapped atomically.
+// It grows by generations: each is a blocked Bloom filter (one 64-byte block per key, 16 bits per key at
+// capacity and 10 probes: about 0.1% false positives, each of which costs a Pebble lookup) with four times the
+// capacity of the one before; a lookup probes each generation's one block. Keys are added at Capture, when they
+// leave the dirty layers, so every key of a layer under those is in the filter. Adds and lookups are both on the
+// operator goroutine today; the bits are set with atomic ORs and the generation list is swapped atomically, so a
+// lookup from another goroutine would be safe too.
 type keyFilter struct {
 	mu   sync.Mutex // adders
 	gens atomic.Pointer[[]*filterGen]
@@ -32,10 +33,10 @@ type filterGen struct {
 }
 
 const (
-	filterBitsPerKey  = 10
+	filterBitsPerKey  = 16
 	filterFirstKeys   = 1 << 18
 	filterGrowth      = 4
-	filterProbes      = 6
+	filterProbes      = 10
 	filterBlockWords  = 8
 	filterBlockBits   = filterBlockWords * 64
 	filterBitIndexLen = 9 // log2(filterBlockBits)
@@ -60,10 +61,21 @@ func (g *filterGen) block(h uint64) []atomic.Uint64 {
 	return g.blocks[b*filterBlockWords : (b+1)*filterBlockWords : (b+1)*filterBlockWords]
 }
 
+// probeBits returns the source of a key's bit positions in its block: 9 bits per probe, from two 64-bit mixes of
+// h (the block is chosen by h's high half).
+func probeBits(h uint64) (uint64, uint64) {
+	return h * 0x9E3779B97F4A7C15, (h ^ h>>29) * 0xBF58476D1CE4E5B9
+}
+
+const probesPerWord = 64 / filterBitIndexLen // 7
+
 func (g *filterGen) add(h uint64) {
 	blk := g.block(h)
-	m := h * 0x9E3779B97F4A7C15
-	for range filterProbes {
+	m, m2 := probeBits(h)
+	for p := range filterProbes {
+		if p == probesPerWord {
+			m = m2
+		}
 		bit := m & (filterBlockBits - 1)
 		blk[bit>>6].Or(1 << (bit & 63))
 		m >>= filterBitIndexLen
@@ -72,8 +84,11 @@ func (g *filterGen) add(h uint64) {
 
 func (g *filterGen) mayContain(h uint64) bool {
 	blk := g.block(h)
-	m := h * 0x9E3779B97F4A7C15
-	for range filterProbes {
+	m, m2 := probeBits(h)
+	for p := range filterProbes {
+		if p == probesPerWord {
+			m = m2
+		}
 		bit := m & (filterBlockBits - 1)
 		if blk[bit>>6].Load()&(1<<(bit&63)) == 0 {
 			return false

@@ -28,7 +28,7 @@ func TestKeyFilterNoFalseNegatives(t *testing.T) {
 			fp++
 		}
 	}
-	if rate := float64(fp) / (n / 2); rate > 0.05 {
+	if rate := float64(fp) / (n / 2); rate > 0.005 {
 		t.Fatalf("false positive rate %.3f", rate)
 	}
 }

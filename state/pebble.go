@@ -3,7 +3,6 @@ package state
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -48,10 +47,11 @@ func SetDefaultCacheBytes(n int64) { defaultCacheBytes.Store(max(n, 0)) }
 var errClosed = errors.New("state: backend closed")
 
 // sharedBlockCache is one Pebble block cache for every store in the process: many small stores should not each
-// reserve their own. A quarter of the default budget, at least 64 MB: with the key filter (keyfilter.go) Pebble is
-// read only for keys it holds, so it holds mostly the data and index blocks of keys being updated.
+// reserve their own. Half the default budget, at least 64 MB: it must hold the tables' index and filter blocks (a
+// delta's filter is one block of about 1.25 MB per million keys; reading it again for a lookup costs far more than
+// the lookup), and the data blocks of the keys being read.
 var sharedBlockCache = sync.OnceValue(func() *pebble.Cache {
-	return pebble.NewCache(max(64<<20, DefaultCacheBytes()/4))
+	return pebble.NewCache(max(64<<20, DefaultCacheBytes()/2))
 })
 
 // OpenPebble opens keyed state in a Pebble store at opts.Dir behind a write-back cache. The working directory is
@@ -170,9 +170,9 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 	// tables makes that rewrite rarer and larger (far less written per ingested byte), and a larger Lbase keeps
 	// the tree shallow; reads pay for the deeper L0 only for keys the key filter lets through. One compaction at a
 	// time (the default) leaves the other core to the dataflow.
-	o.L0CompactionThreshold = 8
-	o.L0StopWritesThreshold = 64
-	o.LBaseMaxBytes = 256 << 20
+	o.L0CompactionThreshold = 16
+	o.L0StopWritesThreshold = 1000 // nothing is written through the memtable: never stall an ingest
+	o.LBaseMaxBytes = 1 << 30
 	o.EnsureDefaults() // apply's sstable writer needs the resolved options
 	return o
 }
@@ -575,9 +575,9 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	next := b.chain
 	var delta deltaFile
 	delta.snaps = len(snaps)
-	if kvs, order := collectSorted(snaps); len(kvs) > 0 {
+	if c, order := collectSorted(snaps); len(order) > 0 {
 		delta.path = filepath.Join(b.shared, fmt.Sprintf("%d.sst", s.id))
-		if err := b.writeTable(delta.path, kvs, order); err != nil {
+		if err := b.writeTable(delta.path, c, order); err != nil {
 			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 		}
 		if FsyncEnabled() {
@@ -723,10 +723,10 @@ func (b *pebbleBackend) collectGarbage() {
 // Ingesting instead of committing a batch skips what a memtable would cost here: copying every entry into a batch,
 // Pebble sorting a large batch through its encoded form, and a flush that writes the same sstable anyway.
 func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
-	kvs, order := collectSorted(snaps)
-	if len(kvs) > 0 {
+	c, order := collectSorted(snaps)
+	if len(order) > 0 {
 		path := filepath.Join(b.dir, ingestFile)
-		if err := b.writeTable(path, kvs, order); err != nil {
+		if err := b.writeTable(path, c, order); err != nil {
 			return err
 		}
 		err := b.db.Ingest(context.Background(), []string{path})
@@ -749,82 +749,32 @@ func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
 // ingestFile is the scratch sstable apply writes in the working directory; Pebble ignores names it did not make.
 const ingestFile = "ingest.tmp"
 
-type keyEntry struct {
-	k string
-	e entry
-}
-
-// sortKey orders keyEntries by their first 16 bytes held inline, so that sorting rarely follows a key's pointer
-// (one cache miss per comparison otherwise).
-type sortKey struct {
-	hi, lo uint64
-	i      int32
-}
-
-func keyPrefix(k string) (hi, lo uint64) {
-	var b [16]byte
-	copy(b[:], k)
-	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
-}
-
-// collectSorted returns the entries of the snapshots' layers, newest layer first, and their ascending key order as
-// indexes into them, the newest entry of a key first (writeTable keeps only that one). Sorting the small sortKeys
-// moves less memory than sorting the entries, and needs no map to drop the older entries of a key.
-func collectSorted(snaps []*pebbleSnapshot) ([]keyEntry, []sortKey) {
-	n := 0
-	for _, s := range snaps {
-		for _, l := range s.layers {
-			n += l.count()
-		}
-	}
-	kvs := make([]keyEntry, 0, n)
-	for i := len(snaps) - 1; i >= 0; i-- {
-		ls := snaps[i].layers
-		for j := len(ls) - 1; j >= 0; j-- {
-			kvs = ls[j].appendEntries(kvs)
-		}
-	}
-	order := make([]sortKey, len(kvs))
-	for i := range kvs {
-		hi, lo := keyPrefix(kvs[i].k)
-		order[i] = sortKey{hi, lo, int32(i)}
-	}
-	slices.SortFunc(order, func(a, b sortKey) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.lo, b.lo); c != 0 {
-			return c
-		}
-		if c := strings.Compare(kvs[a.i].k, kvs[b.i].k); c != 0 { // "ab" < "ab\x00": equal padded prefixes still differ
-			return c
-		}
-		return cmp.Compare(a.i, b.i) // the newer entry first
-	})
-	return kvs, order
-}
-
-func (b *pebbleBackend) writeTable(path string, kvs []keyEntry, order []sortKey) error {
+func (b *pebbleBackend) writeTable(path string, c *collected, order []sortKey) error {
 	f, err := b.popts.FS.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.popts.MakeWriterOptions(0, b.db.TableFormat()))
+	var g gathered
 	prev := sortKey{i: -1}
-	for _, o := range order {
-		kv := &kvs[o.i]
-		if prev.i >= 0 && o.hi == prev.hi && o.lo == prev.lo && kvs[prev.i].k == kv.k {
-			continue // an older entry of the key
-		}
-		prev = o
-		if kv.e.del {
-			err = w.Delete(stringBytes(kv.k))
-		} else {
-			err = w.Set(stringBytes(kv.k), kv.e.v)
-		}
-		if err != nil {
-			w.Close()
-			return fmt.Errorf("write %s: %w", path, err)
+	for start := 0; start < len(order); start += gatherChunk {
+		end := min(start+gatherChunk, len(order))
+		c.gather(&g, order[start:end], prev)
+		prev = order[end-1]
+		off := 0
+		for _, e := range g.ents {
+			k := g.buf[off : off+int(e.klen)]
+			off += int(e.klen)
+			if e.vlen < 0 {
+				err = w.Delete(k)
+			} else {
+				err = w.Set(k, g.buf[off:off+int(e.vlen)]) // the writer copies both
+				off += int(e.vlen)
+			}
+			if err != nil {
+				w.Close()
+				return fmt.Errorf("write %s: %w", path, err)
+			}
 		}
 	}
 	if err := w.Close(); err != nil { // syncs the file (when fsync is on) before Ingest links it
@@ -832,6 +782,9 @@ func (b *pebbleBackend) writeTable(path string, kvs []keyEntry, order []sortKey)
 	}
 	return nil
 }
+
+// gatherChunk is how many entries writeTable copies into order at a time.
+const gatherChunk = 4096
 
 // checkpoint makes a durable copy of the store in dir. Pebble's Checkpoint hard-links the sstables (synced when
 // Pebble wrote them), copies and fsyncs OPTIONS and MANIFEST, writes its marker files, and fsyncs the new directory

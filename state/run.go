@@ -6,14 +6,14 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // Batch collects many writes to hand to a backend at once (WriteBatch): an operator that writes back its changed
 // state at a barrier builds one instead of calling Put per key. The keys and values are copied end to end into one
-// buffer and indexed by an open-addressing hash table, so the backend keeps the batch as it is, as an immutable
-// layer (a run): no allocation, no map slot and no copy per entry, about 20 bytes of overhead per entry instead of
-// a Go map's hundred, and a lookup costs one hashed probe. A later write of a key in the same batch replaces the
-// earlier one.
+// buffer, so the backend keeps the batch as it is, as an immutable layer (a run): no allocation, no map slot and no
+// copy per entry, 12 bytes of overhead per entry (and 16 more once a lookup needs its hash index) instead of a Go
+// map's hundred. A later write of a key in the same batch replaces the earlier one.
 type Batch struct {
 	r run
 }
@@ -23,11 +23,10 @@ func NewBatch(n, dataBytes int) *Batch {
 	b := &Batch{}
 	b.r.data = make([]byte, 0, dataBytes)
 	b.r.ents = make([]runEntry, 0, n)
-	b.r.resize(n)
 	return b
 }
 
-// Len is the number of keys in the batch.
+// Len is the number of writes in the batch.
 func (b *Batch) Len() int { return len(b.r.ents) }
 
 // Put sets key to value (both copied).
@@ -41,37 +40,13 @@ func (b *Batch) add(key, value []byte, del bool) {
 	if len(r.data)+len(key)+len(value) > math.MaxUint32 {
 		panic("state: batch over 4 GB")
 	}
-	if 2*(len(r.ents)+1) > len(r.index) {
-		r.resize(2 * len(r.ents))
-	}
-	off := uint32(len(r.data))
-	r.data = append(r.data, key...)
-	r.data = append(r.data, value...)
-	e := runEntry{off: off, klen: uint32(len(key)), vlen: uint32(len(value))}
+	e := runEntry{off: uint32(len(r.data)), klen: uint32(len(key)), vlen: uint32(len(value))}
 	if del {
 		e.vlen = runDeleted
 	}
-	h := maphash.Bytes(filterSeed, key)
-	mask := uint64(len(r.index) - 1)
-	tag := uint32(h>>32) | 1 // never 0: a slot of 0 is empty
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := r.index[i]
-		if s == 0 {
-			r.ents = append(r.ents, e)
-			r.index[i] = uint64(tag)<<32 | uint64(len(r.ents))
-			return
-		}
-		if uint32(s>>32) == tag {
-			j := uint32(s) - 1
-			if bytes.Equal(r.key(j), key) {
-				// The newer write wins: a new entry, so that ents stays in write order; the old one is dead.
-				r.ents = append(r.ents, e)
-				r.index[i] = uint64(tag)<<32 | uint64(len(r.ents))
-				r.replaced++
-				return
-			}
-		}
-	}
+	r.data = append(r.data, key...)
+	r.data = append(r.data, value...)
+	r.ents = append(r.ents, e)
 }
 
 // WriteBatch hands wb to b, which takes ownership (the caller must not use wb again). The batch's writes land
@@ -83,11 +58,8 @@ func WriteBatch(b Backend, wb *Batch) {
 		return
 	}
 	r := &wb.r
-	for i := range r.ents {
+	for i := range r.ents { // in write order: a later write of a key lands after the earlier one
 		j := uint32(i)
-		if !r.live(j) {
-			continue
-		}
 		k := r.key(j)
 		k = k[:len(k):len(k)]
 		if r.ents[j].vlen == runDeleted {
@@ -99,16 +71,19 @@ func WriteBatch(b Backend, wb *Batch) {
 	}
 }
 
-// run is an immutable in-memory layer made from a Batch: entries end to end in data, unique keys (an entry a
-// later write replaced is not in the index), and an open-addressing index of (hash tag, entry + 1).
+// run is an immutable in-memory layer made from a Batch: its writes end to end in data, in write order (a key
+// written twice has two entries; the later one wins). Most runs are only ever persisted: their keys are in the key
+// filter from Capture on, so a lookup rarely reaches them. The hash index that lookups need, (hash tag, entry + 1)
+// in open addressing, is built on the first one.
 type run struct {
-	data  []byte
-	ents  []runEntry
-	index []uint64
-	// replaced counts the entries a later write of their key replaced (still in ents, no longer in index).
-	replaced int
-	// sorted (the live entries in ascending key order) is built on the first Scan, by the operator goroutine
-	// only; a snapshot worker reading the run never touches it.
+	data []byte
+	ents []runEntry
+
+	indexOnce sync.Once
+	index     []uint64
+	dups      bool // some key has more than one entry (known once the index is built)
+	// sorted (the newest entry of each key, in ascending key order) is built on the first Scan, by the operator
+	// goroutine only; a snapshot worker reading the run never touches it.
 	sorted []uint32
 }
 
@@ -118,21 +93,27 @@ type runEntry struct {
 
 const runDeleted = math.MaxUint32 // runEntry.vlen of a delete
 
-func (r *run) resize(n int) {
+// buildIndex indexes the entries in write order, a later entry of a key replacing the earlier one.
+func (r *run) buildIndex() {
 	size := 16
-	for size < 2*n {
+	for size < 2*len(r.ents) {
 		size *= 2
 	}
 	r.index = make([]uint64, size)
 	mask := uint64(size - 1)
 	for j := range r.ents {
-		h := maphash.Bytes(filterSeed, r.key(uint32(j)))
-		tag := uint32(h>>32) | 1
+		k := r.key(uint32(j))
+		h := maphash.Bytes(filterSeed, k)
+		tag := uint32(h>>32) | 1 // never 0: a slot of 0 is empty
 		for i := h & mask; ; i = (i + 1) & mask {
 			s := r.index[i]
-			// An entry replaces an older one of its key (ents is in write order).
-			if s == 0 || (uint32(s>>32) == tag && bytes.Equal(r.key(uint32(s)-1), r.key(uint32(j)))) {
+			if s == 0 {
 				r.index[i] = uint64(tag)<<32 | uint64(j+1)
+				break
+			}
+			if uint32(s>>32) == tag && bytes.Equal(r.key(uint32(s)-1), k) {
+				r.index[i] = uint64(tag)<<32 | uint64(j+1)
+				r.dups = true
 				break
 			}
 		}
@@ -160,11 +141,12 @@ func (r *run) entry(j uint32) entry {
 	return entry{v: r.value(j)}
 }
 
-// find returns the entry of key.
+// find returns the newest entry of key.
 func (r *run) find(key []byte) (uint32, bool) {
 	if len(r.ents) == 0 {
 		return 0, false
 	}
+	r.indexOnce.Do(r.buildIndex)
 	h := maphash.Bytes(filterSeed, key)
 	mask := uint64(len(r.index) - 1)
 	tag := uint32(h>>32) | 1
@@ -181,15 +163,6 @@ func (r *run) find(key []byte) (uint32, bool) {
 	}
 }
 
-// live reports whether entry j is the newest of its key (a replaced entry stays in ents).
-func (r *run) live(j uint32) bool {
-	if r.replaced == 0 {
-		return true
-	}
-	i, ok := r.find(r.key(j))
-	return ok && i == j
-}
-
 func (r *run) get(key []byte) (entry, bool) {
 	j, ok := r.find(key)
 	if !ok {
@@ -198,38 +171,35 @@ func (r *run) get(key []byte) (entry, bool) {
 	return r.entry(j), true
 }
 
-func (r *run) size() int64 { return int64(cap(r.data)) + int64(cap(r.ents))*12 + int64(len(r.index))*8 }
+// size counts the hash index as if built: it is, once anything looks the run up.
+func (r *run) size() int64 { return int64(cap(r.data)) + int64(cap(r.ents))*(12+16) }
 func (r *run) count() int  { return len(r.ents) }
 
+// eachKey calls fn for each key, some maybe more than once.
 func (r *run) eachKey(fn func(k string)) {
 	for j := range r.ents {
-		if r.live(uint32(j)) {
-			fn(ownedString(r.key(uint32(j))))
-		}
+		fn(ownedString(r.key(uint32(j))))
 	}
-}
-
-func (r *run) appendEntries(kvs []keyEntry) []keyEntry {
-	for j := range r.ents {
-		if r.live(uint32(j)) {
-			kvs = append(kvs, keyEntry{ownedString(r.key(uint32(j))), r.entry(uint32(j))})
-		}
-	}
-	return kvs
 }
 
 func (r *run) prepareScan() {
 	if r.sorted != nil || len(r.ents) == 0 {
 		return
 	}
-	s := make([]uint32, 0, len(r.ents))
-	for j := range r.ents {
-		if r.live(uint32(j)) {
-			s = append(s, uint32(j))
-		}
+	// All entries by key, the newest of a key first; then the first of each key.
+	s := make([]uint32, len(r.ents))
+	for j := range s {
+		s[j] = uint32(len(s) - 1 - j)
 	}
-	slices.SortFunc(s, func(a, b uint32) int { return bytes.Compare(r.key(a), r.key(b)) })
-	r.sorted = s
+	slices.SortStableFunc(s, func(a, b uint32) int { return bytes.Compare(r.key(a), r.key(b)) })
+	out := s[:0]
+	for i, j := range s {
+		if i > 0 && bytes.Equal(r.key(j), r.key(s[i-1])) {
+			continue
+		}
+		out = append(out, j)
+	}
+	r.sorted = out
 }
 
 func (r *run) scan(prefix []byte) cursor {
@@ -256,7 +226,6 @@ type layer interface {
 	size() int64
 	count() int
 	eachKey(fn func(k string))
-	appendEntries(kvs []keyEntry) []keyEntry
 	prepareScan()
 	scan(prefix []byte) cursor
 }
