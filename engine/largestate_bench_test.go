@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,8 @@ import (
 // the cap). Each run prints on stderr a table of the run sampled every LARGE_STATE_SAMPLE_MS (default 2000):
 // the rows the source had produced, the rate since the previous sample, the process's CPU, resident set and Go
 // heap, and the checkpoints completed; then one line per checkpoint (trigger time, duration, bytes written).
-// LARGE_STATE_LIVE=1 also prints each sample as it is taken.
+// LARGE_STATE_LIVE=1 also prints each sample as it is taken; LARGE_STATE_HEAP_PROFILE=path writes a heap profile
+// there at the sample with the largest heap.
 func BenchmarkGroupAggLargeState(b *testing.B) {
 	rows := envInt(b, "LARGE_STATE_ROWS", 2_000_000)
 	keys := envInt(b, "LARGE_STATE_KEYS", rows)
@@ -149,6 +151,7 @@ func sampleRun(b *testing.B, e *Engine, start time.Time, cpu0 time.Duration, eve
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var lastRows int64
+	var maxHeap uint64
 	lastT, lastCPU := start, cpu0
 	for {
 		select {
@@ -166,6 +169,13 @@ func sampleRun(b *testing.B, e *Engine, start time.Time, cpu0 time.Duration, eve
 				float64(rowsIn-lastRows)/dt, 100*(cpu-lastCPU).Seconds()/dt, procStatusKB("VmRSS:")>>10,
 				sample[0].Value.Uint64()>>20, cps)
 			out.WriteString(line)
+			if path := os.Getenv("LARGE_STATE_HEAP_PROFILE"); path != "" && sample[0].Value.Uint64() > maxHeap {
+				maxHeap = sample[0].Value.Uint64()
+				if f, err := os.Create(path); err == nil {
+					_ = pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
 			if live {
 				fmt.Fprint(os.Stderr, "large state: ", line)
 			}

@@ -54,23 +54,28 @@ type found struct {
 	v []byte
 }
 
-// GetMany walks the layers as Get does, but once for the whole batch: the dirty map; then, under one lock, the
-// pending snapshots, the clean generations and the read cache; then Pebble, for the keys none of them holds, in
-// ascending key order through one iterator whose SeekPrefixGE consults each table's bloom filter (an absent key
-// usually reads no data block) and keeps the tables of one level open from one key to the next.
+// GetMany walks the layers as Get does, but once for the whole batch: the dirty map, the key filter (a key it
+// rejects is in no other layer: a new key costs two probes), the dirty runs; then, under one lock, the pending
+// snapshots, the clean generations and the read cache; then Pebble, for the keys none of them holds, in ascending
+// key order through one iterator whose SeekPrefixGE consults each table's bloom filter (an absent key usually
+// reads no data block) and keeps the tables of one level open from one key to the next.
 func (b *pebbleBackend) GetMany(keys [][]byte, fn func(i int, value []byte) error) error {
 	miss := b.missBuf[:0]
 	for i, k := range keys {
-		if e, ok := b.getDirty(k); ok {
+		e, ok := b.dirty.get(k)
+		if !ok {
+			if b.filter != nil && !b.filter.mayContain(k) {
+				continue // in no older layer
+			}
+			e, ok = b.getDirtyRuns(k)
+		}
+		if ok {
 			if !e.del {
 				if err := fn(i, e.v); err != nil {
 					return err
 				}
 			}
 			continue
-		}
-		if b.filter != nil && !b.filter.mayContain(k) {
-			continue // in no older layer
 		}
 		miss = append(miss, int32(i))
 	}

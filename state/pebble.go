@@ -179,8 +179,9 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 
 type pebbleBackend struct {
 	fault *storeFault // once set, every operation fails with it (pebblefault.go)
-	// filter holds every key captured since the store opened empty (keyfilter.go): a key it rejects is in no layer
-	// under the dirty ones, so a lookup skips them all; nil for a restored store, whose keys it never saw.
+	// filter holds every key of every layer under the dirty map since the store opened empty (keyfilter.go): a
+	// key it rejects is in none of them, so a lookup skips them all; nil for a restored store, whose keys it never
+	// saw.
 	filter *keyFilter
 	fsys   FS
 	dir    string
@@ -231,11 +232,8 @@ func (b *pebbleBackend) checkOpen() error {
 // maxCleanGens bounds how many persisted memtables Get may have to look through.
 const maxCleanGens = 4
 
-// getDirty looks key up in the layers written since the last Capture. Operator goroutine only.
-func (b *pebbleBackend) getDirty(key []byte) (entry, bool) {
-	if e, ok := b.dirty.get(key); ok {
-		return e, true
-	}
+// getDirtyRuns looks key up in the layers WriteBatch added since the last Capture. Operator goroutine only.
+func (b *pebbleBackend) getDirtyRuns(key []byte) (entry, bool) {
 	for i := len(b.dirtyRuns) - 1; i >= 0; i-- {
 		if e, ok := b.dirtyRuns[i].get(key); ok {
 			return e, true
@@ -258,11 +256,14 @@ func (b *pebbleBackend) getPending(key []byte) (entry, bool) {
 }
 
 func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
-	if e, ok := b.getDirty(key); ok {
+	if e, ok := b.dirty.get(key); ok {
 		return e.v, !e.del, nil
 	}
 	if b.filter != nil && !b.filter.mayContain(key) {
 		return nil, false, b.checkOpen()
+	}
+	if e, ok := b.getDirtyRuns(key); ok {
+		return e.v, !e.del, nil
 	}
 	b.mu.Lock()
 	if e, ok := b.getPending(key); ok {
@@ -387,12 +388,11 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 		b.dirty = &memtable{m: make(map[string]entry, min(n, 1<<20))}
 	}
 	b.dirtyRuns = nil
-	if b.filter != nil {
-		// From now on a lookup finds these keys below the dirty layers only if the filter has them.
+	if b.filter != nil && n > 0 {
+		// From now on a lookup finds these keys below the dirty map only if the filter has them (the runs' keys
+		// are in it already).
 		add, done := b.filter.adder()
-		for _, l := range s.layers {
-			l.eachKey(func(k string) { add(stringBytes(k)) })
-		}
+		s.layers[len(s.layers)-1].eachKey(func(k string) { add(stringBytes(k)) })
 		done()
 	}
 	b.pending = append(b.pending, s)
@@ -403,6 +403,15 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 func (b *pebbleBackend) writeRun(r *run) {
 	if len(r.ents) == 0 {
 		return
+	}
+	if b.filter != nil {
+		// Every layer under the dirty map has its keys in the filter.
+		add, done := b.filter.adder()
+		r.eachKey(func(k string) { add(stringBytes(k)) })
+		if len(b.dirty.m) > 0 {
+			b.dirty.eachKey(func(k string) { add(stringBytes(k)) })
+		}
+		done()
 	}
 	if len(b.dirty.m) > 0 { // older than the batch: it moves under it
 		b.dirty.frozen = true
