@@ -2,7 +2,6 @@ package state
 
 import (
 	"hash/maphash"
-	"sync"
 	"sync/atomic"
 )
 
@@ -14,22 +13,21 @@ import (
 //
 // It grows by generations: each is a blocked Bloom filter (one 64-byte block per key, 16 bits per key at
 // capacity and 10 probes: about 0.1% false positives, each of which costs a Pebble lookup) with four times the
-// capacity of the one before; a lookup probes each generation's one block. Keys are added at Capture, when they
-// leave the dirty layers, so every key of a layer under those is in the filter. Adds and lookups are both on the
-// operator goroutine today; the bits are set with atomic ORs and the generation list is swapped atomically, so a
-// lookup from another goroutine would be safe too.
+// capacity of the one before; a lookup probes each generation's one block. Keys are added when they leave the dirty
+// map (WriteBatch, Capture), so every key of a layer under it is in the filter. Adds and lookups are both on the
+// operator goroutine only (plain loads and stores: an atomic OR per bit cost more than the cache miss).
 type keyFilter struct {
-	mu   sync.Mutex // adders
-	gens atomic.Pointer[[]*filterGen]
-	// bytes is the memory of all generations, counted against the store's cache budget.
+	gens []*filterGen
+	// bytes is the memory of all generations, counted against the store's cache budget (read by the snapshot
+	// worker).
 	bytes atomic.Int64
 }
 
 type filterGen struct {
-	blocks   []atomic.Uint64 // 8 words (512 bits) per block
+	blocks   []uint64 // 8 words (512 bits) per block
 	nblocks  uint64
 	capacity int64
-	count    int64 // under keyFilter.mu
+	count    int64
 }
 
 const (
@@ -44,19 +42,15 @@ const (
 
 var filterSeed = maphash.MakeSeed()
 
-func newKeyFilter() *keyFilter {
-	f := &keyFilter{}
-	f.gens.Store(&[]*filterGen{})
-	return f
-}
+func newKeyFilter() *keyFilter { return &keyFilter{} }
 
 func newFilterGen(capacity int64) *filterGen {
 	nblocks := uint64((capacity*filterBitsPerKey + filterBlockBits - 1) / filterBlockBits)
-	return &filterGen{blocks: make([]atomic.Uint64, nblocks*filterBlockWords), nblocks: nblocks, capacity: capacity}
+	return &filterGen{blocks: make([]uint64, nblocks*filterBlockWords), nblocks: nblocks, capacity: capacity}
 }
 
 // probe returns the block's first word and the bits in it of hash h.
-func (g *filterGen) block(h uint64) []atomic.Uint64 {
+func (g *filterGen) block(h uint64) []uint64 {
 	b := (h >> 32) * g.nblocks >> 32
 	return g.blocks[b*filterBlockWords : (b+1)*filterBlockWords : (b+1)*filterBlockWords]
 }
@@ -77,7 +71,7 @@ func (g *filterGen) add(h uint64) {
 			m = m2
 		}
 		bit := m & (filterBlockBits - 1)
-		blk[bit>>6].Or(1 << (bit & 63))
+		blk[bit>>6] |= 1 << (bit & 63)
 		m >>= filterBitIndexLen
 	}
 }
@@ -90,7 +84,7 @@ func (g *filterGen) mayContain(h uint64) bool {
 			m = m2
 		}
 		bit := m & (filterBlockBits - 1)
-		if blk[bit>>6].Load()&(1<<(bit&63)) == 0 {
+		if blk[bit>>6]&(1<<(bit&63)) == 0 {
 			return false
 		}
 		m >>= filterBitIndexLen
@@ -103,7 +97,7 @@ func filterHash(key []byte) uint64 { return maphash.Bytes(filterSeed, key) }
 // mayContain reports whether key may have been added; false is certain.
 func (f *keyFilter) mayContain(key []byte) bool {
 	h := filterHash(key)
-	for _, g := range *f.gens.Load() {
+	for _, g := range f.gens {
 		if g.mayContain(h) {
 			return true
 		}
@@ -111,13 +105,11 @@ func (f *keyFilter) mayContain(key []byte) bool {
 	return false
 }
 
-// adder returns a function that adds keys, for one writer at a time; call done when finished.
+// adder returns a function that adds keys; call done when finished.
 func (f *keyFilter) adder() (add func(key []byte), done func()) {
-	f.mu.Lock()
-	gens := *f.gens.Load()
 	var cur *filterGen
-	if n := len(gens); n > 0 {
-		cur = gens[n-1]
+	if n := len(f.gens); n > 0 {
+		cur = f.gens[n-1]
 	}
 	add = func(key []byte) {
 		if cur == nil || cur.count >= cur.capacity {
@@ -126,12 +118,11 @@ func (f *keyFilter) adder() (add func(key []byte), done func()) {
 				c = cur.capacity * filterGrowth
 			}
 			cur = newFilterGen(c)
-			next := append(append([]*filterGen(nil), *f.gens.Load()...), cur)
-			f.gens.Store(&next)
+			f.gens = append(f.gens, cur)
 			f.bytes.Add(int64(len(cur.blocks)) * 8)
 		}
 		cur.add(filterHash(key))
 		cur.count++
 	}
-	return add, f.mu.Unlock
+	return add, func() {}
 }

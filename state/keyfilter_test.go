@@ -15,7 +15,7 @@ func TestKeyFilterNoFalseNegatives(t *testing.T) {
 		add(key(i))
 	}
 	done()
-	if gens := len(*f.gens.Load()); gens != 2 {
+	if gens := len(f.gens); gens != 2 {
 		t.Fatalf("%d generations, want 2", gens)
 	}
 	fp := 0

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -124,7 +125,10 @@ func OpenPebble(opts Options) (Backend, error) {
 	if restored.base == "" && len(restored.deltas) == 0 {
 		filter = newKeyFilter() // an empty store: the filter sees every key that reaches Pebble
 	}
-	return &pebbleBackend{
+	cctx, cancel := context.WithCancel(context.Background())
+	b := &pebbleBackend{
+		compactCtx:    cctx,
+		compactCancel: cancel,
 		filter:        filter,
 		fault:         fault,
 		fsys:          fsys,
@@ -137,7 +141,37 @@ func OpenPebble(opts Options) (Backend, error) {
 		dirty:         newMemtable(),
 		reads:         make(map[string][]byte),
 		cacheLimit:    limit,
-	}, nil
+	}
+	b.maybeCompact() // the restored deltas are in L0
+	return b, nil
+}
+
+// compactEnd is past every key a store holds (operator keys start 0xFF 0xFF; nothing has 64 more).
+var compactEnd = bytes.Repeat([]byte{0xFF}, 66)
+
+// maybeCompact starts a compaction of the whole store into one level, in the background, when L0 holds at least
+// as many bytes as the levels below (and 16 MB), or 64 tables; unless one is running. See pebbleOptions.
+func (b *pebbleBackend) maybeCompact() {
+	if !b.compacting.CompareAndSwap(false, true) {
+		return
+	}
+	m := b.db.Metrics()
+	var below int64
+	for _, l := range m.Levels[1:] {
+		below += l.TablesSize
+	}
+	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.TablesCount < 64) {
+		b.compacting.Store(false)
+		return
+	}
+	b.compactWG.Add(1)
+	go func() {
+		defer b.compactWG.Done()
+		defer b.compacting.Store(false)
+		// An error that matters (I/O, corruption) reaches the store's fault through Pebble's event listener; a
+		// cancelled compaction (Close) is no error.
+		_ = b.db.Compact(b.compactCtx, []byte{}, compactEnd, false)
+	}()
 }
 
 // pebbleOptions tunes Pebble for many small stores per process. Writes reach Pebble only as ingested sstables
@@ -166,12 +200,14 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10) // Get of a key that is not there stays cheap
 	}
 	// Every checkpoint ingests one delta that spans the whole key space (keys start with a hashed key group), so
-	// it lands in L0 and each compaction out of L0 rewrites the overlapping part of Lbase. Letting L0 hold more
-	// tables makes that rewrite rarer and larger (far less written per ingested byte), and a larger Lbase keeps
-	// the tree shallow; reads pay for the deeper L0 only for keys the key filter lets through. One compaction at a
-	// time (the default) leaves the other core to the dataflow.
-	o.L0CompactionThreshold = 16
-	o.L0StopWritesThreshold = 1000 // nothing is written through the memtable: never stall an ingest
+	// it lands in L0 and any compaction out of L0 rewrites all of the level below. Pebble's own policy (compact L0
+	// once it holds a few tables) then rewrites the whole store every few checkpoints: its cost grows with the
+	// state held, not with what changed. maybeCompact instead compacts everything into one level once L0 holds as
+	// many bytes as the rest (or too many tables): each compaction at most doubles the store it rewrites, so an
+	// entry is rewritten about twice in all. Reads pay for the deeper L0 only for the keys the key filter lets
+	// through.
+	o.DisableAutomaticCompactions = true // maybeCompact decides
+	o.L0StopWritesThreshold = 1000       // nothing is written through the memtable: never stall an ingest
 	o.LBaseMaxBytes = 1 << 30
 	o.EnsureDefaults() // apply's sstable writer needs the resolved options
 	return o
@@ -202,6 +238,12 @@ type pebbleBackend struct {
 	hitBuf     []found
 
 	persistMu sync.Mutex // one Persist at a time; Close waits for it
+
+	// The background compaction (maybeCompact): at most one; Close cancels it and waits.
+	compacting    atomic.Bool
+	compactCtx    context.Context
+	compactCancel context.CancelFunc
+	compactWG     sync.WaitGroup
 
 	// The clean cache holds only values equal to Pebble's: the memtables of the last few persisted snapshots
 	// (kept whole, so a persist costs no per-entry work) and values Get read from Pebble. Both count against
@@ -370,6 +412,13 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 
 // Capture hands the dirty map to the snapshot and starts a new one: no copying, no disk.
 func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
+	if b.filter != nil && len(b.dirty.m) > 0 {
+		// From now on a lookup finds these keys below the dirty map only if the filter has them (the runs' keys
+		// are in it already). Outside the lock: the filter and the dirty map are the operator goroutine's.
+		add, done := b.filter.adder()
+		b.dirty.eachKey(func(k string) { add(stringBytes(k)) })
+		done()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -378,8 +427,8 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 	if err := b.fault.get(); err != nil {
 		return nil, b.pebbleErr("capture", err)
 	}
-	s := &pebbleSnapshot{b: b, id: id, layers: b.dirtyRuns}
 	n := len(b.dirty.m)
+	s := &pebbleSnapshot{b: b, id: id, layers: b.dirtyRuns}
 	if n > 0 || len(s.layers) == 0 {
 		b.dirty.frozen = true
 		s.layers = append(s.layers, b.dirty)
@@ -388,13 +437,6 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 		b.dirty = &memtable{m: make(map[string]entry, min(n, 1<<20))}
 	}
 	b.dirtyRuns = nil
-	if b.filter != nil && n > 0 {
-		// From now on a lookup finds these keys below the dirty map only if the filter has them (the runs' keys
-		// are in it already).
-		add, done := b.filter.adder()
-		s.layers[len(s.layers)-1].eachKey(func(k string) { add(stringBytes(k)) })
-		done()
-	}
 	b.pending = append(b.pending, s)
 	return s, nil
 }
@@ -432,6 +474,8 @@ func (b *pebbleBackend) Close() error {
 	b.closed = true
 	b.pending, b.gens, b.reads, b.dirty, b.dirtyRuns = nil, nil, nil, newMemtable(), nil
 	b.mu.Unlock()
+	b.compactCancel()
+	b.compactWG.Wait()
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("state: close: %w", err)
 	}
@@ -636,6 +680,7 @@ func (b *pebbleBackend) ingestUnflushed() error {
 		}
 		count += d.snaps
 	}
+	b.maybeCompact()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var ts []layer
@@ -744,6 +789,7 @@ func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
 			return fmt.Errorf("ingest: %w", err)
 		}
 	}
+	b.maybeCompact()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pending = slices.Delete(b.pending, 0, len(snaps))
