@@ -64,7 +64,7 @@ func (b *pebbleBackend) GetMany(keys [][]byte, fn func(i int, value []byte) erro
 	for i, k := range keys {
 		e, ok := b.dirty.get(k)
 		if !ok {
-			if b.filter != nil && !b.filter.mayContain(k) {
+			if b.absent(k) {
 				continue // in no older layer
 			}
 			e, ok = b.getDirtyRuns(k)

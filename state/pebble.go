@@ -121,15 +121,11 @@ func OpenPebble(opts Options) (Backend, error) {
 		db.Close()
 		return nil, restoreErr(cmp.Or(restored.base, opts.RestorePath, opts.Dir), err)
 	}
-	var filter *keyFilter
-	if restored.base == "" && len(restored.deltas) == 0 {
-		filter = newKeyFilter() // an empty store: the filter sees every key that reaches Pebble
-	}
 	cctx, cancel := context.WithCancel(context.Background())
 	b := &pebbleBackend{
 		compactCtx:    cctx,
 		compactCancel: cancel,
-		filter:        filter,
+		filter:        newKeyFilter(),
 		fault:         fault,
 		fsys:          fsys,
 		dir:           opts.Dir,
@@ -143,7 +139,53 @@ func OpenPebble(opts Options) (Backend, error) {
 		cacheLimit:    limit,
 	}
 	b.maybeCompact() // the restored deltas are in L0
+	if restored.base == "" && len(restored.deltas) == 0 {
+		b.filterReady = true // an empty store: the filter sees every key that reaches Pebble
+	} else {
+		b.compactWG.Add(1)
+		go b.buildFilter()
+	}
 	return b, nil
+}
+
+// buildFilter adds the keys of a restored store to a filter of their own, in the background; the operator
+// goroutine merges it into the store's filter at its next lookup (absent). Until then every lookup that the
+// in-memory layers do not answer goes to Pebble. Keys written after the open are in the store's filter already.
+func (b *pebbleBackend) buildFilter() {
+	defer b.compactWG.Done()
+	it, err := b.db.NewIter(nil)
+	if err != nil {
+		return // no filter: lookups keep going to Pebble
+	}
+	defer it.Close()
+	f := newKeyFilter()
+	add, done := f.adder()
+	defer done()
+	n := 0
+	for valid := it.First(); valid; valid = it.Next() {
+		add(it.Key())
+		if n++; n%4096 == 0 && b.compactCtx.Err() != nil {
+			return
+		}
+	}
+	if it.Error() == nil {
+		b.built.Store(f)
+	}
+}
+
+// absent reports whether the key filter rules key out: it is in no layer under the dirty map. Operator goroutine
+// only.
+func (b *pebbleBackend) absent(key []byte) bool {
+	if !b.filterReady {
+		f := b.built.Load()
+		if f == nil {
+			return false
+		}
+		b.filter.gens = append(slices.Clip(f.gens), b.filter.gens...)
+		b.filter.bytes.Add(f.bytes.Load())
+		b.filterReady = true
+	}
+	return !b.filter.mayContain(key)
 }
 
 // compactEnd is past every key a store holds (operator keys start 0xFF 0xFF; nothing has 64 more).
@@ -215,12 +257,14 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 
 type pebbleBackend struct {
 	fault *storeFault // once set, every operation fails with it (pebblefault.go)
-	// filter holds every key of every layer under the dirty map since the store opened empty (keyfilter.go): a
-	// key it rejects is in none of them, so a lookup skips them all; nil for a restored store, whose keys it never
-	// saw.
-	filter *keyFilter
-	fsys   FS
-	dir    string
+	// filter holds every key of every layer under the dirty map (keyfilter.go): a key it rejects is in none of
+	// them, so a lookup skips them all. It answers (filterReady) at once for a store opened empty, and for a
+	// restored one once buildFilter has read the restored keys (built). Operator goroutine only.
+	filter      *keyFilter
+	filterReady bool
+	built       atomic.Pointer[keyFilter]
+	fsys        FS
+	dir         string
 	// shared holds the files persisted snapshots are made of; chain is what the newest one is made of, and
 	// unflushed the deltas persisted since but not yet ingested into Pebble (their snapshots are still pending).
 	shared        string
@@ -301,7 +345,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 	if e, ok := b.dirty.get(key); ok {
 		return e.v, !e.del, nil
 	}
-	if b.filter != nil && !b.filter.mayContain(key) {
+	if b.absent(key) {
 		return nil, false, b.checkOpen()
 	}
 	if e, ok := b.getDirtyRuns(key); ok {
@@ -412,7 +456,7 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 
 // Capture hands the dirty map to the snapshot and starts a new one: no copying, no disk.
 func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
-	if b.filter != nil && len(b.dirty.m) > 0 {
+	if len(b.dirty.m) > 0 {
 		// From now on a lookup finds these keys below the dirty map only if the filter has them (the runs' keys
 		// are in it already). Outside the lock: the filter and the dirty map are the operator goroutine's.
 		add, done := b.filter.adder()
@@ -446,15 +490,13 @@ func (b *pebbleBackend) writeRun(r *run) {
 	if len(r.ents) == 0 {
 		return
 	}
-	if b.filter != nil {
-		// Every layer under the dirty map has its keys in the filter.
-		add, done := b.filter.adder()
-		r.eachKey(func(k string) { add(stringBytes(k)) })
-		if len(b.dirty.m) > 0 {
-			b.dirty.eachKey(func(k string) { add(stringBytes(k)) })
-		}
-		done()
+	// Every layer under the dirty map has its keys in the filter.
+	add, done := b.filter.adder()
+	r.eachKey(func(k string) { add(stringBytes(k)) })
+	if len(b.dirty.m) > 0 {
+		b.dirty.eachKey(func(k string) { add(stringBytes(k)) })
 	}
+	done()
 	if len(b.dirty.m) > 0 { // older than the batch: it moves under it
 		b.dirty.frozen = true
 		b.dirtyRuns = append(b.dirtyRuns, b.dirty)
@@ -528,9 +570,7 @@ func (b *pebbleBackend) persistedBytes() int64 {
 // coldest), then read-cache entries in map order, i.e. roughly at random. Caller holds mu.
 func (b *pebbleBackend) evict() {
 	limit := b.cacheLimit - b.persistedBytes()
-	if b.filter != nil {
-		limit -= b.filter.bytes.Load()
-	}
+	limit -= b.filter.bytes.Load()
 	limit = max(limit, b.cacheLimit/8)
 	for len(b.gens) > 0 && (len(b.gens) > maxCleanGens || b.genBytes+b.readBytes > limit) {
 		b.genBytes -= b.gens[0].size()

@@ -27,7 +27,9 @@ import (
 // int64 key or canonical key bytes. A group not in memory is loaded by a Get of its key when the backend may hold
 // it (after a restore, or after an eviction), else created empty without touching the backend. Put and Delete go
 // only to the write-back cache: a dirty group is written at OnBarrier, a group that ceases to exist is deleted
-// when it does. Above maxGroups a barrier evicts the groups not touched since the previous barrier.
+// when it does. Above maxGroups a barrier evicts the groups not touched since the previous barrier; so does the end
+// of an input batch, after writing the dirty groups back early (the backend keeps them until the next barrier's
+// checkpoint takes them).
 const groupStateID = 1
 
 // Group flags of the window and the group aggregate.
@@ -353,7 +355,16 @@ func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	if err := a.update(b.Rec); err != nil {
 		return err
 	}
-	return a.emit(out)
+	if err := a.emit(out); err != nil {
+		return err
+	}
+	if a.live > a.p.maxGroups {
+		// The working set stays bounded between barriers too: the groups go to the backend's write-back cache
+		// (compact, and in the next checkpoint like any write) and leave memory.
+		a.writeBack()
+		a.evict()
+	}
+	return nil
 }
 
 // assign finds (or creates) the group of every row, counts the rows in and out, and lists the groups the batch
@@ -649,8 +660,18 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 // OnBarrier writes the groups changed since the last barrier into the write-back cache, then shrinks the working
 // set if it grew past maxGroups.
 func (a *groupAgg) OnBarrier(uint64) error {
-	// One batch for all of them (state.WriteBatch): the backend keeps it as one block of memory rather than an
-	// entry and two allocations per group. Sized from the previous barrier's.
+	a.writeBack()
+	if a.live > a.p.maxGroups {
+		a.evict()
+	}
+	a.epoch++
+	return nil
+}
+
+// writeBack writes the dirty groups into the backend's write-back cache as one batch (state.WriteBatch: the
+// backend keeps it as one block of memory rather than an entry and two allocations per group), sized from the
+// previous one's entries.
+func (a *groupAgg) writeBack() {
 	wb := state.NewBatch(len(a.dirty), len(a.dirty)*a.batchEntryBytes)
 	for _, g := range a.dirty {
 		if a.gFlag[g]&(flagDirty|flagLive) != flagDirty|flagLive {
@@ -671,11 +692,6 @@ func (a *groupAgg) OnBarrier(uint64) error {
 		state.WriteBatch(a.ctx.State, wb)
 	}
 	a.dirty = a.dirty[:0]
-	if a.live > a.p.maxGroups {
-		a.evict()
-	}
-	a.epoch++
-	return nil
 }
 
 // evict drops the groups not touched since the previous barrier from memory, and all of them if that is not
