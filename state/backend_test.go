@@ -89,6 +89,16 @@ func TestBackendsAgreeWithMapModel(t *testing.T) {
 	}
 }
 
+// The same with stripes from the first delta on: every delta is several tables, and compactions run per stripe.
+func TestPebbleStripesAgreeWithMapModel(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	defer func(n int) { stripeMinEntries = n }(stripeMinEntries)
+	stripeMinEntries = 4
+	for _, kind := range backendKinds[1:] {
+		t.Run(kind.name, func(t *testing.T) { runModel(t, kind, 4, 1500) })
+	}
+}
+
 func randKey(rng *rand.Rand) string {
 	var sb strings.Builder
 	sb.WriteByte([]byte{0x00, 0x01, 0xFF}[rng.IntN(3)])

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,7 +193,7 @@ func (b *pebbleBackend) absent(key []byte) bool {
 var compactEnd = bytes.Repeat([]byte{0xFF}, 66)
 
 // maybeCompact starts a compaction of the whole store into one level, in the background, when L0 holds at least
-// as many bytes as the levels below (and 16 MB), or 64 tables; unless one is running. See pebbleOptions.
+// as many bytes as the levels below (and 16 MB), or 48 sublevels; unless one is running. See pebbleOptions.
 func (b *pebbleBackend) maybeCompact() {
 	if !b.compacting.CompareAndSwap(false, true) {
 		return
@@ -202,7 +203,7 @@ func (b *pebbleBackend) maybeCompact() {
 	for _, l := range m.Levels[1:] {
 		below += l.TablesSize
 	}
-	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.TablesCount < 64) {
+	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.Sublevels < 48) {
 		b.compacting.Store(false)
 		return
 	}
@@ -210,9 +211,10 @@ func (b *pebbleBackend) maybeCompact() {
 	go func() {
 		defer b.compactWG.Done()
 		defer b.compacting.Store(false)
-		// An error that matters (I/O, corruption) reaches the store's fault through Pebble's event listener; a
-		// cancelled compaction (Close) is no error.
-		_ = b.db.Compact(b.compactCtx, []byte{}, compactEnd, false)
+		// One compaction per range of overlapping tables, that is per stripe (writeTables), one after the other:
+		// Close cancels the ones not started and waits for the running one only. An error that matters (I/O,
+		// corruption) reaches the store's fault through Pebble's event listener; a cancelled compaction is none.
+		_ = b.db.Compact(b.compactCtx, []byte{}, compactEnd, true)
 	}()
 }
 
@@ -271,6 +273,7 @@ type pebbleBackend struct {
 	liveSnapshots func() ([]string, error)
 	chain         chainSpec
 	unflushed     []deltaFile
+	stripes       [][]byte // the first key of each stripe after the first (writeTables); nil: none yet
 	popts         *pebble.Options
 	db            *pebble.DB
 	dirty         *memtable // operator goroutine only
@@ -591,9 +594,19 @@ func (b *pebbleBackend) evict() {
 
 // deltaFile is one persisted delta and how many pending snapshots it holds ("" when they held nothing).
 type deltaFile struct {
-	path  string
+	paths []string // one per stripe that has entries (see chooseStripes)
 	snaps int
 	bytes int64
+}
+
+// chainCheckpoints is how many checkpoints wrote the deltas: a striped delta is several files, <id>-<n>.sst.
+func chainCheckpoints(deltas []string) int {
+	ids := map[string]bool{}
+	for _, d := range deltas {
+		id, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(d), ".sst"), "-")
+		ids[id] = true
+	}
+	return len(ids)
 }
 
 // maxUnflushed bounds the persisted deltas kept in memory before they are ingested into Pebble.
@@ -656,7 +669,7 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		first++
 	}
 	snaps := slices.Clone(b.pending[first : n+1])
-	rebase := len(b.chain.deltas) >= maxChainDeltas
+	rebase := chainCheckpoints(b.chain.deltas) >= maxChainDeltas
 	b.mu.Unlock()
 
 	if rebase {
@@ -669,8 +682,9 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	var delta deltaFile
 	delta.snaps = len(snaps)
 	if c, order := collectSorted(snaps); len(order) > 0 {
-		delta.path = filepath.Join(b.shared, fmt.Sprintf("%d.sst", s.id))
-		if err := b.writeTable(delta.path, c, order); err != nil {
+		b.chooseStripes(c, order)
+		paths, err := b.writeTables(filepath.Join(b.shared, strconv.FormatUint(s.id, 10)), c, order)
+		if err != nil {
 			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 		}
 		if FsyncEnabled() {
@@ -678,12 +692,15 @@ func (s *pebbleSnapshot) Persist(path string) error {
 				return fmt.Errorf("state: persist snapshot %d: fsync %s: %w", s.id, b.shared, err)
 			}
 		}
-		sum, err := sumFile(b.fsys, delta.path, true)
-		if err != nil {
-			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+		for _, p := range paths {
+			sum, err := sumFile(b.fsys, p, true)
+			if err != nil {
+				return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+			}
+			delta.bytes += sum.size
+			next = next.with(p, sum)
 		}
-		delta.bytes = sum.size
-		next = next.with(delta.path, sum)
+		delta.paths = paths
 	}
 	if err := writeChain(b.fsys, path, next); err != nil {
 		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
@@ -713,8 +730,8 @@ func (b *pebbleBackend) ingestUnflushed() error {
 	b.mu.Unlock()
 	count := 0
 	for _, d := range files {
-		if d.path != "" {
-			if err := ingestShared(b.fsys, b.db, b.dir, d.path); err != nil {
+		for _, p := range d.paths {
+			if err := ingestShared(b.fsys, b.db, b.dir, p); err != nil {
 				return b.pebbleErr("ingest", err)
 			}
 		}
@@ -819,12 +836,14 @@ func (b *pebbleBackend) collectGarbage() {
 func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
 	c, order := collectSorted(snaps)
 	if len(order) > 0 {
-		path := filepath.Join(b.dir, ingestFile)
-		if err := b.writeTable(path, c, order); err != nil {
+		paths, err := b.writeTables(filepath.Join(b.dir, ingestFile), c, order)
+		if err != nil {
 			return err
 		}
-		err := b.db.Ingest(context.Background(), []string{path})
-		_ = b.popts.FS.Remove(path) // Ingest hard-linked it under a name of its own (or failed)
+		err = b.db.Ingest(context.Background(), paths)
+		for _, p := range paths {
+			_ = b.popts.FS.Remove(p) // Ingest hard-linked it under a name of its own (or failed)
+		}
 		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
@@ -844,12 +863,26 @@ func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
 // ingestFile is the scratch sstable apply writes in the working directory; Pebble ignores names it did not make.
 const ingestFile = "ingest.tmp"
 
-func (b *pebbleBackend) writeTable(path string, c *collected, order []sortKey) error {
-	f, err := b.popts.FS.Create(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
+// writeTables writes the entries of order into one sstable per stripe that has any (chooseStripes): prefix.sst
+// when the store has no stripes, else prefix-<stripe>.sst. It returns the paths written.
+func (b *pebbleBackend) writeTables(prefix string, c *collected, order []sortKey) ([]string, error) {
+	var paths []string
+	var w *sstable.Writer
+	finish := func() error {
+		if w == nil {
+			return nil
+		}
+		err := w.Close() // syncs the file (when fsync is on) before Ingest links it
+		w = nil
+		if err != nil {
+			return fmt.Errorf("write %s: %w", paths[len(paths)-1], err)
+		}
+		return nil
 	}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.popts.MakeWriterOptions(0, b.db.TableFormat()))
+	stripe, bound := 0, []byte(nil)
+	if len(b.stripes) > 0 {
+		bound = b.stripes[0]
+	}
 	var g gathered
 	prev := sortKey{i: -1}
 	for start := 0; start < len(order); start += gatherChunk {
@@ -860,22 +893,74 @@ func (b *pebbleBackend) writeTable(path string, c *collected, order []sortKey) e
 		for _, e := range g.ents {
 			k := g.buf[off : off+int(e.klen)]
 			off += int(e.klen)
+			var v []byte
+			if e.vlen >= 0 {
+				v = g.buf[off : off+int(e.vlen)]
+				off += int(e.vlen)
+			}
+			for bound != nil && bytes.Compare(k, bound) >= 0 { // the next stripe
+				if err := finish(); err != nil {
+					return nil, err
+				}
+				stripe++
+				bound = nil
+				if stripe < len(b.stripes) {
+					bound = b.stripes[stripe]
+				}
+			}
+			if w == nil {
+				path := prefix + ".sst"
+				if len(b.stripes) > 0 {
+					path = fmt.Sprintf("%s-%d.sst", prefix, stripe)
+				}
+				f, err := b.popts.FS.Create(path, vfs.WriteCategoryUnspecified)
+				if err != nil {
+					return nil, err
+				}
+				paths = append(paths, path)
+				w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.popts.MakeWriterOptions(0, b.db.TableFormat()))
+			}
+			var err error
 			if e.vlen < 0 {
 				err = w.Delete(k)
 			} else {
-				err = w.Set(k, g.buf[off:off+int(e.vlen)]) // the writer copies both
-				off += int(e.vlen)
+				err = w.Set(k, v) // the writer copies both
 			}
 			if err != nil {
 				w.Close()
-				return fmt.Errorf("write %s: %w", path, err)
+				return nil, fmt.Errorf("write %s: %w", paths[len(paths)-1], err)
 			}
 		}
 	}
-	if err := w.Close(); err != nil { // syncs the file (when fsync is on) before Ingest links it
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := finish(); err != nil {
+		return nil, err
 	}
-	return nil
+	return paths, nil
+}
+
+// Stripes: a delta is written as one table per stripe, a fixed range of key groups, so that a compaction out of
+// L0 (maybeCompact) can run one stripe at a time: each is a fraction of the work, and Close, which must wait for
+// a running compaction, waits for one stripe's at most. A store decides its stripes at the first delta of at
+// least stripeMinEntries entries, from that delta's keys (stripes never change afterwards; after a restore they
+// are decided again, which costs only some overlap between old and new tables).
+const numStripes = 8
+
+var stripeMinEntries = 1 << 18 // a variable for tests
+
+// chooseStripes sets the stripe bounds from the quantiles of order's keys, cut to their key group.
+func (b *pebbleBackend) chooseStripes(c *collected, order []sortKey) {
+	if b.stripes != nil || len(order) < stripeMinEntries {
+		return
+	}
+	var bounds [][]byte
+	for i := 1; i < numStripes; i++ {
+		k := c.key(order[i*len(order)/numStripes])
+		bound := slices.Clone(k[:min(len(k), 2)])
+		if len(bounds) == 0 || bytes.Compare(bound, bounds[len(bounds)-1]) > 0 {
+			bounds = append(bounds, bound)
+		}
+	}
+	b.stripes = bounds
 }
 
 // gatherChunk is how many entries writeTable copies into order at a time.
@@ -927,7 +1012,7 @@ func resetWorkDir(fsys FS, dir string) error {
 
 func isStoreFile(name string) bool {
 	switch {
-	case name == "LOCK", name == ingestFile:
+	case name == "LOCK", strings.HasPrefix(name, ingestFile):
 		return true
 	case strings.HasPrefix(name, "MANIFEST-"), strings.HasPrefix(name, "OPTIONS-"), strings.HasPrefix(name, "marker."):
 		return true
