@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/metrics"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clinksql/clinksql/state"
 )
 
 // BenchmarkGroupAggLargeState is issue 15's large-state baseline: an updating COUNT/SUM GROUP BY over an
@@ -30,6 +34,13 @@ import (
 // group_agg_large_state_rss_mb (the process's peak resident set, VmHWM, reset before the first run where the
 // kernel allows it) and group_agg_large_state_checkpoint_p99_ms (the completed checkpoints' durations, the final
 // one included). The issue's run: LARGE_STATE_ROWS=50000000 make bench BENCH=GroupAggLargeState.
+//
+// LARGE_STATE_CACHE is the keyed state's in-memory budget per store (state.SetDefaultCacheBytes; default 256 MB,
+// the issue's cap). Each run prints on stderr a table of the run sampled every LARGE_STATE_SAMPLE_MS (default 2000):
+// the rows the source had produced, the rate since the previous sample, the process's CPU, resident set and Go
+// heap, and the checkpoints completed; then one line per checkpoint (trigger time, duration, bytes written).
+// LARGE_STATE_LIVE=1 also prints each sample as it is taken; LARGE_STATE_HEAP_PROFILE=path writes a heap profile
+// there at the sample with the largest heap.
 func BenchmarkGroupAggLargeState(b *testing.B) {
 	rows := envInt(b, "LARGE_STATE_ROWS", 2_000_000)
 	keys := envInt(b, "LARGE_STATE_KEYS", rows)
@@ -52,7 +63,11 @@ func BenchmarkGroupAggLargeState(b *testing.B) {
 	default:
 		b.Fatalf("LARGE_STATE_KEY_KIND=%q: want random or sequence", kind)
 	}
-	b.Logf("rows %d, keys %d (%s)", rows, keys, kind)
+	cacheBytes := envInt(b, "LARGE_STATE_CACHE", 256<<20)
+	sampleEvery := time.Duration(envInt(b, "LARGE_STATE_SAMPLE_MS", 2000)) * time.Millisecond
+	state.SetDefaultCacheBytes(cacheBytes)
+	defer state.SetDefaultCacheBytes(0)
+	b.Logf("rows %d, keys %d (%s), state cache %d MB", rows, keys, kind, cacheBytes>>20)
 	// Reset the peak resident set (VmHWM), so that what ran before in this process does not count; not every
 	// kernel allows it.
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
@@ -70,6 +85,7 @@ func BenchmarkGroupAggLargeState(b *testing.B) {
 		s := e.NewSession()
 		for _, stmt := range []string{
 			"SET checkpoint.interval = '1s'",
+			"SET checkpoint.history = '10000'", // the table below lists every checkpoint of a long run
 			fmt.Sprintf("CREATE TABLE s (k BIGINT, v BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '%d', "+
 				"%s, 'fields.v.kind' = 'random', 'fields.v.min' = '0', 'fields.v.max' = '1000')", rows, keyOpts),
 			"CREATE SINK out (k BIGINT, n BIGINT, total BIGINT) WITH (connector = 'blackhole')",
@@ -83,7 +99,15 @@ func BenchmarkGroupAggLargeState(b *testing.B) {
 		if _, err := s.Execute(ctx, "INSERT INTO out SELECT k, COUNT(*), SUM(v) FROM s GROUP BY k"); err != nil {
 			b.Fatal(err)
 		}
-		if err := e.WaitBounded(ctx, nil); err != nil {
+		stop := make(chan struct{})
+		samples := make(chan string, 1)
+		go func() {
+			samples <- sampleRun(b, e, start, cpu0, sampleEvery, os.Getenv("LARGE_STATE_LIVE") != "", stop)
+		}()
+		err = e.WaitBounded(ctx, nil)
+		close(stop)
+		table := <-samples
+		if err != nil {
 			b.Fatal(err)
 		}
 		d := time.Since(start)
@@ -96,14 +120,16 @@ func BenchmarkGroupAggLargeState(b *testing.B) {
 		}
 		// One line for the history: the testing package keeps only the first 10 lines of a benchmark's log.
 		var hist strings.Builder
+		fmt.Fprintf(&hist, "%6s %9s %8s %11s %10s\n", "id", "trigger_s", "outcome", "duration_ms", "written_KB")
 		for _, c := range e.CheckpointInfos(jobs[0].JobID) {
-			fmt.Fprintf(&hist, " %d@+%.1fs:%s:%.0fms:%dKB", c.CheckpointID, c.TriggerTime.Sub(start).Seconds(),
+			fmt.Fprintf(&hist, "%6d %9.1f %8s %11.0f %10d\n", c.CheckpointID, c.TriggerTime.Sub(start).Seconds(),
 				c.Outcome, c.DurationMs, c.BytesPersisted>>10)
 			if c.Outcome == "COMPLETED" {
 				durations = append(durations, c.DurationMs)
 			}
 		}
-		b.Logf("run %d: %.1f s; checkpoints (id@trigger:outcome:duration:persisted):%s", i, d.Seconds(),
+		// On stderr: the testing package keeps only the first 10 lines of a benchmark's log.
+		fmt.Fprintf(os.Stderr, "large state run %d: %.1f s, %d rows\n%s\ncheckpoints:\n%s\n", i, d.Seconds(), rows, table,
 			hist.String())
 		if err := e.Close(ctx); err != nil {
 			b.Fatal(err)
@@ -115,6 +141,62 @@ func BenchmarkGroupAggLargeState(b *testing.B) {
 	b.ReportMetric(float64(rows)*float64(b.N)/cpu.Seconds(), "group_agg_large_state_rows_per_cpu_sec:rows/s")
 	b.ReportMetric(float64(vmHWM(b))/(1<<20), "group_agg_large_state_rss_mb:MB")
 	b.ReportMetric(percentile(durations, 0.99), "group_agg_large_state_checkpoint_p99_ms:ms")
+}
+
+// sampleRun samples the running job every interval until stop is closed and returns the samples as a table.
+func sampleRun(b *testing.B, e *Engine, start time.Time, cpu0 time.Duration, every time.Duration, live bool, stop <-chan struct{}) string {
+	var out strings.Builder
+	fmt.Fprintf(&out, "%7s %11s %12s %9s %8s %8s %11s\n", "time_s", "rows", "rows_per_s", "cpu_pct", "rss_MB", "heap_MB", "checkpoints")
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var lastRows int64
+	var maxHeap uint64
+	lastT, lastCPU := start, cpu0
+	for {
+		select {
+		case <-stop:
+			return out.String()
+		case now := <-t.C:
+			var rowsIn, cps int64
+			for _, j := range e.JobInfos() {
+				rowsIn, cps = j.RowsIn, j.CheckpointsCompleted
+			}
+			cpu := cpuTime(b)
+			metrics.Read(sample)
+			dt := now.Sub(lastT).Seconds()
+			line := fmt.Sprintf("%7.1f %11d %12.0f %9.0f %8d %8d %11d\n", now.Sub(start).Seconds(), rowsIn,
+				float64(rowsIn-lastRows)/dt, 100*(cpu-lastCPU).Seconds()/dt, procStatusKB("VmRSS:")>>10,
+				sample[0].Value.Uint64()>>20, cps)
+			out.WriteString(line)
+			if path := os.Getenv("LARGE_STATE_HEAP_PROFILE"); path != "" && sample[0].Value.Uint64() > maxHeap {
+				maxHeap = sample[0].Value.Uint64()
+				if f, err := os.Create(path); err == nil {
+					_ = pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
+			if live {
+				fmt.Fprint(os.Stderr, "large state: ", line)
+			}
+			lastRows, lastT, lastCPU = rowsIn, now, cpu
+		}
+	}
+}
+
+// procStatusKB is a "kB" field of /proc/self/status (0 where there is none).
+func procStatusKB(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }
 
 // envInt is an integer environment variable (underscores allowed: 50_000_000), def when it is unset.

@@ -26,6 +26,9 @@ var jobSettingDefaults = map[string]string{
 	"parallelism":         "1",
 	"errors.mode":         "null",
 	"state.ttl":           "0",
+	// The in-memory budget of each keyed-state store (one per keyed operator subtask): its write-back cache of
+	// recent changes and reads, and its key filter; "auto" sizes it from the machine (state.DefaultCacheBytes).
+	"state.cache_size": "auto",
 }
 
 // pgSettings are the Postgres parameters clients read or set at connect time; they are accepted and shown, and
@@ -74,6 +77,7 @@ type jobSettings struct {
 	errors      expr.ErrorMode
 	stateTTL    int64 // microseconds; 0 keeps join state forever
 	history     int   // checkpoint records a job keeps (SHOW CHECKPOINTS, clink_catalog.checkpoints)
+	stateCache  int64 // bytes per keyed-state store (state.Options.CacheBytes); 0: state.DefaultCacheBytes
 }
 
 func (s jobSettings) planner() planner.Settings {
@@ -89,7 +93,7 @@ func settingsFrom(m map[string]string) (jobSettings, error) {
 		}
 		return jobSettingDefaults[k]
 	}
-	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl"} {
+	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl", "state.cache_size"} {
 		if err := applySetting(&s, k, get(k)); err != nil {
 			return s, err
 		}
@@ -136,6 +140,16 @@ func applySetting(s *jobSettings, name, value string) error {
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for state.ttl: %q (e.g. '1h', '30 min', '0' for no expiry)", value)
 		}
 		s.stateTTL = us
+	case "state.cache_size":
+		if v == "auto" {
+			s.stateCache = 0
+			break
+		}
+		n, err := parseBytes(name, value)
+		if err != nil || n < 1<<20 {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for state.cache_size: %q (e.g. '256MB', '2GB', at least 1MB; 'auto' sizes it from the machine's memory)", value)
+		}
+		s.stateCache = n
 	case "parallelism":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 256 {

@@ -21,25 +21,51 @@
 //
 // OpenPebble keeps keyed state in a Pebble store behind a write-back cache with these layers, newest first:
 //
-//	dirty map                 Put/Delete since the last Capture (operator goroutine only)
+//	dirty map                 Put/Delete since the last Capture or WriteBatch (operator goroutine only)
+//	key filter                every key of the layers below (keyfilter.go): a key it rejects is in none of them
+//	dirty runs                WriteBatch's batches since the last Capture, and the dirty maps they froze
 //	pending snapshots         captured (some already persisted), not yet in Pebble (a list under a mutex)
-//	clean cache               the last few ingested snapshots' maps, and values Get read from Pebble
+//	clean cache               the last few ingested snapshots' layers, and values Get read from Pebble
 //	Pebble
 //
 // Get walks them in that order and Scan merges them (the newest entry of a key wins; a delete hides older layers).
-// Persist writes the newest entry of every key of the pending snapshots not persisted yet, up to its own, into one
-// sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). The persisted
-// snapshots stay pending, in memory, until their deltas are ingested into Pebble a few checkpoints' worth at a time
-// (after maxUnflushed deltas or a quarter of the cache budget); only after Pebble has a delta do its snapshots
-// leave the pending list, so a concurrent Get never misses a value. A Released snapshot stays pending and goes into
-// the next delta, since its changes are still the newest for their keys; so do the snapshots of a Persist that
-// failed.
+// A layer is a memtable (a Go map, memtable.go) or a run (run.go): a Batch kept whole, its keys and values end to
+// end with 12 bytes per entry (plus a 16-byte hash slot once something looks it up), against a map entry's hundred
+// bytes and two allocations. An operator that writes back many keys at a barrier (the group aggregate) hands them
+// over as one Batch. GetMany (multiget.go) is Get for the keys of a whole input batch: the in-memory layers under
+// one lock, then the keys none of them holds read from Pebble in key order through one iterator.
 //
-// Pebble is tuned for many small stores per process: one block cache shared by all stores, a small memtable that
-// stays empty anyway (all writes are ingested), no WAL (durability comes from the checkpoint, never from the
-// working store), bloom filters so a Get of an absent key rarely reads a block, one compaction at a time, and a
-// format major version with row-based sstables (for small entries about half the CPU per persist of columnar
-// blocks, and compactions about a third less). Pebble's own files do not go through Options.FS (Pebble has its
+// The key filter is what keeps state beyond memory without a cliff when most keys are new (a GROUP BY over a
+// growing key space): a new key costs a probe of the dirty map and one block per filter generation, never a walk
+// of the other layers nor a Pebble lookup (each of which checks a bloom filter per table, whose filter block is
+// about 1.25 MB per million keys). Keys enter it when they leave the dirty map (WriteBatch, Capture). A store
+// opened from a restore has no filter (it never saw the restored keys) and looks every miss up in Pebble.
+//
+// Persist writes the newest entry of every key of the pending snapshots not persisted yet, up to its own, into one
+// sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). It orders the
+// entries with a radix sort over the key bytes that differ (collect.go) and writes them from chunks copied in that
+// order, so its cost is a few passes over the changed entries. The persisted snapshots stay pending, in memory,
+// until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they take a quarter of the
+// store's budget: a store that changes a lot per checkpoint ingests every delta at once); only after Pebble has a
+// delta do its snapshots leave the pending list, so a concurrent Get never misses a value. A Released snapshot
+// stays pending and goes into the next delta, since its changes are still the newest for their keys; so do the
+// snapshots of a Persist that failed.
+//
+// Memory: Options.CacheBytes (0: DefaultCacheBytes, which SetDefaultCacheBytes sets for the process, else 1/32
+// of the machine's memory between 64 MB and 1 GB) bounds what a store keeps besides its dirty layers: the persisted
+// snapshots waiting for their ingest, the key filter, then the clean cache in what is left (oldest generation
+// evicted first). The dirty layers are the changes of one checkpoint interval and are bounded by the checkpoint's
+// backpressure (the snapshot worker holds at most one capture waiting behind the one it persists).
+//
+// Pebble is tuned for many small stores per process and for deltas that span the whole key space (keys start with
+// a hashed key group, so every delta lands in L0 and overlaps everything): one block cache shared by all stores
+// (half the default budget, for the tables' index and filter blocks), a small memtable that stays empty anyway
+// (all writes are ingested), no WAL (durability comes from the checkpoint, never from the working store), bloom
+// filters so a Get of an absent key rarely reads a block, L0 compactions only once 16 tables overlap (each
+// compaction out of L0 rewrites the overlapping part of Lbase, so rarer and larger ones write far less per
+// ingested byte) into an Lbase of up to 1 GB, no write stall on L0 (nothing goes through the memtable), one
+// compaction at a time, and a format major version with row-based sstables (for small entries about half the CPU
+// per persist of columnar blocks, and compactions about a third less). Pebble's own files do not go through Options.FS (Pebble has its
 // own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a
 // wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
 //

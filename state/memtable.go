@@ -31,8 +31,9 @@ type memtable struct {
 	bytes       int64 // approximate footprint: key and first value of each key, plus overhead
 }
 
-// memEntryOverhead approximates a map slot and index entry beyond a key's and value's bytes.
-const memEntryOverhead = 64
+// memEntryOverhead approximates what a key costs beyond its key and value bytes: its map slot (48 bytes at a
+// load of 7/8), its index entry, and the allocator rounding up the key and the value.
+const memEntryOverhead = 96
 
 func newMemtable() *memtable { return &memtable{m: make(map[string]entry)} }
 

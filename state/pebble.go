@@ -1,9 +1,9 @@
 package state
 
 import (
+	"bytes"
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -23,14 +25,36 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// DefaultCacheBytes bounds a Pebble backend's clean cache when Options.CacheBytes is 0.
-const DefaultCacheBytes = 64 << 20
+var defaultCacheBytes atomic.Int64
+
+// DefaultCacheBytes is a Pebble store's in-memory budget when Options.CacheBytes is 0: what SetDefaultCacheBytes
+// set, else 1/32 of the machine's memory, between 64 MB and 1 GB.
+func DefaultCacheBytes() int64 {
+	if n := defaultCacheBytes.Load(); n > 0 {
+		return n
+	}
+	n := int64(64 << 20)
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) == nil {
+		n = int64(si.Totalram) * int64(si.Unit) / 32
+	}
+	return min(max(n, 64<<20), 1<<30)
+}
+
+// SetDefaultCacheBytes sets DefaultCacheBytes for the stores opened after it (the server's state cache setting);
+// n <= 0 goes back to sizing it from the machine. The shared block cache is sized from it once, when the first
+// store opens.
+func SetDefaultCacheBytes(n int64) { defaultCacheBytes.Store(max(n, 0)) }
 
 var errClosed = errors.New("state: backend closed")
 
 // sharedBlockCache is one Pebble block cache for every store in the process: many small stores should not each
-// reserve their own.
-var sharedBlockCache = sync.OnceValue(func() *pebble.Cache { return pebble.NewCache(64 << 20) })
+// reserve their own. Half the default budget, at least 64 MB: it must hold the tables' index and filter blocks (a
+// delta's filter is one block of about 1.25 MB per million keys; reading it again for a lookup costs far more than
+// the lookup), and the data blocks of the keys being read.
+var sharedBlockCache = sync.OnceValue(func() *pebble.Cache {
+	return pebble.NewCache(max(64<<20, DefaultCacheBytes()/2))
+})
 
 // OpenPebble opens keyed state in a Pebble store at opts.Dir behind a write-back cache. The working directory is
 // scratch: it is rebuilt on every open, from opts.RestorePath if set (immutable sstables hard-linked, everything else
@@ -92,13 +116,17 @@ func OpenPebble(opts Options) (Backend, error) {
 	}
 	limit := opts.CacheBytes
 	if limit <= 0 {
-		limit = DefaultCacheBytes
+		limit = DefaultCacheBytes()
 	}
 	if err := fault.get(); err != nil {
 		db.Close()
 		return nil, restoreErr(cmp.Or(restored.base, opts.RestorePath, opts.Dir), err)
 	}
-	return &pebbleBackend{
+	cctx, cancel := context.WithCancel(context.Background())
+	b := &pebbleBackend{
+		compactCtx:    cctx,
+		compactCancel: cancel,
+		filter:        newKeyFilter(),
 		fault:         fault,
 		fsys:          fsys,
 		dir:           opts.Dir,
@@ -110,7 +138,84 @@ func OpenPebble(opts Options) (Backend, error) {
 		dirty:         newMemtable(),
 		reads:         make(map[string][]byte),
 		cacheLimit:    limit,
-	}, nil
+	}
+	b.maybeCompact() // the restored deltas are in L0
+	if restored.base == "" && len(restored.deltas) == 0 {
+		b.filterReady = true // an empty store: the filter sees every key that reaches Pebble
+	} else {
+		b.compactWG.Add(1)
+		go b.buildFilter()
+	}
+	return b, nil
+}
+
+// buildFilter adds the keys of a restored store to a filter of their own, in the background; the operator
+// goroutine merges it into the store's filter at its next lookup (absent). Until then every lookup that the
+// in-memory layers do not answer goes to Pebble. Keys written after the open are in the store's filter already.
+func (b *pebbleBackend) buildFilter() {
+	defer b.compactWG.Done()
+	it, err := b.db.NewIter(nil)
+	if err != nil {
+		return // no filter: lookups keep going to Pebble
+	}
+	defer it.Close()
+	f := newKeyFilter()
+	add, done := f.adder()
+	defer done()
+	n := 0
+	for valid := it.First(); valid; valid = it.Next() {
+		add(it.Key())
+		if n++; n%4096 == 0 && b.compactCtx.Err() != nil {
+			return
+		}
+	}
+	if it.Error() == nil {
+		b.built.Store(f)
+	}
+}
+
+// absent reports whether the key filter rules key out: it is in no layer under the dirty map. Operator goroutine
+// only.
+func (b *pebbleBackend) absent(key []byte) bool {
+	if !b.filterReady {
+		f := b.built.Load()
+		if f == nil {
+			return false
+		}
+		b.filter.gens = append(slices.Clip(f.gens), b.filter.gens...)
+		b.filter.bytes.Add(f.bytes.Load())
+		b.filterReady = true
+	}
+	return !b.filter.mayContain(key)
+}
+
+// compactEnd is past every key a store holds (operator keys start 0xFF 0xFF; nothing has 64 more).
+var compactEnd = bytes.Repeat([]byte{0xFF}, 66)
+
+// maybeCompact starts a compaction of the whole store into one level, in the background, when L0 holds at least
+// as many bytes as the levels below (and 16 MB), or 48 sublevels; unless one is running. See pebbleOptions.
+func (b *pebbleBackend) maybeCompact() {
+	if !b.compacting.CompareAndSwap(false, true) {
+		return
+	}
+	m := b.db.Metrics()
+	var below int64
+	for _, l := range m.Levels[1:] {
+		below += l.TablesSize
+	}
+	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.Sublevels < 48) {
+		b.compacting.Store(false)
+		return
+	}
+	b.compactWG.Add(1)
+	go func() {
+		defer b.compactWG.Done()
+		defer b.compacting.Store(false)
+		// One compaction per range of overlapping tables, that is per stripe (writeTables), one after the other:
+		// Close cancels the ones not started and waits for the running one only. An error that matters (I/O,
+		// corruption) reaches the store's fault through Pebble's event listener; a cancelled compaction is none.
+		_ = b.db.Compact(b.compactCtx, []byte{}, compactEnd, true)
+	}()
 }
 
 // pebbleOptions tunes Pebble for many small stores per process. Writes reach Pebble only as ingested sstables
@@ -138,52 +243,121 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10) // Get of a key that is not there stays cheap
 	}
+	// Every checkpoint ingests one delta that spans the whole key space (keys start with a hashed key group), so
+	// it lands in L0 and any compaction out of L0 rewrites all of the level below. Pebble's own policy (compact L0
+	// once it holds a few tables) then rewrites the whole store every few checkpoints: its cost grows with the
+	// state held, not with what changed. maybeCompact instead compacts everything into one level once L0 holds as
+	// many bytes as the rest (or too many tables): each compaction at most doubles the store it rewrites, so an
+	// entry is rewritten about twice in all. Reads pay for the deeper L0 only for the keys the key filter lets
+	// through.
+	o.DisableAutomaticCompactions = true // maybeCompact decides
+	o.L0StopWritesThreshold = 1000       // nothing is written through the memtable: never stall an ingest
+	o.LBaseMaxBytes = 1 << 30
 	o.EnsureDefaults() // apply's sstable writer needs the resolved options
 	return o
 }
 
 type pebbleBackend struct {
 	fault *storeFault // once set, every operation fails with it (pebblefault.go)
-	fsys  FS
-	dir   string
+	// filter holds every key of every layer under the dirty map (keyfilter.go): a key it rejects is in none of
+	// them, so a lookup skips them all. It answers (filterReady) at once for a store opened empty, and for a
+	// restored one once buildFilter has read the restored keys (built). Operator goroutine only.
+	filter      *keyFilter
+	filterReady bool
+	built       atomic.Pointer[keyFilter]
+	fsys        FS
+	dir         string
 	// shared holds the files persisted snapshots are made of; chain is what the newest one is made of, and
 	// unflushed the deltas persisted since but not yet ingested into Pebble (their snapshots are still pending).
 	shared        string
 	liveSnapshots func() ([]string, error)
 	chain         chainSpec
 	unflushed     []deltaFile
+	stripes       [][]byte // the first key of each stripe after the first (writeTables); nil: none yet
 	popts         *pebble.Options
 	db            *pebble.DB
 	dirty         *memtable // operator goroutine only
-	cacheLimit    int64
+	// dirtyRuns: the layers WriteBatch added since the last Capture, oldest first, and the memtables they froze
+	// (a batch lands after the Puts before it, so those move into a layer under it); dirty is newer than all.
+	dirtyRuns  []layer
+	cacheLimit int64
+	missBuf    []int32 // GetMany's scratch (operator goroutine only)
+	hitBuf     []found
 
 	persistMu sync.Mutex // one Persist at a time; Close waits for it
+
+	// The background compaction (maybeCompact): at most one; Close cancels it and waits.
+	compacting    atomic.Bool
+	compactCtx    context.Context
+	compactCancel context.CancelFunc
+	compactWG     sync.WaitGroup
 
 	// The clean cache holds only values equal to Pebble's: the memtables of the last few persisted snapshots
 	// (kept whole, so a persist costs no per-entry work) and values Get read from Pebble. Both count against
 	// cacheLimit; the oldest generation goes first.
 	mu        sync.Mutex
 	pending   []*pebbleSnapshot // captured, not yet in Pebble, in capture order
-	gens      []*memtable       // persisted, oldest first
+	gens      []layer           // persisted, oldest first
 	genBytes  int64
 	reads     map[string][]byte // read from Pebble; never holds a key that some generation holds
 	readBytes int64
 	closed    bool
 }
 
+// checkOpen is the error of a lookup the in-memory layers answered: the store is closed or failed.
+func (b *pebbleBackend) checkOpen() error {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	if err := b.fault.get(); err != nil {
+		return b.pebbleErr("get", err)
+	}
+	return nil
+}
+
 // maxCleanGens bounds how many persisted memtables Get may have to look through.
 const maxCleanGens = 4
+
+// getDirtyRuns looks key up in the layers WriteBatch added since the last Capture. Operator goroutine only.
+func (b *pebbleBackend) getDirtyRuns(key []byte) (entry, bool) {
+	for i := len(b.dirtyRuns) - 1; i >= 0; i-- {
+		if e, ok := b.dirtyRuns[i].get(key); ok {
+			return e, true
+		}
+	}
+	return entry{}, false
+}
+
+// getPending looks key up in the pending snapshots, newest first. Caller holds mu.
+func (b *pebbleBackend) getPending(key []byte) (entry, bool) {
+	for i := len(b.pending) - 1; i >= 0; i-- {
+		ls := b.pending[i].layers
+		for j := len(ls) - 1; j >= 0; j-- {
+			if e, ok := ls[j].get(key); ok {
+				return e, true
+			}
+		}
+	}
+	return entry{}, false
+}
 
 func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 	if e, ok := b.dirty.get(key); ok {
 		return e.v, !e.del, nil
 	}
+	if b.absent(key) {
+		return nil, false, b.checkOpen()
+	}
+	if e, ok := b.getDirtyRuns(key); ok {
+		return e.v, !e.del, nil
+	}
 	b.mu.Lock()
-	for i := len(b.pending) - 1; i >= 0; i-- {
-		if e, ok := b.pending[i].t.get(key); ok {
-			b.mu.Unlock()
-			return e.v, !e.del, nil
-		}
+	if e, ok := b.getPending(key); ok {
+		b.mu.Unlock()
+		return e.v, !e.del, nil
 	}
 	for i := len(b.gens) - 1; i >= 0; i-- {
 		if e, ok := b.gens[i].get(key); ok {
@@ -246,13 +420,19 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 		return b.pebbleErr("scan", err)
 	}
 
-	cs := make([]cursor, 0, len(pend)+2)
+	cs := make([]cursor, 0, len(pend)+len(b.dirtyRuns)+2)
 	b.dirty.prepareScan()
 	cs = append(cs, b.dirty.iter(prefix))
+	for i := len(b.dirtyRuns) - 1; i >= 0; i-- {
+		b.dirtyRuns[i].prepareScan()
+		cs = append(cs, b.dirtyRuns[i].scan(prefix))
+	}
 	for i := len(pend) - 1; i >= 0; i-- {
-		t := pend[i].t
-		t.prepareScan() // the index is operator-goroutine state; Persist only reads t.m
-		cs = append(cs, t.iter(prefix))
+		ls := pend[i].layers
+		for j := len(ls) - 1; j >= 0; j-- {
+			ls[j].prepareScan() // the index is operator-goroutine state; Persist never reads it
+			cs = append(cs, ls[j].scan(prefix))
+		}
 	}
 	var lower []byte
 	if len(prefix) > 0 { // an empty non-nil bound trips a Pebble invariant check in race builds
@@ -279,6 +459,13 @@ func (b *pebbleBackend) Scan(prefix []byte, fn func(key, value []byte) error) er
 
 // Capture hands the dirty map to the snapshot and starts a new one: no copying, no disk.
 func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
+	if len(b.dirty.m) > 0 {
+		// From now on a lookup finds these keys below the dirty map only if the filter has them (the runs' keys
+		// are in it already). Outside the lock: the filter and the dirty map are the operator goroutine's.
+		add, done := b.filter.adder()
+		b.dirty.eachKey(func(k string) { add(stringBytes(k)) })
+		done()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -287,12 +474,38 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 	if err := b.fault.get(); err != nil {
 		return nil, b.pebbleErr("capture", err)
 	}
-	s := &pebbleSnapshot{b: b, id: id, t: b.dirty}
-	s.t.frozen = true
-	// Size the next map like this one: growing a map from empty rehashes it several times on the per-row path.
-	b.dirty = &memtable{m: make(map[string]entry, min(len(s.t.m), 1<<20))}
+	n := len(b.dirty.m)
+	s := &pebbleSnapshot{b: b, id: id, layers: b.dirtyRuns}
+	if n > 0 || len(s.layers) == 0 {
+		b.dirty.frozen = true
+		s.layers = append(s.layers, b.dirty)
+		// Size the next map like this one: growing a map from empty rehashes it several times on the per-row
+		// path.
+		b.dirty = &memtable{m: make(map[string]entry, min(n, 1<<20))}
+	}
+	b.dirtyRuns = nil
 	b.pending = append(b.pending, s)
 	return s, nil
+}
+
+// writeRun adds a batch's run as the newest dirty layer (WriteBatch). Operator goroutine only.
+func (b *pebbleBackend) writeRun(r *run) {
+	if len(r.ents) == 0 {
+		return
+	}
+	// Every layer under the dirty map has its keys in the filter.
+	add, done := b.filter.adder()
+	r.eachKey(func(k string) { add(stringBytes(k)) })
+	if len(b.dirty.m) > 0 {
+		b.dirty.eachKey(func(k string) { add(stringBytes(k)) })
+	}
+	done()
+	if len(b.dirty.m) > 0 { // older than the batch: it moves under it
+		b.dirty.frozen = true
+		b.dirtyRuns = append(b.dirtyRuns, b.dirty)
+		b.dirty = newMemtable()
+	}
+	b.dirtyRuns = append(b.dirtyRuns, r)
 }
 
 func (b *pebbleBackend) Close() error {
@@ -304,33 +517,35 @@ func (b *pebbleBackend) Close() error {
 		return nil
 	}
 	b.closed = true
-	b.pending, b.gens, b.reads, b.dirty = nil, nil, nil, newMemtable()
+	b.pending, b.gens, b.reads, b.dirty, b.dirtyRuns = nil, nil, nil, newMemtable(), nil
 	b.mu.Unlock()
+	b.compactCancel()
+	b.compactWG.Wait()
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("state: close: %w", err)
 	}
 	return nil
 }
 
-// promote turns persisted memtables into clean generations. Caller holds mu.
-func (b *pebbleBackend) promote(ts []*memtable) {
+// promote turns persisted layers into clean generations. Caller holds mu.
+func (b *pebbleBackend) promote(ts []layer) {
 	for _, t := range ts {
 		// A read-cache entry for a key the generation holds would turn stale once the generation is evicted.
-		if len(b.reads) < len(t.m) {
+		if len(b.reads) < t.count() {
 			for k, v := range b.reads {
-				if _, ok := t.m[k]; ok {
+				if _, ok := t.get(stringBytes(k)); ok {
 					b.dropRead(k, v)
 				}
 			}
 		} else if len(b.reads) > 0 {
-			for k := range t.m {
+			t.eachKey(func(k string) {
 				if v, ok := b.reads[k]; ok {
 					b.dropRead(k, v)
 				}
-			}
+			})
 		}
 		b.gens = append(b.gens, t)
-		b.genBytes += t.bytes
+		b.genBytes += t.size()
 	}
 	b.evict()
 }
@@ -340,18 +555,35 @@ func (b *pebbleBackend) dropRead(k string, v []byte) {
 	b.readBytes -= int64(len(k) + len(v) + memEntryOverhead)
 }
 
-// evict keeps the clean cache within its bound: whole generations first, oldest first (what was not written for
-// a few checkpoints is the coldest), then read-cache entries in map order, i.e. roughly at random. Caller holds mu.
+// persistedBytes is the memory of the pending snapshots already persisted (waiting for their delta's ingest).
+// Caller holds mu.
+func (b *pebbleBackend) persistedBytes() int64 {
+	var n int64
+	for _, p := range b.pending {
+		if !p.persisted {
+			break
+		}
+		n += p.bytes()
+	}
+	return n
+}
+
+// evict keeps the clean cache within its bound, which is what the budget leaves after the persisted snapshots
+// and the key filter: whole generations first, oldest first (what was not written for a few checkpoints is the
+// coldest), then read-cache entries in map order, i.e. roughly at random. Caller holds mu.
 func (b *pebbleBackend) evict() {
-	for len(b.gens) > 0 && (len(b.gens) > maxCleanGens || b.genBytes+b.readBytes > b.cacheLimit) {
-		b.genBytes -= b.gens[0].bytes
+	limit := b.cacheLimit - b.persistedBytes()
+	limit -= b.filter.bytes.Load()
+	limit = max(limit, b.cacheLimit/8)
+	for len(b.gens) > 0 && (len(b.gens) > maxCleanGens || b.genBytes+b.readBytes > limit) {
+		b.genBytes -= b.gens[0].size()
 		b.gens[0] = nil
 		b.gens = b.gens[1:]
 	}
-	if b.readBytes <= b.cacheLimit {
+	if b.readBytes <= limit {
 		return
 	}
-	target := b.cacheLimit - b.cacheLimit/8
+	target := limit - limit/8
 	for k, v := range b.reads {
 		b.dropRead(k, v)
 		if b.readBytes <= target {
@@ -362,18 +594,28 @@ func (b *pebbleBackend) evict() {
 
 // deltaFile is one persisted delta and how many pending snapshots it holds ("" when they held nothing).
 type deltaFile struct {
-	path  string
+	paths []string // one per stripe that has entries (see chooseStripes)
 	snaps int
 	bytes int64
+}
+
+// chainCheckpoints is how many checkpoints wrote the deltas: a striped delta is several files, <id>-<n>.sst.
+func chainCheckpoints(deltas []string) int {
+	ids := map[string]bool{}
+	for _, d := range deltas {
+		id, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(d), ".sst"), "-")
+		ids[id] = true
+	}
+	return len(ids)
 }
 
 // maxUnflushed bounds the persisted deltas kept in memory before they are ingested into Pebble.
 const maxUnflushed = 8
 
 type pebbleSnapshot struct {
-	b  *pebbleBackend
-	id uint64
-	t  *memtable
+	b      *pebbleBackend
+	id     uint64
+	layers []layer // oldest first
 	// persisted is set (under b.mu) once a delta holding the snapshot is durable; it stays pending (in memory,
 	// not in Pebble) until that delta is ingested.
 	persisted bool
@@ -383,6 +625,14 @@ type pebbleSnapshot struct {
 }
 
 func (s *pebbleSnapshot) ID() uint64 { return s.id }
+
+func (s *pebbleSnapshot) bytes() int64 {
+	var n int64
+	for _, l := range s.layers {
+		n += l.size()
+	}
+	return n
+}
 
 func (s *pebbleSnapshot) Release() {
 	s.b.mu.Lock()
@@ -419,7 +669,7 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		first++
 	}
 	snaps := slices.Clone(b.pending[first : n+1])
-	rebase := len(b.chain.deltas) >= maxChainDeltas
+	rebase := chainCheckpoints(b.chain.deltas) >= maxChainDeltas
 	b.mu.Unlock()
 
 	if rebase {
@@ -431,9 +681,10 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	next := b.chain
 	var delta deltaFile
 	delta.snaps = len(snaps)
-	if kvs, order := collectSorted(snaps); len(kvs) > 0 {
-		delta.path = filepath.Join(b.shared, fmt.Sprintf("%d.sst", s.id))
-		if err := b.writeTable(delta.path, kvs, order); err != nil {
+	if c, order := collectSorted(snaps); len(order) > 0 {
+		b.chooseStripes(c, order)
+		paths, err := b.writeTables(filepath.Join(b.shared, strconv.FormatUint(s.id, 10)), c, order)
+		if err != nil {
 			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 		}
 		if FsyncEnabled() {
@@ -441,12 +692,15 @@ func (s *pebbleSnapshot) Persist(path string) error {
 				return fmt.Errorf("state: persist snapshot %d: fsync %s: %w", s.id, b.shared, err)
 			}
 		}
-		sum, err := sumFile(b.fsys, delta.path, true)
-		if err != nil {
-			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+		for _, p := range paths {
+			sum, err := sumFile(b.fsys, p, true)
+			if err != nil {
+				return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+			}
+			delta.bytes += sum.size
+			next = next.with(p, sum)
 		}
-		delta.bytes = sum.size
-		next = next.with(delta.path, sum)
+		delta.paths = paths
 	}
 	if err := writeChain(b.fsys, path, next); err != nil {
 		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
@@ -457,11 +711,9 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	}
 	b.chain = next
 	b.unflushed = append(b.unflushed, delta)
-	var unflushedBytes int64
-	for _, d := range b.unflushed {
-		unflushedBytes += d.bytes
-	}
-	flush := len(b.unflushed) >= maxUnflushed || unflushedBytes > b.cacheLimit/4
+	// Persisted snapshots wait in memory so that a few deltas go into Pebble at once, but only up to a part of
+	// the cache budget: a store whose every checkpoint changes a lot ingests each delta at once.
+	flush := len(b.unflushed) >= maxUnflushed || b.persistedBytes() > b.cacheLimit/4
 	b.mu.Unlock()
 	if flush {
 		return b.ingestUnflushed()
@@ -478,18 +730,19 @@ func (b *pebbleBackend) ingestUnflushed() error {
 	b.mu.Unlock()
 	count := 0
 	for _, d := range files {
-		if d.path != "" {
-			if err := ingestShared(b.fsys, b.db, b.dir, d.path); err != nil {
+		for _, p := range d.paths {
+			if err := ingestShared(b.fsys, b.db, b.dir, p); err != nil {
 				return b.pebbleErr("ingest", err)
 			}
 		}
 		count += d.snaps
 	}
+	b.maybeCompact()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ts := make([]*memtable, count)
-	for i := range ts {
-		ts[i] = b.pending[i].t
+	var ts []layer
+	for _, p := range b.pending[:count] {
+		ts = append(ts, p.layers...)
 	}
 	b.pending = slices.Delete(b.pending, 0, count)
 	b.unflushed = b.unflushed[len(files):]
@@ -581,24 +834,27 @@ func (b *pebbleBackend) collectGarbage() {
 // Ingesting instead of committing a batch skips what a memtable would cost here: copying every entry into a batch,
 // Pebble sorting a large batch through its encoded form, and a flush that writes the same sstable anyway.
 func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
-	kvs, order := collectSorted(snaps)
-	if len(kvs) > 0 {
-		path := filepath.Join(b.dir, ingestFile)
-		if err := b.writeTable(path, kvs, order); err != nil {
+	c, order := collectSorted(snaps)
+	if len(order) > 0 {
+		paths, err := b.writeTables(filepath.Join(b.dir, ingestFile), c, order)
+		if err != nil {
 			return err
 		}
-		err := b.db.Ingest(context.Background(), []string{path})
-		_ = b.popts.FS.Remove(path) // Ingest hard-linked it under a name of its own (or failed)
+		err = b.db.Ingest(context.Background(), paths)
+		for _, p := range paths {
+			_ = b.popts.FS.Remove(p) // Ingest hard-linked it under a name of its own (or failed)
+		}
 		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
 	}
+	b.maybeCompact()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pending = slices.Delete(b.pending, 0, len(snaps))
-	ts := make([]*memtable, len(snaps))
-	for i, s := range snaps {
-		ts[i] = s.t
+	var ts []layer
+	for _, s := range snaps {
+		ts = append(ts, s.layers...)
 	}
 	b.promote(ts)
 	return nil
@@ -607,85 +863,108 @@ func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
 // ingestFile is the scratch sstable apply writes in the working directory; Pebble ignores names it did not make.
 const ingestFile = "ingest.tmp"
 
-type keyEntry struct {
-	k string
-	e entry
-}
-
-// sortKey orders keyEntries by their first 16 bytes held inline, so that sorting rarely follows a key's pointer
-// (one cache miss per comparison otherwise).
-type sortKey struct {
-	hi, lo uint64
-	i      int32
-}
-
-func keyPrefix(k string) (hi, lo uint64) {
-	var b [16]byte
-	copy(b[:], k)
-	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
-}
-
-// collectSorted returns the newest entry of every key the snapshots hold, and their ascending key order as
-// indexes into it (sorting the small sortKeys moves less memory than sorting the entries).
-func collectSorted(snaps []*pebbleSnapshot) ([]keyEntry, []sortKey) {
-	var kvs []keyEntry
-	if len(snaps) == 1 {
-		m := snaps[0].t.m
-		kvs = make([]keyEntry, 0, len(m))
-		for k, e := range m {
-			kvs = append(kvs, keyEntry{k, e})
+// writeTables writes the entries of order into one sstable per stripe that has any (chooseStripes): prefix.sst
+// when the store has no stripes, else prefix-<stripe>.sst. It returns the paths written.
+func (b *pebbleBackend) writeTables(prefix string, c *collected, order []sortKey) ([]string, error) {
+	var paths []string
+	var w *sstable.Writer
+	finish := func() error {
+		if w == nil {
+			return nil
 		}
-	} else {
-		seen := make(map[string]struct{})
-		for i := len(snaps) - 1; i >= 0; i-- {
-			for k, e := range snaps[i].t.m {
-				if _, ok := seen[k]; !ok {
-					seen[k] = struct{}{}
-					kvs = append(kvs, keyEntry{k, e})
+		err := w.Close() // syncs the file (when fsync is on) before Ingest links it
+		w = nil
+		if err != nil {
+			return fmt.Errorf("write %s: %w", paths[len(paths)-1], err)
+		}
+		return nil
+	}
+	stripe, bound := 0, []byte(nil)
+	if len(b.stripes) > 0 {
+		bound = b.stripes[0]
+	}
+	var g gathered
+	prev := sortKey{i: -1}
+	for start := 0; start < len(order); start += gatherChunk {
+		end := min(start+gatherChunk, len(order))
+		c.gather(&g, order[start:end], prev)
+		prev = order[end-1]
+		off := 0
+		for _, e := range g.ents {
+			k := g.buf[off : off+int(e.klen)]
+			off += int(e.klen)
+			var v []byte
+			if e.vlen >= 0 {
+				v = g.buf[off : off+int(e.vlen)]
+				off += int(e.vlen)
+			}
+			for bound != nil && bytes.Compare(k, bound) >= 0 { // the next stripe
+				if err := finish(); err != nil {
+					return nil, err
 				}
+				stripe++
+				bound = nil
+				if stripe < len(b.stripes) {
+					bound = b.stripes[stripe]
+				}
+			}
+			if w == nil {
+				path := prefix + ".sst"
+				if len(b.stripes) > 0 {
+					path = fmt.Sprintf("%s-%d.sst", prefix, stripe)
+				}
+				f, err := b.popts.FS.Create(path, vfs.WriteCategoryUnspecified)
+				if err != nil {
+					return nil, err
+				}
+				paths = append(paths, path)
+				w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.popts.MakeWriterOptions(0, b.db.TableFormat()))
+			}
+			var err error
+			if e.vlen < 0 {
+				err = w.Delete(k)
+			} else {
+				err = w.Set(k, v) // the writer copies both
+			}
+			if err != nil {
+				w.Close()
+				return nil, fmt.Errorf("write %s: %w", paths[len(paths)-1], err)
 			}
 		}
 	}
-	order := make([]sortKey, len(kvs))
-	for i := range kvs {
-		hi, lo := keyPrefix(kvs[i].k)
-		order[i] = sortKey{hi, lo, int32(i)}
+	if err := finish(); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(order, func(a, b sortKey) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.lo, b.lo); c != 0 {
-			return c
-		}
-		return strings.Compare(kvs[a.i].k, kvs[b.i].k) // "ab" < "ab\x00": equal padded prefixes still differ
-	})
-	return kvs, order
+	return paths, nil
 }
 
-func (b *pebbleBackend) writeTable(path string, kvs []keyEntry, order []sortKey) error {
-	f, err := b.popts.FS.Create(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
+// Stripes: a delta is written as one table per stripe, a fixed range of key groups, so that a compaction out of
+// L0 (maybeCompact) can run one stripe at a time: each is a fraction of the work, and Close, which must wait for
+// a running compaction, waits for one stripe's at most. A store decides its stripes at the first delta of at
+// least stripeMinEntries entries, from that delta's keys (stripes never change afterwards; after a restore they
+// are decided again, which costs only some overlap between old and new tables).
+const numStripes = 8
+
+var stripeMinEntries = 1 << 18 // a variable for tests
+
+// chooseStripes sets the stripe bounds from the quantiles of order's keys, cut to their key group.
+func (b *pebbleBackend) chooseStripes(c *collected, order []sortKey) {
+	if b.stripes != nil || len(order) < stripeMinEntries {
+		return
 	}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.popts.MakeWriterOptions(0, b.db.TableFormat()))
-	for _, o := range order {
-		kv := &kvs[o.i]
-		if kv.e.del {
-			err = w.Delete(stringBytes(kv.k))
-		} else {
-			err = w.Set(stringBytes(kv.k), kv.e.v)
+	var bounds [][]byte
+	for i := 1; i < numStripes; i++ {
+		k := c.key(order[i*len(order)/numStripes])
+		bound := slices.Clone(k[:min(len(k), 2)])
+		if len(bounds) == 0 || bytes.Compare(bound, bounds[len(bounds)-1]) > 0 {
+			bounds = append(bounds, bound)
 		}
-		if err != nil {
-			w.Close()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
 	}
-	if err := w.Close(); err != nil { // syncs the file (when fsync is on) before Ingest links it
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	b.stripes = bounds
 }
+
+// gatherChunk is how many entries writeTable copies into order at a time.
+const gatherChunk = 4096
 
 // checkpoint makes a durable copy of the store in dir. Pebble's Checkpoint hard-links the sstables (synced when
 // Pebble wrote them), copies and fsyncs OPTIONS and MANIFEST, writes its marker files, and fsyncs the new directory
@@ -733,7 +1012,7 @@ func resetWorkDir(fsys FS, dir string) error {
 
 func isStoreFile(name string) bool {
 	switch {
-	case name == "LOCK", name == ingestFile:
+	case name == "LOCK", strings.HasPrefix(name, ingestFile):
 		return true
 	case strings.HasPrefix(name, "MANIFEST-"), strings.HasPrefix(name, "OPTIONS-"), strings.HasPrefix(name, "marker."):
 		return true

@@ -27,7 +27,9 @@ import (
 // int64 key or canonical key bytes. A group not in memory is loaded by a Get of its key when the backend may hold
 // it (after a restore, or after an eviction), else created empty without touching the backend. Put and Delete go
 // only to the write-back cache: a dirty group is written at OnBarrier, a group that ceases to exist is deleted
-// when it does. Above maxGroups a barrier evicts the groups not touched since the previous barrier.
+// when it does. Above maxGroups a barrier evicts the groups not touched since the previous barrier; so does the end
+// of an input batch, after writing the dirty groups back early (the backend keeps them until the next barrier's
+// checkpoint takes them).
 const groupStateID = 1
 
 // Group flags of the window and the group aggregate.
@@ -83,9 +85,16 @@ type groupAgg struct {
 	valBuf   []byte
 	outRows  []outRow
 	gone     []int32 // groups to free after the output is built
-	out      *array.RecordBuilder
-	decoders []resultDecoder // per aggregate column of out
-	ov       aggOverflow
+	grpOf    []int32 // the group of each row
+	load     []int32 // groups created by the batch that the backend may hold
+	loadBuf  []byte  // their state keys, end to end
+	loadOff  []int32
+	loadKeys [][]byte
+	// batchEntryBytes is the largest key and value written at a barrier so far, to size the next batch.
+	batchEntryBytes int
+	out             *array.RecordBuilder
+	decoders        []resultDecoder // per aggregate column of out
+	ov              aggOverflow
 }
 
 var _ exec.Operator = (*groupAgg)(nil)
@@ -178,7 +187,8 @@ func (a *groupAgg) stateKey(g int32) []byte {
 	return state.KeyedKey(int(a.gKG[g]), groupStateID, a.keyBuf)
 }
 
-// newGroup creates the group of row i of the current batch: from the backend when it may hold it, else empty.
+// newGroup creates the group of row i of the current batch, empty; when the backend may hold it (not complete),
+// it is listed in load, and loadGroups fills it in from the backend before the batch counts its rows.
 func (a *groupAgg) newGroup(i int) (int32, error) {
 	kg, err := a.kgs.Of(a.ctx, a.p.cfg.Keys, i, "group aggregate")
 	if err != nil {
@@ -199,17 +209,43 @@ func (a *groupAgg) newGroup(i int) (int32, error) {
 		}
 		a.null = g
 	}
-	if a.complete {
-		return g, nil
-	}
-	v, ok, err := a.ctx.State.Get(a.stateKey(g))
-	if err != nil || !ok {
-		return g, err
-	}
-	if err := a.restoreGroup(g, v); err != nil {
-		return 0, fmt.Errorf("group aggregate: restore a group of key group %d: %w", kg, err)
+	if !a.complete {
+		a.load = append(a.load, g)
 	}
 	return g, nil
+}
+
+// loadGroups reads the groups of load from the backend in one batched lookup (state.GetMany: the keys in one
+// arena, the misses read from Pebble in key order) and restores those it holds.
+func (a *groupAgg) loadGroups() error {
+	a.loadBuf, a.loadKeys = a.loadBuf[:0], a.loadKeys[:0]
+	offs := a.loadOff[:0]
+	for _, g := range a.load {
+		offs = append(offs, int32(len(a.loadBuf)))
+		a.keyBuf = a.keyBytes(a.keyBuf[:0], g, a.gFlag[g]&flagNullKey != 0)
+		a.loadBuf = appendKeyedKey(a.loadBuf, int(a.gKG[g]), groupStateID, a.keyBuf)
+	}
+	offs = append(offs, int32(len(a.loadBuf)))
+	for j := range a.load {
+		a.loadKeys = append(a.loadKeys, a.loadBuf[offs[j]:offs[j+1]:offs[j+1]])
+	}
+	a.loadOff = offs
+	err := state.GetMany(a.ctx.State, a.loadKeys, func(j int, v []byte) error {
+		g := a.load[j]
+		if err := a.restoreGroup(g, v); err != nil {
+			return fmt.Errorf("group aggregate: restore a group of key group %d: %w", a.gKG[g], err)
+		}
+		return nil
+	})
+	clear(a.loadKeys)
+	a.load = a.load[:0]
+	return err
+}
+
+// appendKeyedKey appends state.KeyedKey(kg, id, key) to dst without allocating.
+func appendKeyedKey(dst []byte, kg int, id byte, key []byte) []byte {
+	dst = append(dst, byte(kg>>8), byte(kg), id)
+	return append(dst, key...)
 }
 
 func (a *groupAgg) restoreGroup(g int32, v []byte) error {
@@ -319,7 +355,16 @@ func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	if err := a.update(b.Rec); err != nil {
 		return err
 	}
-	return a.emit(out)
+	if err := a.emit(out); err != nil {
+		return err
+	}
+	if a.live > a.p.maxGroups {
+		// The working set stays bounded between barriers too: the groups go to the backend's write-back cache
+		// (compact, and in the next checkpoint like any write) and leave memory.
+		a.writeBack()
+		a.evict()
+	}
+	return nil
 }
 
 // assign finds (or creates) the group of every row, counts the rows in and out, and lists the groups the batch
@@ -330,7 +375,10 @@ func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
 	mode := a.p.keyEnc.Mode
 	keyNulls := a.keys.Nulls
 	ints := a.keys.Ints
-	var ignored int64
+	// The group of every row first, so that the groups the backend may hold are read in one batch.
+	a.load = a.load[:0]
+	grpOf := slices.Grow(a.grpOf[:0], n)[:n]
+	a.grpOf = grpOf
 	for i := 0; i < n; i++ {
 		var g int32
 		var ok bool
@@ -348,6 +396,15 @@ func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
 				return err
 			}
 		}
+		grpOf[i] = g
+	}
+	if len(a.load) > 0 {
+		if err := a.loadGroups(); err != nil {
+			return err
+		}
+	}
+	var ignored int64
+	for i, g := range grpOf {
 		if a.gSeq[g] != a.seq {
 			a.gSeq[g] = a.seq
 			a.gEpoch[g] = a.epoch
@@ -603,6 +660,19 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 // OnBarrier writes the groups changed since the last barrier into the write-back cache, then shrinks the working
 // set if it grew past maxGroups.
 func (a *groupAgg) OnBarrier(uint64) error {
+	a.writeBack()
+	if a.live > a.p.maxGroups {
+		a.evict()
+	}
+	a.epoch++
+	return nil
+}
+
+// writeBack writes the dirty groups into the backend's write-back cache as one batch (state.WriteBatch: the
+// backend keeps it as one block of memory rather than an entry and two allocations per group), sized from the
+// previous one's entries.
+func (a *groupAgg) writeBack() {
+	wb := state.NewBatch(len(a.dirty), len(a.dirty)*a.batchEntryBytes)
 	for _, g := range a.dirty {
 		if a.gFlag[g]&(flagDirty|flagLive) != flagDirty|flagLive {
 			continue
@@ -612,20 +682,32 @@ func (a *groupAgg) OnBarrier(uint64) error {
 			a.valBuf = ag.encode(a.valBuf, g)
 		}
 		a.valBuf = a.appendShow(a.valBuf, g)
-		a.ctx.State.Put(a.stateKey(g), slices.Clone(a.valBuf))
+		a.keyBuf = a.keyBytes(a.keyBuf[:0], g, a.gFlag[g]&flagNullKey != 0)
+		a.loadBuf = appendKeyedKey(a.loadBuf[:0], int(a.gKG[g]), groupStateID, a.keyBuf)
+		wb.Put(a.loadBuf, a.valBuf)
+		a.batchEntryBytes = max(a.batchEntryBytes, len(a.loadBuf)+len(a.valBuf))
 		a.gFlag[g] = a.gFlag[g]&^flagDirty | flagStored
 	}
-	a.dirty = a.dirty[:0]
-	if a.live > a.p.maxGroups {
-		a.evict()
+	if wb.Len() > 0 {
+		state.WriteBatch(a.ctx.State, wb)
 	}
-	a.epoch++
-	return nil
+	a.dirty = a.dirty[:0]
 }
 
 // evict drops the groups not touched since the previous barrier from memory, and all of them if that is not
 // enough; they are all clean (OnBarrier just wrote them), so the backend has them.
+//
+// The key maps are built anew from the groups that stay rather than deleted from: a Go map keeps a deleted slot
+// as a tombstone that every later miss probes past (lookups of new keys would slow down barrier after barrier),
+// and deleting most of a large map costs a cache miss per key where inserting the few that stay costs little.
 func (a *groupAgg) evict() {
+	intKeys, strKeys := a.p.keyEnc.Mode == rowcodec.KeyInt, a.p.keyEnc.Mode == rowcodec.KeyBytes
+	if intKeys {
+		a.ints = nil
+	}
+	if strKeys {
+		a.strs = nil
+	}
 	for pass := 0; pass < 2 && a.live > a.p.maxGroups; pass++ {
 		for g, f := range a.gFlag {
 			if f&flagLive != 0 && (pass == 1 || a.gEpoch[g] != a.epoch) {
@@ -634,6 +716,22 @@ func (a *groupAgg) evict() {
 		}
 	}
 	a.complete = false
+	switch {
+	case intKeys:
+		a.ints = make(map[int64]int32, a.live)
+		for g, f := range a.gFlag {
+			if f&(flagLive|flagNullKey) == flagLive {
+				a.ints[a.gInt[g]] = int32(g)
+			}
+		}
+	case strKeys:
+		a.strs = make(map[string]int32, a.live)
+		for g, f := range a.gFlag {
+			if f&flagLive != 0 {
+				a.strs[a.gStr[g]] = int32(g)
+			}
+		}
+	}
 }
 
 func (a *groupAgg) Close() error {

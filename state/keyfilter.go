@@ -1,0 +1,128 @@
+package state
+
+import (
+	"hash/maphash"
+	"sync/atomic"
+)
+
+// keyFilter is an in-memory Bloom filter over every key a Pebble store may hold: a key it rejects is not in
+// Pebble, so Get and GetMany answer "absent" without asking Pebble (whose own bloom filters are one per table, each
+// checked through a table iterator, and whose filter blocks leave the block cache once the state outgrows it). A
+// store whose keys are mostly new (a GROUP BY over a growing key space) would otherwise pay a Pebble lookup per
+// row.
+//
+// It grows by generations: each is a blocked Bloom filter (one 64-byte block per key, 16 bits per key at
+// capacity and 10 probes: about 0.1% false positives, each of which costs a Pebble lookup) with four times the
+// capacity of the one before; a lookup probes each generation's one block. Keys are added when they leave the dirty
+// map (WriteBatch, Capture), so every key of a layer under it is in the filter. Adds and lookups are both on the
+// operator goroutine only (plain loads and stores: an atomic OR per bit cost more than the cache miss).
+type keyFilter struct {
+	gens []*filterGen
+	// bytes is the memory of all generations, counted against the store's cache budget (read by the snapshot
+	// worker).
+	bytes atomic.Int64
+}
+
+type filterGen struct {
+	blocks   []uint64 // 8 words (512 bits) per block
+	nblocks  uint64
+	capacity int64
+	count    int64
+}
+
+const (
+	filterBitsPerKey  = 16
+	filterFirstKeys   = 1 << 18
+	filterGrowth      = 4
+	filterProbes      = 10
+	filterBlockWords  = 8
+	filterBlockBits   = filterBlockWords * 64
+	filterBitIndexLen = 9 // log2(filterBlockBits)
+)
+
+var filterSeed = maphash.MakeSeed()
+
+func newKeyFilter() *keyFilter { return &keyFilter{} }
+
+func newFilterGen(capacity int64) *filterGen {
+	nblocks := uint64((capacity*filterBitsPerKey + filterBlockBits - 1) / filterBlockBits)
+	return &filterGen{blocks: make([]uint64, nblocks*filterBlockWords), nblocks: nblocks, capacity: capacity}
+}
+
+// probe returns the block's first word and the bits in it of hash h.
+func (g *filterGen) block(h uint64) []uint64 {
+	b := (h >> 32) * g.nblocks >> 32
+	return g.blocks[b*filterBlockWords : (b+1)*filterBlockWords : (b+1)*filterBlockWords]
+}
+
+// probeBits returns the source of a key's bit positions in its block: 9 bits per probe, from two 64-bit mixes of
+// h (the block is chosen by h's high half).
+func probeBits(h uint64) (uint64, uint64) {
+	return h * 0x9E3779B97F4A7C15, (h ^ h>>29) * 0xBF58476D1CE4E5B9
+}
+
+const probesPerWord = 64 / filterBitIndexLen // 7
+
+func (g *filterGen) add(h uint64) {
+	blk := g.block(h)
+	m, m2 := probeBits(h)
+	for p := range filterProbes {
+		if p == probesPerWord {
+			m = m2
+		}
+		bit := m & (filterBlockBits - 1)
+		blk[bit>>6] |= 1 << (bit & 63)
+		m >>= filterBitIndexLen
+	}
+}
+
+func (g *filterGen) mayContain(h uint64) bool {
+	blk := g.block(h)
+	m, m2 := probeBits(h)
+	for p := range filterProbes {
+		if p == probesPerWord {
+			m = m2
+		}
+		bit := m & (filterBlockBits - 1)
+		if blk[bit>>6]&(1<<(bit&63)) == 0 {
+			return false
+		}
+		m >>= filterBitIndexLen
+	}
+	return true
+}
+
+func filterHash(key []byte) uint64 { return maphash.Bytes(filterSeed, key) }
+
+// mayContain reports whether key may have been added; false is certain.
+func (f *keyFilter) mayContain(key []byte) bool {
+	h := filterHash(key)
+	for _, g := range f.gens {
+		if g.mayContain(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// adder returns a function that adds keys; call done when finished.
+func (f *keyFilter) adder() (add func(key []byte), done func()) {
+	var cur *filterGen
+	if n := len(f.gens); n > 0 {
+		cur = f.gens[n-1]
+	}
+	add = func(key []byte) {
+		if cur == nil || cur.count >= cur.capacity {
+			c := int64(filterFirstKeys)
+			if cur != nil {
+				c = cur.capacity * filterGrowth
+			}
+			cur = newFilterGen(c)
+			f.gens = append(f.gens, cur)
+			f.bytes.Add(int64(len(cur.blocks)) * 8)
+		}
+		cur.add(filterHash(key))
+		cur.count++
+	}
+	return add, func() {}
+}
