@@ -101,11 +101,12 @@ func (j *regularJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, error
 	if side < 0 || side > 1 {
 		return exec.StateEntry{}, fmt.Errorf("regular join: unknown state id %d", id)
 	}
+	// A static side's rows are in chunks: each chunk is an entry of the side's rows (its first field the chunk
+	// number, then its rows), and the head only carries the last write.
 	e := exec.StateEntry{Kind: strings.TrimSuffix(sideNames[side], " row") + " rows"}
+	var c uint32
 	if chunk {
-		e.Kind = strings.TrimSuffix(sideNames[side], " row") + " row chunk"
-		e.Key = []exec.StateField{exec.Field("chunk", binary.BigEndian.Uint32(uk))}
-		uk = uk[4:]
+		c, uk = binary.BigEndian.Uint32(uk), uk[4:]
 	}
 	var err error
 	if e.Key, err = appendKeyColumns(e.Key, j.p.sideSchema[side], j.p.keys[side], &j.p.keyEnc, uk); err != nil {
@@ -117,13 +118,13 @@ func (j *regularJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, error
 			return exec.StateEntry{}, err
 		}
 		k.arena = v
+		e.Value = []exec.StateField{exec.Field("chunk", c)}
 	} else {
 		if err := k.parseHeader(v); err != nil {
 			return exec.StateEntry{}, err
 		}
 		if k.chunked {
-			e.Value = []exec.StateField{exec.Field("last_write_us", k.written), exec.Field("rows", k.live),
-				exec.Field("chunks", k.nchunks)}
+			e.Value = []exec.StateField{exec.Field("last_write_us", k.written)}
 			return e, nil
 		}
 		if err := k.ensureParsed(nil); err != nil {

@@ -73,8 +73,10 @@ import (
 // append-only side's value is not even parsed until the key is probed from the other side, and a static side's
 // rows are read from its chunks only then: until then its new rows go to a per-side fresh log (no allocation per
 // key), and a static entry not probed since the previous write-back drops its rows from memory at the next one.
-// New rows' bytes live in a per-side fresh buffer of fixed blocks until the write-back moves them into their
-// entry's value (never a growing slice: that would copy every row at each doubling). OnBarrier writes every
+// A subtask whose state started empty (TaskContext.Restored 0) keeps a Bloom filter of the keys it has stored, so
+// a key it never stored (every new key of a join) is loaded without Gets. New rows' bytes live in a per-side
+// fresh buffer of fixed blocks until the write-back moves them into their entry's value (never a growing slice:
+// that would copy every row at each doubling). OnBarrier writes every
 // entry changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the
 // exact state and a restore simply starts with an empty working set: Open reads nothing. When the working set
 // outgrows CacheBytes (at the end of a batch or at a barrier) it is written back and, if still above half the
