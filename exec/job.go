@@ -958,6 +958,9 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 	return runs, nil
 }
 
+// maxConcurrentOpens bounds the state backends a deploy opens at once.
+const maxConcurrentOpens = 16
+
 // openBackends opens (restoring) the state backend of every subtask of g, all at once: a keyed store's open
 // waits on the disk (files created and synced), and one after the other they made a deploy take a few
 // milliseconds per keyed subtask, which parallelism multiplies. On an error it closes what it opened.
@@ -965,13 +968,16 @@ func (inc *incarnation) openBackends(g *Graph, cfg JobConfig) ([][]state.Backend
 	backends := make([][]state.Backend, len(g.Nodes))
 	errs := make([][]error, len(g.Nodes))
 	var wg sync.WaitGroup
+	limit := make(chan struct{}, maxConcurrentOpens) // a job of many subtasks opens a bounded number at a time
 	for _, n := range g.Nodes {
 		backends[n.index] = make([]state.Backend, n.Parallelism)
 		errs[n.index] = make([]error, n.Parallelism)
 		for sub := 0; sub < n.Parallelism; sub++ {
 			wg.Add(1)
+			limit <- struct{}{}
 			go func() {
 				defer wg.Done()
+				defer func() { <-limit }()
 				backends[n.index][sub], errs[n.index][sub] = inc.openBackend(cfg, n, sub)
 			}()
 		}
