@@ -9,6 +9,7 @@ import (
 )
 
 func main() {
+	tuneGC()
 	root := &cobra.Command{
 		Use:           "clinksql",
 		Short:         "clinksql: a SQL-on-streams engine",
