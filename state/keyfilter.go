@@ -76,21 +76,20 @@ func (g *filterGen) add(h uint64) {
 	}
 }
 
-// mayContain tests every probe without branching on the bits: a lookup of a key in no generation (the common
-// case) then never mispredicts, so the cache misses of all generations' blocks overlap.
 func (g *filterGen) mayContain(h uint64) bool {
 	blk := g.block(h)
 	m, m2 := probeBits(h)
-	all := uint64(1)
 	for p := range filterProbes {
 		if p == probesPerWord {
 			m = m2
 		}
 		bit := m & (filterBlockBits - 1)
-		all &= blk[bit>>6] >> (bit & 63)
+		if blk[bit>>6]&(1<<(bit&63)) == 0 { // most absent keys stop at the first or second probe
+			return false
+		}
 		m >>= filterBitIndexLen
 	}
-	return all&1 != 0
+	return true
 }
 
 func filterHash(key []byte) uint64 { return maphash.Bytes(filterSeed, key) }
