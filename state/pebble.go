@@ -363,7 +363,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 		b.mu.Unlock()
 		return e.v, !e.del, nil
 	}
-	for i := len(b.gens) - 1; i >= 0; i-- {
+	for i := len(b.gens) - 1; i >= 0 && !unindexed(b.gens[i]); i-- {
 		if e, ok := b.gens[i].get(key); ok {
 			b.mu.Unlock()
 			return e.v, !e.del, nil
@@ -535,7 +535,15 @@ func (b *pebbleBackend) Close() error {
 func (b *pebbleBackend) promote(ts []layer) {
 	for _, t := range ts {
 		// A read-cache entry for a key the generation holds would turn stale once the generation is evicted.
-		if len(b.reads) < t.count() {
+		if r, ok := t.(*run); ok && !r.indexed.Load() {
+			if len(b.reads) > 0 { // no index to look the reads up in: walk the run instead
+				t.eachKey(func(k string) {
+					if v, ok := b.reads[k]; ok {
+						b.dropRead(k, v)
+					}
+				})
+			}
+		} else if len(b.reads) < t.count() {
 			for k, v := range b.reads {
 				if _, ok := t.get(stringBytes(k)); ok {
 					b.dropRead(k, v)
