@@ -39,7 +39,8 @@
 // growing key space): a new key costs a probe of the dirty map and one block per filter generation, never a walk
 // of the other layers nor a Pebble lookup (each of which checks a bloom filter per table, whose filter block is
 // about 1.25 MB per million keys). Keys enter it when they leave the dirty map (WriteBatch, Capture). A store
-// opened from a restore has no filter (it never saw the restored keys) and looks every miss up in Pebble.
+// opened from a restore reads its keys into a filter of their own in the background and uses the filter once that
+// is done; until then every miss is looked up in Pebble.
 //
 // Persist writes the newest entry of every key of the pending snapshots not persisted yet, up to its own, into one
 // sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). It orders the
@@ -61,11 +62,14 @@
 // a hashed key group, so every delta lands in L0 and overlaps everything): one block cache shared by all stores
 // (half the default budget, for the tables' index and filter blocks), a small memtable that stays empty anyway
 // (all writes are ingested), no WAL (durability comes from the checkpoint, never from the working store), bloom
-// filters so a Get of an absent key rarely reads a block, L0 compactions only once 16 tables overlap (each
-// compaction out of L0 rewrites the overlapping part of Lbase, so rarer and larger ones write far less per
-// ingested byte) into an Lbase of up to 1 GB, no write stall on L0 (nothing goes through the memtable), one
-// compaction at a time, and a format major version with row-based sstables (for small entries about half the CPU
-// per persist of columnar blocks, and compactions about a third less). Pebble's own files do not go through Options.FS (Pebble has its
+// filters so a Get of an absent key rarely reads a block, up to 1024 open tables, compactions writing 64 MB
+// tables, no write stall on L0 (nothing goes through the memtable), and a format major version with row-based
+// sstables (for small entries about half the CPU per persist of columnar blocks, and compactions about a third
+// less). Pebble's automatic compactions are off: with deltas that each span the whole key space, its policy
+// rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
+// once L0 holds as many bytes as the levels below (or 48 sublevels), so an entry is rewritten about twice in all,
+// and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
+// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. Pebble's own files do not go through Options.FS (Pebble has its
 // own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a
 // wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
 //
@@ -96,8 +100,8 @@
 // then "base <dir>", "delta <file>" and "sum <file> <size> <crc32c|->" lines relative to the listing's directory,
 // then "end"), framed, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
 // oldest first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one
-// delta (what changed) and one listing: two files and three fsyncs, whatever the state's size. Every
-// maxChainDeltas (16) checkpoints the next one re-bases: it ingests everything into Pebble and takes a Pebble
+// delta (what changed; <id>-<stripe>.sst, one table per stripe, once the store has stripes) and one listing,
+// whatever the state's size. Every maxChainDeltas (16) checkpoints the next one re-bases: it ingests everything into Pebble and takes a Pebble
 // checkpoint as the new base (hard links to immutable sstables; built in ".base-<id>.part" and renamed, so it is
 // complete or absent), then deletes the shared files no live snapshot names (Options.LiveSnapshots). A restore
 // rebuilds the working directory from the base (*.sst and *.blob hard-linked, the rest copied, because the opened

@@ -11,8 +11,8 @@ import (
 // store whose keys are mostly new (a GROUP BY over a growing key space) would otherwise pay a Pebble lookup per
 // row.
 //
-// It grows by generations: each is a blocked Bloom filter (one 64-byte block per key, 16 bits per key at
-// capacity and 10 probes: about 0.1% false positives, each of which costs a Pebble lookup) with four times the
+// It grows by generations: each is a blocked Bloom filter (one 64-byte block per key, 20 bits per key at
+// capacity and 12 probes: about 0.02% false positives, each of which costs a Pebble lookup) with four times the
 // capacity of the one before; a lookup probes each generation's one block. Keys are added when they leave the dirty
 // map (WriteBatch, Capture), so every key of a layer under it is in the filter. Adds and lookups are both on the
 // operator goroutine only (plain loads and stores: an atomic OR per bit cost more than the cache miss).
@@ -31,10 +31,10 @@ type filterGen struct {
 }
 
 const (
-	filterBitsPerKey  = 16
+	filterBitsPerKey  = 20
 	filterFirstKeys   = 1 << 18
 	filterGrowth      = 4
-	filterProbes      = 10
+	filterProbes      = 12
 	filterBlockWords  = 8
 	filterBlockBits   = filterBlockWords * 64
 	filterBitIndexLen = 9 // log2(filterBlockBits)
@@ -84,7 +84,7 @@ func (g *filterGen) mayContain(h uint64) bool {
 			m = m2
 		}
 		bit := m & (filterBlockBits - 1)
-		if blk[bit>>6]&(1<<(bit&63)) == 0 {
+		if blk[bit>>6]&(1<<(bit&63)) == 0 { // most absent keys stop at the first or second probe
 			return false
 		}
 		m >>= filterBitIndexLen

@@ -99,7 +99,7 @@ outer:
 			}
 			continue
 		}
-		for g := len(b.gens) - 1; g >= 0; g-- {
+		for g := len(b.gens) - 1; g >= 0 && !unindexed(b.gens[g]); g-- {
 			if e, ok := b.gens[g].get(k); ok {
 				if !e.del {
 					hits = append(hits, found{i, e.v})

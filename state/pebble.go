@@ -231,7 +231,9 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 		MemTableSize:        1 << 20,
 		DisableWAL:          true,
 		MaxManifestFileSize: 1 << 20, // every checkpoint copies the MANIFEST: keep it short
-		MaxOpenFiles:        256,
+		// Lookups that get past the key filter touch a table per L0 sublevel and stripe: keep them open (a
+		// table opened again per lookup costs a syscall and a read of its footer, index and properties).
+		MaxOpenFiles: 1024,
 		// Row-based sstables (Pebblev4, the newest table format of this format version): for small keyed-state
 		// entries they cost about half the CPU of columnar blocks to write, and compactions about a third less
 		// (measured on 60k-100k entries of 16+64 bytes); nothing here needs the newer formats' features.
@@ -253,6 +255,8 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 	o.DisableAutomaticCompactions = true // maybeCompact decides
 	o.L0StopWritesThreshold = 1000       // nothing is written through the memtable: never stall an ingest
 	o.LBaseMaxBytes = 1 << 30
+	// Compactions write large tables (64 MB in Lbase): far fewer tables to keep open and to look a key up in.
+	o.TargetFileSizes[0] = 32 << 20
 	o.EnsureDefaults() // apply's sstable writer needs the resolved options
 	return o
 }
@@ -359,7 +363,7 @@ func (b *pebbleBackend) Get(key []byte) ([]byte, bool, error) {
 		b.mu.Unlock()
 		return e.v, !e.del, nil
 	}
-	for i := len(b.gens) - 1; i >= 0; i-- {
+	for i := len(b.gens) - 1; i >= 0 && !unindexed(b.gens[i]); i-- {
 		if e, ok := b.gens[i].get(key); ok {
 			b.mu.Unlock()
 			return e.v, !e.del, nil
@@ -531,7 +535,15 @@ func (b *pebbleBackend) Close() error {
 func (b *pebbleBackend) promote(ts []layer) {
 	for _, t := range ts {
 		// A read-cache entry for a key the generation holds would turn stale once the generation is evicted.
-		if len(b.reads) < t.count() {
+		if r, ok := t.(*run); ok && !r.indexed.Load() {
+			if len(b.reads) > 0 { // no index to look the reads up in: walk the run instead
+				t.eachKey(func(k string) {
+					if v, ok := b.reads[k]; ok {
+						b.dropRead(k, v)
+					}
+				})
+			}
+		} else if len(b.reads) < t.count() {
 			for k, v := range b.reads {
 				if _, ok := t.get(stringBytes(k)); ok {
 					b.dropRead(k, v)

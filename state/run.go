@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Batch collects many writes to hand to a backend at once (WriteBatch): an operator that writes back its changed
@@ -81,7 +82,8 @@ type run struct {
 
 	indexOnce sync.Once
 	index     []uint64
-	dups      bool // some key has more than one entry (known once the index is built)
+	indexed   atomic.Bool // the index is built
+	dups      bool        // some key has more than one entry (known once the index is built)
 	// sorted (the newest entry of each key, in ascending key order) is built on the first Scan, by the operator
 	// goroutine only; a snapshot worker reading the run never touches it.
 	sorted []uint32
@@ -95,6 +97,7 @@ const runDeleted = math.MaxUint32 // runEntry.vlen of a delete
 
 // buildIndex indexes the entries in write order, a later entry of a key replacing the earlier one.
 func (r *run) buildIndex() {
+	defer r.indexed.Store(true)
 	size := 16
 	for size < 2*len(r.ents) {
 		size *= 2
@@ -219,6 +222,14 @@ func (it *runIter) valid() bool {
 func (it *runIter) key() []byte             { return it.r.key(it.rest[0]) }
 func (it *runIter) current() (entry, error) { return it.r.entry(it.rest[0]), nil }
 func (it *runIter) advance() error          { it.rest = it.rest[1:]; return nil }
+
+// unindexed reports whether l is a run whose hash index was never built. A lookup in the clean generations stops
+// at one (and reads Pebble, which has the same values) rather than index a million entries for one key; it must
+// not go on to older generations, which may hold older values of the key.
+func unindexed(l layer) bool {
+	r, ok := l.(*run)
+	return ok && !r.indexed.Load()
+}
 
 // layer is one in-memory layer of a Pebble store: a memtable (Put and Delete) or a run (WriteBatch).
 type layer interface {
