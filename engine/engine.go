@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -455,7 +456,8 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		Committed:          func(chk uint64) error { return e.cat.RecordCheckpoint(spec.ID, chk) },
 		Checkpointed:       spec.Checkpointed,
 
-		LatencyMarkerInterval: e.cfg.LatencyMarkerInterval,
+		StateCacheBytes:       s.stateCache,
+		LatencyMarkerInterval: cmp.Or(s.latency, e.cfg.LatencyMarkerInterval),
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}

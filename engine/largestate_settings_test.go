@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -21,6 +22,25 @@ func TestStateCacheSizeSetting(t *testing.T) {
 		js, err := settingsFrom(s.vars.jobSettings())
 		if err != nil || js.stateCache != want {
 			t.Errorf("SET state.cache_size = %s: %d, %v; want %d", value, js.stateCache, err, want)
+		}
+	}
+}
+
+// pins: metrics.latency.interval takes an interval of at least 1 ms or 0/off (22023 otherwise), and a job's
+// settings carry it.
+func TestLatencyIntervalSetting(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	for _, bad := range []string{"'-1s'", "'often'", "'500 us'"} {
+		_, err := s.Execute(context.Background(), "SET metrics.latency.interval = "+bad)
+		if e := sqlerr.As(err); e == nil || e.Code != sqlerr.InvalidParameter {
+			t.Errorf("SET metrics.latency.interval = %s: %+v, want 22023", bad, e)
+		}
+	}
+	for value, want := range map[string]time.Duration{"'200 ms'": 200 * time.Millisecond, "'1s'": time.Second, "'off'": 0, "0": 0, "DEFAULT": 0} {
+		mustExec(t, s, "SET metrics.latency.interval = "+value)
+		js, err := settingsFrom(s.vars.jobSettings())
+		if err != nil || js.latency != want {
+			t.Errorf("SET metrics.latency.interval = %s: %v, %v; want %v", value, js.latency, err, want)
 		}
 	}
 }

@@ -29,6 +29,10 @@ var jobSettingDefaults = map[string]string{
 	// The in-memory budget of each keyed-state store (one per keyed operator subtask): its write-back cache of
 	// recent changes and reads, and its key filter; "auto" sizes it from the machine (state.DefaultCacheBytes).
 	"state.cache_size": "auto",
+	// How often every source subtask of a job emits a latency marker, whose age the sinks record in
+	// clinksql_sink_latency_seconds (Flink's metrics.latency.interval); 0: off, or the server's default
+	// (engine.Config.LatencyMarkerInterval).
+	"metrics.latency.interval": "0",
 }
 
 // pgSettings are the Postgres parameters clients read or set at connect time; they are accepted and shown, and
@@ -75,9 +79,10 @@ type jobSettings struct {
 	adaptive    bool
 	parallelism int
 	errors      expr.ErrorMode
-	stateTTL    int64 // microseconds; 0 keeps join state forever
-	history     int   // checkpoint records a job keeps (SHOW CHECKPOINTS, clink_catalog.checkpoints)
-	stateCache  int64 // bytes per keyed-state store (state.Options.CacheBytes); 0: state.DefaultCacheBytes
+	stateTTL    int64         // microseconds; 0 keeps join state forever
+	history     int           // checkpoint records a job keeps (SHOW CHECKPOINTS, clink_catalog.checkpoints)
+	stateCache  int64         // bytes per keyed-state store (state.Options.CacheBytes); 0: state.DefaultCacheBytes
+	latency     time.Duration // latency marker interval; 0: the engine's default (off unless configured)
 }
 
 func (s jobSettings) planner() planner.Settings {
@@ -93,7 +98,7 @@ func settingsFrom(m map[string]string) (jobSettings, error) {
 		}
 		return jobSettingDefaults[k]
 	}
-	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl", "state.cache_size"} {
+	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl", "state.cache_size", "metrics.latency.interval"} {
 		if err := applySetting(&s, k, get(k)); err != nil {
 			return s, err
 		}
@@ -150,6 +155,15 @@ func applySetting(s *jobSettings, name, value string) error {
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for state.cache_size: %q (e.g. '256MB', '2GB', at least 1MB; 'auto' sizes it from the machine's memory)", value)
 		}
 		s.stateCache = n
+	case "metrics.latency.interval":
+		if v == "off" {
+			v = "0"
+		}
+		us, err := planner.ParseInterval(v, "")
+		if err != nil || us < 0 || (us > 0 && us < 1000) {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for metrics.latency.interval: %q (e.g. '200 ms', at least 1 ms; '0' for off)", value)
+		}
+		s.latency = time.Duration(us) * time.Microsecond
 	case "parallelism":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 256 {

@@ -41,6 +41,10 @@ type JobConfig struct {
 
 	ChannelCapacity int // elements per channel; 0: 16
 
+	// StateCacheBytes is each keyed-state store's in-memory budget (state.Options.CacheBytes); 0: the state
+	// package's default (state.DefaultCacheBytes, sized from the machine).
+	StateCacheBytes int64
+
 	// LatencyMarkerInterval, when positive, has every source subtask emit a latency marker after a batch once
 	// this long has passed since its last one; the sinks record the markers' age (latency.go, Job.SinkLatency,
 	// clinksql_sink_latency_seconds). 0: no markers.
@@ -1013,6 +1017,7 @@ func (inc *incarnation) backendOptions(cfg JobConfig, n *Node, sub int) state.Op
 	}
 	if n.State == KeyedState {
 		opts.Dir = filepath.Join(cfg.Dir, "state", string(pid))
+		opts.CacheBytes = cfg.StateCacheBytes
 		// The files a keyed snapshot's chain names live outside the checkpoint directories that retention
 		// deletes; what no retained checkpoint names any more goes when the chain is re-based.
 		opts.SharedDir = filepath.Join(inc.cpDir, "shared", string(pid))

@@ -56,6 +56,7 @@ var contractMetrics = map[string]metricSpec{
 	"clinksql_source_lag_bytes":                     {gauge, []string{"job_id", "operator", "subtask"}},
 	"clinksql_sink_commit_seconds":                  {histogram, []string{"job_id", "operator"}},
 	"clinksql_sink_committed_bytes_total":           {counter, []string{"job_id", "operator"}},
+	"clinksql_sink_latency_seconds":                 {histogram, []string{"job_id", "operator"}},
 	"clinksql_job_late_rows_total":                  {counter, []string{"job_id"}},
 	"clinksql_job_bad_values_total":                 {counter, []string{"job_id"}},
 	"clinksql_job_restarts_total":                   {counter, []string{"job_id", "cause"}},
@@ -249,6 +250,8 @@ func TestGrafanaDashboard(t *testing.T) {
 		// A bounded generator paced far below its end: it knows the records left (clinksql_source_lag_records).
 		`CREATE STREAM paced (id BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '1000000', 'rows-per-second' = '100')`,
 		`CREATE SINK nowhere (id BIGINT) WITH (connector = 'blackhole')`,
+		// Latency markers are off by default; this job's sink records them (clinksql_sink_latency_seconds).
+		`SET metrics.latency.interval = '20 ms'`,
 		`INSERT INTO nowhere SELECT id FROM paced`,
 	} {
 		if _, err := s.Execute(context.Background(), sql); err != nil {
