@@ -23,6 +23,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/clinksql/clinksql/internal/sysmem"
 )
 
 var defaultCacheBytes atomic.Int64
@@ -33,12 +35,7 @@ func DefaultCacheBytes() int64 {
 	if n := defaultCacheBytes.Load(); n > 0 {
 		return n
 	}
-	n := int64(64 << 20)
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) == nil {
-		n = int64(si.Totalram) * int64(si.Unit) / 32
-	}
-	return min(max(n, 64<<20), 1<<30)
+	return min(max(sysmem.Total()/32, 64<<20), 1<<30)
 }
 
 // SetDefaultCacheBytes sets DefaultCacheBytes for the stores opened after it (the server's state cache setting);
