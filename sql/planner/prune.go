@@ -240,7 +240,10 @@ func prune(n node, used []bool) (node, []int) {
 		for _, p := range t.partition {
 			u[p] = true
 		}
+		// A window assignment copies each row into every window it falls in (HOP: size/slide copies): narrow
+		// its input to what is read.
 		in, im := prune(t.in, u)
+		in, im = narrow(in, im, u)
 		t.in = in
 		t.win.TimeCol = im[n.tvf.win.TimeCol]
 		t.partition = nil
