@@ -8,6 +8,11 @@
 //     aggregation with its pre-projection (keys, event time, arguments, FILTER conditions as plain columns);
 //   - rewrites (rewrite.go): filters pushed below projections, projections fused, so a query over views runs as
 //     one Calc after its source;
+//   - column pruning (prune.go, after pushdown): every node carries only the columns read above it or by its own
+//     conditions, keys and time attributes; stateful operators (joins, Top-N, aggregates) get inputs of exactly
+//     those columns (a projection under them when their input has more), so their state and the exchanges before
+//     them hold nothing unread; a scan of a connector that builds any subset of its columns by name (nexmark) asks
+//     its source for those only (EXPLAIN: "columns: [...] (k of n)"); the WATERMARK FOR column always stays;
 //   - the physical plan (physical.go, plan.go): a DAG of runtime operators with parallelism and exchanges (hash on
 //     the group keys before a keyed window aggregate, rebalance into a global one, forward elsewhere), the sources
 //     and sinks of the catalog's connectors, and EXPLAIN's rendering of it;

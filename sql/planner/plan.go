@@ -70,7 +70,7 @@ func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) e
 		return nil, err
 	}
 	l := &lowering{env: env, settings: s.norm(), bounded: true, ids: map[string]int{}, allBounded: true}
-	root := pushdown(bq.root)
+	root := pruneRoot(pushdown(bq.root))
 	top, err := l.lower(root)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 	if root, err = assignTo(bq.root, target, ins); err != nil {
 		return nil, nil, false, err
 	}
-	root = pushdown(root)
+	root = pruneRoot(pushdown(root))
 	upd := updatingReason(root)
 	if upd != "" && !isUpsertSink(target) && !sinkTakesChangelog(target) {
 		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
@@ -235,7 +235,7 @@ func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Setti
 	if len(bq.order) > 0 || bq.limit >= 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, q.P, "ORDER BY and LIMIT are not supported in a materialized view")
 	}
-	root := pushdown(visibleOnly(bq.root, bq.visible))
+	root := pruneRoot(pushdown(visibleOnly(bq.root, bq.visible)))
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
 	top, err := l.lower(root)
 	if err != nil {
@@ -553,6 +553,14 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 	if !bounded {
 		l.allBounded = false
 		l.unbounded = append(l.unbounded, n)
+	}
+	if len(n.out) < len(obj.Columns) {
+		// pruned (prune.go): the source builds only the columns the query reads
+		names := make([]string, len(n.out))
+		for i, c := range n.out {
+			names[i] = c.Name
+		}
+		details = append(details, fmt.Sprintf("columns: [%s] (%d of %d)", strings.Join(names, ", "), len(n.out), len(obj.Columns)))
 	}
 	if n.wm != nil {
 		if !ownWatermark {
