@@ -113,6 +113,11 @@ type JobSpec struct {
 	// published: a job that has one never starts from scratch (its checkpoints gone would mean publishing twice).
 	Checkpointed uint64    `json:"checkpointed,omitempty"`
 	Created      time.Time `json:"created"`
+	// PlanDigest is a SHA-256 of the job's plan (its EXPLAIN) when it started. A re-deploy plans the statement
+	// again and restores the operators' state from the last checkpoint; a different plan (another binary's planner
+	// narrowed an operator's input, changed its keys or state layout) would read state written for other columns,
+	// so the re-deploy is refused. Empty in jobs recorded before it existed: not checked.
+	PlanDigest string `json:"plan_digest,omitempty"`
 }
 
 // Catalog is the set of objects and jobs of one data directory. Methods are safe for concurrent use; every change

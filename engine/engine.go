@@ -3,6 +3,8 @@ package engine
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -499,7 +501,19 @@ func (e *Engine) redeploy(spec *catalog.JobSpec) error {
 	if err != nil {
 		return err
 	}
+	if spec.PlanDigest != "" && spec.Checkpointed > 0 && planDigest(p) != spec.PlanDigest {
+		return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos,
+			"job %s: its statement plans differently than when the job started (another version of clinksql?), so "+
+				"its checkpointed state does not fit the new plan's operators; DROP JOB %s and start it again", spec.ID, spec.ID)
+	}
 	return e.startJob(spec, p)
+}
+
+// planDigest is JobSpec.PlanDigest of a plan: a SHA-256 of its EXPLAIN, which names every operator with its
+// inputs, keys, columns and state.
+func planDigest(p *planner.Physical) string {
+	sum := sha256.Sum256([]byte(p.Explain()))
+	return hex.EncodeToString(sum[:])
 }
 
 // flush checkpoints every running job, upstream jobs first, and waits until each committed. A FAILED job (failed

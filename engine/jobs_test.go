@@ -152,3 +152,35 @@ func TestFlushAfterInsertValuesIntoSinkCommitsEveryRow(t *testing.T) {
 	mustExec(t, s, `FLUSH`)
 	equalLines(t, "count", rows(t, s, `SELECT count(*), sum(x) FROM back`), []string{fmt.Sprintf("%d|%d", n, n*(n-1)/2)})
 }
+
+// pins: a job records its plan's digest when it starts; re-opened, the same statement plans the same and the job
+// runs on from its checkpoint; a job whose statement now plans differently (another binary's planner: narrower
+// operator inputs, other keys) is refused with 55000 naming it, and is FAILED rather than restoring state written
+// for other columns.
+func TestRedeployRefusesAChangedPlan(t *testing.T) {
+	dir := t.TempDir()
+	e, s := testEngine(t, dir)
+	mustExec(t, s, `CREATE STREAM nums (k INT, v INT)`)
+	mustExec(t, s, `CREATE MATERIALIZED VIEW sums AS SELECT k, SUM(v) AS s FROM nums GROUP BY k`)
+	mustExec(t, s, `INSERT INTO nums VALUES (1, 2), (1, 3), (2, 5)`)
+	mustExec(t, s, "FLUSH")
+	spec, ok := e.cat.Job("job-1")
+	if !ok || spec.PlanDigest == "" || spec.Checkpointed == 0 {
+		t.Fatalf("job-1: %+v, want a plan digest and a checkpoint", spec)
+	}
+	closeEngine(t, e)
+
+	e, s = testEngine(t, dir)
+	waitJobState(t, s, "job-1", "RUNNING")
+	mustExec(t, s, `INSERT INTO nums VALUES (2, 1)`)
+	mustExec(t, s, "FLUSH")
+	equalLines(t, "sums", rows(t, s, "SELECT k, s FROM sums ORDER BY k"), []string{"1|5", "2|6"})
+
+	changed := *spec
+	changed.PlanDigest = strings.Repeat("0", 64)
+	err := e.redeploy(&changed)
+	if sqlerr.Code(err) != sqlerr.InvalidJobState || !strings.Contains(err.Error(), "job-1") ||
+		!strings.Contains(err.Error(), "plans differently") {
+		t.Fatalf("re-deploy with another plan: %v (%s), want 55000 naming job-1", err, sqlerr.Code(err))
+	}
+}

@@ -322,6 +322,7 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 // launch records a new job and starts it. The result is the statement's command tag, as Postgres clients expect,
 // with the job's id in a notice ("started job job-3") before the plan's own notices.
 func (s *Session) launch(tag string, spec *catalog.JobSpec, p *planner.Physical) (*Result, error) {
+	spec.PlanDigest = planDigest(p)
 	if err := s.e.cat.AddJob(spec); err != nil {
 		return nil, err
 	}
