@@ -68,6 +68,11 @@ type SourceCapabilities struct {
 	// over a stream that a live job reads, and a statement that reads it twice, with a hint to give a second stream
 	// its own value of that option.
 	SingleReader string
+	// ColumnSubset sources build exactly the columns of the schema they are given, matched by name, and produce
+	// the same values for a column whatever other columns are asked for: a narrower schema is a projection of the
+	// full one, and a checkpoint's offsets mean the same rows. The planner then asks them for only the columns a
+	// query uses (the Nexmark generator skips the strings nobody reads).
+	ColumnSubset bool
 }
 
 // SourceReleaser is implemented by a Source connector whose sources hold external resources beyond a job's life (a

@@ -27,7 +27,7 @@ func (connector) Options() connectors.OptionNames {
 
 func (connector) Capabilities(opts map[string]string) connectors.SourceCapabilities {
 	events, _ := strconv.ParseInt(strings.TrimSpace(opts["events.num"]), 10, 64)
-	return connectors.SourceCapabilities{Bounded: events > 0, Parallel: true, Replayable: true}
+	return connectors.SourceCapabilities{Bounded: events > 0, Parallel: true, Replayable: true, ColumnSubset: true}
 }
 
 func (connector) Validate(spec connectors.Spec, opts map[string]string, _ connectors.Env) error {

@@ -19,7 +19,7 @@ import (
 //     hold only those columns. Both a row and its retraction pass the same projection, so a retraction still
 //     matches the (narrower) row it retracts; operators keep copy counts, so rows that become equal stay distinct
 //     copies;
-//   - a scan of a connector that builds only the columns it is given, by name (columnSubsetConnectors), is
+//   - a scan of a connector that builds only the columns it is given, by name (SourceCapabilities.ColumnSubset), is
 //     narrowed: the source generates fewer columns. The WATERMARK FOR column always stays. Other scans keep their
 //     columns and the projection above them narrows the rows.
 //
@@ -30,14 +30,9 @@ import (
 // Each rebuilt node comes with m: m[i] is the new index of the old column i, -1 when it was dropped; a column
 // the parent reads is never dropped.
 
-// columnSubsetConnectors are the source connectors that build exactly the columns of the schema they are given,
-// matched by name, and produce the same values for a column whatever other columns are asked for (so a narrower
-// schema is a projection of the full one, and a checkpoint's offsets mean the same rows).
-var columnSubsetConnectors = map[string]bool{"nexmark": true}
-
 // columnSubset reports whether a scan may ask its source for fewer columns.
 func (n *scanNode) columnSubset() bool {
-	if n.updating || n.obj.Kind != catalog.Stream || !columnSubsetConnectors[n.obj.Connector()] {
+	if n.updating || n.obj.Kind != catalog.Stream {
 		return false
 	}
 	if len(n.obj.PrimaryKey) > 0 {
@@ -48,8 +43,8 @@ func (n *scanNode) columnSubset() bool {
 			return false
 		}
 	}
-	_, ok := connectors.LookupSource(n.obj.Connector())
-	return ok
+	c, ok := connectors.LookupSource(n.obj.Connector())
+	return ok && c.Capabilities(dataOptions(n.obj.Options)).ColumnSubset
 }
 
 // pruneRoot prunes a plan whose every output column is read; the result has the same columns.
