@@ -131,7 +131,11 @@ type regularJoin struct {
 	// are runOrder[runStart[d]:runStart[d+1]].
 	runStart, runOrder [2][]int32
 	runCur             []int32
-	slab               []byte // what carve hands out
+	// wb collects a write-back's writes, handed to the backend as one state.Batch (a run: no map entry per key);
+	// kbuf and vbuf are scratch for the keys and values it copies. wbN sizes the next one.
+	wb         *state.Batch
+	kbuf, vbuf []byte
+	wbN        int
 	wsBytes            int64
 	gen                uint32 // eviction generation
 	epoch              uint64 // per batch: tells an entry decoded into the partner record of this batch
@@ -174,8 +178,6 @@ const (
 	sweepMax = 8192
 	// maxFreshBlocks bounds the fresh buffers' blocks between write-backs (1 GiB: a row offset is an int32).
 	maxFreshBlocks = 1 << (30 - freshShift)
-	// slabBytes is the size of the write-back's allocations (regularJoin.carve).
-	slabBytes = 64 << 10
 	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
 	keyEntryOverhead = 160
 	// indexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
@@ -609,16 +611,20 @@ func appendKeyedKey(dst []byte, kg int, id byte) []byte {
 	return append(binary.BigEndian.AppendUint16(dst, uint16(kg)), id)
 }
 
-// carve returns an empty slice with capacity n from the write-back slab: the keys and values one write-back hands
-// to the backend share a few allocations instead of four per key.
-func (j *regularJoin) carve(n int) []byte {
-	if cap(j.slab)-len(j.slab) < n {
-		j.slab = make([]byte, 0, max(slabBytes, n))
-	}
-	l := len(j.slab)
-	j.slab = j.slab[:l+n]
-	return j.slab[l : l : l+n]
+// headKey is e's value key (stateKey) built in the write-back's key scratch: the batch copies it.
+func (j *regularJoin) headKey(e *keyEntry) []byte {
+	j.kbuf = append(appendKeyedKey(j.kbuf[:0], int(e.kg), leftStateID+e.side), e.key...)
+	return j.kbuf
 }
+
+// chunkKeyBuf is chunkKey(e's key, c) built in the write-back's key scratch.
+func (j *regularJoin) chunkKeyBuf(e *keyEntry, c int32) []byte {
+	j.kbuf = appendChunkKey(j.kbuf[:0], int(e.kg), e.side, c, e.key)
+	return j.kbuf
+}
+
+// del deletes k in the write-back's batch.
+func (j *regularJoin) del(k []byte) { j.wb.Delete(k) }
 
 // ensureParsed reads the slots parseHeader skipped, ahead of those added since: from the value, or for a chunked
 // entry from its chunks in st.
@@ -829,6 +835,11 @@ func (j *regularJoin) writeBack() {
 	for s := range j.flog {
 		j.freshRuns(s)
 	}
+	data := 48 * len(j.dirty)
+	for s := range j.fresh {
+		data += len(j.fresh[s].blocks) << freshShift
+	}
+	j.wb = state.NewBatch(max(j.wbN, 2*len(j.dirty)), data)
 	for _, e := range j.dirty {
 		e.isDirty = false
 		if e.chunked {
@@ -836,11 +847,11 @@ func (j *regularJoin) writeBack() {
 		}
 		if e.live == 0 {
 			if e.stored {
-				j.ctx.State.Delete(j.stateKey(e))
+				j.del(j.headKey(e))
 				e.stored = false
 			}
 			if e.indexed {
-				j.ctx.State.Delete(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
+				j.del(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
 				e.indexed = false
 			}
 			e.clear() // drops the tombstones too
@@ -848,10 +859,10 @@ func (j *regularJoin) writeBack() {
 			continue
 		}
 		if e.chunked {
-			k := append(appendKeyedKey(j.carve(3+len(e.key)), int(e.kg), leftStateID+e.side), e.key...)
-			j.ctx.State.Put(k, e.encodeHead(j.carve(1+8+2*binary.MaxVarintLen32)))
+			j.vbuf = e.encodeHead(j.vbuf[:0])
+			j.wb.Put(j.headKey(e), j.vbuf)
 		} else {
-			j.ctx.State.Put(j.stateKey(e), e.encode())
+			j.wb.Put(j.headKey(e), e.encode())
 		}
 		e.stored = true
 		if j.stored != nil {
@@ -863,14 +874,17 @@ func (j *regularJoin) writeBack() {
 		}
 		if b := j.bucketOf(e.written); !e.indexed || b != e.idxBucket {
 			if e.indexed {
-				j.ctx.State.Delete(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
+				j.del(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
 			}
-			j.ctx.State.Put(j.indexKey(int(e.kg), b, e.side, e.key), nil)
+			j.wb.Put(j.indexKey(int(e.kg), b, e.side, e.key), nil)
 			e.indexed, e.idxBucket = true, b
 		}
 	}
 	clear(j.dirty)
 	j.dirty = j.dirty[:0]
+	j.wbN = j.wb.Len()
+	state.WriteBatch(j.ctx.State, j.wb)
+	j.wb = nil
 	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
 	for s := range j.fresh {
 		j.fresh[s].reset()
@@ -886,9 +900,8 @@ func (j *regularJoin) writeBack() {
 // that would make maxChunks, all of them as chunk 0 (so a key probed now and then keeps few chunks, and a key only
 // appended to is never read back). The caller writes the head.
 func (j *regularJoin) writeChunks(e *keyEntry) {
-	st := j.ctx.State
 	for c := range e.dropChunks {
-		st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+		j.del(j.chunkKeyBuf(e, c))
 	}
 	e.dropChunks = 0
 	probed := e.probed
@@ -905,8 +918,8 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	}
 	if !e.parsed || !probed {
 		if len(fresh) > 0 {
-			v := e.encodeSlots(j.carve(e.slotsSize(fresh)), fresh)
-			st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v)
+			j.vbuf = e.encodeSlots(j.vbuf[:0], fresh)
+			j.wb.Put(j.chunkKeyBuf(e, e.nchunks), j.vbuf)
 			e.nchunks++
 		}
 		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
@@ -934,12 +947,12 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 		p += w
 	}
 	if e.nchunks+1 < maxChunks {
-		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v[start:])
+		j.wb.Put(j.chunkKeyBuf(e, e.nchunks), v[start:])
 		e.nchunks++
 	} else {
-		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, 0, e.key), v)
+		j.wb.Put(j.chunkKeyBuf(e, 0), v)
 		for c := int32(1); c < e.nchunks; c++ {
-			st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+			j.del(j.chunkKeyBuf(e, c))
 		}
 		e.nchunks = 1
 	}
