@@ -136,10 +136,10 @@ type regularJoin struct {
 	wb         *state.Batch
 	kbuf, vbuf []byte
 	wbN        int
-	wsBytes            int64
-	gen                uint32 // eviction generation
-	epoch              uint64 // per batch: tells an entry decoded into the partner record of this batch
-	now                int64  // processing time of the current batch or barrier (µs); 0 without TTL
+	wsBytes    int64
+	gen        uint32 // eviction generation
+	epoch      uint64 // per batch: tells an entry decoded into the partner record of this batch
+	now        int64  // processing time of the current batch or barrier (µs); 0 without TTL
 
 	// Per batch.
 	keys      rowcodec.KeyRows
