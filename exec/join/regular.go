@@ -118,7 +118,7 @@ type regularJoin struct {
 
 	// The working set: both sides' entries of a key, by key value (one integer-like key column) or canonical key
 	// bytes.
-	ints    map[int64]*keyState
+	ints    *intTable
 	strs    map[string]*keyState
 	dirty   []*keyEntry
 	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
@@ -762,7 +762,7 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	j.ctx = ctx
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
 	j.cc = computeCtx(ctx.Alloc)
-	j.ints, j.strs = map[int64]*keyState{}, map[string]*keyState{}
+	j.ints, j.strs = newIntTable(), map[string]*keyState{}
 	j.stored = nil
 	if ctx.Restored == 0 { // an empty state: every stored key will pass through stored
 		j.stored = newKeyFilter()
@@ -977,24 +977,27 @@ func (j *regularJoin) evict() {
 		return
 	}
 	forget := func(k *keyState) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
-	for v, k := range j.ints {
+	j.ints.keep(func(k *keyState) bool {
 		if k.gen != j.gen {
 			forget(k)
-			delete(j.ints, v)
+			return false
 		}
-	}
+		return true
+	})
 	for v, k := range j.strs {
 		if k.gen != j.gen {
 			forget(k)
 			delete(j.strs, v)
 		}
 	}
-	for v, k := range j.ints {
-		if j.wsBytes <= target {
-			break
-		}
-		forget(k)
-		delete(j.ints, v)
+	if j.wsBytes > target {
+		j.ints.keep(func(k *keyState) bool {
+			if j.wsBytes <= target {
+				return true
+			}
+			forget(k)
+			return false
+		})
 	}
 	for v, k := range j.strs {
 		if j.wsBytes <= target {
@@ -1080,7 +1083,7 @@ func (j *regularJoin) cached(side int, key string) *keyEntry {
 		if len(key) != 9 || key[0] != 1 {
 			return nil
 		}
-		k = j.ints[rowcodec.OrderedInt([]byte(key[1:]))]
+		k = j.ints.get(rowcodec.OrderedInt([]byte(key[1:])))
 	} else {
 		k = j.strs[key]
 	}
@@ -1144,12 +1147,12 @@ func (j *regularJoin) keyOf(i, kg int) (*keyState, error) {
 	var k *keyState
 	if j.p.keyEnc.Mode == rowcodec.KeyInt {
 		v := j.keys.Ints[i]
-		if k = j.ints[v]; k == nil {
+		if k = j.ints.get(v); k == nil {
 			var err error
 			if k, err = j.load(kg, string(rowcodec.AppendIntKey(nil, v, false))); err != nil {
 				return nil, err
 			}
-			j.ints[v] = k
+			j.ints.put(v, k)
 		}
 	} else {
 		kb := j.keys.BytesOf(i)
