@@ -97,3 +97,44 @@ func (t *intTable) keep(keep func(*keyState) bool) {
 		t.insert(s.k, s.p)
 	}
 }
+
+// each calls fn for every entry, in slot order, until it returns false.
+func (t *intTable) each(fn func(*keyState) bool) {
+	for _, s := range t.slots {
+		if s.p != nil && !fn(s.p) {
+			return
+		}
+	}
+}
+
+// keySlab allocates keyStates in blocks of keySlabLen. A block is a large allocation (page-aligned) and a keyState
+// a whole number of cache lines, so every keyState starts a line and a row's probe reads the lines it needs and no
+// more. Forgotten keyStates are reused (zeroed) before the block grows.
+type keySlab struct {
+	block []keyState
+	freed []*keyState
+}
+
+const keySlabLen = 256
+
+func (s *keySlab) alloc() *keyState {
+	if n := len(s.freed); n > 0 {
+		k := s.freed[n-1]
+		s.freed[n-1] = nil
+		s.freed = s.freed[:n-1]
+		*k = keyState{}
+		return k
+	}
+	if len(s.block) == 0 {
+		s.block = make([]keyState, keySlabLen)
+	}
+	k := &s.block[0]
+	s.block = s.block[1:]
+	return k
+}
+
+// free hands k back for reuse; nothing may refer to it any more.
+func (s *keySlab) free(k *keyState) {
+	*k = keyState{} // drop its references now
+	s.freed = append(s.freed, k)
+}

@@ -136,9 +136,11 @@ type regularJoin struct {
 	wb         *state.Batch
 	kbuf, vbuf []byte
 	wbN        int
+	slab       keySlab
 	wsBytes    int64
 	gen        uint32 // eviction generation
-	epoch      uint64 // per batch: tells an entry decoded into the partner record of this batch
+	epoch      uint32 // per batch: tells an entry decoded into the partner record of this batch
+	wbEpoch    uint32 // epoch at the last write-back: an entry with a larger pepoch was probed since
 	now        int64  // processing time of the current batch or barrier (µs); 0 without TTL
 
 	// Per batch.
@@ -308,42 +310,45 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 // or, for rows added since the last write-back, in the side's fresh buffer (shared by every entry of the side, so
 // adding a row allocates nothing per key; the write-back moves them into the entry's value and empties it).
 type keyEntry struct {
-	// What a batch touches per row comes first, so an entry's hot part spans few cache lines.
+	// What a batch touches per row is in the entry's first two cache lines (keyStates are line-aligned, see
+	// keySlab): a probe of the partner reads line 0 only (live, pepoch, pbase, sl, arena; gen is e[0]'s), an added
+	// row lines 0 and 1 (the fresh chain, flags, tail, flog, written, acct).
+	live   int32
+	pbase  int32  // partner record row of slot 0 in batch pepoch
+	pepoch uint32 // the batch (regularJoin.epoch) that last read its rows as partners; > wbEpoch: probed since the last write-back
+	gen    uint32 // e[0] only: the eviction generation that last touched the key
 	sl     []rowSlot
 	arena  []byte
-	pepoch uint64
-	live   int32
-	pbase  int32       // partner record row of slot 0 in batch pepoch
-	tail   *freshBuf   // the side's fresh buffer (regularJoin.fresh)
-	flog   *[]freshRec // the side's fresh log (regularJoin.flog)
 	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
 	lastFresh, nfresh int32
-	written           int64 // last add or retract of a row (µs); 0 without TTL
-	acct              int64 // bytes charged to the working set
 	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
 	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
 	// holds only the slots added since (see parseHeader).
 	parsed  bool
 	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
-	probed  bool // chunked: its rows were read as partners since the last write-back
 	isDirty bool
+	side    uint8
+	tail    *freshBuf   // the side's fresh buffer (regularJoin.fresh)
+	flog    *[]freshRec // the side's fresh log (regularJoin.flog)
+	written int64       // last add or retract of a row (µs); 0 without TTL
+	acct    int64       // bytes charged to the working set
+	kg      uint16
+	outer   bool // the side is outer: slots carry association counts
+	stored  bool // the backend has a value for it
+	indexed bool // the backend has a TTL index entry for it, at idxBucket
+	nbase   int32
+	bstart  int32
 
 	key       string // canonical key bytes
-	kg        uint16
-	side      uint8
-	outer     bool // the side is outer: slots carry association counts
-	stored    bool // the backend has a value for it
-	indexed   bool // the backend has a TTL index entry for it, at idxBucket
 	idxBucket int64
-	nbase     int32
-	bstart    int32
 	// chunked entries: nchunks chunks are stored; sent is how many leading slots of a parsed entry they hold (an
 	// unparsed one holds only the slots added since, nbase counts the stored rows); dropChunks stored chunks are
 	// stale (expired rows) and are deleted at the next write-back.
 	nchunks, sent, dropChunks int32
 	tomb                      int32
 	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
+	_                         [16]byte         // pads the entry to three cache lines
 }
 
 // freshRec is a row added to an unparsed chunked entry since the last write-back: its bytes fresh[off:off+ln], and
@@ -882,6 +887,7 @@ func (j *regularJoin) writeBack() {
 	}
 	clear(j.dirty)
 	j.dirty = j.dirty[:0]
+	j.wbEpoch = j.epoch
 	j.wbN = j.wb.Len()
 	state.WriteBatch(j.ctx.State, j.wb)
 	j.wb = nil
@@ -904,8 +910,7 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 		j.del(j.chunkKeyBuf(e, c))
 	}
 	e.dropChunks = 0
-	probed := e.probed
-	e.probed = false
+	probed := e.pepoch > j.wbEpoch
 	if e.live == 0 {
 		return
 	}
@@ -976,16 +981,19 @@ func (j *regularJoin) evict() {
 		j.gen++
 		return
 	}
-	forget := func(k *keyState) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
+	forget := func(k *keyState) {
+		j.wsBytes -= k.e[0].acct + k.e[1].acct
+		j.slab.free(k)
+	}
 	j.ints.keep(func(k *keyState) bool {
-		if k.gen != j.gen {
+		if k.e[0].gen != j.gen {
 			forget(k)
 			return false
 		}
 		return true
 	})
 	for v, k := range j.strs {
-		if k.gen != j.gen {
+		if k.e[0].gen != j.gen {
 			forget(k)
 			delete(j.strs, v)
 		}
@@ -1098,14 +1106,14 @@ func (j *regularJoin) expired(e *keyEntry) bool {
 }
 
 // keyState is the working set's state of one key: both sides' entries, together because every row needs both.
+// Its eviction generation is e[0].gen, on a line a probe reads anyway.
 type keyState struct {
-	e   [2]keyEntry
-	gen uint32 // the eviction generation that last touched it
+	e [2]keyEntry
 }
 
 // load reads both sides' entries of key from the backend.
 func (j *regularJoin) load(kg int, key string) (*keyState, error) {
-	k := &keyState{}
+	k := j.slab.alloc()
 	// A key this subtask never stored, in a state that started empty, has nothing in the backend: no Gets (each a
 	// search through Pebble for a key that is not there, for every new key of a join).
 	unknown := j.stored != nil && !j.stored.has(key)
@@ -1164,7 +1172,7 @@ func (j *regularJoin) keyOf(i, kg int) (*keyState, error) {
 			j.strs[k.e[0].key] = k
 		}
 	}
-	k.gen = j.gen
+	k.e[0].gen = j.gen
 	if j.p.cfg.TTL > 0 {
 		for s := range k.e {
 			if e := &k.e[s]; e.live > 0 && j.expired(e) {
@@ -1204,6 +1212,9 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 		}
 	}
 	j.epoch++
+	if j.epoch == 0 { // wrapped: no entry may look probed in this batch
+		j.resetEpochs()
+	}
 	if j.p.cfg.TTL > 0 {
 		j.now = j.p.now().UnixMicro()
 	}
@@ -1257,7 +1268,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 			if err := part.ensureParsed(j.ctx.State); err != nil {
 				return err
 			}
-			part.pepoch, part.pbase, part.probed = j.epoch, j.pRows, true
+			part.pepoch, part.pbase = j.epoch, j.pRows
 			j.pRows += int32(len(part.sl))
 			j.decode = append(j.decode, part)
 		}
@@ -1549,4 +1560,18 @@ func (j *regularJoin) emitOutput(s int, rec, prec arrow.RecordBatch, out exec.Em
 		}
 	}
 	return nil
+}
+
+// resetEpochs starts the batch epochs over when they wrap: every entry's pepoch to 0, the current epoch to 1. An
+// entry probed since the last write-back then looks unprobed to it (it only drops its rows from memory).
+func (j *regularJoin) resetEpochs() {
+	reset := func(k *keyState) bool {
+		k.e[0].pepoch, k.e[1].pepoch = 0, 0
+		return true
+	}
+	j.ints.each(reset)
+	for _, k := range j.strs {
+		reset(k)
+	}
+	j.epoch, j.wbEpoch = 1, 0
 }
