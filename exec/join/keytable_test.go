@@ -18,6 +18,9 @@ func TestKeyStateLayout(t *testing.T) {
 	if o := unsafe.Offsetof(e.acct) + unsafe.Sizeof(e.acct); o > 128 {
 		t.Fatalf("an append's fields end at byte %d, past the second cache line", o)
 	}
+	if o := unsafe.Offsetof(e.isl); o%64 != 0 || unsafe.Sizeof(e) != o+64 {
+		t.Fatalf("the inline slot and arena are at byte %d of %d, not the last cache line", o, unsafe.Sizeof(e))
+	}
 }
 
 // TestIntTable checks the key table against a map through puts, lookups and bulk removals.

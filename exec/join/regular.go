@@ -348,7 +348,28 @@ type keyEntry struct {
 	nchunks, sent, dropChunks int32
 	tomb                      int32
 	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
-	_                         [16]byte         // pads the entry to three cache lines
+	_                         [16]byte         // pads line 2
+	// Line 3: a key with one row keeps its slot and its encoded row here rather than in two allocations of their
+	// own, so a probe of it reads line 0 and this line (sl and arena point here; see slotBuf, keepArena).
+	isl    [1]rowSlot
+	iarena [48]byte
+}
+
+// slotBuf returns an empty slot slice for n slots: the inline one when n is at most 1 and sl does not use it.
+func (e *keyEntry) slotBuf(n int) []rowSlot {
+	if n <= 1 && len(e.sl) == 0 {
+		return e.isl[:0:1]
+	}
+	return make([]rowSlot, 0, n)
+}
+
+// keepArena returns v, or a copy of it in the entry's inline arena when it fits: v becomes the entry's arena.
+func (e *keyEntry) keepArena(v []byte) []byte {
+	if len(v) > len(e.iarena) {
+		return v
+	}
+	n := copy(e.iarena[:], v)
+	return e.iarena[:n:n]
 }
 
 // freshRec is a row added to an unparsed chunked entry since the last write-back: its bytes fresh[off:off+ln], and
@@ -459,6 +480,9 @@ func (e *keyEntry) find(row []byte) int {
 
 // appendSlot stores a new distinct row with one copy and returns the bytes it added to the working set.
 func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
+	if cap(e.sl) == 0 {
+		e.sl = e.isl[:0:1]
+	}
 	e.sl = append(e.sl, rowSlot{off: ^e.tail.add(row), ln: int32(len(row)), cnt: 1, match: matches})
 	if indexed && e.idx != nil {
 		e.idx[string(row)] = int32(len(e.sl) - 1)
@@ -572,7 +596,7 @@ func (e *keyEntry) parseSlots(dst []rowSlot, v []byte, p int, base int32) ([]row
 
 // loadChunks reads a chunked entry's stored rows (its nchunks chunks) ahead of those added since.
 func (e *keyEntry) loadChunks(st state.Backend) error {
-	base := make([]rowSlot, 0, int(e.nbase)+len(e.sl)+int(e.nfresh))
+	base := e.slotBuf(int(e.nbase) + len(e.sl) + int(e.nfresh))
 	var arena []byte
 	for c := range e.nchunks {
 		v, ok, err := st.Get(chunkKey(int(e.kg), e.side, c, e.key))
@@ -583,7 +607,8 @@ func (e *keyEntry) loadChunks(st state.Backend) error {
 			return errEntryState
 		}
 		if e.nchunks == 1 {
-			arena = v // read-only: aliased until the chunk is rewritten (then the slots move to the new value)
+			// Inline, or read-only: aliased until the chunk is rewritten (then the slots move to the new value).
+			arena = e.keepArena(v)
 		} else {
 			arena = append(arena, v...)
 		}
@@ -640,7 +665,7 @@ func (e *keyEntry) ensureParsed(st state.Backend) error {
 	if e.chunked {
 		return e.loadChunks(st)
 	}
-	base, err := e.parseSlots(make([]rowSlot, 0, int(e.nbase)+len(e.sl)), e.arena, int(e.bstart), 0)
+	base, err := e.parseSlots(e.slotBuf(int(e.nbase)+len(e.sl)), e.arena, int(e.bstart), 0)
 	if err != nil {
 		return err
 	}
@@ -869,10 +894,10 @@ func (j *regularJoin) writeBack() {
 		} else {
 			j.wb.Put(j.headKey(e), e.encode())
 		}
-		e.stored = true
-		if j.stored != nil {
+		if j.stored != nil && !e.stored { // a stored key is in the filter since its first write-back
 			j.stored.add(e.key)
 		}
+		e.stored = true
 		j.charge(e)
 		if !ttl {
 			continue
@@ -937,9 +962,20 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	}
 	// Probed: its rows stay in memory, encoded into one value that the slots point into and whose suffix is the
 	// new rows' chunk.
-	v := e.encodeSlots(make([]byte, 0, e.slotsSize(e.sl)), e.sl[:e.sent])
+	size := e.slotsSize(e.sl)
+	var v []byte
+	if size <= len(e.iarena) {
+		v = j.vbuf[:0] // copied into the inline arena below
+	} else {
+		v = make([]byte, 0, size)
+	}
+	v = e.encodeSlots(v, e.sl[:e.sent])
 	start := len(v)
 	v = e.encodeSlots(v, fresh)
+	if size <= len(e.iarena) {
+		j.vbuf = v
+		v = e.keepArena(v)
+	}
 	// Repoint the slots into v (a static side has no tombstones: the slots are v's rows in order).
 	p := 0
 	for s := range e.sl {
