@@ -76,8 +76,12 @@ import (
 // A subtask whose state started empty (TaskContext.Restored 0) keeps a Bloom filter of the keys it has stored, so
 // a key it never stored (every new key of a join) is loaded without Gets. New rows' bytes live in a per-side
 // fresh buffer of fixed blocks until the write-back moves them into their entry's value (never a growing slice:
-// that would copy every row at each doubling). OnBarrier writes every
-// entry changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the
+// that would copy every row at each doubling). A key's two entries are one keyState, allocated in slabs so it
+// starts a cache line, with the fields a probe reads on the entry's first line and a one-row key's slot and row
+// inline on its last (keyEntry); a key of one integer-like column is found through an open-addressing table
+// (intTable), others through a Go map. OnBarrier writes every
+// entry changed since the previous barrier (a Put, or a Delete when it is empty, all in one state.Batch handed to
+// the backend with WriteBatch: no map entry per key), so a captured snapshot holds the
 // exact state and a restore simply starts with an empty working set: Open reads nothing. When the working set
 // outgrows CacheBytes (at the end of a batch or at a barrier) it is written back and, if still above half the
 // budget, the keys no batch touched since the previous eviction are forgotten, then arbitrary others down to half
@@ -180,8 +184,9 @@ const (
 	sweepMax = 8192
 	// maxFreshBlocks bounds the fresh buffers' blocks between write-backs (1 GiB: a row offset is an int32).
 	maxFreshBlocks = 1 << (30 - freshShift)
-	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
-	keyEntryOverhead = 160
+	// keyEntryOverhead is what the working set charges per entry besides its rows: the entry (four cache lines,
+	// with its inline slot and row) and its share of the key table.
+	keyEntryOverhead = 272
 	// indexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
 	indexSlots = 8
 	// flagMatches marks a side value that carries association counts.
@@ -780,7 +785,14 @@ func (e *keyEntry) encodeHead(v []byte) []byte {
 }
 
 func (e *keyEntry) size() int64 {
-	return int64(cap(e.arena)) + 16*int64(cap(e.sl)) + keyEntryOverhead
+	n := int64(keyEntryOverhead)
+	if cap(e.arena) > 0 && &e.arena[:1][0] != &e.iarena[0] {
+		n += int64(cap(e.arena))
+	}
+	if cap(e.sl) > 0 && &e.sl[:1][0] != &e.isl[0] {
+		n += 16 * int64(cap(e.sl))
+	}
+	return n
 }
 
 var _ exec.Operator = (*regularJoin)(nil)
@@ -865,9 +877,11 @@ func (j *regularJoin) writeBack() {
 	for s := range j.flog {
 		j.freshRuns(s)
 	}
-	data := 48 * len(j.dirty)
+	// Keys, heads and slot headers take about 64 bytes a key; the rows about what the fresh buffers hold, plus
+	// two bytes of slot header each (one growth of a batch this size copies it all).
+	data := 64 * len(j.dirty)
 	for s := range j.fresh {
-		data += len(j.fresh[s].blocks) << freshShift
+		data += len(j.fresh[s].blocks)<<freshShift + 2*len(j.flog[s])
 	}
 	j.wb = state.NewBatch(max(j.wbN, 2*len(j.dirty)), data)
 	for _, e := range j.dirty {
