@@ -142,7 +142,7 @@ type regularJoin struct {
 	wbN        int
 	slab       keySlab
 	wsBytes    int64
-	gen        uint32 // eviction generation
+	gen        uint16 // eviction generation (keyEntry.gen)
 	epoch      uint32 // per batch: tells an entry decoded into the partner record of this batch
 	wbEpoch    uint32 // epoch at the last write-back: an entry with a larger pepoch was probed since
 	now        int64  // processing time of the current batch or barrier (µs); 0 without TTL
@@ -321,16 +321,16 @@ type keyEntry struct {
 	live   int32
 	pbase  int32  // partner record row of slot 0 in batch pepoch
 	pepoch uint32 // the batch (regularJoin.epoch) that last read its rows as partners; > wbEpoch: probed since the last write-back
-	gen    uint32 // e[0] only: the eviction generation that last touched the key
+	gen    uint16 // e[0] only: the eviction generation that last touched the key (mod 2^16: only a hint)
+	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
+	// holds only the slots added since (see parseHeader).
+	parsed bool
 	sl     []rowSlot
 	arena  []byte
 	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
 	lastFresh, nfresh int32
 	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
-	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
-	// holds only the slots added since (see parseHeader).
-	parsed  bool
 	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
 	isDirty bool
 	side    uint8
@@ -487,6 +487,8 @@ func (e *keyEntry) find(row []byte) int {
 func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
 	if cap(e.sl) == 0 {
 		e.sl = e.isl[:0:1]
+	} else if len(e.sl) == cap(e.sl) && len(e.sl) < 8 { // leaving the inline slot: skip the smallest growths
+		e.sl = append(make([]rowSlot, 0, 8), e.sl...)
 	}
 	e.sl = append(e.sl, rowSlot{off: ^e.tail.add(row), ln: int32(len(row)), cnt: 1, match: matches})
 	if indexed && e.idx != nil {
