@@ -331,19 +331,19 @@ type keyEntry struct {
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
 	lastFresh, nfresh int32
 	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
-	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
-	isDirty bool
-	side    uint8
-	tail    *freshBuf   // the side's fresh buffer (regularJoin.fresh)
-	flog    *[]freshRec // the side's fresh log (regularJoin.flog)
-	written int64       // last add or retract of a row (µs); 0 without TTL
-	acct    int64       // bytes charged to the working set
-	kg      uint16
-	outer   bool // the side is outer: slots carry association counts
-	stored  bool // the backend has a value for it
-	indexed bool // the backend has a TTL index entry for it, at idxBucket
-	nbase   int32
-	bstart  int32
+	chunked           bool  // a static side's entry: its rows are stored in chunks (see the state layout)
+	isDirty           bool
+	side              uint8
+	tail              *freshBuf   // the side's fresh buffer (regularJoin.fresh)
+	flog              *[]freshRec // the side's fresh log (regularJoin.flog)
+	written           int64       // last add or retract of a row (µs); 0 without TTL
+	acct              int64       // bytes charged to the working set
+	kg                uint16
+	outer             bool // the side is outer: slots carry association counts
+	stored            bool // the backend has a value for it
+	indexed           bool // the backend has a TTL index entry for it, at idxBucket
+	nbase             int32
+	bstart            int32
 
 	key       string // canonical key bytes
 	idxBucket int64
