@@ -204,6 +204,10 @@ var errEntryState = errors.New("regular join: malformed state value")
 // build one huge batch. A variable so tests can make it small.
 var chunkRows = 1 << 15
 
+// firstEpoch is the batch epoch a subtask starts from (regularJoin.epoch). A variable so a test can start it just
+// before the wrap.
+var firstEpoch uint32
+
 // errStopScan ends a Scan early.
 var errStopScan = errors.New("stop")
 
@@ -807,6 +811,7 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
 	j.cc = computeCtx(ctx.Alloc)
 	j.ints, j.strs = newIntTable(), map[string]*keyState{}
+	j.epoch, j.wbEpoch = firstEpoch, firstEpoch
 	j.stored = nil
 	if ctx.Restored == 0 { // an empty state: every stored key will pass through stored
 		j.stored = newKeyFilter()
