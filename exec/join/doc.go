@@ -51,7 +51,9 @@
 //     when probed; a static side's rows read from its chunks only when probed, and dropped from memory at a
 //     write-back when not probed since the previous one), new rows in per-side fresh blocks and, for static
 //     entries whose rows are not in memory, a per-side fresh log, everything changed written back at each barrier
-//     (so Open reads nothing), and evicted down to half of CacheBytes (default 256 MiB) when over it; after a
+//     as one state.Batch (so Open reads nothing), and evicted down to half of CacheBytes (default 256 MiB) when
+//     over it; a key's state is one cache-line-aligned keyState (both sides' entries, a one-row key's row inline),
+//     found through an open-addressing table for a key of one integer-like column; after a
 //     start from empty state, a Bloom filter of the keys it stored, so a new key costs no Gets;
 //   - its output: per input batch, in row order, +I/-D changelog rows (pairs, and NULL-padded rows for outer sides
 //     with their flips), gathered column at a time from the batch and the decoded partner rows.

@@ -76,8 +76,12 @@ import (
 // A subtask whose state started empty (TaskContext.Restored 0) keeps a Bloom filter of the keys it has stored, so
 // a key it never stored (every new key of a join) is loaded without Gets. New rows' bytes live in a per-side
 // fresh buffer of fixed blocks until the write-back moves them into their entry's value (never a growing slice:
-// that would copy every row at each doubling). OnBarrier writes every
-// entry changed since the previous barrier (Put, or Delete when it is empty), so a captured snapshot holds the
+// that would copy every row at each doubling). A key's two entries are one keyState, allocated in slabs so it
+// starts a cache line, with the fields a probe reads on the entry's first line and a one-row key's slot and row
+// inline on its last (keyEntry); a key of one integer-like column is found through an open-addressing table
+// (intTable), others through a Go map. OnBarrier writes every
+// entry changed since the previous barrier (a Put, or a Delete when it is empty, all in one state.Batch handed to
+// the backend with WriteBatch: no map entry per key), so a captured snapshot holds the
 // exact state and a restore simply starts with an empty working set: Open reads nothing. When the working set
 // outgrows CacheBytes (at the end of a batch or at a barrier) it is written back and, if still above half the
 // budget, the keys no batch touched since the previous eviction are forgotten, then arbitrary others down to half
@@ -118,7 +122,7 @@ type regularJoin struct {
 
 	// The working set: both sides' entries of a key, by key value (one integer-like key column) or canonical key
 	// bytes.
-	ints    map[int64]*keyState
+	ints    *intTable
 	strs    map[string]*keyState
 	dirty   []*keyEntry
 	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
@@ -131,11 +135,17 @@ type regularJoin struct {
 	// are runOrder[runStart[d]:runStart[d+1]].
 	runStart, runOrder [2][]int32
 	runCur             []int32
-	slab               []byte // what carve hands out
-	wsBytes            int64
-	gen                uint32 // eviction generation
-	epoch              uint64 // per batch: tells an entry decoded into the partner record of this batch
-	now                int64  // processing time of the current batch or barrier (µs); 0 without TTL
+	// wb collects a write-back's writes, handed to the backend as one state.Batch (a run: no map entry per key);
+	// kbuf and vbuf are scratch for the keys and values it copies. wbN sizes the next one.
+	wb         *state.Batch
+	kbuf, vbuf []byte
+	wbN        int
+	slab       keySlab
+	wsBytes    int64
+	gen        uint16 // eviction generation (keyEntry.gen)
+	epoch      uint32 // per batch: tells an entry decoded into the partner record of this batch
+	wbEpoch    uint32 // epoch at the last write-back: an entry with a larger pepoch was probed since
+	now        int64  // processing time of the current batch or barrier (µs); 0 without TTL
 
 	// Per batch.
 	keys      rowcodec.KeyRows
@@ -174,10 +184,9 @@ const (
 	sweepMax = 8192
 	// maxFreshBlocks bounds the fresh buffers' blocks between write-backs (1 GiB: a row offset is an int32).
 	maxFreshBlocks = 1 << (30 - freshShift)
-	// slabBytes is the size of the write-back's allocations (regularJoin.carve).
-	slabBytes = 64 << 10
-	// keyEntryOverhead is what the working set charges per entry besides its rows (maps, headers).
-	keyEntryOverhead = 160
+	// keyEntryOverhead is what the working set charges per entry besides its rows: the entry (four cache lines,
+	// with its inline slot and row) and its share of the key table.
+	keyEntryOverhead = 272
 	// indexSlots: an updating side's entry with more slots than this finds rows through a map, not a scan.
 	indexSlots = 8
 	// flagMatches marks a side value that carries association counts.
@@ -194,6 +203,10 @@ var errEntryState = errors.New("regular join: malformed state value")
 // chunkRows bounds the rows of an output batch and of one residual evaluation: a row with many partners does not
 // build one huge batch. A variable so tests can make it small.
 var chunkRows = 1 << 15
+
+// firstEpoch is the batch epoch a subtask starts from (regularJoin.epoch). A variable so a test can start it just
+// before the wrap.
+var firstEpoch uint32
 
 // errStopScan ends a Scan early.
 var errStopScan = errors.New("stop")
@@ -306,42 +319,66 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 // or, for rows added since the last write-back, in the side's fresh buffer (shared by every entry of the side, so
 // adding a row allocates nothing per key; the write-back moves them into the entry's value and empties it).
 type keyEntry struct {
-	// What a batch touches per row comes first, so an entry's hot part spans few cache lines.
+	// What a batch touches per row is in the entry's first two cache lines (keyStates are line-aligned, see
+	// keySlab): a probe of the partner reads line 0 only (live, pepoch, pbase, sl, arena; gen is e[0]'s), an added
+	// row lines 0 and 1 (the fresh chain, flags, tail, flog, written, acct).
+	live   int32
+	pbase  int32  // partner record row of slot 0 in batch pepoch
+	pepoch uint32 // the batch (regularJoin.epoch) that last read its rows as partners; > wbEpoch: probed since the last write-back
+	gen    uint16 // e[0] only: the eviction generation that last touched the key (mod 2^16: only a hint)
+	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
+	// holds only the slots added since (see parseHeader).
+	parsed bool
 	sl     []rowSlot
 	arena  []byte
-	pepoch uint64
-	live   int32
-	pbase  int32       // partner record row of slot 0 in batch pepoch
-	tail   *freshBuf   // the side's fresh buffer (regularJoin.fresh)
-	flog   *[]freshRec // the side's fresh log (regularJoin.flog)
 	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
 	lastFresh, nfresh int32
-	written           int64 // last add or retract of a row (µs); 0 without TTL
-	acct              int64 // bytes charged to the working set
 	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
-	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
-	// holds only the slots added since (see parseHeader).
-	parsed  bool
-	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
-	probed  bool // chunked: its rows were read as partners since the last write-back
-	isDirty bool
+	chunked           bool  // a static side's entry: its rows are stored in chunks (see the state layout)
+	isDirty           bool
+	side              uint8
+	tail              *freshBuf   // the side's fresh buffer (regularJoin.fresh)
+	flog              *[]freshRec // the side's fresh log (regularJoin.flog)
+	written           int64       // last add or retract of a row (µs); 0 without TTL
+	acct              int64       // bytes charged to the working set
+	kg                uint16
+	outer             bool // the side is outer: slots carry association counts
+	stored            bool // the backend has a value for it
+	indexed           bool // the backend has a TTL index entry for it, at idxBucket
+	nbase             int32
+	bstart            int32
 
 	key       string // canonical key bytes
-	kg        uint16
-	side      uint8
-	outer     bool // the side is outer: slots carry association counts
-	stored    bool // the backend has a value for it
-	indexed   bool // the backend has a TTL index entry for it, at idxBucket
 	idxBucket int64
-	nbase     int32
-	bstart    int32
 	// chunked entries: nchunks chunks are stored; sent is how many leading slots of a parsed entry they hold (an
 	// unparsed one holds only the slots added since, nbase counts the stored rows); dropChunks stored chunks are
 	// stale (expired rows) and are deleted at the next write-back.
 	nchunks, sent, dropChunks int32
 	tomb                      int32
 	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
+	_                         [16]byte         // pads line 2
+	// Line 3: a key with one row keeps its slot and its encoded row here rather than in two allocations of their
+	// own, so a probe of it reads line 0 and this line (sl and arena point here; see slotBuf, keepArena).
+	isl    [1]rowSlot
+	iarena [48]byte
+}
+
+// slotBuf returns an empty slot slice for n slots: the inline one when n is at most 1 and sl does not use it.
+func (e *keyEntry) slotBuf(n int) []rowSlot {
+	if n <= 1 && len(e.sl) == 0 {
+		return e.isl[:0:1]
+	}
+	return make([]rowSlot, 0, n)
+}
+
+// keepArena returns v, or a copy of it in the entry's inline arena when it fits: v becomes the entry's arena.
+func (e *keyEntry) keepArena(v []byte) []byte {
+	if len(v) > len(e.iarena) {
+		return v
+	}
+	n := copy(e.iarena[:], v)
+	return e.iarena[:n:n]
 }
 
 // freshRec is a row added to an unparsed chunked entry since the last write-back: its bytes fresh[off:off+ln], and
@@ -452,6 +489,11 @@ func (e *keyEntry) find(row []byte) int {
 
 // appendSlot stores a new distinct row with one copy and returns the bytes it added to the working set.
 func (e *keyEntry) appendSlot(row []byte, matches int32, indexed bool) int64 {
+	if cap(e.sl) == 0 {
+		e.sl = e.isl[:0:1]
+	} else if len(e.sl) == cap(e.sl) && len(e.sl) < 8 { // leaving the inline slot: skip the smallest growths
+		e.sl = append(make([]rowSlot, 0, 8), e.sl...)
+	}
 	e.sl = append(e.sl, rowSlot{off: ^e.tail.add(row), ln: int32(len(row)), cnt: 1, match: matches})
 	if indexed && e.idx != nil {
 		e.idx[string(row)] = int32(len(e.sl) - 1)
@@ -565,7 +607,7 @@ func (e *keyEntry) parseSlots(dst []rowSlot, v []byte, p int, base int32) ([]row
 
 // loadChunks reads a chunked entry's stored rows (its nchunks chunks) ahead of those added since.
 func (e *keyEntry) loadChunks(st state.Backend) error {
-	base := make([]rowSlot, 0, int(e.nbase)+len(e.sl)+int(e.nfresh))
+	base := e.slotBuf(int(e.nbase) + len(e.sl) + int(e.nfresh))
 	var arena []byte
 	for c := range e.nchunks {
 		v, ok, err := st.Get(chunkKey(int(e.kg), e.side, c, e.key))
@@ -576,7 +618,8 @@ func (e *keyEntry) loadChunks(st state.Backend) error {
 			return errEntryState
 		}
 		if e.nchunks == 1 {
-			arena = v // read-only: aliased until the chunk is rewritten (then the slots move to the new value)
+			// Inline, or read-only: aliased until the chunk is rewritten (then the slots move to the new value).
+			arena = e.keepArena(v)
 		} else {
 			arena = append(arena, v...)
 		}
@@ -609,16 +652,20 @@ func appendKeyedKey(dst []byte, kg int, id byte) []byte {
 	return append(binary.BigEndian.AppendUint16(dst, uint16(kg)), id)
 }
 
-// carve returns an empty slice with capacity n from the write-back slab: the keys and values one write-back hands
-// to the backend share a few allocations instead of four per key.
-func (j *regularJoin) carve(n int) []byte {
-	if cap(j.slab)-len(j.slab) < n {
-		j.slab = make([]byte, 0, max(slabBytes, n))
-	}
-	l := len(j.slab)
-	j.slab = j.slab[:l+n]
-	return j.slab[l : l : l+n]
+// headKey is e's value key (stateKey) built in the write-back's key scratch: the batch copies it.
+func (j *regularJoin) headKey(e *keyEntry) []byte {
+	j.kbuf = append(appendKeyedKey(j.kbuf[:0], int(e.kg), leftStateID+e.side), e.key...)
+	return j.kbuf
 }
+
+// chunkKeyBuf is chunkKey(e's key, c) built in the write-back's key scratch.
+func (j *regularJoin) chunkKeyBuf(e *keyEntry, c int32) []byte {
+	j.kbuf = appendChunkKey(j.kbuf[:0], int(e.kg), e.side, c, e.key)
+	return j.kbuf
+}
+
+// del deletes k in the write-back's batch.
+func (j *regularJoin) del(k []byte) { j.wb.Delete(k) }
 
 // ensureParsed reads the slots parseHeader skipped, ahead of those added since: from the value, or for a chunked
 // entry from its chunks in st.
@@ -629,7 +676,7 @@ func (e *keyEntry) ensureParsed(st state.Backend) error {
 	if e.chunked {
 		return e.loadChunks(st)
 	}
-	base, err := e.parseSlots(make([]rowSlot, 0, int(e.nbase)+len(e.sl)), e.arena, int(e.bstart), 0)
+	base, err := e.parseSlots(e.slotBuf(int(e.nbase)+len(e.sl)), e.arena, int(e.bstart), 0)
 	if err != nil {
 		return err
 	}
@@ -744,7 +791,14 @@ func (e *keyEntry) encodeHead(v []byte) []byte {
 }
 
 func (e *keyEntry) size() int64 {
-	return int64(cap(e.arena)) + 16*int64(cap(e.sl)) + keyEntryOverhead
+	n := int64(keyEntryOverhead)
+	if cap(e.arena) > 0 && &e.arena[:1][0] != &e.iarena[0] {
+		n += int64(cap(e.arena))
+	}
+	if cap(e.sl) > 0 && &e.sl[:1][0] != &e.isl[0] {
+		n += 16 * int64(cap(e.sl))
+	}
+	return n
 }
 
 var _ exec.Operator = (*regularJoin)(nil)
@@ -756,7 +810,8 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	j.ctx = ctx
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
 	j.cc = computeCtx(ctx.Alloc)
-	j.ints, j.strs = map[int64]*keyState{}, map[string]*keyState{}
+	j.ints, j.strs = newIntTable(), map[string]*keyState{}
+	j.epoch, j.wbEpoch = firstEpoch, firstEpoch
 	j.stored = nil
 	if ctx.Restored == 0 { // an empty state: every stored key will pass through stored
 		j.stored = newKeyFilter()
@@ -829,6 +884,13 @@ func (j *regularJoin) writeBack() {
 	for s := range j.flog {
 		j.freshRuns(s)
 	}
+	// Keys, heads and slot headers take about 64 bytes a key; the rows about what the fresh buffers hold, plus
+	// two bytes of slot header each (one growth of a batch this size copies it all).
+	data := 64 * len(j.dirty)
+	for s := range j.fresh {
+		data += len(j.fresh[s].blocks)<<freshShift + 2*len(j.flog[s])
+	}
+	j.wb = state.NewBatch(max(j.wbN, 2*len(j.dirty)), data)
 	for _, e := range j.dirty {
 		e.isDirty = false
 		if e.chunked {
@@ -836,11 +898,11 @@ func (j *regularJoin) writeBack() {
 		}
 		if e.live == 0 {
 			if e.stored {
-				j.ctx.State.Delete(j.stateKey(e))
+				j.del(j.headKey(e))
 				e.stored = false
 			}
 			if e.indexed {
-				j.ctx.State.Delete(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
+				j.del(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
 				e.indexed = false
 			}
 			e.clear() // drops the tombstones too
@@ -848,29 +910,33 @@ func (j *regularJoin) writeBack() {
 			continue
 		}
 		if e.chunked {
-			k := append(appendKeyedKey(j.carve(3+len(e.key)), int(e.kg), leftStateID+e.side), e.key...)
-			j.ctx.State.Put(k, e.encodeHead(j.carve(1+8+2*binary.MaxVarintLen32)))
+			j.vbuf = e.encodeHead(j.vbuf[:0])
+			j.wb.Put(j.headKey(e), j.vbuf)
 		} else {
-			j.ctx.State.Put(j.stateKey(e), e.encode())
+			j.wb.Put(j.headKey(e), e.encode())
 		}
-		e.stored = true
-		if j.stored != nil {
+		if j.stored != nil && !e.stored { // a stored key is in the filter since its first write-back
 			j.stored.add(e.key)
 		}
+		e.stored = true
 		j.charge(e)
 		if !ttl {
 			continue
 		}
 		if b := j.bucketOf(e.written); !e.indexed || b != e.idxBucket {
 			if e.indexed {
-				j.ctx.State.Delete(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
+				j.del(j.indexKey(int(e.kg), e.idxBucket, e.side, e.key))
 			}
-			j.ctx.State.Put(j.indexKey(int(e.kg), b, e.side, e.key), nil)
+			j.wb.Put(j.indexKey(int(e.kg), b, e.side, e.key), nil)
 			e.indexed, e.idxBucket = true, b
 		}
 	}
 	clear(j.dirty)
 	j.dirty = j.dirty[:0]
+	j.wbEpoch = j.epoch
+	j.wbN = j.wb.Len()
+	state.WriteBatch(j.ctx.State, j.wb)
+	j.wb = nil
 	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
 	for s := range j.fresh {
 		j.fresh[s].reset()
@@ -886,13 +952,11 @@ func (j *regularJoin) writeBack() {
 // that would make maxChunks, all of them as chunk 0 (so a key probed now and then keeps few chunks, and a key only
 // appended to is never read back). The caller writes the head.
 func (j *regularJoin) writeChunks(e *keyEntry) {
-	st := j.ctx.State
 	for c := range e.dropChunks {
-		st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+		j.del(j.chunkKeyBuf(e, c))
 	}
 	e.dropChunks = 0
-	probed := e.probed
-	e.probed = false
+	probed := e.pepoch > j.wbEpoch
 	if e.live == 0 {
 		return
 	}
@@ -905,8 +969,8 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	}
 	if !e.parsed || !probed {
 		if len(fresh) > 0 {
-			v := e.encodeSlots(j.carve(e.slotsSize(fresh)), fresh)
-			st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v)
+			j.vbuf = e.encodeSlots(j.vbuf[:0], fresh)
+			j.wb.Put(j.chunkKeyBuf(e, e.nchunks), j.vbuf)
 			e.nchunks++
 		}
 		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
@@ -919,9 +983,20 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	}
 	// Probed: its rows stay in memory, encoded into one value that the slots point into and whose suffix is the
 	// new rows' chunk.
-	v := e.encodeSlots(make([]byte, 0, e.slotsSize(e.sl)), e.sl[:e.sent])
+	size := e.slotsSize(e.sl)
+	var v []byte
+	if size <= len(e.iarena) {
+		v = j.vbuf[:0] // copied into the inline arena below
+	} else {
+		v = make([]byte, 0, size)
+	}
+	v = e.encodeSlots(v, e.sl[:e.sent])
 	start := len(v)
 	v = e.encodeSlots(v, fresh)
+	if size <= len(e.iarena) {
+		j.vbuf = v
+		v = e.keepArena(v)
+	}
 	// Repoint the slots into v (a static side has no tombstones: the slots are v's rows in order).
 	p := 0
 	for s := range e.sl {
@@ -934,12 +1009,12 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 		p += w
 	}
 	if e.nchunks+1 < maxChunks {
-		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, e.nchunks, e.key), v[start:])
+		j.wb.Put(j.chunkKeyBuf(e, e.nchunks), v[start:])
 		e.nchunks++
 	} else {
-		st.Put(appendChunkKey(j.carve(7+len(e.key)), int(e.kg), e.side, 0, e.key), v)
+		j.wb.Put(j.chunkKeyBuf(e, 0), v)
 		for c := int32(1); c < e.nchunks; c++ {
-			st.Delete(chunkKey(int(e.kg), e.side, c, e.key))
+			j.del(j.chunkKeyBuf(e, c))
 		}
 		e.nchunks = 1
 	}
@@ -963,25 +1038,31 @@ func (j *regularJoin) evict() {
 		j.gen++
 		return
 	}
-	forget := func(k *keyState) { j.wsBytes -= k.e[0].acct + k.e[1].acct }
-	for v, k := range j.ints {
-		if k.gen != j.gen {
-			forget(k)
-			delete(j.ints, v)
-		}
+	forget := func(k *keyState) {
+		j.wsBytes -= k.e[0].acct + k.e[1].acct
+		j.slab.free(k)
 	}
+	j.ints.keep(func(k *keyState) bool {
+		if k.e[0].gen != j.gen {
+			forget(k)
+			return false
+		}
+		return true
+	})
 	for v, k := range j.strs {
-		if k.gen != j.gen {
+		if k.e[0].gen != j.gen {
 			forget(k)
 			delete(j.strs, v)
 		}
 	}
-	for v, k := range j.ints {
-		if j.wsBytes <= target {
-			break
-		}
-		forget(k)
-		delete(j.ints, v)
+	if j.wsBytes > target {
+		j.ints.keep(func(k *keyState) bool {
+			if j.wsBytes <= target {
+				return true
+			}
+			forget(k)
+			return false
+		})
 	}
 	for v, k := range j.strs {
 		if j.wsBytes <= target {
@@ -1067,7 +1148,7 @@ func (j *regularJoin) cached(side int, key string) *keyEntry {
 		if len(key) != 9 || key[0] != 1 {
 			return nil
 		}
-		k = j.ints[rowcodec.OrderedInt([]byte(key[1:]))]
+		k = j.ints.get(rowcodec.OrderedInt([]byte(key[1:])))
 	} else {
 		k = j.strs[key]
 	}
@@ -1082,14 +1163,14 @@ func (j *regularJoin) expired(e *keyEntry) bool {
 }
 
 // keyState is the working set's state of one key: both sides' entries, together because every row needs both.
+// Its eviction generation is e[0].gen, on a line a probe reads anyway.
 type keyState struct {
-	e   [2]keyEntry
-	gen uint32 // the eviction generation that last touched it
+	e [2]keyEntry
 }
 
 // load reads both sides' entries of key from the backend.
 func (j *regularJoin) load(kg int, key string) (*keyState, error) {
-	k := &keyState{}
+	k := j.slab.alloc()
 	// A key this subtask never stored, in a state that started empty, has nothing in the backend: no Gets (each a
 	// search through Pebble for a key that is not there, for every new key of a join).
 	unknown := j.stored != nil && !j.stored.has(key)
@@ -1131,12 +1212,12 @@ func (j *regularJoin) keyOf(i, kg int) (*keyState, error) {
 	var k *keyState
 	if j.p.keyEnc.Mode == rowcodec.KeyInt {
 		v := j.keys.Ints[i]
-		if k = j.ints[v]; k == nil {
+		if k = j.ints.get(v); k == nil {
 			var err error
 			if k, err = j.load(kg, string(rowcodec.AppendIntKey(nil, v, false))); err != nil {
 				return nil, err
 			}
-			j.ints[v] = k
+			j.ints.put(v, k)
 		}
 	} else {
 		kb := j.keys.BytesOf(i)
@@ -1148,7 +1229,7 @@ func (j *regularJoin) keyOf(i, kg int) (*keyState, error) {
 			j.strs[k.e[0].key] = k
 		}
 	}
-	k.gen = j.gen
+	k.e[0].gen = j.gen
 	if j.p.cfg.TTL > 0 {
 		for s := range k.e {
 			if e := &k.e[s]; e.live > 0 && j.expired(e) {
@@ -1188,6 +1269,9 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 		}
 	}
 	j.epoch++
+	if j.epoch == 0 { // wrapped: no entry may look probed in this batch
+		j.resetEpochs()
+	}
 	if j.p.cfg.TTL > 0 {
 		j.now = j.p.now().UnixMicro()
 	}
@@ -1241,7 +1325,7 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 			if err := part.ensureParsed(j.ctx.State); err != nil {
 				return err
 			}
-			part.pepoch, part.pbase, part.probed = j.epoch, j.pRows, true
+			part.pepoch, part.pbase = j.epoch, j.pRows
 			j.pRows += int32(len(part.sl))
 			j.decode = append(j.decode, part)
 		}
@@ -1533,4 +1617,18 @@ func (j *regularJoin) emitOutput(s int, rec, prec arrow.RecordBatch, out exec.Em
 		}
 	}
 	return nil
+}
+
+// resetEpochs starts the batch epochs over when they wrap: every entry's pepoch to 0, the current epoch to 1. An
+// entry probed since the last write-back then looks unprobed to it (it only drops its rows from memory).
+func (j *regularJoin) resetEpochs() {
+	reset := func(k *keyState) bool {
+		k.e[0].pepoch, k.e[1].pepoch = 0, 0
+		return true
+	}
+	j.ints.each(reset)
+	for _, k := range j.strs {
+		reset(k)
+	}
+	j.epoch, j.wbEpoch = 1, 0
 }

@@ -3,6 +3,7 @@ package join
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -685,6 +686,14 @@ func TestRegularJoinRandomized(t *testing.T) { testRegularRandomized(t, false) }
 // static (its rows kept in chunks): chunks appended at every barrier, rewritten as one when a probed key reaches
 // maxChunks, dropped from memory when not probed, and restored mid-stream.
 func TestRegularJoinStaticRandomized(t *testing.T) { testRegularRandomized(t, true) }
+
+// TestRegularJoinEpochWrap is the static randomized test with the batch epochs wrapping around early on: every
+// entry's probe epoch is reset, which must change nothing in the output.
+func TestRegularJoinEpochWrap(t *testing.T) {
+	firstEpoch = math.MaxUint32 - 5
+	t.Cleanup(func() { firstEpoch = 0 })
+	testRegularRandomized(t, true)
+}
 
 func testRegularRandomized(t *testing.T, static bool) {
 	t.Setenv("CLINK_STATE_FSYNC", "0")
