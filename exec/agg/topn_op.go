@@ -246,6 +246,13 @@ type topN struct {
 	scr       [][]int64
 	entry     []byte
 	touched   []*partState
+	rowParts  []*partState // per row of the batch: its partition (resolveParts)
+	load      []*partState // partitions of the batch the backend may hold, to load (loadParts)
+	loadBuf   []byte
+	loadOff   []int32
+	loadKeys  [][]byte
+	loadFound []bool
+	wbBytes   int // the largest entry a barrier wrote (sizes the next barrier's batch)
 	prev      []entryRef
 	next      []entryRef
 	dels      []entryRef
@@ -364,31 +371,32 @@ func (o *topN) stateKeyCap(p *partState, entry string, extra int) []byte {
 	return k[: len(k) : len(k)+extra]
 }
 
-// partition finds or creates (loading it from the backend when it may hold it) the partition of row i.
-func (o *topN) partition(i int) (*partState, error) {
+// partFor finds or creates the partition of row i; a new partition is returned with created set and nothing
+// loaded (loadParts).
+func (o *topN) partFor(i int) (p *partState, created bool, err error) {
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if o.pkeys.Nulls == nil || o.pkeys.Nulls.IsValid(i) {
 			if p := o.ints[o.pkeys.Ints[i]]; p != nil {
-				return p, nil
+				return p, false, nil
 			}
 		} else if o.null != nil {
-			return o.null, nil
+			return o.null, false, nil
 		}
 	case rowcodec.KeyBytes:
 		if p := o.strs[string(o.pkeys.BytesOf(i))]; p != nil {
-			return p, nil
+			return p, false, nil
 		}
 	default:
 		if o.null != nil {
-			return o.null, nil
+			return o.null, false, nil
 		}
 	}
 	kg, err := o.kgs.Of(o.ctx, o.p.cfg.Partition, i, "Top-N")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	p := &partState{kg: uint16(kg), bound: math.MaxUint64}
+	p = &partState{kg: uint16(kg), bound: math.MaxUint64}
 	p.changed = p.chg[:0:1]
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
@@ -407,27 +415,86 @@ func (o *topN) partition(i int) (*partState, error) {
 		o.null = p
 	}
 	o.parts++
-	if o.complete {
-		return p, nil
-	}
-	if o.compact {
-		v, ok, err := o.ctx.State.Get(o.partKey(p, 0))
+	return p, true, nil
+}
+
+// resolveParts finds the partition of every row of the batch (o.rowParts), creating the missing ones and loading
+// those the backend may hold in one batched lookup.
+func (o *topN) resolveParts(n int) error {
+	o.rowParts, o.load = o.rowParts[:0], o.load[:0]
+	for i := 0; i < n; i++ {
+		p, created, err := o.partFor(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if ok {
-			p.stored = true
-			if err := decodePart(v, p.list.appendSorted); err != nil {
-				return nil, fmt.Errorf("Top-N: restore a partition of key group %d: %w", kg, err)
-			}
+		if created && !o.complete {
+			o.load = append(o.load, p)
 		}
-		if ok || !o.legacy {
-			o.setBound(p)
-			return p, nil
-		}
+		o.rowParts = append(o.rowParts, p)
 	}
+	if len(o.load) == 0 {
+		return nil
+	}
+	err := o.loadParts()
+	clear(o.load)
+	o.load = o.load[:0]
+	return err
+}
+
+// loadParts loads the partitions of o.load from the backend: in the compact layout with one state.GetMany (the
+// keys in one arena), then a prefix Scan for each partition it did not find while the backend may hold per-entry
+// state; in the per-entry layout with a Scan each.
+func (o *topN) loadParts() error {
+	if o.compact {
+		o.loadBuf, o.loadKeys = o.loadBuf[:0], o.loadKeys[:0]
+		offs := o.loadOff[:0]
+		for _, p := range o.load {
+			offs = append(offs, int32(len(o.loadBuf)))
+			o.loadBuf = append(o.loadBuf, byte(p.kg>>8), byte(p.kg), topNPartID)
+			o.loadBuf = append(o.loadBuf, p.pkey...)
+		}
+		offs = append(offs, int32(len(o.loadBuf)))
+		for j := range o.load {
+			o.loadKeys = append(o.loadKeys, o.loadBuf[offs[j]:offs[j+1]:offs[j+1]])
+		}
+		o.loadOff = offs
+		o.loadFound = append(o.loadFound[:0], make([]bool, len(o.load))...)
+		err := state.GetMany(o.ctx.State, o.loadKeys, func(j int, v []byte) error {
+			p := o.load[j]
+			p.stored = true
+			o.loadFound[j] = true
+			if err := decodePart(v, p.list.appendSorted); err != nil {
+				return fmt.Errorf("Top-N: restore a partition of key group %d: %w", p.kg, err)
+			}
+			return nil
+		})
+		clear(o.loadKeys)
+		if err != nil {
+			return err
+		}
+		for j, p := range o.load {
+			if !o.loadFound[j] && o.legacy {
+				if err := o.scanPart(p); err != nil {
+					return err
+				}
+			}
+			o.setBound(p)
+		}
+		return nil
+	}
+	for _, p := range o.load {
+		if err := o.scanPart(p); err != nil {
+			return err
+		}
+		o.setBound(p)
+	}
+	return nil
+}
+
+// scanPart loads p's per-entry state with a prefix Scan.
+func (o *topN) scanPart(p *partState) error {
 	prefix := o.statePrefix(nil, p)
-	err = o.ctx.State.Scan(prefix, func(k, v []byte) error {
+	err := o.ctx.State.Scan(prefix, func(k, v []byte) error {
 		n, rest, err := rowcodec.GetUvarint(v)
 		if err != nil {
 			return err
@@ -443,10 +510,9 @@ func (o *topN) partition(i int) (*partState, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Top-N: restore a partition of key group %d: %w", kg, err)
+		return fmt.Errorf("Top-N: restore a partition of key group %d: %w", p.kg, err)
 	}
-	o.setBound(p)
-	return p, nil
+	return nil
 }
 
 // dropPart takes p out of the working set.
@@ -563,12 +629,11 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 		return err
 	}
 	o.touched, o.prev = o.touched[:0], o.prev[:0]
+	if err := o.resolveParts(n); err != nil {
+		return err
+	}
 	var ignored int64
-	for i := 0; i < n; i++ {
-		p, err := o.partition(i)
-		if err != nil {
-			return err
-		}
+	for i, p := range o.rowParts {
 		o.touch(p)
 		ord := o.ord[o.ordOff[i]:o.ordOff[i+1]]
 		if !o.updating && len(ord) >= 8 && sortPrefix(rowcodec.UnsafeString(ord)) > p.bound {
@@ -601,6 +666,8 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			o.setBound(p)
 		}
 	}
+	clear(o.rowParts)
+	o.rowParts = o.rowParts[:0]
 	if ignored > 0 {
 		o.ctx.Errors.Add(ignored)
 	}
@@ -857,56 +924,72 @@ func (o *topN) flush(out exec.Emitter) error {
 	return out.Emit(b)
 }
 
-// OnBarrier writes the entries changed since the last barrier into the write-back cache, then shrinks the working
-// set if it grew past maxParts.
+// OnBarrier writes the entries changed since the last barrier into the write-back cache as one batch
+// (state.WriteBatch: the backend keeps it as one block of memory, not an entry and two allocations per write), then
+// shrinks the working set if it grew past maxParts.
 func (o *topN) OnBarrier(uint64) error {
-	var val []byte
+	if len(o.dirty) > 0 {
+		o.writeBack()
+	}
+	if o.parts > o.p.maxParts {
+		o.evict()
+	}
+	o.epoch++
+	return nil
+}
+
+// writeBack writes the dirty partitions' changes into one state.Batch, sized from the previous barrier's largest
+// entry.
+func (o *topN) writeBack() {
+	wb := state.NewBatch(len(o.dirty), len(o.dirty)*max(o.wbBytes, 64))
+	var key, val []byte
 	for _, p := range o.dirty {
 		p.dirty = false
 		if p.dropped {
 			continue
 		}
 		if o.compact {
+			key = append(append(key[:0], byte(p.kg>>8), byte(p.kg), topNPartID), p.pkey...)
 			if p.list.rows == 0 {
-				o.deleteCompact(p)
-				continue
-			}
-			n := 0
-			for _, ch := range p.list.chunks {
-				for _, e := range ch {
-					n += len(e.key) + 3*binary.MaxVarintLen32
+				if p.stored {
+					wb.Delete(key)
+					p.stored = false
 				}
+			} else {
+				val = encodePart(val[:0], &p.list)
+				wb.Put(key, val)
+				o.wbBytes = max(o.wbBytes, len(key)+len(val))
+				p.stored = true
 			}
-			k := o.partKey(p, n+binary.MaxVarintLen64)
-			kl := len(k)
-			v := encodePart(k[kl:kl], &p.list)
-			o.ctx.State.Put(k[:kl:kl], v)
-			p.stored = true
-			o.deleteLegacy(p)
+			for _, k := range p.legacyKeys {
+				o.keyBuf = o.statePrefix(o.keyBuf, p)
+				wb.Delete(append(o.keyBuf, k...))
+			}
+			p.legacyKeys = nil
 			continue
 		}
 		for _, ch := range p.changed {
+			o.keyBuf = append(o.statePrefix(o.keyBuf, p), ch.key...)
 			c, i, found := p.list.search(ch.key)
 			if !found {
 				if ch.stored { // an entry added and removed since the last barrier never reached the backend
-					o.ctx.State.Delete(o.stateKey(p, ch.key))
+					wb.Delete(o.keyBuf)
 				}
 				continue
 			}
 			e := p.list.chunks[c][i]
 			val = binary.AppendUvarint(binary.AppendUvarint(val[:0], uint64(e.n)), uint64(e.off))
-			k := o.stateKeyCap(p, ch.key, len(val))
-			o.ctx.State.Put(k[:len(k):len(k)], append(k[len(k):], val...))
+			wb.Put(o.keyBuf, val)
+			o.wbBytes = max(o.wbBytes, len(o.keyBuf)+len(val))
 		}
 		clear(p.changed)
 		p.changed, p.changedAt = p.changed[:0], nil
 	}
+	clear(o.dirty)
 	o.dirty = o.dirty[:0]
-	if o.parts > o.p.maxParts {
-		o.evict()
+	if wb.Len() > 0 {
+		state.WriteBatch(o.ctx.State, wb)
 	}
-	o.epoch++
-	return nil
 }
 
 // deleteCompact deletes what the backend holds of p in the compact layout (it is left empty).
@@ -927,17 +1010,39 @@ func (o *topN) deleteLegacy(p *partState) {
 }
 
 // evict drops the partitions not touched since the previous barrier from memory, or all of them if that is not
-// enough; they are all clean, so the backend has them.
+// enough; they are all clean, so the backend has them. The maps are built anew from the partitions that stay
+// rather than deleted from (a Go map keeps deleted slots as tombstones that later misses probe past, and deleting
+// most of a large map costs a cache miss per key).
 func (o *topN) evict() {
 	for pass := 0; pass < 2 && o.parts > o.p.maxParts; pass++ {
-		var drop []*partState
-		o.forEachPart(func(p *partState) {
-			if pass == 1 || p.epoch != o.epoch {
-				drop = append(drop, p)
+		keep := func(p *partState) bool {
+			if pass == 0 && p.epoch == o.epoch {
+				return true
 			}
-		})
-		for _, p := range drop {
-			o.dropPart(p)
+			p.dropped = true
+			o.parts--
+			return false
+		}
+		if len(o.ints) > 0 {
+			ints := map[int64]*partState{}
+			for k, p := range o.ints {
+				if keep(p) {
+					ints[k] = p
+				}
+			}
+			o.ints = ints
+		}
+		if len(o.strs) > 0 {
+			strs := map[string]*partState{}
+			for k, p := range o.strs {
+				if keep(p) {
+					strs[k] = p
+				}
+			}
+			o.strs = strs
+		}
+		if o.null != nil && !keep(o.null) {
+			o.null = nil
 		}
 	}
 	o.complete = false
