@@ -193,16 +193,11 @@ type partState struct {
 	nullKey bool   // rowcodec.KeyInt: the key is NULL
 	pkey    string // canonical key bytes
 	list    sortedList
-	// changed lists the entries changed since the last barrier (by their list key strings), each with whether the
-	// backend holds it (it was in the list before its first change: the list and the backend agree at a barrier);
-	// changedAt indexes it by key once it is longer than changedScan.
-	changed   []changedEntry
-	changedAt map[string]int32
-	chg       [1]changedEntry // backs changed while it holds one entry
-	// Compact layout: stored says the backend holds the partition's entry; legacyKeys are the entry keys of
-	// per-entry state it was loaded from, deleted when it is first written.
+	// x holds what only some partitions need (allocated on first use), which keeps the common partState small:
+	// most partitions of a deduplication hold one row, and the collector scans every one of them.
+	x *partExt
+	// Compact layout: stored says the backend holds the partition's entry.
 	stored     bool
-	legacyKeys []string
 	dirty      bool // listed in topN.dirty
 	dropped    bool // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
@@ -213,7 +208,29 @@ type partState struct {
 	snapSeq uint32 // the batch that last changed it (and took its snapshot)
 	epoch   uint32
 	// prevLo, prevHi locate the partition's top N before the current batch in topN.prev.
-	prevLo, prevHi int
+	prevLo, prevHi int32
+}
+
+// partExt is the part of a partition only the per-entry layout (or a partition loaded from it) needs.
+type partExt struct {
+	// changed lists the entries changed since the last barrier (by their list key strings), each with whether the
+	// backend holds it (it was in the list before its first change: the list and the backend agree at a barrier);
+	// changedAt indexes it by key once it is longer than changedScan. Per-entry layout only.
+	changed   []changedEntry
+	changedAt map[string]int32
+	chg       [1]changedEntry // backs changed while it holds one entry
+	// legacyKeys (compact layout) are the entry keys of per-entry state the partition was loaded from, deleted
+	// when it is first written.
+	legacyKeys []string
+}
+
+// ext returns p.x, allocating it on first use.
+func (p *partState) ext() *partExt {
+	if p.x == nil {
+		p.x = &partExt{}
+		p.x.changed = p.x.chg[:0:1]
+	}
+	return p.x
 }
 
 // topN is one subtask of a TopN.
@@ -397,7 +414,6 @@ func (o *topN) partFor(i int) (p *partState, created bool, err error) {
 		return nil, false, err
 	}
 	p = &partState{kg: uint16(kg), bound: math.MaxUint64}
-	p.changed = p.chg[:0:1]
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if o.pkeys.Nulls != nil && o.pkeys.Nulls.IsNull(i) {
@@ -505,7 +521,8 @@ func (o *topN) scanPart(p *partState) error {
 		}
 		p.list.appendSorted(sortEntry{key: string(k[len(prefix):]), off: int32(off), n: int64(n)})
 		if o.compact {
-			p.legacyKeys = append(p.legacyKeys, string(k[len(prefix):]))
+			x := p.ext()
+			x.legacyKeys = append(x.legacyKeys, string(k[len(prefix):]))
 		}
 		return nil
 	})
@@ -750,9 +767,9 @@ func (o *topN) snapshot(p *partState) {
 		return
 	}
 	p.snapSeq = o.seq
-	p.prevLo = len(o.prev)
+	p.prevLo = int32(len(o.prev))
 	o.prev = p.list.top(o.n, o.prev)
-	p.prevHi = len(o.prev)
+	p.prevHi = int32(len(o.prev))
 }
 
 // change records a change of p's entry key; stored says whether the entry was in the list before the change.
@@ -760,22 +777,22 @@ func (o *topN) change(p *partState, key string, stored bool) {
 	if o.compact { // the whole partition is written
 		goto listed
 	}
-	if p.changedAt != nil {
-		if _, ok := p.changedAt[key]; !ok {
-			p.changedAt[key] = int32(len(p.changed))
-			p.changed = append(p.changed, changedEntry{key: key, stored: stored})
+	if x := p.ext(); x.changedAt != nil {
+		if _, ok := x.changedAt[key]; !ok {
+			x.changedAt[key] = int32(len(x.changed))
+			x.changed = append(x.changed, changedEntry{key: key, stored: stored})
 		}
 	} else {
-		for _, c := range p.changed {
+		for _, c := range x.changed {
 			if c.key == key {
 				goto listed
 			}
 		}
-		p.changed = append(p.changed, changedEntry{key: key, stored: stored})
-		if len(p.changed) > changedScan {
-			p.changedAt = make(map[string]int32, 2*len(p.changed))
-			for i, c := range p.changed {
-				p.changedAt[c.key] = int32(i)
+		x.changed = append(x.changed, changedEntry{key: key, stored: stored})
+		if len(x.changed) > changedScan {
+			x.changedAt = make(map[string]int32, 2*len(x.changed))
+			for i, c := range x.changed {
+				x.changedAt[c.key] = int32(i)
 			}
 		}
 	}
@@ -853,8 +870,8 @@ func (o *topN) emit(out exec.Emitter) error {
 				}
 			}
 		}
-		if p.list.rows == 0 {
-			for _, c := range p.changed {
+		if p.list.rows == 0 && p.x != nil {
+			for _, c := range p.x.changed {
 				if c.stored {
 					o.ctx.State.Delete(o.stateKey(p, c.key))
 				}
@@ -941,7 +958,7 @@ func (o *topN) OnBarrier(uint64) error {
 // writeBack writes the dirty partitions' changes into one state.Batch, sized from the previous barrier's largest
 // entry.
 func (o *topN) writeBack() {
-	wb := state.NewBatch(len(o.dirty), len(o.dirty)*max(o.wbBytes, 64))
+	wb := state.NewBatch(len(o.dirty), o.batchBytes())
 	var key, val []byte
 	for _, p := range o.dirty {
 		p.dirty = false
@@ -961,14 +978,20 @@ func (o *topN) writeBack() {
 				o.wbBytes = max(o.wbBytes, len(key)+len(val))
 				p.stored = true
 			}
-			for _, k := range p.legacyKeys {
-				o.keyBuf = o.statePrefix(o.keyBuf, p)
-				wb.Delete(append(o.keyBuf, k...))
+			if p.x != nil {
+				for _, k := range p.x.legacyKeys {
+					o.keyBuf = o.statePrefix(o.keyBuf, p)
+					wb.Delete(append(o.keyBuf, k...))
+				}
+				p.x = nil
 			}
-			p.legacyKeys = nil
 			continue
 		}
-		for _, ch := range p.changed {
+		if p.x == nil {
+			continue
+		}
+		x := p.x
+		for _, ch := range x.changed {
 			o.keyBuf = append(o.statePrefix(o.keyBuf, p), ch.key...)
 			c, i, found := p.list.search(ch.key)
 			if !found {
@@ -982,14 +1005,37 @@ func (o *topN) writeBack() {
 			wb.Put(o.keyBuf, val)
 			o.wbBytes = max(o.wbBytes, len(o.keyBuf)+len(val))
 		}
-		clear(p.changed)
-		p.changed, p.changedAt = p.changed[:0], nil
+		clear(x.changed)
+		x.changed, x.changedAt = x.changed[:0], nil
 	}
 	clear(o.dirty)
 	o.dirty = o.dirty[:0]
 	if wb.Len() > 0 {
 		state.WriteBatch(o.ctx.State, wb)
 	}
+}
+
+// batchBytes estimates the bytes of the barrier's batch: in the compact layout from the sizes of a sample of the
+// dirty partitions (an underestimate costs the batch one growth, an overestimate memory until it is persisted),
+// else from the previous barrier's largest entry.
+func (o *topN) batchBytes() int {
+	if !o.compact {
+		return len(o.dirty) * max(o.wbBytes, 64)
+	}
+	const sample = 64
+	step := max(1, len(o.dirty)/sample)
+	total, seen := 0, 0
+	for i := 0; i < len(o.dirty); i += step {
+		p := o.dirty[i]
+		total += 3 + len(p.pkey) + binary.MaxVarintLen64
+		for _, ch := range p.list.chunks {
+			for _, e := range ch {
+				total += len(e.key) + 3*binary.MaxVarintLen32
+			}
+		}
+		seen++
+	}
+	return total/seen*len(o.dirty)*9/8 + 4096
 }
 
 // deleteCompact deletes what the backend holds of p in the compact layout (it is left empty).
@@ -1003,10 +1049,13 @@ func (o *topN) deleteCompact(p *partState) {
 
 // deleteLegacy deletes the per-entry state p was loaded from.
 func (o *topN) deleteLegacy(p *partState) {
-	for _, k := range p.legacyKeys {
+	if p.x == nil {
+		return
+	}
+	for _, k := range p.x.legacyKeys {
 		o.ctx.State.Delete(o.stateKey(p, k))
 	}
-	p.legacyKeys = nil
+	p.x.legacyKeys = nil
 }
 
 // evict drops the partitions not touched since the previous barrier from memory, or all of them if that is not
