@@ -197,9 +197,9 @@ type partState struct {
 	// most partitions of a deduplication hold one row, and the collector scans every one of them.
 	x *partExt
 	// Compact layout: stored says the backend holds the partition's entry.
-	stored     bool
-	dirty      bool // listed in topN.dirty
-	dropped    bool // left the working set; its backend entries are the caller's business
+	stored  bool
+	dirty   bool // listed in topN.dirty
+	dropped bool // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
 	// partition holds N rows, else MaxUint64: a row whose key's prefix is above it cannot enter, and the check
 	// costs no visit to the list (the common case of a full top N).
