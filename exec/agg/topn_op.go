@@ -1058,6 +1058,10 @@ func (o *topN) deleteLegacy(p *partState) {
 	p.x.legacyKeys = nil
 }
 
+// mapHint sizes a map rebuilt by evict: for as many partitions as the last interval between barriers brought
+// (the old map's size), so it does not grow by rehashing step by step again.
+func (o *topN) mapHint(old int) int { return old }
+
 // evict drops the partitions not touched since the previous barrier from memory, or all of them if that is not
 // enough; they are all clean, so the backend has them. The maps are built anew from the partitions that stay
 // rather than deleted from (a Go map keeps deleted slots as tombstones that later misses probe past, and deleting
@@ -1073,7 +1077,7 @@ func (o *topN) evict() {
 			return false
 		}
 		if len(o.ints) > 0 {
-			ints := map[int64]*partState{}
+			ints := make(map[int64]*partState, o.mapHint(len(o.ints)))
 			for k, p := range o.ints {
 				if keep(p) {
 					ints[k] = p
@@ -1082,7 +1086,7 @@ func (o *topN) evict() {
 			o.ints = ints
 		}
 		if len(o.strs) > 0 {
-			strs := map[string]*partState{}
+			strs := make(map[string]*partState, o.mapHint(len(o.strs)))
 			for k, p := range o.strs {
 				if keep(p) {
 					strs[k] = p
