@@ -251,6 +251,8 @@ type topN struct {
 	dirty    []*partState
 	seq      uint32
 	epoch    uint32
+	// epochParts counts the partitions in memory touched since the last barrier (p.epoch == epoch).
+	epochParts int
 
 	// Per batch.
 	kgs       exec.BatchKeyGroups
@@ -548,6 +550,9 @@ func (o *topN) dropPart(p *partState) {
 	}
 	p.dropped = true
 	o.parts--
+	if p.epoch == o.epoch {
+		o.epochParts--
+	}
 }
 
 // orderAppender appends the order bytes of a non-NULL value of arr (see the state layout).
@@ -755,6 +760,9 @@ func (o *topN) setBound(p *partState) {
 // touch lists p among the partitions of this batch, in the order of first touch.
 func (o *topN) touch(p *partState) {
 	if p.seq != o.seq {
+		if p.epoch != o.epoch {
+			o.epochParts++
+		}
 		p.seq, p.epoch = o.seq, o.epoch
 		o.touched = append(o.touched, p)
 	}
@@ -952,6 +960,7 @@ func (o *topN) OnBarrier(uint64) error {
 		o.evict()
 	}
 	o.epoch++
+	o.epochParts = 0
 	return nil
 }
 
@@ -1063,40 +1072,46 @@ func (o *topN) deleteLegacy(p *partState) {
 func (o *topN) mapHint(old int) int { return old }
 
 // evict drops the partitions not touched since the previous barrier from memory, or all of them if that is not
-// enough; they are all clean, so the backend has them. The maps are built anew from the partitions that stay
-// rather than deleted from (a Go map keeps deleted slots as tombstones that later misses probe past, and deleting
-// most of a large map costs a cache miss per key).
+// enough (known beforehand from epochParts: a deduplication over ever new keys drops all at once, without a visit
+// to each); they are all clean (OnBarrier wrote them, and no reference to them outlives the barrier), so the backend
+// has them. The maps are built anew from the partitions that stay rather than deleted from (a Go map keeps deleted
+// slots as tombstones that later misses probe past, and deleting most of a large map costs a cache miss per key).
 func (o *topN) evict() {
-	for pass := 0; pass < 2 && o.parts > o.p.maxParts; pass++ {
-		keep := func(p *partState) bool {
-			if pass == 0 && p.epoch == o.epoch {
-				return true
+	if o.epochParts > o.p.maxParts {
+		o.ints = make(map[int64]*partState, o.mapHint(len(o.ints)))
+		o.strs = make(map[string]*partState, o.mapHint(len(o.strs)))
+		o.null, o.parts, o.epochParts = nil, 0, 0
+		o.complete = false
+		return
+	}
+	keep := func(p *partState) bool {
+		if p.epoch == o.epoch {
+			return true
+		}
+		p.dropped = true
+		o.parts--
+		return false
+	}
+	if len(o.ints) > 0 {
+		ints := make(map[int64]*partState, o.mapHint(len(o.ints)))
+		for k, p := range o.ints {
+			if keep(p) {
+				ints[k] = p
 			}
-			p.dropped = true
-			o.parts--
-			return false
 		}
-		if len(o.ints) > 0 {
-			ints := make(map[int64]*partState, o.mapHint(len(o.ints)))
-			for k, p := range o.ints {
-				if keep(p) {
-					ints[k] = p
-				}
+		o.ints = ints
+	}
+	if len(o.strs) > 0 {
+		strs := make(map[string]*partState, o.mapHint(len(o.strs)))
+		for k, p := range o.strs {
+			if keep(p) {
+				strs[k] = p
 			}
-			o.ints = ints
 		}
-		if len(o.strs) > 0 {
-			strs := make(map[string]*partState, o.mapHint(len(o.strs)))
-			for k, p := range o.strs {
-				if keep(p) {
-					strs[k] = p
-				}
-			}
-			o.strs = strs
-		}
-		if o.null != nil && !keep(o.null) {
-			o.null = nil
-		}
+		o.strs = strs
+	}
+	if o.null != nil && !keep(o.null) {
+		o.null = nil
 	}
 	o.complete = false
 }
