@@ -41,13 +41,17 @@ import (
 // DESC inverts the value's bytes. So entries compare as byte strings exactly like the rows rank.
 //
 // The working set: partitions live in memory, each a sorted list of its entries with their copy counts (all rows
-// over a changelog, the top N over an append-only input). A partition not in memory is loaded by a Scan of its
-// prefix when the backend may hold it (after a restore or an eviction), else created empty. Each partition records
-// the entries changed since the last barrier, each with whether the backend holds it; OnBarrier writes those (Put
-// the count, or Delete a gone entry the backend holds: a row that entered and left between two barriers costs the
-// backend nothing) to the write-back cache (in the compact layout: Put the partition); a partition left empty
-// deletes its entries at once and leaves memory. Above maxParts a barrier evicts the partitions not touched since the
-// previous one.
+// over a changelog, the top N over an append-only input). Process first finds the partition of every row of the
+// batch (resolveParts); the ones not in memory are created, and when the backend may hold them (after a restore or
+// an eviction) loaded: in the compact layout by one state.GetMany for the whole batch (then a prefix Scan for those
+// it misses while per-entry state of an older checkpoint remains), in the per-entry layout by a Scan of each
+// partition's prefix. Each partition records the entries changed since the last barrier, each with whether the
+// backend holds it; OnBarrier writes those (Put the count, or Delete a gone entry the backend holds: a row that
+// entered and left between two barriers costs the backend nothing; in the compact layout: Put the partition) as one
+// state.Batch handed over with state.WriteBatch; a partition left empty deletes its entries at once and leaves
+// memory. Above maxParts a barrier evicts the partitions not touched since the previous one, or all of them when
+// those touched alone are more than maxParts (a deduplication over ever new keys: the maps are replaced, no
+// partition is visited).
 const (
 	topNStateID = 1 // a distinct row
 	topNPartID  = 2 // a partition (compact layout)
