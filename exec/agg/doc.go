@@ -74,6 +74,11 @@
 //     order and the state holds exact bits;
 //   - turn an overflow into a wrong number (22003; a float sum follows GroupAggConfig.Mode, as above).
 //
+// Top-N reads and writes its state by batch: the partitions an input batch creates are loaded with one
+// state.GetMany (per-entry state of older checkpoints still by a prefix Scan each), a barrier's changes go to the
+// backend as one state.WriteBatch, and an eviction that would keep more than the working set's bound drops every
+// partition at once (topn_op.go).
+//
 // The group and window aggregates and Top-N decode their keyed state entries for clinksql state-cat
 // (exec.StateDecoder, inspect.go) through their own restore code, rendering results as they would emit them.
 package agg

@@ -41,13 +41,17 @@ import (
 // DESC inverts the value's bytes. So entries compare as byte strings exactly like the rows rank.
 //
 // The working set: partitions live in memory, each a sorted list of its entries with their copy counts (all rows
-// over a changelog, the top N over an append-only input). A partition not in memory is loaded by a Scan of its
-// prefix when the backend may hold it (after a restore or an eviction), else created empty. Each partition records
-// the entries changed since the last barrier, each with whether the backend holds it; OnBarrier writes those (Put
-// the count, or Delete a gone entry the backend holds: a row that entered and left between two barriers costs the
-// backend nothing) to the write-back cache (in the compact layout: Put the partition); a partition left empty
-// deletes its entries at once and leaves memory. Above maxParts a barrier evicts the partitions not touched since the
-// previous one.
+// over a changelog, the top N over an append-only input). Process first finds the partition of every row of the
+// batch (resolveParts); the ones not in memory are created, and when the backend may hold them (after a restore or
+// an eviction) loaded: in the compact layout by one state.GetMany for the whole batch (then a prefix Scan for those
+// it misses while per-entry state of an older checkpoint remains), in the per-entry layout by a Scan of each
+// partition's prefix. Each partition records the entries changed since the last barrier, each with whether the
+// backend holds it; OnBarrier writes those (Put the count, or Delete a gone entry the backend holds: a row that
+// entered and left between two barriers costs the backend nothing; in the compact layout: Put the partition) as one
+// state.Batch handed over with state.WriteBatch; a partition left empty deletes its entries at once and leaves
+// memory. Above maxParts a barrier evicts the partitions not touched since the previous one, or all of them when
+// those touched alone are more than maxParts (a deduplication over ever new keys: the maps are replaced, no
+// partition is visited).
 const (
 	topNStateID = 1 // a distinct row
 	topNPartID  = 2 // a partition (compact layout)
@@ -193,18 +197,13 @@ type partState struct {
 	nullKey bool   // rowcodec.KeyInt: the key is NULL
 	pkey    string // canonical key bytes
 	list    sortedList
-	// changed lists the entries changed since the last barrier (by their list key strings), each with whether the
-	// backend holds it (it was in the list before its first change: the list and the backend agree at a barrier);
-	// changedAt indexes it by key once it is longer than changedScan.
-	changed   []changedEntry
-	changedAt map[string]int32
-	chg       [1]changedEntry // backs changed while it holds one entry
-	// Compact layout: stored says the backend holds the partition's entry; legacyKeys are the entry keys of
-	// per-entry state it was loaded from, deleted when it is first written.
-	stored     bool
-	legacyKeys []string
-	dirty      bool // listed in topN.dirty
-	dropped    bool // left the working set; its backend entries are the caller's business
+	// x holds what only some partitions need (allocated on first use), which keeps the common partState small:
+	// most partitions of a deduplication hold one row, and the collector scans every one of them.
+	x *partExt
+	// Compact layout: stored says the backend holds the partition's entry.
+	stored  bool
+	dirty   bool // listed in topN.dirty
+	dropped bool // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
 	// partition holds N rows, else MaxUint64: a row whose key's prefix is above it cannot enter, and the check
 	// costs no visit to the list (the common case of a full top N).
@@ -213,7 +212,29 @@ type partState struct {
 	snapSeq uint32 // the batch that last changed it (and took its snapshot)
 	epoch   uint32
 	// prevLo, prevHi locate the partition's top N before the current batch in topN.prev.
-	prevLo, prevHi int
+	prevLo, prevHi int32
+}
+
+// partExt is the part of a partition only the per-entry layout (or a partition loaded from it) needs.
+type partExt struct {
+	// changed lists the entries changed since the last barrier (by their list key strings), each with whether the
+	// backend holds it (it was in the list before its first change: the list and the backend agree at a barrier);
+	// changedAt indexes it by key once it is longer than changedScan. Per-entry layout only.
+	changed   []changedEntry
+	changedAt map[string]int32
+	chg       [1]changedEntry // backs changed while it holds one entry
+	// legacyKeys (compact layout) are the entry keys of per-entry state the partition was loaded from, deleted
+	// when it is first written.
+	legacyKeys []string
+}
+
+// ext returns p.x, allocating it on first use.
+func (p *partState) ext() *partExt {
+	if p.x == nil {
+		p.x = &partExt{}
+		p.x.changed = p.x.chg[:0:1]
+	}
+	return p.x
 }
 
 // topN is one subtask of a TopN.
@@ -234,6 +255,8 @@ type topN struct {
 	dirty    []*partState
 	seq      uint32
 	epoch    uint32
+	// epochParts counts the partitions in memory touched since the last barrier (p.epoch == epoch).
+	epochParts int
 
 	// Per batch.
 	kgs       exec.BatchKeyGroups
@@ -246,6 +269,13 @@ type topN struct {
 	scr       [][]int64
 	entry     []byte
 	touched   []*partState
+	rowParts  []*partState // per row of the batch: its partition (resolveParts)
+	load      []*partState // partitions of the batch the backend may hold, to load (loadParts)
+	loadBuf   []byte
+	loadOff   []int32
+	loadKeys  [][]byte
+	loadFound []bool
+	wbBytes   int // the largest entry a barrier wrote (sizes the next barrier's batch)
 	prev      []entryRef
 	next      []entryRef
 	dels      []entryRef
@@ -364,32 +394,32 @@ func (o *topN) stateKeyCap(p *partState, entry string, extra int) []byte {
 	return k[: len(k) : len(k)+extra]
 }
 
-// partition finds or creates (loading it from the backend when it may hold it) the partition of row i.
-func (o *topN) partition(i int) (*partState, error) {
+// partFor finds or creates the partition of row i; a new partition is returned with created set and nothing
+// loaded (loadParts).
+func (o *topN) partFor(i int) (p *partState, created bool, err error) {
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if o.pkeys.Nulls == nil || o.pkeys.Nulls.IsValid(i) {
 			if p := o.ints[o.pkeys.Ints[i]]; p != nil {
-				return p, nil
+				return p, false, nil
 			}
 		} else if o.null != nil {
-			return o.null, nil
+			return o.null, false, nil
 		}
 	case rowcodec.KeyBytes:
 		if p := o.strs[string(o.pkeys.BytesOf(i))]; p != nil {
-			return p, nil
+			return p, false, nil
 		}
 	default:
 		if o.null != nil {
-			return o.null, nil
+			return o.null, false, nil
 		}
 	}
 	kg, err := o.kgs.Of(o.ctx, o.p.cfg.Partition, i, "Top-N")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	p := &partState{kg: uint16(kg), bound: math.MaxUint64}
-	p.changed = p.chg[:0:1]
+	p = &partState{kg: uint16(kg), bound: math.MaxUint64}
 	switch o.p.partEnc.Mode {
 	case rowcodec.KeyInt:
 		if o.pkeys.Nulls != nil && o.pkeys.Nulls.IsNull(i) {
@@ -407,27 +437,86 @@ func (o *topN) partition(i int) (*partState, error) {
 		o.null = p
 	}
 	o.parts++
-	if o.complete {
-		return p, nil
-	}
-	if o.compact {
-		v, ok, err := o.ctx.State.Get(o.partKey(p, 0))
+	return p, true, nil
+}
+
+// resolveParts finds the partition of every row of the batch (o.rowParts), creating the missing ones and loading
+// those the backend may hold in one batched lookup.
+func (o *topN) resolveParts(n int) error {
+	o.rowParts, o.load = o.rowParts[:0], o.load[:0]
+	for i := 0; i < n; i++ {
+		p, created, err := o.partFor(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if ok {
-			p.stored = true
-			if err := decodePart(v, p.list.appendSorted); err != nil {
-				return nil, fmt.Errorf("Top-N: restore a partition of key group %d: %w", kg, err)
-			}
+		if created && !o.complete {
+			o.load = append(o.load, p)
 		}
-		if ok || !o.legacy {
-			o.setBound(p)
-			return p, nil
-		}
+		o.rowParts = append(o.rowParts, p)
 	}
+	if len(o.load) == 0 {
+		return nil
+	}
+	err := o.loadParts()
+	clear(o.load)
+	o.load = o.load[:0]
+	return err
+}
+
+// loadParts loads the partitions of o.load from the backend: in the compact layout with one state.GetMany (the
+// keys in one arena), then a prefix Scan for each partition it did not find while the backend may hold per-entry
+// state; in the per-entry layout with a Scan each.
+func (o *topN) loadParts() error {
+	if o.compact {
+		o.loadBuf, o.loadKeys = o.loadBuf[:0], o.loadKeys[:0]
+		offs := o.loadOff[:0]
+		for _, p := range o.load {
+			offs = append(offs, int32(len(o.loadBuf)))
+			o.loadBuf = append(o.loadBuf, byte(p.kg>>8), byte(p.kg), topNPartID)
+			o.loadBuf = append(o.loadBuf, p.pkey...)
+		}
+		offs = append(offs, int32(len(o.loadBuf)))
+		for j := range o.load {
+			o.loadKeys = append(o.loadKeys, o.loadBuf[offs[j]:offs[j+1]:offs[j+1]])
+		}
+		o.loadOff = offs
+		o.loadFound = append(o.loadFound[:0], make([]bool, len(o.load))...)
+		err := state.GetMany(o.ctx.State, o.loadKeys, func(j int, v []byte) error {
+			p := o.load[j]
+			p.stored = true
+			o.loadFound[j] = true
+			if err := decodePart(v, p.list.appendSorted); err != nil {
+				return fmt.Errorf("Top-N: restore a partition of key group %d: %w", p.kg, err)
+			}
+			return nil
+		})
+		clear(o.loadKeys)
+		if err != nil {
+			return err
+		}
+		for j, p := range o.load {
+			if !o.loadFound[j] && o.legacy {
+				if err := o.scanPart(p); err != nil {
+					return err
+				}
+			}
+			o.setBound(p)
+		}
+		return nil
+	}
+	for _, p := range o.load {
+		if err := o.scanPart(p); err != nil {
+			return err
+		}
+		o.setBound(p)
+	}
+	return nil
+}
+
+// scanPart loads p's per-entry state with a prefix Scan.
+func (o *topN) scanPart(p *partState) error {
 	prefix := o.statePrefix(nil, p)
-	err = o.ctx.State.Scan(prefix, func(k, v []byte) error {
+	err := o.ctx.State.Scan(prefix, func(k, v []byte) error {
 		n, rest, err := rowcodec.GetUvarint(v)
 		if err != nil {
 			return err
@@ -438,15 +527,15 @@ func (o *topN) partition(i int) (*partState, error) {
 		}
 		p.list.appendSorted(sortEntry{key: string(k[len(prefix):]), off: int32(off), n: int64(n)})
 		if o.compact {
-			p.legacyKeys = append(p.legacyKeys, string(k[len(prefix):]))
+			x := p.ext()
+			x.legacyKeys = append(x.legacyKeys, string(k[len(prefix):]))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Top-N: restore a partition of key group %d: %w", kg, err)
+		return fmt.Errorf("Top-N: restore a partition of key group %d: %w", p.kg, err)
 	}
-	o.setBound(p)
-	return p, nil
+	return nil
 }
 
 // dropPart takes p out of the working set.
@@ -465,6 +554,9 @@ func (o *topN) dropPart(p *partState) {
 	}
 	p.dropped = true
 	o.parts--
+	if p.epoch == o.epoch {
+		o.epochParts--
+	}
 }
 
 // orderAppender appends the order bytes of a non-NULL value of arr (see the state layout).
@@ -563,12 +655,11 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 		return err
 	}
 	o.touched, o.prev = o.touched[:0], o.prev[:0]
+	if err := o.resolveParts(n); err != nil {
+		return err
+	}
 	var ignored int64
-	for i := 0; i < n; i++ {
-		p, err := o.partition(i)
-		if err != nil {
-			return err
-		}
+	for i, p := range o.rowParts {
 		o.touch(p)
 		ord := o.ord[o.ordOff[i]:o.ordOff[i+1]]
 		if !o.updating && len(ord) >= 8 && sortPrefix(rowcodec.UnsafeString(ord)) > p.bound {
@@ -601,6 +692,8 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			o.setBound(p)
 		}
 	}
+	clear(o.rowParts)
+	o.rowParts = o.rowParts[:0]
 	if ignored > 0 {
 		o.ctx.Errors.Add(ignored)
 	}
@@ -671,6 +764,9 @@ func (o *topN) setBound(p *partState) {
 // touch lists p among the partitions of this batch, in the order of first touch.
 func (o *topN) touch(p *partState) {
 	if p.seq != o.seq {
+		if p.epoch != o.epoch {
+			o.epochParts++
+		}
 		p.seq, p.epoch = o.seq, o.epoch
 		o.touched = append(o.touched, p)
 	}
@@ -683,9 +779,9 @@ func (o *topN) snapshot(p *partState) {
 		return
 	}
 	p.snapSeq = o.seq
-	p.prevLo = len(o.prev)
+	p.prevLo = int32(len(o.prev))
 	o.prev = p.list.top(o.n, o.prev)
-	p.prevHi = len(o.prev)
+	p.prevHi = int32(len(o.prev))
 }
 
 // change records a change of p's entry key; stored says whether the entry was in the list before the change.
@@ -693,22 +789,22 @@ func (o *topN) change(p *partState, key string, stored bool) {
 	if o.compact { // the whole partition is written
 		goto listed
 	}
-	if p.changedAt != nil {
-		if _, ok := p.changedAt[key]; !ok {
-			p.changedAt[key] = int32(len(p.changed))
-			p.changed = append(p.changed, changedEntry{key: key, stored: stored})
+	if x := p.ext(); x.changedAt != nil {
+		if _, ok := x.changedAt[key]; !ok {
+			x.changedAt[key] = int32(len(x.changed))
+			x.changed = append(x.changed, changedEntry{key: key, stored: stored})
 		}
 	} else {
-		for _, c := range p.changed {
+		for _, c := range x.changed {
 			if c.key == key {
 				goto listed
 			}
 		}
-		p.changed = append(p.changed, changedEntry{key: key, stored: stored})
-		if len(p.changed) > changedScan {
-			p.changedAt = make(map[string]int32, 2*len(p.changed))
-			for i, c := range p.changed {
-				p.changedAt[c.key] = int32(i)
+		x.changed = append(x.changed, changedEntry{key: key, stored: stored})
+		if len(x.changed) > changedScan {
+			x.changedAt = make(map[string]int32, 2*len(x.changed))
+			for i, c := range x.changed {
+				x.changedAt[c.key] = int32(i)
 			}
 		}
 	}
@@ -786,8 +882,8 @@ func (o *topN) emit(out exec.Emitter) error {
 				}
 			}
 		}
-		if p.list.rows == 0 {
-			for _, c := range p.changed {
+		if p.list.rows == 0 && p.x != nil {
+			for _, c := range p.x.changed {
 				if c.stored {
 					o.ctx.State.Delete(o.stateKey(p, c.key))
 				}
@@ -857,56 +953,102 @@ func (o *topN) flush(out exec.Emitter) error {
 	return out.Emit(b)
 }
 
-// OnBarrier writes the entries changed since the last barrier into the write-back cache, then shrinks the working
-// set if it grew past maxParts.
+// OnBarrier writes the entries changed since the last barrier into the write-back cache as one batch
+// (state.WriteBatch: the backend keeps it as one block of memory, not an entry and two allocations per write), then
+// shrinks the working set if it grew past maxParts.
 func (o *topN) OnBarrier(uint64) error {
-	var val []byte
+	if len(o.dirty) > 0 {
+		o.writeBack()
+	}
+	if o.parts > o.p.maxParts {
+		o.evict()
+	}
+	o.epoch++
+	o.epochParts = 0
+	return nil
+}
+
+// writeBack writes the dirty partitions' changes into one state.Batch, sized from the previous barrier's largest
+// entry.
+func (o *topN) writeBack() {
+	wb := state.NewBatch(len(o.dirty), o.batchBytes())
+	var key, val []byte
 	for _, p := range o.dirty {
 		p.dirty = false
 		if p.dropped {
 			continue
 		}
 		if o.compact {
+			key = append(append(key[:0], byte(p.kg>>8), byte(p.kg), topNPartID), p.pkey...)
 			if p.list.rows == 0 {
-				o.deleteCompact(p)
-				continue
-			}
-			n := 0
-			for _, ch := range p.list.chunks {
-				for _, e := range ch {
-					n += len(e.key) + 3*binary.MaxVarintLen32
+				if p.stored {
+					wb.Delete(key)
+					p.stored = false
 				}
+			} else {
+				val = encodePart(val[:0], &p.list)
+				wb.Put(key, val)
+				o.wbBytes = max(o.wbBytes, len(key)+len(val))
+				p.stored = true
 			}
-			k := o.partKey(p, n+binary.MaxVarintLen64)
-			kl := len(k)
-			v := encodePart(k[kl:kl], &p.list)
-			o.ctx.State.Put(k[:kl:kl], v)
-			p.stored = true
-			o.deleteLegacy(p)
+			if p.x != nil {
+				for _, k := range p.x.legacyKeys {
+					o.keyBuf = o.statePrefix(o.keyBuf, p)
+					wb.Delete(append(o.keyBuf, k...))
+				}
+				p.x = nil
+			}
 			continue
 		}
-		for _, ch := range p.changed {
+		if p.x == nil {
+			continue
+		}
+		x := p.x
+		for _, ch := range x.changed {
+			o.keyBuf = append(o.statePrefix(o.keyBuf, p), ch.key...)
 			c, i, found := p.list.search(ch.key)
 			if !found {
 				if ch.stored { // an entry added and removed since the last barrier never reached the backend
-					o.ctx.State.Delete(o.stateKey(p, ch.key))
+					wb.Delete(o.keyBuf)
 				}
 				continue
 			}
 			e := p.list.chunks[c][i]
 			val = binary.AppendUvarint(binary.AppendUvarint(val[:0], uint64(e.n)), uint64(e.off))
-			k := o.stateKeyCap(p, ch.key, len(val))
-			o.ctx.State.Put(k[:len(k):len(k)], append(k[len(k):], val...))
+			wb.Put(o.keyBuf, val)
+			o.wbBytes = max(o.wbBytes, len(o.keyBuf)+len(val))
 		}
-		clear(p.changed)
-		p.changed, p.changedAt = p.changed[:0], nil
+		clear(x.changed)
+		x.changed, x.changedAt = x.changed[:0], nil
 	}
+	clear(o.dirty)
 	o.dirty = o.dirty[:0]
-	if o.parts > o.p.maxParts {
-		o.evict()
+	if wb.Len() > 0 {
+		state.WriteBatch(o.ctx.State, wb)
 	}
-	o.epoch++
-	return nil
+}
+
+// batchBytes estimates the bytes of the barrier's batch: in the compact layout from the sizes of a sample of the
+// dirty partitions (an underestimate costs the batch one growth, an overestimate memory until it is persisted),
+// else from the previous barrier's largest entry.
+func (o *topN) batchBytes() int {
+	if !o.compact {
+		return len(o.dirty) * max(o.wbBytes, 64)
+	}
+	const sample = 64
+	step := max(1, len(o.dirty)/sample)
+	total, seen := 0, 0
+	for i := 0; i < len(o.dirty); i += step {
+		p := o.dirty[i]
+		total += 3 + len(p.pkey) + binary.MaxVarintLen64
+		for _, ch := range p.list.chunks {
+			for _, e := range ch {
+				total += len(e.key) + 3*binary.MaxVarintLen32
+			}
+		}
+		seen++
+	}
+	return total/seen*len(o.dirty)*9/8 + 4096
 }
 
 // deleteCompact deletes what the backend holds of p in the compact layout (it is left empty).
@@ -920,25 +1062,60 @@ func (o *topN) deleteCompact(p *partState) {
 
 // deleteLegacy deletes the per-entry state p was loaded from.
 func (o *topN) deleteLegacy(p *partState) {
-	for _, k := range p.legacyKeys {
+	if p.x == nil {
+		return
+	}
+	for _, k := range p.x.legacyKeys {
 		o.ctx.State.Delete(o.stateKey(p, k))
 	}
-	p.legacyKeys = nil
+	p.x.legacyKeys = nil
 }
 
+// mapHint sizes a map rebuilt by evict: for as many partitions as the last interval between barriers brought
+// (the old map's size), so it does not grow by rehashing step by step again.
+func (o *topN) mapHint(old int) int { return old }
+
 // evict drops the partitions not touched since the previous barrier from memory, or all of them if that is not
-// enough; they are all clean, so the backend has them.
+// enough (known beforehand from epochParts: a deduplication over ever new keys drops all at once, without a visit
+// to each); they are all clean (OnBarrier wrote them, and no reference to them outlives the barrier), so the backend
+// has them. The maps are built anew from the partitions that stay rather than deleted from (a Go map keeps deleted
+// slots as tombstones that later misses probe past, and deleting most of a large map costs a cache miss per key).
 func (o *topN) evict() {
-	for pass := 0; pass < 2 && o.parts > o.p.maxParts; pass++ {
-		var drop []*partState
-		o.forEachPart(func(p *partState) {
-			if pass == 1 || p.epoch != o.epoch {
-				drop = append(drop, p)
-			}
-		})
-		for _, p := range drop {
-			o.dropPart(p)
+	if o.epochParts > o.p.maxParts {
+		o.ints = make(map[int64]*partState, o.mapHint(len(o.ints)))
+		o.strs = make(map[string]*partState, o.mapHint(len(o.strs)))
+		o.null, o.parts, o.epochParts = nil, 0, 0
+		o.complete = false
+		return
+	}
+	keep := func(p *partState) bool {
+		if p.epoch == o.epoch {
+			return true
 		}
+		p.dropped = true
+		o.parts--
+		return false
+	}
+	if len(o.ints) > 0 {
+		ints := make(map[int64]*partState, o.mapHint(len(o.ints)))
+		for k, p := range o.ints {
+			if keep(p) {
+				ints[k] = p
+			}
+		}
+		o.ints = ints
+	}
+	if len(o.strs) > 0 {
+		strs := make(map[string]*partState, o.mapHint(len(o.strs)))
+		for k, p := range o.strs {
+			if keep(p) {
+				strs[k] = p
+			}
+		}
+		o.strs = strs
+	}
+	if o.null != nil && !keep(o.null) {
+		o.null = nil
 	}
 	o.complete = false
 }
