@@ -70,7 +70,7 @@
 // sstables (for small entries about half the CPU per persist of columnar blocks, and compactions about a third
 // less). Pebble's automatic compactions are off: with deltas that each span the whole key space, its policy
 // rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
-// once L0 holds as many bytes as the levels below (or 48 sublevels), so an entry is rewritten about twice in all,
+// once L0 holds as many entries as the levels below (its uncompressed bytes counted as half; or 48 sublevels), so an entry is rewritten about twice in all,
 // and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
 // stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. Pebble's own files do not go through Options.FS (Pebble has its
 // own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a

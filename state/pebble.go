@@ -197,11 +197,15 @@ func (b *pebbleBackend) filterOn() bool {
 	return true
 }
 
+// l0Inflation is about how many times the bytes of a compressed table the same entries take in an uncompressed
+// delta (keyed-state entries of small integer keys and counters: snappy halves them or better).
+const l0Inflation = 2
+
 // compactEnd is past every key a store holds (operator keys start 0xFF 0xFF; nothing has 64 more).
 var compactEnd = bytes.Repeat([]byte{0xFF}, 66)
 
 // maybeCompact starts a compaction of the whole store into one level, in the background, when L0 holds at least
-// as many bytes as the levels below (and 16 MB), or 48 sublevels; unless one is running. See pebbleOptions.
+// as many entries as the levels below (uncompressed L0 bytes over l0Inflation; and 32 MB), or 48 sublevels; unless one is running. See pebbleOptions.
 func (b *pebbleBackend) maybeCompact() {
 	if !b.compacting.CompareAndSwap(false, true) {
 		return
@@ -211,7 +215,9 @@ func (b *pebbleBackend) maybeCompact() {
 	for _, l := range m.Levels[1:] {
 		below += l.TablesSize
 	}
-	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.Sublevels < 48) {
+	// L0 holds the deltas, uncompressed (writeTables), the levels below compressed tables: the same entries take
+	// about l0Inflation times the bytes in L0.
+	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(l0Inflation*below, 32<<20) && l0.Sublevels < 48) {
 		b.compacting.Store(false)
 		return
 	}
