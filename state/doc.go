@@ -47,8 +47,7 @@
 // sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). It orders the
 // entries with a radix sort over the key bytes that differ (collect.go) and writes them from chunks copied in that
 // order, so its cost is a few passes over the changed entries. The delta's stripes are separate tables, written
-// concurrently (up to GOMAXPROCS at once), and uncompressed: the compaction out of L0 compresses them anyway, and
-// snappy was a fifth of a delta's write, which is what a checkpoint waits for. The persisted snapshots stay pending, in memory,
+// concurrently (up to GOMAXPROCS at once): a checkpoint waits for about the longest stripe when a core is free. The persisted snapshots stay pending, in memory,
 // until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they take a quarter of the
 // store's budget: a store that changes a lot per checkpoint ingests every delta at once); only after Pebble has a
 // delta do its snapshots leave the pending list, so a concurrent Get never misses a value. A Released snapshot
@@ -70,7 +69,7 @@
 // sstables (for small entries about half the CPU per persist of columnar blocks, and compactions about a third
 // less). Pebble's automatic compactions are off: with deltas that each span the whole key space, its policy
 // rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
-// once L0 holds as many entries as the levels below (its uncompressed bytes counted as half; or 48 sublevels), so an entry is rewritten about twice in all,
+// once L0 holds as many bytes as the levels below (or 48 sublevels), so an entry is rewritten about twice in all,
 // and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
 // stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. Pebble's own files do not go through Options.FS (Pebble has its
 // own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a

@@ -197,15 +197,11 @@ func (b *pebbleBackend) filterOn() bool {
 	return true
 }
 
-// l0Inflation is about how many times the bytes of a compressed table the same entries take in an uncompressed
-// delta (keyed-state entries of small integer keys and counters: snappy halves them or better).
-const l0Inflation = 2
-
 // compactEnd is past every key a store holds (operator keys start 0xFF 0xFF; nothing has 64 more).
 var compactEnd = bytes.Repeat([]byte{0xFF}, 66)
 
 // maybeCompact starts a compaction of the whole store into one level, in the background, when L0 holds at least
-// as many entries as the levels below (uncompressed L0 bytes over l0Inflation; and 32 MB), or 48 sublevels; unless one is running. See pebbleOptions.
+// as many bytes as the levels below (and 16 MB), or 48 sublevels; unless one is running. See pebbleOptions.
 func (b *pebbleBackend) maybeCompact() {
 	if !b.compacting.CompareAndSwap(false, true) {
 		return
@@ -215,9 +211,7 @@ func (b *pebbleBackend) maybeCompact() {
 	for _, l := range m.Levels[1:] {
 		below += l.TablesSize
 	}
-	// L0 holds the deltas, uncompressed (writeTables), the levels below compressed tables: the same entries take
-	// about l0Inflation times the bytes in L0.
-	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(l0Inflation*below, 32<<20) && l0.Sublevels < 48) {
+	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.Sublevels < 48) {
 		b.compacting.Store(false)
 		return
 	}
@@ -894,9 +888,9 @@ const ingestFile = "ingest.tmp"
 // when the store has no stripes, else prefix-<stripe>.sst. It returns the paths written, in stripe order.
 //
 // The stripes are independent tables, so they are written concurrently, up to GOMAXPROCS at a time: a persist
-// (and with it the checkpoint that waits for it) takes about the longest stripe's time when cores are free. The
-// tables are not compressed: a delta is read little before the compaction out of L0 rewrites it (compressed, by
-// the levels' options), and block compression was about a fifth of a delta's write.
+// (and with it the checkpoint that waits for it) takes about the longest stripe's time when cores are free. They
+// stay snappy-compressed: uncompressed deltas were about 3.5 times the bytes, which cost more to write, checksum
+// and compact than the compression saved (BenchmarkPersistDelta: 345 against 275 ms of CPU per 1M entries).
 func (b *pebbleBackend) writeTables(prefix string, c *collected, order []sortKey) ([]string, error) {
 	type segment struct {
 		stripe     int
@@ -922,7 +916,6 @@ func (b *pebbleBackend) writeTables(prefix string, c *collected, order []sortKey
 		}
 	}
 	wopts := b.popts.MakeWriterOptions(0, b.db.TableFormat())
-	wopts.Compression = sstable.NoCompression
 	workers := min(runtime.GOMAXPROCS(0), len(segs))
 	var next atomic.Int32
 	var wg sync.WaitGroup
