@@ -722,7 +722,7 @@ func (a *groupAgg) evict() {
 	a.complete = false
 	switch {
 	case intKeys:
-		a.ints = newIntTable(a.live)
+		a.ints = newIntTable(max(a.live, a.p.maxGroups)) // sized for the working set it grows back to: no rehash
 		for g, f := range a.gFlag {
 			if f&(flagLive|flagNullKey) == flagLive {
 				a.ints.set(a.gInt[g], int32(g))
