@@ -36,7 +36,8 @@
 // one lock, then the keys none of them holds read from Pebble in key order through one iterator.
 //
 // The key filter is what keeps state beyond memory without a cliff when most keys are new (a GROUP BY over a
-// growing key space): a new key costs a probe of the dirty map and one block per filter generation, never a walk
+// growing key space): a new key costs a probe of the dirty map and one block per filter generation (GetMany and
+// the adds touch the blocks of 256 keys first, so that their cache misses overlap), never a walk
 // of the other layers nor a Pebble lookup (each of which checks a bloom filter per table, whose filter block is
 // about 1.25 MB per million keys). Keys enter it when they leave the dirty map (WriteBatch, Capture). A store
 // opened from a restore reads its keys into a filter of their own in the background and uses the filter once that
@@ -45,7 +46,8 @@
 // Persist writes the newest entry of every key of the pending snapshots not persisted yet, up to its own, into one
 // sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). It orders the
 // entries with a radix sort over the key bytes that differ (collect.go) and writes them from chunks copied in that
-// order, so its cost is a few passes over the changed entries. The persisted snapshots stay pending, in memory,
+// order, so its cost is a few passes over the changed entries. The delta's stripes are separate tables, written
+// concurrently (up to GOMAXPROCS at once): a checkpoint waits for about the longest stripe when a core is free. The persisted snapshots stay pending, in memory,
 // until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they take a quarter of the
 // store's budget: a store that changes a lot per checkpoint ingests every delta at once); only after Pebble has a
 // delta do its snapshots leave the pending list, so a concurrent Get never misses a value. A Released snapshot

@@ -95,8 +95,35 @@ func (g *filterGen) mayContain(h uint64) bool {
 func filterHash(key []byte) uint64 { return maphash.Bytes(filterSeed, key) }
 
 // mayContain reports whether key may have been added; false is certain.
-func (f *keyFilter) mayContain(key []byte) bool {
-	h := filterHash(key)
+func (f *keyFilter) mayContain(key []byte) bool { return f.mayContainHash(filterHash(key)) }
+
+// filterPrefetch is how many keys GetMany hashes and prefetches at a time.
+const filterPrefetch = 256
+
+// prefetch appends the hashes of keys to hs and touches their block in every generation, so that the cache misses
+// of a batch's lookups overlap (no load depends on another) instead of each stalling its lookup in turn.
+func (f *keyFilter) prefetch(keys [][]byte, hs []uint64) []uint64 {
+	for _, k := range keys {
+		hs = append(hs, filterHash(k))
+	}
+	var x uint64
+	for _, g := range f.gens {
+		if len(g.blocks) < 1<<15 { // 256 KB: stays in cache anyway
+			continue
+		}
+		for _, h := range hs {
+			x += g.block(h)[0]
+		}
+	}
+	prefetchSink.Store(x)
+	return hs
+}
+
+// prefetchSink keeps prefetch's loads.
+var prefetchSink atomic.Uint64
+
+// mayContainHash is mayContain of a key whose filterHash is h.
+func (f *keyFilter) mayContainHash(h uint64) bool {
 	for _, g := range f.gens {
 		if g.mayContain(h) {
 			return true
@@ -105,24 +132,42 @@ func (f *keyFilter) mayContain(key []byte) bool {
 	return false
 }
 
-// adder returns a function that adds keys; call done when finished.
+// adder returns a function that adds keys; call done when finished (adds are applied in chunks, whose blocks
+// are touched first so that their cache misses overlap).
 func (f *keyFilter) adder() (add func(key []byte), done func()) {
 	var cur *filterGen
 	if n := len(f.gens); n > 0 {
 		cur = f.gens[n-1]
 	}
-	add = func(key []byte) {
-		if cur == nil || cur.count >= cur.capacity {
-			c := int64(filterFirstKeys)
-			if cur != nil {
-				c = cur.capacity * filterGrowth
+	hs := make([]uint64, 0, filterPrefetch)
+	flush := func() {
+		if cur != nil && len(cur.blocks) >= 1<<15 {
+			var x uint64
+			for _, h := range hs {
+				x += cur.block(h)[0]
 			}
-			cur = newFilterGen(c)
-			f.gens = append(f.gens, cur)
-			f.bytes.Add(int64(len(cur.blocks)) * 8)
+			prefetchSink.Store(x)
 		}
-		cur.add(filterHash(key))
-		cur.count++
+		for _, h := range hs {
+			if cur == nil || cur.count >= cur.capacity {
+				c := int64(filterFirstKeys)
+				if cur != nil {
+					c = cur.capacity * filterGrowth
+				}
+				cur = newFilterGen(c)
+				f.gens = append(f.gens, cur)
+				f.bytes.Add(int64(len(cur.blocks)) * 8)
+			}
+			cur.add(h)
+			cur.count++
+		}
+		hs = hs[:0]
 	}
-	return add, func() {}
+	add = func(key []byte) {
+		hs = append(hs, filterHash(key))
+		if len(hs) == filterPrefetch {
+			flush()
+		}
+	}
+	return add, flush
 }

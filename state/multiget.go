@@ -61,10 +61,15 @@ type found struct {
 // reads no data block) and keeps the tables of one level open from one key to the next.
 func (b *pebbleBackend) GetMany(keys [][]byte, fn func(i int, value []byte) error) error {
 	miss := b.missBuf[:0]
+	filter := b.filterOn()
+	hs := b.hashBuf[:0]
 	for i, k := range keys {
+		if filter && i%filterPrefetch == 0 { // hash the next keys and start their filter blocks' cache misses
+			hs = b.filter.prefetch(keys[i:min(i+filterPrefetch, len(keys))], hs[:0])
+		}
 		e, ok := b.dirty.get(k)
 		if !ok {
-			if b.absent(k) {
+			if filter && !b.filter.mayContainHash(hs[i%filterPrefetch]) {
 				continue // in no older layer
 			}
 			e, ok = b.getDirtyRuns(k)
@@ -79,6 +84,7 @@ func (b *pebbleBackend) GetMany(keys [][]byte, fn func(i int, value []byte) erro
 		}
 		miss = append(miss, int32(i))
 	}
+	b.hashBuf = hs
 	if len(miss) == 0 {
 		b.missBuf = miss
 		return b.checkOpen()

@@ -57,7 +57,7 @@ type groupAgg struct {
 	gSeq   []uint32 // the batch that last touched the group
 	gEpoch []uint32 // the barrier interval that last touched the group
 
-	ints map[int64]int32
+	ints *intTable
 	strs map[string]int32
 	null int32 // the NULL key's group (rowcodec.KeyInt), the only group (rowcodec.KeyNone); -1 when none
 	live int
@@ -119,7 +119,7 @@ func (a *groupAgg) Open(ctx *exec.TaskContext) error {
 	}
 	a.ctx = ctx
 	a.ov.errors = ctx.Errors
-	a.ints = map[int64]int32{}
+	a.ints = newIntTable(0)
 	a.strs = map[string]int32{}
 	a.seq, a.epoch = 1, 1
 	empty, err := stateEmpty(ctx, groupStateID)
@@ -167,7 +167,7 @@ func (a *groupAgg) freeGroup(g int32) {
 		if a.gFlag[g]&flagNullKey != 0 {
 			a.null = -1
 		} else {
-			delete(a.ints, a.gInt[g])
+			a.ints.delete(a.gInt[g])
 		}
 	case rowcodec.KeyBytes:
 		delete(a.strs, a.gStr[g])
@@ -200,7 +200,7 @@ func (a *groupAgg) newGroup(i int) (int32, error) {
 	null := a.setKey(g, kg, &a.keys, i)
 	switch {
 	case a.mode == rowcodec.KeyInt && !null:
-		a.ints[a.gInt[g]] = g
+		a.ints.set(a.gInt[g], g)
 	case a.mode == rowcodec.KeyBytes:
 		a.strs[a.gStr[g]] = g
 	default: // rowcodec.KeyNone, or a NULL rowcodec.KeyInt key
@@ -379,12 +379,16 @@ func (a *groupAgg) assign(n int, kinds []exec.RowKind) error {
 	a.load = a.load[:0]
 	grpOf := slices.Grow(a.grpOf[:0], n)[:n]
 	a.grpOf = grpOf
+	prefetch := mode == rowcodec.KeyInt && len(ints) >= n
 	for i := 0; i < n; i++ {
+		if prefetch && i%prefetchChunk == 0 { // start the cache misses of the next keys together
+			prefetchSink.Store(a.ints.prefetch(ints[i:min(i+prefetchChunk, n)]))
+		}
 		var g int32
 		var ok bool
 		switch {
 		case mode == rowcodec.KeyInt && (keyNulls == nil || keyNulls.IsValid(i)):
-			g, ok = a.ints[ints[i]]
+			g, ok = a.ints.get(ints[i])
 		case mode == rowcodec.KeyBytes:
 			g, ok = a.strs[string(a.keys.BytesOf(i))]
 		default: // rowcodec.KeyNone, or a NULL rowcodec.KeyInt key
@@ -718,10 +722,10 @@ func (a *groupAgg) evict() {
 	a.complete = false
 	switch {
 	case intKeys:
-		a.ints = make(map[int64]int32, a.live)
+		a.ints = newIntTable(max(a.live, a.p.maxGroups)) // sized for the working set it grows back to: no rehash
 		for g, f := range a.gFlag {
 			if f&(flagLive|flagNullKey) == flagLive {
-				a.ints[a.gInt[g]] = int32(g)
+				a.ints.set(a.gInt[g], int32(g))
 			}
 		}
 	case strKeys:
