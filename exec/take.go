@@ -68,7 +68,19 @@ func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32
 // takeKernelOnly sends every column through the take kernel (BenchmarkHashExchange compares the two).
 var takeKernelOnly = false
 
-// gather takes rows of col into a new array, or returns nil for a type it does not handle.
+// TakeColumn returns the given rows of col (in that order, repeats allowed) as a new array on alloc; a row of -1
+// gives NULL (an outer join's padding). It returns nil for a column type it does not gather (dictionaries,
+// extensions, nested types): the caller then uses arrow-go's take kernel.
+func TakeColumn(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
+	if col.Len() == 0 { // every row is padding
+		return array.MakeArrayOfNull(alloc, col.DataType(), len(rows))
+	}
+	return gather(alloc, col, rows)
+}
+
+// gather takes rows of col into a new array, or returns nil for a type it does not handle. A row of -1 is NULL
+// (col has at least one row): a fixed-width value is read from row 0 and hidden by the validity bitmap, a
+// string's is empty.
 func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
 	data := col.Data()
 	n := len(rows)
@@ -76,13 +88,26 @@ func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
 		data.Buffers()[1] == nil {
 		return nil
 	}
+	pads := 0
+	for _, r := range rows {
+		if r < 0 {
+			pads++
+		}
+	}
+	valueRows := rows // rows with every -1 read as row 0, for the fixed-width and boolean gathers
+	if pads > 0 {
+		valueRows = make([]int32, n)
+		for i, r := range rows {
+			valueRows[i] = max(r, 0)
+		}
+	}
 	var buffers []*memory.Buffer
 	switch dt := col.DataType().(type) {
 	case *arrow.BooleanType:
 		vals := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), true)
 		src, off := data.Buffers()[1].Bytes(), data.Offset()
 		dst := vals.Bytes()
-		for i, r := range rows {
+		for i, r := range valueRows {
 			if bitutil.BitIsSet(src, off+int(r)) {
 				bitutil.SetBit(dst, i)
 			}
@@ -101,15 +126,15 @@ func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
 		dst := vals.Bytes()
 		switch w {
 		case 8:
-			gatherFixed(as[uint64](dst), as[uint64](src), rows)
+			gatherFixed(as[uint64](dst), as[uint64](src), valueRows)
 		case 4:
-			gatherFixed(as[uint32](dst), as[uint32](src), rows)
+			gatherFixed(as[uint32](dst), as[uint32](src), valueRows)
 		case 2:
-			gatherFixed(as[uint16](dst), as[uint16](src), rows)
+			gatherFixed(as[uint16](dst), as[uint16](src), valueRows)
 		case 1:
-			gatherFixed(dst, src, rows)
+			gatherFixed(dst, src, valueRows)
 		default:
-			for i, r := range rows {
+			for i, r := range valueRows {
 				copy(dst[i*w:(i+1)*w], src[int(r)*w:int(r+1)*w])
 			}
 		}
@@ -118,11 +143,11 @@ func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
 		return nil
 	}
 	nulls := 0
-	if col.NullN() > 0 {
+	if col.NullN() > 0 || pads > 0 {
 		valid := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), true)
 		vb := valid.Bytes()
 		for i, r := range rows {
-			if col.IsValid(int(r)) {
+			if r >= 0 && col.IsValid(int(r)) {
 				bitutil.SetBit(vb, i)
 			} else {
 				nulls++
@@ -153,13 +178,19 @@ func gatherBinary(alloc memory.Allocator, data arrow.ArrayData, rows []int32) []
 	total := int32(0)
 	for i, r := range rows {
 		dstOffs[i] = total
-		total += srcOffs[r+1] - srcOffs[r]
+		if r >= 0 { // -1: NULL padding, empty
+			total += srcOffs[r+1] - srcOffs[r]
+		}
 	}
 	dstOffs[n] = total
 	vals := newBuf(alloc, int(total), false)
 	dst := vals.Bytes()
 	for i := 0; i < n; {
-		// A run of consecutive source rows is one copy.
+		if rows[i] < 0 {
+			i++
+			continue
+		}
+		// A run of consecutive source rows is one copy (rows[j] > rows[j-1] >= 0: never padding).
 		j := i + 1
 		for j < n && rows[j] == rows[j-1]+1 {
 			j++

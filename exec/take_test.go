@@ -3,6 +3,8 @@ package exec_test
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -129,5 +131,68 @@ func TestTakeRowsMatchesTakeKernel(t *testing.T) {
 		}
 		got.Release()
 		b.Release()
+	}
+}
+
+// TestTakeColumn: TakeColumn takes the rows asked for, in order, a -1 row as NULL (an outer join's padding), from
+// sliced arrays too, and leaks nothing; a column with no rows gives all NULLs.
+func TestTakeColumn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sb := array.NewStringBuilder(mem)
+	ib := array.NewInt64Builder(mem)
+	for i := range 50 {
+		if i%7 == 3 {
+			sb.AppendNull()
+			ib.AppendNull()
+			continue
+		}
+		sb.Append(strings.Repeat("x", i%5) + strconv.Itoa(i))
+		ib.Append(int64(i * 3))
+	}
+	bb := array.NewBooleanBuilder(mem)
+	for i := range 50 {
+		if i%5 == 1 {
+			bb.AppendNull()
+			continue
+		}
+		bb.Append(i%3 == 0)
+	}
+	strs, ints, bools := sb.NewArray(), ib.NewArray(), bb.NewArray()
+	sb.Release()
+	ib.Release()
+	bb.Release()
+	defer strs.Release()
+	defer ints.Release()
+	defer bools.Release()
+	whole := map[arrow.Array]bool{strs: true, ints: true, bools: true}
+	for _, arr := range []arrow.Array{strs, ints, bools, array.NewSlice(strs, 5, 40), array.NewSlice(ints, 5, 40),
+		array.NewSlice(bools, 5, 40)} {
+		idx := []int32{0, 3, -1, 10, 10, 2, -1, 24, 1}
+		got := exec.TakeColumn(mem, arr, idx)
+		if got == nil {
+			t.Fatalf("%s: not taken", arr.DataType())
+		}
+		for k, i := range idx {
+			switch {
+			case i < 0 || arr.IsNull(int(i)):
+				if got.IsValid(k) {
+					t.Fatalf("%s: row %d is %s, want NULL", arr.DataType(), k, got.ValueStr(k))
+				}
+			case !got.IsValid(k) || got.ValueStr(k) != arr.ValueStr(int(i)):
+				t.Fatalf("%s: row %d is %s, want %s", arr.DataType(), k, got.ValueStr(k), arr.ValueStr(int(i)))
+			}
+		}
+		got.Release()
+		if !whole[arr] {
+			arr.Release()
+		}
+	}
+	empty := array.NewSlice(strs, 0, 0)
+	defer empty.Release()
+	got := exec.TakeColumn(mem, empty, []int32{-1, -1})
+	defer got.Release()
+	if got.Len() != 2 || got.NullN() != 2 {
+		t.Fatalf("from no rows: %d rows, %d NULL; want 2 NULLs", got.Len(), got.NullN())
 	}
 }

@@ -1550,8 +1550,8 @@ func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []i
 				cols = append(cols, array.MakeArrayOfNull(j.ctx.Alloc, r.Column(c).DataType(), n))
 				continue
 			}
-			a, ok := takeColumn(j.ctx.Alloc, r.Column(c), idx)
-			if !ok {
+			a := exec.TakeColumn(j.ctx.Alloc, r.Column(c), idx)
+			if a == nil {
 				if idxArr == nil {
 					idxArr = j.indexArray(idx)
 				}

@@ -2,13 +2,7 @@ package join
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
 	"testing"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/state"
 )
@@ -47,49 +41,6 @@ func TestKeyedKeyLayout(t *testing.T) {
 		want := state.KeyedKey(kg, chunkStateID+1, append([]byte{0, 0, 0, 9}, "key"...))
 		if got := chunkKey(kg, 1, 9, "key"); !bytes.Equal(got, want) {
 			t.Fatalf("chunkKey(%d) = %x, want %x", kg, got, want)
-		}
-	}
-}
-
-// TestTakeColumn: the typed takes equal arrow's take kernel, NULLs and -1 indices included, and leak nothing.
-func TestTakeColumn(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	sb := array.NewStringBuilder(mem)
-	ib := array.NewInt64Builder(mem)
-	for i := range 50 {
-		if i%7 == 3 {
-			sb.AppendNull()
-			ib.AppendNull()
-			continue
-		}
-		sb.Append(strings.Repeat("x", i%5) + strconv.Itoa(i))
-		ib.Append(int64(i * 3))
-	}
-	strs, ints := sb.NewArray(), ib.NewArray()
-	sb.Release()
-	ib.Release()
-	defer strs.Release()
-	defer ints.Release()
-	for _, arr := range []arrow.Array{strs, ints, array.NewSlice(strs, 5, 40), array.NewSlice(ints, 5, 40)} {
-		idx := []int32{0, 3, -1, 10, 10, 2, -1, 24, 1}
-		got, ok := takeColumn(mem, arr, idx)
-		if !ok {
-			t.Fatalf("%s: not taken", arr.DataType())
-		}
-		for k, i := range idx {
-			switch {
-			case i < 0 || arr.IsNull(int(i)):
-				if got.IsValid(k) {
-					t.Fatalf("%s: row %d is %s, want NULL", arr.DataType(), k, got.ValueStr(k))
-				}
-			case !got.IsValid(k) || got.ValueStr(k) != arr.ValueStr(int(i)):
-				t.Fatalf("%s: row %d is %s, want %s", arr.DataType(), k, got.ValueStr(k), arr.ValueStr(int(i)))
-			}
-		}
-		got.Release()
-		if arr != strs && arr != ints {
-			arr.Release()
 		}
 	}
 }
