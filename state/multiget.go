@@ -182,15 +182,21 @@ func (b *pebbleBackend) readPebble(keys [][]byte, miss []int32, hits []found) ([
 			continue
 		}
 		prev = k
+		// Every seek clears the iterator's error (Pebble keeps only the last positioning's), so it is checked
+		// after each: a key whose block could not be read is an error, never a key that is absent.
 		if it.SeekPrefixGE(k) && bytes.Equal(it.Key(), k) {
-			v, err := it.ValueAndErr()
-			if err != nil {
+			var v []byte
+			if v, err = it.ValueAndErr(); err != nil {
 				break
 			}
 			hits = append(hits, found{i, slices.Clone(v)})
+		} else if err = it.Error(); err != nil {
+			break
 		}
 	}
-	err = it.Error()
+	if err == nil {
+		err = it.Error()
+	}
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
