@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkHashExchange routes 8192-row batches of bid-like rows (three int64s, a timestamp, two strings) over a
-// hash exchange on the first column to 1, 2 and 4 subtasks: the hashing, the partition by index vectors and the
+// hash exchange on the first column to 2 and 4 subtasks: the hashing, the partition by index vectors and the
 // gathers. Reported as rows routed per second.
 func BenchmarkHashExchange(b *testing.B) {
 	const rows = 8192
@@ -36,7 +36,7 @@ func BenchmarkHashExchange(b *testing.B) {
 	for _, c := range []struct {
 		p      int
 		kernel bool
-	}{{1, false}, {2, false}, {4, false}, {2, true}} {
+	}{{2, false}, {4, false}, {2, true}} { // one target forwards the batch as it is: nothing to measure
 		p, name := c.p, fmt.Sprintf("p%d", c.p)
 		if c.kernel {
 			name += "-take-kernel"
