@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -31,7 +32,7 @@ func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32
 		col := b.Rec.Column(i)
 		var c arrow.Array
 		if !takeKernelOnly {
-			c = gather(alloc, col, rows)
+			c = gather(alloc, col, rows, rows) // no padding: TakeRows' rows are all in range
 		}
 		if c == nil {
 			if idx == nil {
@@ -75,32 +76,30 @@ func TakeColumn(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Arr
 	if col.Len() == 0 { // every row is padding
 		return array.MakeArrayOfNull(alloc, col.DataType(), len(rows))
 	}
-	return gather(alloc, col, rows)
+	valueRows := rows
+	for i, r := range rows {
+		if r < 0 { // padding: the values are read at row 0 and hidden by the validity bitmap
+			valueRows = slices.Clone(rows)
+			for j := i; j < len(rows); j++ {
+				valueRows[j] = max(rows[j], 0)
+			}
+			break
+		}
+	}
+	return gather(alloc, col, rows, valueRows)
 }
 
 // gather takes rows of col into a new array, or returns nil for a type it does not handle. A row of -1 is NULL
-// (col has at least one row): a fixed-width value is read from row 0 and hidden by the validity bitmap, a
-// string's is empty.
-func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
+// (col has at least one row); valueRows is rows with every -1 replaced by 0 (rows itself when none is -1), for the
+// fixed-width and boolean gathers, whose value at a NULL is hidden by the validity bitmap; a string's is empty.
+func gather(alloc memory.Allocator, col arrow.Array, rows, valueRows []int32) arrow.Array {
 	data := col.Data()
 	n := len(rows)
 	if id := col.DataType().ID(); id == arrow.DICTIONARY || id == arrow.EXTENSION || len(data.Buffers()) < 2 ||
 		data.Buffers()[1] == nil {
 		return nil
 	}
-	pads := 0
-	for _, r := range rows {
-		if r < 0 {
-			pads++
-		}
-	}
-	valueRows := rows // rows with every -1 read as row 0, for the fixed-width and boolean gathers
-	if pads > 0 {
-		valueRows = make([]int32, n)
-		for i, r := range rows {
-			valueRows[i] = max(r, 0)
-		}
-	}
+	padded := len(rows) > 0 && &valueRows[0] != &rows[0]
 	var buffers []*memory.Buffer
 	switch dt := col.DataType().(type) {
 	case *arrow.BooleanType:
@@ -143,7 +142,7 @@ func gather(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Array {
 		return nil
 	}
 	nulls := 0
-	if col.NullN() > 0 || pads > 0 {
+	if col.NullN() > 0 || padded {
 		valid := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), true)
 		vb := valid.Bytes()
 		for i, r := range rows {
