@@ -73,8 +73,7 @@ func readRows(t *testing.T, ctx context.Context, cfg natsconn.SourceConfig, n in
 // and raw payloads decode; a message that cannot be read is skipped and counted, or fails the job with its
 // SQLSTATE and stream sequence.
 func TestSourceFormatsAndMetadata(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -79,8 +79,7 @@ func streamMsgs(t *testing.T, ctx context.Context, js jetstream.JetStream) uint6
 // the staged file's delete publishes them again, and the stream's duplicate window drops every one (Nats-Msg-Id
 // is the same): exactly once.
 func TestSinkRecoveryPublishesOnce(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -146,8 +145,7 @@ func TestSinkRecoveryPublishesOnce(t *testing.T) {
 
 // A subject no stream captures is refused at Open, naming the subject.
 func TestSinkRefusesUncapturedSubject(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"}})
 	s := natsconn.NewSink(sinkCfg(t, srv.URL(), t.TempDir()))
 	err := s.Open(&exec.TaskContext{Job: "j", Operator: "snk", Parallelism: 1, FS: state.OS})
 	if err == nil || !strings.Contains(err.Error(), `no JetStream stream captures subject "out.x"`) {
@@ -160,8 +158,7 @@ func TestSinkRefusesUncapturedSubject(t *testing.T) {
 // none); republished after a crash, the batch is refused for its stored ids and nothing is stored twice; a
 // checkpoint above the server's batch limit is published message by message.
 func TestSinkAtomicBatch(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute, AllowAtomicPublish: true})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute, AllowAtomicPublish: true})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -209,8 +206,7 @@ func TestSinkAtomicBatch(t *testing.T) {
 
 // A restore at a lower parallelism: subtask 0 recovers what the subtasks above it staged, with their message ids.
 func TestSinkRecoversWiderIncarnation(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -255,8 +251,7 @@ func idTail(id string) string {
 // The same job id in another data directory (or this one wiped) publishes under another instance token: its
 // messages are not taken for duplicates of the first one's in the stream's duplicate window.
 func TestSinkInstancesDoNotCollide(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -277,8 +272,7 @@ func TestSinkInstancesDoNotCollide(t *testing.T) {
 
 // A raw sink publishes a string or bytes column's values as the payloads themselves, a null as an empty message.
 func TestSinkRawPayloads(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}, Duplicates: time.Minute})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

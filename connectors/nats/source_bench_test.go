@@ -32,8 +32,7 @@ func BenchmarkNATSSource(b *testing.B) {
 	if testing.Short() {
 		n = 100_000
 	}
-	srv := natstest.StartT(b, natstest.Options{})
-	srv.CreateStream(b, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(b, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -161,8 +161,7 @@ var _ = connectors.Env{}
 // NotifyCheckpointComplete exactly what the checkpoint covered is (the ack floor is its sequence), and an aborted
 // checkpoint's messages stay unacknowledged until a later checkpoint completes.
 func TestSourceAcksOnlyOnCompletion(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -212,8 +211,7 @@ func TestSourceAcksOnlyOnCompletion(t *testing.T) {
 // delivers the rest again at once (AckWait is 10 minutes: waiting for it would time the test out), and every
 // message after the checkpoint is read exactly once, none before it.
 func TestSourceRestoreRedeliversPromptlyOnce(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -261,8 +259,7 @@ func TestSourceRestoreRedeliversPromptlyOnce(t *testing.T) {
 // A message the server redelivers (AckWait passed) while the checkpoint covering it is in flight is dropped by
 // its stream sequence, and acknowledged with that checkpoint.
 func TestSourceDropsRedeliveryInFlight(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -302,8 +299,7 @@ func TestSourceDropsRedeliveryInFlight(t *testing.T) {
 // sequence: a restore from a checkpoint taken before anything was read starts there too (not at the then latest
 // message), so what was published meanwhile is read.
 func TestSourceLatestOffsetRestore(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -330,8 +326,7 @@ func TestSourceLatestOffsetRestore(t *testing.T) {
 // Produce returns Idle, a barrier's snapshot and a completed checkpoint's acks return; once the server resumes,
 // the acks arrive and reading goes on.
 func TestSourceNeverWaitsForTheServer(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -362,8 +357,7 @@ func TestSourceNeverWaitsForTheServer(t *testing.T) {
 // 'nats.max-ack-pending' bounds what is delivered and not acknowledged: the consumer stalls at it until a
 // checkpoint completes and its acks free room, then delivery goes on (no deadlock).
 func TestSourceMaxAckPending(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -386,8 +380,7 @@ func TestSourceMaxAckPending(t *testing.T) {
 // later ones that moved the position past them: the source would drop them as redeliveries. After a reconnect it
 // fails instead, so the job restarts from its last completed checkpoint (whose restore resets the consumer).
 func TestSourceFailsAfterReconnect(t *testing.T) {
-	srv := natstest.StartT(t, natstest.Options{})
-	srv.CreateStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
+	srv := natstest.StartWithStream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}})
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -105,6 +105,15 @@ func StartT(t testing.TB, opts Options) *Server {
 	return s
 }
 
+// StartWithStream starts a server for a test, as StartT with no options, and creates one stream on it: the set-up
+// most connector tests begin with.
+func StartWithStream(t testing.TB, cfg jetstream.StreamConfig) *Server {
+	t.Helper()
+	s := StartT(t, Options{})
+	s.CreateStream(t, cfg)
+	return s
+}
+
 // Start builds (when missing) and starts a server; Stop stops it and removes its temporary store.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	bin, err := Binary()
