@@ -32,7 +32,9 @@
 // completed: SnapshotOffsetAt(id) records id -> LSN, NotifyCheckpointComplete(id) (coordinator goroutine) only
 // stores the id, and the source goroutine then sends a StandbyStatusUpdate with that LSN. Keepalives asking for
 // a reply, and a status update at least every 10 s, repeat the last completed LSN, so the slot stays alive while a
-// checkpoint is in flight without moving. A restore refuses a slot confirmed past the restored LSN (the WAL between
+// checkpoint is in flight without moving. Between transactions a keepalive moves the position to its WAL end
+// (where the server has decoded to): Postgres 15 and later send nothing for transactions that touch other tables,
+// so without it an idle captured table would pin all the server's WAL behind its slot. A restore refuses a slot confirmed past the restored LSN (the WAL between
 // is gone) or a slot that no longer exists. Keepalives are answered from Produce: a source that backpressure keeps
 // from producing for longer than the server's wal_sender_timeout loses its connection, and the job restarts from
 // its last checkpoint (nothing lost, the slot was not confirmed past it).

@@ -531,6 +531,13 @@ func (s *Source) produceStream() error {
 					return err
 				}
 				s.serverEnd = max(s.serverEnd, pkm.ServerWALEnd)
+				// A keepalive's WAL end is where the walsender has decoded to (its sentPtr): every transaction
+				// that committed before it and touched the table has been sent ahead of this message. Between
+				// transactions the position moves there, so a table that is idle while others are written
+				// still lets its slot free their WAL at the next completed checkpoint.
+				if !s.inTxn && pkm.ServerWALEnd > s.pos {
+					s.pos = pkm.ServerWALEnd
+				}
 				if pkm.ReplyRequested {
 					if err := s.sendStatus(); err != nil {
 						return err

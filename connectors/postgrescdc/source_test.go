@@ -243,6 +243,58 @@ func TestConfirmOnlyAfterCompletion(t *testing.T) {
 	}
 }
 
+// A captured table that stays idle while another table is written still lets its slot free that WAL: keepalives
+// move the position between transactions, a completed checkpoint confirms it, and a source restored there emits
+// the captured table's next change once.
+func TestIdleTableConfirmsOthersWAL(t *testing.T) {
+	pg, c := startPG(t)
+	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)`)
+	pgExec(t, c, `ALTER TABLE t REPLICA IDENTITY FULL`)
+	pgExec(t, c, `CREATE TABLE other (id INT PRIMARY KEY, pad TEXT)`)
+	cfg := testConfig(t, pg, "t", "s_idle", StartupInitial)
+	spec := specOf("id INT", "v BIGINT")
+	a := start(t, cfg, spec, nil, newMemState(t))
+	a.until(0)
+	l0 := slotConfirmed(t, c, "s_idle")
+	for i := range 20 {
+		pgExec(t, c, `INSERT INTO other SELECT g, repeat('x', 200) FROM generate_series($1::int, $1::int + 999) g`, i*1000)
+	}
+	var written string
+	if err := c.QueryRow(context.Background(), `SELECT pg_current_wal_flush_lsn()::text`).Scan(&written); err != nil {
+		t.Fatal(err)
+	}
+	want, err := pglogrepl.ParseLSN(written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(30 * time.Second); a.src.pos < want && time.Now().Before(end); {
+		a.produce()
+	}
+	if a.src.pos < want {
+		t.Fatalf("the source's position is %s after the other table's writes up to %s: an idle table pins the WAL", a.src.pos, want)
+	}
+	off := mustOffset(t, a.src, 1)
+	a.src.NotifyCheckpointComplete(1)
+	var got pglogrepl.LSN
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		a.produce()
+		if got = slotConfirmed(t, c, "s_idle"); got != l0 {
+			break
+		}
+	}
+	if got != pglogrepl.LSN(offsetLSN(t, off).LSN) || got < want {
+		t.Fatalf("confirmed_flush_lsn %s (from %s), want the checkpoint's %s, at or past %s", got, l0, pglogrepl.LSN(offsetLSN(t, off).LSN), want)
+	}
+	if len(a.rows) != 0 {
+		t.Fatalf("rows %v from the other table", a.rows)
+	}
+	a.close()
+	pgExec(t, c, `INSERT INTO t VALUES (1, 10)`)
+	b := start(t, cfg, spec, off, newMemState(t))
+	b.until(1)
+	idsOnce(t, b.rows, 1, 1)
+}
+
 func mustOffset(t testing.TB, s *Source, id uint64) []byte {
 	t.Helper()
 	b, err := s.SnapshotOffsetAt(id)
