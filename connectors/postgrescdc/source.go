@@ -196,9 +196,7 @@ func (s *Source) Open(ctx *exec.TaskContext) error {
 		return nil
 	default:
 		o := s.restored
-		var confirmed *string
-		err := s.conn.QueryRow(octx, `SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`,
-			s.slot).Scan(&confirmed)
+		confirmed, err := s.restoredSlot(octx)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("postgres-cdc: replication slot %q does not exist: the WAL after the checkpoint (LSN %s) is gone; "+
 				"start the job afresh", s.slot, pglogrepl.LSN(o.LSN))
@@ -215,6 +213,31 @@ func (s *Source) Open(ctx *exec.TaskContext) error {
 		s.pos, s.confirmed = pglogrepl.LSN(o.LSN), pglogrepl.LSN(o.LSN)
 		s.restoreLSN, s.restoreTxn, s.restoreSkip = s.pos, pglogrepl.LSN(o.Txn), o.Skip
 		return s.startReplication(octx)
+	}
+}
+
+// restoredSlot returns the slot's confirmed flush LSN once no server process reads it: the walsender of a process
+// that crashed a moment ago may still hold it, and START_REPLICATION would be refused. It waits up to
+// slotReleaseWait, then refuses as a fresh start does (a running job reads the stream).
+func (s *Source) restoredSlot(ctx context.Context) (*string, error) {
+	for end := time.Now().Add(slotReleaseWait); ; {
+		var confirmed *string
+		var pid *int32
+		err := s.conn.QueryRow(ctx, `SELECT confirmed_flush_lsn::text, active_pid FROM pg_replication_slots WHERE slot_name = $1`,
+			s.slot).Scan(&confirmed, &pid)
+		if err != nil || pid == nil {
+			return confirmed, err
+		}
+		if time.Now().After(end) {
+			return nil, fmt.Errorf("postgres-cdc: replication slot %q: it is %w by server process %d for more than %s: "+
+				"another job reads this stream (a slot has one reader; give each stream its own slot.name)",
+				s.slot, errSlotInUse, *pid, slotReleaseWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 

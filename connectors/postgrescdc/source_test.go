@@ -601,6 +601,42 @@ func TestSlotInUseRefused(t *testing.T) {
 	a.until(1) // the first reader's slot still works
 }
 
+// A restore waits for the slot's previous reader to let go (a crashed process's walsender holds the slot for a
+// moment), then streams from the checkpoint; a reader that does not let go is refused, naming the slot.
+func TestRestoreWaitsForTheSlot(t *testing.T) {
+	pg, c := startPG(t)
+	pgExec(t, c, `CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)`)
+	cfg := testConfig(t, pg, "t", "s_held", StartupLatest)
+	spec := specOf("id INT", "v BIGINT")
+	a := start(t, cfg, spec, nil, newMemState(t))
+	a.until(0)
+	off := mustOffset(t, a.src, 1)
+
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	held := NewSource(cfg, spec)(0).(*Source)
+	if err := held.RestoreOffset(off); err != nil {
+		t.Fatal(err)
+	}
+	err := held.Open(&exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(t)})
+	held.Close()
+	mem.AssertSize(t, 0)
+	if err == nil || !strings.Contains(err.Error(), `slot "s_held"`) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("restoring while another reader holds the slot: %v, want a refusal naming it", err)
+	}
+
+	pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		time.Sleep(time.Second)
+		a.close()
+	}()
+	b := start(t, cfg, spec, off, newMemState(t)) // opens while a still reads, streams once a let go
+	<-closed
+	b.until(1)
+	idsOnce(t, b.rows, 1, 1)
+}
+
 // A TRUNCATE of the table, a change of its columns, and a FULL table turned DEFAULT under the source (its old rows
 // would come as keys only) fail the job with an error that says so: none can be followed row by row.
 func TestTruncateAndAlterFail(t *testing.T) {
