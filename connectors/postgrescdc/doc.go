@@ -28,16 +28,17 @@
 // (the keyed rows, or with FULL the snapshot rows kept in state until it ends), then creates a new slot and
 // snapshots again: downstream ends up with exactly one copy of each row.
 //
-// The confirmed flush LSN (what lets the server free WAL, irreversibly) is sent only for a checkpoint that
-// completed: SnapshotOffsetAt(id) records id -> LSN, NotifyCheckpointComplete(id) (coordinator goroutine) only
-// stores the id, and the source goroutine then sends a StandbyStatusUpdate with that LSN. Keepalives asking for
-// a reply, and a status update at least every 10 s, repeat the last completed LSN, so the slot stays alive while a
-// checkpoint is in flight without moving. Between transactions a keepalive moves the position to its WAL end
-// (where the server has decoded to): Postgres 15 and later send nothing for transactions that touch other tables,
-// so without it an idle captured table would pin all the server's WAL behind its slot. A restore refuses a slot confirmed past the restored LSN (the WAL between
-// is gone) or a slot that no longer exists. Keepalives are answered from Produce: a source that backpressure keeps
-// from producing for longer than the server's wal_sender_timeout loses its connection, and the job restarts from
-// its last checkpoint (nothing lost, the slot was not confirmed past it).
+// The confirmed flush LSN (what lets the server free WAL, irreversibly) is sent only for a checkpoint that completed:
+// SnapshotOffsetAt(id) records id -> LSN, NotifyCheckpointComplete(id) (coordinator goroutine) only stores the id,
+// and the source goroutine then sends a StandbyStatusUpdate with that LSN. Keepalives asking for a reply, and a
+// status update at least every 10 s, repeat the last completed LSN, so the slot stays alive while a checkpoint is in
+// flight without moving. Between transactions a keepalive moves the position to its WAL end (where the server has
+// decoded to): Postgres 15 and later send nothing for transactions that touch other tables, so without it an idle
+// captured table would pin all the server's WAL behind its slot. A restore refuses a slot confirmed past the restored
+// LSN (the WAL between is gone) or a slot that no longer exists, and waits up to 5 s for the slot's previous reader
+// (the walsender of a process that just crashed) to let go. Keepalives are answered from Produce: a source that
+// backpressure keeps from producing for longer than the server's wal_sender_timeout loses its connection, and the job
+// restarts from its last checkpoint (nothing lost, the slot was not confirmed past it).
 //
 // What it must never do: confirm an LSN at the barrier, on receipt, or for a checkpoint that has not completed;
 // call the server from another goroutine than the subtask's; emit a row of a transaction at or below the restored
