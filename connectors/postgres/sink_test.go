@@ -297,6 +297,47 @@ func TestUpsertAppliesChangelogInOrder(t *testing.T) {
 	}
 }
 
+// Keys Postgres equates though their texts differ (a uuid's case, char(n) padding) are one key: of their changes in one flush the last one counts, as it would applied one by one. A deleted key
+// that its column's modifier would cut (no INSERT could have stored it) deletes nothing, not the row its cut
+// text names.
+func TestUpsertKeysAsPostgresComparesThem(t *testing.T) {
+	I, D := exec.Insert, exec.Delete
+	lower, upper := "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"
+	for _, tc := range []struct {
+		name, typ string
+		before    []string // rows (v|k) in the table before
+		ks        []int64
+		vs        []string
+		kinds     []exec.RowKind
+		want      []string // rows (v|k) after
+	}{
+		{"uuid delete then insert", "uuid", []string{lower + "|1"}, []int64{1, 2}, []string{upper, lower}, []exec.RowKind{D, I}, []string{lower + "|2"}},
+		{"uuid insert then delete", "uuid", []string{lower + "|1"}, []int64{2, 1}, []string{lower, upper}, []exec.RowKind{I, D}, nil},
+		{"uuid two inserts", "uuid", nil, []int64{1, 2}, []string{upper, lower}, []exec.RowKind{I, I}, []string{lower + "|2"}},
+		{"char padding", "char(3)", []string{"ab |1"}, []int64{1, 2}, []string{"ab", "ab "}, []exec.RowKind{D, I}, []string{"ab |2"}},
+		{"char insert", "char(3)", nil, []int64{1}, []string{"abc"}, []exec.RowKind{I}, []string{"abc|1"}},
+		{"varchar too long", "varchar(3)", []string{"abc|1"}, []int64{9}, []string{"abcd"}, []exec.RowKind{D}, []string{"abc|1"}},
+		{"varchar trailing spaces", "varchar(3)", []string{"abc|1"}, []int64{9}, []string{"abc  "}, []exec.RowKind{D}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			r.exec(`CREATE TABLE t (k bigint, v ` + tc.typ + ` PRIMARY KEY)`)
+			for _, row := range tc.before {
+				f := strings.Split(row, "|")
+				r.exec(`INSERT INTO t (v, k) VALUES ($1, $2::bigint)`, f[0], f[1])
+			}
+			s := r.open(r.config(kvSchema, []string{"v"}), 0, 1)
+			defer s.Close()
+			must(t, s.Write(r.batch(tc.ks, tc.vs, tc.kinds)))
+			must(t, s.PreCommit(1))
+			must(t, s.Commit(1))
+			if got := r.rows(`SELECT v, k FROM t`); !slices.Equal(got, tc.want) {
+				t.Fatalf("table %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // A server that cannot be reached is a clear error at the 'url' option (08001).
 func TestUnreachableServer(t *testing.T) {
 	cfg, err := ConfigFromOptions(kvSchema, nil, map[string]string{"url": "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2", "table-name": "t"})

@@ -21,9 +21,10 @@ type tableInfo struct {
 	// Types are the sink's columns' types in the table as SQL text (format_type: "numeric(20,4)"), index for
 	// index with the sink's columns: the upsert's DELETE casts its keys' text to them.
 	Types []string
-	// Unmodified are the same types without their modifiers ("numeric"): the upsert's INSERT casts its text to
-	// them, the column's modifier then applied as an INSERT applies it (an explicit cast to varchar(n) would cut a
-	// longer string to n characters where an INSERT refuses it).
+	// Unmodified are the same types without their modifiers ("numeric"; "bpchar" and "varbit" for character(n) and
+	// bit(n), since "character" and "bit" alone mean length 1): the upsert's INSERT casts its text to them, the
+	// column's modifier then applied as an INSERT applies it (an explicit cast to varchar(n) would cut a longer
+	// string to n characters where an INSERT refuses it).
 	Unmodified []string
 	// Bases are their base types (pg_type.typname, a domain's base type's): the binary forms COPY sends.
 	Bases []string
@@ -156,6 +157,12 @@ func describe(ctx context.Context, c *pgx.Conn, cfg Config) (*tableInfo, error) 
 				f.Name, col.typ, cfg.Table.Quoted(), catalog.TypeOf(f.Type), strings.Join(want, ", "))
 		}
 		info.Types = append(info.Types, col.typ)
+		switch col.unmodified { // without a modifier these two mean length 1: cast to the unlimited types instead
+		case "character":
+			col.unmodified = "bpchar"
+		case "bit":
+			col.unmodified = "varbit"
+		}
 		info.Unmodified = append(info.Unmodified, col.unmodified)
 		info.Bases = append(info.Bases, col.base)
 	}
