@@ -142,16 +142,34 @@ func floatEncoder(get func(i int) float64, typ string) fieldEncoder {
 	return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, math.Float64bits(get(i))), nil }
 }
 
-// micros converts a timestamp or date array's element to microseconds since the Unix epoch.
-func micros(arr arrow.Array) (func(i int) int64, bool) {
+// micros converts a timestamp or date array's element to microseconds since the Unix epoch; ok is false for a
+// value whose microseconds do not fit in an int64 (a date some 292,000 years away): beyond Postgres' range, and
+// never to be wrapped around into it.
+func micros(arr arrow.Array) (func(i int) (us int64, ok bool), bool) {
+	scaled := func(get func(i int) int64, per int64) func(i int) (int64, bool) {
+		return func(i int) (int64, bool) {
+			v := get(i)
+			if v > math.MaxInt64/per || v < math.MinInt64/per {
+				return 0, false
+			}
+			return v * per, true
+		}
+	}
 	switch a := arr.(type) {
 	case *array.Timestamp:
+		get := func(i int) int64 { return int64(a.Value(i)) }
+		switch a.DataType().(*arrow.TimestampType).Unit {
+		case arrow.Second:
+			return scaled(get, 1_000_000), true
+		case arrow.Millisecond:
+			return scaled(get, 1000), true
+		}
 		toMicros := expr.TimeUnitToMicros(a.DataType().(*arrow.TimestampType).Unit)
-		return func(i int) int64 { return toMicros(int64(a.Value(i))) }, true
+		return func(i int) (int64, bool) { return toMicros(get(i)), true }, true
 	case *array.Date32:
-		return func(i int) int64 { return int64(a.Value(i)) * 86_400_000_000 }, true
+		return scaled(func(i int) int64 { return int64(a.Value(i)) }, 86_400_000_000), true
 	case *array.Date64:
-		return func(i int) int64 { return int64(a.Value(i)) * 1000 }, true
+		return scaled(func(i int) int64 { return int64(a.Value(i)) }, 1000), true
 	}
 	return nil, false
 }
@@ -213,7 +231,11 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 	case *array.Date32:
 		if typ == "date" {
 			return func(dst []byte, i int) ([]byte, error) {
-				return fixed4(dst, uint32(int32(a.Value(i))-pgEpochDays)), nil
+				d := int64(a.Value(i)) - pgEpochDays
+				if d != int64(int32(d)) {
+					return dst, fmt.Errorf("%s is out of range for type date", a.ValueStr(i))
+				}
+				return fixed4(dst, uint32(int32(d))), nil
 			}, nil
 		}
 	case *array.Duration:
@@ -239,10 +261,21 @@ func (r *binaryRow) encoder(arr arrow.Array, typ string, text *textform.Column) 
 	if us, ok := micros(arr); ok {
 		switch typ {
 		case "timestamp", "timestamptz":
-			return func(dst []byte, i int) ([]byte, error) { return fixed8(dst, uint64(us(i)-pgEpochMicros)), nil }, nil
+			return func(dst []byte, i int) ([]byte, error) {
+				v, ok := us(i)
+				if !ok || v < math.MinInt64+pgEpochMicros {
+					return dst, fmt.Errorf("%s is out of range for type %s", arr.ValueStr(i), typ)
+				}
+				return fixed8(dst, uint64(v-pgEpochMicros)), nil
+			}, nil
 		case "date":
 			return func(dst []byte, i int) ([]byte, error) {
-				return fixed4(dst, uint32(int32(expr.FloorDiv(us(i), 86_400_000_000))-pgEpochDays)), nil
+				v, ok := us(i)
+				days := expr.FloorDiv(v, 86_400_000_000) - pgEpochDays
+				if !ok || days != int64(int32(days)) {
+					return dst, fmt.Errorf("%s is out of range for type date", arr.ValueStr(i))
+				}
+				return fixed4(dst, uint32(int32(days))), nil
 			}, nil
 		}
 	}

@@ -109,3 +109,39 @@ func TestFloat4OutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// A date or timestamp whose microseconds overflow an int64 fails the write instead of wrapping around into a date
+// Postgres would accept; the largest that fit still encode.
+func TestTimeOverflowRefused(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	const maxDays = math.MaxInt64 / 86_400_000_000
+	d32 := array.NewDate32Builder(mem)
+	d32.AppendValues([]arrow.Date32{maxDays, maxDays + 1, -maxDays - 1, math.MaxInt32, math.MinInt32, 0}, nil)
+	dates := d32.NewArray()
+	defer dates.Release()
+	tsb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Second})
+	tsb.AppendValues([]arrow.Timestamp{0, math.MaxInt64 / 1_000_000, math.MaxInt64/1_000_000 + 1, math.MinInt64, 1, 2}, nil)
+	secs := tsb.NewArray()
+	defer secs.Release()
+	for _, tc := range []struct {
+		arr arrow.Array
+		typ string
+		bad []bool
+	}{
+		{dates, "timestamp", []bool{false, true, true, true, true, false}},
+		{dates, "date", []bool{false, false, false, false, true, false}},
+		{secs, "timestamptz", []bool{false, false, true, true, false, false}},
+	} {
+		r := &binaryRow{}
+		enc, err := r.encoder(tc.arr, tc.typ, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, bad := range tc.bad {
+			if _, err := enc(nil, i); bad != (err != nil) {
+				t.Errorf("%s %s into %s: error %v, want one: %v", tc.arr.DataType(), tc.arr.ValueStr(i), tc.typ, err, bad)
+			}
+		}
+	}
+}
