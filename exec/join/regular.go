@@ -326,13 +326,14 @@ type keyEntry struct {
 	pbase  int32  // partner record row of slot 0 in batch pepoch
 	pepoch uint32 // the batch (regularJoin.epoch) that last read its rows as partners; > wbEpoch: probed since the last write-back
 	gen    uint16 // e[0] only: the eviction generation that last touched the key (mod 2^16: only a hint)
-	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
-	// holds only the slots added since (see parseHeader).
+	// parsed: sl holds every slot (but a chunked entry's fresh chain). Otherwise the first nbase slots are still
+	// encoded in arena from bstart on and sl holds only the slots added since (see parseHeader).
 	parsed bool
 	sl     []rowSlot
 	arena  []byte
-	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
-	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
+	// A chunked entry's rows added since the last write-back or probe are not slots but a chain through the fresh
+	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length. A
+	// probe (ensureParsed) or the write-back makes them slots.
 	lastFresh, nfresh int32
 	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
 	chunked           bool  // a static side's entry: its rows are stored in chunks (see the state layout)
@@ -386,8 +387,9 @@ func (e *keyEntry) keepArena(v []byte) []byte {
 // ent is the entry's index in regularJoin.dirty, by which a write-back groups the log (freshRuns).
 type freshRec struct{ off, ln, prev, ent int32 }
 
-// appendFresh adds a row to an unparsed chunked entry (a static side's key whose rows are not in memory): one
-// record in the side's fresh log, nothing allocated per key.
+// appendFresh adds a row to a chunked entry (a static side's key): one record in the side's fresh log, nothing
+// allocated or grown per key, whether its rows are in memory or not (most keys of a static side get rows added
+// far more often than they are probed).
 // The entry must be dirty (its dirty index names it in the record).
 func (e *keyEntry) appendFresh(row []byte) int64 {
 	off := e.tail.add(row)
@@ -671,6 +673,9 @@ func (j *regularJoin) del(k []byte) { j.wb.Delete(k) }
 // entry from its chunks in st.
 func (e *keyEntry) ensureParsed(st state.Backend) error {
 	if e.parsed {
+		if e.nfresh > 0 { // a chunked entry's rows added since it was last parsed: now slots
+			e.sl = e.freshSlots(e.sl)
+		}
 		return nil
 	}
 	if e.chunked {
@@ -960,10 +965,22 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 	if e.live == 0 {
 		return
 	}
-	fresh := e.sl
-	if e.parsed {
+	// The rows added since: slots past sent (a parsed entry) and the fresh chain (rows added since it was last
+	// parsed, or since the write-back for an unparsed one).
+	var fresh []rowSlot
+	switch {
+	case e.parsed && probed: // its rows stay in memory: the chain becomes slots
+		if e.nfresh > 0 {
+			e.sl = j.freshRun(e, e.sl)
+		}
 		fresh = e.sl[e.sent:]
-	} else if e.nfresh > 0 {
+	case e.parsed:
+		fresh = e.sl[e.sent:]
+		if e.nfresh > 0 {
+			j.scratch = j.freshRun(e, append(j.scratch[:0], fresh...))
+			fresh = j.scratch
+		}
+	case e.nfresh > 0:
 		j.scratch = j.freshRun(e, j.scratch[:0])
 		fresh = j.scratch
 	}
@@ -1475,7 +1492,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 					emit(exec.Insert, pi, -1)
 				}
 				var grew int64
-				if own.chunked && !own.parsed {
+				if own.chunked { // parsed or not: a probe folds the fresh chain into its slots
 					j.markDirty(own)
 					grew = own.appendFresh(row)
 				} else {
