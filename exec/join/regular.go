@@ -64,15 +64,19 @@ import (
 // rows in chunks instead: the value is a head (flags with the chunked bit, last write, uvarint row count,
 // uvarint chunk count) and chunk c holds slots in the same format. A write-back stores the rows added since the
 // previous one as one more chunk, so adding rows never rewrites those stored (the append-only bid side of a
-// Nexmark join is written once per row, not once per checkpoint); a key whose rows are in memory (it was probed)
+// Nexmark join is written once per row, not once per checkpoint); a key probed since the previous write-back
 // is rewritten as chunk 0 when it would reach maxChunks, so a probe reads few chunks. A value written without the
 // chunked bit on a static side (before chunks existed) is kept in the one-value format.
 //
 // Working set: both sides' values (or heads) of a key are read (two Gets) when a batch first touches the key and
 // kept in memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An
 // append-only side's value is not even parsed until the key is probed from the other side, and a static side's
-// rows are read from its chunks only then: until then its new rows go to a per-side fresh log (no allocation per
-// key), and a static entry not probed since the previous write-back drops its rows from memory at the next one.
+// rows are read from its chunks only then. Its new rows always go to a per-side fresh log (no allocation or
+// growth per key; a probe makes them slots), and at a write-back a static entry drops its rows from memory unless
+// it was probed since the previous one and they fit its inline arena (or are being folded into chunk 0). A
+// write-back reserves each such entry's new chunk in the state.Batch (Batch.Reserve) and copies the rows into
+// the chunks in the order of the fresh log (scatterFresh): the fresh buffers are read sequentially, not key by
+// key (a cache miss at nearly every row).
 // A subtask whose state started empty (TaskContext.Restored 0) keeps a Bloom filter of the keys it has stored, so
 // a key it never stored (every new key of a join) is loaded without Gets. New rows' bytes live in a per-side
 // fresh buffer of fixed blocks until the write-back moves them into their entry's value (never a growing slice:
@@ -166,6 +170,7 @@ type regularJoin struct {
 	outProbe  []int32 // batch row, -1 for NULLs
 	outPart   []int32 // partner record row, -1 for NULLs
 	sweepKeys [][]byte
+	wpos      []int // per dirty entry at a write-back: its fresh rows' chunk size, then their place in wb (see writeBack)
 }
 
 // Backend state ids of the regular join.
@@ -896,6 +901,15 @@ func (j *regularJoin) writeBack() {
 		data += len(j.fresh[s].blocks)<<freshShift + 2*len(j.flog[s])
 	}
 	j.wb = state.NewBatch(max(j.wbN, 2*len(j.dirty)), data)
+	// Each dirty entry's fresh-log records take wpos[its dirty index] bytes in the chunk format; writeChunks makes
+	// that the offset of the chunk's value in the batch where the chunk is exactly those records, -1 elsewhere.
+	j.wpos = slices.Grow(j.wpos[:0], len(j.dirty))[:len(j.dirty)]
+	clear(j.wpos)
+	for s := range j.flog {
+		for _, r := range j.flog[s] {
+			j.wpos[r.ent] += uvlen(r.ln) + int(r.ln) + 1
+		}
+	}
 	for _, e := range j.dirty {
 		e.isDirty = false
 		if e.chunked {
@@ -936,6 +950,7 @@ func (j *regularJoin) writeBack() {
 			e.indexed, e.idxBucket = true, b
 		}
 	}
+	j.scatterFresh()
 	clear(j.dirty)
 	j.dirty = j.dirty[:0]
 	j.wbEpoch = j.epoch
@@ -952,49 +967,92 @@ func (j *regularJoin) writeBack() {
 	}
 }
 
+// scatterFresh copies the fresh logs' rows into the chunk values writeChunks reserved for them in the batch, in
+// the logs' order: the fresh buffers are read in the order they were written (a key's rows are scattered over
+// them, and reading them key by key would miss the cache at nearly every row), the batch written at one cursor per
+// chunk (writes do not stall as reads do).
+func (j *regularJoin) scatterFresh() {
+	for s := range j.flog {
+		f := &j.fresh[s]
+		for _, r := range j.flog[s] {
+			p := j.wpos[r.ent]
+			if p < 0 {
+				continue
+			}
+			n := uvlen(r.ln) + int(r.ln) + 1
+			v := j.wb.Value(p, n)
+			w := binary.PutUvarint(v, uint64(r.ln))
+			copy(v[w:], f.get(r.off, r.ln))
+			v[n-1] = 1 // copies: a static side's row is a slot of its own
+			j.wpos[r.ent] = p + n
+		}
+	}
+}
+
 // writeChunks writes what changed in a chunked entry's rows since the last write-back: it deletes the chunks a
-// TTL expiry made stale, then stores the rows added since as one more chunk or, when its rows are in memory and
+// TTL expiry made stale, then stores the rows added since as one more chunk or, when its rows stay in memory and
 // that would make maxChunks, all of them as chunk 0 (so a key probed now and then keeps few chunks, and a key only
 // appended to is never read back). The caller writes the head.
+//
+// A probed entry's rows stay in memory only when they fit its inline arena or are folded into chunk 0: others
+// leave it as those of an entry not probed since the previous write-back do (the next probe reads them back, one
+// Get a chunk), since keeping them means re-encoding every row of the key into a new allocation at every
+// write-back that adds rows to it, where most probed keys of a static side are probed once (the bids of an
+// auction, probed by its arrival) and get rows more often than probes.
 func (j *regularJoin) writeChunks(e *keyEntry) {
 	for c := range e.dropChunks {
 		j.del(j.chunkKeyBuf(e, c))
 	}
 	e.dropChunks = 0
-	probed := e.pepoch > j.wbEpoch
+	d := e.dirtyIdx
+	logBytes := j.wpos[d]
+	j.wpos[d] = -1
 	if e.live == 0 {
 		return
 	}
-	// The rows added since: slots past sent (a parsed entry) and the fresh chain (rows added since it was last
-	// parsed, or since the write-back for an unparsed one).
-	var fresh []rowSlot
-	switch {
-	case e.parsed && probed: // its rows stay in memory: the chain becomes slots
-		if e.nfresh > 0 {
-			e.sl = j.freshRun(e, e.sl)
-		}
-		fresh = e.sl[e.sent:]
-	case e.parsed:
-		fresh = e.sl[e.sent:]
-		if e.nfresh > 0 {
-			j.scratch = j.freshRun(e, append(j.scratch[:0], fresh...))
-			fresh = j.scratch
-		}
-	case e.nfresh > 0:
-		j.scratch = j.freshRun(e, j.scratch[:0])
-		fresh = j.scratch
+	chain := 0 // the chain's bytes (at most logBytes: the log also holds the rows a probe made slots)
+	if e.nfresh > 0 {
+		chain = logBytes
 	}
-	if !e.parsed || !probed {
-		if len(fresh) > 0 {
+	keep := e.parsed && e.pepoch > j.wbEpoch &&
+		(e.nchunks+1 >= maxChunks || e.slotsSize(e.sl)+chain <= len(e.iarena))
+	if !keep {
+		// The rows added since: slots past sent (a parsed entry: rows folded in by a probe) and the fresh chain.
+		newRows := e.nfresh
+		if e.parsed {
+			newRows += int32(len(e.sl)) - e.sent
+		}
+		start := j.runStart[e.side]
+		switch {
+		case newRows == 0:
+		case start[d+1]-start[d] == newRows:
+			// The new chunk is exactly the entry's fresh-log records, in their order: reserved here, filled by
+			// scatterFresh.
+			j.wpos[d] = j.wb.Reserve(j.chunkKeyBuf(e, e.nchunks), logBytes)
+			e.nchunks++
+		default: // a TTL expiry left older records in the log
+			fresh := j.scratch[:0]
+			if e.parsed {
+				fresh = append(fresh, e.sl[e.sent:]...)
+			}
+			if e.nfresh > 0 {
+				fresh = j.freshRun(e, fresh)
+			}
+			j.scratch = fresh
 			j.vbuf = e.encodeSlots(j.vbuf[:0], fresh)
 			j.wb.Put(j.chunkKeyBuf(e, e.nchunks), j.vbuf)
 			e.nchunks++
 		}
-		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
+		// Its rows leave memory (the next probe reads them back).
+		e.lastFresh, e.nfresh = 0, 0
 		e.arena, e.sl, e.idx = nil, nil, nil
 		e.nbase, e.sent, e.parsed = e.live, 0, false
 		return
 	}
+	if e.nfresh > 0 { // the chain becomes slots
+		e.sl = j.freshRun(e, e.sl)
+	}
+	fresh := e.sl[e.sent:]
 	if len(fresh) == 0 {
 		return
 	}
