@@ -1478,11 +1478,6 @@ func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
 // pairs walks the batch in row order, updating state and listing the output rows.
 func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 	j.outKind, j.outProbe, j.outPart = j.outKind[:0], j.outProbe[:0], j.outPart[:0]
-	emit := func(k exec.RowKind, probe, part int32) {
-		j.outKind = append(j.outKind, k)
-		j.outProbe = append(j.outProbe, probe)
-		j.outPart = append(j.outPart, part)
-	}
 	outerS, outerO, updS := j.p.outer[s], j.p.outer[o], j.p.updating[s]
 	residual := j.p.cfg.Residual != nil
 	for i := range b.Rows() {
@@ -1493,9 +1488,9 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		if own == nil { // a NULL key component: matches nothing, not stored
 			if outerS {
 				if add {
-					emit(exec.Insert, pi, -1)
+					j.emit(exec.Insert, pi, -1)
 				} else {
-					emit(exec.Delete, pi, -1)
+					j.emit(exec.Delete, pi, -1)
 				}
 			}
 			continue
@@ -1506,34 +1501,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			c = j.candStart[i]
 		}
 		if add {
-			var m int32
-			for sl := range part.sl {
-				ps := &part.sl[sl]
-				if ps.cnt == 0 {
-					continue
-				}
-				if residual {
-					ok := j.match[c]
-					c++
-					if !ok {
-						continue
-					}
-				}
-				cj := ps.cnt
-				pr := part.pbase + int32(sl)
-				flip := outerO && ps.match == 0
-				for range cj {
-					if flip {
-						emit(exec.Delete, -1, pr)
-					}
-					emit(exec.Insert, pi, pr)
-				}
-				if outerO {
-					ps.match++
-					j.markDirty(part)
-				}
-				m += cj
-			}
+			m := j.partners(part, pi, c, true, outerO, residual)
 			slot := -1
 			if updS {
 				slot = own.find(row)
@@ -1543,11 +1511,11 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				// then its copies are not padded downstream: keep the larger count (see the TTL notes).
 				own.sl[slot].cnt++
 				if outerS && m == 0 && own.sl[slot].match == 0 {
-					emit(exec.Insert, pi, -1)
+					j.emit(exec.Insert, pi, -1)
 				}
 			} else {
 				if outerS && m == 0 {
-					emit(exec.Insert, pi, -1)
+					j.emit(exec.Insert, pi, -1)
 				}
 				var grew int64
 				if own.chunked { // parsed or not: a probe folds the fresh chain into its slots
@@ -1568,25 +1536,54 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			j.ctx.Errors.Add(1) // not in state: expired, or a broken input changelog
 			continue
 		}
-		for sl := range part.sl {
-			ps := &part.sl[sl]
-			if ps.cnt == 0 {
+		j.partners(part, pi, c, false, outerO, residual)
+		if outerS && own.sl[slot].match == 0 {
+			j.emit(exec.Delete, pi, -1)
+		}
+		own.removeCopy(slot)
+		own.written = j.now
+		j.markDirty(own)
+	}
+}
+
+// partners lists the output rows of batch row pi's pairs with part's live slots (with a residual, those whose
+// candidates, from c on, matched) and returns how many partner copies it paired with. An added row: +I (row,
+// partner) per partner copy, each preceded on an outer partner side by -D (NULLs, partner) when it is the
+// partner's first match, whose association count it then raises. A retracted row: -D (row, partner) per copy,
+// each followed by +I (NULLs, partner) when it was the partner's last match, whose count it then lowers.
+func (j *regularJoin) partners(part *keyEntry, pi, c int32, add, outerO, residual bool) int32 {
+	var m int32
+	for sl := range part.sl {
+		ps := &part.sl[sl]
+		if ps.cnt == 0 {
+			continue
+		}
+		if residual {
+			ok := j.match[c]
+			c++
+			if !ok {
 				continue
 			}
-			if residual {
-				ok := j.match[c]
-				c++
-				if !ok {
-					continue
+		}
+		pr := part.pbase + int32(sl)
+		if add {
+			flip := outerO && ps.match == 0
+			for range ps.cnt {
+				if flip {
+					j.emit(exec.Delete, -1, pr)
 				}
+				j.emit(exec.Insert, pi, pr)
 			}
-			cj := ps.cnt
-			pr := part.pbase + int32(sl)
+			if outerO {
+				ps.match++
+				j.markDirty(part)
+			}
+		} else {
 			unflip := outerO && ps.match == 1
-			for range cj {
-				emit(exec.Delete, pi, pr)
+			for range ps.cnt {
+				j.emit(exec.Delete, pi, pr)
 				if unflip {
-					emit(exec.Insert, -1, pr)
+					j.emit(exec.Insert, -1, pr)
 				}
 			}
 			if outerO && ps.match > 0 {
@@ -1594,13 +1591,16 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				j.markDirty(part)
 			}
 		}
-		if outerS && own.sl[slot].match == 0 {
-			emit(exec.Delete, pi, -1)
-		}
-		own.removeCopy(slot)
-		own.written = j.now
-		j.markDirty(own)
+		m += ps.cnt
 	}
+	return m
+}
+
+// emit lists one output row: its kind, the batch row (-1: NULLs) and the partner record row (-1: NULLs).
+func (j *regularJoin) emit(k exec.RowKind, probe, part int32) {
+	j.outKind = append(j.outKind, k)
+	j.outProbe = append(j.outProbe, probe)
+	j.outPart = append(j.outPart, part)
 }
 
 // gather builds joined rows: the probe side's columns taken from rec at probe, the partner's from prec at part
