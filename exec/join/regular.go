@@ -146,6 +146,7 @@ type regularJoin struct {
 	wbN        int
 	slab       keySlab
 	wsBytes    int64
+	freshAcct  int64 // the part of wsBytes that is a static side's rows in the fresh buffers (appendFresh)
 	gen        uint16 // eviction generation (keyEntry.gen)
 	epoch      uint32 // per batch: tells an entry decoded into the partner record of this batch
 	wbEpoch    uint32 // epoch at the last write-back: an entry with a larger pepoch was probed since
@@ -324,50 +325,55 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 // or, for rows added since the last write-back, in the side's fresh buffer (shared by every entry of the side, so
 // adding a row allocates nothing per key; the write-back moves them into the entry's value and empties it).
 type keyEntry struct {
-	// What a batch touches per row is in the entry's first two cache lines (keyStates are line-aligned, see
-	// keySlab): a probe of the partner reads line 0 only (live, pepoch, pbase, sl, arena; gen is e[0]'s), an added
-	// row lines 0 and 1 (the fresh chain, flags, tail, flog, written, acct).
+	// What a batch touches per row is in the entry's first two cache lines, one 128-byte aligned pair (keyStates
+	// are line-aligned, see keySlab; the CPU fetches such a pair together): a probe of the partner reads line 0
+	// (live, pepoch, pbase, sl, arena; gen is e[0]'s) and, for a one-row key, its inline slot and row on line 1;
+	// a row added to a static side lines 0 and 1 (live, chunked, the fresh chain and the dirty mark). So a row
+	// of a static side probing a one-row key reads one pair of each entry. Lines 2 and 3 are for the write-back,
+	// TTL and the rest.
 	live   int32
 	pbase  int32  // partner record row of slot 0 in batch pepoch
 	pepoch uint32 // the batch (regularJoin.epoch) that last read its rows as partners; > wbEpoch: probed since the last write-back
 	gen    uint16 // e[0] only: the eviction generation that last touched the key (mod 2^16: only a hint)
 	// parsed: sl holds every slot (but a chunked entry's fresh chain). Otherwise the first nbase slots are still
 	// encoded in arena from bstart on and sl holds only the slots added since (see parseHeader).
-	parsed bool
-	sl     []rowSlot
-	arena  []byte
+	parsed  bool
+	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
+	sl      []rowSlot
+	arena   []byte
+	// Line 1: a key with one row keeps its slot and its encoded row here rather than in two allocations of their
+	// own, so a probe of it reads lines 0 and 1 (sl and arena point here; see slotBuf, keepArena).
+	isl    [1]rowSlot
+	iarena [32]byte
 	// A chunked entry's rows added since the last write-back or probe are not slots but a chain through the fresh
 	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length. A
 	// probe (ensureParsed) or the write-back makes them slots.
 	lastFresh, nfresh int32
 	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
-	chunked           bool  // a static side's entry: its rows are stored in chunks (see the state layout)
 	isDirty           bool
 	side              uint8
-	tail              *freshBuf   // the side's fresh buffer (regularJoin.fresh)
-	flog              *[]freshRec // the side's fresh log (regularJoin.flog)
-	written           int64       // last add or retract of a row (µs); 0 without TTL
-	acct              int64       // bytes charged to the working set
-	kg                uint16
 	outer             bool // the side is outer: slots carry association counts
 	stored            bool // the backend has a value for it
-	indexed           bool // the backend has a TTL index entry for it, at idxBucket
-	nbase             int32
-	bstart            int32
-
+	// Line 2.
+	written   int64  // last add or retract of a row (µs); 0 without TTL
+	acct      int64  // bytes charged to the working set (a static side's fresh rows are charged to regularJoin.freshAcct)
 	key       string // canonical key bytes
 	idxBucket int64
+	idx       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
+	kg        uint16
+	indexed   bool // the backend has a TTL index entry for it, at idxBucket
+	nbase     int32
+	bstart    int32
 	// chunked entries: nchunks chunks are stored; sent is how many leading slots of a parsed entry they hold (an
 	// unparsed one holds only the slots added since, nbase counts the stored rows); dropChunks stored chunks are
 	// stale (expired rows) and are deleted at the next write-back.
-	nchunks, sent, dropChunks int32
-	tomb                      int32
-	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
-	_                         [16]byte         // pads line 2
-	// Line 3: a key with one row keeps its slot and its encoded row here rather than in two allocations of their
-	// own, so a probe of it reads line 0 and this line (sl and arena point here; see slotBuf, keepArena).
-	isl    [1]rowSlot
-	iarena [48]byte
+	nchunks int32
+	// Line 3.
+	sent, dropChunks int32
+	tomb             int32
+	tail             *freshBuf   // the side's fresh buffer (regularJoin.fresh)
+	flog             *[]freshRec // the side's fresh log (regularJoin.flog)
+	_                [28]byte    // pads line 3
 }
 
 // slotBuf returns an empty slot slice for n slots: the inline one when n is at most 1 and sl does not use it.
@@ -394,15 +400,19 @@ type freshRec struct{ off, ln, prev, ent int32 }
 
 // appendFresh adds a row to a chunked entry (a static side's key): one record in the side's fresh log, nothing
 // allocated or grown per key, whether its rows are in memory or not (most keys of a static side get rows added
-// far more often than they are probed).
+// far more often than they are probed). It reads the side's buffers from j, not from the entry (whose pointers
+// to them are on a line an append does not otherwise read), and charges the row to j.freshAcct.
 // The entry must be dirty (its dirty index names it in the record).
-func (e *keyEntry) appendFresh(row []byte) int64 {
-	off := e.tail.add(row)
-	*e.flog = append(*e.flog, freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
-	e.lastFresh = int32(len(*e.flog))
+func (j *regularJoin) appendFresh(e *keyEntry, row []byte) {
+	side := e.side
+	off := j.fresh[side].add(row)
+	j.flog[side] = append(j.flog[side], freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
+	e.lastFresh = int32(len(j.flog[side]))
 	e.nfresh++
 	e.live++
-	return int64(len(row)) + 12
+	grew := int64(len(row)) + 12
+	j.freshAcct += grew
+	j.wsBytes += grew
 }
 
 // freshRuns groups side s's fresh log by entry (a counting sort by dirty index, stable): a write-back then reads
@@ -958,6 +968,8 @@ func (j *regularJoin) writeBack() {
 	state.WriteBatch(j.ctx.State, j.wb)
 	j.wb = nil
 	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
+	j.wsBytes -= j.freshAcct
+	j.freshAcct = 0
 	for s := range j.fresh {
 		j.fresh[s].reset()
 		if cap(j.flog[s]) > int(j.p.cacheBytes/64) {
@@ -1479,7 +1491,7 @@ func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
 func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 	j.outKind, j.outProbe, j.outPart = j.outKind[:0], j.outProbe[:0], j.outPart[:0]
 	outerS, outerO, updS := j.p.outer[s], j.p.outer[o], j.p.updating[s]
-	residual := j.p.cfg.Residual != nil
+	residual, ttl := j.p.cfg.Residual != nil, j.p.cfg.TTL > 0
 	for i := range b.Rows() {
 		kind := b.Kind(i)
 		add := kind == exec.Insert || kind == exec.UpdateAfter
@@ -1517,17 +1529,18 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				if outerS && m == 0 {
 					j.emit(exec.Insert, pi, -1)
 				}
-				var grew int64
 				if own.chunked { // parsed or not: a probe folds the fresh chain into its slots
 					j.markDirty(own)
-					grew = own.appendFresh(row)
+					j.appendFresh(own, row)
 				} else {
-					grew = own.appendSlot(row, m, updS)
+					grew := own.appendSlot(row, m, updS)
+					own.acct += grew
+					j.wsBytes += grew
 				}
-				own.acct += grew
-				j.wsBytes += grew
 			}
-			own.written = j.now
+			if ttl {
+				own.written = j.now
+			}
 			j.markDirty(own)
 			continue
 		}
