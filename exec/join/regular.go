@@ -146,7 +146,7 @@ type regularJoin struct {
 	wbN        int
 	slab       keySlab
 	wsBytes    int64
-	freshAcct  int64 // the part of wsBytes that is a static side's rows in the fresh buffers (appendFresh)
+	freshAcct  int64  // the part of wsBytes that is a static side's rows in the fresh buffers (appendFresh)
 	gen        uint16 // eviction generation (keyEntry.gen)
 	epoch      uint32 // per batch: tells an entry decoded into the partner record of this batch
 	wbEpoch    uint32 // epoch at the last write-back: an entry with a larger pepoch was probed since
