@@ -82,7 +82,8 @@ import (
 // fresh buffer of fixed blocks until the write-back moves them into their entry's value (never a growing slice:
 // that would copy every row at each doubling). A key's two entries are one keyState, allocated in slabs so it
 // starts a cache line, with the fields a probe reads on the entry's first line and a one-row key's slot and row
-// inline on its last (keyEntry); a key of one integer-like column is found through an open-addressing table
+// inline on its second, next to the fields a static side's append touches (keyEntry: one 128-byte pair a row
+// and entry); a key of one integer-like column is found through an open-addressing table
 // (intTable), others through a Go map. OnBarrier writes every
 // entry changed since the previous barrier (a Put, or a Delete when it is empty, all in one state.Batch handed to
 // the backend with WriteBatch: no map entry per key), so a captured snapshot holds the
@@ -135,8 +136,8 @@ type regularJoin struct {
 	// stored, when the state started empty, holds (a Bloom filter of) every key this subtask has stored: a key it
 	// does not hold has no state, and load skips its Gets. Nil after a restore.
 	stored *keyFilter
-	// runs (per side, built at each write-back by freshRuns): entry d's records in the fresh log, in arrival order,
-	// are runOrder[runStart[d]:runStart[d+1]].
+	// runs (per side, built at a write-back by freshRuns when freshRun first needs them): entry d's records in the
+	// fresh log, in arrival order, are runOrder[runStart[d]:runStart[d+1]].
 	runStart, runOrder [2][]int32
 	runCur             []int32
 	// wb collects a write-back's writes, handed to the backend as one state.Batch (a run: no map entry per key);
@@ -171,7 +172,9 @@ type regularJoin struct {
 	outProbe  []int32 // batch row, -1 for NULLs
 	outPart   []int32 // partner record row, -1 for NULLs
 	sweepKeys [][]byte
-	wpos      []int // per dirty entry at a write-back: its fresh rows' chunk size, then their place in wb (see writeBack)
+	wpos      []int   // per dirty entry at a write-back: its fresh rows' chunk size, then their place in wb (see writeBack)
+	wcnt      []int32 // per dirty entry at a write-back: its records in the fresh logs
+	runsBuilt bool    // runStart and runOrder are this write-back's (freshRun builds them on first use)
 }
 
 // Backend state ids of the regular join.
@@ -440,6 +443,12 @@ func (j *regularJoin) freshRuns(s int) {
 // freshRun appends the slots of an unparsed entry's fresh rows to dst, oldest first, from its run (freshRuns),
 // and empties its chain. The run's last nfresh records are the chain: a TTL expiry may have left older ones.
 func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
+	if !j.runsBuilt { // only a write-back's rarer cases need the runs
+		for s := range j.flog {
+			j.freshRuns(s)
+		}
+		j.runsBuilt = true
+	}
 	start, log := j.runStart[e.side], j.flog[e.side]
 	run := j.runOrder[e.side][start[e.dirtyIdx]:start[e.dirtyIdx+1]]
 	for _, k := range run[len(run)-int(e.nfresh):] {
@@ -901,9 +910,7 @@ func (j *regularJoin) markDirty(e *keyEntry) {
 // writeBack writes every dirty entry to the backend.
 func (j *regularJoin) writeBack() {
 	ttl := j.p.cfg.TTL > 0
-	for s := range j.flog {
-		j.freshRuns(s)
-	}
+	j.runsBuilt = false
 	// Keys, heads and slot headers take about 64 bytes a key; the rows about what the fresh buffers hold, plus
 	// two bytes of slot header each (one growth of a batch this size copies it all).
 	data := 64 * len(j.dirty)
@@ -913,11 +920,15 @@ func (j *regularJoin) writeBack() {
 	j.wb = state.NewBatch(max(j.wbN, 2*len(j.dirty)), data)
 	// Each dirty entry's fresh-log records take wpos[its dirty index] bytes in the chunk format; writeChunks makes
 	// that the offset of the chunk's value in the batch where the chunk is exactly those records, -1 elsewhere.
+	// wcnt counts its records.
 	j.wpos = slices.Grow(j.wpos[:0], len(j.dirty))[:len(j.dirty)]
+	j.wcnt = slices.Grow(j.wcnt[:0], len(j.dirty))[:len(j.dirty)]
 	clear(j.wpos)
+	clear(j.wcnt)
 	for s := range j.flog {
 		for _, r := range j.flog[s] {
 			j.wpos[r.ent] += uvlen(r.ln) + int(r.ln) + 1
+			j.wcnt[r.ent]++
 		}
 	}
 	for _, e := range j.dirty {
@@ -1034,10 +1045,9 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 		if e.parsed {
 			newRows += int32(len(e.sl)) - e.sent
 		}
-		start := j.runStart[e.side]
 		switch {
 		case newRows == 0:
-		case start[d+1]-start[d] == newRows:
+		case j.wcnt[d] == newRows:
 			// The new chunk is exactly the entry's fresh-log records, in their order: reserved here, filled by
 			// scatterFresh.
 			j.wpos[d] = j.wb.Reserve(j.chunkKeyBuf(e, e.nchunks), logBytes)
