@@ -130,8 +130,8 @@ type regularJoin struct {
 	ints    *intTable
 	strs    map[string]*keyState
 	dirty   []*keyEntry
-	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
-	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
+	fresh   [2]freshBuf // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
+	flog    [2]freshLog // per side, the rows added since then to chunked entries (keyEntry.flog)
 	scratch []rowSlot
 	// stored, when the state started empty, holds (a Bloom filter of) every key this subtask has stored: a key it
 	// does not hold has no state, and load skips its Gets. Nil after a restore.
@@ -374,9 +374,9 @@ type keyEntry struct {
 	// Line 3.
 	sent, dropChunks int32
 	tomb             int32
-	tail             *freshBuf   // the side's fresh buffer (regularJoin.fresh)
-	flog             *[]freshRec // the side's fresh log (regularJoin.flog)
-	_                [28]byte    // pads line 3
+	tail             *freshBuf // the side's fresh buffer (regularJoin.fresh)
+	flog             *freshLog // the side's fresh log (regularJoin.flog)
+	_                [28]byte  // pads line 3
 }
 
 // slotBuf returns an empty slot slice for n slots: the inline one when n is at most 1 and sl does not use it.
@@ -409,8 +409,7 @@ type freshRec struct{ off, ln, prev, ent int32 }
 func (j *regularJoin) appendFresh(e *keyEntry, row []byte) {
 	side := e.side
 	off := j.fresh[side].add(row)
-	j.flog[side] = append(j.flog[side], freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
-	e.lastFresh = int32(len(j.flog[side]))
+	e.lastFresh = j.flog[side].add(freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
 	e.nfresh++
 	e.live++
 	grew := int64(len(row)) + 12
@@ -421,21 +420,25 @@ func (j *regularJoin) appendFresh(e *keyEntry, row []byte) {
 // freshRuns groups side s's fresh log by entry (a counting sort by dirty index, stable): a write-back then reads
 // each entry's records as a run instead of chasing its chain record by record, a cache miss each.
 func (j *regularJoin) freshRuns(s int) {
-	log := j.flog[s]
+	log := &j.flog[s]
 	n := len(j.dirty)
 	start := slices.Grow(j.runStart[s][:0], n+1)[:n+1]
 	clear(start)
-	for _, r := range log {
-		start[r.ent+1]++
+	for b := range log.blocks {
+		for _, r := range log.block(b) {
+			start[r.ent+1]++
+		}
 	}
 	for d := 1; d <= n; d++ {
 		start[d] += start[d-1]
 	}
 	cur := append(j.runCur[:0], start[:n]...)
-	order := slices.Grow(j.runOrder[s][:0], len(log))[:len(log)]
-	for k, r := range log {
-		order[cur[r.ent]] = int32(k)
-		cur[r.ent]++
+	order := slices.Grow(j.runOrder[s][:0], log.n)[:log.n]
+	for b := range log.blocks {
+		for i, r := range log.block(b) {
+			order[cur[r.ent]] = int32(b<<freshLogShift + i)
+			cur[r.ent]++
+		}
 	}
 	j.runStart[s], j.runOrder[s], j.runCur = start, order, cur
 }
@@ -449,10 +452,10 @@ func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
 		}
 		j.runsBuilt = true
 	}
-	start, log := j.runStart[e.side], j.flog[e.side]
+	start, log := j.runStart[e.side], &j.flog[e.side]
 	run := j.runOrder[e.side][start[e.dirtyIdx]:start[e.dirtyIdx+1]]
 	for _, k := range run[len(run)-int(e.nfresh):] {
-		r := log[k]
+		r := log.at(k)
 		dst = append(dst, rowSlot{off: ^r.off, ln: r.ln, cnt: 1})
 	}
 	e.lastFresh, e.nfresh = 0, 0
@@ -463,9 +466,9 @@ func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
 func (e *keyEntry) freshSlots(dst []rowSlot) []rowSlot {
 	n := len(dst)
 	dst = slices.Grow(dst, int(e.nfresh))[:n+int(e.nfresh)]
-	log := *e.flog
+	log := e.flog
 	for k, r := n+int(e.nfresh)-1, e.lastFresh; k >= n; k-- {
-		rec := log[r-1]
+		rec := log.at(r - 1)
 		dst[k] = rowSlot{off: ^rec.off, ln: rec.ln, cnt: 1}
 		r = rec.prev
 	}
@@ -915,7 +918,7 @@ func (j *regularJoin) writeBack() {
 	// two bytes of slot header each (one growth of a batch this size copies it all).
 	data := 64 * len(j.dirty)
 	for s := range j.fresh {
-		data += len(j.fresh[s].blocks)<<freshShift + 2*len(j.flog[s])
+		data += len(j.fresh[s].blocks)<<freshShift + 2*j.flog[s].n
 	}
 	j.wb = state.NewBatch(max(j.wbN, 2*len(j.dirty)), data)
 	// Each dirty entry's fresh-log records take wpos[its dirty index] bytes in the chunk format; writeChunks makes
@@ -926,9 +929,12 @@ func (j *regularJoin) writeBack() {
 	clear(j.wpos)
 	clear(j.wcnt)
 	for s := range j.flog {
-		for _, r := range j.flog[s] {
-			j.wpos[r.ent] += uvlen(r.ln) + int(r.ln) + 1
-			j.wcnt[r.ent]++
+		log := &j.flog[s]
+		for b := range log.blocks {
+			for _, r := range log.block(b) {
+				j.wpos[r.ent] += uvlen(r.ln) + int(r.ln) + 1
+				j.wcnt[r.ent]++
+			}
 		}
 	}
 	for _, e := range j.dirty {
@@ -983,10 +989,7 @@ func (j *regularJoin) writeBack() {
 	j.freshAcct = 0
 	for s := range j.fresh {
 		j.fresh[s].reset()
-		if cap(j.flog[s]) > int(j.p.cacheBytes/64) {
-			j.flog[s] = nil
-		}
-		j.flog[s] = j.flog[s][:0]
+		j.flog[s].reset(int(j.p.cacheBytes / 64))
 	}
 }
 
@@ -996,18 +999,20 @@ func (j *regularJoin) writeBack() {
 // chunk (writes do not stall as reads do).
 func (j *regularJoin) scatterFresh() {
 	for s := range j.flog {
-		f := &j.fresh[s]
-		for _, r := range j.flog[s] {
-			p := j.wpos[r.ent]
-			if p < 0 {
-				continue
+		f, log := &j.fresh[s], &j.flog[s]
+		for b := range log.blocks {
+			for _, r := range log.block(b) {
+				p := j.wpos[r.ent]
+				if p < 0 {
+					continue
+				}
+				n := uvlen(r.ln) + int(r.ln) + 1
+				v := j.wb.Value(p, n)
+				w := binary.PutUvarint(v, uint64(r.ln))
+				copy(v[w:], f.get(r.off, r.ln))
+				v[n-1] = 1 // copies: a static side's row is a slot of its own
+				j.wpos[r.ent] = p + n
 			}
-			n := uvlen(r.ln) + int(r.ln) + 1
-			v := j.wb.Value(p, n)
-			w := binary.PutUvarint(v, uint64(r.ln))
-			copy(v[w:], f.get(r.off, r.ln))
-			v[n-1] = 1 // copies: a static side's row is a slot of its own
-			j.wpos[r.ent] = p + n
 		}
 	}
 }
