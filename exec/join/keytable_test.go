@@ -19,6 +19,9 @@ func TestKeyStateLayout(t *testing.T) {
 	if o := unsafe.Offsetof(e.chunked); o >= 64 {
 		t.Fatalf("chunked is at byte %d, past the first cache line", o)
 	}
+	if o := unsafe.Offsetof(e.chain); o >= 64 {
+		t.Fatalf("chain is at byte %d, past the first cache line", o)
+	}
 	if o := unsafe.Offsetof(e.isl); o != 64 {
 		t.Fatalf("the inline slot is at byte %d, not the start of the second cache line", o)
 	}

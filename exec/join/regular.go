@@ -148,7 +148,7 @@ type regularJoin struct {
 	slab       keySlab
 	wsBytes    int64
 	freshAcct  int64  // the part of wsBytes that is a static side's rows in the fresh buffers (appendFresh)
-	gen        uint16 // eviction generation (keyEntry.gen)
+	gen        uint8  // eviction generation (keyEntry.gen)
 	epoch      uint32 // per batch: tells an entry decoded into the partner record of this batch
 	wbEpoch    uint32 // epoch at the last write-back: an entry with a larger pepoch was probed since
 	now        int64  // processing time of the current batch or barrier (µs); 0 without TTL
@@ -337,7 +337,8 @@ type keyEntry struct {
 	live   int32
 	pbase  int32  // partner record row of slot 0 in batch pepoch
 	pepoch uint32 // the batch (regularJoin.epoch) that last read its rows as partners; > wbEpoch: probed since the last write-back
-	gen    uint16 // e[0] only: the eviction generation that last touched the key (mod 2^16: only a hint)
+	gen    uint8  // e[0] only: the eviction generation that last touched the key (mod 2^8: only a hint)
+	chain  bool   // nfresh > 0, here for a probe's ensureParsed
 	// parsed: sl holds every slot (but a chunked entry's fresh chain). Otherwise the first nbase slots are still
 	// encoded in arena from bstart on and sl holds only the slots added since (see parseHeader).
 	parsed  bool
@@ -410,6 +411,7 @@ func (j *regularJoin) appendFresh(e *keyEntry, row []byte) {
 	side := e.side
 	off := j.fresh[side].add(row)
 	e.lastFresh = j.flog[side].add(freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
+	e.chain = true
 	e.nfresh++
 	e.live++
 	grew := int64(len(row)) + 12
@@ -458,7 +460,7 @@ func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
 		r := log.at(k)
 		dst = append(dst, rowSlot{off: ^r.off, ln: r.ln, cnt: 1})
 	}
-	e.lastFresh, e.nfresh = 0, 0
+	e.lastFresh, e.nfresh, e.chain = 0, 0, false
 	return dst
 }
 
@@ -472,7 +474,7 @@ func (e *keyEntry) freshSlots(dst []rowSlot) []rowSlot {
 		dst[k] = rowSlot{off: ^rec.off, ln: rec.ln, cnt: 1}
 		r = rec.prev
 	}
-	e.lastFresh, e.nfresh = 0, 0
+	e.lastFresh, e.nfresh, e.chain = 0, 0, false
 	return dst
 }
 
@@ -566,7 +568,7 @@ func (e *keyEntry) clear() {
 	e.arena, e.sl, e.idx = nil, e.sl[:0], nil
 	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
 	e.dropChunks, e.nchunks, e.sent = max(e.dropChunks, e.nchunks), 0, 0
-	e.lastFresh, e.nfresh = 0, 0
+	e.lastFresh, e.nfresh, e.chain = 0, 0, false
 }
 
 // parseHeader loads a backend value into e without reading its slots: an append-only side's entry that only gets
@@ -700,7 +702,7 @@ func (j *regularJoin) del(k []byte) { j.wb.Delete(k) }
 // entry from its chunks in st.
 func (e *keyEntry) ensureParsed(st state.Backend) error {
 	if e.parsed {
-		if e.nfresh > 0 { // a chunked entry's rows added since it was last parsed: now slots
+		if e.chain { // a chunked entry's rows added since it was last parsed: now slots
 			e.sl = e.freshSlots(e.sl)
 		}
 		return nil
@@ -1071,7 +1073,7 @@ func (j *regularJoin) writeChunks(e *keyEntry) {
 			e.nchunks++
 		}
 		// Its rows leave memory (the next probe reads them back).
-		e.lastFresh, e.nfresh = 0, 0
+		e.lastFresh, e.nfresh, e.chain = 0, 0, false
 		e.arena, e.sl, e.idx = nil, nil, nil
 		e.nbase, e.sent, e.parsed = e.live, 0, false
 		return
