@@ -49,12 +49,15 @@
 //     that added rows; with TTL an expiry index under KeyedKey(kg, 3, deadline bucket, side, key);
 //   - its working set: both sides' values of the keys in use, decoded on first touch (an append-only side's only
 //     when probed; a static side's rows read from its chunks only when probed, and dropped from memory at a
-//     write-back when not probed since the previous one), new rows in per-side fresh blocks and, for static
-//     entries whose rows are not in memory, a per-side fresh log, everything changed written back at each barrier
-//     as one state.Batch (so Open reads nothing), and evicted down to half of CacheBytes (default 256 MiB) when
-//     over it; a key's state is one cache-line-aligned keyState (both sides' entries, a one-row key's row inline),
-//     found through an open-addressing table for a key of one integer-like column; after a
-//     start from empty state, a Bloom filter of the keys it stored, so a new key costs no Gets;
+//     write-back unless probed since the previous one and small enough to sit inline or being folded into one
+//     chunk), new rows in per-side fresh blocks and, for static entries, a per-side fresh log, everything changed
+//     written back at each barrier as one state.Batch (so Open reads nothing; a static side's new chunks are
+//     reserved in it and filled from the fresh log in the log's order: state.Batch.Reserve, state/join_batch.go),
+//     and evicted down to half of CacheBytes (default 256 MiB) when over it; a key's state is one
+//     cache-line-aligned keyState (both sides' entries, each with a probe's fields, a one-row key's row and an
+//     append's fields in its first 128 bytes), found through an open-addressing table for a key of one
+//     integer-like column; after a start from empty state, a Bloom filter of the keys it stored, so a new key
+//     costs no Gets;
 //   - its output: per input batch, in row order, +I/-D changelog rows (pairs, and NULL-padded rows for outer sides
 //     with their flips), gathered column at a time from the batch and the decoded partner rows.
 //

@@ -6,7 +6,8 @@ import (
 	"unsafe"
 )
 
-// TestKeyStateLayout keeps the hot fields of a key's entries on the lines the probe loop expects (see keyEntry).
+// TestKeyStateLayout keeps the hot fields of a key's entries on the lines the probe and append loops expect (see
+// keyEntry): a probe's on line 0, a one-row key's inline slot and row and an append's on line 1.
 func TestKeyStateLayout(t *testing.T) {
 	var e keyEntry
 	if s := unsafe.Sizeof(e); s%64 != 0 {
@@ -15,11 +16,28 @@ func TestKeyStateLayout(t *testing.T) {
 	if o := unsafe.Offsetof(e.arena) + unsafe.Sizeof(e.arena); o > 64 {
 		t.Fatalf("a probe's fields end at byte %d, past the first cache line", o)
 	}
-	if o := unsafe.Offsetof(e.acct) + unsafe.Sizeof(e.acct); o > 128 {
-		t.Fatalf("an append's fields end at byte %d, past the second cache line", o)
+	if o := unsafe.Offsetof(e.chunked); o >= 64 {
+		t.Fatalf("chunked is at byte %d, past the first cache line", o)
 	}
-	if o := unsafe.Offsetof(e.isl); o%64 != 0 || unsafe.Sizeof(e) != o+64 {
-		t.Fatalf("the inline slot and arena are at byte %d of %d, not the last cache line", o, unsafe.Sizeof(e))
+	if o := unsafe.Offsetof(e.chain); o >= 64 {
+		t.Fatalf("chain is at byte %d, past the first cache line", o)
+	}
+	if o := unsafe.Offsetof(e.isl); o != 64 {
+		t.Fatalf("the inline slot is at byte %d, not the start of the second cache line", o)
+	}
+	for name, end := range map[string]uintptr{
+		"iarena":   unsafe.Offsetof(e.iarena) + unsafe.Sizeof(e.iarena),
+		"nfresh":   unsafe.Offsetof(e.nfresh) + unsafe.Sizeof(e.nfresh),
+		"dirtyIdx": unsafe.Offsetof(e.dirtyIdx) + unsafe.Sizeof(e.dirtyIdx),
+		"isDirty":  unsafe.Offsetof(e.isDirty) + unsafe.Sizeof(e.isDirty),
+		"side":     unsafe.Offsetof(e.side) + unsafe.Sizeof(e.side),
+	} {
+		if end > 128 {
+			t.Fatalf("%s ends at byte %d, past the second cache line", name, end)
+		}
+	}
+	if s := unsafe.Sizeof(keyState{}); s != 512 {
+		t.Fatalf("keyState is %d bytes, want 512 (keyEntryOverhead and the slab assume it)", s)
 	}
 }
 

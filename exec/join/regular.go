@@ -64,21 +64,26 @@ import (
 // rows in chunks instead: the value is a head (flags with the chunked bit, last write, uvarint row count,
 // uvarint chunk count) and chunk c holds slots in the same format. A write-back stores the rows added since the
 // previous one as one more chunk, so adding rows never rewrites those stored (the append-only bid side of a
-// Nexmark join is written once per row, not once per checkpoint); a key whose rows are in memory (it was probed)
+// Nexmark join is written once per row, not once per checkpoint); a key probed since the previous write-back
 // is rewritten as chunk 0 when it would reach maxChunks, so a probe reads few chunks. A value written without the
 // chunked bit on a static side (before chunks existed) is kept in the one-value format.
 //
 // Working set: both sides' values (or heads) of a key are read (two Gets) when a batch first touches the key and
 // kept in memory as keyEntry's; a row is added by appending it there, never by re-encoding the value. An
 // append-only side's value is not even parsed until the key is probed from the other side, and a static side's
-// rows are read from its chunks only then: until then its new rows go to a per-side fresh log (no allocation per
-// key), and a static entry not probed since the previous write-back drops its rows from memory at the next one.
+// rows are read from its chunks only then. Its new rows always go to a per-side fresh log (no allocation or
+// growth per key; a probe makes them slots), and at a write-back a static entry drops its rows from memory unless
+// it was probed since the previous one and they fit its inline arena (or are being folded into chunk 0). A
+// write-back reserves each such entry's new chunk in the state.Batch (Batch.Reserve) and copies the rows into
+// the chunks in the order of the fresh log (scatterFresh): the fresh buffers are read sequentially, not key by
+// key (a cache miss at nearly every row).
 // A subtask whose state started empty (TaskContext.Restored 0) keeps a Bloom filter of the keys it has stored, so
 // a key it never stored (every new key of a join) is loaded without Gets. New rows' bytes live in a per-side
 // fresh buffer of fixed blocks until the write-back moves them into their entry's value (never a growing slice:
 // that would copy every row at each doubling). A key's two entries are one keyState, allocated in slabs so it
 // starts a cache line, with the fields a probe reads on the entry's first line and a one-row key's slot and row
-// inline on its last (keyEntry); a key of one integer-like column is found through an open-addressing table
+// inline on its second, next to the fields a static side's append touches (keyEntry: one 128-byte pair a row
+// and entry); a key of one integer-like column is found through an open-addressing table
 // (intTable), others through a Go map. OnBarrier writes every
 // entry changed since the previous barrier (a Put, or a Delete when it is empty, all in one state.Batch handed to
 // the backend with WriteBatch: no map entry per key), so a captured snapshot holds the
@@ -125,14 +130,14 @@ type regularJoin struct {
 	ints    *intTable
 	strs    map[string]*keyState
 	dirty   []*keyEntry
-	fresh   [2]freshBuf   // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
-	flog    [2][]freshRec // per side, the rows added since then to unparsed chunked entries (keyEntry.flog)
+	fresh   [2]freshBuf // per side, the bytes of the rows added since the last write-back (keyEntry.tail)
+	flog    [2]freshLog // per side, the rows added since then to chunked entries (keyEntry.flog)
 	scratch []rowSlot
 	// stored, when the state started empty, holds (a Bloom filter of) every key this subtask has stored: a key it
 	// does not hold has no state, and load skips its Gets. Nil after a restore.
 	stored *keyFilter
-	// runs (per side, built at each write-back by freshRuns): entry d's records in the fresh log, in arrival order,
-	// are runOrder[runStart[d]:runStart[d+1]].
+	// runs (per side, built at a write-back by freshRuns when freshRun first needs them): entry d's records in the
+	// fresh log, in arrival order, are runOrder[runStart[d]:runStart[d+1]].
 	runStart, runOrder [2][]int32
 	runCur             []int32
 	// wb collects a write-back's writes, handed to the backend as one state.Batch (a run: no map entry per key);
@@ -142,7 +147,8 @@ type regularJoin struct {
 	wbN        int
 	slab       keySlab
 	wsBytes    int64
-	gen        uint16 // eviction generation (keyEntry.gen)
+	freshAcct  int64  // the part of wsBytes that is a static side's rows in the fresh buffers (appendFresh)
+	gen        uint8  // eviction generation (keyEntry.gen)
 	epoch      uint32 // per batch: tells an entry decoded into the partner record of this batch
 	wbEpoch    uint32 // epoch at the last write-back: an entry with a larger pepoch was probed since
 	now        int64  // processing time of the current batch or barrier (µs); 0 without TTL
@@ -166,6 +172,9 @@ type regularJoin struct {
 	outProbe  []int32 // batch row, -1 for NULLs
 	outPart   []int32 // partner record row, -1 for NULLs
 	sweepKeys [][]byte
+	wpos      []int   // per dirty entry at a write-back: its fresh rows' chunk size, then their place in wb (see writeBack)
+	wcnt      []int32 // per dirty entry at a write-back: its records in the fresh logs
+	runsBuilt bool    // runStart and runOrder are this write-back's (freshRun builds them on first use)
 }
 
 // Backend state ids of the regular join.
@@ -319,49 +328,56 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 // or, for rows added since the last write-back, in the side's fresh buffer (shared by every entry of the side, so
 // adding a row allocates nothing per key; the write-back moves them into the entry's value and empties it).
 type keyEntry struct {
-	// What a batch touches per row is in the entry's first two cache lines (keyStates are line-aligned, see
-	// keySlab): a probe of the partner reads line 0 only (live, pepoch, pbase, sl, arena; gen is e[0]'s), an added
-	// row lines 0 and 1 (the fresh chain, flags, tail, flog, written, acct).
+	// What a batch touches per row is in the entry's first two cache lines, one 128-byte aligned pair (keyStates
+	// are line-aligned, see keySlab; the CPU fetches such a pair together): a probe of the partner reads line 0
+	// (live, pepoch, pbase, sl, arena; gen is e[0]'s) and, for a one-row key, its inline slot and row on line 1;
+	// a row added to a static side lines 0 and 1 (live, chunked, the fresh chain and the dirty mark). So a row
+	// of a static side probing a one-row key reads one pair of each entry. Lines 2 and 3 are for the write-back,
+	// TTL and the rest.
 	live   int32
 	pbase  int32  // partner record row of slot 0 in batch pepoch
 	pepoch uint32 // the batch (regularJoin.epoch) that last read its rows as partners; > wbEpoch: probed since the last write-back
-	gen    uint16 // e[0] only: the eviction generation that last touched the key (mod 2^16: only a hint)
-	// parsed: sl holds every slot. Otherwise the first nbase slots are still encoded in arena from bstart on and sl
-	// holds only the slots added since (see parseHeader).
-	parsed bool
-	sl     []rowSlot
-	arena  []byte
-	// An unparsed chunked entry's rows added since the last write-back are not slots but a chain through the fresh
-	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length.
+	gen    uint8  // e[0] only: the eviction generation that last touched the key (mod 2^8: only a hint)
+	chain  bool   // nfresh > 0, here for a probe's ensureParsed
+	// parsed: sl holds every slot (but a chunked entry's fresh chain). Otherwise the first nbase slots are still
+	// encoded in arena from bstart on and sl holds only the slots added since (see parseHeader).
+	parsed  bool
+	chunked bool // a static side's entry: its rows are stored in chunks (see the state layout)
+	sl      []rowSlot
+	arena   []byte
+	// Line 1: a key with one row keeps its slot and its encoded row here rather than in two allocations of their
+	// own, so a probe of it reads lines 0 and 1 (sl and arena point here; see slotBuf, keepArena).
+	isl    [1]rowSlot
+	iarena [32]byte
+	// A chunked entry's rows added since the last write-back or probe are not slots but a chain through the fresh
+	// log, newest first: lastFresh is the index+1 of its newest record (0: none), nfresh the chain's length. A
+	// probe (ensureParsed) or the write-back makes them slots.
 	lastFresh, nfresh int32
 	dirtyIdx          int32 // while isDirty: its index in regularJoin.dirty
-	chunked           bool  // a static side's entry: its rows are stored in chunks (see the state layout)
 	isDirty           bool
 	side              uint8
-	tail              *freshBuf   // the side's fresh buffer (regularJoin.fresh)
-	flog              *[]freshRec // the side's fresh log (regularJoin.flog)
-	written           int64       // last add or retract of a row (µs); 0 without TTL
-	acct              int64       // bytes charged to the working set
-	kg                uint16
 	outer             bool // the side is outer: slots carry association counts
 	stored            bool // the backend has a value for it
-	indexed           bool // the backend has a TTL index entry for it, at idxBucket
-	nbase             int32
-	bstart            int32
-
+	// Line 2.
+	written   int64  // last add or retract of a row (µs); 0 without TTL
+	acct      int64  // bytes charged to the working set (a static side's fresh rows are charged to regularJoin.freshAcct)
 	key       string // canonical key bytes
 	idxBucket int64
+	idx       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
+	kg        uint16
+	indexed   bool // the backend has a TTL index entry for it, at idxBucket
+	nbase     int32
+	bstart    int32
 	// chunked entries: nchunks chunks are stored; sent is how many leading slots of a parsed entry they hold (an
 	// unparsed one holds only the slots added since, nbase counts the stored rows); dropChunks stored chunks are
 	// stale (expired rows) and are deleted at the next write-back.
-	nchunks, sent, dropChunks int32
-	tomb                      int32
-	idx                       map[string]int32 // updating side with many slots: row bytes -> live slot (built lazily)
-	_                         [16]byte         // pads line 2
-	// Line 3: a key with one row keeps its slot and its encoded row here rather than in two allocations of their
-	// own, so a probe of it reads line 0 and this line (sl and arena point here; see slotBuf, keepArena).
-	isl    [1]rowSlot
-	iarena [48]byte
+	nchunks int32
+	// Line 3.
+	sent, dropChunks int32
+	tomb             int32
+	tail             *freshBuf // the side's fresh buffer (regularJoin.fresh)
+	flog             *freshLog // the side's fresh log (regularJoin.flog)
+	_                [28]byte  // pads line 3
 }
 
 // slotBuf returns an empty slot slice for n slots: the inline one when n is at most 1 and sl does not use it.
@@ -386,36 +402,45 @@ func (e *keyEntry) keepArena(v []byte) []byte {
 // ent is the entry's index in regularJoin.dirty, by which a write-back groups the log (freshRuns).
 type freshRec struct{ off, ln, prev, ent int32 }
 
-// appendFresh adds a row to an unparsed chunked entry (a static side's key whose rows are not in memory): one
-// record in the side's fresh log, nothing allocated per key.
+// appendFresh adds a row to a chunked entry (a static side's key): one record in the side's fresh log, nothing
+// allocated or grown per key, whether its rows are in memory or not (most keys of a static side get rows added
+// far more often than they are probed). It reads the side's buffers from j, not from the entry (whose pointers
+// to them are on a line an append does not otherwise read), and charges the row to j.freshAcct.
 // The entry must be dirty (its dirty index names it in the record).
-func (e *keyEntry) appendFresh(row []byte) int64 {
-	off := e.tail.add(row)
-	*e.flog = append(*e.flog, freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
-	e.lastFresh = int32(len(*e.flog))
+func (j *regularJoin) appendFresh(e *keyEntry, row []byte) {
+	side := e.side
+	off := j.fresh[side].add(row)
+	e.lastFresh = j.flog[side].add(freshRec{off: off, ln: int32(len(row)), prev: e.lastFresh, ent: e.dirtyIdx})
+	e.chain = true
 	e.nfresh++
 	e.live++
-	return int64(len(row)) + 12
+	grew := int64(len(row)) + 12
+	j.freshAcct += grew
+	j.wsBytes += grew
 }
 
 // freshRuns groups side s's fresh log by entry (a counting sort by dirty index, stable): a write-back then reads
 // each entry's records as a run instead of chasing its chain record by record, a cache miss each.
 func (j *regularJoin) freshRuns(s int) {
-	log := j.flog[s]
+	log := &j.flog[s]
 	n := len(j.dirty)
 	start := slices.Grow(j.runStart[s][:0], n+1)[:n+1]
 	clear(start)
-	for _, r := range log {
-		start[r.ent+1]++
+	for b := range log.blocks {
+		for _, r := range log.block(b) {
+			start[r.ent+1]++
+		}
 	}
 	for d := 1; d <= n; d++ {
 		start[d] += start[d-1]
 	}
 	cur := append(j.runCur[:0], start[:n]...)
-	order := slices.Grow(j.runOrder[s][:0], len(log))[:len(log)]
-	for k, r := range log {
-		order[cur[r.ent]] = int32(k)
-		cur[r.ent]++
+	order := slices.Grow(j.runOrder[s][:0], log.n)[:log.n]
+	for b := range log.blocks {
+		for i, r := range log.block(b) {
+			order[cur[r.ent]] = int32(b<<freshLogShift + i)
+			cur[r.ent]++
+		}
 	}
 	j.runStart[s], j.runOrder[s], j.runCur = start, order, cur
 }
@@ -423,13 +448,19 @@ func (j *regularJoin) freshRuns(s int) {
 // freshRun appends the slots of an unparsed entry's fresh rows to dst, oldest first, from its run (freshRuns),
 // and empties its chain. The run's last nfresh records are the chain: a TTL expiry may have left older ones.
 func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
-	start, log := j.runStart[e.side], j.flog[e.side]
+	if !j.runsBuilt { // only a write-back's rarer cases need the runs
+		for s := range j.flog {
+			j.freshRuns(s)
+		}
+		j.runsBuilt = true
+	}
+	start, log := j.runStart[e.side], &j.flog[e.side]
 	run := j.runOrder[e.side][start[e.dirtyIdx]:start[e.dirtyIdx+1]]
 	for _, k := range run[len(run)-int(e.nfresh):] {
-		r := log[k]
+		r := log.at(k)
 		dst = append(dst, rowSlot{off: ^r.off, ln: r.ln, cnt: 1})
 	}
-	e.lastFresh, e.nfresh = 0, 0
+	e.lastFresh, e.nfresh, e.chain = 0, 0, false
 	return dst
 }
 
@@ -437,13 +468,13 @@ func (j *regularJoin) freshRun(e *keyEntry, dst []rowSlot) []rowSlot {
 func (e *keyEntry) freshSlots(dst []rowSlot) []rowSlot {
 	n := len(dst)
 	dst = slices.Grow(dst, int(e.nfresh))[:n+int(e.nfresh)]
-	log := *e.flog
+	log := e.flog
 	for k, r := n+int(e.nfresh)-1, e.lastFresh; k >= n; k-- {
-		rec := log[r-1]
+		rec := log.at(r - 1)
 		dst[k] = rowSlot{off: ^rec.off, ln: rec.ln, cnt: 1}
 		r = rec.prev
 	}
-	e.lastFresh, e.nfresh = 0, 0
+	e.lastFresh, e.nfresh, e.chain = 0, 0, false
 	return dst
 }
 
@@ -537,7 +568,7 @@ func (e *keyEntry) clear() {
 	e.arena, e.sl, e.idx = nil, e.sl[:0], nil
 	e.live, e.tomb, e.nbase, e.parsed = 0, 0, 0, true
 	e.dropChunks, e.nchunks, e.sent = max(e.dropChunks, e.nchunks), 0, 0
-	e.lastFresh, e.nfresh = 0, 0
+	e.lastFresh, e.nfresh, e.chain = 0, 0, false
 }
 
 // parseHeader loads a backend value into e without reading its slots: an append-only side's entry that only gets
@@ -671,6 +702,9 @@ func (j *regularJoin) del(k []byte) { j.wb.Delete(k) }
 // entry from its chunks in st.
 func (e *keyEntry) ensureParsed(st state.Backend) error {
 	if e.parsed {
+		if e.chain { // a chunked entry's rows added since it was last parsed: now slots
+			e.sl = e.freshSlots(e.sl)
+		}
 		return nil
 	}
 	if e.chunked {
@@ -881,16 +915,30 @@ func (j *regularJoin) markDirty(e *keyEntry) {
 // writeBack writes every dirty entry to the backend.
 func (j *regularJoin) writeBack() {
 	ttl := j.p.cfg.TTL > 0
-	for s := range j.flog {
-		j.freshRuns(s)
-	}
+	j.runsBuilt = false
 	// Keys, heads and slot headers take about 64 bytes a key; the rows about what the fresh buffers hold, plus
 	// two bytes of slot header each (one growth of a batch this size copies it all).
 	data := 64 * len(j.dirty)
 	for s := range j.fresh {
-		data += len(j.fresh[s].blocks)<<freshShift + 2*len(j.flog[s])
+		data += len(j.fresh[s].blocks)<<freshShift + 2*j.flog[s].n
 	}
 	j.wb = state.NewBatch(max(j.wbN, 2*len(j.dirty)), data)
+	// Each dirty entry's fresh-log records take wpos[its dirty index] bytes in the chunk format; writeChunks makes
+	// that the offset of the chunk's value in the batch where the chunk is exactly those records, -1 elsewhere.
+	// wcnt counts its records.
+	j.wpos = slices.Grow(j.wpos[:0], len(j.dirty))[:len(j.dirty)]
+	j.wcnt = slices.Grow(j.wcnt[:0], len(j.dirty))[:len(j.dirty)]
+	clear(j.wpos)
+	clear(j.wcnt)
+	for s := range j.flog {
+		log := &j.flog[s]
+		for b := range log.blocks {
+			for _, r := range log.block(b) {
+				j.wpos[r.ent] += uvlen(r.ln) + int(r.ln) + 1
+				j.wcnt[r.ent]++
+			}
+		}
+	}
 	for _, e := range j.dirty {
 		e.isDirty = false
 		if e.chunked {
@@ -931,6 +979,7 @@ func (j *regularJoin) writeBack() {
 			e.indexed, e.idxBucket = true, b
 		}
 	}
+	j.scatterFresh()
 	clear(j.dirty)
 	j.dirty = j.dirty[:0]
 	j.wbEpoch = j.epoch
@@ -938,46 +987,101 @@ func (j *regularJoin) writeBack() {
 	state.WriteBatch(j.ctx.State, j.wb)
 	j.wb = nil
 	// Every row in the fresh buffers belonged to a dirty entry, and is in its value now.
+	j.wsBytes -= j.freshAcct
+	j.freshAcct = 0
 	for s := range j.fresh {
 		j.fresh[s].reset()
-		if cap(j.flog[s]) > int(j.p.cacheBytes/64) {
-			j.flog[s] = nil
+		j.flog[s].reset(int(j.p.cacheBytes / 64))
+	}
+}
+
+// scatterFresh copies the fresh logs' rows into the chunk values writeChunks reserved for them in the batch, in
+// the logs' order: the fresh buffers are read in the order they were written (a key's rows are scattered over
+// them, and reading them key by key would miss the cache at nearly every row), the batch written at one cursor per
+// chunk (writes do not stall as reads do).
+func (j *regularJoin) scatterFresh() {
+	for s := range j.flog {
+		f, log := &j.fresh[s], &j.flog[s]
+		for b := range log.blocks {
+			for _, r := range log.block(b) {
+				p := j.wpos[r.ent]
+				if p < 0 {
+					continue
+				}
+				n := uvlen(r.ln) + int(r.ln) + 1
+				v := j.wb.Value(p, n)
+				w := binary.PutUvarint(v, uint64(r.ln))
+				copy(v[w:], f.get(r.off, r.ln))
+				v[n-1] = 1 // copies: a static side's row is a slot of its own
+				j.wpos[r.ent] = p + n
+			}
 		}
-		j.flog[s] = j.flog[s][:0]
 	}
 }
 
 // writeChunks writes what changed in a chunked entry's rows since the last write-back: it deletes the chunks a
-// TTL expiry made stale, then stores the rows added since as one more chunk or, when its rows are in memory and
+// TTL expiry made stale, then stores the rows added since as one more chunk or, when its rows stay in memory and
 // that would make maxChunks, all of them as chunk 0 (so a key probed now and then keeps few chunks, and a key only
 // appended to is never read back). The caller writes the head.
+//
+// A probed entry's rows stay in memory only when they fit its inline arena or are folded into chunk 0: others
+// leave it as those of an entry not probed since the previous write-back do (the next probe reads them back, one
+// Get a chunk), since keeping them means re-encoding every row of the key into a new allocation at every
+// write-back that adds rows to it, where most probed keys of a static side are probed once (the bids of an
+// auction, probed by its arrival) and get rows more often than probes.
 func (j *regularJoin) writeChunks(e *keyEntry) {
 	for c := range e.dropChunks {
 		j.del(j.chunkKeyBuf(e, c))
 	}
 	e.dropChunks = 0
-	probed := e.pepoch > j.wbEpoch
+	d := e.dirtyIdx
+	logBytes := j.wpos[d]
+	j.wpos[d] = -1
 	if e.live == 0 {
 		return
 	}
-	fresh := e.sl
-	if e.parsed {
-		fresh = e.sl[e.sent:]
-	} else if e.nfresh > 0 {
-		j.scratch = j.freshRun(e, j.scratch[:0])
-		fresh = j.scratch
+	chain := 0 // the chain's bytes (at most logBytes: the log also holds the rows a probe made slots)
+	if e.nfresh > 0 {
+		chain = logBytes
 	}
-	if !e.parsed || !probed {
-		if len(fresh) > 0 {
+	keep := e.parsed && e.pepoch > j.wbEpoch &&
+		(e.nchunks+1 >= maxChunks || e.slotsSize(e.sl)+chain <= len(e.iarena))
+	if !keep {
+		// The rows added since: slots past sent (a parsed entry: rows folded in by a probe) and the fresh chain.
+		newRows := e.nfresh
+		if e.parsed {
+			newRows += int32(len(e.sl)) - e.sent
+		}
+		switch {
+		case newRows == 0:
+		case j.wcnt[d] == newRows:
+			// The new chunk is exactly the entry's fresh-log records, in their order: reserved here, filled by
+			// scatterFresh.
+			j.wpos[d] = j.wb.Reserve(j.chunkKeyBuf(e, e.nchunks), logBytes)
+			e.nchunks++
+		default: // a TTL expiry left older records in the log
+			fresh := j.scratch[:0]
+			if e.parsed {
+				fresh = append(fresh, e.sl[e.sent:]...)
+			}
+			if e.nfresh > 0 {
+				fresh = j.freshRun(e, fresh)
+			}
+			j.scratch = fresh
 			j.vbuf = e.encodeSlots(j.vbuf[:0], fresh)
 			j.wb.Put(j.chunkKeyBuf(e, e.nchunks), j.vbuf)
 			e.nchunks++
 		}
-		// Not probed since the previous write-back: its rows leave memory (the next probe reads them back).
+		// Its rows leave memory (the next probe reads them back).
+		e.lastFresh, e.nfresh, e.chain = 0, 0, false
 		e.arena, e.sl, e.idx = nil, nil, nil
 		e.nbase, e.sent, e.parsed = e.live, 0, false
 		return
 	}
+	if e.nfresh > 0 { // the chain becomes slots
+		e.sl = j.freshRun(e, e.sl)
+	}
+	fresh := e.sl[e.sent:]
 	if len(fresh) == 0 {
 		return
 	}
@@ -1403,13 +1507,8 @@ func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
 // pairs walks the batch in row order, updating state and listing the output rows.
 func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 	j.outKind, j.outProbe, j.outPart = j.outKind[:0], j.outProbe[:0], j.outPart[:0]
-	emit := func(k exec.RowKind, probe, part int32) {
-		j.outKind = append(j.outKind, k)
-		j.outProbe = append(j.outProbe, probe)
-		j.outPart = append(j.outPart, part)
-	}
 	outerS, outerO, updS := j.p.outer[s], j.p.outer[o], j.p.updating[s]
-	residual := j.p.cfg.Residual != nil
+	residual, ttl := j.p.cfg.Residual != nil, j.p.cfg.TTL > 0
 	for i := range b.Rows() {
 		kind := b.Kind(i)
 		add := kind == exec.Insert || kind == exec.UpdateAfter
@@ -1418,9 +1517,9 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		if own == nil { // a NULL key component: matches nothing, not stored
 			if outerS {
 				if add {
-					emit(exec.Insert, pi, -1)
+					j.emit(exec.Insert, pi, -1)
 				} else {
-					emit(exec.Delete, pi, -1)
+					j.emit(exec.Delete, pi, -1)
 				}
 			}
 			continue
@@ -1431,34 +1530,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			c = j.candStart[i]
 		}
 		if add {
-			var m int32
-			for sl := range part.sl {
-				ps := &part.sl[sl]
-				if ps.cnt == 0 {
-					continue
-				}
-				if residual {
-					ok := j.match[c]
-					c++
-					if !ok {
-						continue
-					}
-				}
-				cj := ps.cnt
-				pr := part.pbase + int32(sl)
-				flip := outerO && ps.match == 0
-				for range cj {
-					if flip {
-						emit(exec.Delete, -1, pr)
-					}
-					emit(exec.Insert, pi, pr)
-				}
-				if outerO {
-					ps.match++
-					j.markDirty(part)
-				}
-				m += cj
-			}
+			m := j.partners(part, pi, c, true, outerO, residual)
 			slot := -1
 			if updS {
 				slot = own.find(row)
@@ -1468,23 +1540,24 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				// then its copies are not padded downstream: keep the larger count (see the TTL notes).
 				own.sl[slot].cnt++
 				if outerS && m == 0 && own.sl[slot].match == 0 {
-					emit(exec.Insert, pi, -1)
+					j.emit(exec.Insert, pi, -1)
 				}
 			} else {
 				if outerS && m == 0 {
-					emit(exec.Insert, pi, -1)
+					j.emit(exec.Insert, pi, -1)
 				}
-				var grew int64
-				if own.chunked && !own.parsed {
+				if own.chunked { // parsed or not: a probe folds the fresh chain into its slots
 					j.markDirty(own)
-					grew = own.appendFresh(row)
+					j.appendFresh(own, row)
 				} else {
-					grew = own.appendSlot(row, m, updS)
+					grew := own.appendSlot(row, m, updS)
+					own.acct += grew
+					j.wsBytes += grew
 				}
-				own.acct += grew
-				j.wsBytes += grew
 			}
-			own.written = j.now
+			if ttl {
+				own.written = j.now
+			}
 			j.markDirty(own)
 			continue
 		}
@@ -1493,25 +1566,54 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			j.ctx.Errors.Add(1) // not in state: expired, or a broken input changelog
 			continue
 		}
-		for sl := range part.sl {
-			ps := &part.sl[sl]
-			if ps.cnt == 0 {
+		j.partners(part, pi, c, false, outerO, residual)
+		if outerS && own.sl[slot].match == 0 {
+			j.emit(exec.Delete, pi, -1)
+		}
+		own.removeCopy(slot)
+		own.written = j.now
+		j.markDirty(own)
+	}
+}
+
+// partners lists the output rows of batch row pi's pairs with part's live slots (with a residual, those whose
+// candidates, from c on, matched) and returns how many partner copies it paired with. An added row: +I (row,
+// partner) per partner copy, each preceded on an outer partner side by -D (NULLs, partner) when it is the
+// partner's first match, whose association count it then raises. A retracted row: -D (row, partner) per copy,
+// each followed by +I (NULLs, partner) when it was the partner's last match, whose count it then lowers.
+func (j *regularJoin) partners(part *keyEntry, pi, c int32, add, outerO, residual bool) int32 {
+	var m int32
+	for sl := range part.sl {
+		ps := &part.sl[sl]
+		if ps.cnt == 0 {
+			continue
+		}
+		if residual {
+			ok := j.match[c]
+			c++
+			if !ok {
 				continue
 			}
-			if residual {
-				ok := j.match[c]
-				c++
-				if !ok {
-					continue
+		}
+		pr := part.pbase + int32(sl)
+		if add {
+			flip := outerO && ps.match == 0
+			for range ps.cnt {
+				if flip {
+					j.emit(exec.Delete, -1, pr)
 				}
+				j.emit(exec.Insert, pi, pr)
 			}
-			cj := ps.cnt
-			pr := part.pbase + int32(sl)
+			if outerO {
+				ps.match++
+				j.markDirty(part)
+			}
+		} else {
 			unflip := outerO && ps.match == 1
-			for range cj {
-				emit(exec.Delete, pi, pr)
+			for range ps.cnt {
+				j.emit(exec.Delete, pi, pr)
 				if unflip {
-					emit(exec.Insert, -1, pr)
+					j.emit(exec.Insert, -1, pr)
 				}
 			}
 			if outerO && ps.match > 0 {
@@ -1519,13 +1621,16 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				j.markDirty(part)
 			}
 		}
-		if outerS && own.sl[slot].match == 0 {
-			emit(exec.Delete, pi, -1)
-		}
-		own.removeCopy(slot)
-		own.written = j.now
-		j.markDirty(own)
+		m += ps.cnt
 	}
+	return m
+}
+
+// emit lists one output row: its kind, the batch row (-1: NULLs) and the partner record row (-1: NULLs).
+func (j *regularJoin) emit(k exec.RowKind, probe, part int32) {
+	j.outKind = append(j.outKind, k)
+	j.outProbe = append(j.outProbe, probe)
+	j.outPart = append(j.outPart, part)
 }
 
 // gather builds joined rows: the probe side's columns taken from rec at probe, the partner's from prec at part

@@ -142,6 +142,54 @@ func (f *freshBuf) reset() {
 	f.blocks = f.blocks[:0]
 }
 
+// freshLog is a regular join side's fresh log (freshRec, regular.go): records in blocks of freshLogBlock that are
+// filled and never moved (a growing slice would copy the whole log at each doubling: a million records in a
+// write-back interval of Nexmark's bids). Record i is blocks[i>>freshLogShift][i&(freshLogBlock-1)].
+type freshLog struct {
+	blocks [][]freshRec
+	n      int
+}
+
+const (
+	freshLogShift = 16
+	freshLogBlock = 1 << freshLogShift
+)
+
+// add appends r and returns the log's new length (r's index+1).
+func (l *freshLog) add(r freshRec) int32 {
+	b := l.n >> freshLogShift
+	if b == len(l.blocks) {
+		if b < cap(l.blocks) && l.blocks[:b+1][b] != nil { // a block kept by reset
+			l.blocks = l.blocks[:b+1]
+		} else {
+			l.blocks = append(l.blocks, make([]freshRec, freshLogBlock))
+		}
+	}
+	l.blocks[b][l.n&(freshLogBlock-1)] = r
+	l.n++
+	return int32(l.n)
+}
+
+// at returns record i.
+func (l *freshLog) at(i int32) freshRec { return l.blocks[i>>freshLogShift][i&(freshLogBlock-1)] }
+
+// block returns block b's records.
+func (l *freshLog) block(b int) []freshRec {
+	return l.blocks[b][:min(freshLogBlock, l.n-b<<freshLogShift)]
+}
+
+// reset empties the log, keeping blocks for reuse up to about keep records.
+func (l *freshLog) reset(keep int) {
+	k := min(len(l.blocks), keep>>freshLogShift)
+	for b := k; b < len(l.blocks); b++ {
+		l.blocks[b] = nil
+	}
+	l.blocks, l.n = l.blocks[:0:k], 0
+	if k == 0 {
+		l.blocks = nil
+	}
+}
+
 // keyFilter is a Bloom filter of canonical key bytes: has is never false for a key added, and false for most of
 // the others (a fixed size: with millions of keys it answers true more often, which only costs Gets).
 type keyFilter struct {

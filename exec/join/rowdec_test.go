@@ -44,3 +44,37 @@ func TestKeyedKeyLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshLog: records come back by index and block by block, across blocks, and after a reset that keeps some
+// blocks for reuse.
+func TestFreshLog(t *testing.T) {
+	var l freshLog
+	for round, n := range []int{3*freshLogBlock + 17, freshLogBlock + 1, 5} {
+		for i := range n {
+			if got := l.add(freshRec{off: int32(i), ent: int32(round)}); got != int32(i+1) {
+				t.Fatalf("round %d: add %d returned %d", round, i, got)
+			}
+		}
+		for i := range n {
+			if r := l.at(int32(i)); r.off != int32(i) || r.ent != int32(round) {
+				t.Fatalf("round %d: record %d is %+v", round, i, r)
+			}
+		}
+		k := 0
+		for b := range l.blocks {
+			for _, r := range l.block(b) {
+				if r.off != int32(k) {
+					t.Fatalf("round %d: record %d in block order is %+v", round, k, r)
+				}
+				k++
+			}
+		}
+		if k != n {
+			t.Fatalf("round %d: %d records in blocks, want %d", round, k, n)
+		}
+		l.reset(2 * freshLogBlock)
+		if l.n != 0 || len(l.blocks) != 0 || cap(l.blocks) > 2 {
+			t.Fatalf("round %d: reset left n %d, %d blocks, cap %d", round, l.n, len(l.blocks), cap(l.blocks))
+		}
+	}
+}
