@@ -74,7 +74,11 @@
 // rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
 // once L0 holds as many bytes as the levels below (or 48 sublevels), so an entry is rewritten about twice in all,
 // and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
-// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. Pebble's own files do not go through Options.FS (Pebble has its
+// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The
+// compaction yields to the store's persists (pace.go): while a persist sorts and writes its delta, each write of
+// a compaction's output table waits, up to a second per persist, so that a checkpoint does not share the cores with
+// a rewrite of the whole store as well as with the operator; only that CPU-heavy part holds the pacer, never a call
+// into Pebble. Pebble's own files do not go through Options.FS (Pebble has its
 // own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a
 // wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
 //

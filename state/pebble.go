@@ -226,6 +226,12 @@ func (b *pebbleBackend) maybeCompact() {
 	}()
 }
 
+// pacer is what the store's compactions yield to (pace.go).
+func (b *pebbleBackend) pacer() *compactionPacer {
+	g, _ := b.popts.FS.(fsyncGateFS)
+	return g.pace
+}
+
 // pebbleOptions tunes Pebble for many small stores per process. Writes reach Pebble only as ingested sstables
 // (see apply), so the memtable stays empty and small, and the WAL is off: the working store is never reopened
 // after a crash (a restart restores from a checkpoint), and a checkpoint is made of sstables only.
@@ -234,7 +240,7 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 		fsys = vfs.Default
 	}
 	o := &pebble.Options{
-		FS:                  fsyncGateFS{fsys},
+		FS:                  fsyncGateFS{FS: fsys, pace: newCompactionPacer()},
 		Cache:               sharedBlockCache(),
 		MemTableSize:        1 << 20,
 		DisableWAL:          true,
@@ -702,9 +708,12 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	next := b.chain
 	var delta deltaFile
 	delta.snaps = len(snaps)
+	release := b.pacer().hold()
+	defer release()
 	if c, order := collectSorted(snaps); len(order) > 0 {
 		b.chooseStripes(c, order)
 		paths, err := b.writeTables(filepath.Join(b.shared, strconv.FormatUint(s.id, 10)), c, order)
+		release()
 		if err != nil {
 			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 		}
@@ -855,9 +864,12 @@ func (b *pebbleBackend) collectGarbage() {
 // Ingesting instead of committing a batch skips what a memtable would cost here: copying every entry into a batch,
 // Pebble sorting a large batch through its encoded form, and a flush that writes the same sstable anyway.
 func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
+	release := b.pacer().hold()
+	defer release()
 	c, order := collectSorted(snaps)
 	if len(order) > 0 {
 		paths, err := b.writeTables(filepath.Join(b.dir, ingestFile), c, order)
+		release()
 		if err != nil {
 			return err
 		}
@@ -1136,7 +1148,10 @@ func copyFile(fsys FS, src, dst string) error {
 
 // fsyncGateFS makes Pebble's own fsyncs follow FsyncEnabled, so CLINK_STATE_FSYNC=0 turns off all of them
 // (sstable writes, MANIFEST, checkpoints), not only ours.
-type fsyncGateFS struct{ vfs.FS }
+type fsyncGateFS struct {
+	vfs.FS
+	pace *compactionPacer // the tables compactions write wait for it (pace.go)
+}
 
 func gate(f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
@@ -1146,7 +1161,11 @@ func gate(f vfs.File, err error) (vfs.File, error) {
 }
 
 func (g fsyncGateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return gate(g.FS.Create(name, c))
+	f, err := gate(g.FS.Create(name, c))
+	if err == nil && c == compactionCategory && g.pace != nil {
+		f = pacedFile{f, g.pace}
+	}
+	return f, err
 }
 func (g fsyncGateFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, o ...vfs.OpenOption) (vfs.File, error) {
 	return gate(g.FS.OpenReadWrite(name, c, o...))
