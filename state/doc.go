@@ -47,15 +47,18 @@
 // sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). It orders the
 // entries with a radix sort over the key bytes that differ (collect.go): one pass over memory scatters them by the
 // most significant of those bytes (for keyed state the key group), then each bucket, a few hundred KB, is sorted
-// in cache, the buckets shared among GOMAXPROCS goroutines (about half the CPU of an LSD sort over the whole
-// slice, and less wall time when a core is free). It writes them from chunks copied in that order, so its cost is
-// a few passes over the changed entries. The delta's stripes are separate tables, written
-// concurrently (up to GOMAXPROCS at once): a checkpoint waits for about the longest stripe when a core is free. The persisted snapshots stay pending, in memory,
-// until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they take a quarter of the
-// store's budget: a store that changes a lot per checkpoint ingests every delta at once); only after Pebble has a
-// delta do its snapshots leave the pending list, so a concurrent Get never misses a value. A Released snapshot
-// stays pending and goes into the next delta, since its changes are still the newest for their keys; so do the
-// snapshots of a Persist that failed.
+// in cache, the buckets shared among GOMAXPROCS goroutines (about half the CPU of an LSD sort over the whole slice,
+// and less wall time when a core is free). It writes them from chunks copied in that order, so its cost is a few
+// passes over the changed entries. The delta's stripes are separate tables, written concurrently (up to GOMAXPROCS
+// at once): a checkpoint waits for about the longest stripe when a core is free. The persisted snapshots stay
+// pending, in memory, until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they
+// take a quarter of the store's budget: a store that changes a lot per checkpoint ingests every delta at once);
+// only after Pebble has a delta do its snapshots leave the pending list, so a concurrent Get never misses a value.
+// The ingest runs in the background once the Persist that decided it has returned (the checkpoint needs its delta
+// durable, not in Pebble); the next Persist waits for it and, if it failed, ingests again and fails with the error.
+// A delta's stripes go into Pebble in one Ingest (one MANIFEST edit and sync, not one per table). A Released
+// snapshot stays pending and goes into the next delta, since its changes are still the newest for their keys; so do
+// the snapshots of a Persist that failed.
 //
 // Memory: Options.CacheBytes (0: DefaultCacheBytes, which SetDefaultCacheBytes sets for the process, else 1/32
 // of the machine's memory between 64 MB and 1 GB) bounds what a store keeps besides its dirty layers: the persisted

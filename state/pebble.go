@@ -303,7 +303,9 @@ type pebbleBackend struct {
 	hashBuf    []uint64 // GetMany's key filter hashes (operator goroutine only)
 	hitBuf     []found
 
-	persistMu sync.Mutex // one Persist at a time; Close waits for it
+	persistMu    sync.Mutex     // one Persist (or background ingest) at a time; Close waits for it
+	ingestWG     sync.WaitGroup // ingestLater's goroutines; Close waits for them
+	ingestFailed bool           // the last background ingest failed (persistMu)
 
 	// The background compaction (maybeCompact): at most one; Close cancels it and waits.
 	compacting    atomic.Bool
@@ -528,6 +530,7 @@ func (b *pebbleBackend) writeRun(r *run) {
 }
 
 func (b *pebbleBackend) Close() error {
+	b.ingestWG.Wait() // no Persist runs during Close, so none starts another
 	b.persistMu.Lock()
 	defer b.persistMu.Unlock()
 	b.mu.Lock()
@@ -673,6 +676,7 @@ func (s *pebbleSnapshot) Release() {
 // maxChainDeltas checkpoints the chain is re-based on a Pebble checkpoint.
 func (s *pebbleSnapshot) Persist(path string) error {
 	b := s.b
+	b.ingestWG.Wait() // an ingest the previous Persist started goes first
 	b.persistMu.Lock()
 	defer b.persistMu.Unlock()
 
@@ -684,6 +688,14 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	if err := b.fault.get(); err != nil {
 		b.mu.Unlock()
 		return b.pebbleErr("persist", err)
+	}
+	if b.ingestFailed { // a background ingest failed: try again, here, so that its error fails this checkpoint
+		b.mu.Unlock()
+		if err := b.ingestUnflushed(); err != nil {
+			return err
+		}
+		b.ingestFailed = false
+		b.mu.Lock()
 	}
 	n := slices.Index(b.pending, s)
 	if s.done || n < 0 {
@@ -746,9 +758,31 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	flush := len(b.unflushed) >= maxUnflushed || b.persistedBytes() > b.cacheLimit/4
 	b.mu.Unlock()
 	if flush {
-		return b.ingestUnflushed()
+		b.ingestLater(s.id)
 	}
 	return nil
+}
+
+// ingestLater runs ingestUnflushed in the background, after Persist has returned: a checkpoint needs its delta
+// durable, not in Pebble, so its ack does not wait for the ingest (the persisted snapshots stay pending, in memory,
+// until it is done). The next Persist waits for it; if it failed, that Persist ingests again and fails with the
+// error if it persists.
+func (b *pebbleBackend) ingestLater(id uint64) {
+	b.ingestWG.Add(1)
+	go func() {
+		defer b.ingestWG.Done()
+		b.persistMu.Lock()
+		defer b.persistMu.Unlock()
+		b.mu.Lock()
+		closed := b.closed
+		b.mu.Unlock()
+		if closed {
+			return
+		}
+		if err := b.ingestUnflushed(); err != nil {
+			b.ingestFailed = true
+		}
+	}()
 }
 
 // ingestUnflushed hands the persisted deltas to Pebble (Pebble links the files; the shared directory keeps its
@@ -760,8 +794,8 @@ func (b *pebbleBackend) ingestUnflushed() error {
 	b.mu.Unlock()
 	count := 0
 	for _, d := range files {
-		for _, p := range d.paths {
-			if err := ingestShared(b.fsys, b.db, b.dir, p); err != nil {
+		if len(d.paths) > 0 {
+			if err := ingestSharedAll(b.fsys, b.db, b.dir, d.paths); err != nil {
 				return b.pebbleErr("ingest", err)
 			}
 		}
@@ -783,14 +817,31 @@ func (b *pebbleBackend) ingestUnflushed() error {
 // ingestShared ingests a shared sstable without giving it up: Pebble removes the path it ingests, so it gets a
 // scratch hard link in the working directory instead.
 func ingestShared(fsys FS, db *pebble.DB, workDir, path string) error {
-	tmp := filepath.Join(workDir, ingestFile)
-	_ = fsys.Remove(tmp)
-	if err := fsys.Link(path, tmp); err != nil {
-		return fmt.Errorf("ingest %s: %w", path, err)
+	return ingestSharedAll(fsys, db, workDir, []string{path})
+}
+
+// ingestSharedAll is ingestShared of several tables whose key ranges do not overlap (the stripes of one delta) in
+// one Ingest: one edit of Pebble's MANIFEST, and one sync of it, instead of one per table.
+func ingestSharedAll(fsys FS, db *pebble.DB, workDir string, paths []string) error {
+	tmps := make([]string, len(paths))
+	for i, path := range paths {
+		tmps[i] = filepath.Join(workDir, ingestFile)
+		if i > 0 {
+			tmps[i] += "-" + strconv.Itoa(i)
+		}
+		_ = fsys.Remove(tmps[i])
+		if err := fsys.Link(path, tmps[i]); err != nil {
+			for _, t := range tmps[:i] {
+				_ = fsys.Remove(t)
+			}
+			return fmt.Errorf("ingest %s: %w", path, err)
+		}
 	}
-	if err := db.Ingest(context.Background(), []string{tmp}); err != nil {
-		_ = fsys.Remove(tmp)
-		return fmt.Errorf("ingest %s: %w", path, err)
+	if err := db.Ingest(context.Background(), tmps); err != nil {
+		for _, t := range tmps {
+			_ = fsys.Remove(t)
+		}
+		return fmt.Errorf("ingest %s: %w", strings.Join(paths, ", "), err)
 	}
 	return nil
 }
