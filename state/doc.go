@@ -113,12 +113,16 @@
 // then "end"), framed, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
 // oldest first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one
 // delta (what changed; <id>-<stripe>.sst, one table per stripe, once the store has stripes) and one listing,
-// whatever the state's size. Every maxChainDeltas (16) checkpoints the next one re-bases: it ingests everything into Pebble and takes a Pebble
-// checkpoint as the new base (hard links to immutable sstables; built in ".base-<id>.part" and renamed, so it is
-// complete or absent), then deletes the shared files no live snapshot names (Options.LiveSnapshots). A restore
-// rebuilds the working directory from the base (*.sst and *.blob hard-linked, the rest copied, because the opened
-// store appends to its MANIFEST and rewrites OPTIONS) and ingests the deltas in order; Pebble removes a path it
-// ingests, so it is handed a scratch hard link, never the shared file.
+// whatever the state's size. The checkpoint whose listing names maxChainDeltas (16) deltas starts a re-base, in the
+// background after its Persist returned (with the ingest, see above): it ingests every delta into Pebble and takes
+// a Pebble checkpoint as the new base, base-<id>, the state as of that checkpoint (hard links to immutable
+// sstables; built in ".base-<id>.part" and renamed, so it is complete or absent), then deletes the shared files
+// that neither the new chain nor a live snapshot names (Options.LiveSnapshots: the listings that exist, so the
+// re-basing checkpoint's own, which names the old chain, keeps it). The next checkpoint's listing names the new
+// base and its own delta. So no checkpoint's ack waits for a re-base; the next Persist waits for what is left of
+// it. A restore rebuilds the working directory from the base (*.sst and *.blob hard-linked, the rest copied,
+// because the opened store appends to its MANIFEST and rewrites OPTIONS) and ingests the deltas in order; Pebble
+// removes a path it ingests, so it is handed a scratch hard link, never the shared file.
 //
 // # Pebble checkpoint durability (v2.1.7, read from checkpoint.go)
 //

@@ -233,7 +233,7 @@ func (b *pebbleBackend) pacer() *compactionPacer {
 }
 
 // pebbleOptions tunes Pebble for many small stores per process. Writes reach Pebble only as ingested sstables
-// (see apply), so the memtable stays empty and small, and the WAL is off: the working store is never reopened
+// (see ingestUnflushed), so the memtable stays empty and small, and the WAL is off: the working store is never reopened
 // after a crash (a restart restores from a checkpoint), and a checkpoint is made of sstables only.
 func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Options {
 	if fsys == nil {
@@ -271,7 +271,7 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 	o.LBaseMaxBytes = 1 << 30
 	// Compactions write large tables (64 MB in Lbase): far fewer tables to keep open and to look a key up in.
 	o.TargetFileSizes[0] = 32 << 20
-	o.EnsureDefaults() // apply's sstable writer needs the resolved options
+	o.EnsureDefaults() // writeTables's sstable writer needs the resolved options
 	return o
 }
 
@@ -303,9 +303,9 @@ type pebbleBackend struct {
 	hashBuf    []uint64 // GetMany's key filter hashes (operator goroutine only)
 	hitBuf     []found
 
-	persistMu    sync.Mutex     // one Persist (or background ingest) at a time; Close waits for it
-	ingestWG     sync.WaitGroup // ingestLater's goroutines; Close waits for them
-	ingestFailed bool           // the last background ingest failed (persistMu)
+	persistMu sync.Mutex     // one Persist (or background ingest) at a time; Close waits for it
+	ingestWG  sync.WaitGroup // ingestLater's goroutines; Close waits for them
+	bgErr     error          // what the last background ingest or re-base failed with (mu)
 
 	// The background compaction (maybeCompact): at most one; Close cancels it and waits.
 	compacting    atomic.Bool
@@ -689,13 +689,10 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		b.mu.Unlock()
 		return b.pebbleErr("persist", err)
 	}
-	if b.ingestFailed { // a background ingest failed: try again, here, so that its error fails this checkpoint
+	if err := b.bgErr; err != nil { // the background ingest or re-base failed: this checkpoint fails with it
+		b.bgErr = nil
 		b.mu.Unlock()
-		if err := b.ingestUnflushed(); err != nil {
-			return err
-		}
-		b.ingestFailed = false
-		b.mu.Lock()
+		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 	}
 	n := slices.Index(b.pending, s)
 	if s.done || n < 0 {
@@ -708,15 +705,8 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		first++
 	}
 	snaps := slices.Clone(b.pending[first : n+1])
-	rebase := chainCheckpoints(b.chain.deltas) >= maxChainDeltas
 	b.mu.Unlock()
 
-	if rebase {
-		if err := b.rebase(s.id, snaps, path); err != nil {
-			return b.pebbleErr(fmt.Sprintf("persist snapshot %d", s.id), err)
-		}
-		return nil
-	}
 	next := b.chain
 	var delta deltaFile
 	delta.snaps = len(snaps)
@@ -756,18 +746,19 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	// Persisted snapshots wait in memory so that a few deltas go into Pebble at once, but only up to a part of
 	// the cache budget: a store whose every checkpoint changes a lot ingests each delta at once.
 	flush := len(b.unflushed) >= maxUnflushed || b.persistedBytes() > b.cacheLimit/4
+	rebase := chainCheckpoints(next.deltas) >= maxChainDeltas
 	b.mu.Unlock()
-	if flush {
-		b.ingestLater(s.id)
+	if flush || rebase {
+		b.ingestLater(s.id, rebase)
 	}
 	return nil
 }
 
 // ingestLater runs ingestUnflushed in the background, after Persist has returned: a checkpoint needs its delta
 // durable, not in Pebble, so its ack does not wait for the ingest (the persisted snapshots stay pending, in memory,
-// until it is done). The next Persist waits for it; if it failed, that Persist ingests again and fails with the
-// error if it persists.
-func (b *pebbleBackend) ingestLater(id uint64) {
+// until it is done). With rebase it then re-bases the chain on the store as of snapshot id (rebase). The next
+// Persist waits for it, and fails with its error if it failed.
+func (b *pebbleBackend) ingestLater(id uint64, rebase bool) {
 	b.ingestWG.Add(1)
 	go func() {
 		defer b.ingestWG.Done()
@@ -779,8 +770,14 @@ func (b *pebbleBackend) ingestLater(id uint64) {
 		if closed {
 			return
 		}
-		if err := b.ingestUnflushed(); err != nil {
-			b.ingestFailed = true
+		err := b.ingestUnflushed()
+		if err == nil && rebase {
+			err = b.rebase(id)
+		}
+		if err != nil {
+			b.mu.Lock()
+			b.bgErr = err
+			b.mu.Unlock()
 		}
 	}()
 }
@@ -846,24 +843,17 @@ func ingestSharedAll(fsys FS, db *pebble.DB, workDir string, paths []string) err
 	return nil
 }
 
-// rebase brings Pebble up to s (the persisted deltas, then the rest of snaps) and makes a Pebble checkpoint the
-// base of a new chain, persisted at path; then files no live snapshot names are deleted.
-func (b *pebbleBackend) rebase(id uint64, snaps []*pebbleSnapshot, path string) error {
-	if err := b.ingestUnflushed(); err != nil {
-		return err
-	}
-	if err := b.apply(snaps); err != nil {
-		return err
-	}
+// rebase makes a Pebble checkpoint of the store the base of a new chain: called with every delta up to snapshot id
+// ingested and nothing newer (it holds persistMu), so the base is the state as of id. id's own listing names the old
+// chain; the next Persist's names the new base and its own delta. Then files that neither the new chain nor any live
+// snapshot names are deleted (id's listing is live: it exists).
+func (b *pebbleBackend) rebase(id uint64) error {
 	next := chainSpec{base: filepath.Join(b.shared, fmt.Sprintf("base-%d", id)), sums: map[string]fileSum{}}
 	if err := b.checkpoint(next.base); err != nil {
-		return err
+		return b.pebbleErr("re-base", err)
 	}
 	if err := baseSums(b.fsys, next.base, next.sums); err != nil {
-		return err
-	}
-	if err := writeChain(b.fsys, path, next); err != nil {
-		return err
+		return b.pebbleErr("re-base", err)
 	}
 	b.mu.Lock()
 	b.chain = next
@@ -908,43 +898,8 @@ func (b *pebbleBackend) collectGarbage() {
 	}
 }
 
-// apply writes the snapshots' entries to Pebble as one sorted sstable that it ingests (newest snapshot wins on
-// keys several of them hold), and only then takes them out of the pending list, so that a concurrent Get always
-// finds a key in one layer or the other.
-//
-// Ingesting instead of committing a batch skips what a memtable would cost here: copying every entry into a batch,
-// Pebble sorting a large batch through its encoded form, and a flush that writes the same sstable anyway.
-func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
-	release := b.pacer().hold()
-	defer release()
-	c, order := collectSorted(snaps)
-	if len(order) > 0 {
-		paths, err := b.writeTables(filepath.Join(b.dir, ingestFile), c, order)
-		release()
-		if err != nil {
-			return err
-		}
-		err = b.db.Ingest(context.Background(), paths)
-		for _, p := range paths {
-			_ = b.popts.FS.Remove(p) // Ingest hard-linked it under a name of its own (or failed)
-		}
-		if err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
-	}
-	b.maybeCompact()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.pending = slices.Delete(b.pending, 0, len(snaps))
-	var ts []layer
-	for _, s := range snaps {
-		ts = append(ts, s.layers...)
-	}
-	b.promote(ts)
-	return nil
-}
-
-// ingestFile is the scratch sstable apply writes in the working directory; Pebble ignores names it did not make.
+// ingestFile is the name of the scratch links ingestSharedAll makes in the working directory; Pebble ignores names
+// it did not make.
 const ingestFile = "ingest.tmp"
 
 // writeTables writes the entries of order into one sstable per stripe that has any (chooseStripes): prefix.sst
@@ -1116,7 +1071,7 @@ func (b *pebbleBackend) checkpoint(dir string) error {
 	return nil
 }
 
-// resetWorkDir empties the working directory, refusing to when it holds anything a Pebble store (or apply) does
+// resetWorkDir empties the working directory, refusing to when it holds anything a Pebble store (or an ingest) does
 // not write: a misconfigured Dir must not cost anyone their files.
 func resetWorkDir(fsys FS, dir string) error {
 	entries, err := fsys.ReadDir(dir)
