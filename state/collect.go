@@ -22,10 +22,13 @@ type keyEntry struct {
 	e entry
 }
 
-// sortKey is one entry being persisted.
+// sortKey is one entry being persisted. An entry of a run also carries where its key and value are in the run's
+// data, so that gather reads them without looking the entry up again (one cache miss per entry instead of two).
 type sortKey struct {
 	hi, lo uint64 // the key's first 16 bytes, big endian, zero padded
 	i      int32  // the entry in its source
+	off    uint32 // a run's entry: where its key starts in the run's data (its value follows)
+	vlen   uint32 // a run's entry: its value's length, runDeleted for a delete
 	src    uint16 // its source (layer), newest first: equal keys sort newest first
 	klen   uint16 // the key's length, up to 0xFFFF
 }
@@ -85,7 +88,9 @@ func collectSorted(snaps []*pebbleSnapshot) (*collected, []sortKey) {
 		case *run:
 			c.srcs[src].r = l
 			for j := len(l.ents) - 1; j >= 0; j-- { // newest first, like the layers
-				order = append(order, makeSortKey(l.key(uint32(j)), j, src))
+				k := makeSortKey(l.key(uint32(j)), j, src)
+				k.off, k.vlen = l.ents[j].off, l.ents[j].vlen
+				order = append(order, k)
 			}
 		case *memtable:
 			kvs := l.appendEntries(make([]keyEntry, 0, len(l.m)))
@@ -360,19 +365,12 @@ type gatheredEntry struct {
 // into g, which it resets. The loop does nothing but copy, so the cache misses of consecutive entries overlap.
 func (c *collected) gather(g *gathered, order []sortKey, prev sortKey) {
 	g.buf, g.ents = g.buf[:0], g.ents[:0]
-	// Touch the runs' entry headers, then their data, in passes of independent loads: the cache misses of a
-	// chunk overlap, and the copy below finds everything in cache.
+	// Touch the runs' data in a pass of independent loads: the cache misses of a chunk overlap, and the copy below
+	// finds everything in cache.
 	var x uint32
 	for _, o := range order {
-		if r := c.srcs[o.src].r; r != nil {
-			x += r.ents[o.i].off
-		}
-	}
-	for _, o := range order {
-		if r := c.srcs[o.src].r; r != nil {
-			if off := r.ents[o.i].off; off < uint32(len(r.data)) {
-				x += uint32(r.data[off])
-			}
+		if r := c.srcs[o.src].r; r != nil && o.off < uint32(len(r.data)) {
+			x += uint32(r.data[o.off])
 		}
 	}
 	gatherSink.Store(x)
@@ -382,6 +380,17 @@ func (c *collected) gather(g *gathered, order []sortKey, prev sortKey) {
 			continue
 		}
 		prev = o
+		if r := c.srcs[o.src].r; r != nil && o.klen < 0xFFFF { // a run's entry, key and value end to end
+			klen := uint32(o.klen)
+			if o.vlen == runDeleted {
+				g.buf = append(g.buf, r.data[o.off:o.off+klen]...)
+				g.ents = append(g.ents, gatheredEntry{int32(klen), -1})
+				continue
+			}
+			g.buf = append(g.buf, r.data[o.off:o.off+klen+o.vlen]...)
+			g.ents = append(g.ents, gatheredEntry{int32(klen), int32(o.vlen)})
+			continue
+		}
 		k := c.key(o)
 		e := c.entry(o)
 		g.buf = append(g.buf, k...)

@@ -48,7 +48,8 @@
 // entries with a radix sort over the key bytes that differ (collect.go): one pass over memory scatters them by the
 // most significant of those bytes (for keyed state the key group), then each bucket, a few hundred KB, is sorted
 // in cache, the buckets shared among GOMAXPROCS goroutines (about half the CPU of an LSD sort over the whole slice,
-// and less wall time when a core is free). It writes them from chunks copied in that order, so its cost is a few
+// and less wall time when a core is free). It writes them from chunks copied in that order (a run's entry carries
+// where its key and value are, so the copy reads them without looking the entry up again), so its cost is a few
 // passes over the changed entries. The delta's stripes are separate tables, written concurrently (up to GOMAXPROCS
 // at once): a checkpoint waits for about the longest stripe when a core is free. The persisted snapshots stay
 // pending, in memory, until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they
