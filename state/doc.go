@@ -30,10 +30,13 @@
 //
 // Get walks them in that order and Scan merges them (the newest entry of a key wins; a delete hides older layers).
 // A layer is a memtable (a Go map, memtable.go) or a run (run.go): a Batch kept whole, its keys and values end to
-// end with 12 bytes per entry (plus a 16-byte hash slot once something looks it up), against a map entry's hundred
-// bytes and two allocations. An operator that writes back many keys at a barrier (the group aggregate) hands them
-// over as one Batch. GetMany (multiget.go) is Get for the keys of a whole input batch: the in-memory layers under
-// one lock, then the keys none of them holds read from Pebble in key order through one iterator.
+// end with 12 bytes per entry, against a map entry's hundred bytes and two allocations. A run builds a Bloom filter
+// of its keys (20 bits each) at the first lookup that reaches it, and a hash index (16 bytes per entry) only once a
+// lookup gets past that filter: most lookups that reach a run are the key filter's false positives, for keys in no
+// layer, and no longer index every run they pass. An operator that writes back many keys at a barrier (the group
+// aggregate) hands them over as one Batch. GetMany (multiget.go) is Get for the keys of a whole input batch: the
+// in-memory layers under one lock, then the keys none of them holds read from Pebble in key order through one
+// iterator.
 //
 // The key filter is what keeps state beyond memory without a cliff when most keys are new (a GROUP BY over a
 // growing key space): a new key costs a probe of the dirty map and one block per filter generation (GetMany and
