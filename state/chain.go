@@ -17,9 +17,9 @@ import (
 // relative to that file's directory, so a data directory can be moved as a whole. Restoring rebuilds the working
 // store from the base and ingests the deltas in order (a later delta's entries shadow an earlier one's).
 //
-// A checkpoint therefore costs one delta sstable (what changed) and one small file; every maxChainDeltas
-// checkpoints the chain is re-based on a fresh Pebble checkpoint (hard links to the store's immutable sstables),
-// which bounds restore work and the shared directory's size.
+// A checkpoint therefore costs one delta sstable (what changed) and one small file; once a chain names
+// maxChainDeltas deltas it is re-based, in the background, on a fresh Pebble checkpoint (hard links to the store's
+// immutable sstables), which bounds restore work and the shared directory's size.
 type chainSpec struct {
 	base   string   // absolute; "" for none
 	deltas []string // absolute, oldest first
@@ -38,7 +38,7 @@ type fileSum struct {
 
 const chainHeader = "clinksql-chain 1"
 
-// maxChainDeltas bounds a chain; the next checkpoint re-bases it.
+// maxChainDeltas bounds a chain: the checkpoint that reaches it starts a re-base (pebbleBackend.ingestLater).
 const maxChainDeltas = 16
 
 func (c chainSpec) with(delta string, sum fileSum) chainSpec {

@@ -3,7 +3,9 @@ package state
 import (
 	"bytes"
 	"encoding/binary"
+	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -20,10 +22,13 @@ type keyEntry struct {
 	e entry
 }
 
-// sortKey is one entry being persisted.
+// sortKey is one entry being persisted. An entry of a run also carries where its key and value are in the run's
+// data, so that gather reads them without looking the entry up again (one cache miss per entry instead of two).
 type sortKey struct {
 	hi, lo uint64 // the key's first 16 bytes, big endian, zero padded
 	i      int32  // the entry in its source
+	off    uint32 // a run's entry: where its key starts in the run's data (its value follows)
+	vlen   uint32 // a run's entry: its value's length, runDeleted for a delete
 	src    uint16 // its source (layer), newest first: equal keys sort newest first
 	klen   uint16 // the key's length, up to 0xFFFF
 }
@@ -83,7 +88,9 @@ func collectSorted(snaps []*pebbleSnapshot) (*collected, []sortKey) {
 		case *run:
 			c.srcs[src].r = l
 			for j := len(l.ents) - 1; j >= 0; j-- { // newest first, like the layers
-				order = append(order, makeSortKey(l.key(uint32(j)), j, src))
+				k := makeSortKey(l.key(uint32(j)), j, src)
+				k.off, k.vlen = l.ents[j].off, l.ents[j].vlen
+				order = append(order, k)
 			}
 		case *memtable:
 			kvs := l.appendEntries(make([]keyEntry, 0, len(l.m)))
@@ -99,61 +106,219 @@ func collectSorted(snaps []*pebbleSnapshot) (*collected, []sortKey) {
 	return c, order
 }
 
-// radixSort sorts by (hi, lo, klen), stably: an LSD radix sort over the bytes that are not the same in every key.
+// radixSort sorts by (hi, lo, klen), stably, over the bytes that are not the same in every key (16 bytes of key
+// and 2 of length: digit 0 is klen's low byte, 2-9 lo's bytes and 10-17 hi's, least significant first).
+//
+// A large slice is first scattered by its most significant varying byte (for keyed state the key group's low
+// byte), then each of those buckets is sorted on its own by an LSD radix sort over the other varying bytes.
+// A bucket is a few hundred KB, so its passes run in the CPU's cache: one pass over main memory instead of one per
+// varying byte (five or six for integer keys). The buckets are independent and are shared among GOMAXPROCS
+// goroutines.
 func radixSort(a []sortKey) {
 	if len(a) < 2 {
 		return
 	}
-	// All the histograms in one pass: 2 length bytes, then lo's 8 bytes, then hi's, least significant first.
-	var counts [18][256]int
+	// The varying bytes: those where some key differs from the first.
+	var dh, dl uint64
+	var dk uint16
+	f := a[0]
 	for i := range a {
 		k := &a[i]
-		counts[0][byte(k.klen)]++
-		counts[1][byte(k.klen>>8)]++
-		for d := range 8 {
-			counts[2+d][byte(k.lo>>(8*d))]++
-			counts[10+d][byte(k.hi>>(8*d))]++
+		dh |= k.hi ^ f.hi
+		dl |= k.lo ^ f.lo
+		dk |= k.klen ^ f.klen
+	}
+	var digits []int // least significant first
+	for d := range radixDigits {
+		var x uint64
+		switch {
+		case d < 2:
+			x = uint64(dk) >> (8 * d)
+		case d < 10:
+			x = dl >> (8 * (d - 2))
+		default:
+			x = dh >> (8 * (d - 10))
+		}
+		if byte(x) != 0 {
+			digits = append(digits, d)
 		}
 	}
+	if len(digits) == 0 {
+		return
+	}
 	tmp := make([]sortKey, len(a))
-	src, dst := a, tmp
-	for d := range 18 {
-		c := &counts[d]
-		trivial := false
-		for _, x := range c {
-			if x == len(a) { // every key has the same byte here
-				trivial = true
-				break
+	if len(a) < radixBucketMin || len(digits) == 1 {
+		var counts [radixDigits][256]int
+		for i := range a {
+			for _, d := range digits {
+				counts[d][digit(&a[i], d)]++
 			}
 		}
-		if trivial {
-			continue
+		lsdSort(a, tmp, digits, &counts)
+		return
+	}
+	top := digits[len(digits)-1]
+	var topCounts [256]int
+	for i := range a {
+		topCounts[digit(&a[i], top)]++
+	}
+	var ends [257]int
+	sum := 0
+	for b, x := range topCounts {
+		ends[b] = sum
+		sum += x
+	}
+	ends[256] = sum
+	offs := ends
+	scatter(a, tmp, top, &offs)
+	rest := digits[:len(digits)-1]
+	var next atomic.Int32
+	sortBuckets := func() {
+		var local [radixDigits][256]int
+		for {
+			b := int(next.Add(1)) - 1
+			if b >= 256 {
+				return
+			}
+			lo, hi := ends[b], ends[b+1]
+			switch hi - lo {
+			case 0:
+			case 1:
+				a[lo] = tmp[lo]
+			default:
+				bucketSort(tmp[lo:hi], a[lo:hi], rest, &local)
+			}
 		}
-		var offs [256]int
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(a)/radixBucketMin+1)
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sortBuckets()
+		}()
+	}
+	sortBuckets()
+	wg.Wait()
+}
+
+const radixDigits = 18
+
+// radixBucketMin is the smallest slice radixSort splits into buckets (a variable for tests).
+var radixBucketMin = 1 << 15
+
+func trivialDigit(c *[256]int, n int) bool {
+	for _, x := range c {
+		if x == n {
+			return true
+		}
+		if x != 0 {
+			return false
+		}
+	}
+	return false
+}
+
+// digit is byte d of k (see radixSort).
+func digit(k *sortKey, d int) byte {
+	switch {
+	case d < 2:
+		return byte(k.klen >> (8 * d))
+	case d < 10:
+		return byte(k.lo >> (8 * (d - 2)))
+	default:
+		return byte(k.hi >> (8 * (d - 10)))
+	}
+}
+
+// scatter moves src into dst by digit d, stably; offs holds each byte's first position in dst and is advanced.
+func scatter(src, dst []sortKey, d int, offs *[257]int) {
+	switch {
+	case d < 2:
+		sh := 8 * uint(d)
+		for i := range src {
+			b := byte(src[i].klen >> sh)
+			dst[offs[b]] = src[i]
+			offs[b]++
+		}
+	case d < 10:
+		sh := 8 * uint(d-2)
+		for i := range src {
+			b := byte(src[i].lo >> sh)
+			dst[offs[b]] = src[i]
+			offs[b]++
+		}
+	default:
+		sh := 8 * uint(d-10)
+		for i := range src {
+			b := byte(src[i].hi >> sh)
+			dst[offs[b]] = src[i]
+			offs[b]++
+		}
+	}
+}
+
+// lsdSort sorts a by digits (least significant first) whose histograms are in counts, with tmp as scratch.
+func lsdSort(a, tmp []sortKey, digits []int, counts *[radixDigits][256]int) {
+	src, dst := a, tmp
+	for _, d := range digits {
+		var offs [257]int
 		sum := 0
-		for b, x := range c {
+		for b, x := range counts[d] {
 			offs[b] = sum
 			sum += x
 		}
-		for i := range src {
-			k := &src[i]
-			var b byte
-			switch {
-			case d < 2:
-				b = byte(k.klen >> (8 * d))
-			case d < 10:
-				b = byte(k.lo >> (8 * (d - 2)))
-			default:
-				b = byte(k.hi >> (8 * (d - 10)))
-			}
-			dst[offs[b]] = *k
-			offs[b]++
-		}
+		scatter(src, dst, d, &offs)
 		src, dst = dst, src
 	}
 	if &src[0] != &a[0] {
 		copy(a, src)
 	}
+}
+
+// bucketSort sorts src by digits into dst (src is scratch): it takes its own histograms, and skips the digits that
+// are the same throughout the bucket.
+func bucketSort(src, dst []sortKey, digits []int, counts *[radixDigits][256]int) {
+	for _, d := range digits {
+		clear(counts[d][:])
+	}
+	for i := range src {
+		k := &src[i]
+		for _, d := range digits {
+			counts[d][digit(k, d)]++
+		}
+	}
+	var varying [radixDigits]int
+	n := 0
+	for _, d := range digits {
+		if !trivialDigit(&counts[d], len(src)) {
+			varying[n] = d
+			n++
+		}
+	}
+	if n == 0 {
+		copy(dst, src)
+		return
+	}
+	// lsdSort leaves the result in its first argument: sort src in place (dst as scratch), then copy; or, with an
+	// odd number of passes, scatter the first one from src into dst and go on from there with src as scratch.
+	if n%2 == 1 {
+		d := varying[0]
+		var offs [257]int
+		sum := 0
+		for b, x := range counts[d] {
+			offs[b] = sum
+			sum += x
+		}
+		scatter(src, dst, d, &offs)
+		if n > 1 {
+			lsdSort(dst, src, varying[1:n], counts)
+		}
+		return
+	}
+	lsdSort(src, dst, varying[:n], counts)
+	copy(dst, src)
 }
 
 // fixLongKeys orders the entries whose keys share their first 16 bytes and are longer than that (the radix sort
@@ -200,19 +365,12 @@ type gatheredEntry struct {
 // into g, which it resets. The loop does nothing but copy, so the cache misses of consecutive entries overlap.
 func (c *collected) gather(g *gathered, order []sortKey, prev sortKey) {
 	g.buf, g.ents = g.buf[:0], g.ents[:0]
-	// Touch the runs' entry headers, then their data, in passes of independent loads: the cache misses of a
-	// chunk overlap, and the copy below finds everything in cache.
+	// Touch the runs' data in a pass of independent loads: the cache misses of a chunk overlap, and the copy below
+	// finds everything in cache.
 	var x uint32
 	for _, o := range order {
-		if r := c.srcs[o.src].r; r != nil {
-			x += r.ents[o.i].off
-		}
-	}
-	for _, o := range order {
-		if r := c.srcs[o.src].r; r != nil {
-			if off := r.ents[o.i].off; off < uint32(len(r.data)) {
-				x += uint32(r.data[off])
-			}
+		if r := c.srcs[o.src].r; r != nil && o.off < uint32(len(r.data)) {
+			x += uint32(r.data[o.off])
 		}
 	}
 	gatherSink.Store(x)
@@ -222,6 +380,17 @@ func (c *collected) gather(g *gathered, order []sortKey, prev sortKey) {
 			continue
 		}
 		prev = o
+		if r := c.srcs[o.src].r; r != nil && o.klen < 0xFFFF { // a run's entry, key and value end to end
+			klen := uint32(o.klen)
+			if o.vlen == runDeleted {
+				g.buf = append(g.buf, r.data[o.off:o.off+klen]...)
+				g.ents = append(g.ents, gatheredEntry{int32(klen), -1})
+				continue
+			}
+			g.buf = append(g.buf, r.data[o.off:o.off+klen+o.vlen]...)
+			g.ents = append(g.ents, gatheredEntry{int32(klen), int32(o.vlen)})
+			continue
+		}
 		k := c.key(o)
 		e := c.entry(o)
 		g.buf = append(g.buf, k...)

@@ -105,3 +105,46 @@ func TestCollectSortedMatchesComparisonSort(t *testing.T) {
 		}
 	}
 }
+
+// radixSort orders like a stable sort by (hi, lo, klen), whether it splits the slice into buckets or not, for
+// keys whose varying bytes are few or many, even or odd in number.
+func TestRadixSortMatchesStableSort(t *testing.T) {
+	defer func(n int) { radixBucketMin = n }(radixBucketMin)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, bucketMin := range []int{1 << 15, 64} {
+		radixBucketMin = bucketMin
+		for _, n := range []int{0, 1, 2, 100, 5000, 70000} {
+			for _, mask := range [][2]uint64{{0xFF00, 0}, {0x7F00_0000_0000_0000 | 0xFFFF, 0}, {0x7F << 48, 0xFF << 56},
+				{0x7F << 48, 0xFFFF_FF00_0000_0000}, {^uint64(0), ^uint64(0)}} {
+				a := make([]sortKey, n)
+				for i := range a {
+					a[i] = sortKey{hi: rng.Uint64() & mask[0], lo: rng.Uint64() & mask[1], i: int32(i), klen: uint16(11 + rng.IntN(2))}
+				}
+				want := slices.Clone(a)
+				slices.SortStableFunc(want, func(x, y sortKey) int {
+					if c := cmpUint(x.hi, y.hi); c != 0 {
+						return c
+					}
+					if c := cmpUint(x.lo, y.lo); c != 0 {
+						return c
+					}
+					return int(x.klen) - int(y.klen)
+				})
+				radixSort(a)
+				if !slices.Equal(a, want) {
+					t.Fatalf("bucketMin %d, n %d, mask %x: not the stable order", bucketMin, n, mask)
+				}
+			}
+		}
+	}
+}
+
+func cmpUint(x, y uint64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}

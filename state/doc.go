@@ -30,10 +30,13 @@
 //
 // Get walks them in that order and Scan merges them (the newest entry of a key wins; a delete hides older layers).
 // A layer is a memtable (a Go map, memtable.go) or a run (run.go): a Batch kept whole, its keys and values end to
-// end with 12 bytes per entry (plus a 16-byte hash slot once something looks it up), against a map entry's hundred
-// bytes and two allocations. An operator that writes back many keys at a barrier (the group aggregate) hands them
-// over as one Batch. GetMany (multiget.go) is Get for the keys of a whole input batch: the in-memory layers under
-// one lock, then the keys none of them holds read from Pebble in key order through one iterator.
+// end with 12 bytes per entry, against a map entry's hundred bytes and two allocations. A run builds a Bloom filter
+// of its keys (20 bits each) at the first lookup that reaches it, and a hash index (16 bytes per entry) only once a
+// lookup gets past that filter: most lookups that reach a run are the key filter's false positives, for keys in no
+// layer, and no longer index every run they pass. An operator that writes back many keys at a barrier (the group
+// aggregate) hands them over as one Batch. GetMany (multiget.go) is Get for the keys of a whole input batch: the
+// in-memory layers under one lock, then the keys none of them holds read from Pebble in key order through one
+// iterator.
 //
 // The key filter is what keeps state beyond memory without a cliff when most keys are new (a GROUP BY over a
 // growing key space): a new key costs a probe of the dirty map and one block per filter generation (GetMany and
@@ -45,14 +48,21 @@
 //
 // Persist writes the newest entry of every key of the pending snapshots not persisted yet, up to its own, into one
 // sorted delta sstable in the shared directory, then the snapshot's listing (see Persisted layout). It orders the
-// entries with a radix sort over the key bytes that differ (collect.go) and writes them from chunks copied in that
-// order, so its cost is a few passes over the changed entries. The delta's stripes are separate tables, written
-// concurrently (up to GOMAXPROCS at once): a checkpoint waits for about the longest stripe when a core is free. The persisted snapshots stay pending, in memory,
-// until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they take a quarter of the
-// store's budget: a store that changes a lot per checkpoint ingests every delta at once); only after Pebble has a
-// delta do its snapshots leave the pending list, so a concurrent Get never misses a value. A Released snapshot
-// stays pending and goes into the next delta, since its changes are still the newest for their keys; so do the
-// snapshots of a Persist that failed.
+// entries with a radix sort over the key bytes that differ (collect.go): one pass over memory scatters them by the
+// most significant of those bytes (for keyed state the key group), then each bucket, a few hundred KB, is sorted
+// in cache, the buckets shared among GOMAXPROCS goroutines (about half the CPU of an LSD sort over the whole slice,
+// and less wall time when a core is free). It writes them from chunks copied in that order (a run's entry carries
+// where its key and value are, so the copy reads them without looking the entry up again), so its cost is a few
+// passes over the changed entries. The delta's stripes are separate tables, written concurrently (up to GOMAXPROCS
+// at once): a checkpoint waits for about the longest stripe when a core is free. The persisted snapshots stay
+// pending, in memory, until their deltas are ingested into Pebble (after maxUnflushed deltas, or as soon as they
+// take a quarter of the store's budget: a store that changes a lot per checkpoint ingests every delta at once);
+// only after Pebble has a delta do its snapshots leave the pending list, so a concurrent Get never misses a value.
+// The ingest runs in the background once the Persist that decided it has returned (the checkpoint needs its delta
+// durable, not in Pebble); the next Persist waits for it and, if it failed, ingests again and fails with the error.
+// A delta's stripes go into Pebble in one Ingest (one MANIFEST edit and sync, not one per table). A Released
+// snapshot stays pending and goes into the next delta, since its changes are still the newest for their keys; so do
+// the snapshots of a Persist that failed.
 //
 // Memory: Options.CacheBytes (0: DefaultCacheBytes, which SetDefaultCacheBytes sets for the process, else 1/32
 // of the machine's memory between 64 MB and 1 GB) bounds what a store keeps besides its dirty layers: the persisted
@@ -71,7 +81,11 @@
 // rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
 // once L0 holds as many bytes as the levels below (or 48 sublevels), so an entry is rewritten about twice in all,
 // and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
-// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. Pebble's own files do not go through Options.FS (Pebble has its
+// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The
+// compaction yields to the store's persists (pace.go): while a persist sorts and writes its delta, each write of
+// a compaction's output table waits, up to a second per persist, so that a checkpoint does not share the cores with
+// a rewrite of the whole store as well as with the operator; only that CPU-heavy part holds the pacer, never a call
+// into Pebble. Pebble's own files do not go through Options.FS (Pebble has its
 // own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a
 // wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
 //
@@ -103,12 +117,16 @@
 // then "end"), framed, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
 // oldest first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one
 // delta (what changed; <id>-<stripe>.sst, one table per stripe, once the store has stripes) and one listing,
-// whatever the state's size. Every maxChainDeltas (16) checkpoints the next one re-bases: it ingests everything into Pebble and takes a Pebble
-// checkpoint as the new base (hard links to immutable sstables; built in ".base-<id>.part" and renamed, so it is
-// complete or absent), then deletes the shared files no live snapshot names (Options.LiveSnapshots). A restore
-// rebuilds the working directory from the base (*.sst and *.blob hard-linked, the rest copied, because the opened
-// store appends to its MANIFEST and rewrites OPTIONS) and ingests the deltas in order; Pebble removes a path it
-// ingests, so it is handed a scratch hard link, never the shared file.
+// whatever the state's size. The checkpoint whose listing names maxChainDeltas (16) deltas starts a re-base, in the
+// background after its Persist returned (with the ingest, see above): it ingests every delta into Pebble and takes
+// a Pebble checkpoint as the new base, base-<id>, the state as of that checkpoint (hard links to immutable
+// sstables; built in ".base-<id>.part" and renamed, so it is complete or absent), then deletes the shared files
+// that neither the new chain nor a live snapshot names (Options.LiveSnapshots: the listings that exist, so the
+// re-basing checkpoint's own, which names the old chain, keeps it). The next checkpoint's listing names the new
+// base and its own delta. So no checkpoint's ack waits for a re-base; the next Persist waits for what is left of
+// it. A restore rebuilds the working directory from the base (*.sst and *.blob hard-linked, the rest copied,
+// because the opened store appends to its MANIFEST and rewrites OPTIONS) and ingests the deltas in order; Pebble
+// removes a path it ingests, so it is handed a scratch hard link, never the shared file.
 //
 // # Pebble checkpoint durability (v2.1.7, read from checkpoint.go)
 //

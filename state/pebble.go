@@ -226,15 +226,21 @@ func (b *pebbleBackend) maybeCompact() {
 	}()
 }
 
+// pacer is what the store's compactions yield to (pace.go).
+func (b *pebbleBackend) pacer() *compactionPacer {
+	g, _ := b.popts.FS.(fsyncGateFS)
+	return g.pace
+}
+
 // pebbleOptions tunes Pebble for many small stores per process. Writes reach Pebble only as ingested sstables
-// (see apply), so the memtable stays empty and small, and the WAL is off: the working store is never reopened
+// (see ingestUnflushed), so the memtable stays empty and small, and the WAL is off: the working store is never reopened
 // after a crash (a restart restores from a checkpoint), and a checkpoint is made of sstables only.
 func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Options {
 	if fsys == nil {
 		fsys = vfs.Default
 	}
 	o := &pebble.Options{
-		FS:                  fsyncGateFS{fsys},
+		FS:                  fsyncGateFS{FS: fsys, pace: newCompactionPacer()},
 		Cache:               sharedBlockCache(),
 		MemTableSize:        1 << 20,
 		DisableWAL:          true,
@@ -265,7 +271,7 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 	o.LBaseMaxBytes = 1 << 30
 	// Compactions write large tables (64 MB in Lbase): far fewer tables to keep open and to look a key up in.
 	o.TargetFileSizes[0] = 32 << 20
-	o.EnsureDefaults() // apply's sstable writer needs the resolved options
+	o.EnsureDefaults() // writeTables's sstable writer needs the resolved options
 	return o
 }
 
@@ -297,7 +303,9 @@ type pebbleBackend struct {
 	hashBuf    []uint64 // GetMany's key filter hashes (operator goroutine only)
 	hitBuf     []found
 
-	persistMu sync.Mutex // one Persist at a time; Close waits for it
+	persistMu sync.Mutex     // one Persist (or background ingest) at a time; Close waits for it
+	ingestWG  sync.WaitGroup // ingestLater's goroutines; Close waits for them
+	bgErr     error          // what the last background ingest or re-base failed with (mu)
 
 	// The background compaction (maybeCompact): at most one; Close cancels it and waits.
 	compacting    atomic.Bool
@@ -522,6 +530,7 @@ func (b *pebbleBackend) writeRun(r *run) {
 }
 
 func (b *pebbleBackend) Close() error {
+	b.ingestWG.Wait() // no Persist runs during Close, so none starts another
 	b.persistMu.Lock()
 	defer b.persistMu.Unlock()
 	b.mu.Lock()
@@ -667,6 +676,7 @@ func (s *pebbleSnapshot) Release() {
 // maxChainDeltas checkpoints the chain is re-based on a Pebble checkpoint.
 func (s *pebbleSnapshot) Persist(path string) error {
 	b := s.b
+	b.ingestWG.Wait() // an ingest the previous Persist started goes first
 	b.persistMu.Lock()
 	defer b.persistMu.Unlock()
 
@@ -679,6 +689,11 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		b.mu.Unlock()
 		return b.pebbleErr("persist", err)
 	}
+	if err := b.bgErr; err != nil { // the background ingest or re-base failed: this checkpoint fails with it
+		b.bgErr = nil
+		b.mu.Unlock()
+		return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
+	}
 	n := slices.Index(b.pending, s)
 	if s.done || n < 0 {
 		b.mu.Unlock()
@@ -690,21 +705,17 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		first++
 	}
 	snaps := slices.Clone(b.pending[first : n+1])
-	rebase := chainCheckpoints(b.chain.deltas) >= maxChainDeltas
 	b.mu.Unlock()
 
-	if rebase {
-		if err := b.rebase(s.id, snaps, path); err != nil {
-			return b.pebbleErr(fmt.Sprintf("persist snapshot %d", s.id), err)
-		}
-		return nil
-	}
 	next := b.chain
 	var delta deltaFile
 	delta.snaps = len(snaps)
+	release := b.pacer().hold()
+	defer release()
 	if c, order := collectSorted(snaps); len(order) > 0 {
 		b.chooseStripes(c, order)
 		paths, err := b.writeTables(filepath.Join(b.shared, strconv.FormatUint(s.id, 10)), c, order)
+		release()
 		if err != nil {
 			return fmt.Errorf("state: persist snapshot %d: %w", s.id, err)
 		}
@@ -735,11 +746,40 @@ func (s *pebbleSnapshot) Persist(path string) error {
 	// Persisted snapshots wait in memory so that a few deltas go into Pebble at once, but only up to a part of
 	// the cache budget: a store whose every checkpoint changes a lot ingests each delta at once.
 	flush := len(b.unflushed) >= maxUnflushed || b.persistedBytes() > b.cacheLimit/4
+	rebase := chainCheckpoints(next.deltas) >= maxChainDeltas
 	b.mu.Unlock()
-	if flush {
-		return b.ingestUnflushed()
+	if flush || rebase {
+		b.ingestLater(s.id, rebase)
 	}
 	return nil
+}
+
+// ingestLater runs ingestUnflushed in the background, after Persist has returned: a checkpoint needs its delta
+// durable, not in Pebble, so its ack does not wait for the ingest (the persisted snapshots stay pending, in memory,
+// until it is done). With rebase it then re-bases the chain on the store as of snapshot id (rebase). The next
+// Persist waits for it, and fails with its error if it failed.
+func (b *pebbleBackend) ingestLater(id uint64, rebase bool) {
+	b.ingestWG.Add(1)
+	go func() {
+		defer b.ingestWG.Done()
+		b.persistMu.Lock()
+		defer b.persistMu.Unlock()
+		b.mu.Lock()
+		closed := b.closed
+		b.mu.Unlock()
+		if closed {
+			return
+		}
+		err := b.ingestUnflushed()
+		if err == nil && rebase {
+			err = b.rebase(id)
+		}
+		if err != nil {
+			b.mu.Lock()
+			b.bgErr = err
+			b.mu.Unlock()
+		}
+	}()
 }
 
 // ingestUnflushed hands the persisted deltas to Pebble (Pebble links the files; the shared directory keeps its
@@ -751,8 +791,8 @@ func (b *pebbleBackend) ingestUnflushed() error {
 	b.mu.Unlock()
 	count := 0
 	for _, d := range files {
-		for _, p := range d.paths {
-			if err := ingestShared(b.fsys, b.db, b.dir, p); err != nil {
+		if len(d.paths) > 0 {
+			if err := ingestSharedAll(b.fsys, b.db, b.dir, d.paths); err != nil {
 				return b.pebbleErr("ingest", err)
 			}
 		}
@@ -774,36 +814,46 @@ func (b *pebbleBackend) ingestUnflushed() error {
 // ingestShared ingests a shared sstable without giving it up: Pebble removes the path it ingests, so it gets a
 // scratch hard link in the working directory instead.
 func ingestShared(fsys FS, db *pebble.DB, workDir, path string) error {
-	tmp := filepath.Join(workDir, ingestFile)
-	_ = fsys.Remove(tmp)
-	if err := fsys.Link(path, tmp); err != nil {
-		return fmt.Errorf("ingest %s: %w", path, err)
+	return ingestSharedAll(fsys, db, workDir, []string{path})
+}
+
+// ingestSharedAll is ingestShared of several tables whose key ranges do not overlap (the stripes of one delta) in
+// one Ingest: one edit of Pebble's MANIFEST, and one sync of it, instead of one per table.
+func ingestSharedAll(fsys FS, db *pebble.DB, workDir string, paths []string) error {
+	tmps := make([]string, len(paths))
+	for i, path := range paths {
+		tmps[i] = filepath.Join(workDir, ingestFile)
+		if i > 0 {
+			tmps[i] += "-" + strconv.Itoa(i)
+		}
+		_ = fsys.Remove(tmps[i])
+		if err := fsys.Link(path, tmps[i]); err != nil {
+			for _, t := range tmps[:i] {
+				_ = fsys.Remove(t)
+			}
+			return fmt.Errorf("ingest %s: %w", path, err)
+		}
 	}
-	if err := db.Ingest(context.Background(), []string{tmp}); err != nil {
-		_ = fsys.Remove(tmp)
-		return fmt.Errorf("ingest %s: %w", path, err)
+	if err := db.Ingest(context.Background(), tmps); err != nil {
+		for _, t := range tmps {
+			_ = fsys.Remove(t)
+		}
+		return fmt.Errorf("ingest %s: %w", strings.Join(paths, ", "), err)
 	}
 	return nil
 }
 
-// rebase brings Pebble up to s (the persisted deltas, then the rest of snaps) and makes a Pebble checkpoint the
-// base of a new chain, persisted at path; then files no live snapshot names are deleted.
-func (b *pebbleBackend) rebase(id uint64, snaps []*pebbleSnapshot, path string) error {
-	if err := b.ingestUnflushed(); err != nil {
-		return err
-	}
-	if err := b.apply(snaps); err != nil {
-		return err
-	}
+// rebase makes a Pebble checkpoint of the store the base of a new chain: called with every delta up to snapshot id
+// ingested and nothing newer (it holds persistMu), so the base is the state as of id. id's own listing names the old
+// chain; the next Persist's names the new base and its own delta. Then files that neither the new chain nor any live
+// snapshot names are deleted (id's listing is live: it exists).
+func (b *pebbleBackend) rebase(id uint64) error {
 	next := chainSpec{base: filepath.Join(b.shared, fmt.Sprintf("base-%d", id)), sums: map[string]fileSum{}}
 	if err := b.checkpoint(next.base); err != nil {
-		return err
+		return b.pebbleErr("re-base", err)
 	}
 	if err := baseSums(b.fsys, next.base, next.sums); err != nil {
-		return err
-	}
-	if err := writeChain(b.fsys, path, next); err != nil {
-		return err
+		return b.pebbleErr("re-base", err)
 	}
 	b.mu.Lock()
 	b.chain = next
@@ -848,40 +898,8 @@ func (b *pebbleBackend) collectGarbage() {
 	}
 }
 
-// apply writes the snapshots' entries to Pebble as one sorted sstable that it ingests (newest snapshot wins on
-// keys several of them hold), and only then takes them out of the pending list, so that a concurrent Get always
-// finds a key in one layer or the other.
-//
-// Ingesting instead of committing a batch skips what a memtable would cost here: copying every entry into a batch,
-// Pebble sorting a large batch through its encoded form, and a flush that writes the same sstable anyway.
-func (b *pebbleBackend) apply(snaps []*pebbleSnapshot) error {
-	c, order := collectSorted(snaps)
-	if len(order) > 0 {
-		paths, err := b.writeTables(filepath.Join(b.dir, ingestFile), c, order)
-		if err != nil {
-			return err
-		}
-		err = b.db.Ingest(context.Background(), paths)
-		for _, p := range paths {
-			_ = b.popts.FS.Remove(p) // Ingest hard-linked it under a name of its own (or failed)
-		}
-		if err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
-	}
-	b.maybeCompact()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.pending = slices.Delete(b.pending, 0, len(snaps))
-	var ts []layer
-	for _, s := range snaps {
-		ts = append(ts, s.layers...)
-	}
-	b.promote(ts)
-	return nil
-}
-
-// ingestFile is the scratch sstable apply writes in the working directory; Pebble ignores names it did not make.
+// ingestFile is the name of the scratch links ingestSharedAll makes in the working directory; Pebble ignores names
+// it did not make.
 const ingestFile = "ingest.tmp"
 
 // writeTables writes the entries of order into one sstable per stripe that has any (chooseStripes): prefix.sst
@@ -1053,7 +1071,7 @@ func (b *pebbleBackend) checkpoint(dir string) error {
 	return nil
 }
 
-// resetWorkDir empties the working directory, refusing to when it holds anything a Pebble store (or apply) does
+// resetWorkDir empties the working directory, refusing to when it holds anything a Pebble store (or an ingest) does
 // not write: a misconfigured Dir must not cost anyone their files.
 func resetWorkDir(fsys FS, dir string) error {
 	entries, err := fsys.ReadDir(dir)
@@ -1136,7 +1154,10 @@ func copyFile(fsys FS, src, dst string) error {
 
 // fsyncGateFS makes Pebble's own fsyncs follow FsyncEnabled, so CLINK_STATE_FSYNC=0 turns off all of them
 // (sstable writes, MANIFEST, checkpoints), not only ours.
-type fsyncGateFS struct{ vfs.FS }
+type fsyncGateFS struct {
+	vfs.FS
+	pace *compactionPacer // the tables compactions write wait for it (pace.go)
+}
 
 func gate(f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
@@ -1146,7 +1167,11 @@ func gate(f vfs.File, err error) (vfs.File, error) {
 }
 
 func (g fsyncGateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return gate(g.FS.Create(name, c))
+	f, err := gate(g.FS.Create(name, c))
+	if err == nil && c == compactionCategory && g.pace != nil {
+		f = pacedFile{f, g.pace}
+	}
+	return f, err
 }
 func (g fsyncGateFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, o ...vfs.OpenOption) (vfs.File, error) {
 	return gate(g.FS.OpenReadWrite(name, c, o...))

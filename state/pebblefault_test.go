@@ -113,3 +113,73 @@ func TestPebbleCorruptSSTableFailsTheStoreNotTheProcess(t *testing.T) {
 		t.Fatalf("restore from a corrupt sstable: %v, want a CorruptError naming %s", err, ssts[0])
 	}
 }
+
+// failLinkFS refuses the hard links of an ingest while fail is set.
+type failLinkFS struct {
+	FS
+	fail atomic.Bool
+}
+
+func (f *failLinkFS) Link(o, n string) error {
+	if f.fail.Load() && strings.Contains(n, ingestFile) {
+		return errors.New("link refused")
+	}
+	return f.FS.Link(o, n)
+}
+
+// Pins the background ingest (ingestLater): the Persist that starts it succeeds (its delta is durable), a failed
+// ingest fails the next Persist with its error, and once the ingest goes through every value is there, in the
+// store and in a restore of its last checkpoint.
+func TestBackgroundIngestFailureFailsTheNextPersist(t *testing.T) {
+	root := t.TempDir()
+	fsys := &failLinkFS{FS: OS}
+	shared := filepath.Join(root, "shared")
+	b, err := OpenPebble(Options{Dir: filepath.Join(root, "work"), SharedDir: shared, FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	persist := func(r int) error {
+		b.Put(KeyedKey(r%128, 1, []byte(fmt.Sprintf("key-%03d", r))), []byte(fmt.Sprint(r)))
+		snap, err := b.Capture(uint64(r))
+		if err != nil {
+			return err
+		}
+		return snap.Persist(filepath.Join(root, fmt.Sprintf("chk-%d", r)))
+	}
+	r := 1
+	for ; r < maxUnflushed; r++ {
+		if err := persist(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys.fail.Store(true)
+	if err := persist(r); err != nil { // starts the ingest, which fails
+		t.Fatalf("persist %d: %v", r, err)
+	}
+	r++
+	if err := persist(r); err == nil || !strings.Contains(err.Error(), "link refused") {
+		t.Fatalf("persist %d after a failed ingest: %v, want the ingest's error", r, err)
+	}
+	fsys.fail.Store(false)
+	r++
+	if err := persist(r); err != nil {
+		t.Fatalf("persist %d: %v", r, err)
+	}
+	check := func(be Backend, what string) {
+		for k := 1; k <= r; k++ {
+			v, ok, err := be.Get(KeyedKey(k%128, 1, []byte(fmt.Sprintf("key-%03d", k))))
+			if err != nil || !ok || string(v) != fmt.Sprint(k) {
+				t.Fatalf("%s: key %d = %q, %v, %v", what, k, v, ok, err)
+			}
+		}
+	}
+	check(b, "store")
+	restored, err := OpenPebble(Options{Dir: filepath.Join(root, "restored"), SharedDir: shared,
+		RestorePath: filepath.Join(root, fmt.Sprintf("chk-%d", r))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	check(restored, "restore")
+}
