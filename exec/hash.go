@@ -60,6 +60,18 @@ func hashColumn(col arrow.Array, acc []uint64, first bool) error {
 				acc[i] = state.CombineHash(acc[i], state.MixInt64(uint64(v)))
 			}
 			return nil
+		case *array.String:
+			// The offsets index the whole data buffer (ValueOffsets starts at the array's offset, its values do
+			// not): one slice per row, no call through Value and mix.
+			offs := c.ValueOffsets()
+			var data []byte
+			if buf := c.Data().Buffers()[2]; buf != nil {
+				data = buf.Bytes()
+			}
+			for i := range acc {
+				acc[i] = state.CombineHash(acc[i], state.HashKey(data[offs[i]:offs[i+1]]))
+			}
+			return nil
 		}
 	}
 	mix := func(i int, h uint64) {

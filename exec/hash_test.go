@@ -72,4 +72,32 @@ func TestHashKeysFastPathsMatchCombine(t *testing.T) {
 			t.Errorf("row %d: two keys hash to %x, want %x", i, two[i], want)
 		}
 	}
+
+	// Strings without NULLs, whole and sliced (the offsets of a slice start past 0), first and second column.
+	sb := array.NewStringBuilder(mem)
+	strs := []string{"", "a", "channel-1", "", "2026-01-01", "xyz"}
+	sb.AppendValues(strs, nil)
+	whole := sb.NewArray()
+	sb.Release()
+	defer whole.Release()
+	sliced := array.NewSlice(whole, 2, int64(len(strs)))
+	defer sliced.Release()
+	sschema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}, {Name: "t", Type: arrow.BinaryTypes.String}}, nil)
+	for _, tc := range []struct {
+		col  arrow.Array
+		vals []string
+	}{{whole, strs}, {sliced, strs[2:]}} {
+		srec := array.NewRecordBatch(sschema, []arrow.Array{tc.col, tc.col}, int64(len(tc.vals)))
+		got, err := exec.HashKeys(srec, []int{0, 1}, nil)
+		srec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range tc.vals {
+			h := state.CombineHash(0, state.HashKey([]byte(v)))
+			if want := state.CombineHash(h, state.HashKey([]byte(v))); got[i] != want {
+				t.Errorf("string %q (row %d of %d): hashes to %x, want %x", v, i, len(tc.vals), got[i], want)
+			}
+		}
+	}
 }

@@ -56,9 +56,12 @@ type Config struct {
 
 // Flink's Nexmark defaults, and the fixed parts of its model.
 const (
-	nexDefaultBaseTime   = 20454 * 86_400_000 // 2026-01-01 00:00:00 UTC in milliseconds
-	nexDefaultEventRate  = 10_000
-	nexDefaultBatchRows  = 8192
+	nexDefaultBaseTime  = 20454 * 86_400_000 // 2026-01-01 00:00:00 UTC in milliseconds
+	nexDefaultEventRate = 10_000
+	nexDefaultBatchRows = 8192
+	// nexMaxChunkCycles bounds a chunk (1024 cycles: 51200 events, about 5 s of event time at the default
+	// first-event.rate), so the subtasks of a table with few rows per cycle (person: 1) stay close in event time.
+	nexMaxChunkCycles    = 1024
 	nexFirstPersonID     = 1000
 	nexFirstAuctionID    = 1000
 	nexFirstCategoryID   = 10
@@ -232,6 +235,9 @@ type nexModel struct {
 	keys                     [nexDraws]uint64
 	maxLen                   [nfBidExtra + 1]int // bound on one value's bytes, per string field
 	batchRows                int
+	// chunk is the cycles of a chunk, the unit a source's subtasks take in turn (see New): about one batch of
+	// the table's rows, at most nexMaxChunkCycles.
+	chunk int64
 
 	letters, text         []byte // string pools: a-z, and a-z with spaces
 	names, cities, states nexStrings
@@ -387,6 +393,7 @@ func (cfg Config) resolve() (*nexModel, error) {
 		rowBytes += m.maxLen[c.field] + 8
 	}
 	m.batchRows = max(1, min(cfg.BatchRows, (1<<30)/rowBytes)) // int32 offsets never overflow
+	m.chunk = max(1, min(int64(m.batchRows)/m.per, nexMaxChunkCycles))
 	return m, nil
 }
 
@@ -842,10 +849,17 @@ func (m *nexModel) composeStrings(f nexField, ns []int64, offs []int32, data []b
 // from its number alone. Configuration errors surface at Open.
 //
 // Event n's type follows the proportions: n mod (person+auction+bid) below person is a person, below
-// person+auction an auction, else a bid. Subtask k of p takes the cycles k, k+p, k+2p, ... (a cycle is
-// person+auction+bid consecutive events, 50 by default) and produces the events of its table in them, in order:
-// its event times increase, and the subtasks stay within p cycles of each other. Its offset is its next row,
-// restorable at the same parallelism only.
+// person+auction an auction, else a bid. A cycle is person+auction+bid consecutive events (50 by default); a chunk
+// is C consecutive cycles, C about one batch of the table's rows (bid: 178 cycles, 8188 bids; auction: 1024
+// cycles; person: 1024 cycles), at most nexMaxChunkCycles. Subtask k of p takes the chunks k, k+p, k+2p, ... and
+// produces the events of its table in them, in order: its event times increase, and the subtasks stay within p
+// chunks of each other. At parallelism p > 1 a batch ends at a chunk's end when that costs at most an eighth of
+// its rows (the bid table's 8188), so each batch is a run of consecutive events, as at parallelism 1: a batch of
+// interleaved single cycles spans p times the event time, so after a hash exchange each downstream subtask's
+// batches hold p times the distinct keys of a parallelism-1 batch, and an updating aggregate, which emits a
+// changelog row per group changed in a batch, emitted 2.4 times the rows for q17 at parallelism 2. At parallelism
+// 1 chunks change nothing. Its offset is its next row and the chunk size, restorable at the same parallelism
+// only; an offset of an older build (cycles taken one by one) restores with chunks of one cycle.
 func New(cfg Config) func(subtask int) exec.Source {
 	m, err := cfg.resolve()
 	return func(int) exec.Source { return &nexmarkSource{m: m, err: err} }
@@ -857,9 +871,11 @@ type nexmarkSource struct {
 	m   *nexModel
 	err error
 
-	alloc     memory.Allocator
-	sub, par  int64
-	next      uint64 // the subtask's next row: row r is its table's (r mod per)-th event of cycle sub+(r/per)*par
+	alloc    memory.Allocator
+	sub, par int64
+	next     uint64 // the subtask's next row: row r is its table's (w mod per)-th event of cycle (sub+q*par)*chunk+w/per,
+	// q = r / (chunk*per), w = r mod (chunk*per)
+	chunk     int64  // cycles per chunk: the model's, or the restored offset's
 	localRows uint64 // rows this subtask produces in all; math.MaxUint64 when unbounded
 	restored  *nexOffset
 	opened    bool
@@ -879,12 +895,13 @@ type nexmarkSource struct {
 func (s *nexmarkSource) rowsBelow(events int64) uint64 {
 	m := s.m
 	cycles, rem := events/m.total, events%m.total
+	chunks, part := cycles/s.chunk, cycles%s.chunk
 	var rows uint64
-	if cycles > s.sub {
-		rows = uint64((cycles-s.sub+s.par-1)/s.par) * uint64(m.per)
+	if chunks > s.sub {
+		rows = uint64((chunks-s.sub+s.par-1)/s.par) * uint64(s.chunk*m.per)
 	}
-	if cycles%s.par == s.sub {
-		rows += uint64(max(0, min(rem, m.lo+m.per)-m.lo))
+	if chunks%s.par == s.sub {
+		rows += uint64(part*m.per + max(0, min(rem, m.lo+m.per)-m.lo))
 	}
 	return rows
 }
@@ -903,6 +920,10 @@ func (s *nexmarkSource) Open(ctx *exec.TaskContext) error {
 	}
 	s.alloc = connectors.TaskAlloc(ctx)
 	s.sub, s.par = int64(ctx.Subtask), int64(ctx.Parallelism)
+	s.chunk = m.chunk
+	if o := s.restored; o != nil {
+		s.chunk = int64(o.chunk)
+	}
 	s.localRows = math.MaxUint64
 	if m.cfg.Events > 0 {
 		s.localRows = s.rowsBelow(m.cfg.Events)
@@ -945,6 +966,13 @@ func (s *nexmarkSource) Produce(ctx context.Context) (exec.SourceResult, error) 
 			return exec.SourceResult{Status: exec.Idle, WM: exec.MinWatermark}, nil
 		}
 	}
+	if cr := uint64(s.chunk * s.m.per); s.par > 1 && cr > 1 {
+		// End the batch at a chunk's end if that keeps at least 7/8 of it (see New).
+		end := s.next + n
+		if cut := end - end%cr; cut > s.next && cut < end && (cut-s.next)*8 >= n*7 {
+			n = cut - s.next
+		}
+	}
 	n = min(n, s.localRows-s.next)
 	rec := s.generate(int(n))
 	s.next += n
@@ -962,11 +990,13 @@ func (s *nexmarkSource) generate(n int) arrow.RecordBatch {
 	}
 	ns, lastP, lastA := ev.ns[:n], ev.lastP[:n], ev.lastA[:n]
 	per := uint64(m.per)
+	chunkRows := uint64(s.chunk) * per
 	r := s.next
 	for i := 0; i < n; {
 		// One cycle's run of consecutive events.
-		cycle := s.sub + int64(r/per)*s.par
-		k0 := int64(r % per)
+		w := r % chunkRows
+		cycle := (s.sub+int64(r/chunkRows)*s.par)*s.chunk + int64(w/per)
+		k0 := int64(w % per)
 		first := cycle*m.total + m.lo + k0
 		run := min(per-uint64(k0), uint64(n-i))
 		for j := range int64(run) {
@@ -1086,29 +1116,41 @@ type nexOffset struct {
 	table                    nexTable
 	sub, par, next           uint64
 	persons, auctions, total uint32
+	chunk                    uint32 // cycles per chunk (version 1, before chunks: 1)
 }
 
-const nexOffsetVersion = 1
+// nexOffsetVersion 2 added the chunk; version 1 offsets (38 bytes) took cycles one by one.
+const nexOffsetVersion = 2
 
 func (s *nexmarkSource) SnapshotOffset() ([]byte, error) {
 	if !s.opened {
 		return nil, errors.New("nexmark: snapshot before open")
 	}
-	b := make([]byte, 0, 38)
+	b := make([]byte, 0, 42)
 	b = append(b, nexOffsetVersion, byte(s.m.table))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.sub))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.par))
 	b = binary.BigEndian.AppendUint64(b, s.next)
 	b = binary.BigEndian.AppendUint32(b, uint32(s.m.persons))
 	b = binary.BigEndian.AppendUint32(b, uint32(s.m.auctions))
-	return binary.BigEndian.AppendUint32(b, uint32(s.m.total)), nil
+	b = binary.BigEndian.AppendUint32(b, uint32(s.m.total))
+	return binary.BigEndian.AppendUint32(b, uint32(s.chunk)), nil
 }
 
 func decodeNexOffset(b []byte) (nexOffset, error) {
-	if len(b) != 38 || b[0] != nexOffsetVersion || b[1] > byte(nexBid) {
+	v1 := len(b) == 38 && b[0] == 1
+	if !v1 && (len(b) != 42 || b[0] != nexOffsetVersion) || b[1] > byte(nexBid) {
 		return nexOffset{}, fmt.Errorf("nexmark: unreadable offset (%d bytes)", len(b))
 	}
+	chunk := uint32(1)
+	if !v1 {
+		chunk = binary.BigEndian.Uint32(b[38:])
+		if chunk == 0 {
+			return nexOffset{}, errors.New("nexmark: unreadable offset (a chunk of 0 cycles)")
+		}
+	}
 	return nexOffset{
+		chunk:    chunk,
 		table:    nexTable(b[1]),
 		sub:      binary.BigEndian.Uint64(b[2:]),
 		par:      binary.BigEndian.Uint64(b[10:]),

@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
@@ -404,12 +405,62 @@ func TestNexmarkSubtasksSplitTheEvents(t *testing.T) {
 		t.Fatalf("concurrent subtasks' rows (%d) are not the single stream's (%d)", len(union), len(single.Rows))
 	}
 
-	// An unbounded source splits the same way: the first cycles of two subtasks.
+	// An unbounded source splits the same way: the first chunks of two subtasks (a person chunk is 1000 cycles at
+	// 1000 rows per batch: subtask 1 starts at cycle 1000).
 	cfg := nexCfg("person", 0)
 	a, _ := nexDrain(t, cfg, nil, 0, 2, 1)
 	b, _ := nexDrain(t, cfg, nil, 1, 2, 1)
-	if a.Rows[1].Values[0] != int64(1002) || b.Rows[1].Values[0] != int64(1003) {
+	if a.Rows[1].Values[0] != int64(1001) || b.Rows[1].Values[0] != int64(2001) {
 		t.Fatalf("unbounded split: persons %v and %v", a.Rows[1].Values[0], b.Rows[1].Values[0])
+	}
+	// An offset of an older build (version 1: cycles taken one by one) restores that split: subtask 1 of 2 at
+	// its row 0 makes the persons of cycles 1, 3, 5, ...
+	v1 := []byte{1, byte(nexPerson)}
+	v1 = binary.BigEndian.AppendUint64(v1, 1)
+	v1 = binary.BigEndian.AppendUint64(v1, 2)
+	v1 = binary.BigEndian.AppendUint64(v1, 0)
+	v1 = binary.BigEndian.AppendUint32(v1, 1)
+	v1 = binary.BigEndian.AppendUint32(v1, 3)
+	v1 = binary.BigEndian.AppendUint32(v1, 50)
+	old, _ := nexDrain(t, cfg, v1, 1, 2, 1)
+	if old.Rows[0].Values[0] != int64(1001) || old.Rows[1].Values[0] != int64(1003) {
+		t.Fatalf("a version 1 offset: persons %v and %v, want 1001 and 1003", old.Rows[0].Values[0], old.Rows[1].Values[0])
+	}
+}
+
+// Pins: a batch at parallelism > 1 that is not a run of consecutive events (the interleaved cycles that made an
+// updating aggregate after a hash exchange emit 2.4 times the rows at parallelism 2), or a parallelism-1 batch
+// that changed.
+func TestNexmarkBatchesAreRuns(t *testing.T) {
+	for _, par := range []int{1, 2, 3} {
+		for sub := range par {
+			cfg := nexCfg("bid", 200_000)
+			mk := New(cfg)
+			mem := connectortest.CheckedAlloc(t)
+			src := mk(sub)
+			connectortest.Must(t, src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{Sub: sub, Par: par})))
+			m := src.(*nexmarkSource).m
+			for {
+				res, err := src.Produce(context.Background())
+				connectortest.Must(t, err)
+				if res.Status == exec.Finished {
+					break
+				}
+				n := res.Batch.Rows()
+				ns := src.(*nexmarkSource).events.ns
+				res.Batch.Release()
+				if par == 1 && n != 1000 && n != len(ns) {
+					t.Fatalf("parallelism 1: a batch of %d rows", n)
+				}
+				// Consecutive bids: event numbers at most one cycle apart.
+				for i := 1; i < len(ns); i++ {
+					if ns[i]-ns[i-1] > m.total-m.per+1 {
+						t.Fatalf("subtask %d of %d: events %d and %d in one batch", sub, par, ns[i-1], ns[i])
+					}
+				}
+			}
+			connectortest.Must(t, src.Close())
+		}
 	}
 }
 
@@ -422,7 +473,11 @@ func TestNexmarkSnapshotRestore(t *testing.T) {
 			full, _ := nexDrain(t, cfg, nil, sub, par, -1)
 			head, off := nexDrain(t, cfg, nil, sub, par, 7)
 			tail, _ := nexDrain(t, cfg, off, sub, par, -1)
-			if len(head.Rows) != 7000 {
+			want := 7000 // 7 batches of 1000
+			if par > 1 {
+				want = 7 * (1000 / 46 * 46) // each ends at the end of its chunk of 21 cycles
+			}
+			if len(head.Rows) != want {
 				t.Fatalf("head has %d rows", len(head.Rows))
 			}
 			if got := append(slices.Clone(head.Rows), tail.Rows...); !reflect.DeepEqual(got, full.Rows) {

@@ -16,7 +16,9 @@
 //
 //   - interval join: the rows of both sides while an on-time row can still match them (until the watermark
 //     passes the row's bound, left ts+Upper, right ts-Lower), with a matched flag on outer sides; per-side
-//     FIFOs by bound (rows in time order) and a heap (the others) drive cleanup and the outer rows;
+//     FIFOs by bound (four per side, a row to the one whose last bound is the largest not above its own: the
+//     rows of up to four upstream subtasks, each in time order but interleaved by batch after a hash exchange)
+//     and a heap (the others) drive cleanup and the outer rows;
 //     KeyedKey(kg, 1+side, seq) holds time, flags, key and row bytes, OperatorKey("intervaljoin/meta") the
 //     watermark and the next arrival number. A row below the watermark is
 //     late (dropped, counted); a row fires at the first watermark strictly past its bound. It holds its output
