@@ -57,7 +57,9 @@
 //     cache-line-aligned keyState (both sides' entries, each with a probe's fields, a one-row key's row and an
 //     append's fields in its first 128 bytes), found through an open-addressing table for a key of one
 //     integer-like column; after a start from empty state, a Bloom filter of the keys it stored, so a new key
-//     costs no Gets;
+//     costs no Gets; its passes over a batch prefetch (PREFETCHT0 on amd64, regular_prefetch_amd64.s; nothing
+//     elsewhere) the table slots and entry lines of the row prefetchRows ahead, so a row's cache misses overlap
+//     the work on the rows before it (a plain read-ahead load would stall instead);
 //   - its output: per input batch, in row order, +I/-D changelog rows (pairs, and NULL-padded rows for outer sides
 //     with their flips), gathered column at a time from the batch and the decoded partner rows.
 //
