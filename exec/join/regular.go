@@ -97,8 +97,8 @@ import (
 //
 // A batch goes in passes, each a short loop whose iterations are independent so the CPU overlaps their cache
 // misses: the keys' states (one map lookup per row, a load on a miss), then the entries and the list of partner
-// entries to decode, then the partner rows decoded into builders sized once, then the pairs in row order. The key,
-// entry and pair passes prefetch the lines they will read of the row prefetchRows ahead (prefetch2): without it
+// entries to decode, then the partner rows decoded into builders sized once, then the pairs in row order. Each of
+// these passes prefetches the lines it will read of the row (or entry) prefetchRows ahead (prefetch2): without it
 // the CPU met most of them as misses one at a time (a key's state is far from the last one's).
 //
 // Output and residual evaluation go column at a time: the partner rows a batch pairs with are decoded once into
@@ -1455,7 +1455,10 @@ func (j *regularJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 	}
 	// The partner rows, into builders sized once.
 	pb.Reserve(int(j.pRows))
-	for _, part := range j.decode {
+	for d, part := range j.decode {
+		if d+prefetchRows < len(j.decode) { // its sl and arena, and a one-row entry's inline row
+			prefetch2(unsafe.Pointer(j.decode[d+prefetchRows]))
+		}
 		for sl := range part.sl {
 			if err := pdec.decode(part.row(sl)); err != nil {
 				return fmt.Errorf("regular join: decode a stored row: %w", err)
