@@ -946,7 +946,12 @@ func (j *regularJoin) writeBack() {
 			}
 		}
 	}
-	for _, e := range j.dirty {
+	for d, e := range j.dirty {
+		if d+prefetchRows < len(j.dirty) { // the entry's four lines
+			a := unsafe.Pointer(j.dirty[d+prefetchRows])
+			prefetch2(a)
+			prefetch2(unsafe.Add(a, 128))
+		}
 		e.isDirty = false
 		if e.chunked {
 			j.writeChunks(e)
