@@ -1330,7 +1330,8 @@ func (j *regularJoin) keyOf(i, kg int) (*keyState, error) {
 		v := j.keys.Ints[i]
 		if k = j.ints.get(v); k == nil {
 			var err error
-			if k, err = j.load(kg, string(rowcodec.AppendIntKey(nil, v, false))); err != nil {
+			var kb [9]byte
+			if k, err = j.load(kg, string(rowcodec.AppendIntKey(kb[:0], v, false))); err != nil {
 				return nil, err
 			}
 			j.ints.put(v, k)
