@@ -59,7 +59,11 @@
 //     cache-line-aligned keyState (both sides' entries, each with a probe's fields, a one-row key's row and an
 //     append's fields in its first 128 bytes), found through an open-addressing table for a key of one
 //     integer-like column; after a start from empty state, a Bloom filter of the keys it stored, so a new key
-//     costs no Gets;
+//     costs no Gets; its passes over a batch (key lookup, entries, partner decode, pairs) and the write-back's
+//     pass over the dirty entries prefetch (PREFETCHT0 on amd64, regular_prefetch_amd64.s; nothing elsewhere) the
+//     table slot or entry lines of the row or entry prefetchRows (8) ahead, so their cache misses overlap the work
+//     on the ones before (a plain read-ahead load stalls instead: measured 15% worse; 4 and 16 ahead measured
+//     worse than 8);
 //   - its output: per input batch, in row order, +I/-D changelog rows (pairs, and NULL-padded rows for outer sides
 //     with their flips), gathered column at a time from the batch and the decoded partner rows.
 //
@@ -74,10 +78,12 @@
 //     retraction on an input the planner declared append-only;
 //   - hold the input watermark back: it forwards it unchanged.
 //
-// Not yet: chunks for updating or outer sides (a checkpoint rewrites the whole value of every such key changed
-// since the previous one), and column types outside the canonical codec (INTERVAL, nested types) in a join's
-// inputs. The join keeps every column of its inputs: columns the query drops after the join are still stored and
-// gathered unless the planner projects them away below it.
+// Not yet: key states kept in the key table itself (found by index, no pointers for the collector to scan: one
+// memory access per row instead of a slot then a state; keyEntry's slices point into itself, so moving it on a
+// table growth needs those as offsets first); chunks for updating or outer sides (a checkpoint rewrites the whole
+// value of every such key changed since the previous one), and column types outside the canonical codec (INTERVAL,
+// nested types) in a join's inputs. The join keeps every column of its inputs: columns the query drops after the
+// join are still stored and gathered unless the planner projects them away below it.
 //
 // The joins decode their keyed state entries for clinksql state-cat (exec.StateDecoder, inspect.go) with the
 // parsers their restores use.

@@ -1,5 +1,7 @@
 package join
 
+import "unsafe"
+
 // intTable is the regular join's working set for a key of one integer-like column: key value -> *keyState in one
 // open-addressing table with linear probing (Fibonacci hashing of the value, load at most 1/2). A lookup that
 // hits reads one slot, usually one cache line, where a Go map reads its group's control word and then the slot;
@@ -54,6 +56,9 @@ func (t *intTable) get(k int64) *keyState {
 		}
 	}
 }
+
+// slotAt is the address of k's home slot, for prefetch.
+func (t *intTable) slotAt(k int64) unsafe.Pointer { return unsafe.Pointer(&t.slots[t.home(k)]) }
 
 // put adds k, which the table must not hold.
 func (t *intTable) put(k int64, p *keyState) {
