@@ -104,14 +104,8 @@ func gather(alloc memory.Allocator, col arrow.Array, rows, valueRows []int32) ar
 	var buffers []*memory.Buffer
 	switch dt := col.DataType().(type) {
 	case *arrow.BooleanType:
-		vals := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), true)
-		src, off := data.Buffers()[1].Bytes(), data.Offset()
-		dst := vals.Bytes()
-		for i, r := range valueRows {
-			if bitutil.BitIsSet(src, off+int(r)) {
-				bitutil.SetBit(dst, i)
-			}
-		}
+		vals := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), false) // gatherBits writes every byte
+		gatherBits(vals.Bytes(), data.Buffers()[1].Bytes(), data.Offset(), valueRows)
 		buffers = []*memory.Buffer{nil, vals}
 	case *arrow.StringType, *arrow.BinaryType:
 		buffers = gatherBinary(alloc, data, rows)
@@ -143,7 +137,8 @@ func gather(alloc memory.Allocator, col arrow.Array, rows, valueRows []int32) ar
 		return nil
 	}
 	nulls := 0
-	if col.NullN() > 0 || padded {
+	switch {
+	case padded:
 		valid := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), true)
 		vb := valid.Bytes()
 		for i, r := range rows {
@@ -153,6 +148,11 @@ func gather(alloc memory.Allocator, col arrow.Array, rows, valueRows []int32) ar
 				nulls++
 			}
 		}
+		buffers[0] = valid
+	case col.NullN() > 0:
+		valid := newBuf(alloc, int(bitutil.BytesForBits(int64(n))), false) // gatherBits writes every byte
+		gatherBits(valid.Bytes(), data.Buffers()[0].Bytes(), data.Offset(), rows)
+		nulls = n - bitutil.CountSetBits(valid.Bytes(), 0, n)
 		buffers[0] = valid
 	}
 	out := array.NewData(col.DataType(), n, buffers, nil, nulls, 0)
@@ -199,6 +199,31 @@ func gatherBinary(alloc memory.Allocator, data arrow.ArrayData, rows []int32) []
 		i = j
 	}
 	return []*memory.Buffer{nil, offs, vals}
+}
+
+// gatherBits sets bit i of dst to bit off+rows[i] of src, for every i, writing every byte of dst (the bits past
+// len(rows) in its last byte are 0), so dst need not be cleared first. A byte of dst is built in a register, not
+// set bit by bit in memory.
+func gatherBits(dst, src []byte, off int, rows []int32) {
+	n := len(rows)
+	dst = dst[:(n+7)/8]
+	bit := func(r int32) byte {
+		p := off + int(r)
+		return src[p>>3] >> (p & 7) & 1
+	}
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		r := rows[i : i+8 : i+8]
+		dst[i>>3] = bit(r[0]) | bit(r[1])<<1 | bit(r[2])<<2 | bit(r[3])<<3 |
+			bit(r[4])<<4 | bit(r[5])<<5 | bit(r[6])<<6 | bit(r[7])<<7
+	}
+	if i < n {
+		var b byte
+		for k, r := range rows[i:] {
+			b |= bit(r) << k
+		}
+		dst[i>>3] = b
+	}
 }
 
 func gatherFixed[T uint8 | uint16 | uint32 | uint64](dst, src []T, rows []int32) {

@@ -1,12 +1,14 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/state"
@@ -94,6 +96,27 @@ func TestHashExchangeRoutesByKeyGroup(t *testing.T) {
 			}
 			if total != int(rec.NumRows()) {
 				t.Fatalf("groups %d p %d: %d rows arrived, want %d", groups, p, total, rec.NumRows())
+			}
+		}
+	}
+}
+
+// gatherBits writes every byte of its output (poisoned first here) with the bits asked for, zero past the last.
+func TestGatherBits(t *testing.T) {
+	src := []byte{0b10110010, 0b01101111, 0b00000001, 0b11110000, 0xff}
+	for off := 0; off < 9; off++ {
+		for n := 0; n <= 21; n++ {
+			rows := make([]int32, n)
+			for i := range rows {
+				rows[i] = int32((i*7 + off) % (8*len(src) - off))
+			}
+			dst := bytes.Repeat([]byte{0xa5}, (n+7)/8)
+			gatherBits(dst, src, off, rows)
+			for i := 0; i < 8*len(dst); i++ {
+				want := i < n && bitutil.BitIsSet(src, off+int(rows[i]))
+				if bitutil.BitIsSet(dst, i) != want {
+					t.Fatalf("off %d n %d: bit %d is %v, want %v", off, n, i, !want, want)
+				}
 			}
 		}
 	}
