@@ -169,14 +169,28 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 			ed.owner[kg] = uint16(state.SubtaskOf(kg, ed.keyGroups, p))
 		}
 	}
+	n := b.Rows()
 	for t := range ed.targets {
+		if cap(ed.targets[t]) < n { // room for every row: the loop below never grows a vector
+			ed.targets[t] = make([]int32, 0, n)
+		}
 		ed.targets[t] = ed.targets[t][:0]
 	}
-	for row, h := range ed.hashes {
-		t := ed.owner[state.KeyGroupOf(h, ed.keyGroups)]
-		ed.targets[t] = append(ed.targets[t], int32(row))
+	if g := ed.keyGroups; g&(g-1) == 0 {
+		// A power of two (the default 128): the key group is the hash's low bits, as state.KeyGroupOf's modulo
+		// gives them, without a division per row.
+		mask := uint64(g - 1)
+		owner := ed.owner[:mask+1]
+		for row, h := range ed.hashes {
+			t := owner[h&mask]
+			ed.targets[t] = append(ed.targets[t], int32(row))
+		}
+	} else {
+		for row, h := range ed.hashes {
+			t := ed.owner[state.KeyGroupOf(h, ed.keyGroups)]
+			ed.targets[t] = append(ed.targets[t], int32(row))
+		}
 	}
-	n := b.Rows()
 	for t, rows := range ed.targets {
 		if len(rows) == n { // the whole batch goes to one subtask: no copy
 			return o.send(ed.chans[t], BatchElement(b))

@@ -83,6 +83,20 @@ func randomTakeBatch(mem memory.Allocator, r *rand.Rand, n int, nulls bool) arro
 func TestTakeRowsMatchesTakeKernel(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
+	testTakeRows(t, mem, mem)
+}
+
+// On Go's own allocator (the engine's default) the gathers write their value buffers uncleared (noZeroAlloc):
+// with those buffers poisoned, a byte the gather does not write shows as a wrong value.
+func TestTakeRowsUnclearedBuffers(t *testing.T) {
+	defer exec.PoisonNoZeroBuffers()()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	testTakeRows(t, mem, memory.NewGoAllocator())
+}
+
+// testTakeRows builds its batches on mem and takes their rows on out.
+func testTakeRows(t *testing.T, mem *memory.CheckedAllocator, out memory.Allocator) {
 	r := rand.New(rand.NewPCG(15, 4))
 	ctx := context.Background()
 	for round := 0; round < 40; round++ {
@@ -102,7 +116,7 @@ func TestTakeRowsMatchesTakeKernel(t *testing.T) {
 		for i := range rows {
 			rows[i] = int32(r.IntN(n))
 		}
-		got, err := exec.TakeRows(ctx, mem, b, rows)
+		got, err := exec.TakeRows(ctx, out, b, rows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,6 +153,18 @@ func TestTakeRowsMatchesTakeKernel(t *testing.T) {
 func TestTakeColumn(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
+	testTakeColumn(t, mem, mem)
+}
+
+// TestTakeColumnUnclearedBuffers: TakeColumn on Go's allocator, whose value buffers are uncleared (poisoned here).
+func TestTakeColumnUnclearedBuffers(t *testing.T) {
+	defer exec.PoisonNoZeroBuffers()()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	testTakeColumn(t, mem, memory.NewGoAllocator())
+}
+
+func testTakeColumn(t *testing.T, mem *memory.CheckedAllocator, out memory.Allocator) {
 	sb := array.NewStringBuilder(mem)
 	ib := array.NewInt64Builder(mem)
 	for i := range 50 {
@@ -169,7 +195,7 @@ func TestTakeColumn(t *testing.T) {
 	for _, arr := range []arrow.Array{strs, ints, bools, array.NewSlice(strs, 5, 40), array.NewSlice(ints, 5, 40),
 		array.NewSlice(bools, 5, 40)} {
 		idx := []int32{0, 3, -1, 10, 10, 2, -1, 24, 1}
-		got := exec.TakeColumn(mem, arr, idx)
+		got := exec.TakeColumn(out, arr, idx)
 		if got == nil {
 			t.Fatalf("%s: not taken", arr.DataType())
 		}
@@ -190,7 +216,7 @@ func TestTakeColumn(t *testing.T) {
 	}
 	empty := array.NewSlice(strs, 0, 0)
 	defer empty.Release()
-	got := exec.TakeColumn(mem, empty, []int32{-1, -1})
+	got := exec.TakeColumn(out, empty, []int32{-1, -1})
 	defer got.Release()
 	if got.Len() != 2 || got.NullN() != 2 {
 		t.Fatalf("from no rows: %d rows, %d NULL; want 2 NULLs", got.Len(), got.NullN())
