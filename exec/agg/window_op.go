@@ -163,12 +163,14 @@ type windowAgg struct {
 	gStart, gEnd             []int64
 	gStoredStart, gStoredEnd []int64
 	gFlag                    []uint8
+	gGen                     []uint32 // bumped each time the id is allocated (sessionEnds tells a reused id)
 
 	panes map[exec.WindowID]*pane // Tumble, Hop, Cumulate
 	// Session: the live sessions of each key, pairwise disjoint and not touching.
 	sessInt  map[int64][]int32
 	sessStr  map[string][]int32
 	sessNull []int32 // the NULL key's (rowcodec.KeyInt) or the only key's (rowcodec.KeyNone)
+	ends     sessionEnds
 	// paneHint sizes a new window's map: the groups of the last window fired (windows tend to look alike).
 	paneHint int
 	// nextFire is at most the smallest end of a live window: OnWatermark below it has nothing to do.
@@ -271,6 +273,7 @@ func (w *windowAgg) restoreGroup(kg int, uk, v []byte) error {
 	w.nextFire = min(w.nextFire, end)
 	if w.p.cfg.Kind == WindowSession {
 		w.setSessions(g, append(w.sessionsOfGroup(g), g))
+		w.ends.push(sessionEnd{end: end, g: g, gen: w.gGen[g]})
 		return nil
 	}
 	p := w.paneOf(start, end)
@@ -298,10 +301,12 @@ func (w *windowAgg) allocGroup() int32 {
 		w.gStoredStart = append(w.gStoredStart, 0)
 		w.gStoredEnd = append(w.gStoredEnd, 0)
 		w.gFlag = append(w.gFlag, 0)
+		w.gGen = append(w.gGen, 0)
 		for _, a := range w.aggs {
 			a.grow()
 		}
 	}
+	w.gGen[g]++
 	return g
 }
 
@@ -319,6 +324,9 @@ func (w *windowAgg) newGroup(start, end int64, i int) (int32, error) {
 		w.gFlag[g] |= flagNullKey
 	}
 	w.nextFire = min(w.nextFire, end)
+	if w.p.cfg.Kind == WindowSession {
+		w.ends.push(sessionEnd{end: end, g: g, gen: w.gGen[g]})
+	}
 	return g, nil
 }
 
@@ -692,18 +700,20 @@ func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
 
 func (w *windowAgg) fireSessions(out exec.Emitter) error {
 	w.fired = w.fired[:0]
-	next := int64(math.MaxInt64)
-	for g, f := range w.gFlag {
-		if f&flagLive == 0 {
-			continue
-		}
-		if w.gEnd[g] <= w.wm {
-			w.fired = append(w.fired, int32(g))
-		} else {
-			next = min(next, w.gEnd[g])
+	for len(w.ends) > 0 && w.ends[0].end <= w.wm {
+		e := w.ends.pop()
+		switch g := e.g; {
+		case w.gGen[g] != e.gen || w.gFlag[g]&flagLive == 0: // freed or merged away since
+		case w.gEnd[g] > e.end: // extended since: queued again under its end
+			w.ends.push(sessionEnd{end: w.gEnd[g], g: g, gen: e.gen})
+		default:
+			w.fired = append(w.fired, g)
 		}
 	}
-	w.nextFire = next
+	w.nextFire = math.MaxInt64
+	if len(w.ends) > 0 {
+		w.nextFire = w.ends[0].end // at most the smallest live end (an entry may be stale or extended)
+	}
 	w.sortByKey(w.fired)
 	slices.SortStableFunc(w.fired, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(w.gEnd[a], w.gEnd[b]), cmp.Compare(w.gStart[a], w.gStart[b]))
