@@ -27,7 +27,8 @@
 //     stores the watermark under OperatorKey("window/wm"); Open rebuilds the working set by a Scan of its key
 //     groups;
 //   - firing: at a watermark, every window with end <= watermark is emitted (ordered by window_end,
-//     window_start, key bytes) and forgotten; late rows are counted in TaskContext.Late, NULL event times in
+//     window_start, key bytes) and forgotten (sessions are found through a min-heap of their ends,
+//     window_ends.go, not by a scan of every live session); late rows are counted in TaskContext.Late, NULL event times in
 //     TaskContext.Errors.
 //
 // It must never:
