@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -40,6 +41,27 @@ func (k RowKind) String() string {
 type Batch struct {
 	Rec   arrow.RecordBatch
 	Kinds []RowKind
+	// keyHashes, set by a hash exchange (WithKeyHashes), are HashKeys of every row of hashedRec over the columns
+	// hashedCols: the keyed operator behind the exchange takes its key groups from them instead of hashing its keys
+	// again (BatchKeyGroups), provided Rec is still hashedRec and its key columns are hashedCols. An operator that
+	// builds another Batch, or puts another record into this one, leaves them behind or unused.
+	keyHashes  []uint64
+	hashedCols []int
+	hashedRec  arrow.RecordBatch
+}
+
+// WithKeyHashes returns b carrying hashes, HashKeys(b.Rec, cols) (read-only from then on).
+func (b Batch) WithKeyHashes(hashes []uint64, cols []int) Batch {
+	b.keyHashes, b.hashedCols, b.hashedRec = hashes, cols, b.Rec
+	return b
+}
+
+// KeyHashes returns HashKeys(b.Rec, cols) if b carries them (see WithKeyHashes), else nil.
+func (b Batch) KeyHashes(cols []int) []uint64 {
+	if b.keyHashes == nil || b.Rec != b.hashedRec || len(b.keyHashes) != b.Rows() || !slices.Equal(cols, b.hashedCols) {
+		return nil
+	}
+	return b.keyHashes
 }
 
 // Rows returns the number of rows.

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -191,9 +192,11 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 			ed.targets[t] = append(ed.targets[t], int32(row))
 		}
 	}
+	// Each part carries its rows' hashes: the keyed operator it goes to takes its key groups from them
+	// (BatchKeyGroups) instead of hashing the same keys again.
 	for t, rows := range ed.targets {
 		if len(rows) == n { // the whole batch goes to one subtask: no copy
-			return o.send(ed.chans[t], BatchElement(b))
+			return o.send(ed.chans[t], BatchElement(b.WithKeyHashes(slices.Clone(ed.hashes[:n]), ed.exchange.Keys)))
 		}
 	}
 	defer b.Release()
@@ -205,7 +208,11 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		if err != nil {
 			return err
 		}
-		if err := o.send(ed.chans[t], BatchElement(part)); err != nil {
+		hs := make([]uint64, len(rows))
+		for i, r := range rows {
+			hs[i] = ed.hashes[r]
+		}
+		if err := o.send(ed.chans[t], BatchElement(part.WithKeyHashes(hs, ed.exchange.Keys))); err != nil {
 			return err
 		}
 	}

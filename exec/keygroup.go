@@ -3,8 +3,6 @@ package exec
 import (
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/clinksql/clinksql/state"
 )
 
@@ -32,22 +30,28 @@ func errKeyGroup(ctx *TaskContext, kg int, what string) error {
 
 // BatchKeyGroups gives the key groups of a batch's rows, hashing its key columns once, when the first row needs
 // it (an operator that finds most rows' groups in memory never hashes).
+// A batch a hash exchange partitioned carries the exchange's hashes of the same key columns (Batch.KeyHashes): they
+// are used as they are, so the keys are hashed once between the exchange and the operator, not twice.
 type BatchKeyGroups struct {
-	rec    arrow.RecordBatch // the current batch; nil between batches
-	hashes []uint64
+	b      Batch // the current batch; zero between batches
+	buf    []uint64
+	hashes []uint64 // the current batch's: buf, or the batch's own
 	hashed bool
 }
 
-func (h *BatchKeyGroups) Start(rec arrow.RecordBatch) { h.rec, h.hashed = rec, false }
+func (h *BatchKeyGroups) Start(b Batch) { h.b, h.hashed = b, false }
 
-func (h *BatchKeyGroups) End() { h.rec = nil }
+func (h *BatchKeyGroups) End() { h.b, h.hashes = Batch{}, nil }
 
 // Of is the key group Of row i, with keys in columns cols; the subtask must own it (OwnedKeyGroup).
 func (h *BatchKeyGroups) Of(ctx *TaskContext, cols []int, i int, what string) (int, error) {
 	if !h.hashed {
-		var err error
-		if h.hashes, err = HashKeys(h.rec, cols, h.hashes); err != nil {
-			return 0, err
+		if h.hashes = h.b.KeyHashes(cols); h.hashes == nil {
+			var err error
+			if h.buf, err = HashKeys(h.b.Rec, cols, h.buf); err != nil {
+				return 0, err
+			}
+			h.hashes = h.buf
 		}
 		h.hashed = true
 	}

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -84,6 +85,19 @@ func TestHashExchangeRoutesByKeyGroup(t *testing.T) {
 					hs, err := HashKeys(e.Batch.Rec, []int{0}, nil)
 					if err != nil {
 						t.Fatal(err)
+					}
+					// The part carries the exchange's hashes, for the keyed operator behind it (BatchKeyGroups):
+					// only over the same columns, and only while the batch holds the record they were made of.
+					if got := e.Batch.KeyHashes([]int{0}); !slices.Equal(got, hs) {
+						t.Fatalf("groups %d p %d: the part carries hashes %v, want %v", groups, p, got[:min(4, len(got))], hs[:min(4, len(hs))])
+					}
+					if e.Batch.KeyHashes([]int{0, 0}) != nil {
+						t.Fatalf("hashes offered for other key columns")
+					}
+					other := e.Batch
+					other.Rec = rec
+					if other.KeyHashes([]int{0}) != nil {
+						t.Fatalf("hashes offered for another record")
 					}
 					for i, h := range hs {
 						if want := state.SubtaskOf(state.KeyGroupOf(h, groups), groups, p); want != sub {

@@ -329,7 +329,7 @@ func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			kinds = nil
 		}
 	}
-	a.kgs.Start(b.Rec)
+	a.kgs.Start(b)
 	defer a.kgs.End()
 	if a.seq++; a.seq == 0 { // wrapped: forget every mark
 		clear(a.gSeq)

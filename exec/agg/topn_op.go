@@ -639,7 +639,7 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			return fmt.Errorf("Top-N: input row of kind %s (the input is append-only)", k)
 		}
 	}
-	o.kgs.Start(b.Rec)
+	o.kgs.Start(b)
 	defer o.kgs.End()
 	if o.seq++; o.seq == 0 { // wrapped: the marks of partitions in memory could collide
 		o.forEachPart(func(p *partState) { p.seq, p.snapSeq = 0, 0 })

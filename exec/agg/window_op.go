@@ -383,7 +383,7 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 			return fmt.Errorf("window aggregate: input row of kind %s (the input must be append-only)", k)
 		}
 	}
-	w.kgs.Start(b.Rec)
+	w.kgs.Start(b)
 	defer w.kgs.End()
 	tsCol, ok := b.Rec.Column(w.p.cfg.TimeCol).(*array.Timestamp)
 	if !ok {
