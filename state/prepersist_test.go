@@ -147,7 +147,6 @@ func TestPrePersistThenCrashRestoresExactly(t *testing.T) {
 	}
 }
 
-
 // Pins: a pre-persist that failed fails the Persist of its checkpoint (which must not claim data it does not
 // have), and the next checkpoint holds everything.
 func TestFailedPrePersistFailsNextPersist(t *testing.T) {
