@@ -100,8 +100,8 @@
 // less). Pebble's automatic compactions are off: with deltas that each span the whole key space, its policy
 // rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
 // once L0 holds as many bytes as the levels below (or 96 sublevels, since pre-persists make two or three deltas
-// per checkpoint), so an entry is rewritten about twice in all, and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
-// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The
+// per checkpoint), so an entry is rewritten about twice in all, and a large delta is written as one table per
+// stripe (8 fixed ranges of key groups) so that the compaction runs stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The
 // compaction yields to the store's persists (pace.go): while a persist sorts and writes its delta, each write of
 // a compaction's output table waits, up to a second per persist, so that a checkpoint does not share the cores with
 // a rewrite of the whole store as well as with the operator; only that CPU-heavy part holds the pacer, never a call
