@@ -68,7 +68,7 @@
 // aggregate writes its working set back each time it outgrows it) writes them as delta tables during the interval,
 // so that the checkpoint does not sort and write the whole interval at once (the first checkpoint of a job that
 // starts on empty state held about twice the entries of later ones, and set the p99). Once the dirty layers not
-// pre-persisted yet hold prePersistEntries (512k) entries and no pre-persist is running, the operator goroutine
+// pre-persisted yet hold prePersistEntries (256k) entries and no pre-persist is running, the operator goroutine
 // starts one over them (they are frozen, so it reads them without a lock): a goroutine sorts and writes them
 // like a delta, under persistMu (so never beside a Persist), fsyncs the tables and the shared directory, and
 // sums them. Capture hands the interval's pre-persists to its snapshot. Its Persist waits for them, then:

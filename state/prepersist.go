@@ -20,7 +20,7 @@ import (
 
 // prePersistEntries is how many entries the dirty runs not pre-persisted yet hold before a pre-persist starts (a
 // variable for tests; 0 turns pre-persists off).
-var prePersistEntries = 1 << 19
+var prePersistEntries = 1 << 18
 
 var prePersistSeq atomic.Uint64
 
