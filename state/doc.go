@@ -64,6 +64,26 @@
 // snapshot stays pending and goes into the next delta, since its changes are still the newest for their keys; so do
 // the snapshots of a Persist that failed.
 //
+// Pre-persists (prepersist.go): a store that hands over many entries between checkpoints (WriteBatch; the group
+// aggregate writes its working set back each time it outgrows it) writes them as delta tables during the interval,
+// so that the checkpoint does not sort and write the whole interval at once (the first checkpoint of a job that
+// starts on empty state held about twice the entries of later ones, and set the p99). Once the dirty layers not
+// pre-persisted yet hold prePersistEntries (256k) entries and no pre-persist is running, the operator goroutine
+// starts one over them (they are frozen, so it reads them without a lock): a goroutine sorts and writes them
+// like a delta, under persistMu (so never beside a Persist), fsyncs the tables and the shared directory, and
+// sums them. Capture hands the interval's pre-persists to its snapshot. Its Persist waits for them, then:
+//   - one failed: the Persist fails (its snapshot stays pending and goes whole into the next delta); a checkpoint
+//     never names a table that was not written and synced;
+//   - the snapshot is the only one not persisted: the listing names the pre-persisted tables (in order), then the
+//     delta of the layers after them; each is a delta of its own in the unflushed list, ingested in that order;
+//   - otherwise (an earlier Persist failed, or a snapshot was released, so this delta also holds older entries,
+//     which must not shadow the pre-persisted ones): the delta holds everything, as without pre-persists, and the
+//     pre-persisted tables are deleted.
+//
+// Their tables are named p<nanotime>.<seq>[-<stripe>].sst; garbage collection keeps those no listing names yet
+// (preFiles), and they do not count as checkpoints towards a re-base. A crash leaves them unnamed: harmless, and
+// the next garbage collection removes them.
+//
 // Memory: Options.CacheBytes (0: DefaultCacheBytes, which SetDefaultCacheBytes sets for the process, else 1/32
 // of the machine's memory between 64 MB and 1 GB) bounds what a store keeps besides its dirty layers: the persisted
 // snapshots waiting for their ingest, the key filter, then the clean cache in what is left (oldest generation
@@ -79,9 +99,9 @@
 // sstables (for small entries about half the CPU per persist of columnar blocks, and compactions about a third
 // less). Pebble's automatic compactions are off: with deltas that each span the whole key space, its policy
 // rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
-// once L0 holds as many bytes as the levels below (or 48 sublevels), so an entry is rewritten about twice in all,
-// and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
-// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The
+// once L0 holds as many bytes as the levels below (or 96 sublevels, since pre-persists make two or three deltas
+// per checkpoint), so an entry is rewritten about twice in all, and a large delta is written as one table per
+// stripe (8 fixed ranges of key groups) so that the compaction runs stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The
 // compaction yields to the store's persists (pace.go): while a persist sorts and writes its delta, each write of
 // a compaction's output table waits, up to a second per persist, so that a checkpoint does not share the cores with
 // a rewrite of the whole store as well as with the operator; only that CPU-heavy part holds the pacer, never a call
@@ -117,7 +137,10 @@
 // then "end"), framed, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
 // oldest first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one
 // delta (what changed; <id>-<stripe>.sst, one table per stripe, once the store has stripes) and one listing,
-// whatever the state's size. The checkpoint whose listing names maxChainDeltas (16) deltas starts a re-base, in the
+// whatever the state's size; a store that pre-persisted during the interval (see above) also has its listing name
+// those tables, p<nanotime>.<seq>[-<stripe>].sst, before its own delta. Deltas may overlap; they are applied in
+// listing order, so a later one's entry for a key wins. Every table a listing names was fsync'd, and the shared
+// directory synced, before the listing was written. The checkpoint whose listing names maxChainDeltas (16) deltas starts a re-base, in the
 // background after its Persist returned (with the ingest, see above): it ingests every delta into Pebble and takes
 // a Pebble checkpoint as the new base, base-<id>, the state as of that checkpoint (hard links to immutable
 // sstables; built in ".base-<id>.part" and renamed, so it is complete or absent), then deletes the shared files

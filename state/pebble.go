@@ -135,6 +135,7 @@ func OpenPebble(opts Options) (Backend, error) {
 		db:            db,
 		dirty:         newMemtable(),
 		reads:         make(map[string][]byte),
+		preFiles:      make(map[string]bool),
 		cacheLimit:    limit,
 	}
 	b.maybeCompact() // the restored deltas are in L0
@@ -201,7 +202,8 @@ func (b *pebbleBackend) filterOn() bool {
 var compactEnd = bytes.Repeat([]byte{0xFF}, 66)
 
 // maybeCompact starts a compaction of the whole store into one level, in the background, when L0 holds at least
-// as many bytes as the levels below (and 16 MB), or 48 sublevels; unless one is running. See pebbleOptions.
+// as many bytes as the levels below (and 16 MB), or maxL0Sublevels sublevels; unless one is running. See
+// pebbleOptions.
 func (b *pebbleBackend) maybeCompact() {
 	if !b.compacting.CompareAndSwap(false, true) {
 		return
@@ -211,7 +213,7 @@ func (b *pebbleBackend) maybeCompact() {
 	for _, l := range m.Levels[1:] {
 		below += l.TablesSize
 	}
-	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.Sublevels < 48) {
+	if l0 := m.Levels[0]; l0.TablesCount == 0 || (l0.TablesSize < max(below, 16<<20) && l0.Sublevels < maxL0Sublevels) {
 		b.compacting.Store(false)
 		return
 	}
@@ -225,6 +227,11 @@ func (b *pebbleBackend) maybeCompact() {
 		_ = b.db.Compact(b.compactCtx, []byte{}, compactEnd, true)
 	}()
 }
+
+// maxL0Sublevels is how many sublevels L0 holds before a compaction of the whole store, whatever its bytes: 96
+// since pre-persists (prepersist.go) write two or three deltas per checkpoint, each a sublevel (at 48 the store
+// compacted every 15-20 s over 50M new keys, 2.6 s more CPU than at one delta per checkpoint, of 50 s).
+const maxL0Sublevels = 96
 
 // pacer is what the store's compactions yield to (pace.go).
 func (b *pebbleBackend) pacer() *compactionPacer {
@@ -302,6 +309,13 @@ type pebbleBackend struct {
 	missBuf    []int32  // GetMany's scratch (operator goroutine only)
 	hashBuf    []uint64 // GetMany's key filter hashes (operator goroutine only)
 	hitBuf     []found
+	// Pre-persists (prepersist.go), operator goroutine only: this interval's, in order; the first dirty layer
+	// none of them covers and the entries from it on; the newest started (any interval).
+	pres       []*prePersist
+	preFrom    int
+	preEntries int
+	lastPre    *prePersist
+	preWG      sync.WaitGroup // the pre-persists' goroutines; Close waits for them
 
 	persistMu sync.Mutex     // one Persist (or background ingest) at a time; Close waits for it
 	ingestWG  sync.WaitGroup // ingestLater's goroutines; Close waits for them
@@ -321,6 +335,7 @@ type pebbleBackend struct {
 	gens      []layer           // persisted, oldest first
 	genBytes  int64
 	reads     map[string][]byte // read from Pebble; never holds a key that some generation holds
+	preFiles  map[string]bool   // tables of pre-persists that no listing names yet: garbage collection keeps them
 	readBytes int64
 	closed    bool
 }
@@ -505,6 +520,7 @@ func (b *pebbleBackend) Capture(id uint64) (Snapshot, error) {
 		b.dirty = &memtable{m: make(map[string]entry, min(n, 1<<20))}
 	}
 	b.dirtyRuns = nil
+	s.pres, b.pres, b.preFrom, b.preEntries = b.pres, nil, 0, 0
 	b.pending = append(b.pending, s)
 	return s, nil
 }
@@ -521,15 +537,19 @@ func (b *pebbleBackend) writeRun(r *run) {
 		b.dirty.eachKey(func(k string) { add(stringBytes(k)) })
 	}
 	done()
+	entries := len(r.ents)
 	if len(b.dirty.m) > 0 { // older than the batch: it moves under it
+		entries += len(b.dirty.m)
 		b.dirty.frozen = true
 		b.dirtyRuns = append(b.dirtyRuns, b.dirty)
 		b.dirty = newMemtable()
 	}
 	b.dirtyRuns = append(b.dirtyRuns, r)
+	b.notePrePersist(entries)
 }
 
 func (b *pebbleBackend) Close() error {
+	b.preWG.Wait()
 	b.ingestWG.Wait() // no Persist runs during Close, so none starts another
 	b.persistMu.Lock()
 	defer b.persistMu.Unlock()
@@ -633,6 +653,9 @@ type deltaFile struct {
 func chainCheckpoints(deltas []string) int {
 	ids := map[string]bool{}
 	for _, d := range deltas {
+		if isPrePersistFile(filepath.Base(d)) {
+			continue
+		}
 		id, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(d), ".sst"), "-")
 		ids[id] = true
 	}
@@ -646,6 +669,9 @@ type pebbleSnapshot struct {
 	b      *pebbleBackend
 	id     uint64
 	layers []layer // oldest first
+	// pres are the pre-persists of the interval that ends with s (prepersist.go); a prefix of layers. Set by
+	// Capture, taken (under mu) by the Persist that writes s.
+	pres []*prePersist
 	// persisted is set (under b.mu) once a delta holding the snapshot is durable; it stays pending (in memory,
 	// not in Pebble) until that delta is ingested.
 	persisted bool
@@ -676,6 +702,7 @@ func (s *pebbleSnapshot) Release() {
 // maxChainDeltas checkpoints the chain is re-based on a Pebble checkpoint.
 func (s *pebbleSnapshot) Persist(path string) error {
 	b := s.b
+	b.waitPrePersists(s)
 	b.ingestWG.Wait() // an ingest the previous Persist started goes first
 	b.persistMu.Lock()
 	defer b.persistMu.Unlock()
@@ -705,14 +732,60 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		first++
 	}
 	snaps := slices.Clone(b.pending[first : n+1])
+	// The pre-persists of s name their tables in the listing when s is all the delta holds; otherwise (and when
+	// one failed) they are dropped. Either way they are done with (waitPrePersists): a later Persist does not
+	// look at them again.
+	var pres, drop []*prePersist
+	var preErr error
+	for _, q := range snaps {
+		for _, p := range q.pres {
+			if p.err != nil && preErr == nil {
+				preErr = p.err
+			}
+		}
+		if q == s && len(snaps) == 1 {
+			pres = q.pres
+		} else {
+			drop = append(drop, q.pres...)
+		}
+		q.pres = nil
+	}
 	b.mu.Unlock()
 
+	if preErr != nil {
+		b.dropPrePersists(append(drop, pres...))
+		return fmt.Errorf("state: persist snapshot %d: %w", s.id, preErr)
+	}
+	b.dropPrePersists(drop)
+	ok := false
+	defer func() {
+		if !ok {
+			b.dropPrePersists(pres)
+		}
+	}()
+
 	next := b.chain
+	var preDeltas []deltaFile
+	toWrite := snaps
+	if len(pres) > 0 {
+		covered := 0
+		for _, p := range pres {
+			covered += len(p.layers)
+			if len(p.paths) == 0 {
+				continue
+			}
+			for i, path := range p.paths {
+				next = next.with(path, p.sums[i])
+			}
+			preDeltas = append(preDeltas, deltaFile{paths: p.paths, bytes: p.bytes})
+		}
+		toWrite = []*pebbleSnapshot{{layers: s.layers[covered:]}}
+	}
 	var delta deltaFile
 	delta.snaps = len(snaps)
 	release := b.pacer().hold()
 	defer release()
-	if c, order := collectSorted(snaps); len(order) > 0 {
+	if c, order := collectSorted(toWrite); len(order) > 0 {
 		b.chooseStripes(c, order)
 		paths, err := b.writeTables(filepath.Join(b.shared, strconv.FormatUint(s.id, 10)), c, order)
 		release()
@@ -742,16 +815,34 @@ func (s *pebbleSnapshot) Persist(path string) error {
 		p.persisted = true
 	}
 	b.chain = next
-	b.unflushed = append(b.unflushed, delta)
+	for _, p := range pres {
+		for _, path := range p.paths {
+			delete(b.preFiles, path) // the chain names them now
+		}
+	}
+	ok = true
+	b.unflushed = append(append(b.unflushed, preDeltas...), delta)
 	// Persisted snapshots wait in memory so that a few deltas go into Pebble at once, but only up to a part of
 	// the cache budget: a store whose every checkpoint changes a lot ingests each delta at once.
-	flush := len(b.unflushed) >= maxUnflushed || b.persistedBytes() > b.cacheLimit/4
+	flush := b.unflushedCheckpoints() >= maxUnflushed || b.persistedBytes() > b.cacheLimit/4
 	rebase := chainCheckpoints(next.deltas) >= maxChainDeltas
 	b.mu.Unlock()
 	if flush || rebase {
 		b.ingestLater(s.id, rebase)
 	}
 	return nil
+}
+
+// unflushedCheckpoints is how many Persists wrote the unflushed deltas (a pre-persist's holds no snapshot). Caller
+// holds mu.
+func (b *pebbleBackend) unflushedCheckpoints() int {
+	n := 0
+	for _, d := range b.unflushed {
+		if d.snaps > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // ingestLater runs ingestUnflushed in the background, after Persist has returned: a checkpoint needs its delta
@@ -873,6 +964,11 @@ func (b *pebbleBackend) collectGarbage() {
 		return
 	}
 	keep := map[string]bool{}
+	b.mu.Lock()
+	for f := range b.preFiles {
+		keep[filepath.Clean(f)] = true
+	}
+	b.mu.Unlock()
 	for _, f := range b.chain.files() {
 		keep[filepath.Clean(f)] = true
 	}
