@@ -366,12 +366,12 @@ func datagenTable(results []result, events int64, scale bool) string {
 			fast = append(fast, q)
 		}
 		sort.Slice(fast, func(i, j int) bool { return qnum(fast[i]) < qnum(fast[j]) })
-		perQuery = fmt.Sprintf("%d events per query, and 10 times as many for %s, so that each runs for at least "+
-			"about 2 CPU-seconds and the fixed CPU of a process (15-40 ms) stays a small part of its figure "+
-			"(the events column)", events, strings.Join(fast, ", "))
+		perQuery = fmt.Sprintf("%d events per query, 10 times as many for %s (the events column: so that each runs "+
+			"for at least about 2 CPU-seconds and a process's fixed CPU, 15-40 ms, stays a small part of its figure)",
+			events, strings.Join(fast, ", "))
 	}
-	fmt.Fprintf(&sb, "Measured at commit %s on %s: %s (all event types; a query reads the tables it "+
-		"needs, each generating its share of the same event sequence), checkpoints every 10 s (aligned), blackhole sinks, "+
+	fmt.Fprintf(&sb, "Measured at commit %s on %s: %s, all event types (a query reads the tables it "+
+		"needs, each generating its share of the same event sequence); checkpoints every 10 s (aligned), blackhole sinks, "+
 		"parallelism 1, one `clinksql exec --wait` process per query on a 2-core machine. Events per CPU-second = events / "+
 		"(user + sys CPU seconds of the clinksql process), the per-core figure the Nexmark project reports. The queries are "+
 		"Flink's published texts (bench/nexmark) with the DDL renamed.\n\n"+
