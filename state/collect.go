@@ -259,17 +259,22 @@ func scatter(src, dst []sortKey, d int, offs *[257]int) {
 	}
 }
 
+// scatterCounted is scatter by digit d, with the positions taken from the digit's histogram.
+func scatterCounted(src, dst []sortKey, d int, counts *[256]int) {
+	var offs [257]int
+	sum := 0
+	for b, x := range counts {
+		offs[b] = sum
+		sum += x
+	}
+	scatter(src, dst, d, &offs)
+}
+
 // lsdSort sorts a by digits (least significant first) whose histograms are in counts, with tmp as scratch.
 func lsdSort(a, tmp []sortKey, digits []int, counts *[radixDigits][256]int) {
 	src, dst := a, tmp
 	for _, d := range digits {
-		var offs [257]int
-		sum := 0
-		for b, x := range counts[d] {
-			offs[b] = sum
-			sum += x
-		}
-		scatter(src, dst, d, &offs)
+		scatterCounted(src, dst, d, &counts[d])
 		src, dst = dst, src
 	}
 	if &src[0] != &a[0] {
@@ -305,13 +310,7 @@ func bucketSort(src, dst []sortKey, digits []int, counts *[radixDigits][256]int)
 	// odd number of passes, scatter the first one from src into dst and go on from there with src as scratch.
 	if n%2 == 1 {
 		d := varying[0]
-		var offs [257]int
-		sum := 0
-		for b, x := range counts[d] {
-			offs[b] = sum
-			sum += x
-		}
-		scatter(src, dst, d, &offs)
+		scatterCounted(src, dst, d, &counts[d])
 		if n > 1 {
 			lsdSort(dst, src, varying[1:n], counts)
 		}

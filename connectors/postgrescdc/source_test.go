@@ -589,12 +589,7 @@ func TestSlotInUseRefused(t *testing.T) {
 	spec := specOf("id INT", "v BIGINT")
 	a := start(t, cfg, spec, nil, newMemState(t))
 	a.until(0)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	b := NewSource(cfg, spec)(0).(*Source)
-	err := b.Open(&exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(t)})
-	b.Close()
-	mem.AssertSize(t, 0)
-	if err == nil || !strings.Contains(err.Error(), "is in use") {
+	if err := openErr(t, cfg, spec, nil); err == nil || !strings.Contains(err.Error(), "is in use") {
 		t.Fatalf("a second reader of slot s_busy: %v, want a refusal", err)
 	}
 	pgExec(t, c, `INSERT INTO t VALUES (1, 1)`)
@@ -612,15 +607,7 @@ func TestRestoreWaitsForTheSlot(t *testing.T) {
 	a.until(0)
 	off := mustOffset(t, a.src, 1)
 
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	held := NewSource(cfg, spec)(0).(*Source)
-	if err := held.RestoreOffset(off); err != nil {
-		t.Fatal(err)
-	}
-	err := held.Open(&exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(t)})
-	held.Close()
-	mem.AssertSize(t, 0)
-	if err == nil || !strings.Contains(err.Error(), `slot "s_held"`) || !strings.Contains(err.Error(), "in use") {
+	if err := openErr(t, cfg, spec, off); err == nil || !strings.Contains(err.Error(), `slot "s_held"`) || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("restoring while another reader holds the slot: %v, want a refusal naming it", err)
 	}
 
@@ -635,6 +622,21 @@ func TestRestoreWaitsForTheSlot(t *testing.T) {
 	<-closed
 	b.until(1)
 	idsOnce(t, b.rows, 1, 1)
+}
+
+// openErr opens (and closes) one more source of cfg, restored from off when it is not nil, and returns Open's error.
+func openErr(t *testing.T, cfg Config, spec connectors.Spec, off []byte) error {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	src := NewSource(cfg, spec)(0).(*Source)
+	defer src.Close()
+	if off != nil {
+		if err := src.RestoreOffset(off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src.Open(&exec.TaskContext{Subtask: 0, Parallelism: 1, Alloc: mem, Errors: &exec.Counter{}, State: newMemState(t)})
 }
 
 // A TRUNCATE of the table, a change of its columns, and a FULL table turned DEFAULT under the source (its old rows
