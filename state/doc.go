@@ -90,24 +90,23 @@
 // evicted first). The dirty layers are the changes of one checkpoint interval and are bounded by the checkpoint's
 // backpressure (the snapshot worker holds at most one capture waiting behind the one it persists).
 //
-// Pebble is tuned for many small stores per process and for deltas that span the whole key space (keys start with
-// a hashed key group, so every delta lands in L0 and overlaps everything): one block cache shared by all stores
-// (half the default budget, for the tables' index and filter blocks), a small memtable that stays empty anyway
-// (all writes are ingested), no WAL (durability comes from the checkpoint, never from the working store), bloom
-// filters so a Get of an absent key rarely reads a block, up to 1024 open tables, compactions writing 64 MB
-// tables, no write stall on L0 (nothing goes through the memtable), and a format major version with row-based
-// sstables (for small entries about half the CPU per persist of columnar blocks, and compactions about a third
-// less). Pebble's automatic compactions are off: with deltas that each span the whole key space, its policy
-// rewrites the whole store every few checkpoints. The store compacts everything into one level in the background
-// once L0 holds as many bytes as the levels below (or 96 sublevels, since pre-persists make two or three deltas
-// per checkpoint), so an entry is rewritten about twice in all, and a large delta is written as one table per
-// stripe (8 fixed ranges of key groups) so that the compaction runs stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The
-// compaction yields to the store's persists (pace.go): while a persist sorts and writes its delta, each write of
-// a compaction's output table waits, up to a second per persist, so that a checkpoint does not share the cores with
-// a rewrite of the whole store as well as with the operator; only that CPU-heavy part holds the pacer, never a call
-// into Pebble. Pebble's own files do not go through Options.FS (Pebble has its
-// own vfs, Options.PebbleFS, which tests wrap with vfs/errorfs); its fsyncs follow FsyncEnabled through a
-// wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
+// Pebble is tuned for many small stores per process and for deltas that span the whole key space (keys start with a
+// hashed key group, so every delta lands in L0 and overlaps everything): one block cache shared by all stores (half
+// the default budget, for the tables' index and filter blocks), a small memtable that stays empty anyway (all writes
+// are ingested), no WAL (durability comes from the checkpoint, never from the working store), bloom filters so a Get
+// of an absent key rarely reads a block, up to 1024 open tables, compactions writing 64 MB tables, no write stall on
+// L0 (nothing goes through the memtable), and a format major version with row-based sstables (for small entries about
+// half the CPU per persist of columnar blocks, and compactions about a third less). Pebble's automatic compactions are
+// off: with deltas that each span the whole key space, its policy rewrites the whole store every few checkpoints. The
+// store compacts everything into one level in the background once L0 holds as many bytes as the levels below (or 96
+// sublevels, since pre-persists make two or three deltas per checkpoint), so an entry is rewritten about twice in all,
+// and a large delta is written as one table per stripe (8 fixed ranges of key groups) so that the compaction runs
+// stripe by stripe: Close, which must wait for a running compaction, waits for one stripe's at most. The compaction
+// yields to the store's persists (pace.go): while a persist sorts and writes its delta, each write of a compaction's
+// output table waits, up to a second per persist, so that a checkpoint does not share the cores with a rewrite of the
+// whole store as well as with the operator; only that CPU-heavy part holds the pacer, never a call into Pebble.
+// Pebble's own files do not go through Options.FS (Pebble has its own vfs, Options.PebbleFS, which tests wrap with
+// vfs/errorfs); its fsyncs follow FsyncEnabled through a wrapping vfs, so CLINK_STATE_FSYNC=0 turns off all of them.
 //
 // What Pebble treats as fatal (its Logger's Fatalf on a MANIFEST write that failed, a data corruption, a
 // background error) never exits the process: it fails the one store (pebblefault.go), whose every later operation
@@ -132,24 +131,24 @@
 // A memory-backend snapshot is one framed file at the path Persist is given: a uvarint entry count, per entry
 // uvarint key length, key, uvarint value length, value (ascending key order).
 //
-// A Pebble snapshot is a chain (chain.go): a small listing file at the path Persist is given ("clinksql-chain 1",
-// then "base <dir>", "delta <file>" and "sum <file> <size> <crc32c|->" lines relative to the listing's directory,
-// then "end"), framed, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst,
-// oldest first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one
-// delta (what changed; <id>-<stripe>.sst, one table per stripe, once the store has stripes) and one listing,
-// whatever the state's size; a store that pre-persisted during the interval (see above) also has its listing name
-// those tables, p<nanotime>.<seq>[-<stripe>].sst, before its own delta. Deltas may overlap; they are applied in
-// listing order, so a later one's entry for a key wins. Every table a listing names was fsync'd, and the shared
-// directory synced, before the listing was written. The checkpoint whose listing names maxChainDeltas (16) deltas starts a re-base, in the
-// background after its Persist returned (with the ingest, see above): it ingests every delta into Pebble and takes
-// a Pebble checkpoint as the new base, base-<id>, the state as of that checkpoint (hard links to immutable
-// sstables; built in ".base-<id>.part" and renamed, so it is complete or absent), then deletes the shared files
-// that neither the new chain nor a live snapshot names (Options.LiveSnapshots: the listings that exist, so the
-// re-basing checkpoint's own, which names the old chain, keeps it). The next checkpoint's listing names the new
-// base and its own delta. So no checkpoint's ack waits for a re-base; the next Persist waits for what is left of
-// it. A restore rebuilds the working directory from the base (*.sst and *.blob hard-linked, the rest copied,
-// because the opened store appends to its MANIFEST and rewrites OPTIONS) and ingests the deltas in order; Pebble
-// removes a path it ingests, so it is handed a scratch hard link, never the shared file.
+// A Pebble snapshot is a chain (chain.go): a small listing file at the path Persist is given ("clinksql-chain 1", then
+// "base <dir>", "delta <file>" and "sum <file> <size> <crc32c|->" lines relative to the listing's directory, then
+// "end"), framed, naming files in the store's shared directory (Options.SharedDir): delta sstables <id>.sst, oldest
+// first, and optionally a base, base-<id>, which is a Pebble checkpoint. A checkpoint therefore writes one delta (what
+// changed; <id>-<stripe>.sst, one table per stripe, once the store has stripes) and one listing, whatever the state's
+// size; a store that pre-persisted during the interval (see above) also has its listing name those tables,
+// p<nanotime>.<seq>[-<stripe>].sst, before its own delta. Deltas may overlap; they are applied in listing order, so a
+// later one's entry for a key wins. Every table a listing names was fsync'd, and the shared directory synced, before
+// the listing was written. The checkpoint whose listing names maxChainDeltas (16) deltas starts a re-base, in the
+// background after its Persist returned (with the ingest, see above): it ingests every delta into Pebble and takes a
+// Pebble checkpoint as the new base, base-<id>, the state as of that checkpoint (hard links to immutable sstables;
+// built in ".base-<id>.part" and renamed, so it is complete or absent), then deletes the shared files that neither the
+// new chain nor a live snapshot names (Options.LiveSnapshots: the listings that exist, so the re-basing checkpoint's
+// own, which names the old chain, keeps it). The next checkpoint's listing names the new base and its own delta. So no
+// checkpoint's ack waits for a re-base; the next Persist waits for what is left of it. A restore rebuilds the working
+// directory from the base (*.sst and *.blob hard-linked, the rest copied, because the opened store appends to its
+// MANIFEST and rewrites OPTIONS) and ingests the deltas in order; Pebble removes a path it ingests, so it is handed a
+// scratch hard link, never the shared file.
 //
 // # Pebble checkpoint durability (v2.1.7, read from checkpoint.go)
 //

@@ -9,14 +9,14 @@
 // checkpoint that did not complete ever becomes visible, across any number of crashes of clinksql (kill -9) and
 // restarts of the Postgres server. How:
 //
-//   - Each subtask writes over its own connection, one transaction per checkpoint interval, begun lazily on the
-//     first send: an interval without rows prepares nothing. Appends are binary COPY (each value in the binary
-//     form of its table column's type); upserts gather each key's last change (+I/+U upsert, -D delete, -U
-//     skipped: the +U after it overwrites) and send them as one statement over unnest(...): it keeps, of the
-//     changes whose keys Postgres equates (texts that differ, as a uuid's case or char(n) padding, may be one
-//     key), the last, then runs a DELETE ... USING and an INSERT ... ON CONFLICT (key) DO UPDATE on keys now
-//     disjoint, so a key's changes apply in order. A deleted key its column's modifier would cut (varchar(n),
-//     char(n), bit(n)) deletes nothing. 'sink.buffer-flush.max-rows' (or 4 MB of COPY data) sends early, in the same transaction.
+//   - Each subtask writes over its own connection, one transaction per checkpoint interval, begun lazily on the first
+//     send: an interval without rows prepares nothing. Appends are binary COPY (each value in the binary form of its
+//     table column's type); upserts gather each key's last change (+I/+U upsert, -D delete, -U skipped: the +U after
+//     it overwrites) and send them as one statement over unnest(...): it keeps, of the changes whose keys Postgres
+//     equates (texts that differ, as a uuid's case or char(n) padding, may be one key), the last, then runs a DELETE
+//     ... USING and an INSERT ... ON CONFLICT (key) DO UPDATE on keys now disjoint, so a key's changes apply in order.
+//     A deleted key its column's modifier would cut (varchar(n), char(n), bit(n)) deletes nothing.
+//     'sink.buffer-flush.max-rows' (or 4 MB of COPY data) sends early, in the same transaction.
 //   - PreCommit(N), at the barrier: send the rest, then PREPARE TRANSACTION '<prefix>-<job>-<operator>-<subtask>-<N>'
 //     (prefix 'clink' or 'sink.transaction-id-prefix'; the operator id keeps two sinks of one job apart; at most
 //     199 bytes, checked at Open). The transaction is durable in Postgres and invisible. Its xid is kept with it.

@@ -26,10 +26,9 @@
 //     KeyedKey(key group, 1, window_end window_start key), deletes those of fired or merged-away windows, and
 //     stores the watermark under OperatorKey("window/wm"); Open rebuilds the working set by a Scan of its key
 //     groups;
-//   - firing: at a watermark, every window with end <= watermark is emitted (ordered by window_end,
-//     window_start, key bytes) and forgotten (sessions are found through a min-heap of their ends,
-//     window_ends.go, not by a scan of every live session); late rows are counted in TaskContext.Late, NULL event times in
-//     TaskContext.Errors.
+//   - firing: at a watermark, every window with end <= watermark is emitted (ordered by window_end, window_start, key
+//     bytes) and forgotten (sessions are found through a min-heap of their ends, window_ends.go, not by a scan of
+//     every live session); late rows are counted in TaskContext.Late, NULL event times in TaskContext.Errors.
 //
 // It must never:
 //
@@ -57,13 +56,13 @@
 //     counted distinct values, MIN/MAX value multisets over a changelog); Top-N partitions as sorted multisets of
 //     the rows' sort bytes (order bytes of the sort keys, then the canonical row bytes, which break ties), holding
 //     only the top N over an append-only input;
-//   - their keyed state: KeyedKey(kg, 1, key) holding the group's row count and accumulators, and
-//     KeyedKey(kg, 1, uvarint(len(part)) part entry) holding one Top-N row's copy count and the length of its order
-//     bytes, or, for an append-only Top-N with N <= 32, KeyedKey(kg, 2, part) holding the partition's rows in one
-//     value (one Put per changed partition; the per-entry form of older checkpoints is read and migrated). Dirty
-//     groups and changed entries are written at OnBarrier (an entry that came and went between two barriers is
-//     neither put nor deleted); a group or partition that disappears is deleted when it does. Groups and partitions are loaded lazily (Get, or a prefix Scan) only when the backend
-//     may hold them, and evicted at a barrier when the working set grows too large.
+//   - their keyed state: KeyedKey(kg, 1, key) holding the group's row count and accumulators, and KeyedKey(kg, 1,
+//     uvarint(len(part)) part entry) holding one Top-N row's copy count and the length of its order bytes, or, for an
+//     append-only Top-N with N <= 32, KeyedKey(kg, 2, part) holding the partition's rows in one value (one Put per
+//     changed partition; the per-entry form of older checkpoints is read and migrated). Dirty groups and changed
+//     entries are written at OnBarrier (an entry that came and went between two barriers is neither put nor deleted);
+//     a group or partition that disappears is deleted when it does. Groups and partitions are loaded lazily (Get, or a
+//     prefix Scan) only when the backend may hold them, and evicted at a barrier when the working set grows too large.
 //
 // They must never:
 //
