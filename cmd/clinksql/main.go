@@ -6,10 +6,12 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clinksql/clinksql/internal/gctune"
 )
 
 func main() {
-	tuneGC()
+	gctune.Apply()
 	root := &cobra.Command{
 		Use:           "clinksql",
 		Short:         "clinksql: a SQL-on-streams engine",

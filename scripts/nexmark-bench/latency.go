@@ -16,6 +16,7 @@ import (
 	"github.com/clinksql/clinksql/checkpoint"
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/internal/gctune"
 )
 
 // Latency mode (-latency): for each query, the time from a row leaving its source to its result reaching the
@@ -23,8 +24,8 @@ import (
 //
 //  1. The maximum rate: -max-rate when given (events/s, all types), else measured as the wall-clock events per
 //     second of a throughput run of the query (its own `clinksql exec` process, -events events).
-//  2. The query runs in this process on an engine with latency markers every -marker-interval, its tables'
-//     generators throttled to half that rate ('next-event.rate', over all source subtasks) and unbounded. After
+//  2. The query runs in this process (its collector set as the clinksql binary's, internal/gctune) on an engine
+//     with latency markers every -marker-interval, its tables' generators throttled to half that rate ('next-event.rate', over all source subtasks) and unbounded. After
 //     -latency-warmup the sink's marker histogram (clinksql_sink_latency_seconds, summed over sink subtasks) is
 //     read, and again -latency-duration later: p50 and p99 are those of the markers recorded in between,
 //     interpolated in LatencyBuckets (1 ms steps up to 30 ms).
@@ -44,6 +45,7 @@ type latencyOpts struct {
 }
 
 func runLatency(o latencyOpts) error {
+	gctune.Apply() // the engine runs in this process: with the binary's collector settings, as its figures are
 	var rows []string
 	for _, q := range o.queries {
 		rate := o.maxRate

@@ -1,4 +1,4 @@
-package main
+package gctune
 
 import (
 	"math"
@@ -21,16 +21,16 @@ func TestTuneGCSetsDefaults(t *testing.T) {
 	restoreGC(t)
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
-	tuneGC()
+	Apply()
 	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("GOGC after tuneGC = %d, want %d", got, gcPercent)
+		t.Errorf("GOGC after Apply = %d, want %d", got, gcPercent)
 	}
 	total := sysmem.Total()
 	if total <= 0 {
 		t.Fatal("sysmem.Total found no memory on this machine")
 	}
 	if got, want := debug.SetMemoryLimit(-1), int64(float64(total)*memoryLimitShare); got != want {
-		t.Errorf("memory limit after tuneGC = %d, want %d (%.0f%% of %d)", got, want, memoryLimitShare*100, total)
+		t.Errorf("memory limit after Apply = %d, want %d (%.0f%% of %d)", got, want, memoryLimitShare*100, total)
 	}
 }
 
@@ -40,11 +40,11 @@ func TestTuneGCLeavesTheUsersChoice(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetGCPercent(150) // what the runtime did at start from the environment
 	debug.SetMemoryLimit(1 << 30)
-	tuneGC()
+	Apply()
 	if got := debug.SetGCPercent(100); got != 150 {
-		t.Errorf("GOGC after tuneGC = %d, want the environment's 150", got)
+		t.Errorf("GOGC after Apply = %d, want the environment's 150", got)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
-		t.Errorf("memory limit after tuneGC = %d, want the environment's 1GiB", got)
+		t.Errorf("memory limit after Apply = %d, want the environment's 1GiB", got)
 	}
 }

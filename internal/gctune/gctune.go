@@ -1,4 +1,7 @@
-package main
+// Package gctune sets the Go collector for a process that runs the engine (the clinksql binary, and benchmark
+// drivers that run the engine in their own process, so that their figures are the binary's). It owns the two
+// defaults below and must never override what the environment sets (GOGC, GOMEMLIMIT).
+package gctune
 
 import (
 	"os"
@@ -20,9 +23,9 @@ const gcPercent = 400
 // and other processes.
 const memoryLimitShare = 0.6
 
-// tuneGC sets the collector for a streaming engine unless the user chose: GOGC and GOMEMLIMIT in the environment
+// Apply sets the collector for a streaming engine unless the user chose: GOGC and GOMEMLIMIT in the environment
 // win (Go has applied them already), so an operator can always go back to Go's defaults with GOGC=100 GOMEMLIMIT=off.
-func tuneGC() {
+func Apply() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
