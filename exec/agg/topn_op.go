@@ -1097,22 +1097,10 @@ func (o *topN) evict() {
 		return false
 	}
 	if len(o.ints) > 0 {
-		ints := make(map[int64]*partState, o.mapHint(len(o.ints)))
-		for k, p := range o.ints {
-			if keep(p) {
-				ints[k] = p
-			}
-		}
-		o.ints = ints
+		o.ints = keptParts(o.ints, keep, o.mapHint(len(o.ints)))
 	}
 	if len(o.strs) > 0 {
-		strs := make(map[string]*partState, o.mapHint(len(o.strs)))
-		for k, p := range o.strs {
-			if keep(p) {
-				strs[k] = p
-			}
-		}
-		o.strs = strs
+		o.strs = keptParts(o.strs, keep, o.mapHint(len(o.strs)))
 	}
 	if o.null != nil && !keep(o.null) {
 		o.null = nil
@@ -1126,4 +1114,16 @@ func (o *topN) Close() error {
 		o.out = nil
 	}
 	return nil
+}
+
+// keptParts is a new map, sized hint, of the partitions of m that keep keeps (a new map gives back the old one's
+// memory, which deleting from it would not).
+func keptParts[K comparable](m map[K]*partState, keep func(*partState) bool, hint int) map[K]*partState {
+	out := make(map[K]*partState, hint)
+	for k, p := range m {
+		if keep(p) {
+			out[k] = p
+		}
+	}
+	return out
 }
