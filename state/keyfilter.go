@@ -3,6 +3,8 @@ package state
 import (
 	"hash/maphash"
 	"sync/atomic"
+
+	"github.com/clinksql/clinksql/internal/prefault"
 )
 
 // keyFilter is an in-memory Bloom filter over every key a Pebble store may hold: a key it rejects is not in
@@ -46,7 +48,7 @@ func newKeyFilter() *keyFilter { return &keyFilter{} }
 
 func newFilterGen(capacity int64) *filterGen {
 	nblocks := uint64((capacity*filterBitsPerKey + filterBlockBits - 1) / filterBlockBits)
-	return &filterGen{blocks: make([]uint64, nblocks*filterBlockWords), nblocks: nblocks, capacity: capacity}
+	return &filterGen{blocks: prefault.Slice(make([]uint64, nblocks*filterBlockWords)), nblocks: nblocks, capacity: capacity}
 }
 
 // probe returns the block's first word and the bits in it of hash h.

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/clinksql/clinksql/exec/rowcodec"
+	"github.com/clinksql/clinksql/internal/prefault"
 )
 
 // COUNT(DISTINCT x) over 8-byte values (integers, booleans, floats by canonical bits): each group's counted set is
@@ -93,7 +94,7 @@ func (s *intSet) sub(v int64) bool {
 
 func (s *intSet) resize(size int) {
 	old := s.slots
-	s.slots = make([]intSlot, size)
+	s.slots = prefault.Slice(make([]intSlot, size))
 	s.shift = uint8(64 - bits.TrailingZeros(uint(size)))
 	s.n = 0
 	for _, sl := range old {

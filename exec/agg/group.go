@@ -8,6 +8,7 @@ import (
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/rowcodec"
+	"github.com/clinksql/clinksql/internal/prefault"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -141,7 +142,7 @@ func (t *intTable) init(capacity int) {
 	for size*3/4 < capacity {
 		size *= 2
 	}
-	t.slots = make([]groupSlot, size)
+	t.slots = prefault.Slice(make([]groupSlot, size))
 	t.mask = uint64(size - 1)
 	t.shift = uint8(64 - bitsLen(uint64(size)-1))
 	t.n = 0

@@ -1,6 +1,10 @@
 package join
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/clinksql/clinksql/internal/prefault"
+)
 
 // intTable is the regular join's working set for a key of one integer-like column: key value -> *keyState in one
 // open-addressing table with linear probing (Fibonacci hashing of the value, load at most 1/2). A lookup that
@@ -28,7 +32,7 @@ func newIntTable() *intTable {
 }
 
 func (t *intTable) init(size int) {
-	t.slots = make([]intSlot, size)
+	t.slots = prefault.Slice(make([]intSlot, size))
 	t.n = 0
 	t.shift = uint8(64 - log2(size))
 }
@@ -131,7 +135,7 @@ func (s *keySlab) alloc() *keyState {
 		return k
 	}
 	if len(s.block) == 0 {
-		s.block = make([]keyState, keySlabLen)
+		s.block = prefault.Slice(make([]keyState, keySlabLen))
 	}
 	k := &s.block[0]
 	s.block = s.block[1:]

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/clinksql/clinksql/exec/rowcodec"
+	"github.com/clinksql/clinksql/internal/prefault"
 )
 
 // rowDecoder decodes canonical row bytes (rowcodec.Encoding with NULL markers, as rowcodec's DecodeKey reads them)
@@ -201,7 +202,7 @@ type keyFilter struct {
 const keyFilterBits = 1 << 24
 
 func newKeyFilter() *keyFilter {
-	return &keyFilter{bits: make([]uint64, keyFilterBits/64), seed: maphash.MakeSeed()}
+	return &keyFilter{bits: prefault.Slice(make([]uint64, keyFilterBits/64)), seed: maphash.MakeSeed()}
 }
 
 func (f *keyFilter) probes(key string) (uint64, uint64) {
