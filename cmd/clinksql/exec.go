@@ -43,7 +43,7 @@ func newExecCommand() *cobra.Command {
 	var wait bool
 	var progress time.Duration
 	var allow []string
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	cmd := &cobra.Command{
 		Use:   "exec [-f file.sql] [-c 'sql'] [--data-dir DIR] [--format table|csv] [--wait [--progress-interval D]]",
 		Short: "Run SQL statements against an embedded engine and print their results",
@@ -54,7 +54,7 @@ waits until the jobs over bounded inputs have finished, printing each one's prog
 --progress-interval (rows read, rows/s, and the total where the sources know it). Notices (a started job's id,
 the delivery guarantee, FLUSH's progress while it waits) print to stderr as psql prints them.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if format != "table" && format != "csv" {
 				return fmt.Errorf("--format is table or csv, not %q", format)
 			}
@@ -87,6 +87,13 @@ the delivery guarantee, FLUSH's progress while it waits) print to stderr as psql
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if memProfile != "" {
+				defer func() {
+					if werr := writeAllocProfile(memProfile); werr != nil && err == nil {
+						err = werr
+					}
+				}()
+			}
 			return runExec(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, scripts, format, wait)
 		},
 	}
@@ -97,8 +104,22 @@ the delivery guarantee, FLUSH's progress while it waits) print to stderr as psql
 	cmd.Flags().BoolVar(&wait, "wait", false, "before exiting, wait for the jobs over bounded inputs to finish")
 	cmd.Flags().DurationVar(&progress, "progress-interval", engine.DefaultProgressInterval, "how often --wait and FLUSH report a job's progress while they wait")
 	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (pprof format)")
+	cmd.Flags().StringVar(&memProfile, "mem-profile", "", "at exit, write a profile of the run's allocations to this file (pprof allocs format)")
 	cmd.Flags().StringSliceVar(&allow, "allow-path", nil, "a directory outside the data directory that connector paths may name (repeatable)")
 	return cmd
+}
+
+// writeAllocProfile writes every allocation sampled since the process started, by allocating stack.
+func writeAllocProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func runExec(stdout, stderr io.Writer, cfg engine.Config, scripts []script, format string, wait bool) (err error) {

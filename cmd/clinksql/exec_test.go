@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,6 +168,38 @@ func TestExecRefusesNonPositiveProgressInterval(t *testing.T) {
 		}
 		if !strings.Contains(errOut, "--progress-interval must be positive") {
 			t.Fatalf("--progress-interval %s: stderr %s", d, errOut)
+		}
+	}
+}
+
+// pins: --cpu-profile and --mem-profile write pprof files (gzip-compressed protocol buffers) of the run, the
+// allocation profile naming the allocating functions of a job that ran.
+func TestExecWritesProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	_, errOut, ok := run(t, "exec", "--data-dir", filepath.Join(dir, "data"), "--wait", "--cpu-profile", cpu, "--mem-profile", mem,
+		"-c", `CREATE STREAM g (id BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '200000',
+			'fields.id.kind' = 'sequence', 'fields.id.start' = '1');
+		CREATE SINK b (id BIGINT) WITH (connector = 'blackhole');
+		INSERT INTO b SELECT id FROM g`)
+	if !ok {
+		t.Fatalf("exit non-zero: %s", errOut)
+	}
+	for _, f := range []string{cpu, mem} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s is not gzip: %v", f, err)
+		}
+		body, err := io.ReadAll(zr)
+		if err != nil || len(body) == 0 {
+			t.Fatalf("%s: %d bytes, %v", f, len(body), err)
+		}
+		if f == mem && !bytes.Contains(body, []byte("github.com/clinksql/clinksql/exec")) {
+			t.Fatalf("the allocation profile names no function of the engine's exec package")
 		}
 	}
 }
