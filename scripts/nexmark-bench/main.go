@@ -13,6 +13,9 @@
 // `qN: <n> events` and the table's events column say how many events it ran; events per CPU-second divides those.
 // -scale=false runs every query at -events. The -latency and -kafka modes always use -events.
 //
+// -runs N (default 3) runs each query N times, a process each, and its figures are the median CPU time and the
+// median wall time of those runs: one run of a query varies by up to 5% on the 2-core machine.
+//
 // It prints `BENCH nexmark_qN_events_per_cpu_second <v> ev/s` and `BENCH nexmark_qN_events_per_second <v> ev/s`
 // (wall clock) per query, a SKIP line with the reason for a query that does not run, and with -table writes the
 // markdown table of docs/benchmarks.md next to the published figures of other engines.
@@ -38,6 +41,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,6 +90,10 @@ func scaled(q string, base int64, scale bool) int64 {
 	return base
 }
 
+// runs is -runs: the processes per query whose median CPU and wall times its figures are. On the 2-core machine
+// two runs of one query differ by up to 5%, as much as the parallelism target allows between parallelisms.
+var runs = 3
+
 // cpuProfileDir is -cpuprofile: where each query's process writes its CPU profile ("" for none).
 var cpuProfileDir string
 
@@ -109,10 +117,14 @@ func main() {
 	markerEvery := flag.Duration("marker-interval", 20*time.Millisecond, "-latency: how often each source subtask emits a latency marker (often enough for a p99 of 20 s of markers)")
 	warmup := flag.Duration("latency-warmup", 3*time.Second, "-latency: run this long before recording")
 	length := flag.Duration("latency-duration", 20*time.Second, "-latency: record the markers of this long")
+	flag.IntVar(&runs, "runs", 3, "run each query this many times and report the median CPU time and the median wall time")
 	scale := flag.Bool("scale", true, "run the queries of eventScale (q0-q3, q8, q11) at 10x -events")
 	flag.StringVar(&cpuProfileDir, "cpuprofile", "", "write each query's CPU profile (clinksql exec --cpu-profile) to DIR/<query>-p<N>.pprof")
 	flag.Parse()
 
+	if runs < 1 {
+		fatal(fmt.Errorf("-runs %d: want 1 or more", runs))
+	}
 	if *parallelism < 1 {
 		fatal(fmt.Errorf("-parallelism %d: want 1 or more", *parallelism))
 	}
@@ -253,9 +265,26 @@ func runQuery(bin, dir, q string, events int64, parallelism int, ddl func(string
 	if cpuProfileDir != "" {
 		extra = []string{"--cpu-profile", filepath.Join(cpuProfileDir, fmt.Sprintf("%s-p%d.pprof", q, parallelism))}
 	}
-	r := run(bin, q, sql, extra...)
-	r.events = events
-	return r
+	var cpus, walls []time.Duration
+	for range runs {
+		r := run(bin, q, sql, extra...)
+		if r.failed != "" {
+			r.events = events
+			return r
+		}
+		cpus, walls = append(cpus, r.cpu), append(walls, r.wall)
+	}
+	return result{query: q, events: events, cpu: median(cpus), wall: median(walls)}
+}
+
+// median is the middle of ds (the mean of the two middle ones for an even count).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // run runs a script in a `clinksql exec --wait` process on a fresh data directory, timing its CPU and wall clock.
@@ -372,8 +401,8 @@ func datagenTable(results []result, events int64, scale bool) string {
 	}
 	fmt.Fprintf(&sb, "Measured at commit %s on %s: %s, all event types (a query reads the tables it "+
 		"needs, each generating its share of the same event sequence); checkpoints every 10 s (aligned), blackhole sinks, "+
-		"parallelism 1, one `clinksql exec --wait` process per query on a 2-core machine. Events per CPU-second = events / "+
-		"(user + sys CPU seconds of the clinksql process), the per-core figure the Nexmark project reports. The queries are "+
+		"parallelism 1, one `clinksql exec --wait` process per run, the median of %d runs per query, on a 2-core machine. "+
+		"Events per CPU-second = events / (user + sys CPU seconds of the clinksql process), the per-core figure the Nexmark project reports. The queries are "+
 		"Flink's published texts (bench/nexmark) with the DDL renamed.\n\n"+
 		"How this compares: Flink's runs [A] read one combined datagen table and filter it by event type, so they "+
 		"generate every event; a clinksql query reads only the tables it uses (bid-only queries read the bid table; "+
@@ -387,7 +416,7 @@ func datagenTable(results []result, events int64, scale bool) string {
 		"q4 3 of 7 bid and 4 of 10 auction columns. Flink's generator builds every field of every event and projects "+
 		"later, so for the stateless queries (q0-q2, q11, q21, q22) part of the distance to the published figures is "+
 		"generation work clinksql skips; the Kafka section below measures queries whose source decodes every field.\n\n",
-		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), perQuery)
+		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), perQuery, runs)
 	sb.WriteString("| query | events | clinksql ev/CPU-s | clinksql ev/s (wall) | Flink [A] | Flink [B] | Feldera [B] | RisingWave [C] |\n")
 	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
 	rows := map[string]string{}
