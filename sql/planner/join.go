@@ -811,9 +811,20 @@ func (l *lowering) join(j *joinNode) (*PNode, error) {
 		details = append(details, "state.ttl: "+formatInterval(l.settings.StateTTL)+" (rows idle longer are forgotten)")
 	}
 	pn := &PNode{ID: id, Kind: exec.OperatorNode, Parallelism: l.settings.Parallelism, Keyed: true,
-		Inputs: []PEdge{{From: left, Exchange: exec.HashExchange(j.leftKeys...)},
-			{From: right, Exchange: exec.HashExchange(j.rightKeys...)}},
+		Inputs: []PEdge{{From: left, Exchange: keyedInput(left, l.settings.Parallelism, j.leftKeys)},
+			{From: right, Exchange: keyedInput(right, l.settings.Parallelism, j.rightKeys)}},
 		Label: label, Details: details, newOperator: factory}
+	// Both sides' rows of a key meet on the subtask of its hash, and the output is the left row then the right one:
+	// partitioned by the key columns of a side that is never NULL-padded.
+	switch j.typ {
+	case join.JoinInner, join.JoinLeft:
+		pn.partitioned = j.leftKeys
+	case join.JoinRight:
+		off := len(j.left.columns())
+		for _, k := range j.rightKeys {
+			pn.partitioned = append(pn.partitioned, off+k)
+		}
+	}
 	if j.strategy == joinWindow {
 		// join.WindowJoin fires a window when the watermark reaches its end (wm >= end), drops rows of windows
 		// already fired, and forwards the watermark unchanged. The row time is the window_end of a side that is

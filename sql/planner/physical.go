@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,11 @@ type PNode struct {
 	// takes it as its exec node's RowTimeColumn (replay suppression of an in-doubt sink needs it).
 	rowTime    int
 	hasRowTime bool
+	// partitioned, when not nil, are output columns whose hash (exec.HashKeys of them, in this order) routed every
+	// output row to the subtask it is on: the node is keyed on columns that carry these values unchanged. A keyed
+	// node above it, of the same parallelism, keyed on exactly these columns, reads it over a forward edge
+	// (keyedInput): the rows are already where a hash exchange would send them.
+	partitioned []int
 
 	newSource   func(int) exec.Source
 	newOperator func(int) exec.Operator
@@ -273,7 +279,7 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		for i := range keys {
 			keys[i] = i
 		}
-		ex := exec.HashExchange(keys...)
+		ex := keyedInput(pre, par, keys)
 		if n.keys == 0 {
 			ex = exec.RebalanceExchange()
 			if pre.Parallelism == 1 {
@@ -317,6 +323,9 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		pn := &PNode{ID: id, Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 			Inputs: []PEdge{{From: pre, Exchange: ex}}, Label: label, Details: details,
 			newOperator: factory}
+		if n.keys > 0 && !n.global {
+			pn.partitioned = keys // the output starts with the group keys
+		}
 		if !n.group && !n.global {
 			// agg.WindowAggregate fires a window when the watermark reaches its end (end <= wm), drops rows for
 			// windows already fired, and forwards the watermark unchanged; window_end follows window_start.
@@ -418,7 +427,42 @@ func (l *lowering) calc(in *PNode, cond expr.Expr, exprs []expr.Expr, out []Col)
 		Inputs: []PEdge{{From: in, Exchange: exec.ForwardExchange()}}, Label: label, Details: details,
 		newOperator: operators.NewCalc(cfg)}
 	pn.rowTime, pn.hasRowTime = forwardRowTime(in, exprs)
+	pn.partitioned = forwardPartitioned(in, exprs)
 	return l.add(pn)
+}
+
+// keyedInput is the exchange into a keyed node of parallelism par, keyed on columns keys of in: forward when in's
+// rows are already partitioned by the hash of exactly those columns at the same parallelism, else a hash exchange.
+// The keyed node takes each row's key group from the same hash, so it owns every row a forward edge brings (and
+// fails, naming the key group, if it ever did not).
+func keyedInput(in *PNode, par int, keys []int) exec.Exchange {
+	if in.partitioned != nil && in.Parallelism == par && slices.Equal(in.partitioned, keys) {
+		return exec.ForwardExchange()
+	}
+	return exec.HashExchange(keys...)
+}
+
+// forwardPartitioned is the partitioning of a stateless node that reads in over a forward edge and computes its
+// columns with exprs: in's partitioning columns where each is projected as a plain column reference (the first
+// such output of each), else none.
+func forwardPartitioned(in *PNode, exprs []expr.Expr) []int {
+	if in.partitioned == nil {
+		return nil
+	}
+	out := make([]int, len(in.partitioned))
+	for k, c := range in.partitioned {
+		found := false
+		for i, e := range exprs {
+			if j, ok := expr.ColumnIndex(e); ok && j == c {
+				out[k], found = i, true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return out
 }
 
 // forwardRowTime is the row time column of a stateless node that reads in over a forward edge and computes its

@@ -170,7 +170,8 @@ func (l *lowering) topN(n *topNNode) (*PNode, error) {
 	if err != nil {
 		return nil, posErr(err, n.pos)
 	}
-	par, ex := l.settings.Parallelism, exec.HashExchange(cfg.Partition...)
+	par := l.settings.Parallelism
+	ex := keyedInput(in, par, cfg.Partition)
 	if len(cfg.Partition) == 0 {
 		par, ex = 1, exec.RebalanceExchange()
 		if in.Parallelism == 1 {
@@ -189,10 +190,14 @@ func (l *lowering) topN(n *topNNode) (*PNode, error) {
 		}
 		order = append(order, s)
 	}
-	return l.add(&PNode{ID: "rank", Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
+	pn := &PNode{ID: "rank", Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 		Inputs: []PEdge{{From: in, Exchange: ex}},
 		Label:  fmt.Sprintf("Rank: ROW_NUMBER() <= %d", cfg.N),
 		Details: []string{"partition by: [" + strings.Join(part, ", ") + "]", "order by: [" + strings.Join(order, ", ") + "]",
 			"emits: a changelog (a row is replaced when a better one arrives)"},
-		newOperator: factory}), nil
+		newOperator: factory}
+	if len(cfg.Partition) > 0 {
+		pn.partitioned = cfg.Partition // its rows are its input's, the rank after them
+	}
+	return l.add(pn), nil
 }
