@@ -25,9 +25,12 @@
 //     read through. The routing takes a key group as the hash's low bits when the key groups are a power of two
 //     (the default 128): the same group as state.KeyGroupOf's modulo, so checkpoints restore as before. (An inline
 //     xxhash64 for short string keys was measured no faster than the call into xxhash's assembly: 4-5 ns a key.)
-//     Each part carries its rows' hashes (Batch.WithKeyHashes), which BatchKeyGroups uses instead of hashing the
-//     same key columns again, only while the batch still holds the record they were made of: the keys are hashed
-//     once between a hash exchange and its keyed operator (q17 at p2: 0.13 s of 2 s saved).
+//     Each part carries its rows' key groups (Batch.WithKeyGroups, two bytes a row), which BatchKeyGroups uses
+//     instead of hashing the same key columns again, only while the batch still holds the record they were made
+//     of: the keys are hashed once between a hash exchange and its keyed operator (q17 at p2: 0.13 s of 2 s
+//     saved). Key groups rather than the hashes: an operator reads them only for the rows whose state it does not
+//     hold, each such read a cache miss on memory the exchange wrote on another core, and eight bytes a row made
+//     those four times as many lines (q5 at p2: 25 ms of 2 s in that read).
 //   - Runners (runner.go): one goroutine per subtask. A source runner takes barriers only between Produce calls;
 //     an input runner (operators and sinks) reads its channels round robin, aligns barriers, captures in-flight
 //     records of unaligned checkpoints, tracks watermarks.

@@ -41,27 +41,30 @@ func (k RowKind) String() string {
 type Batch struct {
 	Rec   arrow.RecordBatch
 	Kinds []RowKind
-	// keyHashes, set by a hash exchange (WithKeyHashes), are HashKeys of every row of hashedRec over the columns
-	// hashedCols: the keyed operator behind the exchange takes its key groups from them instead of hashing its keys
-	// again (BatchKeyGroups), provided Rec is still hashedRec and its key columns are hashedCols. An operator that
-	// builds another Batch, or puts another record into this one, leaves them behind or unused.
-	keyHashes  []uint64
-	hashedCols []int
-	hashedRec  arrow.RecordBatch
+	// keyGroups, set by a hash exchange (WithKeyGroups), are the key group of every row of groupedRec by the hash
+	// of its columns groupedCols (state.KeyGroupOf(HashKeys(...)), the exchange's routing): the keyed operator
+	// behind the exchange takes them instead of hashing its keys again (BatchKeyGroups), provided Rec is still
+	// groupedRec and its key columns are groupedCols. Two bytes a row, read where the operator needs them. An
+	// operator that builds another Batch, or puts another record into this one, leaves them behind or unused.
+	keyGroups   []uint16
+	groupedCols []int
+	groupedRec  arrow.RecordBatch
 }
 
-// WithKeyHashes returns b carrying hashes, HashKeys(b.Rec, cols) (read-only from then on).
-func (b Batch) WithKeyHashes(hashes []uint64, cols []int) Batch {
-	b.keyHashes, b.hashedCols, b.hashedRec = hashes, cols, b.Rec
+// WithKeyGroups returns b carrying kgs, the key groups of its rows by the hash of columns cols (read-only from
+// then on).
+func (b Batch) WithKeyGroups(kgs []uint16, cols []int) Batch {
+	b.keyGroups, b.groupedCols, b.groupedRec = kgs, cols, b.Rec
 	return b
 }
 
-// KeyHashes returns HashKeys(b.Rec, cols) if b carries them (see WithKeyHashes), else nil.
-func (b Batch) KeyHashes(cols []int) []uint64 {
-	if b.keyHashes == nil || b.Rec != b.hashedRec || len(b.keyHashes) != b.Rows() || !slices.Equal(cols, b.hashedCols) {
+// KeyGroups returns the key groups of b's rows by the hash of columns cols if b carries them (see
+// WithKeyGroups), else nil.
+func (b Batch) KeyGroups(cols []int) []uint16 {
+	if b.keyGroups == nil || b.Rec != b.groupedRec || len(b.keyGroups) != b.Rows() || !slices.Equal(cols, b.groupedCols) {
 		return nil
 	}
-	return b.keyHashes
+	return b.keyGroups
 }
 
 // Rows returns the number of rows.

@@ -34,6 +34,7 @@ type outEdge struct {
 	keyGroups int
 	rr        int
 	hashes    []uint64
+	kgs       []uint16 // the key group of each row of the batch being routed
 	targets   [][]int32
 	// markerRR picks the channel of the next latency marker (not Forward): round robin, from the sending
 	// subtask's index, so that the subtasks of a node start on different channels.
@@ -177,26 +178,34 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		}
 		ed.targets[t] = ed.targets[t][:0]
 	}
+	if cap(ed.kgs) < n {
+		ed.kgs = make([]uint16, n)
+	}
+	kgs := ed.kgs[:n]
 	if g := ed.keyGroups; g&(g-1) == 0 {
 		// A power of two (the default 128): the key group is the hash's low bits, as state.KeyGroupOf's modulo
 		// gives them, without a division per row.
 		mask := uint64(g - 1)
 		owner := ed.owner[:mask+1]
 		for row, h := range ed.hashes {
-			t := owner[h&mask]
+			kg := h & mask
+			kgs[row] = uint16(kg)
+			t := owner[kg]
 			ed.targets[t] = append(ed.targets[t], int32(row))
 		}
 	} else {
 		for row, h := range ed.hashes {
-			t := ed.owner[state.KeyGroupOf(h, ed.keyGroups)]
+			kg := state.KeyGroupOf(h, ed.keyGroups)
+			kgs[row] = uint16(kg)
+			t := ed.owner[kg]
 			ed.targets[t] = append(ed.targets[t], int32(row))
 		}
 	}
-	// Each part carries its rows' hashes: the keyed operator it goes to takes its key groups from them
-	// (BatchKeyGroups) instead of hashing the same keys again.
+	// Each part carries its rows' key groups: the keyed operator it goes to takes them (BatchKeyGroups) instead
+	// of hashing the same keys again.
 	for t, rows := range ed.targets {
 		if len(rows) == n { // the whole batch goes to one subtask: no copy
-			return o.send(ed.chans[t], BatchElement(b.WithKeyHashes(slices.Clone(ed.hashes[:n]), ed.exchange.Keys)))
+			return o.send(ed.chans[t], BatchElement(b.WithKeyGroups(slices.Clone(kgs), ed.exchange.Keys)))
 		}
 	}
 	defer b.Release()
@@ -208,11 +217,11 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		if err != nil {
 			return err
 		}
-		hs := make([]uint64, len(rows))
+		pk := make([]uint16, len(rows))
 		for i, r := range rows {
-			hs[i] = ed.hashes[r]
+			pk[i] = kgs[r]
 		}
-		if err := o.send(ed.chans[t], BatchElement(part.WithKeyHashes(hs, ed.exchange.Keys))); err != nil {
+		if err := o.send(ed.chans[t], BatchElement(part.WithKeyGroups(pk, ed.exchange.Keys))); err != nil {
 			return err
 		}
 	}

@@ -158,8 +158,9 @@ func (g *Graph) AddSink(id string, parallelism int, newSink func(subtask int) Si
 
 // Validate checks the graph and links each node to its outputs.
 func (g *Graph) Validate() error {
-	if g.KeyGroups <= 0 {
-		return fmt.Errorf("graph: key groups must be positive, got %d", g.KeyGroups)
+	if g.KeyGroups <= 0 || g.KeyGroups > 1<<16 {
+		// A hash exchange hands each row's key group on in two bytes (Batch.WithKeyGroups).
+		return fmt.Errorf("graph: key groups must be in [1, 65536], got %d", g.KeyGroups)
 	}
 	seen := map[string]bool{}
 	for _, n := range g.Nodes {

@@ -30,23 +30,26 @@ func errKeyGroup(ctx *TaskContext, kg int, what string) error {
 
 // BatchKeyGroups gives the key groups of a batch's rows, hashing its key columns once, when the first row needs
 // it (an operator that finds most rows' groups in memory never hashes).
-// A batch a hash exchange partitioned carries the exchange's hashes of the same key columns (Batch.KeyHashes): they
-// are used as they are, so the keys are hashed once between the exchange and the operator, not twice.
+// A batch a hash exchange partitioned carries the key groups the exchange routed its rows by, from the hash of the
+// same key columns (Batch.KeyGroups): they are used as they are, so the keys are hashed once between the exchange
+// and the operator, not twice.
 type BatchKeyGroups struct {
 	b      Batch // the current batch; zero between batches
 	buf    []uint64
-	hashes []uint64 // the current batch's: buf, or the batch's own
+	hashes []uint64 // the current batch's, when it carries no key groups
+	kgs    []uint16 // the current batch's own, when it does
 	hashed bool
 }
 
 func (h *BatchKeyGroups) Start(b Batch) { h.b, h.hashed = b, false }
 
-func (h *BatchKeyGroups) End() { h.b, h.hashes = Batch{}, nil }
+func (h *BatchKeyGroups) End() { h.b, h.hashes, h.kgs = Batch{}, nil, nil }
 
 // Of is the key group Of row i, with keys in columns cols; the subtask must own it (OwnedKeyGroup).
 func (h *BatchKeyGroups) Of(ctx *TaskContext, cols []int, i int, what string) (int, error) {
 	if !h.hashed {
-		if h.hashes = h.b.KeyHashes(cols); h.hashes == nil {
+		h.hashes = nil
+		if h.kgs = h.b.KeyGroups(cols); h.kgs == nil {
 			var err error
 			if h.buf, err = HashKeys(h.b.Rec, cols, h.buf); err != nil {
 				return 0, err
@@ -54,6 +57,13 @@ func (h *BatchKeyGroups) Of(ctx *TaskContext, cols []int, i int, what string) (i
 			h.hashes = h.buf
 		}
 		h.hashed = true
+	}
+	if h.kgs != nil {
+		kg := int(h.kgs[i])
+		if !ctx.KeyGroups.Contains(kg) || kg >= ctx.MaxKeyGroups {
+			return 0, errKeyGroup(ctx, kg, what)
+		}
+		return kg, nil
 	}
 	return OwnedKeyGroup(ctx, h.hashes[i], what)
 }

@@ -86,18 +86,23 @@ func TestHashExchangeRoutesByKeyGroup(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					// The part carries the exchange's hashes, for the keyed operator behind it (BatchKeyGroups):
-					// only over the same columns, and only while the batch holds the record they were made of.
-					if got := e.Batch.KeyHashes([]int{0}); !slices.Equal(got, hs) {
-						t.Fatalf("groups %d p %d: the part carries hashes %v, want %v", groups, p, got[:min(4, len(got))], hs[:min(4, len(hs))])
+					// The part carries the key groups of its rows, for the keyed operator behind it
+					// (BatchKeyGroups): only over the same columns, and only while the batch holds the record they
+					// were made of.
+					kgs := make([]uint16, len(hs))
+					for i, h := range hs {
+						kgs[i] = uint16(state.KeyGroupOf(h, groups))
 					}
-					if e.Batch.KeyHashes([]int{0, 0}) != nil {
-						t.Fatalf("hashes offered for other key columns")
+					if got := e.Batch.KeyGroups([]int{0}); !slices.Equal(got, kgs) {
+						t.Fatalf("groups %d p %d: the part carries key groups %v, want %v", groups, p, got[:min(4, len(got))], kgs[:min(4, len(kgs))])
+					}
+					if e.Batch.KeyGroups([]int{0, 0}) != nil {
+						t.Fatalf("key groups offered for other key columns")
 					}
 					other := e.Batch
 					other.Rec = rec
-					if other.KeyHashes([]int{0}) != nil {
-						t.Fatalf("hashes offered for another record")
+					if other.KeyGroups([]int{0}) != nil {
+						t.Fatalf("key groups offered for another record")
 					}
 					for i, h := range hs {
 						if want := state.SubtaskOf(state.KeyGroupOf(h, groups), groups, p); want != sub {
