@@ -469,6 +469,7 @@ type pairOutput struct {
 	b    *array.RecordBuilder
 	dec  [2]rowDecoder // each side's columns of b
 	n    int
+	last int // rows of the last batch: the next one's capacity, reserved at its first row
 }
 
 // builder returns the output builder, making it (and its decoders) on first use.
@@ -484,6 +485,11 @@ func (o *pairOutput) builder() *array.RecordBuilder {
 
 // add appends the joined row of left row l and right row r; -1 for a side padded with NULLs.
 func (o *pairOutput) add(t *rowTable, l, r int32) error {
+	if o.n == 0 && o.last > 1 {
+		// A window fires its pairs together, batch after batch of about the same size: grown by doubling
+		// instead, the copies were a sixth of q5's allocations.
+		o.builder().Reserve(o.last)
+	}
 	fs := o.builder().Fields()
 	nl := o.spec.spec.Left.NumFields()
 	for side, id := range [2]int32{l, r} {
@@ -518,7 +524,7 @@ func (o *pairOutput) emit(t *rowTable, l, r int32, out exec.Emitter) error {
 
 // record returns the rows added so far as a record (possibly empty) and starts over.
 func (o *pairOutput) record() arrow.RecordBatch {
-	o.n = 0
+	o.last, o.n = o.n, 0
 	return o.builder().NewRecordBatch()
 }
 
