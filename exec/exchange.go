@@ -21,6 +21,9 @@ type channel struct {
 	// front of it at once: an unaligned barrier overtakes the records queued ahead of it, on its own channel as
 	// on the others, instead of waiting for them to be processed.
 	announced atomic.Uint64
+	// parts, when the consumer copies what it keeps of its input (InputCopier), recycles the buffers of the parts
+	// a hash exchange gathers for it. Set before the subtasks start.
+	parts *partPool
 }
 
 func newChannel(capacity int) *channel { return &channel{c: make(chan Element, capacity)} }
@@ -213,7 +216,11 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		if len(rows) == 0 {
 			continue
 		}
-		part, err := TakeRows(o.ctx, o.alloc, b, rows)
+		alloc := o.alloc
+		if pool := ed.chans[t].parts; pool != nil {
+			alloc = pool
+		}
+		part, err := TakeRows(o.ctx, alloc, b, rows)
 		if err != nil {
 			return err
 		}

@@ -684,6 +684,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 		coord.Stop()
 		coord.Drain()
 		inc.closeInDoubtSinks()
+		inc.releaseChannels()
 		op, err := inc.failure()
 		return err == nil, op, err
 	case <-ctx.Done():
@@ -699,7 +700,7 @@ func (j *Job) runIncarnation(parent context.Context) (finished bool, op string, 
 }
 
 // releaseChannels drops the batches left in the channels of a torn-down incarnation (every runner has stopped,
-// so nothing sends or receives any more).
+// so nothing sends or receives any more), then the buffers their part pools hold.
 func (inc *incarnation) releaseChannels() {
 	for _, ch := range inc.chans {
 		for {
@@ -712,6 +713,9 @@ func (inc *incarnation) releaseChannels() {
 			default:
 			}
 			break
+		}
+		if ch.parts != nil {
+			ch.parts.drain()
 		}
 	}
 }
@@ -936,6 +940,11 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 			case OperatorNode:
 				s.out = outbound[n.index][sub]
 				op := n.newOperator(sub)
+				if _, ok := op.(InputCopier); ok {
+					for _, in := range inbound[n.index][sub] {
+						in.ch.parts = newPartPool(cfg.Alloc)
+					}
+				}
 				canUnalign := !alignedChain[n]
 				if u, ok := op.(Unaligner); ok && canUnalign {
 					canUnalign = u.CanUnalign()

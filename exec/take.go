@@ -21,7 +21,14 @@ import (
 // here by index, one pass per column straight into new buffers; the others go through arrow-go's take kernel, whose
 // per-call set-up (an index array, kernel dispatch, bounds checks, preallocation) cost more than the gather itself
 // on the hash exchange's batches (one take per target subtask of every batch).
+//
+// alloc may be a partPool: the gathers take their buffers from it, the take kernel (which may count on cleared
+// memory) from the pool's allocator.
 func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32) (Batch, error) {
+	kernelAlloc := alloc
+	if p, ok := alloc.(*partPool); ok {
+		kernelAlloc = p.base
+	}
 	cols := make([]arrow.Array, b.Rec.NumCols())
 	var idx arrow.Array // for the take kernel, built on first use
 	defer func() {
@@ -37,13 +44,13 @@ func TakeRows(ctx context.Context, alloc memory.Allocator, b Batch, rows []int32
 		}
 		if c == nil {
 			if idx == nil {
-				ib := array.NewInt32Builder(alloc)
+				ib := array.NewInt32Builder(kernelAlloc)
 				ib.AppendValues(rows, nil)
 				idx = ib.NewInt32Array()
 				ib.Release()
 			}
 			var err error
-			c, err = compute.TakeArray(compute.WithAllocator(ctx, alloc), col, idx)
+			c, err = compute.TakeArray(compute.WithAllocator(ctx, kernelAlloc), col, idx)
 			if err != nil {
 				for _, done := range cols[:i] {
 					done.Release()

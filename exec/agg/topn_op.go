@@ -627,6 +627,11 @@ func (o *topN) encodeOrder(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// CopiesInput: what the Top-N keeps of a batch are copies (the rows' encoded bytes, the partition keys as new
+// strings); the column appenders it builds per batch are rebuilt before each use. A hash exchange into it recycles
+// its parts' buffers (exec.InputCopier).
+func (o *topN) CopiesInput() {}
+
 func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	defer b.Release()
 	n := b.Rows()
