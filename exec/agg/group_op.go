@@ -307,6 +307,10 @@ func (a *groupAgg) present(g int32) bool {
 	return a.gFlag[g]&flagExists != 0
 }
 
+// CopiesInput: what the group aggregate keeps of a batch are copies, as the window aggregate's (CopiesInput
+// there). A hash exchange into it recycles its parts' buffers (exec.InputCopier).
+func (a *groupAgg) CopiesInput() {}
+
 func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	defer b.Release()
 	n := b.Rows()

@@ -373,6 +373,11 @@ func (w *windowAgg) paneOf(start, end int64) *pane {
 	return p
 }
 
+// CopiesInput: what the window aggregate keeps of a batch are copies (keys through rowcodec.KeyRows and new
+// strings, accumulator values, string extremes cloned). A hash exchange into it recycles its parts' buffers
+// (exec.InputCopier).
+func (w *windowAgg) CopiesInput() {}
+
 func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 	defer b.Release()
 	n := b.Rows()
