@@ -234,7 +234,8 @@ func (j *intervalJoin) Process(input int, b exec.Batch, out exec.Emitter) error 
 	}
 	ts := rowcodec.Micros(tsCol, &j.tsScratch)
 	tsNulls := tsCol.NullN() > 0
-	nullKey, err := j.loadBatch(s, rec)
+	nullKey, err := j.loadBatch(s, b)
+	defer j.endBatch()
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/clinksql/clinksql/exec"
 )
 
 // TestKeyStateLayout keeps the hot fields of a key's entries on the lines the probe and append loops expect (see
@@ -76,3 +78,9 @@ func TestIntTable(t *testing.T) {
 		}
 	}
 }
+
+// The time joins copy what they keep of their input; the regular join is not declared so (exec.InputCopier).
+var (
+	_ exec.InputCopier = (*windowJoin)(nil)
+	_ exec.InputCopier = (*intervalJoin)(nil)
+)

@@ -333,7 +333,7 @@ type timeJoin struct {
 	// Per batch.
 	keys, data rowcodec.KeyRows
 	nullKey    []bool
-	hashes     []uint64
+	kgs        exec.BatchKeyGroups // the loaded batch's key groups
 }
 
 // open starts the subtask: it checks its key groups, reads the meta entry and passes every stored row of its key
@@ -380,29 +380,34 @@ func (b *timeJoin) checkBatch(input int, bt exec.Batch) (int, error) {
 	return bt.Rows(), nil
 }
 
-// loadBatch loads the keys, key hashes and row bytes of a batch of input s, and returns its NULL-key marks
-// (nullKeyRows).
-func (b *timeJoin) loadBatch(s int, rec arrow.RecordBatch) ([]bool, error) {
+// loadBatch loads the keys and row bytes of a batch of input s, and returns its NULL-key marks (nullKeyRows). Its
+// key groups come from the hash exchange that partitioned it, or from hashing its keys (admit); endBatch ends it.
+func (b *timeJoin) loadBatch(s int, bt exec.Batch) ([]bool, error) {
 	p := b.spec
+	rec := bt.Rec
 	if err := b.keys.Load(&p.keyEnc, rec, p.keys[s]); err != nil {
 		return nil, err
 	}
 	nullKey := nullKeyRows(rec, p.keys[s], &b.nullKey)
-	var err error
-	if b.hashes, err = exec.HashKeys(rec, p.keys[s], b.hashes); err != nil {
-		return nil, err
-	}
+	b.kgs.Start(bt)
 	if err := b.data.Load(&p.rowEnc[s], rec, p.cols[s]); err != nil {
 		return nil, err
 	}
 	return nullKey, nil
 }
 
+// CopiesInput: the time joins (window, interval) keep a batch's rows as copies of their row bytes in the row
+// table and its keys as new strings. A hash exchange into them recycles its parts' buffers (exec.InputCopier).
+func (b *timeJoin) CopiesInput() {}
+
+// endBatch lets go of the batch loadBatch loaded.
+func (b *timeJoin) endBatch() { b.kgs.End() }
+
 // admit returns the key group of row i of the loaded batch (input s), which the subtask must own, and whether a key
 // column is NULL (nullKey: loadBatch's marks); ok is false for a row that can never be part of the output (a NULL
 // key on an inner side).
 func (b *timeJoin) admit(s, i int, nullKey []bool) (kg int, null, ok bool, err error) {
-	if kg, err = exec.OwnedKeyGroup(b.ctx, b.hashes[i], b.spec.what); err != nil {
+	if kg, err = b.kgs.Of(b.ctx, b.spec.keys[s], i, b.spec.what); err != nil {
 		return 0, false, false, err
 	}
 	null = nullKey != nil && nullKey[i]

@@ -198,7 +198,8 @@ func (j *windowJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 	}
 	starts, ends := rowcodec.Micros(startCol, &j.startScr), rowcodec.Micros(endCol, &j.endScr)
 	timeNulls := startCol.NullN() > 0 || endCol.NullN() > 0
-	nullKey, err := j.loadBatch(s, rec)
+	nullKey, err := j.loadBatch(s, b)
+	defer j.endBatch()
 	if err != nil {
 		return err
 	}
