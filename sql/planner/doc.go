@@ -15,7 +15,13 @@
 //     its source for those only (EXPLAIN: "columns: [...] (k of n)"); the WATERMARK FOR column always stays;
 //   - the physical plan (physical.go, plan.go): a DAG of runtime operators with parallelism and exchanges (hash on
 //     the group keys before a keyed window aggregate, rebalance into a global one, forward elsewhere), the sources
-//     and sinks of the catalog's connectors, and EXPLAIN's rendering of it;
+//     and sinks of the catalog's connectors, and EXPLAIN's rendering of it. A keyed node records the output
+//     columns its rows are partitioned by (PNode.partitioned: an aggregate's group keys, a Top-N's partition, a
+//     join's keys on a side that is never NULL-padded; a projection keeps them through plain column references),
+//     and a keyed node keyed on exactly those columns at the same parallelism reads that input forward instead of
+//     hashing it again (keyedInput: q9's Top-N after its join). The key group of a row is the hash of the same
+//     values either way, so the downstream subtask owns every row it gets; if it ever did not, the job fails with
+//     the key group;
 //   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR;
 //   - system relations (system.go): clink_catalog.<name> is the snapshot Env.SystemTable gives when the
 //     statement is planned, bound as constant rows (a bounded relation like VALUES); a continuous job (INSERT ...
