@@ -485,7 +485,32 @@ func (j *joinNode) analyze() (node, error) {
 		}
 		j.residual = r
 	}
+	if j.strategy == joinWindow {
+		lks, rks = dropWindowKeys(j, lks, rks)
+	}
 	return j.keyColumns(lks, rks)
+}
+
+// dropWindowKeys leaves out of a window join's keys its window_start and window_end equalities when others remain:
+// the operator pairs rows within a window only, so those hold for every pair, and keyed on the other columns (one
+// integer, say, where the three made a byte string) its per-window tables and its exchanges do less (Nexmark q8).
+func dropWindowKeys(j *joinNode, lks, rks []expr.Expr) ([]expr.Expr, []expr.Expr) {
+	nl := len(j.left.columns())
+	isWindow := func(k int) bool {
+		li, lok := expr.ColumnIndex(lks[k])
+		ri, rok := expr.ColumnIndex(rks[k])
+		return lok && rok && ((li == j.leftStart && ri-nl == j.rightStart) || (li == j.leftEnd && ri-nl == j.rightEnd))
+	}
+	var l, r []expr.Expr
+	for k := range lks {
+		if !isWindow(k) {
+			l, r = append(l, lks[k]), append(r, rks[k])
+		}
+	}
+	if len(l) == 0 {
+		return lks, rks
+	}
+	return l, r
 }
 
 // keyColumns makes every key a column of its side, of one type on both sides: a plain column of the common type
