@@ -29,6 +29,15 @@ func TestForwardEdgesOfPartitionedInputs(t *testing.T) {
 	// so a row read after its release would show here.
 	mustExec(t, s, `CREATE MATERIALIZED VIEW top2 AS SELECT k, v FROM (SELECT k, v,
 		ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM ev) t WHERE rn <= 2`)
+	// The same per-key count twice in one statement: computed once (planner reuse), its output read by both the
+	// join and the global maximum; the keys whose count is the largest.
+	const busiest = `SELECT c.k, c.n FROM (SELECT k, COUNT(*) AS n FROM ev GROUP BY k) c
+		JOIN (SELECT MAX(n) AS mx FROM (SELECT k, COUNT(*) AS n FROM ev GROUP BY k) t) m ON c.n = m.mx`
+	mustExec(t, s, "CREATE MATERIALIZED VIEW busiest AS "+busiest)
+	if plan := strings.Join(rows(t, s, "EXPLAIN CREATE MATERIALIZED VIEW busiest_x AS "+busiest), "\n"); !strings.Contains(plan, "(shared, above)") ||
+		strings.Count(plan, "GroupAggregate [group-agg]") != 2 || strings.Contains(plan, "[group-agg-3]") {
+		t.Fatalf("the count per key is not computed once:\n%s", plan)
+	}
 	// Keyed on the key of the NULL-padded side: not partitioned (a hash exchange), the NULL group included.
 	unpartitioned := map[string]string{
 		"left_by_right": `SELECT dk, COUNT(*) AS n FROM (SELECT e.k, d.k AS dk FROM ev e LEFT JOIN dim d ON e.k = d.k) t GROUP BY dk`,
@@ -81,6 +90,20 @@ func TestForwardEdgesOfPartitionedInputs(t *testing.T) {
 		mustExec(t, s, "INSERT INTO ev VALUES "+strings.Join(evRows, ", "))
 	}
 	mustExec(t, s, "FLUSH")
+
+	var most int64
+	for _, n := range count {
+		most = max(most, n)
+	}
+	var busiestWant []string
+	for k := range int64(100) {
+		if count[k] == most {
+			busiestWant = append(busiestWant, fmt.Sprintf("%d|%d", k, most))
+		}
+	}
+	gotBusiest := rows(t, s, "SELECT k, n FROM busiest")
+	slices.SortFunc(gotBusiest, func(a, b string) int { return keyOf(a) - keyOf(b) })
+	equalLines(t, "busiest", gotBusiest, busiestWant)
 
 	var top2 []string
 	for k := range int64(100) {

@@ -21,7 +21,11 @@
 //     and a keyed node keyed on exactly those columns at the same parallelism reads that input forward instead of
 //     hashing it again (keyedInput: q9's Top-N after its join). The key group of a row is the hash of the same
 //     values either way, so the downstream subtask owns every row it gets; if it ever did not, the job fails with
-//     the key group;
+//     the key group. A sub-plan a statement spells twice is lowered once (reuse, as Flink's optimizer reuses
+//     sub-plans): a second scan of a stream reading the same columns is the first scan's source, and an operator
+//     reading the same nodes over the same exchanges, described alike by EXPLAIN (which names its whole
+//     configuration), is the node already there, whose output then feeds both readers; EXPLAIN prints a shared
+//     node once and "(shared, above)" where it is read again (q5's count per auction and window);
 //   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR;
 //   - system relations (system.go): clink_catalog.<name> is the snapshot Env.SystemTable gives when the
 //     statement is planned, bound as constant rows (a bounded relation like VALUES); a continuous job (INSERT ...

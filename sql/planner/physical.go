@@ -148,12 +148,19 @@ func (p *Physical) Explain() string { return p.ExplainWith(nil) }
 // figures): figures returns it for a node id, "" for none.
 func (p *Physical) ExplainWith(figures func(id string) string) string {
 	var sb strings.Builder
+	shown := map[*PNode]bool{}
 	var walk func(n *PNode, depth int)
 	walk = func(n *PNode, depth int) {
 		indent, branch := "", ""
 		if depth > 0 {
 			indent, branch = strings.Repeat("  ", depth-1), "└─ "
 		}
+		if shown[n] {
+			// Read by several nodes (a reused sub-plan): described where it first appeared.
+			fmt.Fprintf(&sb, "%s%s%s [%s] (shared, above)\n", indent, branch, n.Label, n.ID)
+			return
+		}
+		shown[n] = true
 		fmt.Fprintf(&sb, "%s%s%s [%s] parallelism=%d", indent, branch, n.Label, n.ID, n.Parallelism)
 		for _, e := range n.Inputs {
 			fmt.Fprintf(&sb, " input=%s(%s)", e.Exchange, e.From.ID)
@@ -214,9 +221,46 @@ type lowering struct {
 	notices []string
 	// singleReads are the streams of SingleReader connectors lowered so far: a second scan of one is refused.
 	singleReads []string
+	// scans and ops are the sources and operators lowered so far by what they compute (reuse): a second scan of
+	// the same stream reading the same columns, or an operator of the same inputs, configuration and parallelism,
+	// is the node already there.
+	scans map[string]*PNode
+	ops   map[string]*PNode
+}
+
+// reuse returns the operator already lowered that computes what n would, or nil. Two operators compute the same
+// when they read the same nodes over the same exchanges at the same parallelism and EXPLAIN describes them alike
+// (label and details name the operator's whole configuration: keys, aggregates, window, expressions, condition,
+// state TTL), with the same row time and partitioning. Nexmark q5 computes its count per auction and window twice
+// in its SQL: once, since (as Flink's optimizer reuses a sub-plan), and one source feeds both branches.
+func (l *lowering) reuse(n *PNode) (*PNode, string) {
+	if n.Kind != exec.OperatorNode || n.Client {
+		return nil, ""
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s\x00%s\x00%d\x00%t\x00%d\x00%t\x00%v", n.ID, n.Label, n.Parallelism, n.Keyed, n.rowTime,
+		n.hasRowTime, n.partitioned)
+	for _, in := range n.Inputs {
+		fmt.Fprintf(&sb, "\x00%p %s", in.From, in.Exchange)
+	}
+	for _, d := range n.Details {
+		sb.WriteString("\x00" + d)
+	}
+	sig := sb.String()
+	return l.ops[sig], sig
 }
 
 func (l *lowering) add(n *PNode) *PNode {
+	same, sig := l.reuse(n)
+	if same != nil {
+		return same
+	}
+	if sig != "" {
+		if l.ops == nil {
+			l.ops = map[string]*PNode{}
+		}
+		l.ops[sig] = n
+	}
 	base := n.ID
 	l.ids[base]++
 	if c := l.ids[base]; c > 1 {
@@ -226,11 +270,33 @@ func (l *lowering) add(n *PNode) *PNode {
 	return n
 }
 
+// scanKey says what a scan reads: its stream, columns (after pruning), watermark and whether it is a changelog.
+func scanKey(n *scanNode) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s\x00%s\x00%s\x00%t", n.obj.Kind, n.obj.Name, n.wmOf, n.updating)
+	for _, c := range n.out {
+		fmt.Fprintf(&sb, "\x00%s %s", c.Name, c.Type)
+	}
+	return sb.String()
+}
+
 // lower returns the PNode producing n's rows.
 func (l *lowering) lower(n node) (*PNode, error) {
 	switch n := n.(type) {
 	case *scanNode:
-		return l.source(n)
+		key := scanKey(n)
+		if pn := l.scans[key]; pn != nil {
+			return pn, nil
+		}
+		pn, err := l.source(n)
+		if err != nil {
+			return nil, err
+		}
+		if l.scans == nil {
+			l.scans = map[string]*PNode{}
+		}
+		l.scans[key] = pn
+		return pn, nil
 	case *valuesNode:
 		return l.values(n)
 	case *filterNode:
