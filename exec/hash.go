@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 
@@ -68,8 +69,17 @@ func hashColumn(col arrow.Array, acc []uint64, first bool) error {
 			if buf := c.Data().Buffers()[2]; buf != nil {
 				data = buf.Bytes()
 			}
+			// A run of equal values (a day, a category: the key of a skewed aggregate) hashes once: comparing with
+			// the previous value costs less than hashing it again, and a different value usually differs in length
+			// or first bytes.
+			var prev []byte
+			var ph uint64
 			for i := range acc {
-				acc[i] = state.CombineHash(acc[i], state.HashKey(data[offs[i]:offs[i+1]]))
+				v := data[offs[i]:offs[i+1]]
+				if i == 0 || !bytes.Equal(v, prev) {
+					prev, ph = v, state.HashKey(v)
+				}
+				acc[i] = state.CombineHash(acc[i], ph)
 			}
 			return nil
 		}

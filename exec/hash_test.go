@@ -73,9 +73,11 @@ func TestHashKeysFastPathsMatchCombine(t *testing.T) {
 		}
 	}
 
-	// Strings without NULLs, whole and sliced (the offsets of a slice start past 0), first and second column.
+	// Strings without NULLs, whole and sliced (the offsets of a slice start past 0), first and second column;
+	// runs of equal values (hashed once a run) next to values of the same length that differ.
 	sb := array.NewStringBuilder(mem)
-	strs := []string{"", "a", "channel-1", "", "2026-01-01", "xyz"}
+	strs := []string{"", "a", "channel-1", "", "2026-01-01", "2026-01-01", "2026-01-01", "2026-01-02", "2026-01-02",
+		"2026-02-01", "xyz", "xyz", "xyy", "", ""}
 	sb.AppendValues(strs, nil)
 	whole := sb.NewArray()
 	sb.Release()
