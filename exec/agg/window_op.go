@@ -702,6 +702,7 @@ func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
 		}
 		delete(w.panes, exec.WindowID{Start: p.start, End: p.end})
 	}
+	w.emitLeft = 0 // the hint is the firing's; another emit reserves nothing ahead
 	return w.flush(out)
 }
 
@@ -734,6 +735,7 @@ func (w *windowAgg) fireSessions(out exec.Emitter) error {
 		w.setSessions(g, slices.DeleteFunc(list, func(x int32) bool { return x == g }))
 		w.freeGroup(g)
 	}
+	w.emitLeft = 0
 	return w.flush(out)
 }
 
