@@ -23,19 +23,16 @@ import (
 
 // failOnceOp fails the job once, at the first batch after checkpoint 1 completed (the restart then restores
 // state). It keeps the operator's watermark hold.
+// failOnceOp fails its first Process once armed: the test arms it after a checkpoint completed and before it
+// releases the paused sources, so every row after the release sees it armed (the subtask's own notice of the
+// completion can come after the last row).
 type failOnceOp struct {
 	exec.Operator
-	failed *atomic.Bool
-	ctx    *exec.TaskContext
-}
-
-func (o *failOnceOp) Open(ctx *exec.TaskContext) error {
-	o.ctx = ctx
-	return o.Operator.Open(ctx)
+	failed, armed *atomic.Bool
 }
 
 func (o *failOnceOp) Process(input int, b exec.Batch, out exec.Emitter) error {
-	if o.ctx.IsCompleted(1) && o.failed.CompareAndSwap(false, true) {
+	if o.armed.Load() && o.failed.CompareAndSwap(false, true) {
 		b.Release()
 		return fmt.Errorf("injected join failure")
 	}
@@ -193,13 +190,13 @@ func timeJoinWithFailure(t *testing.T, a, b seqConfig, join func(int) exec.Opera
 	source func(seqConfig) func(int) exec.Source, shape [6]int, want []string) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	var failed atomic.Bool
+	var failed, armed atomic.Bool
 	release := make(chan struct{})
 	store := newTxnStore()
 	cfg := jobConfig(t, t.TempDir())
 	cfg.CheckpointMode = checkpoint.Unaligned
 	cfg.Alloc = mem
-	failing := func(sub int) exec.Operator { return &failOnceOp{Operator: join(sub), failed: &failed} }
+	failing := func(sub int) exec.Operator { return &failOnceOp{Operator: join(sub), failed: &failed, armed: &armed} }
 	paused := func(c seqConfig) func(int) exec.Source {
 		inner := source(c)
 		return func(sub int) exec.Source { return &pausedSource{Source: inner(sub), after: 10, release: release} }
@@ -212,6 +209,7 @@ func timeJoinWithFailure(t *testing.T, a, b seqConfig, join func(int) exec.Opera
 	defer cancel()
 	j.Start(ctx)
 	waitFor(t, func() bool { return j.Status().LastCompleted >= 1 })
+	armed.Store(true)
 	close(release)
 	if err := j.Wait(ctx); err != nil {
 		t.Fatalf("job: %v", err)
