@@ -460,6 +460,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 
 		StateCacheBytes:       s.stateCache,
 		LatencyMarkerInterval: cmp.Or(s.latency, e.cfg.LatencyMarkerInterval),
+		WatermarkMaxDrift:     s.maxDrift,
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}

@@ -44,3 +44,22 @@ func TestLatencyIntervalSetting(t *testing.T) {
 		}
 	}
 }
+
+// pins: watermark.alignment.max_drift takes an interval or 0/off (22023 otherwise), defaults to 1s, and a job's
+// settings carry it.
+func TestWatermarkMaxDriftSetting(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	for _, bad := range []string{"'-1s'", "'far'"} {
+		_, err := s.Execute(context.Background(), "SET watermark.alignment.max_drift = "+bad)
+		if e := sqlerr.As(err); e == nil || e.Code != sqlerr.InvalidParameter {
+			t.Errorf("SET watermark.alignment.max_drift = %s: %+v, want 22023", bad, e)
+		}
+	}
+	for value, want := range map[string]time.Duration{"'200 ms'": 200 * time.Millisecond, "'5s'": 5 * time.Second, "'off'": 0, "0": 0, "DEFAULT": time.Second} {
+		mustExec(t, s, "SET watermark.alignment.max_drift = "+value)
+		js, err := settingsFrom(s.vars.jobSettings())
+		if err != nil || js.maxDrift != want {
+			t.Errorf("SET watermark.alignment.max_drift = %s: %v, %v; want %v", value, js.maxDrift, err, want)
+		}
+	}
+}

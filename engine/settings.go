@@ -33,6 +33,10 @@ var jobSettingDefaults = map[string]string{
 	// clinksql_sink_latency_seconds (Flink's metrics.latency.interval); 0: off, or the server's default
 	// (engine.Config.LatencyMarkerInterval).
 	"metrics.latency.interval": "0",
+	// How far in event time a source subtask may run ahead of the slowest source subtask of its job (of those with
+	// a watermark) before it waits for that one to catch up (Flink's watermark alignment; exec.JobConfig.
+	// WatermarkMaxDrift); 0: sources are never held.
+	"watermark.alignment.max_drift": "1s",
 }
 
 // pgSettings are the Postgres parameters clients read or set at connect time; they are accepted and shown, and
@@ -83,6 +87,7 @@ type jobSettings struct {
 	history     int           // checkpoint records a job keeps (SHOW CHECKPOINTS, clink_catalog.checkpoints)
 	stateCache  int64         // bytes per keyed-state store (state.Options.CacheBytes); 0: state.DefaultCacheBytes
 	latency     time.Duration // latency marker interval; 0: the engine's default (off unless configured)
+	maxDrift    time.Duration // watermark alignment; 0: off
 }
 
 func (s jobSettings) planner() planner.Settings {
@@ -98,7 +103,7 @@ func settingsFrom(m map[string]string) (jobSettings, error) {
 		}
 		return jobSettingDefaults[k]
 	}
-	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl", "state.cache_size", "metrics.latency.interval"} {
+	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl", "state.cache_size", "metrics.latency.interval", "watermark.alignment.max_drift"} {
 		if err := applySetting(&s, k, get(k)); err != nil {
 			return s, err
 		}
@@ -164,6 +169,15 @@ func applySetting(s *jobSettings, name, value string) error {
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for metrics.latency.interval: %q (e.g. '200 ms', at least 1 ms; '0' for off)", value)
 		}
 		s.latency = time.Duration(us) * time.Microsecond
+	case "watermark.alignment.max_drift":
+		if v == "off" {
+			v = "0"
+		}
+		us, err := planner.ParseInterval(v, "")
+		if err != nil || us < 0 {
+			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for watermark.alignment.max_drift: %q (e.g. '1s', '500 ms', '0' for off)", value)
+		}
+		s.maxDrift = time.Duration(us) * time.Microsecond
 	case "parallelism":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 256 {

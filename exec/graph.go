@@ -87,6 +87,9 @@ type Node struct {
 	ModeOverride *checkpoint.Mode
 	// IdleTimeout (sources): past this long without data, the source stops holding the watermark back. 0 = never.
 	IdleTimeout time.Duration
+	// AlignWatermark (sources with a watermark): the source's subtasks take part in the job's watermark alignment
+	// (JobConfig.WatermarkMaxDrift, align.go).
+	AlignWatermark bool
 	// CommitNotRecoverable (sinks): the sink's commit cannot be re-executed after a crash (the seed's
 	// commit_recoverable == false; the Kafka transactional sink). Its sinks must implement InDoubtSink, and the job
 	// tracks per-subtask confirmations, writes CONFIRMED markers and restores from the newest confirmed checkpoint
@@ -116,6 +119,9 @@ func (n *Node) WithKeyedState() *Node { n.State = KeyedState; return n }
 
 // WithMode overrides the checkpoint mode of barriers passing this node.
 func (n *Node) WithMode(m checkpoint.Mode) *Node { n.ModeOverride = &m; return n }
+
+// WithWatermarkAlignment has a source's subtasks take part in the job's watermark alignment.
+func (n *Node) WithWatermarkAlignment() *Node { n.AlignWatermark = true; return n }
 
 // WithIdleTimeout sets a source's idle timeout.
 func (n *Node) WithIdleTimeout(d time.Duration) *Node { n.IdleTimeout = d; return n }

@@ -49,6 +49,9 @@ type JobConfig struct {
 	// this long has passed since its last one; the sinks record the markers' age (latency.go, Job.SinkLatency,
 	// clinksql_sink_latency_seconds). 0: no markers.
 	LatencyMarkerInterval time.Duration
+	// WatermarkMaxDrift, when positive, holds an aligned source subtask (Node.AlignWatermark) whose watermark is
+	// more than this ahead of the slowest aligned one until that one catches up (align.go). 0: no alignment.
+	WatermarkMaxDrift time.Duration
 	// Now is the clock latency markers are stamped and timed with; nil: time.Now. Tests pass a fake one.
 	Now func() time.Time
 
@@ -918,6 +921,17 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 	}()
 	var runs []func()
 	var injectors []func(checkpoint.Barrier)
+	slots := 0 // the aligned source subtasks, each its aligner slot
+	for _, n := range g.Nodes {
+		if n.Kind == SourceNode && n.AlignWatermark {
+			slots += n.Parallelism
+		}
+	}
+	var align *aligner
+	if cfg.WatermarkMaxDrift > 0 && slots > 1 {
+		align = newAligner(cfg.WatermarkMaxDrift, slots)
+	}
+	slot := 0
 	for _, n := range g.Nodes {
 		for sub := 0; sub < n.Parallelism; sub++ {
 			s := inc.newSubtask(g, cfg, n, sub, backends[n.index][sub])
@@ -932,6 +946,10 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 				}
 				if l, ok := src.(CheckpointListener); ok {
 					inc.listeners = append(inc.listeners, l)
+				}
+				if align != nil && n.AlignWatermark {
+					s.align, s.alignSlot = align, slot
+					slot++
 				}
 				q := newBarrierQueue()
 				injectors = append(injectors, q.inject)

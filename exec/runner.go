@@ -50,6 +50,9 @@ type subtask struct {
 	indoubt *inDoubtSub
 	// inputWM is the subtask's combined input watermark (operators and sinks; set by runInputs).
 	inputWM func() int64
+	// align, for an aligned source subtask, is the job's watermark alignment, alignSlot its slot there (align.go).
+	align     *aligner
+	alignSlot int
 	// prevFiles are the files of the subtask's last persisted snapshot (snapshot worker only; notePersisted).
 	prevFiles map[string]int64
 }
@@ -237,6 +240,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 		}
 	}()
 	s.st.wm.Store(wm)
+	s.publishWM(wm, false)
 	if wm != MinWatermark {
 		if err := s.out.broadcast(WatermarkElement(wm)); err != nil {
 			return err
@@ -246,6 +250,8 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 	idleSince := time.Time{}
 	idleSent := false
 	markers := newMarkerClock(s.inc.job.cfg)
+	var heldSince time.Time // when watermark alignment began to hold the subtask; zero while it is not held
+	heldWarned := false
 	for {
 		for _, b := range barriers.takeAll() {
 			if s.node.ModeOverride != nil && !b.Terminal {
@@ -278,6 +284,31 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 				return ctx.Err()
 			}
 		}
+		if s.align != nil {
+			if held := s.align.hold(s.alignSlot, wm); held != nil {
+				// Ahead of the slowest aligned source: wait for it, taking barriers meanwhile.
+				if heldSince.IsZero() {
+					heldSince = time.Now()
+				}
+				var warn <-chan time.Time
+				if !heldWarned {
+					warn = time.After(alignWarnAfter - time.Since(heldSince))
+				}
+				select {
+				case <-held:
+				case <-barriers.ready:
+				case <-warn:
+					heldWarned = true
+					s.tctx.Log.Warn("source held by watermark alignment: the slowest source of the job is behind by "+
+						"more than watermark.alignment.max_drift and has not caught up", "held_for", time.Since(heldSince).Round(time.Second),
+						"watermark_us", wm, "slowest_us", s.align.slowest(s.alignSlot))
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				continue
+			}
+			heldSince, heldWarned = time.Time{}, false
+		}
 		s.st.startBusy() // ended below, or by the runner when the loop returns
 		res, err := src.Produce(ctx)
 		if err != nil {
@@ -286,6 +317,9 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 		switch res.Status {
 		case Produced:
 			idleSince, idleSent = time.Time{}, false
+			// Published before the batch goes out: whatever its rows lead to downstream, the other sources
+			// already know where this one is.
+			s.publishWM(max(wm, res.WM), false)
 			err := s.out.Emit(res.Batch)
 			if err == nil && res.WM > wm {
 				wm = res.WM
@@ -311,6 +345,7 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 					return err
 				}
 			}
+			s.publishWM(max(wm, res.WM), true)
 			if idleSince.IsZero() {
 				idleSince = time.Now()
 			}
@@ -340,12 +375,20 @@ func (s *subtask) runSource(ctx context.Context, src Source, barriers *barrierQu
 			finished = true
 			wm = MaxWatermark
 			s.st.wm.Store(wm)
+			s.publishWM(wm, false)
 			if err := s.out.broadcast(WatermarkElement(MaxWatermark)); err != nil {
 				return err
 			}
 			s.st.endBusy()
 			s.inc.sourceFinished()
 		}
+	}
+}
+
+// publishWM tells the job's watermark alignment, if the subtask takes part, its watermark and whether it is idle.
+func (s *subtask) publishWM(wm int64, idle bool) {
+	if s.align != nil {
+		s.align.update(s.alignSlot, wm, idle)
 	}
 }
 

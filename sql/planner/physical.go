@@ -34,6 +34,9 @@ type PNode struct {
 	noReplay      bool
 	// idleTimeout: a source subtask without data for this long stops holding the watermark back.
 	idleTimeout time.Duration
+	// alignWatermark: the source has a watermark, so its subtasks take part in the job's watermark alignment
+	// (exec.Node.AlignWatermark).
+	alignWatermark bool
 	// commitNotRecoverable marks a sink whose commit a restart cannot redo (the connector's CommitRecoverable is
 	// false: an exactly-once Kafka sink): its exec node tracks confirmations and runs in-doubt resolution.
 	commitNotRecoverable bool
@@ -118,6 +121,9 @@ func (p *Physical) Graph() (*exec.Graph, error) {
 			en = g.AddSource(n.ID, n.Parallelism, n.newSource)
 			if n.idleTimeout > 0 {
 				en.WithIdleTimeout(n.idleTimeout)
+			}
+			if n.alignWatermark {
+				en.WithWatermarkAlignment()
 			}
 		case exec.OperatorNode:
 			en = g.AddOperator(n.ID, n.Parallelism, n.newOperator, ins...)

@@ -572,7 +572,7 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		}
 	}
 	return l.add(&PNode{ID: "source", Kind: exec.SourceNode, Parallelism: par, Label: label, Details: details,
-		newSource: mk, noReplay: noReplay, idleTimeout: idleTimeout}), nil
+		newSource: mk, noReplay: noReplay, idleTimeout: idleTimeout, alignWatermark: n.wm != nil}), nil
 }
 
 // watermarkFunc evaluates a scan's WATERMARK expression over a batch (its largest value), nil without one. It

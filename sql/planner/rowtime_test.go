@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/clinksql/clinksql/exec"
@@ -84,5 +85,52 @@ ON c.user_id = v.user_id AND c.ws = v.ws AND c.we = v.we`
 				t.Fatalf("sink row time column %d, want %d\n%s", sink.RowTimeColumn, tc.want, p.Explain())
 			}
 		})
+	}
+}
+
+// TestSourceWatermarkAlignment checks which sources take part in watermark alignment (exec.Node.AlignWatermark):
+// those with a WATERMARK, never one without (it would hold the others back with no event time to catch up with).
+func TestSourceWatermarkAlignment(t *testing.T) {
+	env := newTestEnv(t)
+	if err := env.run(`
+CREATE STREAM clicks (user_id BIGINT, url VARCHAR, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
+CREATE STREAM users (user_id BIGINT, name VARCHAR);
+CREATE SINK out (user_id BIGINT, url VARCHAR, name VARCHAR) WITH (connector = 'parquet', path = 'out/o');
+`); err != nil {
+		t.Fatal(err)
+	}
+	stmts, err := parser.Parse(`INSERT INTO out SELECT c.user_id, c.url, u.name FROM clicks c JOIN users u ON c.user_id = u.user_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanInsert(env, stmts[0].(*parser.Insert), Settings{Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources, withWM := 0, 0
+	for _, n := range g.Nodes {
+		if n.Kind != exec.SourceNode {
+			continue
+		}
+		sources++
+		hasWM := false
+		for _, pn := range p.Nodes {
+			if pn.ID == n.ID {
+				hasWM = strings.Contains(strings.Join(pn.Details, "\n"), "watermark:")
+			}
+		}
+		if hasWM {
+			withWM++
+		}
+		if n.AlignWatermark != hasWM {
+			t.Errorf("source %s: aligned %v, has a watermark %v\n%s", n.ID, n.AlignWatermark, hasWM, p.Explain())
+		}
+	}
+	if sources != 2 || withWM != 1 {
+		t.Fatalf("%d sources, %d with a watermark: want 2 and 1\n%s", sources, withWM, p.Explain())
 	}
 }
