@@ -77,7 +77,7 @@ bench: build
 	$(GO) run ./scripts/nexmark-bench -latency -events $${LATENCY_EVENTS:-1000000} -parallelism $${PARALLELISM:-1}
 
 # Every supported Nexmark query through the real engine, EVENTS events each (default 5M; the fastest, q0-q3, q8 and
-# q11, at 10x EVENTS so each runs for ~2 CPU-seconds), at PARALLELISM (default 1), the median of 3 runs; writes
+# q11, at 10x EVENTS and q5, q15, q17, q22 at 4x, so each runs for ~2 CPU-seconds), at PARALLELISM (default 1), the median of 3 runs; writes
 # docs/benchmarks.md at parallelism 1 only. At PARALLELISM > 1 each query's runs alternate with runs at
 # parallelism 1, and BENCH nexmark_qN_pN_over_p1_cpu/_wall give the ratios. Then the latency of q0 and q5 (as
 # bench-latency).
