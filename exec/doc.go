@@ -79,7 +79,11 @@
 //
 // Watermarks: an input's watermark is the largest it received; the combined watermark is the min over the open,
 // non-idle inputs (a finished input counts as +infinity, an idle one not at all); when it advances the operator's
-// OnWatermark runs and the watermark is forwarded. Input watermarks are part of each snapshot.
+// OnWatermark runs and the watermark is forwarded. Input watermarks are part of each snapshot. Watermark alignment
+// (align.go, JobConfig.WatermarkMaxDrift) holds a source subtask whose watermark runs more than the drift ahead of
+// the slowest aligned one, between Produce calls and still taking barriers: that min would otherwise keep every row
+// of the leading sources in the state downstream. It must never hold a subtask for one that has no watermark, is
+// idle or has finished.
 //
 // # Latency markers (latency.go)
 //
