@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
@@ -35,20 +33,7 @@ func (s *stuckSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 		return exec.SourceResult{}, ctx.Err()
 	}
 	ts := s.ts.Load()
-	kb := array.NewInt64Builder(s.alloc)
-	tb := array.NewTimestampBuilder(s.alloc, tsType)
-	vb := array.NewInt64Builder(s.alloc)
-	defer kb.Release()
-	defer tb.Release()
-	defer vb.Release()
-	kb.Append(0)
-	tb.Append(arrow.Timestamp(max(ts, 0)))
-	vb.Append(0)
-	cols := []arrow.Array{kb.NewArray(), tb.NewArray(), vb.NewArray()}
-	rec := array.NewRecordBatch(eventSchema, cols, 1)
-	for _, c := range cols {
-		c.Release()
-	}
+	rec := eventRecord(s.alloc, []event{{ts: max(ts, 0)}})
 	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: ts}, nil
 }
 

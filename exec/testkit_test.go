@@ -103,27 +103,34 @@ func (s *seqSource) Produce(ctx context.Context) (exec.SourceResult, error) {
 		}
 	}
 	n := min(s.c.batchRows, s.c.rows-s.next)
-	kb := array.NewInt64Builder(s.alloc)
-	tb := array.NewTimestampBuilder(s.alloc, tsType)
-	vb := array.NewInt64Builder(s.alloc)
+	events := make([]event, n)
+	for i := range events {
+		events[i] = s.c.event(s.sub, s.next+i)
+	}
+	s.next += n
+	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: eventRecord(s.alloc, events)},
+		WM: events[n-1].ts}, nil
+}
+
+// eventRecord builds a batch of events (eventSchema).
+func eventRecord(alloc memory.Allocator, events []event) arrow.RecordBatch {
+	kb := array.NewInt64Builder(alloc)
+	tb := array.NewTimestampBuilder(alloc, tsType)
+	vb := array.NewInt64Builder(alloc)
 	defer kb.Release()
 	defer tb.Release()
 	defer vb.Release()
-	var last int64
-	for i := s.next; i < s.next+n; i++ {
-		e := s.c.event(s.sub, i)
+	for _, e := range events {
 		kb.Append(e.key)
 		tb.Append(arrow.Timestamp(e.ts))
 		vb.Append(e.val)
-		last = e.ts
 	}
-	s.next += n
 	cols := []arrow.Array{kb.NewArray(), tb.NewArray(), vb.NewArray()}
-	rec := array.NewRecordBatch(eventSchema, cols, int64(n))
+	rec := array.NewRecordBatch(eventSchema, cols, int64(len(events)))
 	for _, c := range cols {
 		c.Release()
 	}
-	return exec.SourceResult{Status: exec.Produced, Batch: exec.Batch{Rec: rec}, WM: last}, nil
+	return rec
 }
 
 func (s *seqSource) SnapshotOffset() ([]byte, error) {

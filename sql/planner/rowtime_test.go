@@ -63,18 +63,7 @@ ON c.user_id = v.user_id AND c.ws = v.ws AND c.we = v.we`
 		{"full window join", `INSERT INTO joined SELECT v.user_id, c.n, v.m, c.we` + fmt.Sprintf(join, "FULL"), -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stmts, err := parser.Parse(tc.sql)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := PlanInsert(env, stmts[0].(*parser.Insert), Settings{Parallelism: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := p.Graph()
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, g := graphAtParallelism2(t, env, tc.sql)
 			var sink *exec.Node
 			for _, n := range g.Nodes {
 				if n.Kind == exec.SinkNode {
@@ -99,18 +88,7 @@ CREATE SINK out (user_id BIGINT, url VARCHAR, name VARCHAR) WITH (connector = 'p
 `); err != nil {
 		t.Fatal(err)
 	}
-	stmts, err := parser.Parse(`INSERT INTO out SELECT c.user_id, c.url, u.name FROM clicks c JOIN users u ON c.user_id = u.user_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := PlanInsert(env, stmts[0].(*parser.Insert), Settings{Parallelism: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := p.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, g := graphAtParallelism2(t, env, `INSERT INTO out SELECT c.user_id, c.url, u.name FROM clicks c JOIN users u ON c.user_id = u.user_id`)
 	sources, withWM := 0, 0
 	for _, n := range g.Nodes {
 		if n.Kind != exec.SourceNode {
@@ -133,4 +111,22 @@ CREATE SINK out (user_id BIGINT, url VARCHAR, name VARCHAR) WITH (connector = 'p
 	if sources != 2 || withWM != 1 {
 		t.Fatalf("%d sources, %d with a watermark: want 2 and 1\n%s", sources, withWM, p.Explain())
 	}
+}
+
+// graphAtParallelism2 plans an INSERT at parallelism 2 and builds its runtime graph.
+func graphAtParallelism2(t *testing.T, env *testEnv, sql string) (*Physical, *exec.Graph) {
+	t.Helper()
+	stmts, err := parser.Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanInsert(env, stmts[0].(*parser.Insert), Settings{Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, g
 }
