@@ -227,6 +227,9 @@ func newAccumulator(k aggKind, form stateForm, updating bool, ov *aggOverflow) a
 		return &distinctStr{distinct: distinct[string]{form: form}}
 	}
 	if form == groupForm { // MIN/MAX
+		if !updating && rowcodec.IntLike(k.arg) {
+			return &minMaxIntGroup{max: isMax}
+		}
 		return &minMaxBytes{max: isMax, updating: updating, str: k.impl == implMinMaxStr}
 	}
 	switch k.impl {

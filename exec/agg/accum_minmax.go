@@ -487,3 +487,78 @@ func (a *minMaxBytes) decode(src []byte, g int32) (rest []byte, err error) {
 	a.sets[g] = set
 	return rest, nil
 }
+
+// minMaxIntGroup is the group form over an append-only input of an integer-like argument (integers, dates,
+// timestamps): the extreme as an int64, compared as one, where minMaxBytes would encode every row and keep a string
+// per group. Nexmark q17's MIN and MAX of the price per (auction, day) kept 2.4M strings at 20M events, each a
+// pointer the collector scans. Its state value is minMaxBytes' (the flag, then the 8 ordered bytes length-prefixed),
+// so a checkpoint of either restores into the other.
+type minMaxIntGroup struct {
+	max bool
+	has []bool
+	v   []int64
+	scr []int64
+}
+
+func (a *minMaxIntGroup) grow() { a.has, a.v = append(a.has, false), append(a.v, 0) }
+
+func (a *minMaxIntGroup) reset(g int32) { a.has[g], a.v[g] = false, 0 }
+
+func (a *minMaxIntGroup) update(col arrow.Array, rows, grps []int32, neg []bool) error {
+	if neg != nil {
+		return fmt.Errorf("group aggregate: %s over an append-only input got a retraction", a.name())
+	}
+	vals := rowcodec.Int64Values(col, &a.scr)
+	nulls := col.NullN() > 0
+	for j, r := range rows {
+		if nulls && col.IsNull(int(r)) {
+			continue
+		}
+		g, x := grps[j], vals[r]
+		if !a.has[g] || (a.max && x > a.v[g]) || (!a.max && x < a.v[g]) {
+			a.has[g], a.v[g] = true, x
+		}
+	}
+	return nil
+}
+
+func (a *minMaxIntGroup) name() string {
+	if a.max {
+		return "MAX"
+	}
+	return "MIN"
+}
+
+func (a *minMaxIntGroup) result(dst []byte, g int32) ([]byte, error) {
+	if !a.has[g] {
+		return append(dst, 0), nil
+	}
+	return rowcodec.AppendOrderedInt(append(dst, 1), a.v[g]), nil
+}
+
+func (a *minMaxIntGroup) encode(dst []byte, g int32) []byte {
+	dst = rowcodec.AppendFlag(dst, a.has[g])
+	if !a.has[g] {
+		return binary.AppendUvarint(dst, 0)
+	}
+	return rowcodec.AppendOrderedInt(binary.AppendUvarint(dst, 8), a.v[g])
+}
+
+func (a *minMaxIntGroup) decode(src []byte, g int32) (rest []byte, err error) {
+	if a.has[g], rest, err = rowcodec.GetFlag(src); err != nil {
+		return nil, err
+	}
+	var v string
+	if v, rest, err = rowcodec.GetString(rest); err != nil {
+		return nil, err
+	}
+	switch {
+	case !a.has[g] && len(v) == 0:
+		a.v[g] = 0
+	case a.has[g] && len(v) == 8:
+		a.v[g] = rowcodec.OrderedInt([]byte(v))
+	default:
+		return nil, rowcodec.ErrState
+	}
+	return rest, nil
+}
