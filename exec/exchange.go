@@ -175,6 +175,15 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		}
 	}
 	n := b.Rows()
+	if n > 0 && allEqual(ed.hashes) {
+		// One key over the whole batch (a day, a window): one key group, the whole batch to its owner.
+		kg := state.KeyGroupOf(ed.hashes[0], ed.keyGroups)
+		kgs := make([]uint16, n)
+		for i := range kgs {
+			kgs[i] = uint16(kg)
+		}
+		return o.send(ed.chans[ed.owner[kg]], BatchElement(b.WithKeyGroups(kgs, ed.exchange.Keys)))
+	}
 	for t := range ed.targets {
 		if cap(ed.targets[t]) < n { // room for every row: the loop below never grows a vector
 			ed.targets[t] = make([]int32, 0, n)
@@ -233,4 +242,14 @@ func (o *output) emitHash(ed *outEdge, b Batch) error {
 		}
 	}
 	return nil
+}
+
+// allEqual reports whether every hash of hs is hs[0].
+func allEqual(hs []uint64) bool {
+	for _, h := range hs[1:] {
+		if h != hs[0] {
+			return false
+		}
+	}
+	return true
 }

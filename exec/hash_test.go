@@ -103,3 +103,40 @@ func TestHashKeysFastPathsMatchCombine(t *testing.T) {
 		}
 	}
 }
+
+// A string key column hashes each row as state.HashKey of its value, whichever path it takes: every row one value
+// (hashed once), runs of equal values, values of one length that differ (which the one-value check must not take
+// for one), empty strings, and a slice of a larger array (offsets not starting at 0).
+func TestHashKeysStringRunsMatchPerRow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	for _, vals := range [][]string{
+		{"2026-01-01", "2026-01-01", "2026-01-01", "2026-01-01"},
+		{"2026-01-01", "2026-01-01", "2026-01-02", "2026-01-02"},
+		{"ab", "ba", "ab", "ba"},
+		{"aa", "aa", "a", "aaa"},
+		{"abab", "abab", "ab", "ab"},
+		{"", "", ""},
+		{"x"},
+	} {
+		b := array.NewStringBuilder(mem)
+		b.AppendValues(append([]string{"pad", "pad!"}, vals...), nil)
+		full := b.NewArray()
+		b.Release()
+		col := array.NewSlice(full, 2, int64(2+len(vals)))
+		full.Release()
+		rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(vals)))
+		col.Release()
+		h, err := exec.HashKeys(rec, []int{0}, nil)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if want := state.CombineHash(0, state.HashKey([]byte(v))); h[i] != want {
+				t.Errorf("%q row %d: hash %x, want %x", vals, i, h[i], want)
+			}
+		}
+	}
+}

@@ -93,14 +93,16 @@ func head(s []string) []string { return s[:min(len(s), 5)] }
 func events(a, b seqConfig, p int) []event { return append(a.all(p), b.all(p)...) }
 
 // A bounded job of two sources, a keyed aggregate and a 2PC sink commits exactly the reference result, in every
-// mode and parallelism, with no Arrow memory leaked.
+// mode and parallelism, with no Arrow memory leaked. With one key, every batch of the hash exchange is one key (its
+// path that sends the whole batch to the key's owner).
 func TestBoundedPipelineExactResult(t *testing.T) {
 	for _, mode := range []checkpoint.Mode{checkpoint.Aligned, checkpoint.Unaligned} {
-		for _, p := range []int{1, 2} {
-			t.Run(fmt.Sprintf("%s/p%d", mode, p), func(t *testing.T) {
+		for _, pk := range [][2]int{{1, 50}, {2, 50}, {2, 1}} {
+			p, keys := pk[0], pk[1]
+			t.Run(fmt.Sprintf("%s/p%d/keys%d", mode, p, keys), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				a := seqConfig{name: "a", seed: 1, rows: 3000, batchRows: 64, keys: 50, tsStep: 7}
-				b := seqConfig{name: "b", seed: 2, rows: 2000, batchRows: 100, keys: 50, tsStep: 11}
+				a := seqConfig{name: "a", seed: 1, rows: 3000, batchRows: 64, keys: keys, tsStep: 7}
+				b := seqConfig{name: "b", seed: 2, rows: 2000, batchRows: 100, keys: keys, tsStep: 11}
 				store := newTxnStore()
 				cfg := jobConfig(t, t.TempDir())
 				cfg.CheckpointMode = mode
