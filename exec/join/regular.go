@@ -1668,6 +1668,12 @@ func (j *regularJoin) emit(k exec.RowKind, probe, part int32) {
 	j.outPart = append(j.outPart, part)
 }
 
+// CopiesInput: the regular join keeps a batch's rows as copies (their encoded row bytes in its fresh buffers, its
+// keys as new strings or integers) and builds its output by gathering into new arrays (exec.TakeColumn, arrow's
+// Take); nothing of it refers to a batch after Process. A hash exchange into it recycles its parts' buffers
+// (exec.InputCopier): at parallelism 2 each bid of q9 and q20 was gathered into fresh memory before.
+func (j *regularJoin) CopiesInput() {}
+
 // gather builds joined rows: the probe side's columns taken from rec at probe, the partner's from prec at part
 // (-1 is NULL in both), in left-then-right order.
 func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []int32, need []bool) (arrow.RecordBatch, error) {
