@@ -21,8 +21,8 @@
 //     byte is written by the gather, so Go's clearing of new memory was wasted (memclr was ~10% of the exchange's
 //     CPU); so do bitmaps, built a byte at a time (gatherBits) except where an outer join's padding makes NULLs. Any
 //     other allocator (tests' checked ones) is used as given. Parts for a consumer that copies what it keeps of
-//     its input (InputCopier: the aggregates, the Top-N, the time and regular joins) are gathered into buffers its releases
-//     hand back (recycle.go: partPool, one per channel): at parallelism 2 every part had been new memory, and
+//     its input (InputCopier: the aggregates, the Top-N, the time and regular joins) are gathered into buffers its
+//     releases hand back (recycle.go: partPool, one per channel): at parallelism 2 every part had been new memory, and
 //     faulting those pages in cost more than the copies (q19: 4.16 -> 3.84 CPU-s). Parts for any other operator
 //     are new memory from the collector, never one a released batch may still be read through: an operator that
 //     keeps a string of a String array's Value, or any slice of a buffer, must not declare InputCopier. On a
