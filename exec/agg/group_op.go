@@ -46,6 +46,7 @@ type groupAgg struct {
 	exec.NoTimers // results are emitted per batch; the runtime forwards the watermark
 	p             *groupPlan
 	ctx           *exec.TaskContext
+	maxGroups     int // this subtask's share of the working set bound (Open)
 	aggs          []groupAccumulator
 	keyed         bool
 	updating      bool
@@ -118,6 +119,7 @@ func (a *groupAgg) Open(ctx *exec.TaskContext) error {
 		return err
 	}
 	a.ctx = ctx
+	a.maxGroups = exec.WorkingSetShare(ctx, a.p.maxGroups, minGroupsShare)
 	a.ov.errors = ctx.Errors
 	a.ints = newIntTable(0)
 	a.strs = map[string]int32{}
@@ -362,7 +364,7 @@ func (a *groupAgg) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	if err := a.emit(out); err != nil {
 		return err
 	}
-	if a.live > a.p.maxGroups {
+	if a.live > a.maxGroups {
 		// The working set stays bounded between barriers too: the groups go to the backend's write-back cache
 		// (compact, and in the next checkpoint like any write) and leave memory.
 		a.writeBack()
@@ -669,7 +671,7 @@ func (a *groupAgg) writeRows(out exec.Emitter) error {
 // set if it grew past maxGroups.
 func (a *groupAgg) OnBarrier(uint64) error {
 	a.writeBack()
-	if a.live > a.p.maxGroups {
+	if a.live > a.maxGroups {
 		a.evict()
 	}
 	a.epoch++
@@ -716,7 +718,7 @@ func (a *groupAgg) evict() {
 	if strKeys {
 		a.strs = nil
 	}
-	for pass := 0; pass < 2 && a.live > a.p.maxGroups; pass++ {
+	for pass := 0; pass < 2 && a.live > a.maxGroups; pass++ {
 		for g, f := range a.gFlag {
 			if f&flagLive != 0 && (pass == 1 || a.gEpoch[g] != a.epoch) {
 				a.freeGroup(int32(g))
@@ -726,7 +728,7 @@ func (a *groupAgg) evict() {
 	a.complete = false
 	switch {
 	case intKeys:
-		a.ints = newIntTable(max(a.live, a.p.maxGroups)) // sized for the working set it grows back to: no rehash
+		a.ints = newIntTable(max(a.live, a.maxGroups)) // sized for the working set it grows back to: no rehash
 		for g, f := range a.gFlag {
 			if f&(flagLive|flagNullKey) == flagLive {
 				a.ints.set(a.gInt[g], int32(g))
