@@ -57,9 +57,9 @@ type GroupAggConfig struct {
 
 // defaultMaxGroups bounds the operator's working set, each subtask its share (exec.WorkingSetShare): above it, a
 // barrier evicts the groups that were not touched since the previous barrier (they are in the state backend,
-// written back just before) and, if that is not enough, all of them. 512k groups rather than 1M: over 50M new keys (BenchmarkGroupAggLargeState) the halved working set gave
-// 1.77-1.83M rows/s, a peak RSS of 1314-1401 MB and a checkpoint p99 of 1.1-1.4 s, against 1.60-1.70M, 1466-1509 MB
-// and 1.5-2.4 s (two runs each, alternated).
+// written back just before) and, if that is not enough, all of them. 512k groups rather than 1M: over 50M new keys
+// (BenchmarkGroupAggLargeState) the halved working set gave 1.77-1.83M rows/s, a peak RSS of 1314-1401 MB and a
+// checkpoint p99 of 1.1-1.4 s, against 1.60-1.70M, 1466-1509 MB and 1.5-2.4 s (two runs each, alternated).
 const defaultMaxGroups = 1 << 19
 
 // minGroupsShare is the least working set a subtask gets of defaultMaxGroups at a high parallelism
