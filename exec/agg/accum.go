@@ -228,7 +228,7 @@ func newAccumulator(k aggKind, form stateForm, updating bool, ov *aggOverflow) a
 	}
 	if form == groupForm { // MIN/MAX
 		if !updating && rowcodec.IntLike(k.arg) {
-			return &minMaxIntGroup{max: isMax}
+			return &minMaxIntGroup{minMaxInt{max: isMax}}
 		}
 		return &minMaxBytes{max: isMax, updating: updating, str: k.impl == implMinMaxStr}
 	}

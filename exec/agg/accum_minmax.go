@@ -489,45 +489,11 @@ func (a *minMaxBytes) decode(src []byte, g int32) (rest []byte, err error) {
 }
 
 // minMaxIntGroup is the group form over an append-only input of an integer-like argument (integers, dates,
-// timestamps): the extreme as an int64, compared as one, where minMaxBytes would encode every row and keep a string
-// per group. Nexmark q17's MIN and MAX of the price per (auction, day) kept 2.4M strings at 20M events, each a
-// pointer the collector scans. Its state value is minMaxBytes' (the flag, then the 8 ordered bytes length-prefixed),
-// so a checkpoint of either restores into the other.
-type minMaxIntGroup struct {
-	max bool
-	has []bool
-	v   []int64
-	scr []int64
-}
-
-func (a *minMaxIntGroup) grow() { a.has, a.v = append(a.has, false), append(a.v, 0) }
-
-func (a *minMaxIntGroup) reset(g int32) { a.has[g], a.v[g] = false, 0 }
-
-func (a *minMaxIntGroup) update(col arrow.Array, rows, grps []int32, neg []bool) error {
-	if neg != nil {
-		return fmt.Errorf("group aggregate: %s over an append-only input got a retraction", a.name())
-	}
-	vals := rowcodec.Int64Values(col, &a.scr)
-	nulls := col.NullN() > 0
-	for j, r := range rows {
-		if nulls && col.IsNull(int(r)) {
-			continue
-		}
-		g, x := grps[j], vals[r]
-		if !a.has[g] || (a.max && x > a.v[g]) || (!a.max && x < a.v[g]) {
-			a.has[g], a.v[g] = true, x
-		}
-	}
-	return nil
-}
-
-func (a *minMaxIntGroup) name() string {
-	if a.max {
-		return "MAX"
-	}
-	return "MIN"
-}
+// timestamps): the window form's extreme as an int64 (minMaxInt: its update, grow and reset), where minMaxBytes would
+// encode every row and keep a string per group. Nexmark q17's MIN and MAX of the price per (auction, day) kept 2.4M
+// strings at 20M events, each a pointer the collector scans. Its state value is minMaxBytes' (the flag, then the 8
+// ordered bytes length-prefixed), not the window form's, so a checkpoint of either group form restores into the other.
+type minMaxIntGroup struct{ minMaxInt }
 
 func (a *minMaxIntGroup) result(dst []byte, g int32) ([]byte, error) {
 	if !a.has[g] {

@@ -21,7 +21,7 @@ func TestMinMaxIntGroupKeepsMinMaxBytesFormat(t *testing.T) {
 	// group 0: 5, -3; group 1: MaxInt64, MinInt64; group 2: 7, 7, NULL; group 3: nothing
 	rows, grps := []int32{0, 1, 2, 3, 4, 5, 6}, []int32{0, 0, 1, 1, 2, 2, 2}
 	for _, isMax := range []bool{false, true} {
-		ints, bs := &minMaxIntGroup{max: isMax}, &minMaxBytes{max: isMax}
+		ints, bs := &minMaxIntGroup{minMaxInt{max: isMax}}, &minMaxBytes{max: isMax}
 		for range 4 {
 			ints.grow()
 			bs.grow()
