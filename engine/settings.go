@@ -116,12 +116,9 @@ func applySetting(s *jobSettings, name, value string) error {
 	v := strings.ToLower(strings.TrimSpace(value))
 	switch name {
 	case "checkpoint.interval":
-		if v == "off" {
-			v = "0"
-		}
-		us, err := planner.ParseInterval(v, "")
-		if err != nil || us < 0 {
-			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for checkpoint.interval: %q (e.g. '10s', '500 ms', '0' for off)", value)
+		us, err := intervalSetting(name, value, "e.g. '10s', '500 ms', '0' for off")
+		if err != nil {
+			return err
 		}
 		s.interval = time.Duration(us) * time.Microsecond
 	case "checkpoint.mode":
@@ -142,12 +139,9 @@ func applySetting(s *jobSettings, name, value string) error {
 		}
 		s.history = n
 	case "state.ttl":
-		if v == "off" {
-			v = "0"
-		}
-		us, err := planner.ParseInterval(v, "")
-		if err != nil || us < 0 {
-			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for state.ttl: %q (e.g. '1h', '30 min', '0' for no expiry)", value)
+		us, err := intervalSetting(name, value, "e.g. '1h', '30 min', '0' for no expiry")
+		if err != nil {
+			return err
 		}
 		s.stateTTL = us
 	case "state.cache_size":
@@ -161,21 +155,18 @@ func applySetting(s *jobSettings, name, value string) error {
 		}
 		s.stateCache = n
 	case "metrics.latency.interval":
-		if v == "off" {
-			v = "0"
+		us, err := intervalSetting(name, value, "e.g. '200 ms', at least 1 ms; '0' for off")
+		if err != nil {
+			return err
 		}
-		us, err := planner.ParseInterval(v, "")
-		if err != nil || us < 0 || (us > 0 && us < 1000) {
+		if us > 0 && us < 1000 {
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for metrics.latency.interval: %q (e.g. '200 ms', at least 1 ms; '0' for off)", value)
 		}
 		s.latency = time.Duration(us) * time.Microsecond
 	case "watermark.alignment.max_drift":
-		if v == "off" {
-			v = "0"
-		}
-		us, err := planner.ParseInterval(v, "")
-		if err != nil || us < 0 {
-			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for watermark.alignment.max_drift: %q (e.g. '1s', '500 ms', '0' for off)", value)
+		us, err := intervalSetting(name, value, "e.g. '1s', '500 ms', '0' for off")
+		if err != nil {
+			return err
 		}
 		s.maxDrift = time.Duration(us) * time.Microsecond
 	case "parallelism":
@@ -197,6 +188,20 @@ func applySetting(s *jobSettings, name, value string) error {
 		return fmt.Errorf("unknown job setting %s", name)
 	}
 	return nil
+}
+
+// intervalSetting parses the interval value of setting name in microseconds, as planner.ParseInterval reads it, or
+// 'off' for 0; a bad or negative value is 22023 with hint.
+func intervalSetting(name, value, hint string) (int64, error) {
+	v := strings.ToLower(strings.TrimSpace(value))
+	if v == "off" {
+		v = "0"
+	}
+	us, err := planner.ParseInterval(v, "")
+	if err != nil || us < 0 {
+		return 0, sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "invalid value for %s: %q (%s)", name, value, hint)
+	}
+	return us, nil
 }
 
 // vars is a session's variables: job settings and Postgres parameters.

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -36,16 +37,8 @@ type aligner struct {
 }
 
 func newAligner(drift time.Duration, slots int) *aligner {
-	return &aligner{drift: drift.Microseconds(), wms: filled(slots, MinWatermark), idle: make([]bool, slots),
-		changed: make(chan struct{})}
-}
-
-func filled(n int, v int64) []int64 {
-	s := make([]int64, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
+	return &aligner{drift: drift.Microseconds(), wms: slices.Repeat([]int64{MinWatermark}, slots),
+		idle: make([]bool, slots), changed: make(chan struct{})}
 }
 
 // update records slot's watermark and whether it is idle, waking the held subtasks when either changed.

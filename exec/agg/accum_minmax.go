@@ -522,7 +522,7 @@ func (a *minMaxIntGroup) decode(src []byte, g int32) (rest []byte, err error) {
 	case !a.has[g] && len(v) == 0:
 		a.v[g] = 0
 	case a.has[g] && len(v) == 8:
-		a.v[g] = rowcodec.OrderedInt([]byte(v))
+		a.v[g] = rowcodec.OrderedInt(rowcodec.StringBytes(v))
 	default:
 		return nil, rowcodec.ErrState
 	}
