@@ -43,6 +43,11 @@ import (
 //     match is retracted, -D (pair) then +I (row, NULLs); a retracted unmatched row emits -D (row, NULLs). A row
 //     with a NULL key component matches nothing and is not stored: on an outer side it is emitted padded (+I when
 //     added, -D when retracted), on an inner side dropped.
+//   - Semi and anti (JoinSemi, JoinAnti: EXISTS, IN and their negations, planned from subqueries): the left side
+//     is kept as an outer side, so each left copy knows how many right copies match it; no pair is emitted, only
+//     left rows padded with NULLs: a semi join's while the row has a match (+I when its first match arrives or
+//     it is added with one, -D when its last match goes or it is retracted with one), an anti join's while it has
+//     none (exactly a left outer join's padded rows). A semi join over two append-only inputs is append-only.
 //   - Determinism: output per input batch, in input row order; for one row its pairs in the order the partner
 //     rows were first stored (a copy of a row already stored is counted in its slot, not appended).
 //   - Watermarks: a regular join gives no event-time guarantee; the input watermark is forwarded as it is and
@@ -237,12 +242,16 @@ type regularPlan struct {
 	cols       [2][]int         // every column of each side, for the row encoding
 	sideSchema [2]*arrow.Schema // the side's fields, nullable: the partner record's schema
 	outer      [2]bool
-	updating   [2]bool
-	static     [2]bool // append-only and inner: its rows never change once stored, so they are kept in chunks
-	resCols    []bool  // the joined row's columns the residual reads (the others are NULL in its candidates)
-	cacheBytes int64
-	bucket     int64 // TTL index granularity (µs)
-	now        func() time.Time
+	// A semi or anti join keeps its left side as an outer side (its association counts tell a matched row), emits
+	// no pairs (pairs false), and emits a left row padded with NULLs while it is unmatched (anti, as an outer side)
+	// or while it is matched (semi: the flips of an outer side with their kinds swapped).
+	semi, pairs bool
+	updating    [2]bool
+	static      [2]bool // append-only and inner: its rows never change once stored, so they are kept in chunks
+	resCols     []bool  // the joined row's columns the residual reads (the others are NULL in its candidates)
+	cacheBytes  int64
+	bucket      int64 // TTL index granularity (µs)
+	now         func() time.Time
 }
 
 // NewJoin validates cfg and returns the regular join's operator factory and its output schema
@@ -261,7 +270,7 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 	if cfg.Left == nil || cfg.Right == nil {
 		return nil, internalf("regular join", "missing input schema")
 	}
-	if cfg.Type > JoinFull {
+	if cfg.Type > JoinAnti {
 		return nil, internalf("regular join", "join type %s", cfg.Type)
 	}
 	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
@@ -279,7 +288,8 @@ func planRegular(cfg RegularJoinConfig) (*regularPlan, error) {
 	}
 	p.bucket = max(cfg.TTL/16, 1)
 	p.keys = [2][]int{cfg.LeftKeys, cfg.RightKeys}
-	p.outer = [2]bool{cfg.Type == JoinLeft || cfg.Type == JoinFull, cfg.Type == JoinRight || cfg.Type == JoinFull}
+	p.outer = [2]bool{cfg.Type == JoinLeft || cfg.Type == JoinFull || cfg.Type >= JoinSemi, cfg.Type == JoinRight || cfg.Type == JoinFull}
+	p.semi, p.pairs = cfg.Type == JoinSemi, cfg.Type < JoinSemi
 	p.updating = [2]bool{cfg.LeftUpdating, cfg.RightUpdating}
 	for s := range 2 {
 		p.static[s] = !p.updating[s] && !p.outer[s]
@@ -1535,7 +1545,7 @@ func (j *regularJoin) evalResidual(s int, rec, prec arrow.RecordBatch) error {
 // pairs walks the batch in row order, updating state and listing the output rows.
 func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 	j.outKind, j.outProbe, j.outPart = j.outKind[:0], j.outProbe[:0], j.outPart[:0]
-	outerS, outerO, updS := j.p.outer[s], j.p.outer[o], j.p.updating[s]
+	outerS, outerO, updS, semi := j.p.outer[s], j.p.outer[o], j.p.updating[s], j.p.semi
 	residual, ttl := j.p.cfg.Residual != nil, j.p.cfg.TTL > 0
 	n := b.Rows()
 	for i := range n {
@@ -1550,7 +1560,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 		own, part := j.own[i], j.part[i]
 		pi := int32(i)
 		if own == nil { // a NULL key component: matches nothing, not stored
-			if outerS {
+			if outerS && !semi {
 				if add {
 					j.emit(exec.Insert, pi, -1)
 				} else {
@@ -1574,11 +1584,11 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 				// Without TTL a stored copy has exactly m associations; with expired partners it may have more, and
 				// then its copies are not padded downstream: keep the larger count (see the TTL notes).
 				own.sl[slot].cnt++
-				if outerS && m == 0 && own.sl[slot].match == 0 {
+				if outerS && (m > 0 || own.sl[slot].match > 0) == semi {
 					j.emit(exec.Insert, pi, -1)
 				}
 			} else {
-				if outerS && m == 0 {
+				if outerS && (m > 0) == semi {
 					j.emit(exec.Insert, pi, -1)
 				}
 				if own.chunked { // parsed or not: a probe folds the fresh chain into its slots
@@ -1602,7 +1612,7 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 			continue
 		}
 		j.partners(part, pi, c, false, outerO, residual)
-		if outerS && own.sl[slot].match == 0 {
+		if outerS && (own.sl[slot].match > 0) == semi {
 			j.emit(exec.Delete, pi, -1)
 		}
 		own.removeCopy(slot)
@@ -1615,9 +1625,14 @@ func (j *regularJoin) pairs(b exec.Batch, s, o int) {
 // candidates, from c on, matched) and returns how many partner copies it paired with. An added row: +I (row,
 // partner) per partner copy, each preceded on an outer partner side by -D (NULLs, partner) when it is the
 // partner's first match, whose association count it then raises. A retracted row: -D (row, partner) per copy,
-// each followed by +I (NULLs, partner) when it was the partner's last match, whose count it then lowers.
+// each followed by +I (NULLs, partner) when it was the partner's last match, whose count it then lowers. A semi
+// or anti join lists no pairs, and a semi join's flips are +I then -D (the partner is emitted while matched).
 func (j *regularJoin) partners(part *keyEntry, pi, c int32, add, outerO, residual bool) int32 {
 	var m int32
+	flipKind, unflipKind := exec.Delete, exec.Insert // the partner's padded row goes, and comes back
+	if j.p.semi {
+		flipKind, unflipKind = exec.Insert, exec.Delete // the partner's row comes, and goes
+	}
 	for sl := range part.sl {
 		ps := &part.sl[sl]
 		if ps.cnt == 0 {
@@ -1635,9 +1650,11 @@ func (j *regularJoin) partners(part *keyEntry, pi, c int32, add, outerO, residua
 			flip := outerO && ps.match == 0
 			for range ps.cnt {
 				if flip {
-					j.emit(exec.Delete, -1, pr)
+					j.emit(flipKind, -1, pr)
 				}
-				j.emit(exec.Insert, pi, pr)
+				if j.p.pairs {
+					j.emit(exec.Insert, pi, pr)
+				}
 			}
 			if outerO {
 				ps.match++
@@ -1646,9 +1663,11 @@ func (j *regularJoin) partners(part *keyEntry, pi, c int32, add, outerO, residua
 		} else {
 			unflip := outerO && ps.match == 1
 			for range ps.cnt {
-				j.emit(exec.Delete, pi, pr)
+				if j.p.pairs {
+					j.emit(exec.Delete, pi, pr)
+				}
 				if unflip {
-					j.emit(exec.Insert, -1, pr)
+					j.emit(unflipKind, -1, pr)
 				}
 			}
 			if outerO && ps.match > 0 {

@@ -656,9 +656,14 @@ func regularModel(typ JoinType, twoKeys, residual bool, left, right []randomRow)
 		n := 0
 		for _, r := range right {
 			if match(l, r) {
-				out[l.text()+"|"+r.text()]++
+				if typ < JoinSemi {
+					out[l.text()+"|"+r.text()]++
+				}
 				n++
 			}
+		}
+		if (n > 0 && typ == JoinSemi) || (n == 0 && typ == JoinAnti) {
+			out[l.text()+"|NULL|NULL|NULL"]++
 		}
 		if n == 0 && (typ == JoinLeft || typ == JoinFull) {
 			out[l.text()+"|NULL|NULL|NULL"]++
@@ -715,7 +720,7 @@ func testRegularRandomized(t *testing.T, static bool) {
 		if seed%2 == 1 {
 			keys, vals = 1, 40
 		}
-		typ := JoinType(rng.IntN(4))
+		typ := JoinType(rng.IntN(6)) // inner, the outer joins, semi and anti
 		residual := rng.IntN(2) == 0
 		keyCols := []int{0} // one integer key: found by value
 		twoKeys := seed%4 >= 2
@@ -725,7 +730,7 @@ func testRegularRandomized(t *testing.T, static bool) {
 		appendOnly := [2]bool{rng.IntN(4) == 0, rng.IntN(4) == 0}
 		if static {
 			appendOnly = [2]bool{true, true}
-			typ = []JoinType{JoinInner, JoinLeft, JoinRight}[seed%3]
+			typ = []JoinType{JoinInner, JoinLeft, JoinRight, JoinSemi, JoinAnti}[seed%5]
 		}
 		cfg := RegularJoinConfig{
 			JoinSpec:     JoinSpec{Type: typ, Left: schema, Right: schema, LeftKeys: keyCols, RightKeys: keyCols},

@@ -22,6 +22,12 @@ const (
 	JoinLeft           // every left row, padded with NULLs when nothing on the right matches
 	JoinRight          // every right row, padded with NULLs when nothing on the left matches
 	JoinFull           // both
+	// JoinSemi emits a left row (its right columns NULL) while at least one right row matches it: EXISTS and IN.
+	// Only the regular join runs it.
+	JoinSemi
+	// JoinAnti emits a left row (its right columns NULL) while no right row matches it: NOT EXISTS. A left row
+	// with a NULL key matches nothing, so it is emitted. Only the regular join runs it.
+	JoinAnti
 )
 
 func (t JoinType) String() string {
@@ -34,6 +40,10 @@ func (t JoinType) String() string {
 		return "RIGHT OUTER"
 	case JoinFull:
 		return "FULL OUTER"
+	case JoinSemi:
+		return "SEMI"
+	case JoinAnti:
+		return "ANTI"
 	}
 	return fmt.Sprintf("JoinType(%d)", uint8(t))
 }

@@ -137,7 +137,7 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		return b.bind(both)
 	case *parser.InList:
 		if e.Sub != nil {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P, "IN (subquery) is not supported")
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P, "IN (subquery) is supported as a condition of WHERE (ANDed with the others), not here")
 		}
 		x, err := b.bind(e.X)
 		if err != nil {

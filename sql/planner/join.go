@@ -34,6 +34,9 @@ type joinNode struct {
 	cond  expr.Expr
 	pos   int  // where the join is written, for errors
 	comma bool // FROM a, b: a join only through conditions in WHERE
+	// constKey lets a join without equalities key on a constant (every row on one subtask): a semi or anti join
+	// whose right input is at most one row (subquery.go).
+	constKey bool
 
 	analyzed bool
 	strategy joinStrategy
@@ -401,6 +404,10 @@ func (j *joinNode) analyze() (node, error) {
 			residual = append(residual, conjunct{e: c, bound: b, bounded: ok})
 		}
 	}
+	if len(lks) == 0 && j.constKey {
+		l, r := constKeys()
+		lks, rks = []expr.Expr{l}, []expr.Expr{r}
+	}
 	if len(lks) == 0 {
 		what := "this join"
 		if j.comma {
@@ -429,13 +436,14 @@ func (j *joinNode) analyze() (node, error) {
 			le, re = li, ri-nl
 		}
 	}
-	if ls >= 0 && le >= 0 {
+	semiAnti := j.typ == join.JoinSemi || j.typ == join.JoinAnti // only the regular join runs them
+	if ls >= 0 && le >= 0 && !semiAnti {
 		j.strategy = joinWindow
 		j.leftStart, j.leftEnd, j.rightStart, j.rightEnd = ls, le, rs, re
 	}
 
 	// interval join: a lower and an upper bound on the same two time attributes; the tightest of each
-	if j.strategy == joinRegular {
+	if j.strategy == joinRegular && !semiAnti {
 		for _, lo := range residual {
 			if !lo.bounded || !lo.bound.lower {
 				continue
@@ -628,7 +636,13 @@ func (j *joinNode) describe() (label string, details []string) {
 	default:
 		label = "Join: " + j.typ.String()
 		st := "state: every row of both inputs, kept"
-		if j.typ != join.JoinInner {
+		switch j.typ {
+		case join.JoinSemi:
+			st += "; a left row is emitted while a right row matches it, retracted when its last match goes"
+		case join.JoinAnti:
+			st += "; a left row is emitted while no right row matches it, retracted when a match arrives"
+		case join.JoinInner:
+		default:
 			st += "; outer rows are retracted when a match arrives"
 		}
 		details = append(details, st)
@@ -783,7 +797,13 @@ func joinUpdating(j *joinNode) string {
 			return r
 		}
 	}
-	if j.typ != join.JoinInner {
+	switch j.typ {
+	case join.JoinInner:
+	case join.JoinSemi:
+		// An append-only right input never takes a match away.
+	case join.JoinAnti:
+		return "Join (ANTI, regular) retracts a row when its first match arrives"
+	default:
 		return fmt.Sprintf("Join (%s, regular) retracts a NULL-padded row when its first match arrives", j.typ)
 	}
 	return ""
@@ -842,7 +862,7 @@ func (l *lowering) join(j *joinNode) (*PNode, error) {
 	// Both sides' rows of a key meet on the subtask of its hash, and the output is the left row then the right one:
 	// partitioned by the key columns of a side that is never NULL-padded.
 	switch j.typ {
-	case join.JoinInner, join.JoinLeft:
+	case join.JoinInner, join.JoinLeft, join.JoinSemi, join.JoinAnti:
 		pn.partitioned = j.leftKeys
 	case join.JoinRight:
 		off := len(j.left.columns())

@@ -23,11 +23,26 @@ type Col struct {
 // scope is the set of columns a name resolves against: the output of the FROM clause.
 type scope struct {
 	cols []Col
+	// inner, when positive, layers the scope (a correlated subquery's condition): cols[inner:] are the
+	// subquery's own columns, which a name resolves against first, and cols[:inner] the enclosing query's.
+	inner int
 }
 
 // resolve finds [table.]name in s. A name two range variables share is ambiguous (42702); none is 42703 (or 42P01
 // for an unknown qualifier, as Postgres reports `missing FROM-clause entry for table`).
 func (s *scope) resolve(table, name string, pos int) (int, error) {
+	if s.inner > 0 {
+		i, err := (&scope{cols: s.cols[s.inner:]}).resolve(table, name, pos)
+		if err == nil {
+			return s.inner + i, nil
+		}
+		if undefinedName(err) {
+			if j, err2 := (&scope{cols: s.cols[:s.inner]}).resolve(table, name, pos); err2 == nil {
+				return j, nil
+			}
+		}
+		return 0, err
+	}
 	found := -1
 	tableSeen := table == ""
 	for i, c := range s.cols {

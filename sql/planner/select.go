@@ -64,15 +64,16 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 	}
 	sc := &scope{cols: inCols}
 
-	if s.Where != nil {
-		if f := findAggregate(s.Where); f != nil {
+	where, subs := splitSubqueries(s.Where)
+	if where != nil {
+		if f := findAggregate(where); f != nil {
 			return nil, nil, sqlerr.New(sqlerr.GroupingError, f.P, "aggregate functions are not allowed in WHERE")
 		}
-		cond, err := (&exprBinder{sc: sc, params: b.params}).bind(s.Where)
+		cond, err := (&exprBinder{sc: sc, params: b.params}).bind(where)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := wantBool(cond, "WHERE", s.Where.Pos()); err != nil {
+		if err := wantBool(cond, "WHERE", where.Pos()); err != nil {
 			return nil, nil, err
 		}
 		var rest []expr.Expr
@@ -91,6 +92,11 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 	}
 	if input, err = analyzeJoins(input); err != nil {
 		return nil, nil, err
+	}
+	for _, sp := range subs {
+		if input, err = b.subqueryJoin(input, sc, sp); err != nil {
+			return nil, nil, err
+		}
 	}
 	if !grouped {
 		return b.project(input, sc, nil, s.Items, wantOrder)
