@@ -291,7 +291,16 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 	case *parser.Func:
 		return b.bindFunc(e)
 	case *parser.Subquery:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P, "subqueries in expressions are not supported")
+		if b.sc != nil {
+			if v, ok := b.sc.subs[e]; ok {
+				return v, nil
+			}
+		}
+		if e.Exists {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P, "EXISTS is supported as a condition of WHERE (ANDed with the others), not here")
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P,
+			"a scalar subquery is supported in WHERE and in the select list of a query that does not aggregate, not here")
 	}
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "expression %T is not supported", e)
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
@@ -26,6 +28,8 @@ type scope struct {
 	// inner, when positive, layers the scope (a correlated subquery's condition): cols[inner:] are the
 	// subquery's own columns, which a name resolves against first, and cols[:inner] the enclosing query's.
 	inner int
+	// subs are the scalar subqueries joined into the scope's input (subquery.go), bound to their values.
+	subs map[*parser.Subquery]expr.Expr
 }
 
 // resolve finds [table.]name in s. A name two range variables share is ambiguous (42702); none is 42703 (or 42P01
@@ -37,8 +41,12 @@ func (s *scope) resolve(table, name string, pos int) (int, error) {
 			return s.inner + i, nil
 		}
 		if undefinedName(err) {
-			if j, err2 := (&scope{cols: s.cols[:s.inner]}).resolve(table, name, pos); err2 == nil {
+			j, err2 := (&scope{cols: s.cols[:s.inner]}).resolve(table, name, pos)
+			if err2 == nil {
 				return j, nil
+			}
+			if sqlerr.Code(err) == sqlerr.UndefinedTable {
+				return 0, err2 // the qualifier is not the subquery's: the enclosing query's error names the column
 			}
 		}
 		return 0, err

@@ -65,6 +65,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 	sc := &scope{cols: inCols}
 
 	where, subs := splitSubqueries(s.Where)
+	where, late := splitLate(where)
 	if where != nil {
 		if f := findAggregate(where); f != nil {
 			return nil, nil, sqlerr.New(sqlerr.GroupingError, f.P, "aggregate functions are not allowed in WHERE")
@@ -97,6 +98,25 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 		if input, err = b.subqueryJoin(input, sc, sp); err != nil {
 			return nil, nil, err
 		}
+	}
+	scalars := scalarSubqueries(late...)
+	if !grouped {
+		scalars = append(scalars, scalarSubqueries(itemExprs(s.Items)...)...)
+	}
+	for _, sq := range scalars {
+		if input, sc, err = b.scalarJoin(input, sc, sq); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(late) > 0 {
+		cond, err := (&exprBinder{sc: sc, params: b.params}).bind(andAll(late))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := wantBool(cond, "WHERE", late[0].Pos()); err != nil {
+			return nil, nil, err
+		}
+		input = &filterNode{in: input, cond: cond}
 	}
 	if !grouped {
 		return b.project(input, sc, nil, s.Items, wantOrder)

@@ -1,6 +1,10 @@
 package planner
 
 import (
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/join"
 	"github.com/clinksql/clinksql/sql/parser"
@@ -57,15 +61,10 @@ func splitSubqueries(where parser.Expr) (parser.Expr, []subPred) {
 	if len(subs) == 0 {
 		return where, nil
 	}
-	var out parser.Expr
-	for _, e := range rest {
-		if out == nil {
-			out = e
-			continue
-		}
-		out = &parser.Binary{P: e.Pos(), Op: "and", L: out, R: e}
+	if len(rest) == 0 {
+		return nil, subs
 	}
-	return out, subs
+	return andAll(rest), subs
 }
 
 func asSubPred(e parser.Expr) (subPred, bool) {
@@ -276,7 +275,7 @@ func (b *binder) subqueryInput(outer *scope, sp subPred) (right node, conds []ex
 			}
 			var err2 error
 			if e, err2 = (&exprBinder{sc: lay, params: b.params}).bind(c); err2 != nil {
-				return nil, nil, nil, err // the subquery's own error: the name is in neither
+				return nil, nil, nil, err2 // the name is in neither
 			}
 			if err := wantBool(e, "WHERE", c.Pos()); err != nil {
 				return nil, nil, nil, err
@@ -388,4 +387,274 @@ func semiAnti(typ join.JoinType, left, right node, conds []expr.Expr, pos int) (
 // constKeys are the key of a join without equalities: the same constant on both sides.
 func constKeys() (l, r expr.Expr) {
 	return expr.Int64(0), expr.Int64(0)
+}
+
+// Scalar subqueries, (SELECT agg(...) FROM ...) used as a value in WHERE or in the select list of a query that
+// does not aggregate, are LEFT JOINs of the FROM with the subquery's result, which must be one row per FROM row
+// at most, so it must aggregate:
+//
+//   - uncorrelated: the subquery is a global aggregate (or a SELECT without FROM), one row; the join keys on a
+//     constant, so each of its changes re-emits every row of the FROM (Flink does the same);
+//   - correlated through equalities inner = outer (its other conjuncts read only its own columns): it is
+//     grouped by the inner sides, one row per key, and joined on the equalities.
+//
+// A FROM row without a partner (an empty subquery, a key the subquery has no row for) gets the value the
+// aggregate has over no rows: COUNT 0, the others NULL (Postgres' semantics, not the LEFT JOIN's NULL).
+
+// scalarSubqueries lists the scalar subqueries (not EXISTS, not IN) of es, outer first, in order.
+func scalarSubqueries(es ...parser.Expr) []*parser.Subquery {
+	var out []*parser.Subquery
+	for _, e := range es {
+		walkExpr(e, func(x parser.Expr) bool {
+			if sq, ok := x.(*parser.Subquery); ok {
+				if !sq.Exists {
+					out = append(out, sq)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// splitLate takes out of where the conjuncts that hold a subquery (bound after the subqueries' joins).
+func splitLate(where parser.Expr) (parser.Expr, []parser.Expr) {
+	var rest, late []parser.Expr
+	for _, c := range astConjuncts(where) {
+		if subqueryIn(c) >= 0 {
+			late = append(late, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	if len(late) == 0 {
+		return where, nil
+	}
+	if len(rest) == 0 {
+		return nil, late
+	}
+	return andAll(rest), late
+}
+
+// singleRow reports whether q returns one row at most: a SELECT that aggregates without GROUP BY, or one without
+// FROM.
+func singleRow(q *parser.Query) bool {
+	core, ok := q.Body.(*parser.SelectCore)
+	if !ok || len(core.GroupBy) > 0 {
+		return false
+	}
+	if len(core.From) == 0 {
+		return true
+	}
+	for _, it := range core.Items {
+		if findAggregate(it.Expr) != nil {
+			return true
+		}
+	}
+	return core.Having != nil
+}
+
+// emptyValue is item over no rows: its aggregate calls replaced by their value over none (COUNT 0, others NULL).
+func emptyValue(item parser.Expr) parser.Expr {
+	switch e := item.(type) {
+	case *parser.Func:
+		if aggregateNames[e.Name] && e.Over == nil {
+			if e.Name == "count" {
+				return &parser.Literal{P: e.P, Kind: parser.LitInt, Text: "0"}
+			}
+			return &parser.Literal{P: e.P, Kind: parser.LitNull}
+		}
+		c := *e
+		c.Args = make([]parser.Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = emptyValue(a)
+		}
+		return &c
+	case *parser.Unary:
+		c := *e
+		c.X = emptyValue(e.X)
+		return &c
+	case *parser.Binary:
+		c := *e
+		c.L, c.R = emptyValue(e.L), emptyValue(e.R)
+		return &c
+	case *parser.Cast:
+		c := *e
+		c.X = emptyValue(e.X)
+		return &c
+	case *parser.Case:
+		c := *e
+		c.Operand, c.Else = emptyValue(e.Operand), emptyValue(e.Else)
+		c.Whens = make([]parser.When, len(e.Whens))
+		for i, w := range e.Whens {
+			c.Whens[i] = parser.When{Cond: emptyValue(w.Cond), Result: emptyValue(w.Result)}
+		}
+		return &c
+	case *parser.IsNull:
+		c := *e
+		c.X = emptyValue(e.X)
+		return &c
+	}
+	return item
+}
+
+// scalarJoin LEFT JOINs input (whose columns are sc's) with the result of sq and returns the joined node and its
+// scope: sc's columns, the subquery's (hidden), and sq bound to its value.
+func (b *binder) scalarJoin(input node, sc *scope, sq *parser.Subquery) (node, *scope, error) {
+	nl := len(sc.cols)
+	core, ok := sq.Query.Body.(*parser.SelectCore)
+	if ok && len(core.Items) != 1 {
+		return nil, nil, sqlerr.New(sqlerr.SyntaxError, sq.P, "subquery must return only one column")
+	}
+	if !singleRow(sq.Query) {
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, sq.P,
+			"a scalar subquery must aggregate (it could return more than one row): use MAX(...), MIN(...) or a join")
+	}
+	if len(sq.Query.With) > 0 || len(sq.Query.OrderBy) > 0 || sq.Query.Limit != nil || sq.Query.Offset != nil {
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, sq.P, "WITH, ORDER BY and LIMIT in a scalar subquery are not supported")
+	}
+	item := core.Items[0].Expr
+	if _, star := item.(*parser.Star); star {
+		return nil, nil, sqlerr.New(sqlerr.SyntaxError, sq.P, "subquery must return only one column")
+	}
+	// Split its WHERE: its own conjuncts, and the equalities with the enclosing query.
+	var right node
+	var keysIn []parser.Expr // the inner sides of the correlating equalities
+	var keysOut []expr.Expr  // their outer sides, over sc
+	var own []parser.Expr
+	if len(core.From) > 0 {
+		from, err := b.bindFrom(core.From)
+		if err != nil {
+			return nil, nil, err
+		}
+		rsc := &scope{cols: from.columns()}
+		for _, c := range astConjuncts(core.Where) {
+			if _, err := (&exprBinder{sc: rsc, params: b.params}).bind(c); err == nil || !undefinedName(err) {
+				own = append(own, c) // its own (or an error its binding reports again)
+				continue
+			}
+			bin, ok := c.(*parser.Binary)
+			if ok && bin.Op == "=" {
+				inner, outer := bin.L, bin.R
+				if _, err := (&exprBinder{sc: rsc, params: b.params}).bind(inner); err != nil {
+					inner, outer = outer, inner
+				}
+				_, errIn := (&exprBinder{sc: rsc, params: b.params}).bind(inner)
+				o, errOut := (&exprBinder{sc: sc, params: b.params}).bind(outer)
+				if errIn == nil && errOut == nil {
+					keysIn, keysOut = append(keysIn, inner), append(keysOut, o)
+					continue
+				}
+			}
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, c.Pos(),
+				"a correlated scalar subquery may read the enclosing query only in equalities (inner = outer) ANDed in its WHERE")
+		}
+	}
+	// The right input: SELECT keys..., item, 1 FROM ... WHERE own GROUP BY keys (no keys: one row).
+	rc := &parser.SelectCore{P: core.P, From: core.From, GroupBy: keysIn}
+	for i, k := range keysIn {
+		rc.Items = append(rc.Items, parser.SelectItem{P: k.Pos(), Expr: k, Alias: "?k" + strconv.Itoa(i)})
+	}
+	rc.Items = append(rc.Items, parser.SelectItem{P: item.Pos(), Expr: item, Alias: "?v"},
+		parser.SelectItem{P: sq.P, Expr: &parser.Literal{P: sq.P, Kind: parser.LitBool, Text: "true"}, Alias: "?m"})
+	for _, c := range own {
+		if rc.Where == nil {
+			rc.Where = c
+		} else {
+			rc.Where = &parser.Binary{P: c.Pos(), Op: "and", L: rc.Where, R: c}
+		}
+	}
+	if len(keysIn) > 0 && findAggregate(item) == nil {
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, sq.P,
+			"a correlated scalar subquery must aggregate (it could return more than one row): use MAX(...), MIN(...) or a join")
+	}
+	bq, err := b.bindQuery(&parser.Query{P: sq.Query.P, Body: rc})
+	if err != nil {
+		return nil, nil, err
+	}
+	right = visibleOnly(bq.root, bq.visible)
+	rcols := right.columns()
+	var conds []expr.Expr
+	for i, o := range keysOut {
+		k := rcols[i]
+		eq, err := (&exprBinder{params: b.params}).call(sq.P, "=", o, expr.Column(nl+i, k.Name, k.Type))
+		if err != nil {
+			return nil, nil, err
+		}
+		conds = append(conds, eq)
+	}
+	j := newJoin(join.JoinLeft, input, right, sq.P)
+	j.constKey = true
+	if len(conds) > 0 {
+		cond := conds[0]
+		if len(conds) > 1 {
+			if cond, err = expr.Call("and", conds...); err != nil {
+				return nil, nil, posErr(err, sq.P)
+			}
+		}
+		j.cond = cond
+	}
+	n, err := j.analyze()
+	if err != nil {
+		return nil, nil, err
+	}
+	// The joined columns: sc's, then the subquery's, hidden.
+	p := &projectNode{in: n}
+	for i, c := range n.columns() {
+		if i >= nl {
+			c = Col{Name: c.Name, Type: c.Type, Hidden: true, QualOnly: true}
+		}
+		p.exprs = append(p.exprs, expr.Column(i, c.Name, c.Type))
+		p.out = append(p.out, c)
+	}
+	vi, mi := nl+len(keysIn), nl+len(keysIn)+1
+	v, m := expr.Column(vi, "?v", rcols[len(keysIn)].Type), expr.Column(mi, "?m", rcols[len(keysIn)+1].Type)
+	val := v
+	if empty := emptyValue(item); !isNullLiteral(empty) {
+		eb := &exprBinder{sc: &scope{}, params: b.params}
+		ev, err := eb.bind(empty)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !arrow.TypeEqual(ev.Type(), v.Type()) {
+			if ev, err = expr.Cast(ev, v.Type()); err != nil {
+				return nil, nil, posErr(err, sq.P)
+			}
+		}
+		unmatched, err := eb.call(sq.P, "is_null", m)
+		if err != nil {
+			return nil, nil, err
+		}
+		if val, err = eb.call(sq.P, "case", unmatched, ev, v); err != nil {
+			return nil, nil, err
+		}
+	}
+	subs := map[*parser.Subquery]expr.Expr{sq: val}
+	for k, e := range sc.subs {
+		subs[k] = e
+	}
+	return p, &scope{cols: p.out, subs: subs}, nil
+}
+
+func isNullLiteral(e parser.Expr) bool {
+	lit, ok := e.(*parser.Literal)
+	return ok && lit.Kind == parser.LitNull
+}
+
+func itemExprs(items []parser.SelectItem) []parser.Expr {
+	out := make([]parser.Expr, len(items))
+	for i, it := range items {
+		out[i] = it.Expr
+	}
+	return out
+}
+
+// andAll is the AND of es (at least one).
+func andAll(es []parser.Expr) parser.Expr {
+	out := es[0]
+	for _, e := range es[1:] {
+		out = &parser.Binary{P: e.Pos(), Op: "and", L: out, R: e}
+	}
+	return out
 }

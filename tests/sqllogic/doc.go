@@ -1,7 +1,10 @@
 // Package sqllogic holds the sqllogictest suites (testdata/*.slt) and their runner. Each file runs twice, each time
 // against a fresh engine on its own data directory: in process, through the same engine.Session path the CLI and
 // pgwire use, and over pgwire, against a real `clinksql serve` through pgx's simple protocol (pgwire_test.go), with
-// the same expectations. SQLLOGIC_MODES=inproc (or pgwire) runs one mode; SQLLOGIC_FILES=glob some files.
+// the same expectations. A file with a line `# pg: check` runs a third time, against a throwaway PostgreSQL 15
+// (postgres_test.go: streams become tables, materialized views plain views, `# pg: skip <why>` before a case leaves
+// it out), so its expectations are Postgres' own; SQLLOGIC_MODES=postgres SQLLOGIC_FILL=1 writes Postgres' rows into
+// a new file's cases. SQLLOGIC_MODES=inproc (or pgwire, postgres) runs one mode; SQLLOGIC_FILES=glob some files.
 //
 // Directives (cockroach and RisingWave use the same ones):
 //

@@ -128,7 +128,16 @@ func (p *pgwireTarget) exec(ctx context.Context, sql string) ([]result, error) {
 
 func (p *pgwireTarget) execConn(ctx context.Context, sql string) ([]result, error) {
 	p.notices = nil
-	mrr := p.conn.Exec(ctx, sql)
+	out, err := execText(ctx, p.conn, sql)
+	if err == nil && len(out) > 0 {
+		out[len(out)-1].notices = p.notices // the notices of the script (one statement here)
+	}
+	return out, err
+}
+
+// execText runs sql through the simple protocol and returns each statement's result, values in text form.
+func execText(ctx context.Context, conn *pgconn.PgConn, sql string) ([]result, error) {
+	mrr := conn.Exec(ctx, sql)
 	var out []result
 	for mrr.NextResult() {
 		rr := mrr.ResultReader()
@@ -155,9 +164,6 @@ func (p *pgwireTarget) execConn(ctx context.Context, sql string) ([]result, erro
 	}
 	if err := mrr.Close(); err != nil {
 		return nil, err
-	}
-	if len(out) > 0 {
-		out[len(out)-1].notices = p.notices // the notices of the script (one statement here)
 	}
 	return out, nil
 }

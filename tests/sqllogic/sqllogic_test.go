@@ -21,7 +21,8 @@ import (
 )
 
 // Each file runs twice: in process (engine.Session) and over pgwire (a real `clinksql serve` process, through
-// pgx's simple protocol, results as text), with the same expectations. SQLLOGIC_MODES=inproc or =pgwire runs one.
+// pgx's simple protocol, results as text), with the same expectations; a file marked `# pg: check` runs a third
+// time against PostgreSQL 15 (postgres_test.go). SQLLOGIC_MODES=inproc, =pgwire or =postgres runs one.
 const (
 	modeInproc = "inproc"
 	modePgwire = "pgwire"
@@ -31,7 +32,7 @@ func modes() []string {
 	if m := os.Getenv("SQLLOGIC_MODES"); m != "" {
 		return strings.Split(m, ",")
 	}
-	return []string{modeInproc, modePgwire}
+	return []string{modeInproc, modePgwire, modePostgres}
 }
 
 func TestSQLLogic(t *testing.T) {
@@ -55,11 +56,16 @@ func TestSQLLogic(t *testing.T) {
 			case modePgwire:
 				bin := serverBinary(t)
 				newTarget = func(t *testing.T, dir string) target { return newPgwireTarget(t, bin, dir) }
+			case modePostgres:
+				newTarget = newPostgresTarget
 			default:
-				t.Fatalf("SQLLOGIC_MODES: unknown mode %q (inproc, pgwire)", mode)
+				t.Fatalf("SQLLOGIC_MODES: unknown mode %q (inproc, pgwire, postgres)", mode)
 			}
 			total := 0
 			for _, f := range files {
+				if mode == modePostgres && !pgChecked(t, f) {
+					continue
+				}
 				t.Run(strings.TrimSuffix(filepath.Base(f), ".slt"), func(t *testing.T) {
 					total += runFile(t, f, newTarget)
 				})
@@ -81,6 +87,10 @@ type record struct {
 	expected []string
 	arg      string
 	noticeRE string // statement ok notice <regexp>: one of the statement's notices must match
+	// pgSkip is set by a `# pg: skip <why>` line before the record: the postgres mode does not run it.
+	pgSkip bool
+	// expFrom and expTo are the lines (0-based, [from, to)) of a query's expected rows, for SQLLOGIC_FILL.
+	expFrom, expTo int
 }
 
 func parseFile(t *testing.T, path string) []record {
@@ -96,13 +106,18 @@ func parseFile(t *testing.T, path string) []record {
 		lines = append(lines, sc.Text())
 	}
 	var recs []record
+	pgSkip := false
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "# pg: skip") {
+			pgSkip = true
+		}
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
 		fields := strings.Fields(l)
-		r := record{line: i + 1, kind: fields[0]}
+		r := record{line: i + 1, kind: fields[0], pgSkip: pgSkip}
+		pgSkip = false
 		switch fields[0] {
 		case "statement", "query":
 			if len(fields) < 2 {
@@ -135,9 +150,11 @@ func parseFile(t *testing.T, path string) []record {
 					t.Fatalf("%s:%d: query without ----", path, r.line)
 				}
 				i++
+				r.expFrom = i
 				for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
 					r.expected = append(r.expected, strings.TrimRight(lines[i], " "))
 				}
+				r.expTo = i
 			}
 		case "flush", "restart", "wait":
 		case "sleep":
@@ -183,10 +200,19 @@ func runFile(t *testing.T, path string, newTarget func(t *testing.T, dir string)
 	recs := parseFile(t, path)
 	tg := newTarget(t, t.TempDir())
 	defer tg.close()
+	_, onPostgres := tg.(*postgresTarget)
+	var fills map[int][]string // SQLLOGIC_FILL: Postgres' rows per case
+	if onPostgres && os.Getenv("SQLLOGIC_FILL") == "1" {
+		fills = map[int][]string{}
+		defer func() { fillExpected(t, path, recs, fills) }()
+	}
 	ctx := context.Background()
 	queries := 0
 	for _, r := range recs {
 		where := fmt.Sprintf("%s:%d", path, r.line)
+		if onPostgres && (r.pgSkip || r.errRE != "") {
+			continue
+		}
 		switch r.kind {
 		case "flush":
 			fctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -262,6 +288,10 @@ func runFile(t *testing.T, path string, newTarget func(t *testing.T, dir string)
 				continue
 			}
 			got := formatRows(res.rows, r.sortMode)
+			if fills != nil {
+				fills[r.line] = got
+				continue
+			}
 			want := r.expected
 			if r.sortMode == "valuesort" {
 				want = sortedValues(want)
