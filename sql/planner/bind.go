@@ -203,7 +203,8 @@ func (b *binder) bindBody(body parser.QueryBody, wantOrder bool) (node, *selectI
 		return bq.root, nil, nil
 	case *parser.SetOp:
 		if body.Op != "union" || !body.All {
-			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, body.P, "%s is not supported yet (UNION ALL is)", setOpName(body))
+			n, err := b.bindSetOp(body)
+			return n, nil, err
 		}
 		n, err := b.bindUnionAll(body)
 		return n, nil, err
@@ -268,14 +269,6 @@ func (b *binder) bindUnionAll(s *parser.SetOp) (node, error) {
 		u.inputs = append(u.inputs, p)
 	}
 	return u, nil
-}
-
-func setOpName(s *parser.SetOp) string {
-	name := map[string]string{"union": "UNION", "intersect": "INTERSECT", "except": "EXCEPT"}[s.Op]
-	if s.All {
-		name += " ALL"
-	}
-	return name
 }
 
 func (b *binder) bindValues(v *parser.Values) (node, error) { return b.bindValuesAs(v, nil) }

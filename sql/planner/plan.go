@@ -371,6 +371,8 @@ func updatingReason(n node) string {
 		return joinUpdating(n)
 	case *topNNode:
 		return fmt.Sprintf("Rank (ROW_NUMBER() <= %d) replaces a row when a better one arrives", n.cfg.N)
+	case *replicateNode:
+		return updatingReason(n.in)
 	}
 	return ""
 }

@@ -178,6 +178,9 @@ func prune(n node, used []bool) (node, []int) {
 		return p, m
 	case *joinNode:
 		return pruneJoin(n, used)
+	case *replicateNode:
+		// Every column is part of the rows it repeats.
+		return &replicateNode{in: pruneEach([]node{n.in})[0], out: n.out}, identityMap(len(n.out))
 	case *topNNode:
 		nIn := len(n.in.columns())
 		u := append([]bool{}, used[:nIn]...)

@@ -74,6 +74,8 @@ func pushdown(n node) node {
 		c := *n
 		c.in = pushdown(n.in)
 		return &c
+	case *replicateNode:
+		return &replicateNode{in: pushdown(n.in), out: n.out}
 	}
 	return n
 }
