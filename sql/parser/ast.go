@@ -493,11 +493,39 @@ type Func struct {
 	Over     *WindowSpec
 }
 
-// WindowSpec is OVER (PARTITION BY ... ORDER BY ...).
+// WindowSpec is OVER (PARTITION BY ... ORDER BY ... [frame]).
 type WindowSpec struct {
 	P           int
 	PartitionBy []Expr
 	OrderBy     []OrderItem
+	// Frame is nil when not written (SQL's default: RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW with ORDER
+	// BY, the whole partition without).
+	Frame *Frame
+}
+
+// Frame is ROWS|RANGE BETWEEN Start AND End (or ROWS|RANGE Start, End CURRENT ROW).
+type Frame struct {
+	P          int
+	Range      bool
+	Start, End FrameBound
+}
+
+// BoundKind is the kind of a frame bound.
+type BoundKind uint8
+
+const (
+	BoundUnboundedPreceding BoundKind = iota
+	BoundPreceding                    // Offset PRECEDING
+	BoundCurrentRow
+	BoundFollowing // Offset FOLLOWING
+	BoundUnboundedFollowing
+)
+
+// FrameBound is one end of a frame; Offset is a number (ROWS) or an *Interval or number (RANGE).
+type FrameBound struct {
+	P      int
+	Kind   BoundKind
+	Offset Expr
 }
 
 // Subquery is a scalar subquery (query) or EXISTS (query) (Exists set).

@@ -996,6 +996,12 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		}
 		return &ColumnRef{P: p, Table: n.Name.Table.O, Name: n.Name.Name.O}, nil
 	case ast.ValueExpr:
+		if n.OriginTextPosition() == 0 {
+			// TiDB gives LAG's and LEAD's offset no offset (the text never starts with a literal): the next number.
+			k := c.find(func(t rtok) bool { return t.kind == Number }, -1)
+			c.cur = max(c.cur, k+1)
+			return c.literalAt(k)
+		}
 		_, k := c.leaf(n.OriginTextPosition())
 		return c.literalAt(k)
 	case *ast.PositionExpr:
@@ -1238,7 +1244,7 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		if spec.Frame != nil {
 			return nil, c.unsupported(o, "a window frame")
 		}
-		ws := &WindowSpec{P: c.origAt(o)}
+		ws := &WindowSpec{P: c.origAt(o), Frame: c.p.frames[c.origAt(o+1)]}
 		if spec.PartitionBy != nil {
 			for _, it := range spec.PartitionBy.Items {
 				e, err := c.expr(it.Expr)

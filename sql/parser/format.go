@@ -786,7 +786,28 @@ func (f *formatter) function(e *Func) {
 		if len(e.Over.OrderBy) > 0 {
 			f.WriteString(sep + "ORDER BY ")
 			f.orderItems(e.Over.OrderBy)
+			sep = " "
+		}
+		if fr := e.Over.Frame; fr != nil {
+			f.WriteString(sep + map[bool]string{false: "ROWS", true: "RANGE"}[fr.Range] + " BETWEEN ")
+			f.frameBound(fr.Start)
+			f.WriteString(" AND ")
+			f.frameBound(fr.End)
 		}
 		f.WriteString(")")
+	}
+}
+
+func (f *formatter) frameBound(b FrameBound) {
+	switch b.Kind {
+	case BoundUnboundedPreceding:
+		f.WriteString("UNBOUNDED PRECEDING")
+	case BoundUnboundedFollowing:
+		f.WriteString("UNBOUNDED FOLLOWING")
+	case BoundCurrentRow:
+		f.WriteString("CURRENT ROW")
+	case BoundPreceding, BoundFollowing:
+		f.expr(b.Offset, 0)
+		f.WriteString(map[bool]string{true: " PRECEDING", false: " FOLLOWING"}[b.Kind == BoundPreceding])
 	}
 }

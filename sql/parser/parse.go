@@ -55,6 +55,9 @@ type parser struct {
 	i    int // the next token
 	// phSeq numbers the placeholders of every rewrite of this script, so that their names never repeat.
 	phSeq int
+	// frames are the window frames of OVER clauses, which the rewrite takes out of the text TiDB reads, by the
+	// user's offset of the OVER clause's "(".
+	frames map[int]*Frame
 }
 
 func (p *parser) peek() Token         { return p.toks[p.i] }

@@ -328,6 +328,10 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 		next = Token{Kind: EOF, Pos: p.at(hi).Pos}
 	}
 	switch t.Value {
+	case "rows", "range":
+		if open := p.overParen(i); open >= 0 {
+			return r.frame(i, open, hi)
+		}
 	case "interval":
 		iv, j, err := p.interval(i, hi)
 		if err != nil {
@@ -1105,4 +1109,108 @@ func tidbErrorOffset(text string, err error) (int, bool) {
 		return 0, false
 	}
 	return len(text) - len(near), true
+}
+
+// overParen is the "(" of the OVER clause token i is directly inside, or -1.
+func (p *parser) overParen(i int) int {
+	d := 0
+	for k := i - 1; k >= 0; k-- {
+		switch {
+		case isOp(p.toks[k], ")"):
+			d++
+		case isOp(p.toks[k], "("):
+			if d == 0 {
+				if k > 0 && p.kwAt(k-1, "over") {
+					return k
+				}
+				return -1
+			}
+			d--
+		}
+	}
+	return -1
+}
+
+// frame parses a window frame, ROWS|RANGE <bound> or ROWS|RANGE BETWEEN <bound> AND <bound>, at token i inside the
+// OVER clause whose "(" is token open, records it (parser.frames) and emits nothing: TiDB reads the OVER clause
+// without it.
+func (r *rewriter) frame(i, open, hi int) (int, bool, error) {
+	p := r.p
+	f := &Frame{P: p.toks[i].Pos, Range: p.toks[i].Value == "range"}
+	j := i + 1
+	bound := func() (FrameBound, error) {
+		t := p.at(j)
+		switch {
+		case isKw(t, "unbounded"):
+			j++
+			switch {
+			case p.kwAt(j, "preceding"):
+				j++
+				return FrameBound{P: t.Pos, Kind: BoundUnboundedPreceding}, nil
+			case p.kwAt(j, "following"):
+				j++
+				return FrameBound{P: t.Pos, Kind: BoundUnboundedFollowing}, nil
+			}
+		case isKw(t, "current"):
+			if p.kwAt(j+1, "row") {
+				j += 2
+				return FrameBound{P: t.Pos, Kind: BoundCurrentRow}, nil
+			}
+			j++
+		default:
+			var off Expr
+			switch {
+			case isKw(t, "interval"):
+				iv, k, err := p.interval(j, hi)
+				if err != nil {
+					return FrameBound{}, err
+				}
+				off, j = iv, k
+			case t.Kind == Number:
+				off = &Literal{P: t.Pos, Kind: LitInt, Text: t.Value}
+				if strings.ContainsAny(t.Value, ".eE") {
+					off.(*Literal).Kind = LitDecimal
+				}
+				j++
+			default:
+				return FrameBound{}, syntaxErrorTok(t)
+			}
+			switch {
+			case p.kwAt(j, "preceding"):
+				j++
+				return FrameBound{P: t.Pos, Kind: BoundPreceding, Offset: off}, nil
+			case p.kwAt(j, "following"):
+				j++
+				return FrameBound{P: t.Pos, Kind: BoundFollowing, Offset: off}, nil
+			}
+		}
+		return FrameBound{}, syntaxErrorTok(p.at(j))
+	}
+	var err error
+	if p.kwAt(j, "between") {
+		j++
+		if f.Start, err = bound(); err != nil {
+			return 0, false, err
+		}
+		if !p.kwAt(j, "and") {
+			return 0, false, syntaxErrorTok(p.at(j))
+		}
+		j++
+		if f.End, err = bound(); err != nil {
+			return 0, false, err
+		}
+	} else {
+		if f.Start, err = bound(); err != nil {
+			return 0, false, err
+		}
+		f.End = FrameBound{P: f.Start.P, Kind: BoundCurrentRow}
+	}
+	if j >= hi || !isOp(p.at(j), ")") {
+		return 0, false, syntaxErrorTok(p.at(min(j, hi)))
+	}
+	if p.frames == nil {
+		p.frames = map[int]*Frame{}
+	}
+	p.frames[p.toks[open].Pos] = f
+	return j, true, nil
 }

@@ -35,6 +35,11 @@ func posErr(err error, pos int) error {
 }
 
 func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
+	if b.sc != nil {
+		if v, ok := b.sc.subs[e]; ok {
+			return v, nil
+		}
+	}
 	if b.agg != nil {
 		if i, ok := b.agg.lookup(e); ok {
 			c := b.agg.out[i]
@@ -291,11 +296,6 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 	case *parser.Func:
 		return b.bindFunc(e)
 	case *parser.Subquery:
-		if b.sc != nil {
-			if v, ok := b.sc.subs[e]; ok {
-				return v, nil
-			}
-		}
 		if e.Exists {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P, "EXISTS is supported as a condition of WHERE (ANDed with the others), not here")
 		}

@@ -713,6 +713,10 @@ func attrOf(n node, i int) colAttr {
 		}
 	case *filterNode:
 		return attrOf(x.in, i)
+	case *overNode:
+		if i < len(x.in.columns()) {
+			return attrOf(x.in, i)
+		}
 	case *projectNode:
 		if j, ok := expr.ColumnIndex(x.exprs[i]); ok {
 			return attrOf(x.in, j)

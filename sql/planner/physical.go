@@ -336,6 +336,8 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		return l.topN(n)
 	case *replicateNode:
 		return l.lowerReplicate(n)
+	case *overNode:
+		return l.lowerOver(n)
 	case *aggNode:
 		if upd := updatingReason(n.pre); upd != "" && !n.group {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,

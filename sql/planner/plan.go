@@ -373,6 +373,8 @@ func updatingReason(n node) string {
 		return fmt.Sprintf("Rank (ROW_NUMBER() <= %d) replaces a row when a better one arrives", n.cfg.N)
 	case *replicateNode:
 		return updatingReason(n.in)
+	case *overNode:
+		return "" // append-only (its input must be)
 	}
 	return ""
 }

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -178,6 +180,46 @@ func prune(n node, used []bool) (node, []int) {
 		return p, m
 	case *joinNode:
 		return pruneJoin(n, used)
+	case *overNode:
+		nIn := len(n.in.columns())
+		u := append([]bool{}, used[:nIn]...)
+		for _, p := range n.cfg.Partition {
+			u[p] = true
+		}
+		u[n.cfg.TimeCol] = true
+		for _, f := range n.cfg.Funcs {
+			for _, c := range []int{f.Arg, f.Filter, f.Default} {
+				if c >= 0 {
+					u[c] = true
+				}
+			}
+		}
+		in, im := prune(n.in, u)
+		in, im = narrow(in, im, u)
+		c := *n
+		c.in = in
+		c.cfg.Partition = make([]int, len(n.cfg.Partition))
+		for k, p := range n.cfg.Partition {
+			c.cfg.Partition[k] = im[p]
+		}
+		c.cfg.TimeCol = im[n.cfg.TimeCol]
+		c.cfg.Funcs = slices.Clone(n.cfg.Funcs)
+		remapCol := func(i int) int {
+			if i < 0 {
+				return i
+			}
+			return im[i]
+		}
+		for k := range c.cfg.Funcs {
+			f := &c.cfg.Funcs[k]
+			f.Arg, f.Filter, f.Default = remapCol(f.Arg), remapCol(f.Filter), remapCol(f.Default)
+		}
+		c.out = append(append([]Col{}, in.columns()...), n.out[nIn:]...)
+		m := append([]int{}, im...)
+		for k := range n.out[nIn:] {
+			m = append(m, len(in.columns())+k)
+		}
+		return &c, m
 	case *replicateNode:
 		// Every column is part of the rows it repeats.
 		return &replicateNode{in: pruneEach([]node{n.in})[0], out: n.out}, identityMap(len(n.out))

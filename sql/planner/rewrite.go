@@ -76,6 +76,10 @@ func pushdown(n node) node {
 		return &c
 	case *replicateNode:
 		return &replicateNode{in: pushdown(n.in), out: n.out}
+	case *overNode:
+		c := *n
+		c.in = pushdown(n.in)
+		return &c
 	}
 	return n
 }

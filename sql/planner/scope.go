@@ -28,8 +28,9 @@ type scope struct {
 	// inner, when positive, layers the scope (a correlated subquery's condition): cols[inner:] are the
 	// subquery's own columns, which a name resolves against first, and cols[:inner] the enclosing query's.
 	inner int
-	// subs are the scalar subqueries joined into the scope's input (subquery.go), bound to their values.
-	subs map[*parser.Subquery]expr.Expr
+	// subs are expressions computed below the scope's input, bound to their values: the scalar subqueries joined
+	// into it (subquery.go) and the OVER calls of its select list (over.go), by node.
+	subs map[parser.Expr]expr.Expr
 }
 
 // resolve finds [table.]name in s. A name two range variables share is ambiguous (42702); none is 42703 (or 42P01

@@ -148,7 +148,11 @@ func wantBool(e expr.Expr, clause string, pos int) error {
 
 // project binds the select list over in.
 func (b *binder) project(in node, sc *scope, ab *aggBinding, items []parser.SelectItem, wantOrder bool) (node, *selectInfo, error) {
-	in, sc, items, err := b.bindRank(in, sc, items, ab != nil)
+	in, sc, err := b.bindOver(in, sc, items, ab != nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, sc, items, err = b.bindRank(in, sc, items, ab != nil)
 	if err != nil {
 		return nil, nil, err
 	}

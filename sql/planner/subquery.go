@@ -630,7 +630,7 @@ func (b *binder) scalarJoin(input node, sc *scope, sq *parser.Subquery) (node, *
 			return nil, nil, err
 		}
 	}
-	subs := map[*parser.Subquery]expr.Expr{sq: val}
+	subs := map[parser.Expr]expr.Expr{sq: val}
 	for k, e := range sc.subs {
 		subs[k] = e
 	}

@@ -38,7 +38,7 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 	for i, it := range items {
 		out[i] = it
 		f, ok := it.Expr.(*parser.Func)
-		if !ok || f.Over == nil {
+		if !ok || f.Over == nil || !rankNames[f.Name] { // other OVER calls are bindOver's
 			continue
 		}
 		if f.Name != "row_number" {
