@@ -1,9 +1,10 @@
 // Package agg holds the aggregating operators over Arrow batches: the window aggregate (GROUP BY a window of
 // TUMBLE, HOP, CUMULATE or SESSION), the window assignment of a window table function without GROUP BY, the group
-// (updating) aggregate, and Top-N (ROW_NUMBER() <= N). The aggregates share one accumulator library (accum.go): one
-// accumulator per function and argument type behind one interface, built for the window aggregate's form
-// (append-only, merged by sessions, results into builders) or the group aggregate's (retractable, results as
-// canonical bytes); the forms differ only in their state value formats and in what a retraction needs kept.
+// (updating) aggregate, and Top-N (ROW_NUMBER(), RANK() or DENSE_RANK() <= N). The aggregates share one
+// accumulator library (accum.go): one accumulator per function and argument type behind one interface, built for
+// the window aggregate's form (append-only, merged by sessions, results into builders) or the group aggregate's
+// (retractable, results as canonical bytes); the forms differ only in their state value formats and in what a
+// retraction needs kept.
 // MIN/MAX keeps a typed extreme in the window form and order-preserving bytes in the group form.
 // Keys and rows are kept as the canonical bytes of package exec/rowcodec; keys are routed and owned as in package
 // exec (HashKeys, OwnedKeyGroup). The rules every operator keeps (no boxing per row, no batch held after it is
@@ -47,22 +48,26 @@
 // # Group aggregate and Top-N
 //
 // NewGroupAggregate (group*.go) computes GROUP BY without a window and SELECT DISTINCT over an append-only input
-// or a changelog; NewTopN (topn*.go) computes ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..) <= N. Both emit a
-// changelog per input batch (Flink's mini-batch): for each group or partition the batch touched, in order of first
-// touch, the result before the batch is compared with the result after it (+I, -U/+U, -D; nothing when
-// unchanged). Their contracts are in group.go and topn.go. They own:
+// or a changelog; NewTopN (topn*.go) computes ROW_NUMBER(), RANK() or DENSE_RANK() OVER (PARTITION BY .. ORDER BY
+// ..) <= N (Postgres' ranks: RANK and DENSE_RANK keep every row whose rank is <= N, so a tie at the boundary keeps
+// all its rows). Both emit a changelog per input batch (Flink's mini-batch): for each group or partition the batch
+// touched, in order of first touch, the result before the batch is compared with the result after it (+I, -U/+U,
+// -D; nothing when unchanged; RANK and DENSE_RANK with the rank column as multisets of (row, rank): -D, then +I).
+// Their contracts are in group.go and topn.go. They own:
 //
 //   - their working sets: groups column-wise by dense id (retractable accumulators: row count, 128-bit sums,
 //     counted distinct values, MIN/MAX value multisets over a changelog); Top-N partitions as sorted multisets of
 //     the rows' sort bytes (order bytes of the sort keys, then the canonical row bytes, which break ties), holding
-//     only the top N over an append-only input;
+//     only the top set over an append-only input (ROW_NUMBER's N rows; RANK's and DENSE_RANK's rows of rank <= N,
+//     ties included: ranks only grow as rows arrive, so a row dropped never comes back);
 //   - their keyed state: KeyedKey(kg, 1, key) holding the group's row count and accumulators, and KeyedKey(kg, 1,
-//     uvarint(len(part)) part entry) holding one Top-N row's copy count and the length of its order bytes, or, for an
-//     append-only Top-N with N <= 32, KeyedKey(kg, 2, part) holding the partition's rows in one value (one Put per
-//     changed partition; the per-entry form of older checkpoints is read and migrated). Dirty groups and changed
-//     entries are written at OnBarrier (an entry that came and went between two barriers is neither put nor deleted);
-//     a group or partition that disappears is deleted when it does. Groups and partitions are loaded lazily (Get, or a
-//     prefix Scan) only when the backend may hold them, and evicted at a barrier when the working set grows too large.
+//     uvarint(len(part)) part entry) holding one Top-N row's copy count and the length of its order bytes, or, for
+//     an append-only ROW_NUMBER Top-N with N <= 32 (at most N rows: RANK and DENSE_RANK have no such bound and stay
+//     per entry), KeyedKey(kg, 2, part) holding the partition's rows in one value (one Put per changed partition;
+//     the per-entry form of older checkpoints is read and migrated). Dirty groups and changed entries are written at
+//     OnBarrier (an entry that came and went between two barriers is neither put nor deleted); a group or partition
+//     that disappears is deleted when it does. Groups and partitions are loaded lazily (Get, or a prefix Scan) only
+//     when the backend may hold them, and evicted at a barrier when the working set grows too large.
 //
 // They must never:
 //

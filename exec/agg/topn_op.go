@@ -16,18 +16,21 @@ import (
 	"github.com/clinksql/clinksql/state"
 )
 
-// State layout of the Top-N in the subtask's backend. Over a changelog (and for N > compactMaxN), one entry per
-// distinct row of a partition:
+// State layout of the Top-N in the subtask's backend. Over a changelog (and for N > compactMaxN, and for RANK and
+// DENSE_RANK), one entry per distinct row of a partition:
 //
 //	KeyedKey(kg, topNStateID, uvarint(len(part)) part entry)   uvarint copies, uvarint len(order)
 //
-// Over an append-only input with N <= compactMaxN (a partition then holds at most N rows), one entry per partition:
+// Over an append-only input with ROW_NUMBER and N <= compactMaxN (a partition then holds at most N rows), one entry
+// per partition:
 //
 //	KeyedKey(kg, topNPartID, part)   uvarint count, then per entry in ascending order:
 //	                                 uvarint copies, uvarint len(order), uvarint len(entry), entry
 //
 // so a barrier writes one Put per changed partition (not a Put per row that entered and a Delete per row pushed
-// out) and a load is a Get. State written before the compact layout existed (per-entry entries of an append-only
+// out) and a load is a Get. RANK and DENSE_RANK never use it: a tie at the boundary keeps all its rows (with N = 1
+// and one sort value, every row), and rewriting such a partition whole at every barrier would cost its size each
+// time; the per-entry layout costs what changed. State written before the compact layout existed (per-entry entries of an append-only
 // Top-N) is still read: a partition found that way is rewritten in the compact layout, and its old entries deleted,
 // at the first barrier after it changes.
 //
@@ -41,7 +44,9 @@ import (
 // DESC inverts the value's bytes. So entries compare as byte strings exactly like the rows rank.
 //
 // The working set: partitions live in memory, each a sorted list of its entries with their copy counts (all rows
-// over a changelog, the top N over an append-only input). Process first finds the partition of every row of the
+// over a changelog, the top set over an append-only input: for RANK and DENSE_RANK with the ties at the boundary,
+// and with two counts, the distinct sort keys and the rows of the last one, so that a row entering finds in O(log)
+// whether the last tie group leaves). Process first finds the partition of every row of the
 // batch (resolveParts); the ones not in memory are created, and when the backend may hold them (after a restore or
 // an eviction) loaded: in the compact layout by one state.GetMany for the whole batch (then a prefix Scan for those
 // it misses while per-entry state of an older checkpoint remains), in the per-entry layout by a Scan of each
@@ -65,10 +70,12 @@ type sortEntry struct {
 	n   int64
 }
 
-// entryRef is one position of a top N: a row (copies of one entry are separate positions).
+// entryRef is one position of a top set: a row (copies of one entry are separate positions), with its rank under
+// RANK and DENSE_RANK (topRanked; 0 from top).
 type entryRef struct {
 	key string
 	off int32
+	r   int64
 }
 
 // chunkMax bounds a chunk of the sorted list: an insert or delete moves at most this many entries, and a search
@@ -155,6 +162,80 @@ func (l *sortedList) removeLast() string {
 	return l.removeAt(c, len(l.chunks[c])-1)
 }
 
+// removeLastEntry takes the last entry out with all its copies and returns its key.
+func (l *sortedList) removeLastEntry() string {
+	c := len(l.chunks) - 1
+	ch := l.chunks[c]
+	e := ch[len(ch)-1]
+	l.rows -= e.n
+	if ch = slices.Delete(ch, len(ch)-1, len(ch)); len(ch) == 0 {
+		l.chunks = slices.Delete(l.chunks, c, c+1)
+	} else {
+		l.chunks[c] = ch
+	}
+	return e.key
+}
+
+// order is e's order bytes: entries tie when they are equal (the encoding is prefix-free, see the state layout).
+func (e *sortEntry) order() string { return e.key[:e.off] }
+
+// tied reports whether the entry of key (in the list) ties with its neighbour on either side.
+func (l *sortedList) tied(key string, off int32) bool {
+	c, i, _ := l.search(key)
+	ord := key[:off]
+	ch := l.chunks[c]
+	switch {
+	case i > 0:
+		if ch[i-1].order() == ord {
+			return true
+		}
+	case c > 0:
+		if pc := l.chunks[c-1]; pc[len(pc)-1].order() == ord {
+			return true
+		}
+	}
+	switch {
+	case i+1 < len(ch):
+		return ch[i+1].order() == ord
+	case c+1 < len(l.chunks):
+		return l.chunks[c+1][0].order() == ord
+	}
+	return false
+}
+
+// groupCounts returns the number of distinct sort keys (tie groups) of the list and the rows of the last one.
+func (l *sortedList) groupCounts() (groups, lastRows int64) {
+	var ord string
+	for _, ch := range l.chunks {
+		for i := range ch {
+			if o := ch[i].order(); groups == 0 || o != ord {
+				ord, groups, lastRows = o, groups+1, 0
+			}
+			lastRows += ch[i].n
+		}
+	}
+	return groups, lastRows
+}
+
+// lastGroupRows returns the rows of the list's last tie group (walking back from the end: the group only).
+func (l *sortedList) lastGroupRows() int64 {
+	if len(l.chunks) == 0 {
+		return 0
+	}
+	ord := l.last().order()
+	var n int64
+	for c := len(l.chunks) - 1; c >= 0; c-- {
+		ch := l.chunks[c]
+		for i := len(ch) - 1; i >= 0; i-- {
+			if ch[i].order() != ord {
+				return n
+			}
+			n += ch[i].n
+		}
+	}
+	return n
+}
+
 // appendSorted appends an entry larger than every entry in the list (a restore, in key order).
 func (l *sortedList) appendSorted(e sortEntry) {
 	if n := len(l.chunks); n == 0 || len(l.chunks[n-1]) >= chunkMax {
@@ -163,6 +244,31 @@ func (l *sortedList) appendSorted(e sortEntry) {
 	n := len(l.chunks) - 1
 	l.chunks[n] = append(l.chunks[n], e)
 	l.rows += e.n
+}
+
+// topRanked appends every position whose rank under f (RANK or DENSE_RANK) is at most n, with its rank.
+func (l *sortedList) topRanked(f RankFunc, n int64, dst []entryRef) []entryRef {
+	var before, groups, r int64 // rows before the entry, tie groups so far, the rank of the current group
+	var ord string
+	for _, ch := range l.chunks {
+		for i := range ch {
+			e := &ch[i]
+			if o := e.order(); groups == 0 || o != ord {
+				ord, groups, r = o, groups+1, before+1
+				if f == DenseRank {
+					r = groups
+				}
+				if r > n {
+					return dst
+				}
+			}
+			for k := int64(0); k < e.n; k++ {
+				dst = append(dst, entryRef{key: e.key, off: e.off, r: r})
+			}
+			before += e.n
+		}
+	}
+	return dst
 }
 
 // top appends the first n positions.
@@ -205,13 +311,14 @@ type partState struct {
 	dirty   bool // listed in topN.dirty
 	dropped bool // left the working set; its backend entries are the caller's business
 	// bound is the first 8 bytes (zero-padded, big endian) of the last kept entry's key when an append-only
-	// partition holds N rows, else MaxUint64: a row whose key's prefix is above it cannot enter, and the check
-	// costs no visit to the list (the common case of a full top N).
+	// partition's top set is full (N rows; under RANK and DENSE_RANK see rankFull), else MaxUint64: a row whose
+	// key's prefix is above it cannot enter, and the check costs no visit to the list (the common case of a full
+	// top N).
 	bound   uint64
 	seq     uint32 // the batch that last touched the partition
 	snapSeq uint32 // the batch that last changed it (and took its snapshot)
 	epoch   uint32
-	// prevLo, prevHi locate the partition's top N before the current batch in topN.prev.
+	// prevLo, prevHi locate the partition's top set before the current batch in topN.prev.
 	prevLo, prevHi int32
 }
 
@@ -226,6 +333,10 @@ type partExt struct {
 	// legacyKeys (compact layout) are the entry keys of per-entry state the partition was loaded from, deleted
 	// when it is first written.
 	legacyKeys []string
+	// An append-only RANK or DENSE_RANK partition (once counted, see rankCounts): its distinct sort keys (tie
+	// groups) and the rows of the last group.
+	counted          bool
+	groups, lastRows int64
 }
 
 // ext returns p.x, allocating it on first use.
@@ -244,6 +355,7 @@ type topN struct {
 	ctx           *exec.TaskContext
 	updating      bool
 	n             int64
+	rank          RankFunc
 	compact       bool // one state entry per partition (see the state layout)
 	legacy        bool // compact, and the backend holds per-entry state
 
@@ -292,8 +404,8 @@ type topN struct {
 var _ exec.Operator = (*topN)(nil)
 
 func newTopN(p *topNPlan) *topN {
-	return &topN{p: p, updating: p.cfg.InputUpdating, n: p.cfg.N,
-		compact: !p.cfg.InputUpdating && p.cfg.N <= p.compactMaxN}
+	return &topN{p: p, updating: p.cfg.InputUpdating, n: p.cfg.N, rank: p.cfg.Rank,
+		compact: !p.cfg.InputUpdating && p.cfg.N <= p.compactMaxN && p.cfg.Rank == RowNumber}
 }
 
 func (o *topN) Open(ctx *exec.TaskContext) error {
@@ -682,16 +794,25 @@ func (o *topN) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			o.change(p, p.list.removeAt(c, j), true)
 			continue
 		}
-		if !o.updating {
+		var x *partExt
+		switch {
+		case o.updating:
+		case o.rank == RowNumber:
 			if pre := sortPrefix(key); pre > p.bound || (pre == p.bound && p.list.rows >= o.n && key >= p.list.last().key) {
 				continue // ranks after the N kept rows: it can never enter
+			}
+		default:
+			if x = o.rankCounts(p); o.rankFull(p, x) && key[:off] > p.list.last().order() {
+				continue // a sort key after the last kept one: its rank is above N, and only grows
 			}
 		}
 		o.snapshot(p)
 		ek, had := p.list.add(key, off)
 		o.change(p, ek, had)
 		if !o.updating {
-			if p.list.rows > o.n {
+			if x != nil {
+				o.trimRanked(p, x, ek, off, had)
+			} else if p.list.rows > o.n {
 				o.change(p, p.list.removeLast(), true)
 			}
 			o.setBound(p)
@@ -758,11 +879,74 @@ func sortPrefix(key string) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// setBound refreshes p.bound after a change of an append-only partition.
+// setBound refreshes p.bound after a change of an append-only partition. Under RANK and DENSE_RANK the bound says
+// only that a row whose order bytes' prefix is above it cannot enter: the order bytes are prefix-free, so a larger
+// 8-byte prefix of at least 8 order bytes means a sort key after the last kept one (rankFull).
 func (o *topN) setBound(p *partState) {
 	p.bound = math.MaxUint64
-	if !o.updating && p.list.rows >= o.n {
+	if o.updating {
+		return
+	}
+	if o.rank == RowNumber {
+		if p.list.rows >= o.n {
+			p.bound = sortPrefix(p.list.last().key)
+		}
+		return
+	}
+	if o.rankFull(p, o.rankCounts(p)) {
 		p.bound = sortPrefix(p.list.last().key)
+	}
+}
+
+// rankCounts returns p's tie group counts (append-only RANK and DENSE_RANK), counted on first use: a partition
+// created empty, or loaded from the backend. It must be called before the partition's first change.
+func (o *topN) rankCounts(p *partState) *partExt {
+	x := p.ext()
+	if !x.counted {
+		x.counted = true
+		x.groups, x.lastRows = p.list.groupCounts()
+	}
+	return x
+}
+
+// rankFull reports whether a row with a sort key after the last kept one can no longer enter p's top set: under
+// RANK its rank would be 1 + the rows kept (every better row is kept), under DENSE_RANK 1 + the groups kept.
+func (o *topN) rankFull(p *partState, x *partExt) bool {
+	if o.rank == DenseRank {
+		return x.groups >= o.n
+	}
+	return p.list.rows >= o.n
+}
+
+// trimRanked updates p's counts after one copy of the entry key entered (had: the entry was there before) and drops
+// the last tie group when its rank went past N: adding a row raises the ranks after it by one at most (RANK) or adds
+// one group (DENSE_RANK), so at most one group leaves, and a group that left never comes back.
+func (o *topN) trimRanked(p *partState, x *partExt, key string, off int32, had bool) {
+	l := &p.list
+	atEnd := l.last().order() == key[:off] // the row is in the last group
+	switch newGroup := !had && !l.tied(key, off); {
+	case newGroup && atEnd: // a new last group (the top set was not full)
+		x.groups++
+		x.lastRows = 1
+	case newGroup:
+		x.groups++
+	case atEnd:
+		x.lastRows++
+	}
+	for {
+		if o.rank == DenseRank {
+			if x.groups <= o.n {
+				return
+			}
+		} else if l.rows-x.lastRows+1 <= o.n { // the last group's rank
+			return
+		}
+		ord := l.last().order()
+		for l.rows > 0 && l.last().order() == ord {
+			o.change(p, l.removeLastEntry(), true)
+		}
+		x.groups--
+		x.lastRows = l.lastGroupRows()
 	}
 }
 
@@ -777,7 +961,7 @@ func (o *topN) touch(p *partState) {
 	}
 }
 
-// snapshot records p's top N before its first change in this batch (the rows before that change could not alter
+// snapshot records p's top set before its first change in this batch (the rows before that change could not alter
 // it), so a partition the batch only touched costs no copy.
 func (o *topN) snapshot(p *partState) {
 	if p.snapSeq == o.seq {
@@ -785,8 +969,17 @@ func (o *topN) snapshot(p *partState) {
 	}
 	p.snapSeq = o.seq
 	p.prevLo = int32(len(o.prev))
-	o.prev = p.list.top(o.n, o.prev)
+	o.prev = o.topSet(&p.list, o.prev)
 	p.prevHi = int32(len(o.prev))
+}
+
+// topSet appends the top set of l: the first N positions for ROW_NUMBER, every row of rank <= N with its rank for
+// RANK and DENSE_RANK.
+func (o *topN) topSet(l *sortedList, dst []entryRef) []entryRef {
+	if o.rank == RowNumber {
+		return l.top(o.n, dst)
+	}
+	return l.topRanked(o.rank, o.n, dst)
 }
 
 // change records a change of p's entry key; stored says whether the entry was in the list before the change.
@@ -820,7 +1013,7 @@ listed:
 	}
 }
 
-// emit compares each changed partition's top N before and after the batch and emits the difference.
+// emit compares each changed partition's top set before and after the batch and emits the difference.
 func (o *topN) emit(out exec.Emitter) error {
 	for _, p := range o.touched {
 		if p.snapSeq != o.seq {
@@ -830,19 +1023,19 @@ func (o *topN) emit(out exec.Emitter) error {
 			continue
 		}
 		prev := o.prev[p.prevLo:p.prevHi]
-		o.next = p.list.top(o.n, o.next[:0])
+		o.next = o.topSet(&p.list, o.next[:0])
 		next := o.next
-		if o.p.cfg.RankOut {
+		if o.p.cfg.RankOut && o.rank == RowNumber {
 			for r := 0; r < max(len(prev), len(next)); r++ {
 				var err error
 				switch {
 				case r >= len(next):
-					err = o.appendRow(exec.Delete, prev[r], r)
+					err = o.appendRow(exec.Delete, prev[r], int64(r+1))
 				case r >= len(prev):
-					err = o.appendRow(exec.Insert, next[r], r)
+					err = o.appendRow(exec.Insert, next[r], int64(r+1))
 				case prev[r].key != next[r].key:
-					if err = o.appendRow(exec.UpdateBefore, prev[r], r); err == nil {
-						err = o.appendRow(exec.UpdateAfter, next[r], r)
+					if err = o.appendRow(exec.UpdateBefore, prev[r], int64(r+1)); err == nil {
+						err = o.appendRow(exec.UpdateAfter, next[r], int64(r+1))
 					}
 				}
 				if err != nil {
@@ -855,7 +1048,9 @@ func (o *topN) emit(out exec.Emitter) error {
 				}
 			}
 		} else {
-			// Both lists ascend, copies adjacent: a merge finds the multiset difference.
+			// Both lists ascend, copies adjacent: a merge finds the multiset difference, of rows, or with RankOut
+			// (RANK, DENSE_RANK) of (row, rank) pairs: all copies of a row have one rank in a top set.
+			withRank := o.p.cfg.RankOut
 			o.dels, o.ins = o.dels[:0], o.ins[:0]
 			i, j := 0, 0
 			for i < len(prev) || j < len(next) {
@@ -865,6 +1060,11 @@ func (o *topN) emit(out exec.Emitter) error {
 					i++
 				case i == len(prev) || next[j].key < prev[i].key:
 					o.ins = append(o.ins, next[j])
+					j++
+				case withRank && prev[i].r != next[j].r:
+					o.dels = append(o.dels, prev[i])
+					o.ins = append(o.ins, next[j])
+					i++
 					j++
 				default:
 					i++
@@ -876,7 +1076,7 @@ func (o *topN) emit(out exec.Emitter) error {
 				refs []entryRef
 			}{{exec.Delete, o.dels}, {exec.Insert, o.ins}} {
 				for _, ref := range set.refs {
-					if err := o.appendRow(set.kind, ref, 0); err != nil {
+					if err := o.appendRow(set.kind, ref, ref.r); err != nil {
 						return err
 					}
 					if len(o.outKinds) >= windowEmitRows {
@@ -900,9 +1100,9 @@ func (o *topN) emit(out exec.Emitter) error {
 	return o.flush(out)
 }
 
-// appendRow queues the row of ref, with row number r+1 when RankOut, for the next output batch (flush).
-func (o *topN) appendRow(kind exec.RowKind, ref entryRef, r int) error {
-	o.outRefs = append(o.outRefs, topNOut{ref: ref, r: int64(r)})
+// appendRow queues the row of ref, with rank r when RankOut, for the next output batch (flush).
+func (o *topN) appendRow(kind exec.RowKind, ref entryRef, r int64) error {
+	o.outRefs = append(o.outRefs, topNOut{ref: ref, r: r})
 	o.outKinds = append(o.outKinds, kind)
 	if kind != exec.Insert {
 		o.outUpdate = true
@@ -940,7 +1140,7 @@ func (o *topN) flush(out exec.Emitter) error {
 			return err
 		}
 		if o.p.cfg.RankOut {
-			fields[nc].(*array.Int64Builder).Append(q.r + 1)
+			fields[nc].(*array.Int64Builder).Append(q.r)
 		}
 	}
 	clear(o.outRefs)

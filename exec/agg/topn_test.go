@@ -2,6 +2,7 @@ package agg
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -217,6 +218,7 @@ func TestTopNSchema(t *testing.T) {
 		{TopNConfig{Order: []SortKey{asc(7)}, N: 1}, topNEvents, sqlerr.InternalError},
 		{TopNConfig{Partition: []int{-1}, N: 1}, topNEvents, sqlerr.InternalError},
 		{TopNConfig{Order: []SortKey{asc(topNA)}, N: 1, RankOut: true}, topNEvents, sqlerr.InternalError},
+		{TopNConfig{Order: []SortKey{asc(topNA)}, N: 1, Rank: DenseRank + 1}, topNEvents, sqlerr.InternalError},
 		{TopNConfig{Order: []SortKey{asc(0)}, N: 1}, iv, sqlerr.FeatureNotSupported},
 	}
 	for _, c := range bad {
@@ -256,24 +258,8 @@ func compareValue(x, y any) int {
 // compareRows is the model's order: the sort keys, then the canonical row bytes, column by column: NULL first,
 // integers numerically, strings by length (the length prefix), then bytes.
 func compareRows(order []SortKey, x, y []any) int {
-	for _, k := range order {
-		a, b := x[k.Col], y[k.Col]
-		switch {
-		case a == nil && b == nil:
-			continue
-		case a == nil || b == nil:
-			if (a == nil) == k.NullsFirst {
-				return -1
-			}
-			return 1
-		}
-		c := compareValue(a, b)
-		if k.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
+	if c := compareOrder(order, x, y); c != 0 {
+		return c
 	}
 	for i := range x {
 		a, b := x[i], y[i]
@@ -297,6 +283,30 @@ func compareRows(order []SortKey, x, y []any) int {
 	return 0
 }
 
+// compareOrder compares two rows by the sort keys alone (0: they tie).
+func compareOrder(order []SortKey, x, y []any) int {
+	for _, k := range order {
+		a, b := x[k.Col], y[k.Col]
+		switch {
+		case a == nil && b == nil:
+			continue
+		case a == nil || b == nil:
+			if (a == nil) == k.NullsFirst {
+				return -1
+			}
+			return 1
+		}
+		c := compareValue(a, b)
+		if k.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
 func rowText(row []any) string {
 	f := make([]string, len(row))
 	for i, v := range row {
@@ -308,8 +318,20 @@ func rowText(row []any) string {
 	return strings.Join(f, "|")
 }
 
-// topNModel is the expected result rows: the first N rows of each partition, with their row numbers.
+// topNModel is the expected result rows: the rows of each partition whose rank is at most N, with their ranks.
 func topNModel(cfg TopNConfig, present [][]any) []string {
+	var out []string
+	for _, rows := range topNModelParts(cfg, present) {
+		out = append(out, rows...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// topNModelParts is topNModel per partition (by fmt.Sprint of its key; "" without partition columns), each in rank
+// order. Ranks are computed from their definitions: ROW_NUMBER the position in the model's order, RANK 1 + the rows
+// with a better sort key, DENSE_RANK 1 + the distinct better sort keys.
+func topNModelParts(cfg TopNConfig, present [][]any) map[string][]string {
 	parts := map[string][][]any{}
 	for _, r := range present {
 		k := ""
@@ -318,18 +340,37 @@ func topNModel(cfg TopNConfig, present [][]any) []string {
 		}
 		parts[k] = append(parts[k], r)
 	}
-	var out []string
-	for _, rows := range parts {
+	out := map[string][]string{}
+	for k, rows := range parts {
+		rows = slices.Clone(rows)
 		slices.SortFunc(rows, func(x, y []any) int { return compareRows(cfg.Order, x, y) })
-		for i, r := range rows[:min(int64(len(rows)), cfg.N)] {
+		for i, r := range rows {
+			rank := int64(i + 1)
+			if cfg.Rank != RowNumber {
+				rank = 1
+				var better [][]any // distinct better sort keys
+				for _, b := range rows {
+					if compareOrder(cfg.Order, b, r) >= 0 {
+						continue
+					}
+					if cfg.Rank == Rank {
+						rank++
+					} else if !slices.ContainsFunc(better, func(x []any) bool { return compareOrder(cfg.Order, x, b) == 0 }) {
+						better = append(better, b)
+						rank++
+					}
+				}
+			}
+			if rank > cfg.N {
+				continue
+			}
 			s := rowText(r)
 			if cfg.RankOut {
-				s += fmt.Sprintf("|%d", i+1)
+				s += fmt.Sprintf("|%d", rank)
 			}
-			out = append(out, s)
+			out[k] = append(out[k], s)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -543,4 +584,307 @@ func TestTopNLegacyState(t *testing.T) {
 			}
 		}
 	}
+}
+
+// RANK and DENSE_RANK: the rows of rank <= N, ties included (Postgres' ranks).
+
+// rankBatches are the rows of the RANK and DENSE_RANK cases, in partition 1 ordered by a ASC. After batch 4 the
+// ranks are a:0 1, x:1 2, y:1 2, q:2 4, z:2 4, w:3 6 (RANK) or 1, 2, 2, 3, 3, 4 (DENSE_RANK).
+var rankBatches = [][]changeRow{
+	{insRow(tr(1, "x")...), insRow(tr(2, "z")...)},
+	{insRow(tr(1, "y")...)}, // ties with x: z's rank grows (RANK: a gap)
+	{insRow(tr(3, "w")...)}, // below the top set
+	{insRow(tr(0, "a")...)}, // everything after it moves down
+	{insRow(tr(2, "q")...)}, // ties with z, below the top set
+}
+
+// TestTopNRank: RANK() <= 3 with and without the rank column, over a changelog (a retraction moves ranks up and
+// brings a tie of two rows in at once) and over an append-only input (a tie group at the boundary leaves whole).
+func TestTopNRank(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 3, Rank: Rank, RankOut: true,
+		RankName: "r", InputUpdating: true}
+	first := [][]string{
+		{"+I 1|1|x|0|1", "+I 1|2|z|0|2"},
+		// (z, 2) left and (z, 3) entered: a changed rank is a -D and a +I of the pair.
+		{"-D 1|2|z|0|2", "+I 1|1|y|0|1", "+I 1|2|z|0|3"},
+		nil,
+		{"-D 1|1|x|0|1", "-D 1|1|y|0|1", "-D 1|2|z|0|3", "+I 1|0|a|0|1", "+I 1|1|x|0|2", "+I 1|1|y|0|2"},
+		nil,
+	}
+	runGacl(t, topNCase(t, "updating", cfg, append(slices.Clone(rankBatches), []changeRow{delRow(tr(0, "a")...)}),
+		append(slices.Clone(first),
+			// x, y 1; q, z 3: four rows in a top 3.
+			[]string{"-D 1|0|a|0|1", "-D 1|1|x|0|2", "-D 1|1|y|0|2",
+				"+I 1|1|x|0|1", "+I 1|1|y|0|1", "+I 1|2|q|0|3", "+I 1|2|z|0|3"})))
+	cfg.InputUpdating = false
+	runGacl(t, topNCase(t, "append-only", cfg, append(slices.Clone(rankBatches),
+		[]changeRow{insRow(tr(0, "b")...)}, []changeRow{insRow(tr(0, "c")...)}),
+		append(slices.Clone(first),
+			[]string{"-D 1|1|x|0|2", "-D 1|1|y|0|2", "+I 1|0|b|0|1", "+I 1|1|x|0|3", "+I 1|1|y|0|3"},
+			// a, b, c 1: x and y (4) leave together.
+			[]string{"-D 1|1|x|0|3", "-D 1|1|y|0|3", "+I 1|0|c|0|1"})))
+	cfg.InputUpdating, cfg.RankOut = true, false
+	runGacl(t, topNCase(t, "no-rank-column", cfg, append(slices.Clone(rankBatches), []changeRow{delRow(tr(0, "a")...)}),
+		[][]string{
+			{"+I 1|1|x|0", "+I 1|2|z|0"},
+			{"+I 1|1|y|0"}, // z stays in the top set: without the column its new rank changes nothing
+			nil,
+			{"-D 1|2|z|0", "+I 1|0|a|0"},
+			nil,
+			{"-D 1|0|a|0", "+I 1|2|q|0", "+I 1|2|z|0"},
+		}))
+}
+
+// TestTopNDenseRank: DENSE_RANK() <= 2: ties without gaps; all rows of the two best sort keys are kept, however
+// many.
+func TestTopNDenseRank(t *testing.T) {
+	cfg := TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 2, Rank: DenseRank, RankOut: true,
+		RankName: "r", InputUpdating: true}
+	first := [][]string{
+		{"+I 1|1|x|0|1", "+I 1|2|z|0|2"},
+		{"+I 1|1|y|0|1"}, // z stays 2: no gap
+		nil,
+		{"-D 1|1|x|0|1", "-D 1|1|y|0|1", "-D 1|2|z|0|2", "+I 1|0|a|0|1", "+I 1|1|x|0|2", "+I 1|1|y|0|2"},
+		nil,
+	}
+	runGacl(t, topNCase(t, "updating", cfg, append(slices.Clone(rankBatches), []changeRow{delRow(tr(0, "a")...)}),
+		append(slices.Clone(first),
+			[]string{"-D 1|0|a|0|1", "-D 1|1|x|0|2", "-D 1|1|y|0|2",
+				"+I 1|1|x|0|1", "+I 1|1|y|0|1", "+I 1|2|q|0|2", "+I 1|2|z|0|2"})))
+	cfg.InputUpdating = false
+	runGacl(t, topNCase(t, "append-only", cfg, append(slices.Clone(rankBatches),
+		[]changeRow{insRow(tr(0, "b")...)},
+		[]changeRow{insRow(tr(1, "v")...)},
+		[]changeRow{insRow(tr(-1, "m")...)}),
+		append(slices.Clone(first),
+			[]string{"+I 1|0|b|0|1"},
+			[]string{"+I 1|1|v|0|2"}, // five rows in a top 2
+			[]string{"-D 1|0|a|0|1", "-D 1|0|b|0|1", "-D 1|1|v|0|2", "-D 1|1|x|0|2", "-D 1|1|y|0|2",
+				"+I 1|-1|m|0|1", "+I 1|0|a|0|2", "+I 1|0|b|0|2"})))
+}
+
+// TestTopNRankBoundary: ties at the boundary, also of copies of one row and of NULLs (which tie with each other),
+// under DESC NULLS FIRST.
+func TestTopNRankBoundary(t *testing.T) {
+	for _, updating := range []bool{false, true} {
+		cfg := TopNConfig{Order: []SortKey{desc(topNA)}, N: 2, Rank: Rank, RankOut: true, RankName: "r",
+			InputUpdating: updating}
+		batches := [][]changeRow{
+			{insRow(tr(5, "x")...), insRow(tr(5, "x")...)},     // two copies, both 1
+			{insRow(tr(4, "z")...)},                            // 3
+			{insRow(tr(nil, "n")...), insRow(tr(nil, "m")...)}, // NULLs first, tied: the 5s move to 3
+			{insRow(tr(nil, "n")...)},
+		}
+		want := [][]string{
+			{"+I 1|5|x|0|1", "+I 1|5|x|0|1"},
+			nil,
+			{"-D 1|5|x|0|1", "-D 1|5|x|0|1", "+I 1|NULL|m|0|1", "+I 1|NULL|n|0|1"},
+			{"+I 1|NULL|n|0|1"},
+		}
+		if updating {
+			// Both copies of n go: below m alone, the two copies of 5 are back, at rank 2.
+			batches = append(batches, []changeRow{delRow(tr(nil, "n")...), delRow(tr(nil, "n")...)})
+			want = append(want, []string{"-D 1|NULL|n|0|1", "-D 1|NULL|n|0|1", "+I 1|5|x|0|2", "+I 1|5|x|0|2"})
+		}
+		runGacl(t, topNCase(t, fmt.Sprintf("updating=%v", updating), cfg, batches, want))
+	}
+}
+
+// TestTopNRankState: an append-only RANK or DENSE_RANK keeps its top set with every tie at the boundary, one state
+// entry per distinct row (not the compact layout, whose whole-partition rewrite would cost the tie's size per
+// barrier), and drops a tie group, memory and backend, once it falls below the top set.
+func TestTopNRankState(t *testing.T) {
+	for _, f := range []RankFunc{Rank, DenseRank} {
+		t.Run(f.String(), func(t *testing.T) {
+			fac, out := topNOp(t, TopNConfig{Partition: []int{topNK}, Order: []SortKey{asc(topNA)}, N: 1, Rank: f})
+			h := openChangelog(t, fac, topNEvents, out)
+			op := h.Op.(*topN)
+			if op.compact {
+				t.Fatal("the compact layout for a ranking with ties")
+			}
+			var tie []changeRow
+			for i := range 40 {
+				tie = append(tie, insRow(tr(5, fmt.Sprint(i))...))
+			}
+			if got := changelogStep(t, h, tie...); len(got) != 40 {
+				t.Fatalf("%d rows emitted for a tie of 40 at rank 1", len(got))
+			}
+			rows := func() int64 { return op.ints[1].list.rows }
+			if rows() != 40 || stateEntries(t, h.Backend) != 40 {
+				t.Fatalf("%d rows in memory, %d state entries; want the 40 of the tie", rows(), stateEntries(t, h.Backend))
+			}
+			if got := changelogStep(t, h, insRow(tr(6, "late")...), insRow(tr(5, "more")...)); len(got) != 1 {
+				t.Fatalf("emitted %q, want the new tie only", got)
+			}
+			if got := changelogStep(t, h, insRow(tr(4, "best")...)); len(got) != 42 {
+				t.Fatalf("emitted %d rows, want 41 -D and one +I", len(got))
+			}
+			if rows() != 1 || stateEntries(t, h.Backend) != 1 {
+				t.Fatalf("%d rows in memory, %d state entries; want only the best row", rows(), stateEntries(t, h.Backend))
+			}
+			if x := op.ints[1].x; x.groups != 1 || x.lastRows != 1 {
+				t.Fatalf("counts groups=%d lastRows=%d, want 1 and 1", x.groups, x.lastRows)
+			}
+		})
+	}
+}
+
+// TestTopNRankRandom: RANK and DENSE_RANK over random changelogs (small domains: ties, copies and NULLs are
+// frequent), checked against a model that computes every row's rank from its definition over the input so far:
+// randomRuns (other batchings, restores on both backends, evictions), then a run with restores and evictions at
+// random barriers in which every batch's output must be exactly the difference of the model's top sets before and
+// after it (-D for each (row, rank) pair that left, +I for each that entered, nothing else) and, over an append-only
+// input, the partitions in memory must hold exactly their top sets with the right tie counts.
+func TestTopNRankRandom(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "0")
+	orders := [][]SortKey{
+		{asc(topNA)},
+		{{Col: topNA, Desc: true, NullsFirst: true}, {Col: topNS}},
+		{{Col: topNS, Desc: true}, {Col: topNA, NullsFirst: true}},
+	}
+	seeds := 2
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		for oi, order := range orders {
+			for _, f := range []RankFunc{Rank, DenseRank} {
+				for _, n := range []int64{1, 3} {
+					for _, updating := range []bool{true, false} {
+						rng := rand.New(rand.NewPCG(seed, uint64(oi)*100+uint64(f)*10+uint64(n)))
+						cfg := TopNConfig{Order: order, N: n, Rank: f, InputUpdating: updating, RankName: "r",
+							RankOut: rng.IntN(3) != 0}
+						if rng.IntN(3) != 0 {
+							cfg.Partition = []int{topNK}
+						}
+						name := fmt.Sprintf("seed=%d/order=%d/%s/n=%d/updating=%v/rank=%v/partitioned=%v", seed, oi, f,
+							n, updating, cfg.RankOut, cfg.Partition != nil)
+						factory, out := topNOp(t, cfg)
+						p, err := planTopN(cfg, topNEvents)
+						if err != nil {
+							t.Fatal(err)
+						}
+						p.maxParts = 1 + 2*(oi%2)
+						evicting := func(int) exec.Operator { return newTopN(p) }
+						rows := randomChangelog(rng, 80, updating, topNRandomRow, topNK)
+						model := func(present [][]any) []string { return topNModel(cfg, present) }
+						randomRuns(t, name, rng, topNEvents, rows, factory, evicting, out, model)
+						checkRankDiffs(t, name, rng, cfg, out, evicting, cutChangelog(rng, rows, 5))
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkRankDiffs runs batches with a barrier (and often a restore) after each and checks, after every
+// batch, its output against the model's difference and, over an append-only input, the partitions in memory.
+func checkRankDiffs(t *testing.T, name string, rng *rand.Rand, cfg TopNConfig, out *arrow.Schema,
+	factory func(int) exec.Operator, batches [][]changeRow) {
+	t.Helper()
+	h := optest.NewHarness(t, factory, false, topNEvents)
+	h.Out, h.Changelog = out, true
+	steps := make([]any, len(batches))
+	for i, rows := range batches {
+		steps[i] = changeBatch(rows)
+	}
+	var present [][]any
+	before := topNModelParts(cfg, nil)
+	seen := 0
+	err := h.Run(steps, func(int, int) (bool, bool) { return true, rng.IntN(3) == 0 }, func(i int, _ optest.BatchStep, _ bool) error {
+		for _, r := range batches[i] {
+			if r.kind == exec.Insert || r.kind == exec.UpdateAfter {
+				present = append(present, r.vals)
+				continue
+			}
+			j := slices.IndexFunc(present, func(p []any) bool { return sameRow(p, r.vals) })
+			present = slices.Delete(present, j, j+1)
+		}
+		after := topNModelParts(cfg, present)
+		var dels, ins []string
+		for k := range mapKeys(before, after) {
+			d, a := multisetMinus(before[k], after[k]), multisetMinus(after[k], before[k])
+			dels, ins = append(dels, d...), append(ins, a...)
+		}
+		var gotDels, gotIns []string
+		for _, line := range h.Rows[seen:] {
+			kind, row, _ := strings.Cut(line, " ")
+			switch kind {
+			case "-D":
+				gotDels = append(gotDels, row)
+			case "+I":
+				gotIns = append(gotIns, row)
+			default:
+				return fmt.Errorf("batch %d: a %s row %q", i, kind, row)
+			}
+		}
+		for _, l := range [][]string{dels, ins, gotDels, gotIns} {
+			slices.Sort(l)
+		}
+		if !slices.Equal(gotDels, dels) || !slices.Equal(gotIns, ins) {
+			return fmt.Errorf("batch %d: output %q,\n want -D %q\n and +I %q", i, h.Rows[seen:], dels, ins)
+		}
+		seen = len(h.Rows)
+		before = after
+		if !cfg.InputUpdating {
+			return checkRankWorkingSet(h.Op.(*topN), cfg, after)
+		}
+		return nil
+	})
+	if err = errors.Join(err, h.Close()); err != nil {
+		t.Fatalf("%s: diffs: %v", name, err)
+	}
+}
+
+// checkRankWorkingSet checks that each partition in memory of an append-only Top-N holds as many rows as its top
+// set in the model, and tie counts (when counted) that match its list.
+func checkRankWorkingSet(o *topN, cfg TopNConfig, model map[string][]string) error {
+	var err error
+	o.forEachPart(func(p *partState) {
+		k := ""
+		if len(cfg.Partition) > 0 {
+			k = fmt.Sprint(p.ik)
+			if p.nullKey {
+				k = fmt.Sprint(nil)
+			}
+		}
+		if want := int64(len(model[k])); p.list.rows != want && err == nil {
+			err = fmt.Errorf("partition %q holds %d rows, its top set %d", k, p.list.rows, want)
+		}
+		if p.x != nil && p.x.counted && err == nil {
+			if g, l := p.list.groupCounts(); g != p.x.groups || l != p.x.lastRows {
+				err = fmt.Errorf("partition %q: counts %d/%d, its list %d/%d", k, p.x.groups, p.x.lastRows, g, l)
+			}
+		}
+	})
+	return err
+}
+
+// mapKeys is the set of the keys of a and b.
+func mapKeys(a, b map[string][]string) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
+}
+
+// multisetMinus is a minus b as multisets.
+func multisetMinus(a, b []string) []string {
+	left := map[string]int{}
+	for _, s := range b {
+		left[s]++
+	}
+	var out []string
+	for _, s := range a {
+		if left[s] > 0 {
+			left[s]--
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
