@@ -370,7 +370,7 @@ func updatingReason(n node) string {
 	case *joinNode:
 		return joinUpdating(n)
 	case *topNNode:
-		return fmt.Sprintf("Rank (ROW_NUMBER() <= %d) replaces a row when a better one arrives", n.cfg.N)
+		return fmt.Sprintf("Rank (%s() <= %d) replaces a row when a better one arrives", n.cfg.Rank, n.cfg.N)
 	case *replicateNode:
 		return updatingReason(n.in)
 	case *overNode:

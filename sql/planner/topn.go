@@ -14,9 +14,10 @@ import (
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
-// topNNode is ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..): its input's rows plus the row number. A stream
-// has no end to number rows up to, so it runs only as a Top-N: a filter rn <= N (rn < N, rn = 1) in the
-// enclosing query gives cfg.N (pushdown absorbs it); without one the query is refused.
+// topNNode is ROW_NUMBER(), RANK() or DENSE_RANK() OVER (PARTITION BY .. ORDER BY ..) (cfg.Rank): its input's
+// rows plus the rank. A stream has no end to rank rows up to, so it runs only as a Top-N: a filter rn <= N (rn < N,
+// rn = 1) in the enclosing query gives cfg.N (pushdown absorbs it); without one the query is refused. Under RANK
+// and DENSE_RANK the filter keeps every row of rank <= N, ties at the boundary included (Postgres' ranks).
 type topNNode struct {
 	in  node
 	cfg agg.TopNConfig
@@ -27,34 +28,41 @@ type topNNode struct {
 func (n *topNNode) columns() []Col   { return n.out }
 func (n *topNNode) children() []node { return []node{n.in} }
 
-// rankColumn is the scope name of a select list's ROW_NUMBER() column, which no user name can reach.
+// rankColumn is the scope name of a select list's ranking function column, which no user name can reach.
 const rankColumn = "?row_number"
 
-// bindRank finds ROW_NUMBER() OVER (...) in a select list. When there is one, it returns the Top-N node over in
-// and the items with the call replaced by a reference to its column; otherwise in and items unchanged.
+// rankFuncs are the ranking functions (rankNames) as a Top-N runs them.
+var rankFuncs = map[string]agg.RankFunc{"row_number": agg.RowNumber, "rank": agg.Rank, "dense_rank": agg.DenseRank}
+
+// bindRank finds ROW_NUMBER(), RANK() or DENSE_RANK() OVER (...) in a select list. When there is one, it returns
+// the Top-N node over in and the items with the call replaced by a reference to its column; otherwise in and items
+// unchanged.
 func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped bool) (node, *scope, []parser.SelectItem, error) {
 	var found *topNNode
 	out := make([]parser.SelectItem, len(items))
 	for i, it := range items {
 		out[i] = it
 		f, ok := it.Expr.(*parser.Func)
-		if !ok || f.Over == nil || !rankNames[f.Name] { // other OVER calls are bindOver's
+		if !ok || f.Over == nil {
 			continue
 		}
-		if f.Name != "row_number" {
-			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.P, "window function %s() is not supported; ROW_NUMBER() is, as a Top-N", f.Name)
+		fn, isRank := rankFuncs[f.Name]
+		if !isRank { // other OVER calls are bindOver's
+			continue
 		}
+		call := fn.String() + "()"
 		if found != nil {
-			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.P, "only one ROW_NUMBER() per SELECT is supported")
+			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.P,
+				"only one ranking function (ROW_NUMBER(), RANK() or DENSE_RANK()) per SELECT is supported")
 		}
 		if grouped {
-			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.P, "ROW_NUMBER() over an aggregated SELECT is not supported; aggregate in a subquery")
+			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.P, "%s over an aggregated SELECT is not supported; aggregate in a subquery", call)
 		}
 		if len(f.Args) > 0 || f.Star {
-			return nil, nil, nil, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function row_number() takes no arguments")
+			return nil, nil, nil, sqlerr.New(sqlerr.UndefinedFunction, f.P, "function %s() takes no arguments", f.Name)
 		}
 		if len(f.Over.OrderBy) == 0 {
-			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.Over.P, "ROW_NUMBER() needs ORDER BY in its OVER clause")
+			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.Over.P, "%s needs ORDER BY in its OVER clause", call)
 		}
 		eb := &exprBinder{sc: sc, params: b.params}
 		column := func(e parser.Expr, what string) (int, error) {
@@ -64,14 +72,14 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 			}
 			c, ok := expr.ColumnIndex(x)
 			if !ok {
-				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s must be columns; compute expressions in a subquery", what)
+				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "%s's %s must be columns; compute expressions in a subquery", call, what)
 			}
 			if !rowcodec.KeyType(x.Type()) {
-				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "ROW_NUMBER()'s %s cannot be of type %s", what, expr.TypeName(x.Type()))
+				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "%s's %s cannot be of type %s", call, what, expr.TypeName(x.Type()))
 			}
 			return c, nil
 		}
-		n := &topNNode{in: in, pos: f.P}
+		n := &topNNode{in: in, pos: f.P, cfg: agg.TopNConfig{Rank: fn}}
 		for _, p := range f.Over.PartitionBy {
 			c, err := column(p, "PARTITION BY keys")
 			if err != nil {
@@ -92,7 +100,7 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 		}
 		name := it.Alias
 		if name == "" {
-			name = "row_number"
+			name = f.Name // Postgres names the column after the function
 		}
 		n.cfg.RankOut, n.cfg.RankName = true, name
 		n.out = append(append([]Col{}, in.columns()...), Col{Name: rankColumn, Type: arrow.PrimitiveTypes.Int64, Hidden: true})
@@ -106,7 +114,8 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 }
 
 // absorbRankFilter takes the bound of a Top-N out of the filter above it: rn <= N, rn < N, rn = 1 (and N >= rn
-// spellings). It returns the conjuncts that stay a filter.
+// spellings); ranks start at 1 under every ranking function, so rn = 1 is rn <= 1 for RANK and DENSE_RANK too. It
+// returns the conjuncts that stay a filter.
 func absorbRankFilter(n *topNNode, cond expr.Expr) []expr.Expr {
 	rank := len(n.out) - 1
 	var rest []expr.Expr
@@ -158,7 +167,7 @@ func rankBound(c expr.Expr, rank int) (int64, bool) {
 func (l *lowering) topN(n *topNNode) (*PNode, error) {
 	if n.cfg.N == 0 {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, n.pos,
-			"ROW_NUMBER() OVER (...) runs only as a Top-N over a stream: filter its result with rn <= N in the enclosing query")
+			"%s() OVER (...) runs only as a Top-N over a stream: filter its result with rn <= N in the enclosing query", n.cfg.Rank)
 	}
 	in, err := l.lower(n.in)
 	if err != nil {
@@ -166,6 +175,10 @@ func (l *lowering) topN(n *topNNode) (*PNode, error) {
 	}
 	cfg := n.cfg
 	cfg.InputUpdating = updatingReason(n.in) != ""
+	emits := "emits: a changelog (a row is replaced when a better one arrives)"
+	if cfg.Rank != agg.RowNumber {
+		emits = "emits: a changelog (a row leaves, or changes rank, when a better one arrives; ties at rank N all stay)"
+	}
 	factory, _, err := agg.NewTopN(cfg, schemaOf(n.in.columns()))
 	if err != nil {
 		return nil, posErr(err, n.pos)
@@ -192,9 +205,9 @@ func (l *lowering) topN(n *topNNode) (*PNode, error) {
 	}
 	pn := &PNode{ID: "rank", Kind: exec.OperatorNode, Parallelism: par, Keyed: true,
 		Inputs: []PEdge{{From: in, Exchange: ex}},
-		Label:  fmt.Sprintf("Rank: ROW_NUMBER() <= %d", cfg.N),
+		Label:  fmt.Sprintf("Rank: %s() <= %d", cfg.Rank, cfg.N),
 		Details: []string{"partition by: [" + strings.Join(part, ", ") + "]", "order by: [" + strings.Join(order, ", ") + "]",
-			"emits: a changelog (a row is replaced when a better one arrives)"},
+			emits},
 		newOperator: factory}
 	if len(cfg.Partition) > 0 {
 		pn.partitioned = cfg.Partition // its rows are its input's, the rank after them
