@@ -129,7 +129,10 @@
 // The commit broadcast (onComplete) tells every sink to commit and every CheckpointListener, even when one commit
 // fails (the errors are joined, fail the incarnation and reach WaitCheckpoint); an incarnation already torn down
 // broadcasts nothing, and the next one's sink recovery commits the checkpoint (TestCheckpointCompletingDuring
-// RestartIsCommittedByRecovery, TestCommitFailureStillRunsEveryListener).
+// RestartIsCommittedByRecovery, TestCommitFailureStillRunsEveryListener). When every commit succeeded, sinks that
+// implement CommitFinisher (finishcommit.go) are called next with the node's watermark at the checkpoint: the
+// minimum of the input watermarks its subtasks recorded at the barrier (a partitioned file sink's partition commit,
+// which needs every subtask's files in place; TestCommitFinisherGetsNodeWatermarkAfterEveryCommit).
 //
 // Sinks whose commit cannot be re-executed after a crash (Node.CommitNotRecoverable, InDoubtSink; indoubt.go):
 // the runtime stores each subtask's resume handle with its input watermark before the subtask acks a barrier,

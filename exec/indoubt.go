@@ -694,4 +694,6 @@ type sinkRef struct {
 	pid  checkpoint.ParticipantID
 	sink Sink
 	st   *subStats
+	// wms are the barrier watermarks of the sink's node (CommitFinisher).
+	wms *barrierWatermarks
 }

@@ -850,6 +850,19 @@ func (inc *incarnation) onComplete(id uint64) error {
 			}
 		}
 	}
+	if len(errs) == 0 {
+		// Every subtask of every sink committed id: now the work that needs the whole node's files in place.
+		for _, s := range inc.sinks {
+			if f, ok := s.sink.(CommitFinisher); ok {
+				if err := f.FinishCommit(id, s.wms.at(id)); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	for _, s := range inc.sinks {
+		s.wms.forget(id)
+	}
 	for _, l := range inc.listeners {
 		l.NotifyCheckpointComplete(id)
 	}
@@ -932,6 +945,7 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 		align = newAligner(cfg.WatermarkMaxDrift, slots)
 	}
 	slot := 0
+	sinkWMs := map[*Node]*barrierWatermarks{}
 	for _, n := range g.Nodes {
 		for sub := 0; sub < n.Parallelism; sub++ {
 			s := inc.newSubtask(g, cfg, n, sub, backends[n.index][sub])
@@ -979,7 +993,11 @@ func (inc *incarnation) deploy(g *Graph, cfg JobConfig) ([]func(), error) {
 				if p, ok := sink.(SinkProgress); ok {
 					s.st.setProgress(nil, p)
 				}
-				inc.sinks = append(inc.sinks, sinkRef{pid: s.pid, sink: sink, st: s.st})
+				if sinkWMs[n] == nil {
+					sinkWMs[n] = newBarrierWatermarks(n.Parallelism)
+				}
+				s.barrierWMs = sinkWMs[n]
+				inc.sinks = append(inc.sinks, sinkRef{pid: s.pid, sink: sink, st: s.st, wms: s.barrierWMs})
 				ins := inbound[n.index][sub]
 				runs = append(runs, inc.runner(s, func() error { return s.runSink(sink, ins) }))
 			}
@@ -1144,9 +1162,12 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 			return sink.Write(b)
 		},
 		onWatermark: func(int64) error { return nil },
-		snapshot:    func(b checkpoint.Barrier) error { return sink.PreCommit(b.ID) },
-		forward:     func(Element) error { return nil },
-		marker:      s.recordMarker,
+		snapshot: func(b checkpoint.Barrier) error {
+			s.barrierWMs.record(s.index, b.ID, s.inputWM())
+			return sink.PreCommit(b.ID)
+		},
+		forward: func(Element) error { return nil },
+		marker:  s.recordMarker,
 	}
 	ids, ok := sink.(InDoubtSink)
 	if !s.node.CommitNotRecoverable || !ok {
@@ -1171,6 +1192,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 	}
 	h.onWatermark = d.onWatermark
 	h.snapshot = func(b checkpoint.Barrier) error {
+		s.barrierWMs.record(s.index, b.ID, s.inputWM())
 		if err := sink.PreCommit(b.ID); err != nil {
 			return err
 		}

@@ -50,6 +50,8 @@ type subtask struct {
 	indoubt *inDoubtSub
 	// inputWM is the subtask's combined input watermark (operators and sinks; set by runInputs).
 	inputWM func() int64
+	// barrierWMs, for a sink subtask, records its input watermark at each barrier for its node (CommitFinisher).
+	barrierWMs *barrierWatermarks
 	// align, for an aligned source subtask, is the job's watermark alignment, alignSlot its slot there (align.go).
 	align     *aligner
 	alignSlot int
