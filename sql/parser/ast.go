@@ -74,6 +74,15 @@ type Watermark struct {
 	Expr   Expr
 }
 
+// PartitionedBy is `PARTITIONED BY (col, ...)` after the columns of a sink (Flink's filesystem sink): the
+// columns whose values name the Hive-style directory (col=value/...) each row is written into. P is where
+// PARTITIONED is.
+type PartitionedBy struct {
+	P        int
+	Columns  []string
+	ColumnsP []int
+}
+
 // Option is one `key = 'value'` of a WITH (...) list. Keys are as written, unquoted (`connector`, `'fields.id.kind'`);
 // values are the string (or number, or identifier) text.
 type Option struct {
@@ -91,18 +100,22 @@ type CreateStream struct {
 	Columns     []ColumnDef
 	Watermark   *Watermark
 	PrimaryKey  *PrimaryKey
-	Options     []Option
+	// PartitionedBy is parsed so that Flink's CREATE TABLE ... PARTITIONED BY form gets a clear refusal (a
+	// partitioned table is a sink there; here it is CREATE SINK).
+	PartitionedBy *PartitionedBy
+	Options       []Option
 }
 
-// CreateSink is CREATE SINK name (cols) WITH (...).
+// CreateSink is CREATE SINK name (cols) [PARTITIONED BY (cols)] WITH (...).
 type CreateSink struct {
 	StmtBase
-	Name        string
-	NameP       int
-	IfNotExists bool
-	Columns     []ColumnDef
-	PrimaryKey  *PrimaryKey
-	Options     []Option
+	Name          string
+	NameP         int
+	IfNotExists   bool
+	Columns       []ColumnDef
+	PrimaryKey    *PrimaryKey
+	PartitionedBy *PartitionedBy
+	Options       []Option
 }
 
 // CreateView is CREATE [OR REPLACE] [MATERIALIZED] VIEW name [(cols)] AS query.

@@ -168,6 +168,15 @@ func (f *formatter) options(opts []Option) {
 	f.WriteString(")")
 }
 
+func (f *formatter) partitionedBy(pb *PartitionedBy) {
+	if pb == nil {
+		return
+	}
+	f.WriteString(" PARTITIONED BY (")
+	f.names(pb.Columns)
+	f.WriteString(")")
+}
+
 func (f *formatter) stmt(s Stmt) {
 	switch s := s.(type) {
 	case *CreateStream:
@@ -177,6 +186,7 @@ func (f *formatter) stmt(s Stmt) {
 		}
 		f.WriteString(FormatName(s.Name))
 		f.columns(s.Columns, s.Watermark, s.PrimaryKey)
+		f.partitionedBy(s.PartitionedBy)
 		f.options(s.Options)
 	case *CreateSink:
 		f.WriteString("CREATE SINK ")
@@ -185,6 +195,7 @@ func (f *formatter) stmt(s Stmt) {
 		}
 		f.WriteString(FormatName(s.Name))
 		f.columns(s.Columns, nil, s.PrimaryKey)
+		f.partitionedBy(s.PartitionedBy)
 		f.options(s.Options)
 	case *CreateView:
 		f.WriteString("CREATE ")

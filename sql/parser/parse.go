@@ -377,6 +377,9 @@ func (p *parser) createStream(start int) (Stmt, error) {
 	if s.Columns, s.Watermark, s.PrimaryKey, err = p.columnDefs(true); err != nil {
 		return nil, err
 	}
+	if s.PartitionedBy, err = p.partitionedBy(); err != nil {
+		return nil, err
+	}
 	if p.isKw("with") {
 		if s.Options, err = p.options(); err != nil {
 			return nil, err
@@ -395,6 +398,9 @@ func (p *parser) createSink(start int) (Stmt, error) {
 	if s.Columns, _, s.PrimaryKey, err = p.columnDefs(false); err != nil {
 		return nil, err
 	}
+	if s.PartitionedBy, err = p.partitionedBy(); err != nil {
+		return nil, err
+	}
 	if !p.isKw("with") {
 		return nil, p.syntaxErrorAt(p.i)
 	}
@@ -403,6 +409,22 @@ func (p *parser) createSink(start int) (Stmt, error) {
 	}
 	s.StmtBase = p.base(start)
 	return s, nil
+}
+
+// partitionedBy reads an optional PARTITIONED BY (col, ...).
+func (p *parser) partitionedBy() (*PartitionedBy, error) {
+	if !p.isKw("partitioned") {
+		return nil, nil
+	}
+	pb := &PartitionedBy{P: p.next().Pos}
+	if err := p.expectKw("by"); err != nil {
+		return nil, err
+	}
+	var err error
+	if pb.Columns, pb.ColumnsP, err = p.nameListPos(); err != nil {
+		return nil, err
+	}
+	return pb, nil
 }
 
 func (p *parser) createView(start int, orReplace bool) (Stmt, error) {

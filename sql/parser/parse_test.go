@@ -368,6 +368,11 @@ func checkNode(n any, bad func(n any, pos int, want ...string), first func(strin
 		for i, p := range n.ColumnsP {
 			bad(n, p, n.Columns[i])
 		}
+	case *PartitionedBy:
+		bad(n, n.P, "partitioned")
+		for i, p := range n.ColumnsP {
+			bad(n, p, n.Columns[i])
+		}
 	case *Watermark:
 		bad(n, n.P, "watermark")
 		bad(n, n.ColP, n.Column)
