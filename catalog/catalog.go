@@ -67,6 +67,9 @@ type Object struct {
 	// PrimaryKey names a stream's or sink's PRIMARY KEY ... NOT ENFORCED columns (upsert-kafka's message key),
 	// nil when it has none.
 	PrimaryKey []string `json:"primary_key,omitempty"`
+	// PartitionKeys name a sink's PARTITIONED BY columns, in order: the Hive-style directories (col=value/...) its
+	// rows are written into. nil when it has none.
+	PartitionKeys []string `json:"partition_keys,omitempty"`
 	// Options are the WITH options, keys as written; an internal stream (no connector) has none.
 	Options map[string]string `json:"options,omitempty"`
 	// Query is a view's canonical query text, re-parsed where the view is used.
