@@ -8,7 +8,8 @@ import (
 )
 
 // Type is a SQL column type as declared: the canonical upper-case name (BOOLEAN, SMALLINT, INT, BIGINT, REAL,
-// DOUBLE, DECIMAL, VARCHAR, TEXT, DATE, TIMESTAMP, INTERVAL, BYTEA) and its precision and scale, -1 when not given.
+// DOUBLE, DECIMAL, VARCHAR, TEXT, DATE, TIMESTAMP, TIMESTAMPTZ, INTERVAL, BYTEA) and its precision and scale, -1
+// when not given.
 type Type struct {
 	Name      string `json:"name"`
 	Precision int    `json:"precision"`
@@ -17,25 +18,29 @@ type Type struct {
 
 // Postgres type OIDs of the SQL types (what pgwire's RowDescription sends).
 const (
-	OIDBool      = 16
-	OIDBytea     = 17
-	OIDInt8      = 20
-	OIDInt2      = 21
-	OIDInt4      = 23
-	OIDText      = 25
-	OIDFloat4    = 700
-	OIDFloat8    = 701
-	OIDVarchar   = 1043
-	OIDDate      = 1082
-	OIDTimestamp = 1114
-	OIDInterval  = 1186
-	OIDNumeric   = 1700
-	OIDUnknown   = 705
+	OIDBool        = 16
+	OIDBytea       = 17
+	OIDInt8        = 20
+	OIDInt2        = 21
+	OIDInt4        = 23
+	OIDText        = 25
+	OIDFloat4      = 700
+	OIDFloat8      = 701
+	OIDVarchar     = 1043
+	OIDDate        = 1082
+	OIDTimestamp   = 1114
+	OIDTimestampTZ = 1184
+	OIDInterval    = 1186
+	OIDNumeric     = 1700
+	OIDUnknown     = 705
 )
 
 // TimestampType is the one physical type of every TIMESTAMP(p): microseconds since the epoch, no time zone. The
 // declared precision is catalog metadata (DESCRIBE shows it), values keep microseconds.
 var TimestampType = &arrow.TimestampType{Unit: arrow.Microsecond}
+
+// TimestampTZType is TIMESTAMP WITH TIME ZONE: an instant, microseconds since the epoch in UTC (expr.TypeTimestampTZ).
+var TimestampTZType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 
 // IntervalType is the physical type of INTERVAL: a duration in microseconds (months are not supported).
 var IntervalType = &arrow.DurationType{Unit: arrow.Microsecond}
@@ -76,6 +81,11 @@ func (t Type) Arrow() (arrow.DataType, error) {
 			return nil, fmt.Errorf("TIMESTAMP(%d) precision must be 0..6", t.Precision)
 		}
 		return TimestampType, nil
+	case "TIMESTAMPTZ":
+		if t.Precision > 6 {
+			return nil, fmt.Errorf("TIMESTAMP(%d) WITH TIME ZONE precision must be 0..6", t.Precision)
+		}
+		return TimestampTZType, nil
 	case "INTERVAL":
 		return IntervalType, nil
 	case "BYTEA":
@@ -91,6 +101,10 @@ func (t Type) String() string {
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
 	case (t.Name == "DECIMAL" || t.Name == "VARCHAR" || t.Name == "TIMESTAMP") && t.Precision >= 0:
 		return fmt.Sprintf("%s(%d)", t.Name, t.Precision)
+	case t.Name == "TIMESTAMPTZ" && t.Precision >= 0:
+		return fmt.Sprintf("TIMESTAMP(%d) WITH TIME ZONE", t.Precision)
+	case t.Name == "TIMESTAMPTZ":
+		return "TIMESTAMP WITH TIME ZONE"
 	}
 	return t.Name
 }
@@ -120,6 +134,9 @@ func TypeOf(dt arrow.DataType) Type {
 		t.Name = "DATE"
 	case arrow.TIMESTAMP:
 		t.Name = "TIMESTAMP"
+		if dt.(*arrow.TimestampType).TimeZone != "" {
+			t.Name = "TIMESTAMPTZ"
+		}
 	case arrow.DURATION:
 		t.Name = "INTERVAL"
 	case arrow.BINARY:
@@ -152,6 +169,9 @@ func OID(dt arrow.DataType) uint32 {
 	case arrow.DATE32:
 		return OIDDate
 	case arrow.TIMESTAMP:
+		if dt.(*arrow.TimestampType).TimeZone != "" {
+			return OIDTimestampTZ
+		}
 		return OIDTimestamp
 	case arrow.DURATION:
 		return OIDInterval
@@ -182,8 +202,10 @@ func TypeOfOID(oid uint32) (arrow.DataType, bool) {
 		return arrow.BinaryTypes.String, true
 	case OIDDate:
 		return arrow.FixedWidthTypes.Date32, true
-	case OIDTimestamp, 1184: // timestamptz is read as a timestamp in UTC
+	case OIDTimestamp:
 		return TimestampType, true
+	case OIDTimestampTZ:
+		return TimestampTZType, true
 	case OIDInterval:
 		return IntervalType, true
 	case OIDBytea:

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -599,7 +600,7 @@ func (s *Session) query(ctx context.Context, q *parser.Query, params *planner.Pa
 	ps := js.planner()
 	ps.Params = params
 	ps.Errors = expr.ErrorsFail // a bad value fails an ad-hoc SELECT (SQLSTATE 22xxx)
-	col := &collector{maxBytes: s.vars.limit("max_result_memory")}
+	col := &collector{maxBytes: s.vars.limit("max_result_memory"), zone: s.vars.zone()}
 	p, err := planner.PlanSelect(s.e, q, ps, col.add)
 	if err != nil {
 		return nil, err
@@ -686,6 +687,7 @@ type collector struct {
 	dead     int              // rows retracted (still in rows until compacted)
 	bytes    int64            // the estimated size of the live rows
 	maxBytes int64            // 0: no limit
+	zone     *time.Location   // the session's: TIMESTAMP WITH TIME ZONE values print in it
 
 	w       RowWriter
 	cols    []Column // announced to w with the first rows, or at the end
@@ -730,7 +732,7 @@ func (c *collector) add(b exec.Batch) error {
 			}
 		}
 	}
-	text, err := textform.Rows(b.Rec)
+	text, err := textform.RowsIn(b.Rec, c.zone)
 	if err != nil {
 		return err
 	}

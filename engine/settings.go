@@ -37,17 +37,23 @@ var jobSettingDefaults = map[string]string{
 	// a watermark) before it waits for that one to catch up (Flink's watermark alignment; exec.JobConfig.
 	// WatermarkMaxDrift); 0: sources are never held.
 	"watermark.alignment.max_drift": "1s",
+	// The session's time zone (Postgres' TimeZone, Flink's table.local-time-zone): how a TIMESTAMP WITH TIME ZONE
+	// prints, casts to and from TIMESTAMP, DATE and text, and windows over one are laid out. A job keeps the zone it
+	// was started with.
+	"timezone": "UTC",
 }
 
+// settingAliases are other names of settings: Flink's, and Postgres' SET TIME ZONE.
+var settingAliases = map[string]string{"time zone": "timezone", "table.local-time-zone": "timezone"}
+
 // pgSettings are the Postgres parameters clients read or set at connect time; they are accepted and shown, and
-// change nothing (times are always UTC, text always UTF-8).
+// change nothing (text is always UTF-8).
 var pgSettings = map[string]string{
 	"server_version":                      "16.0",
 	"server_version_num":                  "160000",
 	"server_encoding":                     "UTF8",
 	"client_encoding":                     "UTF8",
 	"datestyle":                           "ISO, MDY",
-	"timezone":                            "UTC",
 	"intervalstyle":                       "postgres",
 	"integer_datetimes":                   "on",
 	"standard_conforming_strings":         "on",
@@ -88,10 +94,12 @@ type jobSettings struct {
 	stateCache  int64         // bytes per keyed-state store (state.Options.CacheBytes); 0: state.DefaultCacheBytes
 	latency     time.Duration // latency marker interval; 0: the engine's default (off unless configured)
 	maxDrift    time.Duration // watermark alignment; 0: off
+	zone        *time.Location
 }
 
 func (s jobSettings) planner() planner.Settings {
-	return planner.Settings{Parallelism: s.parallelism, Errors: s.errors, StateTTL: s.stateTTL, CheckpointInterval: s.interval}
+	return planner.Settings{Parallelism: s.parallelism, Errors: s.errors, StateTTL: s.stateTTL, CheckpointInterval: s.interval,
+		TimeZone: s.zone}
 }
 
 // settingsFrom parses job settings (missing ones take their defaults).
@@ -103,7 +111,7 @@ func settingsFrom(m map[string]string) (jobSettings, error) {
 		}
 		return jobSettingDefaults[k]
 	}
-	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl", "state.cache_size", "metrics.latency.interval", "watermark.alignment.max_drift"} {
+	for _, k := range []string{"checkpoint.interval", "checkpoint.mode", "checkpoint.history", "parallelism", "errors.mode", "state.ttl", "state.cache_size", "metrics.latency.interval", "watermark.alignment.max_drift", "timezone"} {
 		if err := applySetting(&s, k, get(k)); err != nil {
 			return s, err
 		}
@@ -169,6 +177,12 @@ func applySetting(s *jobSettings, name, value string) error {
 			return err
 		}
 		s.maxDrift = time.Duration(us) * time.Microsecond
+	case "timezone":
+		loc, err := expr.LoadZone(value)
+		if err != nil {
+			return err
+		}
+		s.zone = loc
 	case "parallelism":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 256 {
@@ -218,8 +232,11 @@ func newVars() vars {
 // set checks and sets a variable; DEFAULT (value "", def) restores the default.
 func (v vars) set(name, value string, def bool) error {
 	name = strings.ToLower(name)
-	if name == "time zone" {
-		name = "timezone"
+	if a, ok := settingAliases[name]; ok {
+		name = a
+	}
+	if name == "timezone" && (strings.EqualFold(value, "local") || strings.EqualFold(value, "default")) {
+		def = true // SET TIME ZONE LOCAL: the server's zone, UTC
 	}
 	dflt, isJob := jobSettingDefaults[name]
 	pgDefault, isPG := pgSettings[name]
@@ -245,9 +262,6 @@ func (v vars) set(name, value string, def bool) error {
 	case isPG:
 		if def {
 			value = pgDefault
-		}
-		if name == "timezone" && !strings.EqualFold(value, "utc") && value != "UTC" && value != "Etc/UTC" && value != "GMT" {
-			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "timezone %q is not supported: clinksql works in UTC", value)
 		}
 		if name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(value, "-", ""), "utf8") {
 			return sqlerr.New(sqlerr.InvalidParameter, sqlerr.NoPos, "client_encoding %q is not supported: only UTF8", value)
@@ -285,6 +299,15 @@ func (v vars) sortedNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// zone is the session's time zone (UTC if the setting cannot be read: set checked it).
+func (v vars) zone() *time.Location {
+	loc, err := expr.LoadZone(v["timezone"])
+	if err != nil {
+		return time.UTC
+	}
+	return loc
 }
 
 // statementTimeout is statement_timeout as a duration; 0 is no timeout.

@@ -92,8 +92,8 @@ func (s *Session) show(st *parser.Show) (*Result, error) {
 		return t.result(""), nil
 	}
 	name := st.What
-	if name == "time zone" {
-		name = "timezone"
+	if a, ok := settingAliases[name]; ok {
+		name = a
 	}
 	v, ok := s.vars[name]
 	if !ok {

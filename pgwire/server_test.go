@@ -411,11 +411,11 @@ func TestParameterStatus(t *testing.T) {
 	ts := startServer(t, Config{})
 	cfg := ts.pgxConfig(t, "")
 	cfg.RuntimeParams["application_name"] = "pgwire-test"
-	cfg.RuntimeParams["TimeZone"] = "Europe/Berlin" // refused by the engine: ignored, UTC reported
+	cfg.RuntimeParams["TimeZone"] = "Europe/Berlin" // JDBC sends the JVM's zone: the session's zone
 	c := connectWith(t, cfg)
 	pc := c.PgConn()
 	for name, want := range map[string]string{"server_version": "16.0", "server_encoding": "UTF8",
-		"client_encoding": "UTF8", "DateStyle": "ISO, MDY", "TimeZone": "UTC", "integer_datetimes": "on",
+		"client_encoding": "UTF8", "DateStyle": "ISO, MDY", "TimeZone": "Europe/Berlin", "integer_datetimes": "on",
 		"standard_conforming_strings": "on", "application_name": "pgwire-test", "IntervalStyle": "postgres",
 		"is_superuser": "on"} {
 		if got := pc.ParameterStatus(name); got != want {
@@ -425,6 +425,16 @@ func TestParameterStatus(t *testing.T) {
 	exec(t, c, "SET application_name = 'renamed'")
 	if got := pc.ParameterStatus("application_name"); got != "renamed" {
 		t.Errorf("after SET: application_name = %q", got)
+	}
+	exec(t, c, "SET TIME ZONE 'Asia/Tokyo'")
+	if got := pc.ParameterStatus("TimeZone"); got != "Asia/Tokyo" {
+		t.Errorf("after SET TIME ZONE: TimeZone = %q", got)
+	}
+	// A zone the engine does not know is ignored at connect time (logged): the session keeps UTC and says so.
+	bad := ts.pgxConfig(t, "")
+	bad.RuntimeParams["TimeZone"] = "Mars/Olympus"
+	if got := connectWith(t, bad).PgConn().ParameterStatus("TimeZone"); got != "UTC" {
+		t.Errorf("an unknown zone at connect time: TimeZone = %q, want UTC", got)
 	}
 	if pc.PID() == 0 || len(pc.SecretKey()) != 4 {
 		t.Errorf("BackendKeyData: pid %d, key %x", pc.PID(), pc.SecretKey())

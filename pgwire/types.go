@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/clinksql/clinksql/catalog"
@@ -133,9 +134,15 @@ func appendBinary(dst []byte, oid uint32, text string) ([]byte, error) {
 		if err == nil {
 			return binary.BigEndian.AppendUint32(dst, uint32(days-pgEpochDays)), nil
 		}
-	case catalog.OIDTimestamp, oidTimestamptz:
+	case catalog.OIDTimestamp:
 		us, err := parseTimestamp(text)
 		if err == nil {
+			return binary.BigEndian.AppendUint64(dst, uint64(us-pgEpochMicros)), nil
+		}
+	case oidTimestamptz:
+		// The text carries its offset (the session's zone): the binary form is the instant.
+		us, err := expr.TimestampTZIn(time.UTC, strings.TrimSuffix(text, " BC"))
+		if err == nil && !strings.HasSuffix(text, " BC") {
 			return binary.BigEndian.AppendUint64(dst, uint64(us-pgEpochMicros)), nil
 		}
 	case catalog.OIDInterval:
@@ -533,6 +540,7 @@ func textOfBinary(oid uint32, b []byte) (string, error) {
 		if err := fixed(8); err != nil {
 			return "", err
 		}
+		tz := oid == oidTimestamptz
 		switch us := int64(binary.BigEndian.Uint64(b)); {
 		case us == math.MaxInt64:
 			return "infinity", nil
@@ -540,6 +548,8 @@ func textOfBinary(oid uint32, b []byte) (string, error) {
 			return "-infinity", nil
 		case us < minTimestampUs || us > maxTimestampUs:
 			return "", sqlerr.New("22008", sqlerr.NoPos, "timestamp out of range")
+		case tz:
+			return string(expr.AppendTimestampTZ(nil, time.UTC, us+pgEpochMicros)), nil
 		default:
 			return string(expr.AppendTimestamp(nil, us+pgEpochMicros, false)), nil
 		}

@@ -54,6 +54,11 @@ func castOf(x Expr, to arrow.DataType, try bool) (Expr, error) {
 	if isTimestamp(to) && to.(*arrow.TimestampType).Unit != arrow.Microsecond {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "timestamps are microseconds; cast to %s is not supported", to)
 	}
+	if IsTimestampTZ(from) != IsTimestampTZ(to) {
+		// A zone is needed (timezone.go): the planner casts through timezone(), timestamptz_in and
+		// timestamptz_out with the session's; here it would be UTC without anyone asking for it.
+		return nil, sqlerr.New(cannotCoerce, sqlerr.NoPos, "cannot cast type %s to %s without a time zone", TypeName(from), TypeName(to))
+	}
 	k, canFail := castKernel(from, to)
 	if k == nil {
 		return nil, sqlerr.New(cannotCoerce, sqlerr.NoPos, "cannot cast type %s to %s", TypeName(from), TypeName(to))

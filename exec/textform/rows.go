@@ -2,17 +2,21 @@ package textform
 
 import (
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // Rows renders every row of rec in Postgres text form (what psql shows and pgwire's text format sends); a
 // NULL is nil. It is the one place results become text, shared by pgwire, `clinksql exec` and the tests.
-func Rows(rec arrow.RecordBatch) ([][]*string, error) {
+func Rows(rec arrow.RecordBatch) ([][]*string, error) { return RowsIn(rec, time.UTC) }
+
+// RowsIn is Rows with TIMESTAMP WITH TIME ZONE values in loc.
+func RowsIn(rec arrow.RecordBatch, loc *time.Location) ([][]*string, error) {
 	n := int(rec.NumRows())
 	cols := make([]Column, rec.NumCols())
 	for j := range cols {
-		c, err := NewColumn(rec.Column(j))
+		c, err := NewColumnIn(rec.Column(j), loc)
 		if err != nil {
 			return nil, err
 		}

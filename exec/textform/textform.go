@@ -3,6 +3,7 @@ package textform
 import (
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,8 +62,12 @@ func CheckType(t arrow.DataType) error {
 	return fmt.Errorf("type %s has no text form", t)
 }
 
-// NewColumn returns the renderer of arr's values.
-func NewColumn(arr arrow.Array) (Column, error) {
+// NewColumn returns the renderer of arr's values (a TIMESTAMP WITH TIME ZONE in UTC, +00).
+func NewColumn(arr arrow.Array) (Column, error) { return NewColumnIn(arr, time.UTC) }
+
+// NewColumnIn returns the renderer of arr's values, a TIMESTAMP WITH TIME ZONE in loc (the session's zone, as
+// Postgres prints a timestamptz: 2026-03-29 03:00:00+02).
+func NewColumnIn(arr arrow.Array, loc *time.Location) (Column, error) {
 	c := Column{arr: arr, nonull: arr.NullN() == 0}
 	switch a := arr.(type) {
 	case *array.Null:
@@ -127,10 +132,11 @@ func NewColumn(arr arrow.Array) (Column, error) {
 		c.class = SafeString
 		tt := a.DataType().(*arrow.TimestampType)
 		toMicros := expr.TimeUnitToMicros(tt.Unit)
-		withZone := tt.TimeZone != ""
-		c.text = func(dst []byte, i int) []byte {
-			return expr.AppendTimestamp(dst, toMicros(int64(a.Value(i))), withZone)
+		if tt.TimeZone != "" {
+			c.text = func(dst []byte, i int) []byte { return expr.AppendTimestampTZ(dst, loc, toMicros(int64(a.Value(i)))) }
+			break
 		}
+		c.text = func(dst []byte, i int) []byte { return expr.AppendTimestamp(dst, toMicros(int64(a.Value(i))), false) }
 	case *array.Decimal128:
 		scale := a.DataType().(*arrow.Decimal128Type).Scale
 		c.text = func(dst []byte, i int) []byte { return expr.AppendDecimal128(dst, a.Value(i), scale) }

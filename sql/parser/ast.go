@@ -381,6 +381,9 @@ const (
 	LitString    // 'abc' (Text is the value, quotes removed)
 	LitTimestamp // TIMESTAMP '2026-01-01 00:00:01' (Text is the quoted value)
 	LitDate      // DATE '2026-01-01'
+	// LitTimestampTZ is TIMESTAMPTZ '2026-01-01 00:00:01+02' or TIMESTAMP WITH TIME ZONE '...' (Text the quoted
+	// value; without an offset it is a wall clock in the session's time zone).
+	LitTimestampTZ
 )
 
 // Literal is a constant. Text is its value as written (see LitKind), "true"/"false" for LitBool.

@@ -845,7 +845,7 @@ var binaryOps = map[opcode.Op]string{
 var opTexts = map[string][]string{
 	"and": {"and"}, "or": {"or"}, "=": {"="}, "<>": {"<>", "!="}, "<": {"<"}, "<=": {"<="}, ">": {">"},
 	">=": {">="}, "+": {"+"}, "-": {"-"}, "*": {"*"}, "/": {"/"}, "%": {"%"}, "||": {"||"},
-	"<=>": {"<=>"},
+	"<=>": {"<=>"}, "^": {"^"},
 }
 
 // opBefore finds the operator token of a binary expression: the token just before its right operand (the right
@@ -1045,6 +1045,18 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		op, ok := binaryOps[n.Op]
 		if n.Op == opcode.NullEQ {
 			op = "<=>"
+		}
+		if n.Op == opcode.Xor {
+			k := c.opBefore("^", n.R.OriginTextPosition())
+			if k < 0 || c.rw.toks[k].mark != "at time zone" {
+				return nil, c.errAt(k)
+			}
+			c.cur = max(c.cur, k+1)
+			z, err := c.expr(n.R)
+			if err != nil {
+				return nil, err
+			}
+			return &Func{P: c.origAt(k), Name: "timezone", Args: []Expr{z, l}}, nil
 		}
 		k := c.opBefore(op, n.R.OriginTextPosition())
 		if !ok && n.Op != opcode.NullEQ {

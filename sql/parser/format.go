@@ -609,6 +609,8 @@ func (f *formatter) expr(e Expr, _ int) {
 			f.WriteString("TIMESTAMP " + quoteString(e.Text))
 		case LitDate:
 			f.WriteString("DATE " + quoteString(e.Text))
+		case LitTimestampTZ:
+			f.WriteString("TIMESTAMPTZ " + quoteString(e.Text))
 		default:
 			f.WriteString(e.Text)
 		}

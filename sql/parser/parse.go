@@ -677,8 +677,10 @@ var typeSynonyms = map[string]string{
 	"text":      "TEXT",
 	"date":      "DATE",
 	"timestamp": "TIMESTAMP",
-	"interval":  "INTERVAL",
-	"bytea":     "BYTEA",
+	// Postgres' timestamptz; Flink's TIMESTAMP_LTZ (and TIMESTAMP WITH [LOCAL] TIME ZONE, below).
+	"timestamptz": "TIMESTAMPTZ", "timestamp_ltz": "TIMESTAMPTZ",
+	"interval": "INTERVAL",
+	"bytea":    "BYTEA",
 	// Postgres' object identifiers are unsigned 32-bit numbers; clients cast to them in catalog queries.
 	"oid": "BIGINT", "regtype": "BIGINT", "regclass": "BIGINT", "regproc": "BIGINT",
 }
@@ -710,7 +712,7 @@ func (p *parser) typeName() (TypeName, error) {
 			return tn, notSupported(t.Pos, "type %s is not supported; use VARCHAR", strings.ToUpper(word))
 		}
 		word = "varchar"
-	case word == "timestamptz" || word == "timetz" || word == "time" || word == "timestamp_ltz":
+	case word == "timetz" || word == "time":
 		return tn, notSupported(t.Pos, "type %s is not supported", strings.ToUpper(word))
 	}
 	name, ok := typeSynonyms[word]
@@ -720,7 +722,7 @@ func (p *parser) typeName() (TypeName, error) {
 	tn.Name = name
 	if p.isOp("(") {
 		switch name {
-		case "VARCHAR", "TIMESTAMP", "DECIMAL", "DOUBLE":
+		case "VARCHAR", "TIMESTAMP", "TIMESTAMPTZ", "DECIMAL", "DOUBLE":
 		default:
 			return tn, p.syntaxErrorAt(p.i)
 		}
@@ -747,8 +749,8 @@ func (p *parser) typeName() (TypeName, error) {
 	}
 	if name == "TIMESTAMP" {
 		if p.eatKw("without", "time", "zone") {
-		} else if p.kwAt(p.i, "with") && p.kwAt(p.i+1, "time") {
-			return tn, notSupported(p.peek().Pos, "TIMESTAMP WITH TIME ZONE is not supported")
+		} else if p.eatKw("with", "time", "zone") || p.eatKw("with", "local", "time", "zone") {
+			tn.Name = "TIMESTAMPTZ"
 		}
 	}
 	if p.isOp("[") {
@@ -781,11 +783,17 @@ func (p *parser) set(start int) (Stmt, error) {
 	} else if p.isKw("session") || p.isKw("transaction") || p.isKw("role") || p.isKw("constraints") {
 		return nil, notSupported(p.peek().Pos, "SET %s is not supported", strings.ToUpper(p.peek().Value))
 	} else {
-		n, _, err := p.dottedName()
-		if err != nil {
-			return nil, err
+		if t := p.peek(); t.Kind == String {
+			// Flink's SQL client quotes keys: SET 'table.local-time-zone' = 'Asia/Shanghai'.
+			p.advance()
+			s.Name = strings.ToLower(t.Value)
+		} else {
+			n, _, err := p.dottedName()
+			if err != nil {
+				return nil, err
+			}
+			s.Name = n
 		}
-		s.Name = n
 		if !p.eatOp("=") && !p.eatKw("to") {
 			return nil, p.syntaxErrorAt(p.i)
 		}
@@ -1014,6 +1022,8 @@ func signedOrTyped(a, b Token) (Expr, bool) {
 		return &Literal{P: a.Pos, Kind: numberKind(b.Value), Text: "-" + b.Value}, true
 	case b.Kind == String && b.Text[0] == '\'' && isKw(a, "timestamp"):
 		return &Literal{P: a.Pos, Kind: LitTimestamp, Text: b.Value}, true
+	case b.Kind == String && b.Text[0] == '\'' && isKw(a, "timestamptz"):
+		return &Literal{P: a.Pos, Kind: LitTimestampTZ, Text: b.Value}, true
 	case b.Kind == String && b.Text[0] == '\'' && isKw(a, "date"):
 		return &Literal{P: a.Pos, Kind: LitDate, Text: b.Value}, true
 	}

@@ -161,7 +161,11 @@ func dumpValue(b *strings.Builder, src, indent, label string, v reflect.Value) {
 				}
 			case fv.Kind() == reflect.Int || fv.Kind() == reflect.Uint8:
 				if f.Type.Name() == "LitKind" {
-					fmt.Fprintf(b, " %s", [...]string{"null", "bool", "int", "decimal", "float", "string", "timestamp", "date"}[fv.Uint()])
+					fmt.Fprintf(b, " %s", [...]string{"null", "bool", "int", "decimal", "float", "string", "timestamp", "date", "timestamptz"}[fv.Uint()])
+				} else if fv.Kind() == reflect.Uint8 {
+					if fv.Uint() != 0 {
+						fmt.Fprintf(b, " %s=%d", f.Name, fv.Uint())
+					}
 				} else if fv.Int() != 0 && !(fv.Int() == -1 && (f.Name == "Precision" || f.Name == "Scale")) {
 					fmt.Fprintf(b, " %s=%d", f.Name, fv.Int())
 				}
@@ -294,6 +298,8 @@ func checkNode(n any, bad func(n any, pos int, want ...string), first func(strin
 			bad(n, n.P, "timestamp")
 		case LitDate:
 			bad(n, n.P, "date")
+		case LitTimestampTZ:
+			bad(n, n.P, "timestamptz", "timestamp")
 		case LitString:
 			if tok, ok := tokAt(n.P); !ok || tok.Kind != String || !strings.HasPrefix(n.Text, tok.Value) {
 				bad(n, n.P, n.Text)
@@ -382,7 +388,7 @@ func checkNode(n any, bad func(n any, pos int, want ...string), first func(strin
 		bad(n, n.P, n.Name)
 	case *TypeName:
 		bad(n, n.P, strings.ToLower(n.Name), "int", "integer", "int4", "int8", "int2", "bool", "float8", "float4",
-			"float", "double", "numeric", "dec", "string", "character", "char", "oid", "regtype", "regclass", "regproc")
+			"float", "double", "numeric", "dec", "string", "character", "char", "oid", "regtype", "regclass", "regproc", "timestamp", "timestamp_ltz")
 	case *CreateStream:
 		bad(n, n.NameP, n.Name)
 	case *CreateSink:

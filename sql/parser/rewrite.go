@@ -22,6 +22,8 @@ import (
 //	TABLE(TUMBLE(TABLE t, DESCRIPTOR(c), ..)), HOP(t, ..) ->  clink$N            (a table name)
 //	a ~ b, a ~* b, a !~ b, OPERATOR(pg_catalog.~)         ->  a REGEXP b, a NOT REGEXP b (marked)
 //	a IS [NOT] DISTINCT FROM b                            ->  a <=> b            (marked)
+//	x AT TIME ZONE z                                      ->  x ^ z              (marked)
+//	OVER (... ROWS|RANGE <frame>)                         ->  OVER (...)         (parser.frames)
 //	FULL [OUTER] JOIN                                     ->  LEFT JOIN          (marked)
 //	VALUES (a, b), (c, d) (where a query starts)          ->  VALUES ROW(a, b), ROW(c, d)
 //	(query) AS v(a, b)                                    ->  (query) AS v       (the alias token keeps a, b)
@@ -328,6 +330,13 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 		next = Token{Kind: EOF, Pos: p.at(hi).Pos}
 	}
 	switch t.Value {
+	case "at":
+		if p.kwAt(i+1, "time") && p.kwAt(i+2, "zone") && i+3 < hi && len(r.out) > 0 {
+			// x AT TIME ZONE z: TiDB's ^ binds as tightly as Postgres' AT (tighter than * and +); ours is refused,
+			// so a marked ^ is always this.
+			r.push(rtok{text: "^", kind: Op, val: "^", orig: t.Pos, synth: true, mark: "at time zone"})
+			return i + 3, true, nil
+		}
 	case "rows", "range":
 		if open := p.overParen(i); open >= 0 {
 			return r.frame(i, open, hi)
@@ -340,6 +349,11 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 		r.emitValue(iv, t.Pos, p.at(j).Pos)
 		return j, true, nil
 	case "timestamp", "date":
+		if t.Value == "timestamp" && p.kwAt(i+1, "with") && p.kwAt(i+2, "time") && p.kwAt(i+3, "zone") && p.at(i+4).Kind == String && i+4 < hi {
+			s := p.at(i + 4)
+			r.emitValue(&Literal{P: t.Pos, Kind: LitTimestampTZ, Text: s.Value}, t.Pos, s.End)
+			return i + 5, true, nil
+		}
 		if next.Kind == String {
 			kind := LitTimestamp
 			if t.Value == "date" {
@@ -348,7 +362,12 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 			r.emitValue(&Literal{P: t.Pos, Kind: kind, Text: next.Value}, t.Pos, next.End)
 			return i + 2, true, nil
 		}
-	case "time", "timestamptz":
+	case "timestamptz":
+		if next.Kind == String {
+			r.emitValue(&Literal{P: t.Pos, Kind: LitTimestampTZ, Text: next.Value}, t.Pos, next.End)
+			return i + 2, true, nil
+		}
+	case "time":
 		if next.Kind == String {
 			return 0, false, notSupported(t.Pos, "type %s is not supported", strings.ToUpper(t.Value))
 		}

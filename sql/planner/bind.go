@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -34,6 +35,8 @@ type binder struct {
 	// system are the system relations' snapshots taken for this statement: one per relation, so that a relation
 	// read twice (a self-join, a subquery) shows the same rows both times.
 	system map[string]*SystemTable
+	// tz is the session's time zone (Settings.TimeZone; nil: UTC).
+	tz *time.Location
 }
 
 func (b *binder) read(name string) {
@@ -111,7 +114,7 @@ func (b *binder) constInt(e parser.Expr, what string) (int64, error) {
 	if _, isParam := e.(*parser.ParamRef); isParam && b.params != nil && b.params.Values == nil {
 		return math.MaxInt64, nil // preparing: the value comes at execution
 	}
-	v, err := (&exprBinder{sc: &scope{}, params: b.params}).bind(e)
+	v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz}).bind(e)
 	if err == nil && v.Type().ID() == arrow.STRING {
 		v, err = expr.Cast(v, arrow.PrimitiveTypes.Int64)
 	}
@@ -292,7 +295,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 	if len(v.Rows) == 0 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES needs at least one row")
 	}
-	eb := &exprBinder{sc: &scope{}, params: b.params}
+	eb := &exprBinder{sc: &scope{}, params: b.params, tz: b.tz}
 	n := &valuesNode{}
 	width := len(v.Rows[0])
 	for _, row := range v.Rows {
@@ -337,7 +340,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 				b.params.infer(pn, t)
 			}
 			if (isUnknownLiteral(v.Rows[i][j]) || b.isUntypedParam(v.Rows[i][j])) && !arrow.TypeEqual(row[j].Type(), t) {
-				c, err := expr.Cast(row[j], t)
+				c, err := castIn(b.tz, row[j], t, false)
 				if err != nil {
 					return nil, posErr(err, v.Rows[i][j].Pos())
 				}
@@ -363,7 +366,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 		}
 		for i, row := range n.rows {
 			if !arrow.TypeEqual(row[j].Type(), t) {
-				c, err := expr.Cast(row[j], t)
+				c, err := castIn(b.tz, row[j], t, false)
 				if err != nil {
 					return nil, posErr(err, v.Rows[i][j].Pos())
 				}
@@ -615,7 +618,7 @@ func (b *binder) bindWindowTVF(t *parser.WindowTVF) (node, error) {
 	}
 	durs := make([]int64, len(t.Args))
 	for i, a := range t.Args {
-		v, err := (&exprBinder{sc: &scope{}, params: b.params}).bind(a)
+		v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz}).bind(a)
 		if err != nil {
 			return nil, err
 		}

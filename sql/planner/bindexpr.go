@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -23,6 +24,8 @@ type exprBinder struct {
 	sc     *scope
 	agg    *aggBinding
 	params *Params
+	// tz is the session's time zone (nil: UTC), for what converts TIMESTAMP WITH TIME ZONE (timezone.go).
+	tz *time.Location
 }
 
 // posErr attaches pos to an error without one (expression binding errors come without positions).
@@ -69,6 +72,9 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 	case *parser.Star:
 		return nil, sqlerr.New(sqlerr.SyntaxError, e.P, "* is only allowed in a select list or COUNT(*)")
 	case *parser.Literal:
+		if e.Kind == parser.LitTimestampTZ {
+			return timestampTZLiteral(b.tz, e)
+		}
 		return bindLiteral(e)
 	case *parser.Interval:
 		us, err := ParseInterval(e.Value, e.Unit)
@@ -77,7 +83,7 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		}
 		return expr.Interval(us), nil
 	case *parser.ParamRef:
-		return b.params.bindParam(e)
+		return b.params.bindParam(e, b.tz)
 	case *parser.Unary:
 		x, err := b.bind(e.X)
 		if err != nil {
@@ -111,6 +117,9 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		if e.Op != "||" { // text || anything concatenates: a quoted literal stays text
 			l, r, err = b.coerceUnknown(l, r, e.L, e.R)
 			if err != nil {
+				return nil, posErr(err, e.P)
+			}
+			if l, r, err = b.mixedTimestamps(l, r); err != nil {
 				return nil, posErr(err, e.P)
 			}
 		}
@@ -270,11 +279,7 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 				return nil, posErr(err, e.X.Pos())
 			}
 		}
-		cast := expr.Cast
-		if e.Try {
-			cast = expr.TryCast
-		}
-		c, err := cast(x, t)
+		c, err := castIn(b.tz, x, t, e.Try)
 		if err != nil {
 			// A constant that does not convert is reported at the constant, as Postgres does.
 			if _, lit := e.X.(*parser.Literal); lit {
@@ -292,7 +297,11 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.call(e.P, "extract", expr.String(e.Field), x)
+		args := []expr.Expr{expr.String(e.Field), x}
+		if r, ok, err := b.bindZoned(&parser.Func{P: e.P, Name: "extract"}, args); ok || err != nil {
+			return r, err
+		}
+		return b.call(e.P, "extract", args...)
 	case *parser.Func:
 		return b.bindFunc(e)
 	case *parser.Subquery:
@@ -350,6 +359,9 @@ func (b *exprBinder) bindFunc(e *parser.Func) (expr.Expr, error) {
 	case "substr":
 		name = "substring"
 	}
+	if r, ok, err := b.bindZoned(&parser.Func{P: e.P, Name: name}, args); ok || err != nil {
+		return r, err
+	}
 	return b.call(e.P, name, args...)
 }
 
@@ -374,7 +386,7 @@ func (b *exprBinder) coerceUnknown(l, r expr.Expr, la, ra parser.Expr) (expr.Exp
 		case arrow.STRING, arrow.NULL, arrow.LARGE_STRING:
 			return lit, nil
 		}
-		return expr.Cast(lit, other.Type())
+		return castIn(b.tz, lit, other.Type(), false)
 	}
 	var err error
 	if l, err = conv(l, la, r); err != nil {

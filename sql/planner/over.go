@@ -86,7 +86,7 @@ func (b *binder) bindOver(in node, sc *scope, items []parser.SelectItem, grouped
 		}
 	}
 	w := f0.Over
-	eb := &exprBinder{sc: sc, params: b.params}
+	eb := &exprBinder{sc: sc, params: b.params, tz: b.tz}
 	// The arguments, filters and defaults that are not columns are computed by a projection under the operator.
 	pre := &projectNode{in: in}
 	for i, c := range in.columns() {
@@ -161,7 +161,7 @@ func (b *binder) bindOver(in node, sc *scope, items []parser.SelectItem, grouped
 					return nil, nil, err
 				}
 				if !arrow.TypeEqual(d.Type(), x.Type()) {
-					if d, err = expr.Cast(d, x.Type()); err != nil {
+					if d, err = castIn(b.tz, d, x.Type(), false); err != nil {
 						return nil, nil, posErr(err, f.Args[2].Pos())
 					}
 				}

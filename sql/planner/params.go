@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"time"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/exec/expr"
@@ -52,7 +54,7 @@ func (p *Params) infer(n int, t arrow.DataType) {
 
 // bindParam binds $n: a typed constant when the type is given, else an unknown-typed text constant that the
 // context casts (and infer records); NULL text while preparing.
-func (p *Params) bindParam(r *parser.ParamRef) (expr.Expr, error) {
+func (p *Params) bindParam(r *parser.ParamRef, tz *time.Location) (expr.Expr, error) {
 	if p == nil || r.N < 1 || r.N > len(p.Given) {
 		return nil, sqlerr.New(sqlerr.UndefinedParameter, r.P, "there is no parameter $%d", r.N)
 	}
@@ -66,7 +68,7 @@ func (p *Params) bindParam(r *parser.ParamRef) (expr.Expr, error) {
 		v = expr.String(*p.Values[r.N-1])
 	}
 	if t := p.Given[r.N-1]; t != nil && !arrow.TypeEqual(t, arrow.BinaryTypes.String) {
-		c, err := expr.Cast(v, t)
+		c, err := castIn(tz, v, t, false)
 		if err != nil {
 			return nil, posErr(err, r.P)
 		}

@@ -52,6 +52,9 @@ type Settings struct {
 	Restoring bool
 	// CheckpointInterval is the job's (0 for an ad-hoc SELECT): connectors check what it asks of them.
 	CheckpointInterval time.Duration
+	// TimeZone is the session's (nil: UTC): the zone of every conversion between TIMESTAMP WITH TIME ZONE and
+	// calendar values the statement binds (exec/expr/timezone.go).
+	TimeZone *time.Location
 }
 
 func (s Settings) norm() Settings {
@@ -64,7 +67,7 @@ func (s Settings) norm() Settings {
 // PlanSelect plans an ad-hoc SELECT: internal streams and materialized views are read as they are now, and each
 // result batch goes to deliver as it is produced.
 func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) error) (*Physical, error) {
-	b := &binder{env: env, cat: env.Catalog(), bounded: true, params: s.Params}
+	b := &binder{env: env, cat: env.Catalog(), bounded: true, params: s.Params, tz: s.TimeZone}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -136,7 +139,7 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 // PlanStatementSet plans several INSERTs as one job (BEGIN STATEMENT SET ... END): one dataflow with a sink per
 // INSERT, checkpointed together. Target is the first INSERT's target, Targets all of them.
 func PlanStatementSet(env Env, inserts []*parser.Insert, s Settings) (*Physical, error) {
-	b := &binder{env: env, cat: env.Catalog(), params: s.Params}
+	b := &binder{env: env, cat: env.Catalog(), params: s.Params, tz: s.TimeZone}
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
 	var roots []node
 	var targets []*catalog.Object
@@ -194,7 +197,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 	if slices.Contains(b.reads, target.Name) {
 		return nil, nil, false, sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP, "a job cannot read the stream it writes (%q)", target.Name)
 	}
-	if root, err = assignTo(bq.root, target, ins); err != nil {
+	if root, err = assignTo(bq.root, target, ins, b.tz); err != nil {
 		return nil, nil, false, err
 	}
 	root = pruneRoot(pushdown(root))
@@ -227,7 +230,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 // PlanMaterializedView plans the job that maintains a materialized view: its query into the view's log. obj is
 // the view's catalog object (with its columns filled from BindView).
 func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Settings) (*Physical, error) {
-	b := &binder{env: env, cat: env.Catalog()}
+	b := &binder{env: env, cat: env.Catalog(), tz: s.TimeZone}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -381,7 +384,7 @@ func updatingReason(n node) string {
 
 // assignTo maps a query's columns onto a target's columns: by position, or through INSERT's column list (missing
 // columns are NULL), with Postgres' assignment casts between numeric types.
-func assignTo(root node, target *catalog.Object, ins *parser.Insert) (node, error) {
+func assignTo(root node, target *catalog.Object, ins *parser.Insert, tz *time.Location) (node, error) {
 	src := root.columns()
 	nvis := 0
 	for _, c := range src {
@@ -447,7 +450,7 @@ func assignTo(root node, target *catalog.Object, ins *parser.Insert) (node, erro
 					e.Hint = "You will need to rewrite or cast the expression."
 					return nil, e
 				}
-				c, err := expr.Cast(e, t)
+				c, err := castIn(tz, e, t, false)
 				if err != nil {
 					return nil, posErr(err, ins.Query.P)
 				}
@@ -694,7 +697,7 @@ func ValuesFor(ctx context.Context, env Env, ins *parser.Insert, target *catalog
 			recs = nil
 		}
 	}()
-	b := &binder{env: env, cat: env.Catalog(), params: s.Params}
+	b := &binder{env: env, cat: env.Catalog(), params: s.Params, tz: s.TimeZone}
 	hints := insertHints(target, ins)
 	for lo := 0; lo == 0 || lo < len(v.Rows); lo += ValuesBatchRows {
 		if err := ctx.Err(); err != nil {
@@ -719,7 +722,7 @@ func valuesBatch(b *binder, v *parser.Values, hints []arrow.DataType, target *ca
 	if err != nil {
 		return nil, err
 	}
-	root, err := assignTo(vn, target, ins)
+	root, err := assignTo(vn, target, ins, b.tz)
 	if err != nil {
 		return nil, err
 	}
