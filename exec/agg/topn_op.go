@@ -30,9 +30,9 @@ import (
 // so a barrier writes one Put per changed partition (not a Put per row that entered and a Delete per row pushed
 // out) and a load is a Get. RANK and DENSE_RANK never use it: a tie at the boundary keeps all its rows (with N = 1
 // and one sort value, every row), and rewriting such a partition whole at every barrier would cost its size each
-// time; the per-entry layout costs what changed. State written before the compact layout existed (per-entry entries of an append-only
-// Top-N) is still read: a partition found that way is rewritten in the compact layout, and its old entries deleted,
-// at the first barrier after it changes.
+// time; the per-entry layout costs what changed. State written before the compact layout existed (per-entry
+// entries of an append-only Top-N) is still read: a partition found that way is rewritten in the compact layout,
+// and its old entries deleted, at the first barrier after it changes.
 //
 // part is the partition's canonical key bytes (package rowcodec; empty without partition columns), entry is the
 // row's sort bytes: the order bytes of its sort keys, then its canonical row bytes (every column, as a key). The

@@ -791,7 +791,8 @@ func checkRankDiffs(t *testing.T, name string, rng *rand.Rand, cfg TopNConfig, o
 	var present [][]any
 	before := topNModelParts(cfg, nil)
 	seen := 0
-	err := h.Run(steps, func(int, int) (bool, bool) { return true, rng.IntN(3) == 0 }, func(i int, _ optest.BatchStep, _ bool) error {
+	plan := func(int, int) (bool, bool) { return true, rng.IntN(3) == 0 }
+	err := h.Run(steps, plan, func(i int, _ optest.BatchStep, _ bool) error {
 		for _, r := range batches[i] {
 			if r.kind == exec.Insert || r.kind == exec.UpdateAfter {
 				present = append(present, r.vals)
