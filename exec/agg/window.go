@@ -1,6 +1,10 @@
 package agg
 
 import (
+	"math"
+
+	"time"
+
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -142,6 +146,24 @@ type WindowAggConfig struct {
 	Aggs []AggSpec
 	// Mode is what a float SUM or AVG that overflows does (aggOverflow): NULL and counted, or 22003.
 	Mode expr.ErrorMode
+	// Zone, for a TIMESTAMP WITH TIME ZONE time column, lays Tumble, Hop and Cumulate windows out on the wall clock
+	// of that zone (a daily window is a local day, 23 or 25 hours long across a clock change): a row belongs to the
+	// windows of its wall time, whose bounds are the instants at which the wall clock shows them (expr.FromLocal).
+	// nil: on the epoch's clock (UTC). Sessions are gaps of time, the same in every zone.
+	Zone *time.Location
+}
+
+// zoned reports whether windows are laid out on a zone's wall clock.
+func (c *WindowAggConfig) zoned() bool {
+	return c.Zone != nil && c.Zone != time.UTC && c.Kind != WindowSession
+}
+
+// instant maps a window bound computed on the wall clock back to an instant.
+func (c *WindowAggConfig) instant(w int64) int64 {
+	if w == math.MaxInt64 || w == math.MinInt64 {
+		return w
+	}
+	return expr.FromLocal(c.Zone, w)
 }
 
 // windowEmitRows bounds the rows of one output batch.
@@ -292,6 +314,9 @@ func planWindowAgg(cfg WindowAggConfig, in *arrow.Schema) (*windowPlan, error) {
 		return nil, err
 	}
 	ts := &arrow.TimestampType{Unit: arrow.Microsecond}
+	if expr.IsTimestampTZ(in.Field(cfg.TimeCol).Type) {
+		ts = expr.TypeTimestampTZ // the windows' bounds are instants of the same kind
+	}
 	fields = append(fields, arrow.Field{Name: "window_start", Type: ts}, arrow.Field{Name: "window_end", Type: ts})
 	p := &windowPlan{cfg: cfg, in: in, keyEnc: rowcodec.NewKeyEncoding(keyTypes)}
 	aggs, aggFields, err := planAggs(in, cfg.Aggs, windowInternalf)

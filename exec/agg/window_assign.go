@@ -32,6 +32,9 @@ func NewWindowAssign(cfg WindowAggConfig, in *arrow.Schema) (func(subtask int) e
 		return nil, nil, fmt.Errorf("window assign: %s with size %d, slide %d, step %d is not supported without GROUP BY", cfg.Kind, cfg.Size, cfg.Slide, cfg.Step)
 	}
 	ts := &arrow.TimestampType{Unit: arrow.Microsecond}
+	if tt.TimeZone != "" {
+		ts = expr.TypeTimestampTZ
+	}
 	fields := append(append([]arrow.Field{}, in.Fields()...),
 		arrow.Field{Name: "window_start", Type: ts, Nullable: true}, arrow.Field{Name: "window_end", Type: ts, Nullable: true})
 	out := arrow.NewSchema(fields, nil)
@@ -62,6 +65,11 @@ func (w *windowAssign) windows(t int64, row int32) {
 		w.rows = append(w.rows, row)
 		w.starts = append(w.starts, s)
 		w.ends = append(w.ends, e)
+	}
+	if c.zoned() {
+		t = expr.ToLocal(c.Zone, t)
+		local := add
+		add = func(s, e int64) { local(c.instant(s), c.instant(e)) }
 	}
 	switch c.Kind {
 	case WindowTumble:

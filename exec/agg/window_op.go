@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/rowcodec"
 	"github.com/clinksql/clinksql/state"
 )
@@ -470,6 +471,15 @@ func (w *windowAgg) panesAt(t int64, dst []*pane) (_ []*pane, lo, hi int64) {
 		if end > w.wm {
 			dst = append(dst, w.paneOf(start, end))
 		}
+	}
+	if c.zoned() {
+		// On the wall clock, bounds back to instants; the next row reuses nothing (the wall clock is not monotonic
+		// in the instant where it goes back).
+		wall := t
+		t = expr.ToLocal(c.Zone, t)
+		local := add
+		add = func(start, end int64) { local(c.instant(start), c.instant(end)) }
+		defer func() { lo, hi = wall, wall+1 }()
 	}
 	switch c.Kind {
 	case WindowTumble:

@@ -502,6 +502,12 @@ func bindArith(op string, args []Expr) (Expr, error) {
 	i64 := TypeBigint
 	i64k := func(o string) kernel { return intKernelT[int64](o, i64) }
 	ts, iv := TypeTimestamp, TypeInterval
+	if IsTimestampTZ(at) || IsTimestampTZ(bt) {
+		ts = TypeTimestampTZ // an instant plus a duration is an instant
+		if isTimestamp(at) && isTimestamp(bt) && IsTimestampTZ(at) != IsTimestampTZ(bt) {
+			return nil, fnNotExist(op, []Expr{a, b}) // the planner reads the TIMESTAMP in the session's zone first
+		}
+	}
 	switch {
 	case isTimestamp(at) && isInterval(bt) && (op == "+" || op == "-"):
 		return mk(a, b, ts, tsKernel(i64k(op), []arrow.DataType{i64, i64}, ts), true), nil

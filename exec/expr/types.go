@@ -159,6 +159,12 @@ func commonType(a, b arrow.DataType) (arrow.DataType, bool) {
 	if t := CommonNumeric(a, b); t != nil {
 		return t, true
 	}
+	if IsTimestampTZ(a) || IsTimestampTZ(b) {
+		if IsTimestampTZ(a) && IsTimestampTZ(b) {
+			return TypeTimestampTZ, true
+		}
+		return nil, false // a TIMESTAMP or DATE meets an instant: only in a zone (the planner's)
+	}
 	if (isDate(a) && isTimestamp(b)) || (isTimestamp(a) && isDate(b)) {
 		return TypeTimestamp, true
 	}

@@ -633,6 +633,9 @@ func (b *binder) bindWindowTVF(t *parser.WindowTVF) (node, error) {
 	}
 	w := &windowTVFNode{in: in, timeCol: t.TimeCol}
 	w.win.TimeCol = tc
+	if expr.IsTimestampTZ(cols[tc].Type) {
+		w.win.Zone = b.tz // windows of local days and hours (exec/agg WindowAggConfig.Zone)
+	}
 	switch t.Kind {
 	case "tumble":
 		w.win.Kind, w.win.Size = agg.WindowTumble, durs[0]

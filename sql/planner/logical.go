@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"time"
+
 	"fmt"
 	"strings"
 
@@ -150,6 +152,11 @@ func explainExprs(es []expr.Expr, cols []Col) string {
 
 func windowLabel(cfg agg.WindowAggConfig, timeCol string) string {
 	d := func(us int64) string { return formatInterval(us) }
+	if cfg.Zone != nil && cfg.Zone != time.UTC && cfg.Kind != agg.WindowSession {
+		c := cfg
+		c.Zone = nil
+		return windowLabel(c, timeCol) + " on the wall clock of " + cfg.Zone.String()
+	}
 	switch cfg.Kind {
 	case agg.WindowTumble:
 		return fmt.Sprintf("TUMBLE(%s, %s)", timeCol, d(cfg.Size))

@@ -659,5 +659,8 @@ func (b *binder) legacyWindow(f *parser.Func, sc *scope) (agg.WindowAggConfig, e
 	case "session":
 		cfg.Kind, cfg.Gap = agg.WindowSession, durs[0]
 	}
+	if expr.IsTimestampTZ(sc.cols[tc].Type) {
+		cfg.Zone = b.tz
+	}
 	return cfg, expr.Column(tc, sc.cols[tc].Name, sc.cols[tc].Type), windowLabel(cfg, ref.Name), nil
 }
