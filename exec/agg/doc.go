@@ -45,6 +45,20 @@
 // Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
 // row), per-key early firing, allowed lateness, and retracting input.
 //
+// # Over aggregate
+//
+// NewOverAggregate (over.go) computes aggregates and LAG OVER (PARTITION BY .. ORDER BY <time attribute> ROWS|RANGE
+// BETWEEN .. PRECEDING AND CURRENT ROW), Flink's over aggregation; the contract is in over.go. It owns, per
+// partition (canonical key bytes), the rows waiting for the watermark and the processed rows a later frame or LAG
+// can still reach (or, for UNBOUNDED PRECEDING, the group form's accumulators), all in memory and written back as
+// one value per changed partition at each barrier (KeyedKey(kg, 1, part)); Open rebuilds them with a Scan of its key
+// groups; OperatorKey("over/wm") holds the watermark processed and the next arrival number. At a watermark it
+// decodes each due partition's kept and due rows into one record, rebuilds the accumulators from the kept rows and
+// adds and retracts row by row (the group form's retractable accumulators), so every output row is the row and its
+// frame's values. It must never emit a row before the watermark reaches its time, or a row twice (late rows are
+// dropped and counted), accept a retraction, or keep a RANGE frame's rows once the watermark put them out of reach
+// (cleaned at the next barrier).
+//
 // # Group aggregate and Top-N
 //
 // NewGroupAggregate (group*.go) computes GROUP BY without a window and SELECT DISTINCT over an append-only input
