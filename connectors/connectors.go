@@ -122,6 +122,9 @@ type SinkCapabilities struct {
 	// a PRIMARY KEY ... NOT ENFORCED.
 	Metadata   []MetadataKey
 	PrimaryKey bool
+	// Partitioned sinks take PARTITIONED BY (Spec.PartitionKeys): the file and Parquet sinks write each row into
+	// the Hive-style directory its partition columns name. The planner refuses PARTITIONED BY for the others.
+	Partitioned bool
 }
 
 // Column is one column of a stream or sink definition.
@@ -142,6 +145,9 @@ type Spec struct {
 	Columns []Column
 	// PrimaryKey names the PRIMARY KEY columns.
 	PrimaryKey []string
+	// PartitionKeys name a sink's PARTITIONED BY columns, in order (only for a connector whose capabilities say
+	// Partitioned; the planner checked that they are columns of a PartitionKeyType).
+	PartitionKeys []string
 	// Watermark is the stream's WATERMARK FOR expression as a function of a batch (the largest event time its rows
 	// imply; ok false when none has one), given to sources whose capabilities say Watermarks; nil otherwise.
 	Watermark func(ctx *exec.TaskContext, rec arrow.RecordBatch) (wm int64, ok bool, err error)

@@ -42,6 +42,8 @@ type TaskOpts struct {
 	Sub, Par  int
 	FS        state.FS
 	Completed map[uint64]bool
+	// State is the subtask's checkpointed state (nil: none).
+	State state.Backend
 }
 
 // NewTask returns the task context of one subtask.
@@ -58,7 +60,7 @@ func NewTask(mem memory.Allocator, o TaskOpts) *exec.TaskContext {
 	completed := o.Completed
 	return &exec.TaskContext{
 		Job: o.Job, Operator: o.Op, Subtask: o.Sub, Parallelism: o.Par,
-		Alloc: mem, FS: o.FS,
+		Alloc: mem, FS: o.FS, State: o.State,
 		IsCompleted: func(id uint64) bool { return completed[id] },
 	}
 }

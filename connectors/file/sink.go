@@ -3,6 +3,7 @@ package file
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -24,22 +25,30 @@ type SinkConfig struct {
 	Schema    *arrow.Schema
 	// Guard confines the directories and files the sink creates, each checked when it is created.
 	Guard connectors.PathGuard
+	// Partition, when it has keys, makes a partitioned sink (PARTITIONED BY): rows go into Hive-style directories,
+	// files without the partition columns (txnfile.PartitionedSink).
+	Partition txnfile.PartitionConfig
 }
 
 // NewSink returns a two-phase-commit sink writing CSV or JSON lines in Postgres text forms. Each subtask
 // writes one file per checkpoint that saw rows: <job>-<op>-<subtask>-<checkpoint>.csv (or .json), visible in
 // Path only once the checkpoint completed. Configuration errors surface at Open.
 func NewSink(cfg SinkConfig) exec.Sink {
-	var enc txnfile.Encoder
-	switch cfg.Format {
-	case "csv":
-		enc = &csvEncoder{header: cfg.CSVHeader}
-	case "json":
-		enc = &jsonEncoder{}
-	default:
-		enc = badEncoder{fmt.Errorf("unknown format %q (want csv or json)", cfg.Format)}
+	newEnc := func() txnfile.Encoder {
+		switch cfg.Format {
+		case "csv":
+			return &csvEncoder{header: cfg.CSVHeader}
+		case "json":
+			return &jsonEncoder{}
+		}
+		return badEncoder{fmt.Errorf("unknown format %q (want csv or json)", cfg.Format)}
 	}
-	s := txnfile.New("file", cfg.Path, cfg.Schema, enc)
+	if len(cfg.Partition.Keys) > 0 {
+		s := txnfile.NewPartitioned("file", cfg.Path, cfg.Schema, cfg.Partition, newEnc)
+		s.Guard = cfg.Guard
+		return s
+	}
+	s := txnfile.New("file", cfg.Path, cfg.Schema, newEnc())
 	s.Guard = cfg.Guard
 	return s
 }
@@ -159,10 +168,14 @@ func (e *jsonEncoder) Init(schema *arrow.Schema) error { return e.textEncoder.in
 //	'format'      'csv' or 'json' (JSON lines), required
 //	'csv.header'  'true': every CSV file starts with the column names (default 'false')
 //
+// and the partition options of a partitioned sink (txnfile.PartitionConfigFromOptions, which the caller reads).
 // 'connector', 'path', 'type' and 'primary_key' are the planner's; any other key is an error.
 func SinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (SinkConfig, error) {
 	cfg := SinkConfig{Path: path, Schema: schema}
 	for key, val := range connectors.SortedOptions(opts) {
+		if slices.Contains(txnfile.PartitionOptionNames, strings.ToLower(key)) {
+			continue
+		}
 		switch strings.ToLower(key) {
 		case "connector", "path", "type", "primary_key":
 		case "format":

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/connectors/filelist"
+	"github.com/clinksql/clinksql/connectors/txnfile"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -92,11 +93,12 @@ type sinkConnector struct{}
 func (sinkConnector) Name() string { return "parquet" }
 
 func (sinkConnector) Options() connectors.OptionNames {
-	return connectors.OptionNames{Names: []string{"path", "parquet.compression"}}
+	return connectors.OptionNames{Names: append([]string{"path", "parquet.compression"}, txnfile.PartitionOptionNames...),
+		Unsupported: txnfile.PartitionUnsupported}
 }
 
 func (sinkConnector) Capabilities(map[string]string) connectors.SinkCapabilities {
-	return connectors.SinkCapabilities{Transactional: true, CommitRecoverable: true}
+	return connectors.SinkCapabilities{Transactional: true, CommitRecoverable: true, Partitioned: true}
 }
 
 func (sinkConnector) Validate(spec connectors.Spec, opts map[string]string, env connectors.Env) error {
@@ -109,8 +111,11 @@ func (sinkConnector) Build(spec connectors.Spec, opts map[string]string, env con
 	if err != nil {
 		return connectors.SinkPlan{}, err
 	}
-	return connectors.SinkPlan{New: func(int) exec.Sink { return NewSink(cfg) },
-		Details: []string{"path: " + opts["path"], "commit: two-phase, files appear when the checkpoint completes"}}, nil
+	details := []string{"path: " + opts["path"], "commit: two-phase, files appear when the checkpoint completes"}
+	if len(cfg.Partition.Keys) > 0 {
+		details = append(details, cfg.Partition.Describe()...)
+	}
+	return connectors.SinkPlan{New: func(int) exec.Sink { return NewSink(cfg) }, Details: details}, nil
 }
 
 // sinkConfig reads and validates the options: what it refuses, no job could write.
@@ -122,6 +127,9 @@ func sinkConfig(spec connectors.Spec, opts map[string]string, env connectors.Env
 	cfg, err := SinkConfigFromOptions(spec.Schema, path, opts)
 	if err == nil {
 		err = ValidateSink(cfg)
+	}
+	if err == nil {
+		cfg.Partition, err = txnfile.PartitionConfigFromOptions(spec.Schema, spec.PartitionKeys, opts)
 	}
 	cfg.Guard = env.Confine
 	return cfg, err

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -30,6 +31,9 @@ type SinkConfig struct {
 	RowGroupRows int64
 	// Guard confines the directories and files the sink creates, each checked when it is created.
 	Guard connectors.PathGuard
+	// Partition, when it has keys, makes a partitioned sink (PARTITIONED BY): rows go into Hive-style directories,
+	// files without the partition columns, as Flink and Hive write them (txnfile.PartitionedSink).
+	Partition txnfile.PartitionConfig
 }
 
 // DefaultRowGroupRows bounds the rows of a Parquet row group: large enough for efficient scans, small enough that
@@ -41,6 +45,12 @@ const DefaultRowGroupRows = 1 << 20
 // once the checkpoint completed, so any Parquet reader can read every committed file. Configuration errors
 // surface at Open.
 func NewSink(cfg SinkConfig) exec.Sink {
+	if len(cfg.Partition.Keys) > 0 {
+		s := txnfile.NewPartitioned("parquet", cfg.Path, cfg.Schema, cfg.Partition,
+			func() txnfile.Encoder { return &parquetEncoder{cfg: cfg} })
+		s.Guard = cfg.Guard
+		return s
+	}
 	s := txnfile.New("parquet", cfg.Path, cfg.Schema, &parquetEncoder{cfg: cfg})
 	s.Guard = cfg.Guard
 	return s
@@ -451,10 +461,14 @@ func (g orderedGroup) Fields() []parquet.Field { return g.fields }
 //
 //	'parquet.compression'  'snappy' (default), 'zstd', 'gzip', 'lz4' or 'none' (also 'uncompressed')
 //
+// and the partition options of a partitioned sink (txnfile.PartitionConfigFromOptions, which the caller reads).
 // 'connector', 'path', 'type' and 'primary_key' are the planner's; any other key is an error.
 func SinkConfigFromOptions(schema *arrow.Schema, path string, opts map[string]string) (SinkConfig, error) {
 	cfg := SinkConfig{Path: path, Schema: schema}
 	for key, val := range connectors.SortedOptions(opts) {
+		if slices.Contains(txnfile.PartitionOptionNames, strings.ToLower(key)) {
+			continue
+		}
 		switch strings.ToLower(key) {
 		case "connector", "path", "type", "primary_key":
 		case "parquet.compression":
