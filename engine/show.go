@@ -116,7 +116,11 @@ func columnList(o *catalog.Object) string {
 	if len(o.PrimaryKey) > 0 {
 		parts = append(parts, "PRIMARY KEY ("+strings.Join(o.PrimaryKey, ", ")+") NOT ENFORCED")
 	}
-	return strings.Join(parts, ", ")
+	list := strings.Join(parts, ", ")
+	if len(o.PartitionKeys) > 0 {
+		list += " PARTITIONED BY (" + strings.Join(o.PartitionKeys, ", ") + ")"
+	}
+	return list
 }
 
 func optionList(opts map[string]string) string {
@@ -194,6 +198,9 @@ func (s *Session) describe(st *parser.Describe) (*Result, error) {
 		}
 		if d := c.Definition(); d != "" {
 			extra = append(extra, d)
+		}
+		if slices.Contains(o.PartitionKeys, c.Name) {
+			extra = append(extra, "PARTITION KEY")
 		}
 		if o.Watermark != nil && o.Watermark.Column == c.Name {
 			extra = append(extra, "WATERMARK AS "+o.Watermark.Expr)

@@ -63,6 +63,12 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pb := cs.PartitionedBy; pb != nil {
+		// Flink's CREATE TABLE ... PARTITIONED BY is a filesystem sink; a stream here is read, never partitioned.
+		e := sqlerr.New(sqlerr.FeatureNotSupported, pb.P, "PARTITIONED BY is only supported in CREATE SINK (a partitioned file or parquet sink)")
+		e.Hint = "Declare the table Flink writes as CREATE SINK name (...) PARTITIONED BY (...) WITH (connector = 'parquet' | 'file', ...)."
+		return nil, e
+	}
 	obj := &catalog.Object{Kind: catalog.Stream, Name: cs.Name, Columns: cols}
 	if len(opts) > 0 {
 		obj.Options = opts
@@ -139,9 +145,14 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 			return nil, err
 		}
 		copts := sinkOptions(opts)
+		if obj.PartitionKeys, err = partitionKeys(cs.PartitionedBy, conn, c.Capabilities(copts), pcols); err != nil {
+			return nil, err
+		}
 		err = connectors.CheckOptions(conn, c.Options(), copts)
 		if err == nil {
-			err = c.Validate(connectorSpec(cs.Name, schemaOf(pcols), cols, pk), copts, connectorEnv(env, Settings{}.norm()))
+			spec := connectorSpec(cs.Name, schemaOf(pcols), cols, pk)
+			spec.PartitionKeys = obj.PartitionKeys
+			err = c.Validate(spec, copts, connectorEnv(env, Settings{}.norm()))
 		}
 		if err != nil {
 			return nil, configError(err, "", definitionPos(pos, cs.Columns))
@@ -178,6 +189,41 @@ func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
 		return nil, sqlerr.New(sqlerr.InvalidParameter, pos["type"], "sink type '%s' is not supported (append-only or upsert)", opts["type"])
 	}
 	return obj, nil
+}
+
+// partitionKeys checks a sink's PARTITIONED BY: a connector that writes partitions (SinkCapabilities.Partitioned),
+// each name a column of the sink once, of a type whose values name directories (connectors.PartitionKeyType), and
+// at least one column left for the files. It returns the names, nil without PARTITIONED BY.
+func partitionKeys(pb *parser.PartitionedBy, conn string, caps connectors.SinkCapabilities, cols []Col) ([]string, error) {
+	if pb == nil {
+		return nil, nil
+	}
+	if !caps.Partitioned {
+		var able []string
+		for _, name := range connectors.SinkNames() {
+			if c, ok := connectors.LookupSink(name); ok && c.Capabilities(map[string]string{}).Partitioned {
+				able = append(able, "'"+name+"'")
+			}
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pb.P, "connector '%s' does not write partitions; PARTITIONED BY is for connector = %s",
+			conn, strings.Join(able, " or "))
+	}
+	for i, name := range pb.Columns {
+		k := slices.IndexFunc(cols, func(c Col) bool { return c.Name == name })
+		if k < 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, pb.ColumnsP[i], "partition column %q is not a column of the sink", name)
+		}
+		if slices.Contains(pb.Columns[:i], name) {
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, pb.ColumnsP[i], "partition column %q is listed twice", name)
+		}
+		if err := connectors.PartitionKeyType(cols[k].Type); err != nil {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, pb.ColumnsP[i], "partition column %q: %v", name, err)
+		}
+	}
+	if len(pb.Columns) == len(cols) {
+		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, pb.P, "every column is a partition column: the files would hold none (the partition columns are in the directory names, not in the files)")
+	}
+	return slices.Clone(pb.Columns), nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -796,7 +796,9 @@ func (l *lowering) sink(in *PNode, target *catalog.Object, schema *arrow.Schema)
 			return err
 		}
 		opts := sinkOptions(target.Options)
-		p, err := c.Build(connectorSpec(target.Name, schema, target.Columns, target.PrimaryKey), opts, connectorEnv(l.env, l.settings))
+		spec := connectorSpec(target.Name, schema, target.Columns, target.PrimaryKey)
+		spec.PartitionKeys = target.PartitionKeys
+		p, err := c.Build(spec, opts, connectorEnv(l.env, l.settings))
 		if err != nil {
 			return configError(err, objectPrefix("sink", target.Name), noPos)
 		}
