@@ -76,6 +76,9 @@ type Object struct {
 	Query string `json:"query,omitempty"`
 	// Reads names the objects a view reads.
 	Reads []string `json:"reads,omitempty"`
+	// Functions names the user-defined functions a view's query calls (function.go), directly or through
+	// another function or view.
+	Functions []string `json:"functions,omitempty"`
 	// Job is the id of the job that maintains a materialized view.
 	Job string `json:"job,omitempty"`
 	// Storage names the directory of an internal stream's or materialized view's log (under streams/ or views/):
@@ -99,6 +102,9 @@ type JobSpec struct {
 	Targets []string `json:"targets,omitempty"`
 	// Reads names the objects the job reads (after view expansion: streams and materialized views).
 	Reads []string `json:"reads"`
+	// Functions names the user-defined functions the job's plan inlined or calls: its re-deployment plans the
+	// statement again and needs them.
+	Functions []string `json:"functions,omitempty"`
 	// Settings are the session settings (checkpoint.interval, checkpoint.mode, parallelism, errors.mode) in force
 	// when the job started.
 	Settings map[string]string `json:"settings"`
@@ -131,18 +137,21 @@ type Catalog struct {
 	path    string
 	objects map[string]*Object
 	jobs    map[string]*JobSpec
-	nextJob int
+	// functions are the user-defined functions, a namespace of their own (function.go).
+	functions map[string]*Function
+	nextJob   int
 	// nextStorage numbers storage names (Object.Storage); like nextJob it only grows.
 	nextStorage int
 	missing     bool
 }
 
 type file struct {
-	Version     int        `json:"version"`
-	Objects     []*Object  `json:"objects"`
-	Jobs        []*JobSpec `json:"jobs"`
-	NextJob     int        `json:"next_job"`
-	NextStorage int        `json:"next_storage"`
+	Version     int         `json:"version"`
+	Objects     []*Object   `json:"objects"`
+	Jobs        []*JobSpec  `json:"jobs"`
+	Functions   []*Function `json:"functions,omitempty"`
+	NextJob     int         `json:"next_job"`
+	NextStorage int         `json:"next_storage"`
 }
 
 // fileVersion 2: the file is framed (state.Frame: checksum and length) and objects name their storage.
@@ -159,7 +168,7 @@ func Open(fsys state.FS, dir string) (*Catalog, error) {
 		return nil, err
 	}
 	c := &Catalog{fs: fsys, path: filepath.Join(dir, "catalog.json"), objects: map[string]*Object{},
-		jobs: map[string]*JobSpec{}, nextJob: 1, nextStorage: 1}
+		jobs: map[string]*JobSpec{}, functions: map[string]*Function{}, nextJob: 1, nextStorage: 1}
 	data, err := state.ReadFramed(fsys, c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.missing = true
@@ -180,6 +189,9 @@ func Open(fsys state.FS, dir string) (*Catalog, error) {
 	}
 	for _, j := range f.Jobs {
 		c.jobs[j.ID] = j
+	}
+	for _, fn := range f.Functions {
+		c.functions[fn.Name] = fn
 	}
 	c.nextJob = max(f.NextJob, 1)
 	c.nextStorage = max(f.NextStorage, 1)
@@ -242,6 +254,10 @@ func (c *Catalog) save() error {
 	for _, j := range c.jobs {
 		f.Jobs = append(f.Jobs, j)
 	}
+	for _, fn := range c.functions {
+		f.Functions = append(f.Functions, fn)
+	}
+	sort.Slice(f.Functions, func(a, b int) bool { return f.Functions[a].Name < f.Functions[b].Name })
 	sort.Slice(f.Objects, func(a, b int) bool { return f.Objects[a].Name < f.Objects[b].Name })
 	sort.Slice(f.Jobs, func(a, b int) bool { return jobLess(f.Jobs[a].ID, f.Jobs[b].ID) })
 	data, err := json.MarshalIndent(f, "", "  ")
@@ -375,10 +391,12 @@ func (c *Catalog) dependents(name string) Dependents {
 	return d
 }
 
-// DropPlan is what a DROP removes: the objects (dependents first, the named object last) and the jobs to stop.
+// DropPlan is what a DROP removes: the objects (dependents first, the named object last), the jobs to stop, and
+// for DROP FUNCTION the function.
 type DropPlan struct {
-	Objects []*Object
-	Jobs    []string
+	Objects   []*Object
+	Jobs      []string
+	Functions []*Function
 }
 
 // PlanDrop works out what dropping name takes. Without cascade, anything that still reads name is an error
@@ -398,43 +416,43 @@ func (c *Catalog) PlanDrop(name string, kind Kind, cascade bool) (DropPlan, erro
 		return DropPlan{}, e
 	}
 	var plan DropPlan
-	seenObj, seenJob := map[string]bool{}, map[string]bool{}
-	var visit func(n string) error
-	visit = func(n string) error {
-		if seenObj[n] {
-			return nil
-		}
-		seenObj[n] = true
-		d := c.dependents(n)
-		if !d.empty() && !cascade {
-			e := sqlerr.New(sqlerr.DependentObjects, sqlerr.NoPos, "cannot drop %s %q because other objects depend on it: %s",
-				strings.ToLower(string(c.objects[n].Kind)), n, d)
-			e.Hint = "Use DROP ... CASCADE to drop the dependent objects too."
-			return e
-		}
-		for _, j := range d.Jobs {
-			if !seenJob[j] {
-				seenJob[j] = true
-				plan.Jobs = append(plan.Jobs, j)
-			}
-		}
-		for _, dep := range d.Objects {
-			if err := visit(dep); err != nil {
-				return err
-			}
-		}
-		obj := c.objects[n]
-		if obj.Kind == MaterializedView && obj.Job != "" && !seenJob[obj.Job] {
-			seenJob[obj.Job] = true
-			plan.Jobs = append(plan.Jobs, obj.Job)
-		}
-		plan.Objects = append(plan.Objects, obj)
-		return nil
-	}
-	if err := visit(name); err != nil {
+	if err := c.planDrop(name, cascade, &plan, map[string]bool{}, map[string]bool{}); err != nil {
 		return DropPlan{}, err
 	}
 	return plan, nil
+}
+
+// planDrop adds object n and, with cascade, what reads it (recursively) to plan. Caller holds mu.
+func (c *Catalog) planDrop(n string, cascade bool, plan *DropPlan, seenObj, seenJob map[string]bool) error {
+	if seenObj[n] {
+		return nil
+	}
+	seenObj[n] = true
+	d := c.dependents(n)
+	if !d.empty() && !cascade {
+		e := sqlerr.New(sqlerr.DependentObjects, sqlerr.NoPos, "cannot drop %s %q because other objects depend on it: %s",
+			strings.ToLower(string(c.objects[n].Kind)), n, d)
+		e.Hint = "Use DROP ... CASCADE to drop the dependent objects too."
+		return e
+	}
+	for _, j := range d.Jobs {
+		if !seenJob[j] {
+			seenJob[j] = true
+			plan.Jobs = append(plan.Jobs, j)
+		}
+	}
+	for _, dep := range d.Objects {
+		if err := c.planDrop(dep, cascade, plan, seenObj, seenJob); err != nil {
+			return err
+		}
+	}
+	obj := c.objects[n]
+	if obj.Kind == MaterializedView && obj.Job != "" && !seenJob[obj.Job] {
+		seenJob[obj.Job] = true
+		plan.Jobs = append(plan.Jobs, obj.Job)
+	}
+	plan.Objects = append(plan.Objects, obj)
+	return nil
 }
 
 // Remove deletes the objects and marks the jobs of a plan stopped, in one durable write.
@@ -443,6 +461,9 @@ func (c *Catalog) Remove(plan DropPlan) error {
 	defer c.mu.Unlock()
 	for _, o := range plan.Objects {
 		delete(c.objects, o.Name)
+	}
+	for _, f := range plan.Functions {
+		delete(c.functions, f.Name)
 	}
 	for _, id := range plan.Jobs {
 		if j := c.jobs[id]; j != nil {

@@ -8,6 +8,11 @@
 // and stops their jobs. A view keeps its canonical query text and the names it reads; a job keeps the statement
 // that started it and the session settings it runs with, so an engine that opens the directory re-deploys it.
 //
+// User-defined functions (function.go) have a namespace of their own, one function per name; views and jobs name
+// the functions their plans use (Object.Functions, JobSpec.Functions), and DROP FUNCTION follows the same rules
+// (2BP01 naming them; CASCADE drops them). A wasm function's module lives in <data>/functions/, named by the
+// catalog with its SHA-256.
+//
 // It must never import exec's runtime or the planner (imports flow planner -> catalog), and it never interprets
 // SQL: texts are stored, not parsed.
 package catalog
