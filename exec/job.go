@@ -63,6 +63,11 @@ type JobConfig struct {
 	// with one must restore from a completed checkpoint: finding none (its checkpoint directory lost or damaged)
 	// fails it at once, since starting from scratch would publish its output again.
 	Checkpointed uint64
+	// AfterCommit, when set, is called with a checkpoint once every sink subtask committed it without error (at
+	// the end of its commit broadcast, on the coordinator's goroutine, in checkpoint order): what the sinks
+	// published for it is all visible. It must not block. A materialized view's subscribers (engine's SUBSCRIBE)
+	// learn from it that the view's changelog is complete up to that checkpoint.
+	AfterCommit func(id uint64)
 
 	RestartBudget  int           // restarts allowed within RestartWindow; 0: 10
 	RestartWindow  time.Duration // 0: 10 minutes
@@ -870,6 +875,9 @@ func (inc *incarnation) onComplete(id uint64) error {
 		err = fmt.Errorf("commit checkpoint %d: %w", id, err)
 		inc.fail("commit", err)
 		return err
+	}
+	if f := inc.job.cfg.AfterCommit; f != nil {
+		f(id)
 	}
 	return nil
 }
