@@ -52,6 +52,16 @@ type Log struct {
 	next    uint64            // the next segment's sequence number
 	names   map[uint64]string // seq -> file name
 	changed chan struct{}     // closed and replaced when a segment arrives
+
+	// For subscribers (tail.go), under mu: frontier is the highest checkpoint of the writing job whose commit
+	// every sink subtask finished (Advance; at Open, the highest checkpoint a segment names); notify is closed and
+	// replaced when a segment arrives, the frontier advances or the log is dropped.
+	frontier uint64
+	notify   chan struct{}
+	dropped  bool
+	// sizes[i] is the size of segment i+1, for the segments a subscriber's lag was measured over (tail.go).
+	sizeMu sync.Mutex
+	sizes  []int64
 }
 
 // kindColumn is the name of the row-kind column every segment ends with.
@@ -82,7 +92,8 @@ func Open(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 	if fsys == nil {
 		fsys = state.OS
 	}
-	l := &Log{dir: dir, fsys: fsys, schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{})}
+	l := &Log{dir: dir, fsys: fsys, schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{}),
+		notify: make(chan struct{})}
 	entries, err := fsys.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, state.Corrupt(dir, err, "the log's directory is missing")
@@ -100,6 +111,7 @@ func Open(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 		}
 		l.names[seq] = e.Name()
 		l.next = max(l.next, seq+1)
+		l.frontier = max(l.frontier, segmentCheckpoint(e.Name()))
 	}
 	last, err := state.MustReadFramed(fsys, l.lastPath())
 	if err != nil {
@@ -122,7 +134,7 @@ func Open(fsys state.FS, dir string, schema *arrow.Schema) (*Log, error) {
 // Unstored returns a log of schema with no storage, for a plan that is explained and never run (EXPLAIN CREATE
 // MATERIALIZED VIEW): planning it touches no disk.
 func Unstored(schema *arrow.Schema) *Log {
-	return &Log{schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{})}
+	return &Log{schema: schema, next: 1, names: map[uint64]string{}, changed: make(chan struct{}), notify: make(chan struct{})}
 }
 
 // lastFile records the highest published sequence number.
@@ -195,6 +207,7 @@ func (l *Log) publishedLocked(seq uint64, name string) {
 	l.next = seq + 1
 	close(l.changed)
 	l.changed = make(chan struct{})
+	l.wakeLocked()
 }
 
 // Append writes batches as one new segment (all or nothing) and returns once it is durable. The caller keeps
