@@ -14,13 +14,16 @@
 //	     Decimal(text) (Expr, error); DecimalOf(n, t); Timestamp(us); Interval(us); Date(days)
 //	func Call(name string, args ...Expr) (Expr, error) // binds through the function registry
 //	func Cast(x Expr, to arrow.DataType) (Expr, error)  // explicit CAST / ::
+//	func UserCall(fn UserFunction, ret arrow.DataType, args ...Expr) Expr // a user function's call (user.go)
 //	func IsConstant(e) bool; ConstantValue(e) (scalar.Scalar, bool); ConstantInt64(e); ConstantString(e)
 //	func Columns(es ...Expr) []int; RemapColumns(e, f) Expr; Children(e) []Expr; Equal(a, b) bool; CanFail(e) bool
 //	func TypeName(t) string  // Postgres' name of a type, for messages
 //	func CommonNumeric(a, b arrow.DataType) arrow.DataType // the type two numeric types combine in (nil: not both numeric)
 //
 // Context carries the allocator, the ErrorMode and the BadValues counter. One Context belongs to one goroutine;
-// a bound Expr is immutable and may be shared.
+// a bound Expr is immutable and may be shared. A user function (a WebAssembly module, exec/wasm) is a call like
+// the others, its kernel an instance the Context opens at its first batch and keeps (one per subtask, reused
+// across batches; Context.Close releases it): strict, never folded, a trap a bad value like any other.
 //
 // Binding errors are *sqlerr.Error without a position (the planner adds it): 42883 when no function or
 // operator takes the argument types (Postgres' wording: "operator does not exist: text + bigint", "function

@@ -40,6 +40,8 @@ type Context struct {
 	BadValues *exec.Counter // may be nil
 
 	cc context.Context // arrow compute's context carrying Alloc, made once
+	// users are the open instances of the user functions evaluated with this Context (user.go).
+	users map[UserFunction]*userBox
 }
 
 func (c *Context) computeCtx() context.Context {

@@ -86,6 +86,12 @@ func (c *calc) Open(tc *exec.TaskContext) error {
 	return nil
 }
 
+// Close releases what the expressions opened (user functions' instances).
+func (c *calc) Close() error {
+	c.ctx.Close()
+	return nil
+}
+
 func (c *calc) Process(_ int, b exec.Batch, out exec.Emitter) error {
 	defer b.Release()
 	rec, kinds := b.Rec, b.Kinds
