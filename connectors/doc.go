@@ -23,7 +23,8 @@
 //   - one per connector, registered: blackhole, datagen, file (CSV and JSON lines), nexmark, parquet;
 //   - streamlog, the storage of internal streams and materialized views, with its source and sink: the planner
 //     uses it for those objects (through its Env.Log), so it is not registered and no WITH names it;
-//   - txnfile, the two-phase-commit file protocol of the file, Parquet and stream log sinks, and filelist, the
+//   - txnfile, the two-phase-commit file protocol of the file, Parquet and stream log sinks (partitioned ones
+//     too: PARTITIONED BY, Spec.PartitionKeys, SinkCapabilities.Partitioned), and filelist, the
 //     listing of a file or Parquet source's path and its place in the list;
 //   - internal/gen, what the generators share; connectortest, what the connectors' tests share; all, the list of
 //     registered connectors.

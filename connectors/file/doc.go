@@ -1,6 +1,7 @@
 // Package file is connector = 'file': CSV and JSON-lines files, read by a source (once, or following a directory
 // as files appear) and written by a two-phase-commit sink (one file per subtask and checkpoint, on the protocol of
-// package connectors/txnfile). The listing of a source's path and its place in the list are package
+// package connectors/txnfile; a partitioned sink, PARTITIONED BY, one per partition too, without the partition
+// columns: txnfile.PartitionedSink). The listing of a source's path and its place in the list are package
 // connectors/filelist's.
 //
 // # Text forms

@@ -1,7 +1,9 @@
 // Package parquet is connector = 'parquet': a bounded source over Parquet files and a two-phase-commit sink that
 // writes one complete Parquet file per subtask and checkpoint (NewSink, on the protocol of package
 // connectors/txnfile: a file is footed and fsync'd before it is staged, and visible only once its checkpoint
-// completed). The sink's only option is 'parquet.compression'. The listing of a source's path and its place in the
+// completed). The sink's option is 'parquet.compression'; a partitioned sink (PARTITIONED BY) also takes the
+// partition options and writes one file per partition (txnfile.PartitionedSink), without the partition columns,
+// as Flink and Hive write Parquet partitions: readers take them from the directory names. The listing of a source's path and its place in the
 // list are package connectors/filelist's.
 //
 // # Parquet source

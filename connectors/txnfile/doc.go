@@ -28,5 +28,12 @@
 //     otherwise, and its in-progress file is deleted. Subtask 0 also recovers the files of subtasks at or above
 //     the current parallelism, left by an incarnation that ran wider.
 //
+// A partitioned sink (PARTITIONED BY) is PartitionedSink (partitioned.go), the same protocol over one file per
+// partition: rows go into Hive-style directories P/key=value/... (partition.go: Hive's escapes, the default
+// partition, the partition's time), each subtask stages under its own P/_staging/J/J-O-S/, a file name carries a
+// file number after the checkpoint id (J-O-S-N-K.ext), and partitions are committed (a _SUCCESS file) once every
+// subtask committed their files and the trigger holds (exec.CommitFinisher); the partitions waiting for it are in
+// the subtask's checkpointed state.
+//
 // CLINK_STATE_FSYNC=0 turns the fsyncs off (benchmarks only), as for state snapshots.
 package txnfile

@@ -968,8 +968,8 @@ func (s *PartitionedSink) PublishedAfter(ctx *exec.TaskContext, after uint64) (s
 		}
 		for _, e := range entries {
 			name := e.Name()
-			if strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") {
-				continue
+			if dir == s.path && name == stagingDirName || strings.HasPrefix(name, ".") {
+				continue // staged files are not published; a partition directory may start with '_' (its column's name)
 			}
 			if e.IsDir() {
 				if err := walk(filepath.Join(dir, name)); err != nil || found != "" {
