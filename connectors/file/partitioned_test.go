@@ -402,4 +402,24 @@ func TestPartitionedSinkTellsWhatItPublishedAfter(t *testing.T) {
 			t.Fatalf("PublishedAfter(%d) = %q, want published %v", after, got, want)
 		}
 	}
+	// A partition column whose name starts with '_' names directories that start with it: still published output.
+	under := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "_d", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	dir2 := t.TempDir()
+	newUnder := func() exec.Sink {
+		return NewSink(SinkConfig{Path: dir2, Format: "csv", Schema: under, Partition: txnfile.PartitionConfig{Keys: []string{"_d"}}})
+	}
+	s2 := newUnder()
+	connectortest.Must(t, s2.Open(task))
+	b := array.NewRecordBuilder(mem, under)
+	b.Field(0).(*array.Int64Builder).Append(1)
+	b.Field(1).(*array.StringBuilder).Append("x")
+	connectortest.Must(t, s2.Write(exec.Batch{Rec: b.NewRecordBatch()}))
+	b.Release()
+	connectortest.Must(t, s2.PreCommit(4))
+	connectortest.Must(t, s2.Commit(4))
+	connectortest.Must(t, s2.Close())
+	if got, err := newUnder().(exec.PublishChecker).PublishedAfter(task, 3); err != nil || got != filepath.Join(dir2, "_d=x", "j1-sink-0-4-0.csv") {
+		t.Fatalf("PublishedAfter(3) = %q, %v", got, err)
+	}
 }
