@@ -1,0 +1,3 @@
+module countchar
+
+go 1.26

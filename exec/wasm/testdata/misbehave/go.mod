@@ -1,0 +1,3 @@
+module misbehave
+
+go 1.26
