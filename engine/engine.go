@@ -83,6 +83,8 @@ type Engine struct {
 	ready bool
 	// jobsMetric is clinksql_jobs, registered from Open to Close.
 	jobsMetric *jobsCollector
+	// subscriptions are the running SUBSCRIBEs (subscribe.go).
+	subscriptions subscriptions
 }
 
 // runningJob is a deployed continuous job.
@@ -385,6 +387,9 @@ func (e *Engine) Close(ctx context.Context) error {
 		return nil
 	}
 	e.closed = true
+	e.mu.Unlock()
+	e.closeSubscriptions() // they end with 57P01; their temporary jobs stop
+	e.mu.Lock()
 	jobs := make([]*runningJob, 0, len(e.jobs))
 	for _, j := range e.jobs {
 		jobs = append(jobs, j)
@@ -461,6 +466,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		StateCacheBytes:       s.stateCache,
 		LatencyMarkerInterval: cmp.Or(s.latency, e.cfg.LatencyMarkerInterval),
 		WatermarkMaxDrift:     s.maxDrift,
+		AfterCommit:           e.viewCommitted(spec), // a view's subscribers' frontier
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}
@@ -591,7 +597,7 @@ func (e *Engine) flush(ctx context.Context, notify func(string)) error {
 			return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos, "FLUSH: job %s: %v", j.spec.ID, err)
 		}
 	}
-	return nil
+	return e.flushSubscriptions(ctx) // the temporary views of SUBSCRIBE over queries read the jobs' targets
 }
 
 // catchUp waits until job j has read everything committed to its input logs so far, so that a checkpoint
@@ -666,7 +672,11 @@ func (e *Engine) dropStorage(o *catalog.Object) {
 	if o.Storage == "" {
 		return
 	}
+	e.endSubscriptions(o.Storage, fmt.Sprintf("%s %q", strings.ToLower(string(o.Kind)), o.Name))
 	e.mu.Lock()
+	if l := e.logs[o.Storage]; l != nil {
+		l.Drop()
+	}
 	delete(e.logs, o.Storage)
 	e.mu.Unlock()
 	_ = os.RemoveAll(e.storageDir(o))

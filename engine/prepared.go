@@ -142,6 +142,8 @@ func (s *Session) resultColumns(ctx context.Context, st parser.Stmt, params *pla
 			return nil, err
 		}
 		return nil, nil // a job's id comes as a notice
+	case *parser.Subscribe, *parser.Fetch:
+		return s.cursorColumns(st)
 	case *parser.Show, *parser.Describe, *parser.Explain:
 		// These read the catalog and change nothing: run them for their columns.
 		res, err := s.execute(ctx, st, params, nil)

@@ -64,6 +64,8 @@ type Session struct {
 	inSet bool
 	// notice receives the notices given while a statement runs (SetNoticeHandler), nil for none.
 	notice func(string)
+	// cursors are the DECLAREd cursors, closed with the transaction (subscribe.go).
+	cursors map[string]*cursor
 }
 
 // NewSession starts a session.
@@ -214,10 +216,15 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		return s.dropJob(ctx, st)
 	case *parser.AlterJob:
 		return s.alterJob(st)
+	case *parser.Subscribe, *parser.Declare, *parser.Fetch, *parser.CloseCursor, *parser.Copy:
+		return s.subscribeStmt(ctx, st, params, w)
 	case *parser.Txn:
 		if st.StatementSet {
 			s.inSet, s.set = true, nil
 			return &Result{Tag: "BEGIN"}, nil
+		}
+		if st.Op != "begin" {
+			s.closeCursors() // a cursor ends with its transaction
 		}
 		s.inTxn = st.Op == "begin"
 		return &Result{Tag: strings.ToUpper(st.Op)}, nil

@@ -80,6 +80,9 @@ var limitSettings = map[string]string{
 	"max_statement_size": "4MB",
 	// The most memory a SELECT may keep for rows it can only return at its end (ORDER BY, an updating result).
 	"max_result_memory": "256MB",
+	// How far a SUBSCRIBE may fall behind the changelog it reads (bytes committed that its client has not taken
+	// yet) before it is cut off with 53400 (subscribe.go).
+	"max_subscribe_lag": "256MB",
 }
 
 // jobSettings are the parsed job settings.
