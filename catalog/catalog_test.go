@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestCatalogPersistsAcrossOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	o, ok := c2.Get("clicks")
-	if !ok || o.Kind != Stream || o.Watermark == nil || o.Watermark.Expr != "ts - INTERVAL '1' SECOND" || o.Columns[0].Type != bigint() {
+	if !ok || o.Kind != Stream || o.Watermark == nil || o.Watermark.Expr != "ts - INTERVAL '1' SECOND" || !reflect.DeepEqual(o.Columns[0].Type, bigint()) {
 		t.Fatalf("reopened object = %+v", o)
 	}
 	if c := o.Columns[1]; c.MetadataKey != "partition" || !c.Virtual || len(o.PrimaryKey) != 1 || o.PrimaryKey[0] != "user_id" {

@@ -14,6 +14,17 @@ type Type struct {
 	Name      string `json:"name"`
 	Precision int    `json:"precision"`
 	Scale     int    `json:"scale"`
+	// The nested types: ROW's fields, ARRAY's element, MAP's key and value.
+	Fields []RowField `json:"fields,omitempty"`
+	Elem   *Type      `json:"elem,omitempty"`
+	Key    *Type      `json:"key,omitempty"`
+	Value  *Type      `json:"value,omitempty"`
+}
+
+// RowField is one field of a ROW type.
+type RowField struct {
+	Name string `json:"name"`
+	Type Type   `json:"type"`
 }
 
 // Postgres type OIDs of the SQL types (what pgwire's RowDescription sends).
@@ -33,6 +44,7 @@ const (
 	OIDInterval    = 1186
 	OIDNumeric     = 1700
 	OIDUnknown     = 705
+	OIDRecord      = 2249 // a ROW value (Postgres\' anonymous record)
 )
 
 // TimestampType is the one physical type of every TIMESTAMP(p): microseconds since the epoch, no time zone. The
@@ -90,12 +102,68 @@ func (t Type) Arrow() (arrow.DataType, error) {
 		return IntervalType, nil
 	case "BYTEA":
 		return arrow.BinaryTypes.Binary, nil
+	case "ROW":
+		if len(t.Fields) == 0 {
+			return nil, fmt.Errorf("a ROW type needs at least one field")
+		}
+		fields := make([]arrow.Field, len(t.Fields))
+		for i, f := range t.Fields {
+			ft, err := f.Type.Arrow()
+			if err != nil {
+				return nil, err
+			}
+			fields[i] = arrow.Field{Name: f.Name, Type: ft, Nullable: true}
+		}
+		return arrow.StructOf(fields...), nil
+	case "ARRAY":
+		if t.Elem == nil {
+			return nil, fmt.Errorf("an ARRAY type needs its element type")
+		}
+		et, err := t.Elem.Arrow()
+		if err != nil {
+			return nil, err
+		}
+		return arrow.ListOf(et), nil
+	case "MAP":
+		if t.Key == nil || t.Value == nil {
+			return nil, fmt.Errorf("a MAP type needs its key and value types")
+		}
+		kt, err := t.Key.Arrow()
+		if err != nil {
+			return nil, err
+		}
+		switch kt.(type) {
+		case *arrow.StructType, *arrow.ListType, *arrow.MapType:
+			return nil, fmt.Errorf("a MAP key cannot be of type %s", t.Key)
+		}
+		vt, err := t.Value.Arrow()
+		if err != nil {
+			return nil, err
+		}
+		return arrow.MapOf(kt, vt), nil
 	}
 	return nil, fmt.Errorf("type %q does not exist", strings.ToLower(t.Name))
 }
 
-// String is the type as DESCRIBE shows it: BIGINT, VARCHAR, VARCHAR(20), TIMESTAMP(3), DECIMAL(10,2).
+// String is the type as DESCRIBE shows it: BIGINT, VARCHAR, VARCHAR(20), TIMESTAMP(3), DECIMAL(10,2),
+// ROW<a INT, b VARCHAR>, ARRAY<INT>, MAP<VARCHAR, INT> (Flink's spelling, which the parser reads back).
 func (t Type) String() string {
+	switch t.Name {
+	case "ROW":
+		parts := make([]string, len(t.Fields))
+		for i, f := range t.Fields {
+			parts[i] = quoteField(f.Name) + " " + f.Type.String()
+		}
+		return "ROW<" + strings.Join(parts, ", ") + ">"
+	case "ARRAY":
+		if t.Elem != nil {
+			return "ARRAY<" + t.Elem.String() + ">"
+		}
+	case "MAP":
+		if t.Key != nil && t.Value != nil {
+			return "MAP<" + t.Key.String() + ", " + t.Value.String() + ">"
+		}
+	}
 	switch {
 	case t.Name == "DECIMAL" && t.Precision >= 0 && t.Scale >= 0:
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
@@ -109,10 +177,38 @@ func (t Type) String() string {
 	return t.Name
 }
 
+// quoteField quotes a ROW field name that is not a plain lower-case word.
+func quoteField(n string) string {
+	for i, c := range n {
+		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return `"` + strings.ReplaceAll(n, `"`, `""`) + `"`
+		}
+	}
+	if n == "" {
+		return `""`
+	}
+	return n
+}
+
 // TypeOf returns the SQL type of an Arrow type, for result columns the planner derived.
 func TypeOf(dt arrow.DataType) Type {
 	t := Type{Precision: -1, Scale: -1}
 	switch dt.ID() {
+	case arrow.STRUCT:
+		t.Name = "ROW"
+		for _, f := range dt.(*arrow.StructType).Fields() {
+			t.Fields = append(t.Fields, RowField{Name: f.Name, Type: TypeOf(f.Type)})
+		}
+		return t
+	case arrow.LIST:
+		e := TypeOf(dt.(*arrow.ListType).Elem())
+		t.Name, t.Elem = "ARRAY", &e
+		return t
+	case arrow.MAP:
+		m := dt.(*arrow.MapType)
+		k, v := TypeOf(m.KeyType()), TypeOf(m.ItemType())
+		t.Name, t.Key, t.Value = "MAP", &k, &v
+		return t
 	case arrow.BOOL:
 		t.Name = "BOOLEAN"
 	case arrow.INT16, arrow.INT8:
@@ -177,6 +273,15 @@ func OID(dt arrow.DataType) uint32 {
 		return OIDInterval
 	case arrow.BINARY:
 		return OIDBytea
+	case arrow.LIST:
+		if oid, ok := arrayOIDs[OID(dt.(*arrow.ListType).Elem())]; ok {
+			return oid
+		}
+		return OIDText
+	case arrow.STRUCT:
+		return OIDRecord
+	case arrow.MAP:
+		return OIDText
 	}
 	return OIDUnknown
 }
@@ -213,3 +318,8 @@ func TypeOfOID(oid uint32) (arrow.DataType, bool) {
 	}
 	return nil, false
 }
+
+// arrayOIDs are the Postgres array types of element OIDs (int4[] is 1007, ...): an ARRAY column's OID.
+var arrayOIDs = map[uint32]uint32{OIDBool: 1000, OIDBytea: 1001, OIDInt2: 1005, OIDInt4: 1007, OIDText: 1009,
+	OIDVarchar: 1015, OIDInt8: 1016, OIDFloat4: 1021, OIDFloat8: 1022, OIDTimestamp: 1115, OIDDate: 1182,
+	OIDTimestampTZ: 1185, OIDInterval: 1187, OIDNumeric: 1231, OIDRecord: 2287}

@@ -145,6 +145,12 @@ func quietKernel(k kernel) kernel {
 
 func castKernel(from, to arrow.DataType) (kernel, bool) {
 	switch {
+	case isStruct(from) && isStruct(to):
+		return structCastKernel(from.(*arrow.StructType), to.(*arrow.StructType))
+	case isList(from) && isList(to):
+		return listCastKernel(from.(*arrow.ListType), to.(*arrow.ListType))
+	case IsNested(from) && !isString(to) || IsNested(to):
+		return nil, false
 	case isString(to):
 		return toTextKernel(from), false
 	case isBytea(to) && isString(from):

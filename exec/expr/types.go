@@ -44,6 +44,17 @@ func TypeName(t arrow.DataType) string {
 		return "timestamp without time zone"
 	case arrow.DURATION:
 		return "interval"
+	case arrow.LIST:
+		return TypeName(t.(*arrow.ListType).Elem()) + "[]"
+	case arrow.MAP:
+		m := t.(*arrow.MapType)
+		return "map<" + TypeName(m.KeyType()) + ", " + TypeName(m.ItemType()) + ">"
+	case arrow.STRUCT:
+		var parts []string
+		for _, f := range t.(*arrow.StructType).Fields() {
+			parts = append(parts, f.Name+" "+TypeName(f.Type))
+		}
+		return "row<" + strings.Join(parts, ", ") + ">"
 	}
 	return t.String()
 }

@@ -3,6 +3,7 @@ package textform
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -57,6 +58,21 @@ func CheckType(t arrow.DataType) error {
 		arrow.UINT32, arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY,
 		arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY, arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.DECIMAL128,
 		arrow.DURATION, arrow.INTERVAL_MONTH_DAY_NANO:
+		return nil
+	case arrow.LIST:
+		return CheckType(t.(*arrow.ListType).Elem())
+	case arrow.MAP:
+		m := t.(*arrow.MapType)
+		if err := CheckType(m.KeyType()); err != nil {
+			return err
+		}
+		return CheckType(m.ItemType())
+	case arrow.STRUCT:
+		for _, f := range t.(*arrow.StructType).Fields() {
+			if err := CheckType(f.Type); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	return fmt.Errorf("type %s has no text form", t)
@@ -150,10 +166,123 @@ func NewColumnIn(arr arrow.Array, loc *time.Location) (Column, error) {
 			v := a.Value(i)
 			return expr.AppendInterval(dst, int64(v.Months), int64(v.Days), expr.FloorDiv(v.Nanoseconds, 1000))
 		}
+	case *array.List:
+		c.class = String
+		elems, err := NewColumnIn(a.ListValues(), loc)
+		if err != nil {
+			return c, err
+		}
+		offs := a.Offsets()
+		rule := arrayQuote
+		if a.ListValues().DataType().ID() == arrow.LIST {
+			rule = nestedArray // {{1,2},{3}}, as Postgres prints a multidimensional array
+		}
+		c.text = func(dst []byte, i int) []byte {
+			dst = append(dst, '{')
+			for j := offs[i]; j < offs[i+1]; j++ {
+				if j > offs[i] {
+					dst = append(dst, ',')
+				}
+				dst = appendElem(dst, &elems, int(j), rule)
+			}
+			return append(dst, '}')
+		}
+	case *array.Map:
+		c.class = String
+		keys, err := NewColumnIn(a.Keys(), loc)
+		if err != nil {
+			return c, err
+		}
+		items, err := NewColumnIn(a.Items(), loc)
+		if err != nil {
+			return c, err
+		}
+		offs := a.Offsets()
+		c.text = func(dst []byte, i int) []byte {
+			dst = append(dst, '{')
+			for j := offs[i]; j < offs[i+1]; j++ {
+				if j > offs[i] {
+					dst = append(dst, ',')
+				}
+				dst = appendElem(dst, &keys, int(j), arrayQuote)
+				dst = append(dst, "=>"...)
+				dst = appendElem(dst, &items, int(j), arrayQuote)
+			}
+			return append(dst, '}')
+		}
+	case *array.Struct:
+		c.class = String
+		fields := make([]Column, a.NumField())
+		for k := range fields {
+			f, err := NewColumnIn(a.Field(k), loc)
+			if err != nil {
+				return c, err
+			}
+			fields[k] = f
+		}
+		c.text = func(dst []byte, i int) []byte {
+			dst = append(dst, '(')
+			for k := range fields {
+				if k > 0 {
+					dst = append(dst, ',')
+				}
+				if fields[k].IsNull(i) {
+					continue // NULL is nothing in a composite
+				}
+				dst = appendElem(dst, &fields[k], i, rowQuote)
+			}
+			return append(dst, ')')
+		}
 	default:
 		return c, CheckType(arr.DataType())
 	}
 	return c, nil
+}
+
+// quoting rules of nested values' elements
+const (
+	arrayQuote  = iota // Postgres' array_out: NULL bare, quotes for empty, blanks, {},"\ and the word NULL
+	rowQuote           // record_out: quotes for empty, blanks, (),"\ (a NULL field is written by the caller)
+	nestedArray        // an array inside an array: as it is
+)
+
+// appendElem appends element j of col as an element of a nested value's text, quoted and escaped as Postgres does.
+func appendElem(dst []byte, col *Column, j int, rule int) []byte {
+	if col.IsNull(j) {
+		if rule == arrayQuote {
+			return append(dst, "NULL"...)
+		}
+		return dst
+	}
+	start := len(dst)
+	dst = col.Append(dst, j)
+	if rule == nestedArray {
+		return dst
+	}
+	v := dst[start:]
+	quote := len(v) == 0 || rule == arrayQuote && strings.EqualFold(string(v), "null")
+	for _, b := range v {
+		switch b {
+		case '"', '\\', ',', ' ', '\t', '\n', '\r', '\v', '\f':
+			quote = true
+		case '{', '}':
+			quote = quote || rule == arrayQuote
+		case '(', ')':
+			quote = quote || rule == rowQuote
+		}
+	}
+	if !quote {
+		return dst
+	}
+	elem := append([]byte(nil), v...)
+	dst = append(dst[:start], '"')
+	for _, b := range elem {
+		if b == '"' || b == '\\' {
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, b)
+	}
+	return append(dst, '"')
 }
 
 const hexDigits = "0123456789abcdef"

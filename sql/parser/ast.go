@@ -37,6 +37,18 @@ type TypeName struct {
 	Name      string
 	Precision int
 	Scale     int
+	// The nested types (Name ROW, ARRAY or MAP): ROW<a INT, b VARCHAR> (also ROW(a INT, ...)), ARRAY<INT> (also
+	// INT ARRAY and INT[]), MAP<VARCHAR, INT>.
+	Fields     []TypeField
+	Elem       *TypeName
+	Key, Value *TypeName
+}
+
+// TypeField is one field of a ROW type.
+type TypeField struct {
+	P    int
+	Name string
+	Type TypeName
 }
 
 // ColumnDef is a column of CREATE STREAM / CREATE SINK; Metadata is set for a metadata column.

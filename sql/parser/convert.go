@@ -845,7 +845,7 @@ var binaryOps = map[opcode.Op]string{
 var opTexts = map[string][]string{
 	"and": {"and"}, "or": {"or"}, "=": {"="}, "<>": {"<>", "!="}, "<": {"<"}, "<=": {"<="}, ">": {">"},
 	">=": {">="}, "+": {"+"}, "-": {"-"}, "*": {"*"}, "/": {"/"}, "%": {"%"}, "||": {"||"},
-	"<=>": {"<=>"}, "^": {"^"},
+	"<=>": {"<=>"}, "^": {"^"}, "<<": {"<<"}, ">>": {">>"},
 }
 
 // opBefore finds the operator token of a binary expression: the token just before its right operand (the right
@@ -990,9 +990,11 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		c.leaf(n.OriginTextPosition())
 		return c.expr(n.Expr)
 	case *ast.ColumnNameExpr:
-		p, k := c.leaf(n.OriginTextPosition())
+		p, _ := c.leaf(n.OriginTextPosition())
 		if n.Name.Schema.O != "" {
-			return nil, c.unsupported(k, "a schema-qualified column reference")
+			// t.r.f: field f of ROW column r of t (schemas have no columns of their own here).
+			return &Func{P: p, Name: "field", Args: []Expr{&ColumnRef{P: p, Table: n.Name.Schema.O, Name: n.Name.Table.O},
+				&Literal{P: p, Kind: LitString, Text: n.Name.Name.O}}}, nil
 		}
 		return &ColumnRef{P: p, Table: n.Name.Table.O, Name: n.Name.Name.O}, nil
 	case ast.ValueExpr:
@@ -1046,17 +1048,29 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		if n.Op == opcode.NullEQ {
 			op = "<=>"
 		}
-		if n.Op == opcode.Xor {
-			k := c.opBefore("^", n.R.OriginTextPosition())
-			if k < 0 || c.rw.toks[k].mark != "at time zone" {
+		if n.Op == opcode.Xor || n.Op == opcode.LeftShift || n.Op == opcode.RightShift {
+			// Marked operators of ours (rewrite.go): AT TIME ZONE and x[i] as ^, -> and ->> as << and >>.
+			text := map[opcode.Op]string{opcode.Xor: "^", opcode.LeftShift: "<<", opcode.RightShift: ">>"}[n.Op]
+			k := c.opBefore(text, n.R.OriginTextPosition())
+			if k < 0 || c.rw.toks[k].mark == "" {
 				return nil, c.errAt(k)
 			}
 			c.cur = max(c.cur, k+1)
-			z, err := c.expr(n.R)
+			r, err := c.expr(n.R)
 			if err != nil {
 				return nil, err
 			}
-			return &Func{P: c.origAt(k), Name: "timezone", Args: []Expr{z, l}}, nil
+			switch c.rw.toks[k].mark {
+			case "at time zone":
+				return &Func{P: c.origAt(k), Name: "timezone", Args: []Expr{r, l}}, nil
+			case "subscript":
+				return &Func{P: c.origAt(k), Name: "element_at", Args: []Expr{l, r}}, nil
+			case "->":
+				return &Func{P: c.origAt(k), Name: "json_get", Args: []Expr{l, r}}, nil
+			case "->>":
+				return &Func{P: c.origAt(k), Name: "json_get_text", Args: []Expr{l, r}}, nil
+			}
+			return nil, c.errAt(k)
 		}
 		k := c.opBefore(op, n.R.OriginTextPosition())
 		if !ok && n.Op != opcode.NullEQ {
@@ -1277,7 +1291,15 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 	case *ast.CompareSubqueryExpr:
 		return nil, c.unsupported(c.idx(n.OriginTextPosition()), "ANY, SOME and ALL with a subquery")
 	case *ast.RowExpr:
-		return nil, c.unsupported(c.idx(n.OriginTextPosition()), "a row constructor")
+		p, k := c.leaf(n.OriginTextPosition())
+		if c.rw.toks[k].val != "row" && c.rw.toks[k].text != "(" {
+			return nil, c.unsupported(k, "a row constructor")
+		}
+		args, err := c.exprs(n.Values)
+		if err != nil {
+			return nil, err
+		}
+		return &Func{P: p, Name: "row", Args: args}, nil
 	case *ast.DefaultExpr:
 		return nil, c.unsupported(c.idx(n.OriginTextPosition()), "DEFAULT in an expression")
 	}
@@ -1333,6 +1355,12 @@ func (c *conv) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 				return nil, err
 			}
 			return f, nil
+		case ph.ctor != "":
+			args, err := c.exprs(n.Args)
+			if err != nil {
+				return nil, err
+			}
+			return &Func{P: p, Name: ph.ctor, Args: args}, nil
 		}
 		return nil, c.errAt(k)
 	}

@@ -90,6 +90,22 @@ func quoteLiteral(s string) string {
 }
 
 func formatType(t TypeName) string {
+	switch t.Name {
+	case "ROW":
+		parts := make([]string, len(t.Fields))
+		for i, f := range t.Fields {
+			parts[i] = FormatName(f.Name) + " " + formatType(f.Type)
+		}
+		return "ROW<" + strings.Join(parts, ", ") + ">"
+	case "ARRAY":
+		if t.Elem != nil {
+			return "ARRAY<" + formatType(*t.Elem) + ">"
+		}
+	case "MAP":
+		if t.Key != nil && t.Value != nil {
+			return "MAP<" + formatType(*t.Key) + ", " + formatType(*t.Value) + ">"
+		}
+	}
 	switch {
 	case t.Precision >= 0 && t.Scale >= 0:
 		return fmt.Sprintf("%s(%d, %d)", t.Name, t.Precision, t.Scale)

@@ -674,7 +674,9 @@ var typeSynonyms = map[string]string{
 	"double": "DOUBLE", "float8": "DOUBLE", "float": "DOUBLE",
 	"decimal": "DECIMAL", "numeric": "DECIMAL", "dec": "DECIMAL",
 	"varchar": "VARCHAR", "string": "VARCHAR",
-	"text":      "TEXT",
+	"text": "TEXT",
+	// JSON is text here (its functions parse it): json and jsonb read as VARCHAR.
+	"json": "VARCHAR", "jsonb": "VARCHAR",
 	"date":      "DATE",
 	"timestamp": "TIMESTAMP",
 	// Postgres' timestamptz; Flink's TIMESTAMP_LTZ (and TIMESTAMP WITH [LOCAL] TIME ZONE, below).
@@ -715,6 +717,9 @@ func (p *parser) typeName() (TypeName, error) {
 	case word == "timetz" || word == "time":
 		return tn, notSupported(t.Pos, "type %s is not supported", strings.ToUpper(word))
 	}
+	if nested, ok, err := p.nestedType(word, tn); ok || err != nil {
+		return p.arraySuffix(nested, err)
+	}
 	name, ok := typeSynonyms[word]
 	if !ok {
 		return tn, sqlerr.New(sqlerr.UndefinedObject, t.Pos, "type %q does not exist", word)
@@ -753,10 +758,89 @@ func (p *parser) typeName() (TypeName, error) {
 			tn.Name = "TIMESTAMPTZ"
 		}
 	}
-	if p.isOp("[") {
-		return tn, notSupported(p.peek().Pos, "array types are not supported")
+	return p.arraySuffix(tn, nil)
+}
+
+// arraySuffix reads what may follow a type: INT[] and INT ARRAY (Postgres' and Flink's) are ARRAY<INT>.
+func (p *parser) arraySuffix(tn TypeName, err error) (TypeName, error) {
+	if err != nil {
+		return tn, err
 	}
-	return tn, nil
+	for {
+		switch {
+		case p.isOp("[") && isOp(p.at(p.i+1), "]"):
+			p.advance()
+			p.advance()
+		case p.isKw("array") && !isOp(p.at(p.i+1), "<") && !isOp(p.at(p.i+1), "["):
+			p.advance()
+		default:
+			return tn, nil
+		}
+		elem := tn
+		tn = TypeName{P: elem.P, Name: "ARRAY", Precision: -1, Scale: -1, Elem: &elem}
+	}
+}
+
+// nestedType reads ROW<...>, ROW(...), ARRAY<T> and MAP<K, V> after their word (read already).
+func (p *parser) nestedType(word string, tn TypeName) (TypeName, bool, error) {
+	closer := ">"
+	switch {
+	case (word == "row" || word == "array" || word == "map") && p.isOp("<"):
+	case word == "row" && p.isOp("("):
+		closer = ")"
+	default:
+		return tn, false, nil
+	}
+	p.advance()
+	switch word {
+	case "row":
+		tn.Name = "ROW"
+		for {
+			f := p.peek()
+			if !isName(f) {
+				return tn, true, p.syntaxErrorAt(p.i)
+			}
+			p.advance()
+			ft, err := p.typeName()
+			if err != nil {
+				return tn, true, err
+			}
+			for _, g := range tn.Fields {
+				if g.Name == f.Value {
+					return tn, true, sqlerr.New(sqlerr.DuplicateColumn, f.Pos, "field %q appears twice in a ROW type", f.Value)
+				}
+			}
+			tn.Fields = append(tn.Fields, TypeField{P: f.Pos, Name: f.Value, Type: ft})
+			if !p.eatOp(",") {
+				break
+			}
+		}
+	case "array":
+		tn.Name = "ARRAY"
+		et, err := p.typeName()
+		if err != nil {
+			return tn, true, err
+		}
+		tn.Elem = &et
+	case "map":
+		tn.Name = "MAP"
+		kt, err := p.typeName()
+		if err != nil {
+			return tn, true, err
+		}
+		if err := p.expectOp(","); err != nil {
+			return tn, true, err
+		}
+		vt, err := p.typeName()
+		if err != nil {
+			return tn, true, err
+		}
+		tn.Key, tn.Value = &kt, &vt
+	}
+	if err := p.expectOp(closer); err != nil {
+		return tn, true, err
+	}
+	return tn, true, nil
 }
 
 func (p *parser) smallInt() (int, error) {

@@ -23,6 +23,9 @@ import (
 //	a ~ b, a ~* b, a !~ b, OPERATOR(pg_catalog.~)         ->  a REGEXP b, a NOT REGEXP b (marked)
 //	a IS [NOT] DISTINCT FROM b                            ->  a <=> b            (marked)
 //	x AT TIME ZONE z                                      ->  x ^ z              (marked)
+//	x[i]                                                  ->  x ^ (i)            (marked)
+//	ARRAY[x, y], MAP[k, v]                                ->  clink$N(x, y)
+//	j -> k, j ->> k                                       ->  j << k, j >> k     (marked)
 //	OVER (... ROWS|RANGE <frame>)                         ->  OVER (...)         (parser.frames)
 //	FULL [OUTER] JOIN                                     ->  LEFT JOIN          (marked)
 //	VALUES (a, b), (c, d) (where a query starts)          ->  VALUES ROW(a, b), ROW(c, d)
@@ -65,6 +68,7 @@ type placeholder struct {
 	nulls      bool       // clink$N(x) in ORDER BY
 	nullsFirst bool       // with nulls
 	tvf        *WindowTVF // a table name
+	ctor       string     // clink$N(x, ...): ARRAY[x, ...] ("array") or MAP[k, v, ...] ("map")
 }
 
 // rewritten is a rewritten range of the user's tokens.
@@ -330,6 +334,20 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 		next = Token{Kind: EOF, Pos: p.at(hi).Pos}
 	}
 	switch t.Value {
+	case "array", "map":
+		if isOp(next, "[") {
+			// ARRAY[x, ...] and Flink's MAP[k, v, ...]: a placeholder call over the elements.
+			close := p.matchBracket(i + 1)
+			if close < 0 || close >= hi {
+				return 0, false, syntaxErrorTok(p.at(hi))
+			}
+			r.emitCallOpen(&placeholder{ctor: t.Value}, t.Pos)
+			if err := r.rewrite(i+2, close); err != nil {
+				return 0, false, err
+			}
+			r.push(rtok{text: ")", kind: Op, val: ")", orig: p.toks[close].Pos})
+			return close + 1, true, nil
+		}
 	case "at":
 		if p.kwAt(i+1, "time") && p.kwAt(i+2, "zone") && i+3 < hi && len(r.out) > 0 {
 			// x AT TIME ZONE z: TiDB's ^ binds as tightly as Postgres' AT (tighter than * and +); ours is refused,
@@ -616,8 +634,61 @@ func (r *rewriter) op(i, hi int) (int, error) {
 		return i + 1, nil
 	case "&", "|", "^", "#":
 		return 0, notSupported(t.Pos, "operator %s is not supported", t.Text)
+	case "[":
+		// x[i]: a marked ^ (TiDB's tightest binary operator; ours is refused) over the parenthesized subscript.
+		if n := len(r.out); n == 0 || !endsOperand(r.out[n-1]) {
+			return 0, syntaxErrorTok(t)
+		}
+		close := p.matchBracket(i)
+		if close < 0 || close >= hi || close == i+1 {
+			return 0, syntaxErrorTok(p.at(min(max(close, i+1), hi)))
+		}
+		r.push(rtok{text: "^", kind: Op, val: "^", orig: t.Pos, synth: true, mark: "subscript"})
+		r.push(r.synth("(", Op, t.Pos))
+		if err := r.rewrite(i+1, close); err != nil {
+			return 0, err
+		}
+		r.push(rtok{text: ")", kind: Op, val: ")", orig: p.toks[close].Pos})
+		return close + 1, nil
+	case "->", "->>":
+		// Postgres' json operators bind as its other operators do: looser than + and -, tighter than comparisons,
+		// as MySQL's shifts, which TiDB reads for them (marked).
+		text := map[string]string{"->": "<<", "->>": ">>"}[t.Text]
+		r.push(rtok{text: text, kind: Op, val: text, orig: t.Pos, synth: true, mark: t.Text})
+		return i + 1, nil
 	}
 	return 0, syntaxErrorTok(t)
+}
+
+// endsOperand reports whether an emitted token can end an operand, so a "[" after it is a subscript.
+func endsOperand(t rtok) bool {
+	switch {
+	case t.kind == Op:
+		return t.text == ")"
+	case t.kind == Ident:
+		return !t.kw || t.val == "null" || t.val == "true" || t.val == "false"
+	}
+	return t.kind == QuotedIdent || t.kind == String || t.kind == Number
+}
+
+// matchBracket returns the "]" that closes the "[" at token i, or -1.
+func (p *parser) matchBracket(i int) int {
+	depth := 0
+	for j := i; j < len(p.toks); j++ {
+		t := p.toks[j]
+		switch {
+		case isOp(t, "["):
+			depth++
+		case isOp(t, "]"):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		case t.Kind == EOF || isOp(t, ";"):
+			return -1
+		}
+	}
+	return -1
 }
 
 // operator emits the Postgres operator opText (written at orig, tokens [i, j)).

@@ -347,7 +347,11 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 				row[j] = c
 			}
 		}
-		if j < len(hint) && hint[j] != nil {
+		if j < len(hint) && hint[j] != nil && expr.IsNested(hint[j]) {
+			// ROW(...), ARRAY[...] and MAP[...] take the column's type row by row (their own types differ from
+			// row to row: ROW('a', 1) and ROW('b', NULL)).
+			t = hint[j]
+		} else if j < len(hint) && hint[j] != nil {
 			// Typed values keep their own type here; the INSERT's assignment casts (and checks) them.
 			t = nil
 			for i, row := range n.rows {

@@ -65,6 +65,13 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		}
 		i, err := b.sc.resolve(e.Table, e.Name, e.P)
 		if err != nil {
+			if sqlerr.Code(err) == sqlerr.UndefinedTable {
+				// person.name: a field of ROW column person, when no range variable is called person.
+				if j, err2 := b.sc.resolve("", e.Table, e.P); err2 == nil && b.sc.cols[j].Type.ID() == arrow.STRUCT {
+					c := b.sc.cols[j]
+					return b.call(e.P, "field", expr.Column(j, c.Name, c.Type), expr.String(e.Name))
+				}
+			}
 			return nil, err
 		}
 		c := b.sc.cols[i]
@@ -266,11 +273,14 @@ func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
 		}
 		return b.call(e.P, "case", args...)
 	case *parser.Cast:
-		x, err := b.bind(e.X)
+		t, err := arrowType(e.Type)
 		if err != nil {
 			return nil, err
 		}
-		t, err := arrowType(e.Type)
+		if f, ok := e.X.(*parser.Func); ok && f.Name == "array" && len(f.Args) == 0 && t.ID() == arrow.LIST {
+			return expr.EmptyList(t), nil // ARRAY[]::INT[]: an empty array has its type from the cast
+		}
+		x, err := b.bind(e.X)
 		if err != nil {
 			return nil, err
 		}
@@ -463,7 +473,19 @@ func arrowType(t parser.TypeName) (arrow.DataType, error) {
 }
 
 func catalogType(t parser.TypeName) catalog.Type {
-	return catalog.Type{Name: t.Name, Precision: t.Precision, Scale: t.Scale}
+	c := catalog.Type{Name: t.Name, Precision: t.Precision, Scale: t.Scale}
+	for _, f := range t.Fields {
+		c.Fields = append(c.Fields, catalog.RowField{Name: f.Name, Type: catalogType(f.Type)})
+	}
+	sub := func(s *parser.TypeName) *catalog.Type {
+		if s == nil {
+			return nil
+		}
+		ct := catalogType(*s)
+		return &ct
+	}
+	c.Elem, c.Key, c.Value = sub(t.Elem), sub(t.Key), sub(t.Value)
+	return c
 }
 
 // fingerprint is a structural key of an AST expression that ignores positions, with column references resolved
