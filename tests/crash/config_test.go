@@ -222,6 +222,13 @@ func (c *iterConfig) setup(throttled bool, ks *kafkaSetup) []string {
 	if ks != nil {
 		stmts = append(stmts, ks.sql(c, wm)...)
 	}
+	// The filtered projection once more into a partitioned CSV sink (by k, a few open files at a time, so that
+	// files are finished early and partitions reopened between barriers), each partition marked _SUCCESS when its
+	// files are committed.
+	stmts = append(stmts, `CREATE SINK part_out (`+rawColumnsSQL+`) PARTITIONED BY (k)
+  WITH (connector = 'file', format = 'csv', path = 'out/part', 'sink.partition.max-open-writers' = '3',
+        'sink.partition-commit.policy.kind' = 'success-file')`,
+		`INSERT INTO part_out `+rawSelect("ev"))
 	return stmts
 }
 
@@ -258,11 +265,12 @@ var aggColumns = []string{"k", "window_start", "window_end", "n", "sum_id", "min
 // rawColumnsSQL are the columns of a sink of rawSelect's rows.
 const rawColumnsSQL = `id BIGINT, ts TIMESTAMP(3), k INT, v BIGINT, name VARCHAR, kv BIGINT`
 
-// jobIDs are the ids the INSERTs get in a fresh data directory: four, and three more with the Kafka pipeline.
+// jobIDs are the ids the INSERTs get in a fresh data directory: four, three more with the Kafka pipeline, then the
+// partitioned sink's.
 func (c *iterConfig) jobIDs() []string {
 	ids := []string{"job-1", "job-2", "job-3", "job-4"}
 	if c.Kafka {
 		ids = append(ids, kafkaJobs...)
 	}
-	return ids
+	return append(ids, fmt.Sprintf("job-%d", len(ids)+1))
 }

@@ -325,8 +325,8 @@ func countFiles(dir, pattern string) int {
 func checkOutput(t *testing.T, it *iteration, refDir string, kr *kafkaRun) {
 	rows := it.cfg.generate()
 	model := map[string][]string{"agg": modelAgg(it.cfg, rows), "raw": modelCSV(rows), "join": modelJoin(it.cfg, rows),
-		"upd": modelUpd(rows)}
-	sinks := []string{"agg", "raw", "join", "upd"}
+		"upd": modelUpd(rows), "part": modelCSV(rows)}
+	sinks := []string{"agg", "raw", "join", "upd", "part"}
 	if kr != nil {
 		model["kafka"], model["kagg"], model["kraw"] = model["agg"], model["agg"], model["raw"]
 		sinks = append(sinks, "kafka", "kagg", "kraw")
@@ -341,6 +341,8 @@ func checkOutput(t *testing.T, it *iteration, refDir string, kr *kafkaRun) {
 			return readKafkaAgg(t, kr.cluster, topicAgg)
 		case sink == "agg" || sink == "kagg":
 			c, err = readCommittedParquet(filepath.Join(root, "out", sink), aggColumns)
+		case sink == "part":
+			c, err = readPartitionedCSV(filepath.Join(root, "out", sink), "k", 2)
 		default:
 			c, err = readCommittedCSV(filepath.Join(root, "out", sink))
 		}

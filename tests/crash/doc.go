@@ -2,7 +2,9 @@
 //
 // Each iteration, drawn from a seed: start `clinksql serve` on a fresh data directory and, over pgx, set up a
 // throttled bounded datagen stream, a windowed aggregate (TUMBLE or HOP; COUNT, SUM, MIN, MAX per key) into a
-// Parquet sink, a filtered projection into a CSV sink, an interval self-join of the stream into a CSV sink and an
+// Parquet sink, a filtered projection into a CSV sink and into a CSV sink partitioned by the key (at most three
+// open partition files per subtask; the key is taken back from the directory names, and every partition must have
+// its _SUCCESS at the end), an interval self-join of the stream into a CSV sink and an
 // updating GROUP BY into an upsert CSV sink (compared once its changelog is applied), with a small checkpoint
 // interval and the checkpoint mode (aligned, unaligned, adaptive) and parallelism (1, 2) rotating with the seed.
 //

@@ -151,6 +151,35 @@ func readCommittedCSV(dir string) (*committed, error) {
 	return out, nil
 }
 
+// readPartitionedCSV reads a CSV sink partitioned by one column: every committed file of every key=<value>/
+// directory, the value put back into each row as field at. Every partition must be committed (its _SUCCESS file
+// there) once the jobs finished.
+func readPartitionedCSV(dir, key string, at int) (*committed, error) {
+	parts, err := filepath.Glob(filepath.Join(dir, key+"=*"))
+	if err != nil {
+		return nil, err
+	}
+	out := &committed{}
+	for _, part := range parts {
+		value := strings.TrimPrefix(filepath.Base(part), key+"=")
+		if _, err := os.Stat(filepath.Join(part, "_SUCCESS")); err != nil {
+			return nil, fmt.Errorf("partition %s is not committed: %w", part, err)
+		}
+		c, err := readCommittedCSV(part)
+		if err != nil {
+			return nil, err
+		}
+		for i, row := range c.rows {
+			fields := strings.Split(row, ",")
+			fields = append(fields[:at], append([]string{value}, fields[at:]...)...)
+			out.rows = append(out.rows, strings.Join(fields, ","))
+			out.files = append(out.files, filepath.Base(part)+"/"+c.files[i])
+		}
+		out.n += c.n
+	}
+	return out, nil
+}
+
 // diff compares committed rows with the expected multiset. It returns "" when they are equal, else a report: how
 // many rows were lost, duplicated and unexpected, with examples (a duplicated row names the files that hold it,
 // whose names carry the subtask and the checkpoint id).
