@@ -61,9 +61,10 @@ type conn struct {
 	ctx        context.Context
 	cancelConn context.CancelFunc
 
-	mu         sync.Mutex
-	cancelStmt context.CancelFunc // the running statement's, nil when idle
-	canceled   bool               // a CancelRequest hit the running statement
+	mu           sync.Mutex
+	cancelStmt   context.CancelFunc // the running statement's, nil when idle
+	canceled     bool               // a CancelRequest hit the running statement
+	abortedWrite bool               // a SUBSCRIBE cut off set a write deadline (subscribe.go)
 
 	stmts          map[string]*preparedStmt
 	portals        map[string]*portal
@@ -90,6 +91,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	defer s.unregister(c)
 	defer s.metrics.open.Dec() // counted by startup
+	defer c.sess.Close()       // its cursors (and their subscriptions) end with the connection
 	c.serve()
 }
 
@@ -613,6 +615,7 @@ func (c *conn) simpleQuery(sql string) {
 				return
 			}
 			c.sendNotices(r)
+			rs.endStatement(true) // COPY's CopyDone
 			if r.Columns != nil && !r.Streamed {
 				c.be.Send(rowDescription(r.Columns, nil))
 				if rs.err = c.sendRows(r.Columns, nil, r.Rows); rs.err != nil {
@@ -628,6 +631,7 @@ func (c *conn) simpleQuery(sql string) {
 	if rs.err != nil {
 		err = rs.err
 	}
+	rs.endStatement(false)
 	switch {
 	case err != nil:
 		c.s.metrics.statement(err)
@@ -705,6 +709,8 @@ type rowStream struct {
 	cols     []engine.Column
 	// err is a failure to send a result (a value with no binary form): the statement's error.
 	err error
+	// copying: COPY ... TO STDOUT sent CopyOutResponse; CopyDone is owed when the statement ends well.
+	copying bool
 }
 
 func (s *rowStream) Columns(cols []engine.Column) error {

@@ -205,19 +205,24 @@ func (c *conn) execute(m *pgproto3.Execute) {
 		// Without a row limit the portal runs to its end in this Execute: its rows stream as they are produced.
 		// With one, the rows are kept for the Executes that follow (a suspended portal).
 		var w engine.RowWriter
+		var rs *rowStream
 		if m.MaxRows == 0 {
-			w = &rowStream{c: c, formats: pt.formats, resolve: func(cols []engine.Column) ([]int16, error) {
+			rs = &rowStream{c: c, formats: pt.formats, resolve: func(cols []engine.Column) ([]int16, error) {
 				if len(cols) == len(p.Columns) {
 					return pt.formats, nil
 				}
 				return resultFormats(pt.formatCodes, cols)
 			}}
+			w = rs
 		}
 		err := c.run(func(ctx context.Context) error {
 			var err error
 			pt.res, err = c.sess.RunPrepared(ctx, p, pt.params, w)
 			return err
 		})
+		if rs != nil {
+			rs.endStatement(err == nil) // COPY's CopyDone
+		}
 		if c.interruptedByShutdown(err) {
 			return
 		}
