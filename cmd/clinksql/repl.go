@@ -294,9 +294,14 @@ func (b *remoteBackend) run(ctx context.Context, sql string, w engine.RowWriter,
 		rr := mrr.ResultReader()
 		res := wireResult(rr.FieldDescriptions())
 		var batch [][]*string
+		size := remoteBatch
 		if w != nil && res.Columns != nil {
 			res.Streamed = true
 			werr = w.Columns(res.Columns)
+			if liveResult(res.Columns) && werr == nil {
+				// A SUBSCRIBE: its header at once, then every change as it comes.
+				size, werr = 1, w.Rows(nil)
+			}
 		}
 		for werr == nil && rr.NextRow() {
 			if !res.Streamed {
@@ -304,7 +309,7 @@ func (b *remoteBackend) run(ctx context.Context, sql string, w engine.RowWriter,
 				continue
 			}
 			// Rows print as they arrive, a batch at a time (the server flushes a batch at once).
-			if batch = append(batch, textValues(rr.Values())); len(batch) == remoteBatch {
+			if batch = append(batch, textValues(rr.Values())); len(batch) == size {
 				werr, batch = w.Rows(batch), nil
 			}
 		}
@@ -532,7 +537,7 @@ func (r *repl) statement(ctx context.Context, start, end int) (ok, interrupted b
 	text := r.buf[start:end]
 	ctx, done, wasInterrupted := r.statementContext(ctx)
 	began := time.Now()
-	out := engine.NewPrinter(r.out, "table")
+	out := newChangelogPrinter(r.out) // a table, or a SUBSCRIBE's changes as they come (subscribe.go)
 	err := r.be.run(ctx, text, out, func(res *engine.Result) {
 		engine.WriteNotices(r.errOut, res)
 		out.Result(res)
