@@ -454,7 +454,7 @@ func (sub *subscription) readError(err error) error {
 	}
 	e := sqlerr.As(err)
 	out := &sqlerr.Error{Code: e.Code, Pos: sqlerr.NoPos, Err: err,
-		Msg:  fmt.Sprintf("SUBSCRIBE to %s cannot go on: its changelog %s", sub.what, e.Msg),
+		Msg: fmt.Sprintf("SUBSCRIBE to %s cannot go on: its changelog %s", sub.what, e.Msg),
 		Hint: "A changelog segment the subscription has not read yet is gone or damaged; subscribe again to start from the current contents."}
 	return out
 }

@@ -78,7 +78,7 @@ func (o *replicate) Process(_ int, b exec.Batch, out exec.Emitter) error {
 		case exec.UpdateAfter:
 			k = exec.Insert
 		}
-		updating = updating || k != exec.Insert
+		updating = updating || k != exec.Insert && c > 0
 		for range c {
 			o.rows = append(o.rows, int32(i))
 			o.kinds = append(o.kinds, k)

@@ -811,3 +811,6 @@ func Must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Mem is the harness's checked allocator, for batches a test builds itself.
+func (h *Harness) Mem() memory.Allocator { return h.mem }

@@ -357,6 +357,19 @@ type WindowTVF struct {
 	Alias       string
 }
 
+// Unnest is UNNEST(array) [WITH ORDINALITY] [AS alias [(cols)]] in FROM: a row per element (a MAP's entries as key,
+// value; a ROW element's fields as columns), and with ORDINALITY its 1-based position as a last column. After a
+// comma or a JOIN it reads the columns of the FROM items before it (Flink's CROSS JOIN UNNEST, Postgres' LATERAL).
+type Unnest struct {
+	P          int
+	Args       []Expr
+	Ordinality bool
+	Alias      string
+	Columns    []string
+}
+
+func (*Unnest) tableExpr() {}
+
 func (*TableName) tableExpr()    {}
 func (*DerivedTable) tableExpr() {}
 func (*Join) tableExpr()         {}

@@ -759,6 +759,22 @@ func (c *conv) tableExpr(n ast.ResultSetNode) (TableExpr, error) {
 				c.cur = max(c.cur, c.find(func(t rtok) bool { return t.val == src.Name.O }, -1)+1)
 				return &w, nil
 			}
+			if ph := c.rw.ph[src.Name.O]; ph != nil && ph.unnest != nil && src.Schema.O == "" {
+				u := *ph.unnest
+				u.Alias = n.AsName.O
+				k := c.find(func(t rtok) bool { return t.val == src.Name.O }, -1)
+				c.cur = max(c.cur, k+1)
+				// The alias, after an optional AS, may carry a column list (rewrite.go).
+				a := k + 1
+				if a > 0 && a < len(c.rw.toks) && c.rw.toks[a].kw && c.rw.toks[a].val == "as" {
+					a++
+				}
+				if a > 0 && a < len(c.rw.toks) && u.Alias != "" && c.rw.toks[a].cols != nil && c.rw.toks[a].val == u.Alias {
+					u.Columns = c.rw.toks[a].cols
+					c.rw.toks[a].used = true
+				}
+				return &u, nil
+			}
 			first := src.Name.O
 			if src.Schema.O != "" {
 				first = src.Schema.O

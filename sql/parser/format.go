@@ -509,6 +509,19 @@ func (f *formatter) table(t TableExpr) {
 		}
 		f.WriteString("))")
 		f.alias(t.Alias)
+	case *Unnest:
+		f.WriteString("UNNEST(")
+		f.exprList(t.Args)
+		f.WriteString(")")
+		if t.Ordinality {
+			f.WriteString(" WITH ORDINALITY")
+		}
+		f.alias(t.Alias)
+		if len(t.Columns) > 0 {
+			f.WriteString(" (")
+			f.names(t.Columns)
+			f.WriteString(")")
+		}
 	}
 }
 

@@ -68,6 +68,7 @@ type placeholder struct {
 	nulls      bool       // clink$N(x) in ORDER BY
 	nullsFirst bool       // with nulls
 	tvf        *WindowTVF // a table name
+	unnest     *Unnest    // a table name
 	ctor       string     // clink$N(x, ...): ARRAY[x, ...] ("array") or MAP[k, v, ...] ("map")
 }
 
@@ -401,6 +402,28 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 		if isOp(next, "(") {
 			return r.windowTVF(i, hi, true)
 		}
+	case "unnest":
+		prev := p.at(i - 1)
+		if isOp(next, "(") && i > 0 && (isKw(prev, "from") || isKw(prev, "join") ||
+			isOp(prev, ",") && r.clause[r.depth] == "from") {
+			close := p.matchParen(i + 1)
+			if close < 0 || close >= hi {
+				return 0, false, syntaxErrorTok(p.at(hi))
+			}
+			args, err := p.parseExprList(i+2, close)
+			if err != nil {
+				return 0, false, err
+			}
+			u := &Unnest{P: t.Pos, Args: args}
+			j := close + 1
+			if p.kwAt(j, "with") && p.kwAt(j+1, "ordinality") && j+1 < hi {
+				u.Ordinality = true
+				j += 2
+			}
+			name := r.newPlaceholder(&placeholder{unnest: u})
+			r.push(rtok{text: name, kind: Ident, val: name, orig: t.Pos, synth: true})
+			return j, true, nil
+		}
 	case "tumble", "hop", "session", "cumulate":
 		prev := p.at(i - 1)
 		if isOp(next, "(") && i > 0 && (isKw(prev, "from") || isKw(prev, "join") ||
@@ -569,7 +592,8 @@ func (r *rewriter) aliasColumns(i, hi int) (int, bool, error) {
 		return 0, false, nil // not a FROM item: TiDB reports what is wrong
 	}
 	open := p.toks[i+1]
-	if b.text != ")" {
+	isUnnest := b.synth && r.ph[b.val] != nil && r.ph[b.val].unnest != nil
+	if b.text != ")" && !isUnnest {
 		what := "a table"
 		if b.synth {
 			what = "a window table function"

@@ -75,6 +75,10 @@ func Walk(n any, fn func(Expr)) {
 			table(t.L)
 			table(t.R)
 			expr(t.On)
+		case *Unnest:
+			for _, a := range t.Args {
+				expr(a)
+			}
 		case *WindowTVF:
 			table(t.Input)
 			for _, p := range t.PartitionBy {

@@ -456,6 +456,12 @@ func (b *binder) bindFrom(from []parser.TableExpr) (node, error) {
 		return nil, err
 	}
 	for _, t := range from[1:] {
+		if u, ok := t.(*parser.Unnest); ok { // FROM t, UNNEST(t.a): reads the items before it
+			if n, err = b.bindUnnest(n, u, false); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		r, err := b.joinInput(t)
 		if err != nil {
 			return nil, err
@@ -547,6 +553,8 @@ func (b *binder) bindTable(t parser.TableExpr) (node, error) {
 		return b.bindWindowTVF(t)
 	case *parser.Join:
 		return b.bindJoin(t)
+	case *parser.Unnest:
+		return b.bindUnnest(nil, t, false)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "table expression %T", t)
 }

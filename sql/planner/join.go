@@ -79,6 +79,17 @@ func (b *binder) bindJoin(t *parser.Join) (node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if u, ok := t.R.(*parser.Unnest); ok {
+		// CROSS JOIN UNNEST(a), JOIN UNNEST(a) ON TRUE, LEFT JOIN UNNEST(a) ON TRUE: reads left's rows.
+		onTrue := t.On == nil
+		if lit, ok := t.On.(*parser.Literal); ok && lit.Kind == parser.LitBool && lit.Text == "true" {
+			onTrue = true
+		}
+		if !onTrue || len(t.Using) > 0 || (typ != join.JoinInner && typ != join.JoinLeft) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, t.P, "a join with UNNEST is CROSS JOIN UNNEST(...), or [LEFT] JOIN UNNEST(...) ON TRUE")
+		}
+		return b.bindUnnest(left, u, typ == join.JoinLeft)
+	}
 	right, err := b.joinInput(t.R)
 	if err != nil {
 		return nil, err
@@ -716,6 +727,10 @@ func attrOf(n node, i int) colAttr {
 	case *overNode:
 		if i < len(x.in.columns()) {
 			return attrOf(x.in, i)
+		}
+	case *unnestNode:
+		if i < len(x.in.columns())-1 {
+			return attrOf(x.in, i) // each row's copies keep its time
 		}
 	case *projectNode:
 		if j, ok := expr.ColumnIndex(x.exprs[i]); ok {

@@ -338,6 +338,8 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		return l.lowerReplicate(n)
 	case *overNode:
 		return l.lowerOver(n)
+	case *unnestNode:
+		return l.lowerUnnest(n)
 	case *aggNode:
 		if upd := updatingReason(n.pre); upd != "" && !n.group {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,

@@ -378,6 +378,8 @@ func updatingReason(n node) string {
 		return updatingReason(n.in)
 	case *overNode:
 		return "" // append-only (its input must be)
+	case *unnestNode:
+		return updatingReason(n.in)
 	}
 	return ""
 }

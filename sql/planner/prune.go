@@ -180,6 +180,9 @@ func prune(n node, used []bool) (node, []int) {
 		return p, m
 	case *joinNode:
 		return pruneJoin(n, used)
+	case *unnestNode:
+		// Its input's columns are its own but the array: all kept (the operator takes the array last).
+		return &unnestNode{in: pruneEach([]node{n.in})[0], cfg: n.cfg, pos: n.pos, out: n.out}, identityMap(len(n.out))
 	case *overNode:
 		nIn := len(n.in.columns())
 		u := append([]bool{}, used[:nIn]...)

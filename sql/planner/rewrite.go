@@ -80,6 +80,10 @@ func pushdown(n node) node {
 		c := *n
 		c.in = pushdown(n.in)
 		return &c
+	case *unnestNode:
+		c := *n
+		c.in = pushdown(n.in)
+		return &c
 	}
 	return n
 }
