@@ -417,3 +417,49 @@ func TestSubscribeAcrossRestartAndDrop(t *testing.T) {
 	}
 	mustExec(t, s2, `ROLLBACK`)
 }
+
+// pins: a view written by two sink subtasks (parallelism 2) is read consistently: each checkpoint's changes,
+// from both subtasks' segments, come at that checkpoint's one time, and the snapshot is one time too.
+func TestSubscribeParallelViewIsConsistent(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `SET parallelism = 2`)
+	subscribeSetup(t, s)
+	var values []string
+	for k := range 50 {
+		values = append(values, "("+strconv.Itoa(k)+", 'a')")
+	}
+	mustExec(t, s, `INSERT INTO clicks VALUES `+strings.Join(values, ", "))
+	mustExec(t, s, `FLUSH`)
+	mustExec(t, s, `BEGIN`)
+	mustExec(t, s, `DECLARE c CURSOR FOR SUBSCRIBE counts`)
+	t0, snap := oneTime(t, "snapshot", splitSubRows(t, rows(t, s, `FETCH ALL c`)), 0)
+	if len(snap) != 50 {
+		t.Fatalf("snapshot of %d rows", len(snap))
+	}
+	mustExec(t, s, `INSERT INTO clicks VALUES `+strings.Join(values, ", "))
+	mustExec(t, s, `FLUSH`)
+	_, changes := oneTime(t, "changes", splitSubRows(t, rows(t, s, `FETCH ALL c`)), t0)
+	if len(changes) != 100 {
+		t.Fatalf("%d changes, want 100: %q", len(changes), changes)
+	}
+	mustExec(t, s, `COMMIT`)
+}
+
+// pins: a cursor over a SELECT: its rows are computed at DECLARE and handed out by FETCH n, then FETCH ALL,
+// then none; CLOSE ALL closes it.
+func TestCursorOverSelect(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE STREAM nums (v INT)`)
+	mustExec(t, s, `INSERT INTO nums VALUES (3), (1), (2)`)
+	mustExec(t, s, `BEGIN`)
+	mustExec(t, s, `DECLARE c CURSOR FOR SELECT v FROM nums ORDER BY v`)
+	mustExec(t, s, `INSERT INTO nums VALUES (0)`) // after DECLARE: not in the cursor
+	equalLines(t, "FETCH 2", rows(t, s, `FETCH 2 FROM c`), []string{"1", "2"})
+	equalLines(t, "FETCH ALL", rows(t, s, `FETCH ALL IN c`), []string{"3"})
+	equalLines(t, "FETCH past the end", rows(t, s, `FETCH c`), nil)
+	mustExec(t, s, `CLOSE ALL`)
+	if _, err := s.Execute(context.Background(), `CLOSE c`); sqlerr.Code(err) != codeUndefinedCursor {
+		t.Fatalf("CLOSE after CLOSE ALL: %v", err)
+	}
+	mustExec(t, s, `COMMIT`)
+}
