@@ -138,7 +138,7 @@ func (s *subscriptions) add(e *Engine, sub *subscription) error {
 	return nil
 }
 
-// subscribe starts a subscription for st (not yet read: the first fetch takes the snapshot).
+// subscribe starts a subscription for st and takes its snapshot.
 func (s *Session) subscribe(ctx context.Context, st *parser.Subscribe) (*subscription, error) {
 	e := s.e
 	e.mu.Lock()
@@ -170,7 +170,6 @@ func (s *Session) subscribe(ctx context.Context, st *parser.Subscribe) (*subscri
 			if err := sub.startTemp(ctx, s, q, fmt.Sprintf("%s %q", strings.ToLower(string(obj.Kind)), obj.Name)); err != nil {
 				return nil, err
 			}
-			columns = nil
 		default:
 			return nil, sqlerr.New(sqlerr.WrongObjectType, st.NameP, "cannot subscribe to %s %q: only to a materialized view, a view, a stream or a query",
 				strings.ToLower(string(obj.Kind)), obj.Name)
@@ -454,7 +453,7 @@ func (sub *subscription) readError(err error) error {
 	}
 	e := sqlerr.As(err)
 	out := &sqlerr.Error{Code: e.Code, Pos: sqlerr.NoPos, Err: err,
-		Msg: fmt.Sprintf("SUBSCRIBE to %s cannot go on: its changelog %s", sub.what, e.Msg),
+		Msg:  fmt.Sprintf("SUBSCRIBE to %s cannot go on: its changelog %s", sub.what, e.Msg),
 		Hint: "A changelog segment the subscription has not read yet is gone or damaged; subscribe again to start from the current contents."}
 	return out
 }
