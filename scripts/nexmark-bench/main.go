@@ -55,7 +55,6 @@ import (
 
 // unsupported are the queries of the suite that do not run, with the reason.
 var unsupported = map[string]string{
-	"q6":  "OVER (PARTITION BY ... ROWS BETWEEN 10 PRECEDING AND CURRENT ROW): row-based OVER aggregates are not supported",
 	"q10": "a PARTITIONED BY filesystem sink with partition commit policies is not supported",
 	"q12": "processing-time windows (PROCTIME()) are not supported",
 	"q13": "a lookup join on a side input (FOR SYSTEM_TIME AS OF) is not supported",

@@ -761,7 +761,13 @@ func attrOf(n node, i int) colAttr {
 		}
 		if x.propagated {
 			if i < x.keys {
-				return attrOf(x.pre, x.cfg.Keys[i])
+				a := attrOf(x.pre, x.cfg.Keys[i])
+				if a.role == roleWindowEnd {
+					// It fires a window when the watermark reaches its end, as a window aggregate does: its
+					// window_end is a time attribute of the output (Nexmark q6's OVER is ordered by it).
+					a.rowtime = true
+				}
+				return a
 			}
 			return colAttr{}
 		}
