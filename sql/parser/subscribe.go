@@ -344,3 +344,53 @@ func (p *parser) copyTo(start int) (Stmt, error) {
 	}
 	return &Copy{StmtBase: p.base(start), Stmt: inner}, nil
 }
+
+// formatCursorStmt prints the statements of this file (Format).
+func (f *formatter) formatCursorStmt(s Stmt) {
+	switch s := s.(type) {
+	case *Subscribe:
+		f.WriteString("SUBSCRIBE TO ")
+		if s.Query != nil {
+			f.WriteString("(")
+			f.query(s.Query)
+			f.WriteString(")")
+		} else {
+			f.WriteString(FormatName(s.Name))
+		}
+		var opts []string
+		if s.Progress {
+			opts = append(opts, "PROGRESS")
+		}
+		if s.NoSnapshot {
+			opts = append(opts, "SNAPSHOT = false")
+		}
+		if len(opts) > 0 {
+			f.WriteString(" WITH (" + strings.Join(opts, ", ") + ")")
+		}
+	case *Declare:
+		f.WriteString("DECLARE " + FormatName(s.Name) + " CURSOR FOR ")
+		f.stmt(s.Stmt)
+	case *Fetch:
+		count := "ALL"
+		if s.Count >= 0 {
+			count = strconv.FormatInt(s.Count, 10)
+		}
+		f.WriteString("FETCH " + count + " FROM " + FormatName(s.Name))
+		if s.Timeout != "" {
+			f.WriteString(" WITH (timeout = " + quoteString(s.Timeout) + ")")
+		}
+	case *CloseCursor:
+		switch {
+		case s.All:
+			f.WriteString("CLOSE ALL")
+		case s.Name == "all":
+			f.WriteString(`CLOSE "all"`)
+		default:
+			f.WriteString("CLOSE " + FormatName(s.Name))
+		}
+	case *Copy:
+		f.WriteString("COPY (")
+		f.stmt(s.Stmt)
+		f.WriteString(") TO STDOUT")
+	}
+}

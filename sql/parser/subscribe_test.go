@@ -107,3 +107,26 @@ func TestParseSubscribeAndCursors(t *testing.T) {
 		}
 	}
 }
+
+// pins: the statements of subscribe.go format as text that parses to the same statement (FuzzParse's invariant).
+func TestFormatSubscribeAndCursors(t *testing.T) {
+	for _, sql := range []string{
+		"SUBSCRIBE TO v", "SUBSCRIBE TO to WITH (progress, snapshot = false)", `SUBSCRIBE "Select"`, "SUBSCRIBE (SELECT a FROM t WHERE b > 1)",
+		"DECLARE c CURSOR FOR SUBSCRIBE v WITH (PROGRESS)", "DECLARE cursor NO SCROLL CURSOR FOR SELECT 1",
+		"FETCH c", "FETCH ALL FROM from WITH (timeout = 1)", "FETCH 7 IN c WITH (timeout = '1s')",
+		"CLOSE c", `CLOSE "all"`, "CLOSE ALL", "COPY (SUBSCRIBE v) TO STDOUT", "COPY (SELECT 1) TO STDOUT", "EXPLAIN SUBSCRIBE v",
+	} {
+		stmts, err := Parse(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		text := Format(stmts[0])
+		again, err := Parse(text)
+		if err != nil {
+			t.Fatalf("%s formats as %q, which does not parse: %v", sql, text, err)
+		}
+		if Format(again[0]) != text {
+			t.Fatalf("%s formats as %q, then as %q", sql, text, Format(again[0]))
+		}
+	}
+}
