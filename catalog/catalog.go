@@ -36,11 +36,17 @@ type Column struct {
 	MetadataKey string `json:"metadata_key,omitempty"`
 	// Virtual marks a read-only metadata column (METADATA ... VIRTUAL).
 	Virtual bool `json:"virtual,omitempty"`
+	// Computed is a computed column's expression (Flink's `name AS expr`), as SQL over the stream's other columns:
+	// the connector does not produce it, a projection after the source does.
+	Computed string `json:"computed,omitempty"`
 }
 
 // Definition is the column's declaration after its type as SQL (`METADATA FROM 'timestamp' VIRTUAL`), "" for a
 // column of the data.
 func (c Column) Definition() string {
+	if c.Computed != "" {
+		return "AS " + c.Computed
+	}
 	if c.MetadataKey == "" {
 		return ""
 	}

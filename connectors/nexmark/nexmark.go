@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/connectors"
@@ -100,9 +101,12 @@ const (
 	nexPerson nexTable = iota
 	nexAuction
 	nexBid
+	// nexCombined is Flink's combined event row: event_type (0 person, 1 auction, 2 bid) and a ROW column per
+	// table, the event's filled and the others NULL, every event in order.
+	nexCombined
 )
 
-func (t nexTable) String() string { return [...]string{"person", "auction", "bid"}[t] }
+func (t nexTable) String() string { return [...]string{"person", "auction", "bid", "combined"}[t] }
 
 // nexField is one field of one table.
 type nexField uint8
@@ -209,17 +213,20 @@ func parseNexTable(s string) (nexTable, error) {
 		return nexAuction, nil
 	case "bid":
 		return nexBid, nil
-	case "":
-		return 0, errors.New("nexmark: 'nexmark.table.type' is required: 'person', 'auction' or 'bid' (the " +
-			"combined event row with nested ROW columns is not supported yet)")
+	case "", "combined":
+		return nexCombined, nil
 	}
 	return 0, fmt.Errorf("nexmark: table type '%s' is not 'person', 'auction' or 'bid'", s)
 }
 
-// nexColumn is one declared column: the field it generates and its Arrow type.
+// nexColumn is one declared column: the field it generates and its Arrow type. In the combined table a column is
+// event_type (eventType) or one table's ROW (rowOf, with its fields in sub).
 type nexColumn struct {
-	field nexField
-	typ   arrow.DataType
+	field     nexField
+	typ       arrow.DataType
+	eventType bool
+	rowOf     nexTable
+	sub       []nexColumn
 }
 
 // nexModel is a resolved configuration, shared read-only by the subtasks of one source.
@@ -335,24 +342,23 @@ func (cfg Config) resolve() (*nexModel, error) {
 		m.lo, m.per = m.persons, m.auctions
 	case nexBid:
 		m.lo, m.per = m.persons+m.auctions, int64(cfg.BidProportion)
+	case nexCombined:
+		m.lo, m.per = 0, m.total
 	}
 	m.inflightEvents = int64(cfg.NumInFlightAuctions) * m.total / m.auctions
-	byName := map[string]nexFieldDef{}
-	var names []string
-	for _, d := range nexFields[table] {
-		byName[nexNormName(d.name)] = d
-		names = append(names, d.name)
-	}
-	for _, f := range cfg.Schema.Fields() {
-		d, ok := byName[nexNormName(f.Name)]
-		if !ok {
-			return nil, fmt.Errorf("nexmark: column %s is not a field of the %s table (%s)", f.Name, table,
-				strings.Join(names, ", "))
+	if table == nexCombined {
+		for _, f := range cfg.Schema.Fields() {
+			c, err := combinedColumn(f)
+			if err != nil {
+				return nil, err
+			}
+			m.cols = append(m.cols, c)
 		}
-		if err := checkNexType(d, f.Type); err != nil {
-			return nil, fmt.Errorf("nexmark: column %s: %w", f.Name, err)
+	} else {
+		var err error
+		if m.cols, err = tableColumns(table, cfg.Schema.Fields()); err != nil {
+			return nil, err
 		}
-		m.cols = append(m.cols, nexColumn{field: d.field, typ: f.Type})
 	}
 
 	base := gen.Mix64(uint64(cfg.Seed) ^ 0x6e65786d61726b21) // "nexmark!"
@@ -391,10 +397,65 @@ func (cfg Config) resolve() (*nexModel, error) {
 	rowBytes := 0
 	for _, c := range m.cols {
 		rowBytes += m.maxLen[c.field] + 8
+		for _, sc := range c.sub {
+			rowBytes += m.maxLen[sc.field] + 8
+		}
 	}
 	m.batchRows = max(1, min(cfg.BatchRows, (1<<30)/rowBytes)) // int32 offsets never overflow
 	m.chunk = max(1, min(int64(m.batchRows)/m.per, nexMaxChunkCycles))
 	return m, nil
+}
+
+// tableColumns matches declared fields to the fields of table, by Flink's names (case and _ ignored).
+func tableColumns(table nexTable, fields []arrow.Field) ([]nexColumn, error) {
+	byName := map[string]nexFieldDef{}
+	var names []string
+	for _, d := range nexFields[table] {
+		byName[nexNormName(d.name)] = d
+		names = append(names, d.name)
+	}
+	var cols []nexColumn
+	for _, f := range fields {
+		d, ok := byName[nexNormName(f.Name)]
+		if !ok {
+			return nil, fmt.Errorf("nexmark: column %s is not a field of the %s table (%s)", f.Name, table,
+				strings.Join(names, ", "))
+		}
+		if err := checkNexType(d, f.Type); err != nil {
+			return nil, fmt.Errorf("nexmark: column %s: %w", f.Name, err)
+		}
+		cols = append(cols, nexColumn{field: d.field, typ: f.Type})
+	}
+	return cols, nil
+}
+
+// combinedColumn matches a column of the combined table: event_type (an integer), or person, auction or bid, a ROW
+// of some of that table's fields.
+func combinedColumn(f arrow.Field) (nexColumn, error) {
+	name := nexNormName(f.Name)
+	if name == "eventtype" {
+		switch f.Type.ID() {
+		case arrow.INT32, arrow.INT64:
+			return nexColumn{typ: f.Type, eventType: true}, nil
+		}
+		return nexColumn{}, fmt.Errorf("nexmark: column %s: type %s, want INT for the event type", f.Name, f.Type)
+	}
+	for t := nexPerson; t <= nexBid; t++ {
+		if name != t.String() {
+			continue
+		}
+		st, ok := f.Type.(*arrow.StructType)
+		if !ok {
+			return nexColumn{}, fmt.Errorf("nexmark: column %s: type %s, want a ROW of the %s's fields", f.Name, f.Type, t)
+		}
+		sub, err := tableColumns(t, st.Fields())
+		if err != nil {
+			return nexColumn{}, fmt.Errorf("nexmark: column %s: %w", f.Name, err)
+		}
+		return nexColumn{typ: f.Type, rowOf: t, sub: sub}, nil
+	}
+	return nexColumn{}, fmt.Errorf("nexmark: column %s is not a column of the combined event table (event_type, "+
+		"person, auction, bid); 'nexmark.table.type' = 'person', 'auction' or 'bid' reads one table's fields", f.Name)
 }
 
 func checkNexType(d nexFieldDef, t arrow.DataType) error {
@@ -491,9 +552,12 @@ func hashAt(key uint64, n int64) uint64 { return gen.Mix64(key + uint64(n)*gen.G
 
 // lastIDs are the ids (base 0) of the last person and the last auction generated at or before the event of
 // the table's k-th event in cycle e: its own id for a person or an auction.
-func (m *nexModel) lastIDs(e, k int64) (person, auction int64) {
+func (m *nexModel) lastIDs(e, k int64) (person, auction int64) { return m.lastIDsOf(m.table, e, k) }
+
+// lastIDsOf is lastIDs for an event of table.
+func (m *nexModel) lastIDsOf(table nexTable, e, k int64) (person, auction int64) {
 	person, auction = e*m.persons+m.persons-1, e*m.auctions-1
-	switch m.table {
+	switch table {
 	case nexPerson:
 		person = e*m.persons + k
 	case nexAuction:
@@ -1008,6 +1072,9 @@ func (s *nexmarkSource) generate(n int) arrow.RecordBatch {
 	}
 	ev.ns = ns
 	s.scratch.channelsValid = false
+	if m.table == nexCombined {
+		return s.generateCombined(ns)
+	}
 	cols := make([]arrow.Array, len(m.cols))
 	for c, col := range m.cols {
 		if nexFieldKind(col.field) == nexString {
@@ -1139,7 +1206,7 @@ func (s *nexmarkSource) SnapshotOffset() ([]byte, error) {
 
 func decodeNexOffset(b []byte) (nexOffset, error) {
 	v1 := len(b) == 38 && b[0] == 1
-	if !v1 && (len(b) != 42 || b[0] != nexOffsetVersion) || b[1] > byte(nexBid) {
+	if !v1 && (len(b) != 42 || b[0] != nexOffsetVersion) || b[1] > byte(nexCombined) {
 		return nexOffset{}, fmt.Errorf("nexmark: unreadable offset (%d bytes)", len(b))
 	}
 	chunk := uint32(1)
@@ -1164,4 +1231,92 @@ func decodeNexOffset(b []byte) (nexOffset, error) {
 func (s *nexmarkSource) Close() error {
 	s.opened = false
 	return nil
+}
+
+// generateCombined builds a batch of the combined table over events ns (every event in order): each table's ROW
+// column is built from that table's events alone, with its fields' generators, then spread over the batch with
+// NULLs at the other tables' events.
+func (s *nexmarkSource) generateCombined(ns []int64) arrow.RecordBatch {
+	m := s.m
+	n := len(ns)
+	kinds := make([]int64, n)
+	var sub [3]nexEvents // per table: its events
+	pos := make([]int32, n) // the event's index among its table's
+	for i, e := range ns {
+		cycle, o := e/m.total, e%m.total
+		t, k := nexBid, o-m.persons-m.auctions
+		switch {
+		case o < m.persons:
+			t, k = nexPerson, o
+		case o < m.persons+m.auctions:
+			t, k = nexAuction, o-m.persons
+		}
+		kinds[i] = int64(t)
+		p, a := m.lastIDsOf(t, cycle, k)
+		se := &sub[t]
+		pos[i] = int32(len(se.ns))
+		se.ns, se.lastP, se.lastA = append(se.ns, e), append(se.lastP, p), append(se.lastA, a)
+	}
+	cols := make([]arrow.Array, len(m.cols))
+	for c, col := range m.cols {
+		if col.eventType {
+			b := array.NewInt64Builder(s.alloc)
+			b.AppendValues(kinds, nil)
+			a := b.NewArray()
+			b.Release()
+			if col.typ.ID() == arrow.INT32 {
+				cast, err := compute.CastToType(context.Background(), a, col.typ)
+				a.Release()
+				if err != nil {
+					panic(err) // int64 0..2 to int32 cannot fail
+				}
+				a = cast
+			}
+			cols[c] = a
+			continue
+		}
+		t := col.rowOf
+		se := &sub[t]
+		kids := make([]arrow.ArrayData, len(col.sub))
+		var owned []arrow.Array
+		for k, sc := range col.sub {
+			var a arrow.Array
+			if nexFieldKind(sc.field) == nexString {
+				a = s.stringArray(sc, se.ns)
+			} else {
+				a = s.intArray(sc, se)
+			}
+			owned = append(owned, a)
+			kids[k] = a.Data()
+		}
+		sd := array.NewData(col.typ, len(se.ns), []*memory.Buffer{nil}, kids, 0, 0)
+		dense := array.NewStructData(sd)
+		sd.Release()
+		for _, a := range owned {
+			a.Release()
+		}
+		idx := array.NewInt32Builder(s.alloc)
+		idx.Reserve(n)
+		for i := range n {
+			if kinds[i] == int64(t) {
+				idx.UnsafeAppend(pos[i])
+			} else {
+				idx.UnsafeAppendBoolToBitmap(false)
+			}
+		}
+		ia := idx.NewArray()
+		idx.Release()
+		spread, err := compute.TakeArray(compute.WithAllocator(context.Background(), s.alloc), dense, ia)
+		ia.Release()
+		dense.Release()
+		if err != nil {
+			panic(fmt.Sprintf("nexmark: spread the %s rows: %v", t, err)) // a take over valid indices
+		}
+		cols[c] = spread
+	}
+	rec := array.NewRecordBatch(m.schema, cols, int64(n))
+	for _, a := range cols {
+		a.Release()
+	}
+	return rec
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/exec/operators"
 )
 
@@ -594,21 +595,21 @@ func TestNexmarkOptions(t *testing.T) {
 		opts   map[string]string
 		want   string
 	}{
-		"no table":         {nexBidSchema, map[string]string{}, "'nexmark.table.type' is required"},
-		"bad table":        {nexBidSchema, map[string]string{"nexmark.table.type": "bids"}, "'bids'"},
-		"unknown option":   {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "rows": "1"}, "'rows'"},
-		"unsupported":      {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "rate.shape": "SINE"}, "not supported"},
-		"negative events":  {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "events.num": "-1"}, "events.num"},
-		"bad rate":         {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "next-event.rate": "fast"}, "next-event.rate"},
-		"zero proportion":  {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "bid.proportion": "0"}, "bid.proportion"},
-		"bad size":         {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "bid.avg-size": "1gb"}, "bid.avg-size"},
-		"bad base time":    {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "base-time": "soon"}, "base-time"},
-		"unknown column":   {nexSchema("auction", nexBigint, "seller", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column seller"},
-		"person column":    {nexSchema("id", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column id"},
-		"string price":     {nexSchema("price", nexText), map[string]string{"nexmark.table.type": "bid"}, "column price"},
-		"int auction":      {nexSchema("auction", arrow.PrimitiveTypes.Int32), map[string]string{"nexmark.table.type": "bid"}, "column auction"},
-		"bigint date_time": {nexSchema("date_time", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column date_time"},
-		"no columns":       {nexSchema(), map[string]string{"nexmark.table.type": "bid"}, "no columns"},
+		"no table: combined": {nexBidSchema, map[string]string{}, "want a ROW of the auction's fields"},
+		"bad table":          {nexBidSchema, map[string]string{"nexmark.table.type": "bids"}, "'bids'"},
+		"unknown option":     {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "rows": "1"}, "'rows'"},
+		"unsupported":        {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "rate.shape": "SINE"}, "not supported"},
+		"negative events":    {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "events.num": "-1"}, "events.num"},
+		"bad rate":           {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "next-event.rate": "fast"}, "next-event.rate"},
+		"zero proportion":    {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "bid.proportion": "0"}, "bid.proportion"},
+		"bad size":           {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "bid.avg-size": "1gb"}, "bid.avg-size"},
+		"bad base time":      {nexBidSchema, map[string]string{"nexmark.table.type": "bid", "base-time": "soon"}, "base-time"},
+		"unknown column":     {nexSchema("auction", nexBigint, "seller", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column seller"},
+		"person column":      {nexSchema("id", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column id"},
+		"string price":       {nexSchema("price", nexText), map[string]string{"nexmark.table.type": "bid"}, "column price"},
+		"int auction":        {nexSchema("auction", arrow.PrimitiveTypes.Int32), map[string]string{"nexmark.table.type": "bid"}, "column auction"},
+		"bigint date_time":   {nexSchema("date_time", nexBigint), map[string]string{"nexmark.table.type": "bid"}, "column date_time"},
+		"no columns":         {nexSchema(), map[string]string{"nexmark.table.type": "bid"}, "no columns"},
 	} {
 		_, err := ConfigFromOptions(tc.schema, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -662,4 +663,100 @@ func TestNexmarkProgress(t *testing.T) {
 	if read, total := connectortest.RequireRowProgress(t, mem, New(nexCfg("bid", 50_000))(0), off, 0, 1); read != 39_000 || total != 46_000 {
 		t.Fatalf("restored after 7000 rows: read %d of %d", read, total)
 	}
+}
+
+// Pins: the combined event row differs from the three tables' rows (an event of one table in another's ROW, a
+// table's rows out of their events' order, event_type wrong), or splits and restores differently from the
+// per-table sources.
+func TestNexmarkCombined(t *testing.T) {
+	rowOf := func(s *arrow.Schema) arrow.DataType { return arrow.StructOf(s.Fields()...) }
+	schema := nexSchema("event_type", arrow.PrimitiveTypes.Int32, "person", rowOf(nexPersonSchema),
+		"auction", rowOf(nexAuctionSchema), "bid", rowOf(nexBidSchema))
+	const events = 700
+	cfg := Config{Schema: schema, Events: events, Seed: 7, BatchRows: 64}
+	run, _ := nexDrain(t, cfg, nil, 0, 1, -1)
+	if len(run.Rows) != events {
+		t.Fatalf("%d rows, want every event (%d)", len(run.Rows), events)
+	}
+	tables := map[string][]operators.Row{}
+	for _, tb := range []string{"person", "auction", "bid"} {
+		r, _ := nexDrain(t, nexCfg(tb, events), nil, 0, 1, -1)
+		tables[tb] = r.Rows
+	}
+	next := map[string]int{}
+	for i, row := range run.Rows {
+		var kind int64 = -1
+		switch v := row.Values[0].(type) {
+		case int32:
+			kind = int64(v)
+		case int64:
+			kind = v
+		}
+		if kind < 0 || kind > 2 {
+			t.Fatalf("row %d: event_type %v", i, row.Values[0])
+		}
+		tb := [...]string{"person", "auction", "bid"}[kind]
+		if want := nexEventOfRow(tb, int64(next[tb])); want != int64(i) {
+			t.Fatalf("row %d is a %s, whose event is %d", i, tb, want)
+		}
+		for c, name := range []string{"person", "auction", "bid"} {
+			v := row.Values[1+c]
+			if name != tb {
+				if v != nil {
+					t.Fatalf("row %d (%s) has %s = %v", i, tb, name, v)
+				}
+				continue
+			}
+			if got, want := fmt.Sprint(v), nexRecordText(tables[tb][next[tb]].Values); got != want {
+				t.Fatalf("row %d: %s\n got  %s\n want %s", i, tb, got, want)
+			}
+		}
+		next[tb]++
+	}
+	// Two subtasks together give the same events.
+	var both []string
+	for sub := range 2 {
+		r, _ := nexDrain(t, cfg, nil, sub, 2, -1)
+		both = append(both, nexRowKeys(r.Rows)...)
+	}
+	slices.Sort(both)
+	if !slices.Equal(both, nexRowKeys(run.Rows)) {
+		t.Fatal("two subtasks' rows differ from one's")
+	}
+	// A restore continues exactly.
+	first, off := nexDrain(t, cfg, nil, 0, 1, 3)
+	rest, _ := nexDrain(t, cfg, off, 0, 1, -1)
+	if got := append(nexRowKeys(first.Rows), nexRowKeys(rest.Rows)...); !slices.Equal(slices.Sorted(slices.Values(got)), nexRowKeys(run.Rows)) {
+		t.Fatal("a restore does not continue the rows")
+	}
+	// Wrong shapes are refused.
+	for _, bad := range []*arrow.Schema{
+		nexSchema("event_type", nexText),
+		nexSchema("person", nexBigint),
+		nexSchema("person", arrow.StructOf(arrow.Field{Name: "price", Type: nexBigint})),
+		nexSchema("other", nexBigint),
+	} {
+		if _, err := (Config{Schema: bad, Events: 10}).resolve(); err == nil {
+			t.Errorf("schema %s accepted", bad)
+		}
+	}
+}
+
+// nexRecordText renders a table row as Postgres prints a record (the combined table's ROW value's text).
+func nexRecordText(vals []any) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		var s string
+		switch x := v.(type) {
+		case time.Time:
+			s = string(expr.AppendTimestamp(nil, x.UnixMicro(), false))
+		default:
+			s = fmt.Sprint(x)
+		}
+		if s == "" || strings.ContainsAny(s, " ,()\"\\") {
+			s = `"` + strings.NewReplacer(`"`, `\"`, `\`, `\\`).Replace(s) + `"`
+		}
+		parts[i] = s
+	}
+	return "(" + strings.Join(parts, ",") + ")"
 }

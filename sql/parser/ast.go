@@ -58,6 +58,9 @@ type ColumnDef struct {
 	Type     TypeName
 	NotNull  bool
 	Metadata *Metadata
+	// Computed is a computed column's expression (Flink's `name AS expr`, over the stream's other columns); its
+	// Type is then the zero TypeName, the planner derives it.
+	Computed Expr
 }
 
 // Metadata is Flink's `METADATA [FROM 'key'] [VIRTUAL]` after a column's type (P is where METADATA is): the column

@@ -141,6 +141,11 @@ func (f *formatter) columns(cols []ColumnDef, wm *Watermark, pk *PrimaryKey) {
 		if i > 0 {
 			f.WriteString(", ")
 		}
+		if c.Computed != nil {
+			f.WriteString(FormatName(c.Name) + " AS ")
+			f.expr(c.Computed, 0)
+			continue
+		}
 		f.WriteString(FormatName(c.Name) + " " + formatType(c.Type))
 		if c.NotNull {
 			f.WriteString(" NOT NULL")

@@ -519,6 +519,23 @@ func (p *parser) columnDefs(watermark bool) ([]ColumnDef, *Watermark, *PrimaryKe
 			if c.Name, _, err = p.name(); err != nil {
 				return nil, nil, nil, err
 			}
+			if p.isKw("as") {
+				// A computed column (Flink's): name AS expr.
+				p.advance()
+				end := p.listItemEnd(p.i)
+				if c.Computed, err = p.parseExpr(p.i, end); err != nil {
+					return nil, nil, nil, err
+				}
+				p.i = end
+				cols = append(cols, c)
+				if p.eatOp(")") {
+					return cols, wm, pk, nil
+				}
+				if err := p.expectOp(","); err != nil {
+					return nil, nil, nil, err
+				}
+				continue
+			}
 			if c.Type, err = p.typeName(); err != nil {
 				return nil, nil, nil, err
 			}

@@ -586,25 +586,58 @@ func (b *binder) derived(bq *boundQuery, alias string, names []string, pos int) 
 // scan reads a stream or a materialized view.
 func (b *binder) scan(obj *catalog.Object, alias string) (node, error) {
 	n := &scanNode{obj: obj, updating: obj.Kind == catalog.MaterializedView && !b.bounded || sourceIsChangelog(obj)}
-	for _, c := range obj.Columns {
+	var all []Col
+	var computed map[int]expr.Expr
+	phys := map[int]int{} // column of all -> column of the source's (n.out)
+	for i, c := range obj.Columns {
 		t, err := c.Type.Arrow()
 		if err != nil {
 			return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "column %s of %s: %v", c.Name, obj.Name, err)
 		}
-		n.out = append(n.out, Col{Name: c.Name, Table: alias, Type: t})
+		col := Col{Name: c.Name, Table: alias, Type: t}
+		all = append(all, col)
+		if c.Computed == "" {
+			phys[i] = len(n.out)
+			n.out = append(n.out, col)
+		}
+	}
+	if len(all) > len(n.out) {
+		var err error
+		if computed, err = computedColumns(obj.Columns, n.out); err != nil {
+			return nil, err
+		}
+	}
+	// An expression over every column, as the source's rows give it: computed columns replaced by theirs.
+	overSource := func(e expr.Expr) expr.Expr {
+		return expr.Substitute(e, func(i int) expr.Expr {
+			if c, ok := computed[i]; ok {
+				return c
+			}
+			return expr.Column(phys[i], all[i].Name, all[i].Type)
+		})
 	}
 	if obj.Watermark != nil {
 		e, err := parseExpr(obj.Watermark.Expr)
 		if err != nil {
 			return nil, err
 		}
-		wm, err := (&exprBinder{sc: &scope{cols: n.out}}).bind(e)
+		wm, err := (&exprBinder{sc: &scope{cols: all}}).bind(e)
 		if err != nil {
 			return nil, err
 		}
-		n.wm, n.wmOf = wm, obj.Watermark.Expr
+		n.wm, n.wmOf = overSource(wm), obj.Watermark.Expr
 	}
-	return n, nil
+	if computed == nil {
+		return n, nil
+	}
+	// The computed columns: a projection after the source (attrOf keeps a computed WATERMARK column a time
+	// attribute through it).
+	p := &projectNode{in: n}
+	for i, c := range all {
+		p.exprs = append(p.exprs, overSource(expr.Column(i, c.Name, c.Type)))
+		p.out = append(p.out, c)
+	}
+	return p, nil
 }
 
 // bindWindowTVF binds TUMBLE/HOP/SESSION/CUMULATE over its input: the input's columns plus window_start and

@@ -14,7 +14,8 @@ import (
 	"github.com/clinksql/clinksql/sqlerr"
 )
 
-// columnsOf checks column definitions: known types, no duplicate names.
+// columnsOf checks column definitions: known types, no duplicate names. It returns every column, and the columns of
+// the data (pcols: all but the computed ones, which are typed by binding their expressions over those).
 func columnsOf(defs []parser.ColumnDef) ([]catalog.Column, []Col, error) {
 	var cols []catalog.Column
 	var pcols []Col
@@ -24,6 +25,10 @@ func columnsOf(defs []parser.ColumnDef) ([]catalog.Column, []Col, error) {
 			return nil, nil, sqlerr.New(sqlerr.DuplicateColumn, d.P, "column %q specified more than once", d.Name)
 		}
 		seen[d.Name] = true
+		if d.Computed != nil {
+			cols = append(cols, catalog.Column{Name: d.Name, Computed: parser.Format(d.Computed)})
+			continue
+		}
 		t := catalogType(d.Type)
 		at, err := t.Arrow()
 		if err != nil {
@@ -35,7 +40,40 @@ func columnsOf(defs []parser.ColumnDef) ([]catalog.Column, []Col, error) {
 	if len(cols) == 0 {
 		return nil, nil, sqlerr.New(sqlerr.SyntaxError, sqlerr.NoPos, "a stream or sink needs at least one column")
 	}
+	for i, d := range defs {
+		if d.Computed == nil {
+			continue
+		}
+		if findAggregate(d.Computed) != nil || subqueryIn(d.Computed) >= 0 {
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, d.Computed.Pos(), "a computed column is an expression of the row's other columns")
+		}
+		e, err := (&exprBinder{sc: &scope{cols: pcols}}).bind(d.Computed)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols[i].Type = catalog.TypeOf(e.Type())
+	}
 	return cols, pcols, nil
+}
+
+// computedColumns is a stream's computed columns bound over its data columns (pcols), by column index in all.
+func computedColumns(all []catalog.Column, pcols []Col) (map[int]expr.Expr, error) {
+	out := map[int]expr.Expr{}
+	for i, c := range all {
+		if c.Computed == "" {
+			continue
+		}
+		e, err := parseExpr(c.Computed)
+		if err != nil {
+			return nil, err
+		}
+		b, err := (&exprBinder{sc: &scope{cols: pcols}}).bind(e)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.Code(err), sqlerr.NoPos, "computed column %q: %v", c.Name, err)
+		}
+		out[i] = b
+	}
+	return out, nil
 }
 
 // options collects WITH options; keys are case-insensitive, a repeated key is an error.
@@ -78,6 +116,12 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 	}
 	switch conn := opts["connector"]; conn {
 	case "":
+		for _, d := range cs.Columns {
+			if d.Computed != nil {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, d.P,
+					"computed columns are for streams read from a connector; a stream fed by INSERT stores what it is given (compute %q in a view)", d.Name)
+			}
+		}
 		if len(opts) > 0 {
 			k := firstKey(opts)
 			return nil, sqlerr.New(sqlerr.InvalidParameter, pos[k], "option '%s' needs a connector; a stream without WITH is fed by INSERT", k)
@@ -97,13 +141,21 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 		}
 	}
 	if w := cs.Watermark; w != nil {
-		sc := &scope{cols: pcols}
+		var all []Col // every column, computed ones too (a watermark is often on one: Nexmark's dateTime)
+		for _, c := range cols {
+			t, err := c.Type.Arrow()
+			if err != nil {
+				return nil, sqlerr.New(sqlerr.InternalError, w.ColP, "column %q: %v", c.Name, err)
+			}
+			all = append(all, Col{Name: c.Name, Type: t})
+		}
+		sc := &scope{cols: all}
 		i, err := sc.resolve("", w.Column, w.ColP)
 		if err != nil {
 			return nil, err
 		}
-		if pcols[i].Type.ID() != arrow.TIMESTAMP {
-			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.ColP, "WATERMARK FOR column %q must be a TIMESTAMP, not %s", w.Column, expr.TypeName(pcols[i].Type))
+		if all[i].Type.ID() != arrow.TIMESTAMP {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.ColP, "WATERMARK FOR column %q must be a TIMESTAMP, not %s", w.Column, expr.TypeName(all[i].Type))
 		}
 		e, err := (&exprBinder{sc: sc}).bind(w.Expr)
 		if err != nil {
@@ -119,6 +171,11 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 
 // SinkObject checks CREATE SINK and returns the catalog object it creates.
 func SinkObject(env Env, cs *parser.CreateSink) (*catalog.Object, error) {
+	for _, d := range cs.Columns {
+		if d.Computed != nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, d.P, "a sink has no computed columns: compute %q in the query that writes it", d.Name)
+		}
+	}
 	cols, pcols, err := columnsOf(cs.Columns)
 	if err != nil {
 		return nil, err

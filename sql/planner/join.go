@@ -736,6 +736,16 @@ func attrOf(n node, i int) colAttr {
 		if j, ok := expr.ColumnIndex(x.exprs[i]); ok {
 			return attrOf(x.in, j)
 		}
+		// A computed WATERMARK column of a stream (scan's projection): its time attribute.
+		if s, ok := x.in.(*scanNode); ok && s.obj.Watermark != nil && !s.updating && x.out[i].Name == s.obj.Watermark.Column {
+			if comp, err := computedColumns(s.obj.Columns, s.out); err == nil {
+				for k, e := range comp {
+					if s.obj.Columns[k].Name == x.out[i].Name && e.String() == x.exprs[i].String() {
+						return colAttr{rowtime: true}
+					}
+				}
+			}
+		}
 	case *unionNode:
 		var a colAttr
 		for k, in := range x.inputs {
