@@ -52,6 +52,9 @@ const (
 	InvalidCursorState     = "24000"
 	ConfigurationLimit     = "53400"
 	CardinalityViolation   = "21000"
+	// InvalidFunctionDefinition (42P13) is a CREATE FUNCTION whose body or result type does not fit its declaration.
+	InvalidFunctionDefinition = "42P13"
+	DuplicateFunction         = "42723"
 )
 
 // SQLSTATE codes of the limits that keep one client from taking the server down.

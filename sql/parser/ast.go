@@ -211,8 +211,8 @@ type Explain struct {
 	JobP    int
 }
 
-// Drop is DROP STREAM|TABLE|SINK|VIEW|MATERIALIZED VIEW [IF EXISTS] name [, ...] [CASCADE|RESTRICT]. Kind is upper
-// case with single spaces.
+// Drop is DROP STREAM|TABLE|SINK|VIEW|MATERIALIZED VIEW|FUNCTION [IF EXISTS] name [, ...] [CASCADE|RESTRICT]. Kind
+// is upper case with single spaces.
 type Drop struct {
 	StmtBase
 	Kind     string
@@ -220,6 +220,8 @@ type Drop struct {
 	NamesP   []int
 	IfExists bool
 	Cascade  bool
+	// Args are DROP FUNCTION's argument types, one entry per name: nil when no list was written (function.go).
+	Args [][]TypeName
 }
 
 // DropJob is DROP JOB id.

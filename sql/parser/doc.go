@@ -10,6 +10,10 @@
 //     INSERT, SELECT, FLUSH, SET/RESET/SHOW, DESCRIBE, EXPLAIN, DROP, DROP JOB, ALTER JOB ... RESUME, transaction
 //     statements, column types (with Postgres' synonyms), WITH options. A job id is read one way everywhere
 //     (jobID): quoted, or unquoted with its dashes (job-3).
+//   - function.go: CREATE [OR REPLACE] FUNCTION (Postgres' clauses in any order, WITH options, RETURN expr) and
+//     DROP FUNCTION's argument lists. A SQL function's body given as a string (AS 'SELECT expr', AS $$...$$) is
+//     parsed from the string's value, and every position of its tree and of its errors is moved back into the
+//     statement, inside the string (exact for standard and dollar-quoted strings); ParseExpr reads a stored body.
 //   - rewrite.go: queries (VALUES lists included) and expressions are re-emitted token by token as text the TiDB
 //     parser reads. What TiDB cannot read or would read with MySQL's meaning (INTERVAL, CAST to our types,
 //     x::type, EXTRACT fields, FILTER, NULLS FIRST, window table functions, typed literals, $n, ~ and friends, IS

@@ -287,10 +287,16 @@ func (f *formatter) stmt(s Stmt) {
 		if s.IfExists {
 			f.WriteString("IF EXISTS ")
 		}
-		f.names(s.Names)
+		if s.Kind == "FUNCTION" {
+			f.dropFunctionNames(s)
+		} else {
+			f.names(s.Names)
+		}
 		if s.Cascade {
 			f.WriteString(" CASCADE")
 		}
+	case *CreateFunction:
+		f.createFunction(s)
 	case *DropJob:
 		f.WriteString("DROP JOB " + quoteString(s.ID))
 	case *AlterJob:
@@ -304,6 +310,8 @@ func (f *formatter) stmt(s Stmt) {
 		default:
 			f.WriteString(strings.ToUpper(s.Op))
 		}
+	case *Subscribe, *Declare, *Fetch, *CloseCursor, *Copy:
+		f.formatCursorStmt(s) // subscribe.go
 	default:
 		fmt.Fprintf(f, "<%T>", s)
 	}

@@ -177,6 +177,9 @@ func (p *parser) statement() (Stmt, error) {
 	if t.Kind != Ident {
 		return nil, p.syntaxErrorAt(p.i)
 	}
+	if st, ok, err := p.cursorStatement(start); ok { // SUBSCRIBE, DECLARE, FETCH, CLOSE, COPY (subscribe.go)
+		return st, err
+	}
 	switch t.Value {
 	case "select", "with", "values", "table":
 		return p.selectStmt(start)
@@ -344,7 +347,7 @@ func (p *parser) create(start int) (Stmt, error) {
 	switch {
 	case p.isKw("stream"), p.isKw("table"), p.isKw("source"):
 		if orReplace {
-			return nil, notSupported(p.toks[start+1].Pos, "CREATE OR REPLACE is only supported for views")
+			return nil, notSupported(p.toks[start+1].Pos, "CREATE OR REPLACE is only supported for views and functions")
 		}
 		if p.isKw("source") {
 			return nil, notSupported(p.peek().Pos, "CREATE SOURCE is not supported; use CREATE STREAM")
@@ -353,13 +356,15 @@ func (p *parser) create(start int) (Stmt, error) {
 		return p.createStream(start)
 	case p.isKw("sink"):
 		if orReplace {
-			return nil, notSupported(p.toks[start+1].Pos, "CREATE OR REPLACE is only supported for views")
+			return nil, notSupported(p.toks[start+1].Pos, "CREATE OR REPLACE is only supported for views and functions")
 		}
 		p.advance()
 		return p.createSink(start)
 	case p.isKw("materialized"), p.isKw("view"):
 		return p.createView(start, orReplace)
-	case p.isKw("index"), p.isKw("function"), p.isKw("schema"), p.isKw("database"), p.isKw("user"),
+	case p.isKw("function"):
+		return p.createFunction(start, orReplace)
+	case p.isKw("index"), p.isKw("schema"), p.isKw("database"), p.isKw("user"),
 		p.isKw("role"), p.isKw("type"), p.isKw("unique"), p.isKw("temporary"), p.isKw("temp"):
 		return nil, notSupported(p.peek().Pos, "CREATE %s is not supported", strings.ToUpper(p.peek().Value))
 	}
@@ -1018,13 +1023,15 @@ func (p *parser) drop(start int) (Stmt, error) {
 		kind = "SINK"
 	case p.eatKw("view"):
 		kind = "VIEW"
+	case p.eatKw("function"):
+		kind = "FUNCTION"
 	case p.eatKw("job"):
 		id, pos, err := p.jobID()
 		if err != nil {
 			return nil, err
 		}
 		return &DropJob{StmtBase: p.base(start), ID: id, IDP: pos}, nil
-	case p.isKw("index"), p.isKw("function"), p.isKw("schema"), p.isKw("database"), p.isKw("source"):
+	case p.isKw("index"), p.isKw("schema"), p.isKw("database"), p.isKw("source"):
 		return nil, notSupported(p.peek().Pos, "DROP %s is not supported", strings.ToUpper(p.peek().Value))
 	default:
 		return nil, p.syntaxErrorAt(p.i)
@@ -1037,6 +1044,11 @@ func (p *parser) drop(start int) (Stmt, error) {
 		}
 		s.Names = append(s.Names, n)
 		s.NamesP = append(s.NamesP, np)
+		if kind == "FUNCTION" {
+			if err := p.dropFunctionArgs(s); err != nil {
+				return nil, err
+			}
+		}
 		if !p.eatOp(",") {
 			break
 		}
