@@ -37,6 +37,8 @@ type binder struct {
 	system map[string]*SystemTable
 	// tz is the session's time zone (Settings.TimeZone; nil: UTC).
 	tz *time.Location
+	// fns resolves user-defined functions and records the ones the statement uses (function.go).
+	fns *funcScope
 }
 
 func (b *binder) read(name string) {
@@ -114,7 +116,7 @@ func (b *binder) constInt(e parser.Expr, what string) (int64, error) {
 	if _, isParam := e.(*parser.ParamRef); isParam && b.params != nil && b.params.Values == nil {
 		return math.MaxInt64, nil // preparing: the value comes at execution
 	}
-	v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz}).bind(e)
+	v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz, fns: b.fns}).bind(e)
 	if err == nil && v.Type().ID() == arrow.STRING {
 		v, err = expr.Cast(v, arrow.PrimitiveTypes.Int64)
 	}
@@ -295,7 +297,7 @@ func (b *binder) bindValuesAs(v *parser.Values, hint []arrow.DataType) (node, er
 	if len(v.Rows) == 0 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, v.P, "VALUES needs at least one row")
 	}
-	eb := &exprBinder{sc: &scope{}, params: b.params, tz: b.tz}
+	eb := &exprBinder{sc: &scope{}, params: b.params, tz: b.tz, fns: b.fns}
 	n := &valuesNode{}
 	width := len(v.Rows[0])
 	for _, row := range v.Rows {
@@ -663,7 +665,7 @@ func (b *binder) bindWindowTVF(t *parser.WindowTVF) (node, error) {
 	}
 	durs := make([]int64, len(t.Args))
 	for i, a := range t.Args {
-		v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz}).bind(a)
+		v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz, fns: b.fns}).bind(a)
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,8 @@ type exprBinder struct {
 	params *Params
 	// tz is the session's time zone (nil: UTC), for what converts TIMESTAMP WITH TIME ZONE (timezone.go).
 	tz *time.Location
+	// fns resolves user-defined functions and records those used (function.go); nil: none are known.
+	fns *funcScope
 }
 
 // posErr attaches pos to an error without one (expression binding errors come without positions).
@@ -368,6 +370,9 @@ func (b *exprBinder) bindFunc(e *parser.Func) (expr.Expr, error) {
 		name = "char_length"
 	case "substr":
 		name = "substring"
+	}
+	if fn, ok := b.fns.lookup(name); ok {
+		return b.callUser(e, fn, args)
 	}
 	if r, ok, err := b.bindZoned(&parser.Func{P: e.P, Name: name}, args); ok || err != nil {
 		return r, err

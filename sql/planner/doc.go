@@ -27,6 +27,11 @@
 //     configuration), is the node already there, whose output then feeds both readers; EXPLAIN prints a shared
 //     node once and "(shared, above)" where it is read again (q5's count per auction and window);
 //   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR;
+//   - user-defined functions (function.go): a SQL function's call is inlined (its body bound with the arguments,
+//     cast to the parameter types, standing for the parameters; the result cast to the return type; recursion
+//     stops at depth 32), a wasm function's is an expr.UserCall whose module the Env gives (WasmFunctions); the
+//     statement records the functions it used (Physical.Functions, ViewInfo.Functions) for the catalog's DROP
+//     rules; FunctionObject checks CREATE FUNCTION (a SQL body type-checked against its parameters);
 //   - system relations (system.go): clink_catalog.<name> is the snapshot Env.SystemTable gives when the
 //     statement is planned, bound as constant rows (a bounded relation like VALUES); a continuous job (INSERT ...
 //     SELECT, a materialized view) cannot read one (0A000), an unknown one is 42P01.

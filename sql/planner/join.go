@@ -102,7 +102,7 @@ func (b *binder) bindJoin(t *parser.Join) (node, error) {
 		if f := findAggregate(t.On); f != nil {
 			return nil, sqlerr.New(sqlerr.GroupingError, f.P, "aggregate functions are not allowed in JOIN conditions")
 		}
-		cond, err := (&exprBinder{sc: &scope{cols: j.out}, params: b.params, tz: b.tz}).bind(t.On)
+		cond, err := (&exprBinder{sc: &scope{cols: j.out}, params: b.params, tz: b.tz, fns: b.fns}).bind(t.On)
 		if err != nil {
 			return nil, err
 		}

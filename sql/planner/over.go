@@ -86,7 +86,7 @@ func (b *binder) bindOver(in node, sc *scope, items []parser.SelectItem, grouped
 		}
 	}
 	w := f0.Over
-	eb := &exprBinder{sc: sc, params: b.params, tz: b.tz}
+	eb := &exprBinder{sc: sc, params: b.params, tz: b.tz, fns: b.fns}
 	// The arguments, filters and defaults that are not columns are computed by a projection under the operator.
 	pre := &projectNode{in: in}
 	for i, c := range in.columns() {

@@ -83,6 +83,9 @@ type Physical struct {
 	// views expanded on the way.
 	Reads []string
 	Views []string
+	// Functions names the user-defined functions the plan inlined or calls (a job records them: its re-deployment
+	// plans the statement again).
+	Functions []string
 	// Target is the object an INSERT or materialized view writes; Targets every object a statement set writes.
 	Target  string
 	Targets []string

@@ -67,7 +67,7 @@ func (s Settings) norm() Settings {
 // PlanSelect plans an ad-hoc SELECT: internal streams and materialized views are read as they are now, and each
 // result batch goes to deliver as it is produced.
 func PlanSelect(env Env, q *parser.Query, s Settings, deliver func(exec.Batch) error) (*Physical, error) {
-	b := &binder{env: env, cat: env.Catalog(), bounded: true, params: s.Params, tz: s.TimeZone}
+	b := &binder{env: env, cat: env.Catalog(), fns: newFuncScope(env), bounded: true, params: s.Params, tz: s.TimeZone}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func PlanInsert(env Env, ins *parser.Insert, s Settings) (*Physical, error) {
 // PlanStatementSet plans several INSERTs as one job (BEGIN STATEMENT SET ... END): one dataflow with a sink per
 // INSERT, checkpointed together. Target is the first INSERT's target, Targets all of them.
 func PlanStatementSet(env Env, inserts []*parser.Insert, s Settings) (*Physical, error) {
-	b := &binder{env: env, cat: env.Catalog(), params: s.Params, tz: s.TimeZone}
+	b := &binder{env: env, cat: env.Catalog(), fns: newFuncScope(env), params: s.Params, tz: s.TimeZone}
 	l := &lowering{env: env, settings: s.norm(), ids: map[string]int{}, allBounded: true}
 	var roots []node
 	var targets []*catalog.Object
@@ -230,7 +230,7 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 // PlanMaterializedView plans the job that maintains a materialized view: its query into the view's log. obj is
 // the view's catalog object (with its columns filled from BindView).
 func PlanMaterializedView(env Env, q *parser.Query, obj *catalog.Object, s Settings) (*Physical, error) {
-	b := &binder{env: env, cat: env.Catalog(), tz: s.TimeZone}
+	b := &binder{env: env, cat: env.Catalog(), fns: newFuncScope(env), tz: s.TimeZone}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -260,13 +260,15 @@ type ViewInfo struct {
 	Columns []catalog.Column
 	Reads   []string // streams and materialized views read, after expanding views
 	Views   []string // views expanded
+	// Functions are the user-defined functions the query uses, directly or through views and functions.
+	Functions []string
 }
 
 // BindView checks a view's query and returns its columns. names, when given, rename them. A materialized view
 // is bound as a continuous query; a plain view as what it is where used (bounded or not), so only errors common
 // to both are reported here.
 func BindView(env Env, q *parser.Query, names []string, materialized bool) (*ViewInfo, error) {
-	b := &binder{env: env, cat: env.Catalog(), bounded: !materialized}
+	b := &binder{env: env, cat: env.Catalog(), fns: newFuncScope(env), bounded: !materialized}
 	bq, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -275,7 +277,7 @@ func BindView(env Env, q *parser.Query, names []string, materialized bool) (*Vie
 	if len(names) > len(cols) {
 		return nil, sqlerr.New(sqlerr.InvalidColumnReference, q.P, "the view has %d columns but %d names were given", len(cols), len(names))
 	}
-	info := &ViewInfo{Reads: b.reads, Views: b.views}
+	info := &ViewInfo{Reads: b.reads, Views: b.views, Functions: b.fns.functions()}
 	seen := map[string]bool{}
 	for i, c := range cols {
 		name := c.Name
@@ -490,7 +492,7 @@ func assignable(from, to arrow.DataType) bool {
 
 // physical gathers what the lowering found.
 func (l *lowering) physical(b *binder) *Physical {
-	return &Physical{Nodes: l.nodes, Bounded: l.allBounded, Reads: b.reads, Views: b.views, Limit: -1, LogReads: l.logReads,
+	return &Physical{Nodes: l.nodes, Bounded: l.allBounded, Reads: b.reads, Views: b.views, Functions: b.fns.functions(), Limit: -1, LogReads: l.logReads,
 		Notices: append(deliveryNotices(l.nodes), l.notices...)}
 }
 
@@ -699,7 +701,7 @@ func ValuesFor(ctx context.Context, env Env, ins *parser.Insert, target *catalog
 			recs = nil
 		}
 	}()
-	b := &binder{env: env, cat: env.Catalog(), params: s.Params, tz: s.TimeZone}
+	b := &binder{env: env, cat: env.Catalog(), fns: newFuncScope(env), params: s.Params, tz: s.TimeZone}
 	hints := insertHints(target, ins)
 	for lo := 0; lo == 0 || lo < len(v.Rows); lo += ValuesBatchRows {
 		if err := ctx.Err(); err != nil {

@@ -70,7 +70,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 		if f := findAggregate(where); f != nil {
 			return nil, nil, sqlerr.New(sqlerr.GroupingError, f.P, "aggregate functions are not allowed in WHERE")
 		}
-		cond, err := (&exprBinder{sc: sc, params: b.params, tz: b.tz}).bind(where)
+		cond, err := (&exprBinder{sc: sc, params: b.params, tz: b.tz, fns: b.fns}).bind(where)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -109,7 +109,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 		}
 	}
 	if len(late) > 0 {
-		cond, err := (&exprBinder{sc: sc, params: b.params, tz: b.tz}).bind(andAll(late))
+		cond, err := (&exprBinder{sc: sc, params: b.params, tz: b.tz, fns: b.fns}).bind(andAll(late))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -127,7 +127,7 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 	}
 	var top node = agg
 	if s.Having != nil {
-		cond, err := (&exprBinder{sc: &scope{cols: agg.out}, agg: ab, params: b.params, tz: b.tz}).bind(s.Having)
+		cond, err := (&exprBinder{sc: &scope{cols: agg.out}, agg: ab, params: b.params, tz: b.tz, fns: b.fns}).bind(s.Having)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -156,7 +156,7 @@ func (b *binder) project(in node, sc *scope, ab *aggBinding, items []parser.Sele
 	if err != nil {
 		return nil, nil, err
 	}
-	eb := &exprBinder{sc: sc, agg: ab, params: b.params, tz: b.tz}
+	eb := &exprBinder{sc: sc, agg: ab, params: b.params, tz: b.tz, fns: b.fns}
 	p := &projectNode{in: in}
 	info := &selectInfo{}
 	for _, it := range items {
@@ -308,7 +308,7 @@ func (a *aggBinding) lookup(e parser.Expr) (int, bool) {
 // bindAggregate builds the aggregation of a grouped select: the window (from a window TVF, a legacy GROUP BY
 // TUMBLE(...), or none in a bounded SELECT), the keys and the aggregate calls.
 func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf *windowTVFNode, calls []*parser.Func) (*aggNode, *aggBinding, error) {
-	eb := &exprBinder{sc: sc, params: b.params, tz: b.tz}
+	eb := &exprBinder{sc: sc, params: b.params, tz: b.tz, fns: b.fns}
 	ab := &aggBinding{in: sc, fps: map[string]int{}}
 	n := &aggNode{}
 	var cfg agg.WindowAggConfig
@@ -641,7 +641,7 @@ func (b *binder) legacyWindow(f *parser.Func, sc *scope) (agg.WindowAggConfig, e
 	}
 	var durs []int64
 	for _, a := range f.Args[1:] {
-		v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz}).bind(a)
+		v, err := (&exprBinder{sc: &scope{}, params: b.params, tz: b.tz, fns: b.fns}).bind(a)
 		if err != nil {
 			return cfg, nil, "", err
 		}

@@ -162,13 +162,13 @@ func (b *binder) subqueryJoin(input node, outer *scope, sp subPred) (node, error
 	lay := &scope{cols: append(append([]Col{}, outer.cols...), right.columns()...), inner: nl}
 	var x expr.Expr
 	if !sp.exists {
-		if x, err = (&exprBinder{sc: outer, params: b.params, tz: b.tz}).bind(sp.x); err != nil {
+		if x, err = (&exprBinder{sc: outer, params: b.params, tz: b.tz, fns: b.fns}).bind(sp.x); err != nil {
 			return nil, err
 		}
 		if findAggregate(sp.x) != nil {
 			return nil, sqlerr.New(sqlerr.GroupingError, sp.p, "aggregate functions are not allowed in WHERE")
 		}
-		eb := &exprBinder{sc: lay, params: b.params, tz: b.tz}
+		eb := &exprBinder{sc: lay, params: b.params, tz: b.tz, fns: b.fns}
 		var v expr.Expr
 		var vAST parser.Expr = &parser.ColumnRef{P: sp.p, Name: "?"}
 		if item != nil {
@@ -268,13 +268,13 @@ func (b *binder) subqueryInput(outer *scope, sp subPred) (right node, conds []ex
 		if f := findAggregate(c); f != nil {
 			return nil, nil, nil, sqlerr.New(sqlerr.GroupingError, f.P, "aggregate functions are not allowed in WHERE")
 		}
-		e, err := (&exprBinder{sc: rsc, params: b.params, tz: b.tz}).bind(c)
+		e, err := (&exprBinder{sc: rsc, params: b.params, tz: b.tz, fns: b.fns}).bind(c)
 		if err != nil {
 			if !undefinedName(err) {
 				return nil, nil, nil, err
 			}
 			var err2 error
-			if e, err2 = (&exprBinder{sc: lay, params: b.params, tz: b.tz}).bind(c); err2 != nil {
+			if e, err2 = (&exprBinder{sc: lay, params: b.params, tz: b.tz, fns: b.fns}).bind(c); err2 != nil {
 				return nil, nil, nil, err2 // the name is in neither
 			}
 			if err := wantBool(e, "WHERE", c.Pos()); err != nil {
@@ -530,18 +530,18 @@ func (b *binder) scalarJoin(input node, sc *scope, sq *parser.Subquery) (node, *
 		}
 		rsc := &scope{cols: from.columns()}
 		for _, c := range astConjuncts(core.Where) {
-			if _, err := (&exprBinder{sc: rsc, params: b.params, tz: b.tz}).bind(c); err == nil || !undefinedName(err) {
+			if _, err := (&exprBinder{sc: rsc, params: b.params, tz: b.tz, fns: b.fns}).bind(c); err == nil || !undefinedName(err) {
 				own = append(own, c) // its own (or an error its binding reports again)
 				continue
 			}
 			bin, ok := c.(*parser.Binary)
 			if ok && bin.Op == "=" {
 				inner, outer := bin.L, bin.R
-				if _, err := (&exprBinder{sc: rsc, params: b.params, tz: b.tz}).bind(inner); err != nil {
+				if _, err := (&exprBinder{sc: rsc, params: b.params, tz: b.tz, fns: b.fns}).bind(inner); err != nil {
 					inner, outer = outer, inner
 				}
-				_, errIn := (&exprBinder{sc: rsc, params: b.params, tz: b.tz}).bind(inner)
-				o, errOut := (&exprBinder{sc: sc, params: b.params, tz: b.tz}).bind(outer)
+				_, errIn := (&exprBinder{sc: rsc, params: b.params, tz: b.tz, fns: b.fns}).bind(inner)
+				o, errOut := (&exprBinder{sc: sc, params: b.params, tz: b.tz, fns: b.fns}).bind(outer)
 				if errIn == nil && errOut == nil {
 					keysIn, keysOut = append(keysIn, inner), append(keysOut, o)
 					continue
@@ -578,7 +578,7 @@ func (b *binder) scalarJoin(input node, sc *scope, sq *parser.Subquery) (node, *
 	var conds []expr.Expr
 	for i, o := range keysOut {
 		k := rcols[i]
-		eq, err := (&exprBinder{params: b.params, tz: b.tz}).call(sq.P, "=", o, expr.Column(nl+i, k.Name, k.Type))
+		eq, err := (&exprBinder{params: b.params, tz: b.tz, fns: b.fns}).call(sq.P, "=", o, expr.Column(nl+i, k.Name, k.Type))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -612,7 +612,7 @@ func (b *binder) scalarJoin(input node, sc *scope, sq *parser.Subquery) (node, *
 	v, m := expr.Column(vi, "?v", rcols[len(keysIn)].Type), expr.Column(mi, "?m", rcols[len(keysIn)+1].Type)
 	val := v
 	if empty := emptyValue(item); !isNullLiteral(empty) {
-		eb := &exprBinder{sc: &scope{}, params: b.params, tz: b.tz}
+		eb := &exprBinder{sc: &scope{}, params: b.params, tz: b.tz, fns: b.fns}
 		ev, err := eb.bind(empty)
 		if err != nil {
 			return nil, nil, err

@@ -64,7 +64,7 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 		if len(f.Over.OrderBy) == 0 {
 			return nil, nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.Over.P, "%s needs ORDER BY in its OVER clause", call)
 		}
-		eb := &exprBinder{sc: sc, params: b.params}
+		eb := &exprBinder{sc: sc, params: b.params, fns: b.fns}
 		column := func(e parser.Expr, what string) (int, error) {
 			x, err := eb.bind(e)
 			if err != nil {
