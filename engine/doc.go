@@ -42,5 +42,13 @@
 // PlanJob is the one way a job's statement is planned again (its re-deployment, and clinksql state-cat, which plans
 // against PlanOnlyEnv: the catalog alone, no engine, no lock, no log opened).
 //
+// SUBSCRIBE (subscribe.go, docs/subscribe.md) streams a materialized view's snapshot and then its changes, stamped
+// with the view job's checkpoint ids (mz_timestamp; the job's exec.JobConfig.AfterCommit advances the view log's
+// frontier), from the view's committed changelog (streamlog.Tail), so a job never waits for a subscriber; one
+// that falls behind by more than max_subscribe_lag is cut off (53400). Over a query, a stream or a plain view it
+// runs a temporary materialized view owned by the subscription. Rows go to the statement's RowWriter until
+// cancel, to a CopyWriter for COPY (...) TO STDOUT, or through cursors (DECLARE, FETCH [WITH (timeout)], CLOSE;
+// they end with their transaction and with Session.Close). DROP and Close end subscriptions.
+//
 // It must never hold a lock while waiting on a job, and never bypass the planner to build a dataflow.
 package engine

@@ -44,6 +44,10 @@
 //   - With Config.Registerer it counts sessions (clinksql_pgwire_connections_total, _open) and statements by
 //     outcome (clinksql_pgwire_statements_total{outcome="ok"|"error"}: each statement of a simple query, each
 //     portal run of the extended protocol).
+//   - COPY (<query>) TO STDOUT answers CopyOutResponse, a CopyData per row (text format, flushed per batch) and
+//     CopyDone before CommandComplete; COPY (SUBSCRIBE ...) streams until a CancelRequest. A SUBSCRIBE streamed as
+//     DataRows likewise. A SUBSCRIBE cut off for lag (engine.RowAborter) gets a write deadline of 2 s, so a client
+//     that stopped reading is disconnected. The session's cursors (DECLARE) close when the connection ends.
 //   - Notices the session gives while a statement runs (FLUSH's progress) go out as NoticeResponses at once,
 //     flushed, from the goroutine running the statement; a statement's own notices precede its CommandComplete.
 //

@@ -11,4 +11,9 @@
 // than polling), or, bounded, stops at the segments present at Open; Consolidate folds a changelog into the rows it
 // leaves (an ad-hoc SELECT of a materialized view). Its Progress lets FLUSH wait until a job has read everything
 // committed before it checkpoints.
+//
+// A Tail (tail.go) is a subscriber's reader (SUBSCRIBE): the view's rows as of the frontier (the writing job's
+// last checkpoint whose commit every sink subtask finished: Advance), then each later checkpoint's changes
+// stamped with its id, and progress; the lag of its position in bytes (BytesFrom); Drop ends it. The log keeps
+// every segment while its object exists (no compaction), so a Tail never misses one.
 package streamlog
