@@ -134,6 +134,7 @@ func Open(cfg Config) (*Engine, error) {
 		lock.Close()
 		return nil, err
 	}
+	cleanFunctionFiles(dir, cat)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -311,7 +312,7 @@ func (e *Engine) Path(p string) (string, error) {
 func (e *Engine) Confine(p string) error { return e.confine(p, p, false) }
 
 // internalDirs are the entries of the data directory that belong to the engine; no connector may name them.
-var internalDirs = []string{"catalog", "jobs", "streams", "views", "tmp", "LOCK"}
+var internalDirs = []string{"catalog", "jobs", "streams", "views", "tmp", "LOCK", functionsDir}
 
 // confine refuses (42501) abs unless, its symbolic links resolved, it is inside the data directory but none of
 // the engine's own entries, or inside an allowed directory. The data directory itself is allowed only as the

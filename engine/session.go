@@ -183,6 +183,8 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		return &Result{Tag: "CREATE SINK", Notices: existsNotice(created, st.Name)}, nil
 	case *parser.CreateView:
 		return s.createView(st)
+	case *parser.CreateFunction:
+		return s.createFunction(st)
 	case *parser.Insert:
 		return s.insert(ctx, st, params)
 	case *parser.Select:
@@ -268,7 +270,8 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 	reads := append(append([]string{}, info.Reads...), info.Views...)
 	queryText := parser.Format(st.Query)
 	if !st.Materialized {
-		obj := &catalog.Object{Kind: catalog.View, Name: st.Name, Columns: info.Columns, Query: queryText, Reads: reads}
+		obj := &catalog.Object{Kind: catalog.View, Name: st.Name, Columns: info.Columns, Query: queryText, Reads: reads,
+			Functions: info.Functions}
 		if st.OrReplace {
 			if old, ok := s.e.cat.Get(st.Name); ok && old.Kind != catalog.View {
 				return nil, sqlerr.New(sqlerr.WrongObjectType, st.NameP, "%q is not a view", st.Name)
@@ -295,7 +298,7 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 		return nil, err
 	}
 	obj := &catalog.Object{Kind: catalog.MaterializedView, Name: st.Name, Columns: info.Columns, Query: queryText,
-		Reads: reads}
+		Reads: reads, Functions: info.Functions}
 	// A storage name of its own: a log left by an earlier view of the same name is never read as this one's.
 	if err := s.e.createLog(obj); err != nil {
 		return nil, err
@@ -323,7 +326,7 @@ func (s *Session) createView(st *parser.CreateView) (*Result, error) {
 		return nil, withPos(err, st.NameP)
 	}
 	spec := &catalog.JobSpec{ID: id, Statement: canonicalCreateMV(st.Name, st.Columns, queryText), Target: st.Name,
-		Reads: info.Reads, Settings: m}
+		Reads: info.Reads, Functions: p.Functions, Settings: m}
 	return s.launch("CREATE MATERIALIZED VIEW", spec, p)
 }
 
@@ -398,7 +401,8 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 	if err != nil {
 		return nil, err
 	}
-	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads, Settings: m}
+	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads,
+		Functions: p.Functions, Settings: m}
 	return s.launch("INSERT 0 0", spec, p)
 }
 
@@ -581,7 +585,7 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 	}
 	parts = append(parts, "END")
 	spec := &catalog.JobSpec{ID: id, Statement: strings.Join(parts, ";\n"), Target: p.Target, Targets: p.Targets,
-		Reads: p.Reads, Settings: m}
+		Reads: p.Reads, Functions: p.Functions, Settings: m}
 	return s.launch("COMMIT", spec, p) // END's tag in Postgres
 }
 

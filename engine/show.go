@@ -82,6 +82,8 @@ func (s *Session) show(st *parser.Show) (*Result, error) {
 		return t.result(""), nil
 	case "jobs":
 		return s.showJobs(), nil
+	case "functions":
+		return s.showFunctions(), nil
 	case "checkpoints":
 		return s.showCheckpoints(st)
 	case "all":
@@ -323,6 +325,9 @@ func (s *Session) explainAnalyze(st *parser.Explain) (*Result, error) {
 }
 
 func (s *Session) drop(ctx context.Context, st *parser.Drop) (*Result, error) {
+	if st.Kind == "FUNCTION" {
+		return s.dropFunctions(ctx, st)
+	}
 	kind := catalog.Kind(st.Kind)
 	if st.Kind == "TABLE" {
 		kind = catalog.Stream

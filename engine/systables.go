@@ -28,6 +28,7 @@ var systemTables = map[string]struct {
 	"operators":   {reflect.TypeFor[OperatorInfo](), func(e *Engine) any { return everyJobOf(e, e.OperatorInfos) }},
 	"edges":       {reflect.TypeFor[EdgeInfo](), func(e *Engine) any { return everyJobOf(e, e.EdgeInfos) }},
 	"checkpoints": {reflect.TypeFor[CheckpointInfo](), func(e *Engine) any { return e.CheckpointInfos("") }},
+	"functions":   {reflect.TypeFor[FunctionInfo](), func(e *Engine) any { return e.FunctionInfos() }},
 }
 
 // everyJobOf concatenates per-job rows over the jobs of the catalog, in SHOW JOBS order.

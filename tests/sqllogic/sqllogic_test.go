@@ -198,7 +198,9 @@ type target interface {
 // runFile runs one file and returns how many query cases it checked.
 func runFile(t *testing.T, path string, newTarget func(t *testing.T, dir string) target) int {
 	recs := parseFile(t, path)
-	tg := newTarget(t, t.TempDir())
+	dir := t.TempDir()
+	putWasmModules(t, path, dir)
+	tg := newTarget(t, dir)
 	defer tg.close()
 	_, onPostgres := tg.(*postgresTarget)
 	var fills map[int][]string // SQLLOGIC_FILL: Postgres' rows per case

@@ -54,7 +54,7 @@ func Build(t testing.TB, name string) string {
 	if p, ok := built[name]; ok {
 		return p
 	}
-	p, err := cached(name)
+	p, err := Cached(name)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("building the wasm test module: %v", err)
@@ -65,7 +65,9 @@ func Build(t testing.TB, name string) string {
 	return p
 }
 
-func cached(name string) (string, error) {
+// Cached returns the path of module name's build in the shared cache (the system's temporary directory, by the
+// digest of its source and toolchain), building it when it is not there.
+func Cached(name string) (string, error) {
 	h := sha256.New()
 	h.Write([]byte(runtime.Version()))
 	for _, f := range []string{"main.go", "go.mod"} {
