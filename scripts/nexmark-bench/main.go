@@ -51,6 +51,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clinksql/clinksql/exec/wasm/wasmtest"
 )
 
 // unsupported are the queries of the suite that do not run, with the reason.
@@ -58,7 +60,6 @@ var unsupported = map[string]string{
 	"q10": "a PARTITIONED BY filesystem sink with partition commit policies is not supported",
 	"q12": "processing-time windows (PROCTIME()) are not supported",
 	"q13": "a lookup join on a side input (FOR SYSTEM_TIME AS OF) is not supported",
-	"q14": "a user-defined scalar function (count_char) is not supported",
 }
 
 // published are the per-core figures of ../shared/reference/published-figures.md: [A] the nexmark/nexmark README
@@ -272,7 +273,44 @@ func script(dir, q string, events int64, parallelism int, ddl func(string) strin
 		sb.Write(text)
 	}
 	sb.WriteString(body)
-	return strings.ReplaceAll(sb.String(), "${EVENTS}", strconv.FormatInt(events, 10)), nil
+	text := strings.ReplaceAll(sb.String(), "${EVENTS}", strconv.FormatInt(events, 10))
+	if strings.Contains(text, "${WASM_DIR}") {
+		d, err := wasmModules()
+		if err != nil {
+			return "", err
+		}
+		text = strings.ReplaceAll(text, "${WASM_DIR}", d)
+	}
+	return text, nil
+}
+
+// wasmDir is the directory of the wasm modules the queries' functions load (q14's count_char); every query's
+// process may read it (--allow-path).
+var wasmDir string
+
+// wasmModules builds exec/wasm/testdata/countchar (or takes the build wasmtest keeps in the temporary directory)
+// and returns the directory that holds it as count_char.wasm.
+func wasmModules() (string, error) {
+	if wasmDir != "" {
+		return wasmDir, nil
+	}
+	p, err := wasmtest.Cached("countchar")
+	if err != nil {
+		return "", err
+	}
+	d := filepath.Join(filepath.Dir(p), "nexmark")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", err
+	}
+	bin, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(d, "count_char.wasm"), bin, 0o644); err != nil {
+		return "", err
+	}
+	wasmDir = d
+	return d, nil
 }
 
 // runQuery runs one query (its DDL passed through ddl) at the given parallelism in its own process and data directory.
@@ -348,6 +386,9 @@ func run(bin, name, sql string, extra ...string) result {
 		return r
 	}
 	defer os.RemoveAll(data)
+	if wasmDir != "" {
+		extra = append(extra, "--allow-path", wasmDir)
+	}
 	cmd := exec.Command(bin, append([]string{"exec", "--wait", "--data-dir", data, "-c", sql}, extra...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

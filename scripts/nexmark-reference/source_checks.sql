@@ -118,6 +118,25 @@ SELECT * FROM q11 ORDER BY bid_count DESC, bidder, starttime LIMIT 5;
 -- check IIDD
 SELECT * FROM q11 WHERE bidder IN (1000, 1030, 1049) ORDER BY bidder, starttime;
 
+-- ## q14
+-- q14 (projection with a user-defined function, filter on 0.908 * price): count_char(extra, 'c') is a wasm function
+-- in the engine, a SQL function in Postgres. Every bid of the data is between 23:59:30 and 00:00:50, so
+-- bidTimeType is 'nightTime' throughout.
+-- check IRRRRRRIT
+SELECT COUNT(*), SUM(price), MIN(price), MAX(price), SUM(c_counts), SUM(c_counts * MOD(auction + bidder, 101)),
+  SUM(MOD(auction * 7919 + bidder * 104729 + c_counts, 1000003) * price), COUNT(DISTINCT bidTimeType),
+  MIN(bidTimeType)
+FROM q14;
+
+-- check IIRTDI
+SELECT auction, bidder, price, bidTimeType, dateTime, c_counts FROM q14 ORDER BY dateTime LIMIT 5;
+
+-- The function over every bid, and over text of several characters (only the first counts) and none.
+-- check IIII
+SELECT COUNT(*), SUM(count_char(extra, 'c')), SUM(count_char(extra, 'xyz') * MOD(price, 7)),
+  SUM(count_char(extra, ''))
+FROM bid;
+
 -- ## q15
 -- q15 (GROUP BY DATE_FORMAT(dateTime, 'yyyy-MM-dd'), COUNT(DISTINCT) with FILTER): the data crosses midnight.
 -- check TIIIIIIIIIIII rowsort

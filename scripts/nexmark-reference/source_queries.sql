@@ -18,8 +18,10 @@
 --   * AVG of BIGINT is NUMERIC with 16 decimal places in the engine (the exact quotient rounded half away from
 --     zero): round(avg(x::numeric(60,30)), 16) here (Postgres' own AVG keeps only about 16 significant digits).
 --   * Derived tables get an alias (Postgres requires one; the published texts have none).
+--   * q14's UDF count_char(s, c) (the occurrences of c's first character in s; a wasm function in the engine) is a
+--     SQL function here, and HOUR(ts) is EXTRACT(HOUR FROM ts).
 
-DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q7, q8, q9, q11, q15, q16, q17, q18, q19, q20, q21, q22,
+DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q7, q8, q9, q11, q14, q15, q16, q17, q18, q19, q20, q21, q22,
   bid_tumble10, bid_hop2_10, person_tumble10, auction_tumble10;
 
 CREATE VIEW bid_tumble10 AS
@@ -172,6 +174,25 @@ SELECT
     max(dateTime) + INTERVAL '10' SECOND as endtime
 FROM numbered
 GROUP BY bidder, session;
+
+CREATE OR REPLACE FUNCTION count_char(s TEXT, c TEXT) RETURNS BIGINT LANGUAGE SQL IMMUTABLE STRICT
+  RETURN length(s) - length(replace(s, left(c, 1), ''));
+
+CREATE VIEW q14 AS
+SELECT
+    auction,
+    bidder,
+    0.908 * price as price,
+    CASE
+        WHEN EXTRACT(HOUR FROM dateTime) >= 8 AND EXTRACT(HOUR FROM dateTime) <= 18 THEN 'dayTime'
+        WHEN EXTRACT(HOUR FROM dateTime) <= 6 OR EXTRACT(HOUR FROM dateTime) >= 20 THEN 'nightTime'
+        ELSE 'otherTime'
+    END AS bidTimeType,
+    dateTime,
+    extra,
+    count_char(extra, 'c') AS c_counts
+FROM bid
+WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000;
 
 CREATE VIEW q15 AS
 SELECT
