@@ -169,3 +169,20 @@ func TestSQLFunctionAcrossRestart(t *testing.T) {
 		t.Fatalf("job-1 %s: %s", st, errText)
 	}
 }
+
+// pins: psql's \df lists the user-defined functions with Postgres' type names, and its pattern selects by name.
+func TestPsqlDescribeFunctions(t *testing.T) {
+	s := introEngine(t)
+	mustExec(t, s, `CREATE FUNCTION add_tax(price BIGINT, rate DOUBLE) RETURNS DOUBLE LANGUAGE sql RETURN price * (1 + rate)`)
+	mustExec(t, s, `CREATE FUNCTION inc(BIGINT) RETURNS BIGINT LANGUAGE sql RETURN $1 + 1`)
+	df := captured(t, "psql15/df.sql")[0]
+	res := ask(t, s, df)
+	equalLines(t, `\df columns`, columnNames(res), []string{"Schema:25", "Name:25", "Result data type:25",
+		"Argument data types:25", "Type:25"})
+	equalLines(t, `\df`, resultLines(res), []string{
+		"public|add_tax|double precision|price bigint, rate double precision|func",
+		"public|inc|bigint|bigint|func",
+	})
+	pattern := strings.Replace(df, "ORDER BY", "AND p.proname OPERATOR(pg_catalog.~) '^(in.*)$' COLLATE pg_catalog.default\nORDER BY", 1)
+	equalLines(t, `\df in*`, resultLines(ask(t, s, pattern)), []string{"public|inc|bigint|bigint|func"})
+}

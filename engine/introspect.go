@@ -23,7 +23,8 @@ package engine
 //     and materialized views (\d+).
 //   - empty catalogs: the footer queries of \d NAME and other catalog reads whose answer is "none" in clinksql:
 //     policies, extended statistics, publications, inheritance and partitions, rules, triggers, constraints,
-//     indexes, foreign tables, sequences, dependencies, functions (\df), user types (\dT), extensions (\dx).
+//     indexes, foreign tables, sequences, dependencies, user types (\dT), extensions (\dx).
+//   - functions (\df, \df+, \df PATTERN): the user-defined functions (introspect_functions.go).
 //   - databases (\l: one, "clinksql"), schemas (\dn: "public"), roles (\du: the session user).
 //   - pg_type lookups by OID or name: pgjdbc's TypeInfoCache (getPGType, getSQLType, type OID by name, array
 //     element/array type/delimiter lookups, which are empty: clinksql has no arrays) and similar driver queries.
@@ -184,6 +185,7 @@ var families = []func(n string, q *introQuery) func(*Session, []*string) (*Resul
 	recogniseDatabases,
 	recogniseSchemas,
 	recogniseRoles,
+	recogniseFunctionList, // introspect_functions.go
 	recogniseEmpty,
 }
 
@@ -1177,7 +1179,7 @@ var emptyCatalogs = []string{"pg_catalog.pg_policy", "pg_catalog.pg_statistic_ex
 	"pg_catalog.pg_event_trigger", "pg_catalog.pg_subscription", "pg_catalog.pg_attrdef", "pg_catalog.pg_description"}
 
 // recogniseEmpty: \d NAME's footers (policies, statistics, publications, parents and partitions, rules,
-// triggers, constraints, indexes, ...), \df, \dT (clinksql has no user-defined types), \dx: no rows, with the
+// triggers, constraints, indexes, ...), \dT (clinksql has no user-defined types), \dx: no rows, with the
 // query's columns.
 func recogniseEmpty(n string, _ *introQuery) func(*Session, []*string) (*Result, error) {
 	items, rest, ok := selectList(n)
