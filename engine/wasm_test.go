@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/exec/wasm/wasmtest"
 	"github.com/clinksql/clinksql/sqlerr"
+	"github.com/clinksql/clinksql/state"
 )
 
 // putModule copies test module name into the data directory dir as udf/<file> and returns that relative path.
@@ -166,4 +168,48 @@ func TestWasmErrorsInJobs(t *testing.T) {
 	if _, err := s.Execute(context.Background(), `SELECT boom(x) FROM nums`); sqlerr.Code(err) != sqlerr.DataException {
 		t.Fatalf("ad-hoc trap: %v", err)
 	}
+}
+
+// pins: the functions/ directory is the engine's own: CREATE FUNCTION cannot name a file in it (nor can a
+// connector), a module file no function names (a CREATE or DROP that did not finish) is removed at open, and a
+// job that calls a wasm function is planned from the catalog alone (PlanOnlyEnv, as clinksql state-cat does).
+func TestWasmModuleFiles(t *testing.T) {
+	dir := t.TempDir()
+	e, s := testEngine(t, dir)
+	rel := putModule(t, dir, "countchar", "cc.wasm")
+	mustExec(t, s, `CREATE FUNCTION count_char(s VARCHAR, c VARCHAR) RETURNS BIGINT LANGUAGE wasm AS '`+rel+`'`)
+	stored := filepath.Join("functions", storedModules(t, dir)[0])
+	if got := execErr(t, s, `CREATE FUNCTION cc2(s VARCHAR, c VARCHAR) RETURNS BIGINT LANGUAGE wasm AS '`+stored+`' WITH (export = 'count_char')`); !strings.HasPrefix(got, "42501") {
+		t.Fatalf("a module in functions/: %s", got)
+	}
+	mustExec(t, s, `CREATE STREAM words (w VARCHAR)`)
+	mustExec(t, s, `CREATE MATERIALIZED VIEW counts AS SELECT count_char(w, 'a') AS n FROM words`)
+	closeEngine(t, e)
+
+	stray := filepath.Join(dir, "functions", "left-99.wasm")
+	if err := os.WriteFile(stray, []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(state.OS, filepath.Join(dir, "catalog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := cat.Job("job-1")
+	p, err := PlanJob(PlanOnlyEnv{Dir: dir, Cat: cat}, spec)
+	if err != nil {
+		t.Fatalf("PlanJob: %v", err)
+	}
+	if len(p.Functions) != 1 || p.Functions[0] != "count_char" || planDigest(p) != spec.PlanDigest {
+		t.Fatalf("plan functions %v, digest %s of %s", p.Functions, planDigest(p), spec.PlanDigest)
+	}
+	_, s2 := testEngine(t, dir)
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatalf("stray module still there: %v", err)
+	}
+	if got := storedModules(t, dir); len(got) != 1 {
+		t.Fatalf("modules after open: %v", got)
+	}
+	mustExec(t, s2, `INSERT INTO words VALUES ('banana')`)
+	mustExec(t, s2, `FLUSH`)
+	equalLines(t, "after reopen", rows(t, s2, `SELECT n FROM counts`), []string{"3"})
 }
