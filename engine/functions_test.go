@@ -99,6 +99,19 @@ func TestSQLFunctionErrors(t *testing.T) {
 	if got := execErr(t, s, `CREATE OR REPLACE FUNCTION inc(x BIGINT) RETURNS BIGINT RETURN g(x)`); !strings.HasPrefix(got, "54001") {
 		t.Errorf("mutual recursion: %s", got)
 	}
+	// A function that calls a function dropped since (nothing records that between functions; views and jobs
+	// record both) fails where it is called, naming itself.
+	mustExec(t, s, `CREATE FUNCTION base(x BIGINT) RETURNS BIGINT RETURN x * 10`)
+	mustExec(t, s, `CREATE FUNCTION outer_fn(x BIGINT) RETURNS BIGINT RETURN base(x) + 1`)
+	equalLines(t, "outer_fn", rows(t, s, `SELECT outer_fn(4)`), []string{"41"})
+	mustExec(t, s, `DROP FUNCTION base`)
+	if got, want := execErr(t, s, `SELECT 1 + outer_fn(4)`), `42883 at 1:12: in function outer_fn: function base(bigint) does not exist`; got != want {
+		t.Errorf("dropped callee:\n got %s\nwant %s", got, want)
+	}
+	// Prepared (extended protocol): a $n inside a function's body is the function's, not the statement's.
+	if _, err := s.Prepare(context.Background(), `CREATE FUNCTION p1(BIGINT) RETURNS BIGINT LANGUAGE sql AS 'SELECT $1 * 2'`, nil); err != nil {
+		t.Fatalf("prepare CREATE FUNCTION: %v", err)
+	}
 	// A string literal and an untyped NULL pass to any parameter; a smaller integer widens.
 	equalLines(t, "coercions", rows(t, s, `SELECT inc('41'), inc(NULL), inc(CAST(1 AS SMALLINT))`), []string{"42|NULL|2"})
 	res, err := s.Execute(context.Background(), `DROP FUNCTION IF EXISTS nope, inc(bigint)`)
