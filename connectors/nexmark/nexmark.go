@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -1295,28 +1296,87 @@ func (s *nexmarkSource) generateCombined(ns []int64) arrow.RecordBatch {
 		for _, a := range owned {
 			a.Release()
 		}
-		idx := array.NewInt32Builder(s.alloc)
-		idx.Reserve(n)
-		for i := range n {
-			if kinds[i] == int64(t) {
-				idx.UnsafeAppend(pos[i])
-			} else {
-				idx.UnsafeAppendBoolToBitmap(false)
-			}
-		}
-		ia := idx.NewArray()
-		idx.Release()
-		spread, err := compute.TakeArray(compute.WithAllocator(context.Background(), s.alloc), dense, ia)
-		ia.Release()
+		cols[c] = s.spread(dense, kinds, int64(t), pos)
 		dense.Release()
-		if err != nil {
-			panic(fmt.Sprintf("nexmark: spread the %s rows: %v", t, err)) // a take over valid indices
-		}
-		cols[c] = spread
 	}
 	rec := array.NewRecordBatch(m.schema, cols, int64(n))
 	for _, a := range cols {
 		a.Release()
 	}
 	return rec
+}
+
+// spread lays the rows of dense (one per event of table t, in order) over a batch of len(kinds) rows: row i is
+// dense's row pos[i] where kinds[i] is t, NULL elsewhere. Each field is copied once into arrays of the batch's
+// length (a fixed-width value or an empty string under the NULLs), the struct's validity marks the table's rows:
+// no take kernel, whose null index handling and allocations cost more than the generation.
+func (s *nexmarkSource) spread(dense *array.Struct, kinds []int64, t int64, pos []int32) arrow.Array {
+	n := len(kinds)
+	valid := memory.NewResizableBuffer(s.alloc)
+	valid.Resize(int(bitutil.BytesForBits(int64(n))))
+	vb := valid.Bytes()
+	clear(vb)
+	nulls := 0
+	for i, k := range kinds {
+		if k == t {
+			bitutil.SetBit(vb, i)
+		} else {
+			nulls++
+		}
+	}
+	kids := make([]arrow.ArrayData, dense.NumField())
+	var owned []arrow.Array
+	for f := range kids {
+		var a arrow.Array
+		switch d := dense.Field(f).(type) {
+		case *array.String:
+			offBuf := memory.NewResizableBuffer(s.alloc)
+			offBuf.Resize((n + 1) * 4)
+			offs := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
+			dataBuf := memory.NewResizableBuffer(s.alloc)
+			dataBuf.Resize(len(d.ValueBytes()))
+			data := dataBuf.Bytes()
+			at := 0
+			offs[0] = 0
+			for i, k := range kinds {
+				if k == t {
+					at += copy(data[at:], d.Value(int(pos[i])))
+				}
+				offs[i+1] = int32(at)
+			}
+			ad := array.NewData(d.DataType(), n, []*memory.Buffer{nil, offBuf, dataBuf}, nil, 0, 0)
+			offBuf.Release()
+			dataBuf.Release()
+			a = array.MakeFromData(ad)
+			ad.Release()
+		default:
+			// Fixed width: int32, int64, timestamps.
+			w := d.DataType().(arrow.FixedWidthDataType).BitWidth() / 8
+			src := d.Data().Buffers()[1].Bytes()[d.Data().Offset()*w:]
+			buf := memory.NewResizableBuffer(s.alloc)
+			buf.Resize(n * w)
+			dst := buf.Bytes()
+			for i, k := range kinds {
+				if k == t {
+					copy(dst[i*w:(i+1)*w], src[int(pos[i])*w:])
+				} else {
+					clear(dst[i*w : (i+1)*w])
+				}
+			}
+			ad := array.NewData(d.DataType(), n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+			buf.Release()
+			a = array.MakeFromData(ad)
+			ad.Release()
+		}
+		owned = append(owned, a)
+		kids[f] = a.Data()
+	}
+	sd := array.NewData(dense.DataType(), n, []*memory.Buffer{valid, nil}[:1], kids, nulls, 0)
+	valid.Release()
+	out := array.NewStructData(sd)
+	sd.Release()
+	for _, a := range owned {
+		a.Release()
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
@@ -145,15 +146,7 @@ func bindRowField(name string, args []Expr) (Expr, error) {
 				child.Retain()
 				return value{arr: child}, nil
 			}
-			idx := make([]int64, s.Len())
-			for i := range idx {
-				idx[i] = int64(i)
-				if s.IsNull(i) {
-					idx[i] = -1
-				}
-			}
-			out, err := takeRows(ec, child, idx)
-			return value{arr: out}, err
+			return value{arr: maskNulls(ec.mem, child, s)}, nil
 		}}, nil
 }
 
@@ -535,4 +528,28 @@ func EmptyList(t arrow.DataType) Expr {
 	vals := array.MakeArrayOfNull(memory.DefaultAllocator, lt.Elem(), 0)
 	defer vals.Release()
 	return &literal{sc: scalar.NewListScalar(vals)}
+}
+
+// maskNulls is child (a field of struct s, of s's length) with s's NULL rows NULL too: the child's buffers are
+// shared, only its validity bitmap is new.
+func maskNulls(mem memory.Allocator, child arrow.Array, s arrow.Array) arrow.Array {
+	cd := child.Data()
+	off, n := cd.Offset(), cd.Len()
+	bits := memory.NewResizableBuffer(mem)
+	bits.Resize(int(bitutil.BytesForBits(int64(off + n))))
+	b := bits.Bytes()
+	clear(b)
+	nulls := 0
+	for i := range n {
+		if s.IsValid(i) && child.IsValid(i) {
+			bitutil.SetBit(b, off+i)
+		} else {
+			nulls++
+		}
+	}
+	bufs := append([]*memory.Buffer{bits}, cd.Buffers()[1:]...)
+	d := array.NewData(cd.DataType(), n, bufs, cd.Children(), nulls, off)
+	bits.Release()
+	defer d.Release()
+	return array.MakeFromData(d)
 }
