@@ -1241,7 +1241,7 @@ func (s *nexmarkSource) generateCombined(ns []int64) arrow.RecordBatch {
 	m := s.m
 	n := len(ns)
 	kinds := make([]int64, n)
-	var sub [3]nexEvents // per table: its events
+	var sub [3]nexEvents    // per table: its events
 	pos := make([]int32, n) // the event's index among its table's
 	for i, e := range ns {
 		cycle, o := e/m.total, e%m.total
