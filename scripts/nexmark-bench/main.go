@@ -57,7 +57,6 @@ import (
 
 // unsupported are the queries of the suite that do not run, with the reason.
 var unsupported = map[string]string{
-	"q10": "a PARTITIONED BY filesystem sink with partition commit policies is not supported",
 	"q12": "processing-time windows (PROCTIME()) are not supported",
 	"q13": "a lookup join on a side input (FOR SYSTEM_TIME AS OF) is not supported",
 }

@@ -115,6 +115,26 @@ FROM q9;
 SELECT id, auction, bidder, price, bid_dateTime, dateTime, expires, seller, category FROM q9
 ORDER BY price DESC, id LIMIT 5;
 
+-- ## q10
+-- q10 (a CSV sink partitioned by day and minute, each partition committed with a _SUCCESS file): the files of both
+-- partitions hold every bid once, each partition its minute's bids; both partitions are committed (the end of the
+-- bounded input moves the watermark past them): the streams over their _SUCCESS files could be created above.
+-- check IRRRRDD
+SELECT COUNT(*), SUM(price), SUM(MOD(auction * 7919 + bidder * 104729 + price, 1000003)),
+  SUM(MOD(price, 1009) * EXTRACT(EPOCH FROM dateTime)), SUM(LENGTH(extra) * MOD(price, 101)), MIN(dateTime),
+  MAX(dateTime)
+FROM q10_all;
+
+-- check IRRDD
+SELECT COUNT(*), SUM(MOD(auction * 7919 + bidder * 104729 + price, 1000003)),
+  SUM(LENGTH(extra) * MOD(price, 101)), MIN(dateTime), MAX(dateTime)
+FROM q10_2359;
+
+-- check IRRDD
+SELECT COUNT(*), SUM(MOD(auction * 7919 + bidder * 104729 + price, 1000003)),
+  SUM(LENGTH(extra) * MOD(price, 101)), MIN(dateTime), MAX(dateTime)
+FROM q10_0000;
+
 -- ## q11
 -- q11 (legacy GROUP BY SESSION per bidder, gap 10 s): a session closes after 10 s without a bid; two bids exactly
 -- 10 s apart are in one session (the windows [t, t + 10 s) touch and merge, as in Flink).

@@ -21,10 +21,13 @@
 --   * q6 (bench/nexmark/q6.sql's adaptation): its two views keep their names; the OVER window's AVG is
 --     round(avg(x::numeric(60,30)) OVER w, 16). Rows of one seller with the same window_end are ordered arbitrarily
 --     by both engines, so the checks compare exact averages only for sellers without such ties.
+--   * q10 writes files; the engine's checks read them back through file streams (q10_all over every file,
+--     q10_2359 and q10_0000 over one partition's directory, q10_*_success over its _SUCCESS file, empty): here
+--     those are views of bid with the partition the sink computes, to_char(dateTime, 'YYYY-MM-DD' | 'HH24:MI').
 --   * q14's UDF count_char(s, c) (the occurrences of c's first character in s; a wasm function in the engine) is a
 --     SQL function here, and HOUR(ts) is EXTRACT(HOUR FROM ts).
 
-DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q6, nexmark_q6_final, nexmark_q6_bids, q7, q8, q9, q11, q14, q15, q16, q17, q18, q19, q20, q21, q22,
+DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q6, nexmark_q6_final, nexmark_q6_bids, q7, q8, q9, q10_all, q10_2359, q10_0000, q10_2359_success, q10_0000_success, q11, q14, q15, q16, q17, q18, q19, q20, q21, q22,
   bid_tumble10, bid_hop2_10, person_tumble10, auction_tumble10;
 
 CREATE VIEW bid_tumble10 AS
@@ -180,6 +183,18 @@ FROM (
     WHERE A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
 ) AS T
 WHERE rownum <= 1;
+
+CREATE VIEW q10_all AS SELECT auction, bidder, price, dateTime, extra FROM bid;
+
+CREATE VIEW q10_2359 AS SELECT auction, bidder, price, dateTime, extra FROM bid
+WHERE to_char(dateTime, 'YYYY-MM-DD') = '2026-01-01' AND to_char(dateTime, 'HH24:MI') = '23:59';
+
+CREATE VIEW q10_0000 AS SELECT auction, bidder, price, dateTime, extra FROM bid
+WHERE to_char(dateTime, 'YYYY-MM-DD') = '2026-01-02' AND to_char(dateTime, 'HH24:MI') = '00:00';
+
+CREATE VIEW q10_2359_success AS SELECT NULL::text AS x WHERE false;
+
+CREATE VIEW q10_0000_success AS SELECT NULL::text AS x WHERE false;
 
 CREATE VIEW q11 AS
 WITH marked AS (
