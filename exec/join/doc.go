@@ -1,6 +1,7 @@
 // Package join holds the joins of two inputs over Arrow batches: the regular join (an unbounded equi-join over
-// changelogs), the interval join and the window join (two append-only inputs joined within a time bound). Their
-// configs share JoinSpec (spec.go); the interval and window joins share the time-join row table (timetable.go).
+// changelogs), the interval join and the window join (two append-only inputs joined within a time bound), and the
+// event-time temporal join (a left row with the version of a versioned table at its time). Their
+// configs share JoinSpec (spec.go); the interval and window joins share the time-join row table (timetable.go; the temporal join too).
 // Keys and rows are kept as the canonical bytes of package exec/rowcodec; keys are routed and owned as in package
 // exec (HashKeys, OwnedKeyGroup). The rules every operator keeps (no boxing per row, no batch held after it is
 // handed on, every allocation through TaskContext.Alloc) are in package operators' doc.
@@ -38,6 +39,17 @@
 //     or anything in OnBarrier;
 //   - accept a changelog row or a row of a key group they do not own, or hash keys any other way than
 //     exec.HashKeys.
+//
+// # Temporal join
+//
+// NewTemporalJoin (temporal.go) is Flink's event-time temporal join (FOR SYSTEM_TIME AS OF the left's time
+// attribute): an append-only left input joined with the version of its key that a versioned right input (a
+// changelog keyed by the join keys, or an append-only stream whose rows are successive versions) held at the left
+// row's time. It shares the time joins' row table, row encoding and output. It owns the waiting left rows (until
+// the watermark passes their time) and each key's versions (all at or above the watermark, plus the newest below
+// it unless that is a tombstone): KeyedKey(kg, 1+side, seq) holds time, flags, key and row bytes,
+// OperatorKey("temporaljoin/meta") the watermark and the next arrival number. It must never emit a left row before
+// the watermark passes its time, keep a version no on-time left row can still need, or take in a late row.
 //
 // # Regular join
 //

@@ -19,6 +19,7 @@ var (
 	_ exec.StateDecoder = (*intervalJoin)(nil)
 	_ exec.StateDecoder = (*windowJoin)(nil)
 	_ exec.StateDecoder = (*regularJoin)(nil)
+	_ exec.StateDecoder = (*temporalJoin)(nil)
 )
 
 var sideNames = [2]string{"left row", "right row"}
@@ -39,6 +40,30 @@ func (j *intervalJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, erro
 	}
 	e.Value = []exec.StateField{exec.Field("row_time_us", int64(binary.BigEndian.Uint64(v))),
 		exec.Field("matched", flags&flagMatched != 0)}
+	if e.Value, err = appendRow(e.Value, j.p.schemas[side], &j.p.rowEnc[side], row); err != nil {
+		return exec.StateEntry{}, err
+	}
+	return e, nil
+}
+
+// DecodeState decodes one kept row: a waiting left row or a version, its arrival number, key and time, whether it
+// is a tombstone, and its columns.
+func (j *temporalJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, error) {
+	side := int(id) - 1
+	if side < 0 || side > 1 || len(uk) != 8 || len(v) < 8 {
+		return exec.StateEntry{}, rowcodec.ErrState
+	}
+	flags, key, row, err := parseRowValue(v[8:])
+	if err != nil {
+		return exec.StateEntry{}, err
+	}
+	e := exec.StateEntry{Kind: [2]string{"waiting left row", "version"}[side],
+		Key: []exec.StateField{exec.Field("seq", binary.BigEndian.Uint64(uk))}}
+	if e.Key, err = j.p.timeSpec.appendKey(e.Key, side, key, flags); err != nil {
+		return exec.StateEntry{}, err
+	}
+	e.Value = []exec.StateField{exec.Field("row_time_us", int64(binary.BigEndian.Uint64(v))),
+		exec.Field("tombstone", flags&flagTombstone != 0)}
 	if e.Value, err = appendRow(e.Value, j.p.schemas[side], &j.p.rowEnc[side], row); err != nil {
 		return exec.StateEntry{}, err
 	}

@@ -20,12 +20,13 @@ const emitRows = 4096
 
 // Row flags of the time joins' row table.
 const (
-	flagLive    uint8 = 1 << iota
-	flagRight         // the row is of input 1
-	flagMatched       // interval join: the row met a partner (outer sides only)
-	flagDirty         // added or changed since the last barrier (listed in dirty)
-	flagStored        // in the backend
-	flagNullKey       // a key column is NULL: the row never matches
+	flagLive      uint8 = 1 << iota
+	flagRight           // the row is of input 1
+	flagMatched         // interval join: the row met a partner (outer sides only)
+	flagDirty           // added or changed since the last barrier (listed in dirty)
+	flagStored          // in the backend
+	flagNullKey         // a key column is NULL: the row never matches
+	flagTombstone       // temporal join: a right row that ends its key (a Delete)
 )
 
 // timeSpec is the validated part of a JoinSpec that the interval and the window join share.
@@ -277,7 +278,7 @@ func (t *rowTable) side(id int32) int {
 // appendRowValue appends a row's backend value: ts or window fields are in the key or the prefix the caller writes; then
 // flags(1) uvarint(len(key)) key row.
 func appendRowValue(dst []byte, flags uint8, key, row []byte) []byte {
-	dst = append(dst, flags&(flagMatched|flagNullKey))
+	dst = append(dst, flags&(flagMatched|flagNullKey|flagTombstone))
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = append(dst, key...)
 	return append(dst, row...)
