@@ -327,6 +327,9 @@ type TableName struct {
 	Schema string
 	Name   string
 	Alias  string
+	// AsOf is Flink's `name FOR SYSTEM_TIME AS OF col` (a temporal or lookup join's right side), a column
+	// reference; nil when not written.
+	AsOf *ColumnRef
 }
 
 // DerivedTable is (query) [AS] alias [(cols)].

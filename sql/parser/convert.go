@@ -783,7 +783,15 @@ func (c *conv) tableExpr(n ast.ResultSetNode) (TableExpr, error) {
 			if nk >= 0 {
 				c.cur = nk + 1
 			}
-			return &TableName{P: c.origAt(nk), Schema: src.Schema.O, Name: src.Name.O, Alias: n.AsName.O}, nil
+			tn := &TableName{P: c.origAt(nk), Schema: src.Schema.O, Name: src.Name.O, Alias: n.AsName.O}
+			last := nk // the name's last token carries FOR SYSTEM_TIME AS OF (rewrite.go)
+			if src.Schema.O != "" && nk >= 0 && nk+2 < len(c.rw.toks) {
+				last = nk + 2
+			}
+			if last >= 0 && last < len(c.rw.toks) {
+				tn.AsOf = c.rw.toks[last].asOf
+			}
+			return tn, nil
 		case *ast.SelectStmt, *ast.SetOprStmt:
 			open := c.find(func(t rtok) bool { return t.kind == Op && t.text == "(" }, -1)
 			d := &DerivedTable{P: c.origAt(open), Alias: n.AsName.O}

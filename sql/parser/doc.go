@@ -19,7 +19,8 @@
 //     x::type, EXTRACT fields, FILTER, NULLS FIRST, window table functions, typed literals, $n, ~ and friends, IS
 //     DISTINCT FROM, FULL JOIN, names TiDB reserves) is parsed here and stands in TiDB's text as a placeholder
 //     (clink$N); VALUES (...) becomes TiDB's VALUES ROW(...), and the column list of a derived table's alias
-//     (`AS v(a, b)`) rides on the alias token. A VALUES list of plain literals only (a bulk INSERT) is read
+//     (`AS v(a, b)`) rides on the alias token, and a table name's `FOR SYSTEM_TIME AS OF col` (temporal and lookup
+//     joins; a column reference only) on the name's token. A VALUES list of plain literals only (a bulk INSERT) is read
 //     straight from the tokens into the same tree (parse.go, literalValues): TiDB's tree of it is tens of times its
 //     text. A TiDB parser that read more than 64 kB is not pooled, since it keeps its last tree.
 //     InsertValuesPieces (pieces.go) lexes a lone INSERT ... VALUES one token at a time and splits it at its

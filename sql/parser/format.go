@@ -477,6 +477,10 @@ func (f *formatter) table(t TableExpr) {
 			f.WriteString(FormatName(t.Schema) + ".")
 		}
 		f.WriteString(FormatName(t.Name))
+		if t.AsOf != nil {
+			f.WriteString(" FOR SYSTEM_TIME AS OF ")
+			f.expr(t.AsOf, 0)
+		}
 		f.alias(t.Alias)
 	case *DerivedTable:
 		f.WriteString("(")

@@ -30,6 +30,7 @@ import (
 //	FULL [OUTER] JOIN                                     ->  LEFT JOIN          (marked)
 //	VALUES (a, b), (c, d) (where a query starts)          ->  VALUES ROW(a, b), ROW(c, d)
 //	(query) AS v(a, b)                                    ->  (query) AS v       (the alias token keeps a, b)
+//	t FOR SYSTEM_TIME AS OF c                             ->  t                  (the name token keeps c)
 //
 // Unquoted identifiers are emitted folded; identifiers TiDB reserves (out, key, mod) and function names without a
 // special TiDB grammar are emitted quoted, so TiDB reads them as plain names; strings are re-quoted as standard
@@ -57,6 +58,9 @@ type rtok struct {
 	cols  []string
 	colsP int
 	used  bool // cols was taken by the derived table it belongs to
+	// asOf is the `FOR SYSTEM_TIME AS OF col` written after a table name, which TiDB cannot read: the name's
+	// last token carries it and the clause is left out of the text.
+	asOf *ColumnRef
 }
 
 // placeholder is what a clink$N name stands for.
@@ -356,6 +360,11 @@ func (r *rewriter) special(i, hi int) (int, bool, error) {
 			r.push(rtok{text: "^", kind: Op, val: "^", orig: t.Pos, synth: true, mark: "at time zone"})
 			return i + 3, true, nil
 		}
+	case "for":
+		if p.kwAt(i+1, "system_time") && r.inFrom() {
+			j, err := r.systemTime(i, hi)
+			return j, err == nil, err
+		}
 	case "rows", "range":
 		if open := p.overParen(i); open >= 0 {
 			return r.frame(i, open, hi)
@@ -543,6 +552,51 @@ func (r *rewriter) values(i, hi int) (int, bool, error) {
 		}
 		return j, true, nil
 	}
+}
+
+// systemTime handles `FOR SYSTEM_TIME AS OF col` after a table name in FROM (Flink's temporal and lookup joins):
+// the column reference rides on the name's token. Only a column reference is accepted as the time.
+func (r *rewriter) systemTime(i, hi int) (int, error) {
+	p := r.p
+	t := p.toks[i]
+	n := len(r.out)
+	if n == 0 {
+		return 0, syntaxErrorTok(t)
+	}
+	if b := r.out[n-1]; !(b.kind == Ident || b.kind == QuotedIdent) || b.kw || b.fn || b.synth || b.asOf != nil {
+		return 0, notSupported(t.Pos, "FOR SYSTEM_TIME AS OF goes right after the name of a stream or table")
+	}
+	if !p.kwAt(i+2, "as") || !p.kwAt(i+3, "of") || i+4 >= hi {
+		return 0, syntaxErrorTok(p.at(min(i+2, hi)))
+	}
+	j := i + 4
+	ref := &ColumnRef{P: p.toks[j].Pos}
+	var parts []string
+	for {
+		if j >= hi || !isName(p.toks[j]) || p.toks[j].Kind == Ident && sqlKeywords[p.toks[j].Value] {
+			return 0, notSupported(p.at(min(j, hi)).Pos, "FOR SYSTEM_TIME AS OF takes a column of the left input (its time attribute)")
+		}
+		parts = append(parts, p.toks[j].Value)
+		j++
+		if j < hi && isOp(p.toks[j], ".") {
+			j++
+			continue
+		}
+		break
+	}
+	if j < hi && p.toks[j].Kind == Op && !isOp(p.toks[j], ",") && !isOp(p.toks[j], ")") {
+		return 0, notSupported(ref.P, "FOR SYSTEM_TIME AS OF takes a column of the left input (its time attribute), not an expression")
+	}
+	switch len(parts) {
+	case 1:
+		ref.Name = parts[0]
+	case 2:
+		ref.Table, ref.Name = parts[0], parts[1]
+	default:
+		return 0, notSupported(ref.P, "FOR SYSTEM_TIME AS OF takes a column as name or table.name")
+	}
+	r.out[n-1].asOf = ref
+	return j, nil
 }
 
 // aliasColumns handles the alias of a FROM item followed by a column list, `AS v(a, b)` or `v(a, b)`: the alias is

@@ -69,6 +69,10 @@ func Walk(n any, fn func(Expr)) {
 	}
 	table = func(t TableExpr) {
 		switch t := t.(type) {
+		case *TableName:
+			if t.AsOf != nil {
+				expr(t.AsOf)
+			}
 		case *DerivedTable:
 			query(t.Query)
 		case *Join:
