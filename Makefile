@@ -79,10 +79,13 @@ bench: build
 # Every supported Nexmark query through the real engine, EVENTS events each (default 5M; the fastest, q0-q3, q8 and
 # q11, at 10x EVENTS and q5, q15, q17, q22 at 4x, so each runs for ~2 CPU-seconds), at PARALLELISM (default 1), the median of 3 runs; writes
 # docs/benchmarks.md at parallelism 1 only. At PARALLELISM > 1 each query's runs alternate with runs at
-# parallelism 1, and BENCH nexmark_qN_pN_over_p1_cpu/_wall give the ratios. Then the latency of q0 and q5 (as
-# bench-latency).
+# parallelism 1, and BENCH nexmark_qN_pN_over_p1_cpu/_wall give the ratios. Then every query again over Flink's
+# combined event table (bench/nexmark/ddl_combined.sql; BENCH nexmark_combined_qN_*), EVENTS events each, and the
+# latency of q0 and q5 (as bench-latency).
 bench-nexmark: build
 	$(GO) run ./scripts/nexmark-bench -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} -table docs/benchmarks.md
+	$(GO) run ./scripts/nexmark-bench -combined -scale=false -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} \
+		-table docs/benchmarks.md
 	$(GO) run ./scripts/nexmark-bench -latency -events $${EVENTS:-5000000} -parallelism $${PARALLELISM:-1} -table docs/benchmarks.md
 
 # Latency of q0 and q5 (nexmark_qN_latency_p50_ms, _p99_ms): each at half its maximum rate (measured by a

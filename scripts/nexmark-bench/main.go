@@ -115,6 +115,7 @@ func main() {
 	bin := flag.String("bin", "bin/clinksql", "the clinksql binary")
 	only := flag.String("queries", "", "comma-separated queries to run (default: every qN.sql)")
 	table := flag.String("table", "", "write the markdown table to this file")
+	flag.BoolVar(&combined, "combined", false, "read every table through Flink's combined event table (ddl_combined.sql) and write the \"combined\" section of -table")
 	kafka := flag.Bool("kafka", false, "read the tables from Kafka topics of a kfake process, loaded once (kafka.go)")
 	parallelism := flag.Int("parallelism", 1, "SET parallelism = N for each query's job")
 	latency := flag.Bool("latency", false, "measure latency instead: each of -queries (default q0,q5) at half its maximum rate (latency.go)")
@@ -139,6 +140,9 @@ func main() {
 		*table = ""
 	}
 
+	if combined && (*kafka || *latency) {
+		fatal(fmt.Errorf("-combined: not with -kafka or -latency"))
+	}
 	if *latency && *only == "" {
 		*only = "q0,q5"
 	}
@@ -161,16 +165,20 @@ func main() {
 		return
 	}
 	var results []result
+	name := "nexmark_" // the BENCH lines' prefix
+	if combined {
+		name = "nexmark_combined_"
+	}
 	for _, q := range queries {
 		var r result
 		if *parallelism > 1 && *baseline > 0 && *baseline != *parallelism {
 			var base result
 			r, base = runAlternating(*bin, *dir, q, scaled(q, *events, *scale), *parallelism, *baseline)
 			if r.failed == "" && base.failed == "" {
-				fmt.Printf("BENCH nexmark_%s_p%d_events_per_cpu_second %.0f ev/s\n", q, *baseline, perSecond(base.events, base.cpu))
-				fmt.Printf("BENCH nexmark_%s_p%d_events_per_second %.0f ev/s\n", q, *baseline, perSecond(base.events, base.wall))
-				fmt.Printf("BENCH nexmark_%s_p%d_over_p%d_cpu %.3f ratio\n", q, *parallelism, *baseline, base.cpu.Seconds()/r.cpu.Seconds())
-				fmt.Printf("BENCH nexmark_%s_p%d_over_p%d_wall %.3f ratio\n", q, *parallelism, *baseline, base.wall.Seconds()/r.wall.Seconds())
+				fmt.Printf("BENCH %s%s_p%d_events_per_cpu_second %.0f ev/s\n", name, q, *baseline, perSecond(base.events, base.cpu))
+				fmt.Printf("BENCH %s%s_p%d_events_per_second %.0f ev/s\n", name, q, *baseline, perSecond(base.events, base.wall))
+				fmt.Printf("BENCH %s%s_p%d_over_p%d_cpu %.3f ratio\n", name, q, *parallelism, *baseline, base.cpu.Seconds()/r.cpu.Seconds())
+				fmt.Printf("BENCH %s%s_p%d_over_p%d_wall %.3f ratio\n", name, q, *parallelism, *baseline, base.wall.Seconds()/r.wall.Seconds())
 			} else if base.failed != "" {
 				r.failed = fmt.Sprintf("at parallelism %d: %s", *baseline, base.failed)
 			}
@@ -183,10 +191,10 @@ func main() {
 		case r.failed != "":
 			fmt.Printf("FAIL %s: %s\n", q, r.failed)
 		default:
-			fmt.Printf("BENCH nexmark_%s_events_per_cpu_second %.0f ev/s\n", q, perSecond(r.events, r.cpu))
-			fmt.Printf("BENCH nexmark_%s_events_per_second %.0f ev/s\n", q, perSecond(r.events, r.wall))
-			fmt.Printf("BENCH nexmark_%s_p%d_events_per_cpu_second %.0f ev/s\n", q, *parallelism, perSecond(r.events, r.cpu))
-			fmt.Printf("BENCH nexmark_%s_p%d_events_per_second %.0f ev/s\n", q, *parallelism, perSecond(r.events, r.wall))
+			fmt.Printf("BENCH %s%s_events_per_cpu_second %.0f ev/s\n", name, q, perSecond(r.events, r.cpu))
+			fmt.Printf("BENCH %s%s_events_per_second %.0f ev/s\n", name, q, perSecond(r.events, r.wall))
+			fmt.Printf("BENCH %s%s_p%d_events_per_cpu_second %.0f ev/s\n", name, q, *parallelism, perSecond(r.events, r.cpu))
+			fmt.Printf("BENCH %s%s_p%d_events_per_second %.0f ev/s\n", name, q, *parallelism, perSecond(r.events, r.wall))
 		}
 	}
 	for _, q := range sortedKeys(unsupported) {
@@ -195,7 +203,11 @@ func main() {
 		}
 	}
 	if *table != "" {
-		if err := writeSection(*table, "datagen", datagenTable(results, *events, *scale)); err != nil {
+		mode := "datagen"
+		if combined {
+			mode = "combined"
+		}
+		if err := writeSection(*table, mode, datagenTable(results, *events, *scale)); err != nil {
 			fatal(err)
 		}
 	}
@@ -251,8 +263,12 @@ func uses(dir, q string) ([]string, string, error) {
 	return strings.Fields(tables), string(body), nil
 }
 
+// combined is -combined: the queries read their tables through the views of ddl_combined.sql.
+var combined bool
+
 // script is the SQL one query runs: settings (parallelism among them), the DDL of the tables its file names in its
-// "-- uses:" line (each passed through ddl when it is not nil), then the query file, with ${EVENTS} replaced.
+// "-- uses:" line (each passed through ddl when it is not nil; with -combined, ddl_combined.sql instead), then the
+// query file, with ${EVENTS} replaced.
 func script(dir, q string, events int64, parallelism int, ddl func(string) string) (string, error) {
 	tables, body, err := uses(dir, q)
 	if err != nil {
@@ -261,6 +277,9 @@ func script(dir, q string, events int64, parallelism int, ddl func(string) strin
 	var sb strings.Builder
 	sb.WriteString("SET checkpoint.interval = '10s';\nSET checkpoint.mode = 'aligned';\n")
 	fmt.Fprintf(&sb, "SET parallelism = %d;\n", parallelism)
+	if combined {
+		tables = []string{"combined"}
+	}
 	for _, t := range tables {
 		text, err := os.ReadFile(filepath.Join(dir, "ddl_"+t+".sql"))
 		if err != nil {
@@ -477,9 +496,6 @@ func section(mode, body string) string {
 func datagenTable(results []result, events int64, scale bool) string {
 	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	var sb strings.Builder
-	sb.WriteString("# Benchmarks: Nexmark\n\n")
-	sb.WriteString("This file is written by `make bench-nexmark` (scripts/nexmark-bench), and its section \"Nexmark from Kafka\" " +
-		"by `make bench-kafka` (each rewrites only its own section); do not edit it by hand.\n\n")
 	perQuery := fmt.Sprintf("%d events per query", events)
 	if scale {
 		byScale := map[int64][]string{}
@@ -497,6 +513,20 @@ func datagenTable(results []result, events int64, scale bool) string {
 			"CPU-seconds and a process's fixed CPU, 15-40 ms, stays a small part of its figure)",
 			events, strings.Join(parts, " and "))
 	}
+	if combined {
+		fmt.Fprintf(&sb, "## Nexmark over the combined event table\n\n"+
+			"Written by `make bench-nexmark` (`nexmark-bench -combined`). The same queries as the first table, each "+
+			"reading its tables through the person, auction and bid views of Flink's combined `datagen` table "+
+			"(bench/nexmark/ddl_combined.sql, Flink's published DDL): every run generates and filters every event, and "+
+			"each view takes its fields out of the event's ROW column, as in Flink's runs. Measured at commit %s on %s: "+
+			"%s, otherwise as above.\n\n", strings.TrimSpace(string(commit)),
+			time.Now().UTC().Format("2006-01-02"), perQuery)
+		writeRows(&sb, results)
+		return sb.String()
+	}
+	sb.WriteString("# Benchmarks: Nexmark\n\n")
+	sb.WriteString("This file is written by `make bench-nexmark` (scripts/nexmark-bench), and its section \"Nexmark from Kafka\" " +
+		"by `make bench-kafka` (each rewrites only its own section); do not edit it by hand.\n\n")
 	fmt.Fprintf(&sb, "Measured at commit %s on %s: %s, all event types (a query reads the tables it "+
 		"needs, each generating its share of the same event sequence); checkpoints every 10 s (aligned), blackhole sinks, "+
 		"parallelism 1, one `clinksql exec --wait` process per run, the median of %d runs per query, on a 2-core machine. "+
@@ -515,6 +545,21 @@ func datagenTable(results []result, events int64, scale bool) string {
 		"later, so for the stateless queries (q0-q2, q11, q21, q22) part of the distance to the published figures is "+
 		"generation work clinksql skips; the Kafka section below measures queries whose source decodes every field.\n\n",
 		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), perQuery, runs)
+	writeRows(&sb, results)
+	sb.WriteString(`
+Published figures, events per second per core, from ../shared/reference/published-figures.md:
+
+- [A] nexmark/nexmark README: Flink 1.13, 8 TaskManagers x 1 slot, RocksDB incremental checkpoints every 3 min, 100M
+  events; throughput divided by the measured cores.
+- [B] feldera/feldera benchmark/README, "16-core Nexmark Streaming Performance", divided by 16.
+- [C] RisingWave docs, get-started/rw-benchmarks-stream-processing: one 8 vCPU node, Kafka source, blackhole sink,
+  divided by 8.
+`)
+	return sb.String()
+}
+
+// writeRows writes the table of results, a row per query (the unsupported ones too), with the published figures.
+func writeRows(sb *strings.Builder, results []result) {
 	sb.WriteString("| query | events | clinksql ev/CPU-s | clinksql ev/s (wall) | Flink [A] | Flink [B] | Feldera [B] | RisingWave [C] |\n")
 	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
 	rows := map[string]string{}
@@ -536,16 +581,6 @@ func datagenTable(results []result, events int64, scale bool) string {
 	for _, q := range qs {
 		sb.WriteString(rows[q])
 	}
-	sb.WriteString(`
-Published figures, events per second per core, from ../shared/reference/published-figures.md:
-
-- [A] nexmark/nexmark README: Flink 1.13, 8 TaskManagers x 1 slot, RocksDB incremental checkpoints every 3 min, 100M
-  events; throughput divided by the measured cores.
-- [B] feldera/feldera benchmark/README, "16-core Nexmark Streaming Performance", divided by 16.
-- [C] RisingWave docs, get-started/rw-benchmarks-stream-processing: one 8 vCPU node, Kafka source, blackhole sink,
-  divided by 8.
-`)
-	return sb.String()
 }
 
 func pub(q string) []string {
