@@ -70,8 +70,8 @@ type Object struct {
 	Columns []Column `json:"columns"`
 	// Watermark is a stream's event-time declaration, nil when it has none.
 	Watermark *Watermark `json:"watermark,omitempty"`
-	// PrimaryKey names a stream's or sink's PRIMARY KEY ... NOT ENFORCED columns (upsert-kafka's message key),
-	// nil when it has none.
+	// PrimaryKey names a stream's or sink's PRIMARY KEY columns (upsert-kafka's message key; a table's key, see
+	// IsTable), nil when it has none.
 	PrimaryKey []string `json:"primary_key,omitempty"`
 	// PartitionKeys name a sink's PARTITIONED BY columns, in order: the Hive-style directories (col=value/...) its
 	// rows are written into. nil when it has none.
@@ -96,6 +96,12 @@ type Object struct {
 
 // Connector returns the object's connector option, "" for an internal stream.
 func (o *Object) Connector() string { return o.Options["connector"] }
+
+// IsTable reports whether o is a table: a stream without a connector that has a primary key. Its log holds a
+// changelog (INSERT upserts by the key, UPDATE and DELETE retract), not appended rows.
+func (o *Object) IsTable() bool {
+	return o.Kind == Stream && o.Connector() == "" && len(o.PrimaryKey) > 0
+}
 
 // JobSpec is a continuous job: the statement that started it and the session settings it runs with.
 type JobSpec struct {

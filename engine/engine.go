@@ -85,6 +85,8 @@ type Engine struct {
 	jobsMetric *jobsCollector
 	// subscriptions are the running SUBSCRIBEs (subscribe.go).
 	subscriptions subscriptions
+	// tables are the current rows of the tables read so far (table.go).
+	tables tables
 }
 
 // runningJob is a deployed continuous job.
@@ -415,6 +417,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.unregisterJob(j.job)
 	}
 	e.cfg.Registry.Unregister(e.jobsMetric)
+	e.closeTables()
 	e.lock.Close()
 	return errors.Join(errs...)
 }
@@ -674,6 +677,7 @@ func (e *Engine) dropStorage(o *catalog.Object) {
 		return
 	}
 	e.endSubscriptions(o.Storage, fmt.Sprintf("%s %q", strings.ToLower(string(o.Kind)), o.Name))
+	e.closeTable(o.Storage)
 	e.mu.Lock()
 	if l := e.logs[o.Storage]; l != nil {
 		l.Drop()

@@ -170,7 +170,11 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		if err != nil {
 			return nil, withPos(err, st.NameP)
 		}
-		return &Result{Tag: "CREATE STREAM", Notices: existsNotice(created, st.Name)}, nil
+		tag := "CREATE STREAM"
+		if obj.IsTable() {
+			tag = "CREATE TABLE"
+		}
+		return &Result{Tag: tag, Notices: existsNotice(created, st.Name)}, nil
 	case *parser.CreateSink:
 		obj, err := planner.SinkObject(s.e, st)
 		if err != nil {
@@ -187,6 +191,8 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		return s.createFunction(st)
 	case *parser.Insert:
 		return s.insert(ctx, st, params)
+	case *parser.Update, *parser.Delete:
+		return s.changeTable(ctx, st, params) // table.go
 	case *parser.Select:
 		return s.query(ctx, st.Query, params, w)
 	case *parser.Flush:
@@ -381,7 +387,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 			return nil, err
 		}
 		if isValues {
-			return s.appendValues(target, recs)
+			return s.appendValues(target, recs, st.Query.P)
 		}
 	}
 	if params != nil && len(params.Given) > 0 {
@@ -408,7 +414,10 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 
 // appendValues appends the batches of one INSERT ... VALUES to the internal stream target as one segment, so the
 // INSERT is appended whole or not at all, and releases them.
-func (s *Session) appendValues(target *catalog.Object, recs []arrow.RecordBatch) (*Result, error) {
+func (s *Session) appendValues(target *catalog.Object, recs []arrow.RecordBatch, pos int) (*Result, error) {
+	if target.IsTable() {
+		return s.upsertValues(target, recs, pos) // table.go
+	}
 	batches := make([]exec.Batch, len(recs))
 	n := int64(0)
 	for i, rec := range recs {
@@ -495,7 +504,7 @@ func (s *Session) insertInPieces(ctx context.Context, sql string) (res *Result, 
 		}
 		recs = append(recs, rs...)
 	}
-	res, err = s.appendValues(target, recs)
+	res, err = s.appendValues(target, recs, head)
 	return res, true, statementErr(ctx, err)
 }
 

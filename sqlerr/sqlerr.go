@@ -52,6 +52,7 @@ const (
 	InvalidCursorState     = "24000"
 	ConfigurationLimit     = "53400"
 	CardinalityViolation   = "21000"
+	NotNullViolation       = "23502" // a NULL in a table's primary key column
 	// InvalidFunctionDefinition (42P13) is a CREATE FUNCTION whose body or result type does not fit its declaration.
 	InvalidFunctionDefinition = "42P13"
 	DuplicateFunction         = "42723"

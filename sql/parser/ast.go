@@ -72,13 +72,16 @@ type Metadata struct {
 	Virtual bool
 }
 
-// PrimaryKey is `PRIMARY KEY (cols) NOT ENFORCED`, declared after the columns (optionally as `CONSTRAINT name
-// PRIMARY KEY ...`) or on one column (`id INT PRIMARY KEY NOT ENFORCED`). P is where PRIMARY is; the key is not
-// checked (Flink's NOT ENFORCED), only declared for connectors that use it (upsert-kafka's message key).
+// PrimaryKey is `PRIMARY KEY (cols) [NOT ENFORCED]`, declared after the columns (optionally as `CONSTRAINT name
+// PRIMARY KEY ...`) or on one column (`id INT PRIMARY KEY NOT ENFORCED`). P is where PRIMARY is. A connector
+// takes it only NOT ENFORCED (Flink's rule: nothing checks it; upsert-kafka's message key); a stream without a
+// connector that has one is a table (the planner's rule), whose key its INSERTs upsert by, in either form.
+// Enforced is set when NOT ENFORCED was not written.
 type PrimaryKey struct {
 	P        int
 	Columns  []string
 	ColumnsP []int
+	Enforced bool
 }
 
 // Watermark is `WATERMARK FOR col AS expr`.

@@ -29,6 +29,8 @@
 //     rewritten tokens in source order; every rewritten token knows the user's offset it stands for, so every
 //     node position and every syntax error points into the user's text. Runs of + - * / % || are regrouped in
 //     Postgres' precedence, which TiDB's differs from.
+//   - dml.go: UPDATE name [[AS] alias] SET col = expr, ... [WHERE expr] and DELETE FROM name [[AS] alias]
+//     [WHERE expr] (a table's statements; the planner checks the target).
 //   - format.go: Format prints any node as canonical SQL that parses back to the same tree (positions aside).
 //
 // Errors are *sqlerr.Error: 42601 with Postgres' wording (`syntax error at or near "FROM"`, `syntax error at end of

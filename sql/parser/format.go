@@ -170,7 +170,10 @@ func (f *formatter) columns(cols []ColumnDef, wm *Watermark, pk *PrimaryKey) {
 	if pk != nil {
 		f.WriteString(", PRIMARY KEY (")
 		f.names(pk.Columns)
-		f.WriteString(") NOT ENFORCED")
+		f.WriteString(")")
+		if !pk.Enforced {
+			f.WriteString(" NOT ENFORCED")
+		}
 	}
 	f.WriteString(")")
 }
@@ -312,6 +315,8 @@ func (f *formatter) stmt(s Stmt) {
 		}
 	case *Subscribe, *Declare, *Fetch, *CloseCursor, *Copy:
 		f.formatCursorStmt(s) // subscribe.go
+	case *Update, *Delete:
+		f.formatDML(s) // dml.go
 	default:
 		fmt.Fprintf(f, "<%T>", s)
 	}

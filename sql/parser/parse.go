@@ -244,7 +244,11 @@ func (p *parser) statement() (Stmt, error) {
 			return p.alterJob(start)
 		}
 		return nil, notSupported(t.Pos, "ALTER is supported only as ALTER JOB <id> RESUME")
-	case "update", "delete", "truncate", "grant", "revoke", "copy", "prepare", "deallocate",
+	case "update":
+		return p.update(start) // dml.go
+	case "delete":
+		return p.delete(start) // dml.go
+	case "truncate", "grant", "revoke", "copy", "prepare", "deallocate",
 		"listen", "notify", "vacuum", "analyze", "lock", "declare", "fetch", "close", "discard", "comment":
 		return nil, notSupported(t.Pos, "%s is not supported", strings.ToUpper(t.Value))
 	}
@@ -592,15 +596,14 @@ func (p *parser) primaryKeyWords(prev *PrimaryKey) error {
 	return p.expectKw("key")
 }
 
-// notEnforced reads the NOT ENFORCED that a primary key needs (Flink's rule: nothing checks the key).
+// notEnforced reads the NOT ENFORCED after a primary key, or notes that it is absent (Enforced: the planner
+// takes that form for a table only). Flink's explicit ENFORCED is refused.
 func (p *parser) notEnforced(at int, names []string, pos []int) (*PrimaryKey, error) {
 	if !p.eatKw("not", "enforced") {
 		if p.isKw("enforced") {
 			return nil, notSupported(p.peek().Pos, "ENFORCED primary keys are not supported; declare PRIMARY KEY (...) NOT ENFORCED")
 		}
-		e := p.syntaxErrorAt(p.i).(*sqlerr.Error)
-		e.Hint = "A primary key is declared PRIMARY KEY (...) NOT ENFORCED: nothing checks it."
-		return nil, e
+		return &PrimaryKey{P: at, Columns: names, ColumnsP: pos, Enforced: true}, nil
 	}
 	return &PrimaryKey{P: at, Columns: names, ColumnsP: pos}, nil
 }

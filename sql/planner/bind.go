@@ -587,7 +587,8 @@ func (b *binder) derived(bq *boundQuery, alias string, names []string, pos int) 
 
 // scan reads a stream or a materialized view.
 func (b *binder) scan(obj *catalog.Object, alias string) (node, error) {
-	n := &scanNode{obj: obj, updating: obj.Kind == catalog.MaterializedView && !b.bounded || sourceIsChangelog(obj)}
+	// A materialized view's or table's changelog is updating unless a bounded read folds it into its rows.
+	n := &scanNode{obj: obj, updating: (obj.Kind == catalog.MaterializedView || obj.IsTable()) && !b.bounded || sourceIsChangelog(obj)}
 	var all []Col
 	var computed map[int]expr.Expr
 	phys := map[int]int{} // column of all -> column of the source's (n.out)

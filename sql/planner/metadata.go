@@ -78,12 +78,18 @@ func definitionExtras(sink bool, opts map[string]string, defs []parser.ColumnDef
 	if pk == nil {
 		return nil, nil
 	}
-	if !takesPK {
+	table := !sink && connector == "" // a table: the key its INSERTs upsert by (table.go)
+	if !takesPK && !table {
 		what := "connector '" + connector + "'"
 		if connector == "" {
-			what = "a stream without a connector"
+			what = "a sink without a connector"
 		}
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, pk.P, "%s takes no PRIMARY KEY", what)
+	}
+	if pk.Enforced && !table {
+		e := sqlerr.New(sqlerr.FeatureNotSupported, pk.P, "connector '%s' takes its PRIMARY KEY declared NOT ENFORCED", connector)
+		e.Hint = "Declare PRIMARY KEY (...) NOT ENFORCED: the connector uses the key, nothing checks it."
+		return nil, e
 	}
 	for i, name := range pk.Columns {
 		j := slices.IndexFunc(cols, func(c catalog.Column) bool { return c.Name == name })

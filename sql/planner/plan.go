@@ -180,6 +180,11 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 	case target.Kind == catalog.Stream && target.Connector() != "":
 		return nil, nil, false, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP,
 			"cannot insert into stream %q: its rows come from connector '%s'", target.Name, target.Connector())
+	case target.IsTable():
+		// A job's sink appends what it is given; a table's rows replace each other by key (the engine's statements).
+		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP, "a table (%q) takes INSERT ... VALUES, UPDATE and DELETE; a continuous INSERT ... SELECT into it is not supported", target.Name)
+		e.Hint = "Keep the query's result as a materialized view, or insert its rows with INSERT ... VALUES."
+		return nil, nil, false, e
 	}
 	var bq *boundQuery
 	if v, ok := ins.Query.Body.(*parser.Values); ok && len(ins.Query.With) == 0 {
@@ -343,6 +348,9 @@ func finalOverUnbounded(root node, unbounded []*scanNode) (agg *aggNode, windowe
 func updatingReason(n node) string {
 	switch n := n.(type) {
 	case *scanNode:
+		if n.updating && n.obj.IsTable() {
+			return fmt.Sprintf("it reads table %q, whose rows change (INSERT by an existing key, UPDATE, DELETE)", n.obj.Name)
+		}
 		if n.updating && n.obj.Kind == catalog.Stream {
 			return fmt.Sprintf("it reads stream %q, a changelog (updates and deletes)", n.obj.Name)
 		}
@@ -517,17 +525,24 @@ func (l *lowering) source(n *scanNode) (*PNode, error) {
 		bounded = l.bounded
 		progress := new(atomic.Uint64)
 		l.logReads = append(l.logReads, LogRead{Log: log, Progress: progress})
+		changelog := obj.Kind == catalog.MaterializedView || obj.IsTable()
 		mk = func(int) exec.Source {
 			return streamlog.NewSource(streamlog.SourceConfig{Log: log, Bounded: bounded, Progress: progress,
-				Consolidate: bounded && obj.Kind == catalog.MaterializedView})
+				Consolidate: bounded && changelog})
 		}
 		label = "Source: " + lower(string(obj.Kind)) + " " + obj.Name
-		if obj.Kind == catalog.MaterializedView {
+		if obj.IsTable() {
+			label = "Source: table " + obj.Name
+		}
+		if changelog {
 			label += " (changelog)"
 		}
 		if bounded && obj.Kind == catalog.MaterializedView {
 			label = "Source: materialized view " + obj.Name
 			details = append(details, "reads: the view's rows as of its last completed checkpoint")
+		} else if bounded && changelog {
+			label = "Source: table " + obj.Name
+			details = append(details, "reads: the table's current rows")
 		} else if bounded {
 			details = append(details, "reads: the committed rows as of now")
 		} else {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,10 @@ import (
 //   - CREATE MATERIALIZED VIEW is CREATE VIEW: Postgres evaluates it at each query over every row so far, which is
 //     what a streaming view shows once FLUSH made everything visible (so a file checked here must not depend on
 //     watermarks: a case that does is marked `# pg: skip <why>` on the line before it);
+//   - a table (CREATE STREAM/TABLE with a PRIMARY KEY, no WITH) is Postgres' table with that key, and an INSERT
+//     into it is INSERT ... ON CONFLICT (key) DO UPDATE SET every other column to EXCLUDED's (clinksql's INSERT
+//     upserts; Postgres' errors on a second row of one statement with the same key, so such a case is skipped);
+//     DROP MATERIALIZED VIEW is DROP VIEW;
 //   - flush, restart, wait and sleep do nothing; cases that expect an error are not run.
 //
 // SQLLOGIC_FILL=1 (with SQLLOGIC_MODES=postgres) writes Postgres' rows as the expected rows of every case it
@@ -42,7 +47,11 @@ func pgChecked(t *testing.T, path string) bool {
 type postgresTarget struct {
 	t    *testing.T
 	conn *pgconn.PgConn
+	// tables are the tables created so far by name: their columns and key (for the INSERTs into them).
+	tables map[string]pgTable
 }
+
+type pgTable struct{ cols, key []string }
 
 func newPostgresTarget(t *testing.T, _ string) target {
 	pg := pgtest.StartT(t, pgtest.Options{})
@@ -56,7 +65,7 @@ func newPostgresTarget(t *testing.T, _ string) target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &postgresTarget{t: t, conn: conn}
+	return &postgresTarget{t: t, conn: conn, tables: map[string]pgTable{}}
 }
 
 var (
@@ -64,22 +73,89 @@ var (
 	watermarkFor = regexp.MustCompile(`(?is),\s*WATERMARK\s+FOR\s+.*$`)
 	notEnforced  = regexp.MustCompile(`(?i)\s+NOT\s+ENFORCED`)
 	createMV     = regexp.MustCompile(`(?i)^\s*CREATE\s+MATERIALIZED\s+VIEW`)
+	dropMV       = regexp.MustCompile(`(?i)^\s*DROP\s+MATERIALIZED\s+VIEW`)
+	insertInto   = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+(\w+)\s*(?:\(([^)]*)\))?\s*(VALUES\b.*?);?\s*$`)
+	primaryKey   = regexp.MustCompile(`(?is)^(?:CONSTRAINT\s+\w+\s+)?PRIMARY\s+KEY\s*\(([^)]*)\)`)
 )
 
-// translate rewrites one statement of ours for Postgres.
-func translatePostgres(sql string) string {
+// translate rewrites one statement of ours for Postgres; tables (by name) are the tables created so far, to
+// which a CREATE of a table adds.
+func translatePostgres(sql string, tables map[string]pgTable) string {
 	if m := createStream.FindStringSubmatch(sql); m != nil {
 		cols := notEnforced.ReplaceAllString(watermarkFor.ReplaceAllString(m[3], ""), "")
+		if t, ok := tableOf(cols); ok && tables != nil && !regexp.MustCompile(`(?is)\bWITH\s*\(`).MatchString(sql) {
+			tables[strings.ToLower(m[2])] = t
+		}
 		return fmt.Sprintf("CREATE TABLE %s%s (%s)", m[1], m[2], cols)
 	}
-	return createMV.ReplaceAllString(sql, "CREATE VIEW")
+	if m := insertInto.FindStringSubmatch(sql); m != nil {
+		if t, ok := tables[strings.ToLower(m[1])]; ok {
+			cols := t.cols
+			if m[2] != "" {
+				cols = splitNames(m[2])
+			}
+			var set []string
+			for _, c := range cols {
+				if !slices.Contains(t.key, c) {
+					set = append(set, c+" = EXCLUDED."+c)
+				}
+			}
+			action := "DO NOTHING"
+			if len(set) > 0 {
+				action = "DO UPDATE SET " + strings.Join(set, ", ")
+			}
+			return fmt.Sprintf("%s ON CONFLICT (%s) %s", strings.TrimRight(strings.TrimSpace(sql), ";"), strings.Join(t.key, ", "), action)
+		}
+	}
+	return dropMV.ReplaceAllString(createMV.ReplaceAllString(sql, "CREATE VIEW"), "DROP VIEW")
+}
+
+// tableOf reads the columns and the primary key of a column list; ok is false without a key.
+func tableOf(list string) (pgTable, bool) {
+	var t pgTable
+	depth, start := 0, 0
+	var items []string
+	for i, c := range list {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				items = append(items, strings.TrimSpace(list[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	items = append(items, strings.TrimSpace(list[start:]))
+	for _, it := range items {
+		if m := primaryKey.FindStringSubmatch(it); m != nil {
+			t.key = splitNames(m[1])
+			continue
+		}
+		name := strings.ToLower(strings.Fields(it)[0])
+		t.cols = append(t.cols, name)
+		if regexp.MustCompile(`(?i)\bPRIMARY\s+KEY\b`).MatchString(it) {
+			t.key = []string{name}
+		}
+	}
+	return t, len(t.key) > 0
+}
+
+func splitNames(list string) []string {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		out = append(out, strings.ToLower(strings.TrimSpace(n)))
+	}
+	return out
 }
 
 func (p *postgresTarget) exec(ctx context.Context, sql string) ([]result, error) {
 	if strings.EqualFold(strings.TrimSpace(sql), "FLUSH") {
 		return nil, nil
 	}
-	return execText(ctx, p.conn, translatePostgres(sql))
+	return execText(ctx, p.conn, translatePostgres(sql, p.tables))
 }
 
 func (p *postgresTarget) errorText(_ string, err error) string {
@@ -91,7 +167,7 @@ func (p *postgresTarget) errorText(_ string, err error) string {
 }
 
 func (p *postgresTarget) describe(_, sql string, err error) string {
-	return fmt.Sprintf("Postgres: %v\n(translated: %s)", err, translatePostgres(sql))
+	return fmt.Sprintf("Postgres: %v\n(translated: %s)", err, translatePostgres(sql, p.tables))
 }
 
 func (p *postgresTarget) restart()                   {}
