@@ -501,6 +501,9 @@ func (b *binder) cte(name string) *parser.Query {
 func (b *binder) bindTable(t parser.TableExpr) (node, error) {
 	switch t := t.(type) {
 	case *parser.TableName:
+		if t.AsOf != nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, t.AsOf.P, "FOR SYSTEM_TIME AS OF is supported only on the right side of a JOIN")
+		}
 		alias := t.Alias
 		if alias == "" {
 			alias = t.Name

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -22,6 +23,7 @@ const (
 	joinRegular  joinStrategy = iota // every row kept in keyed state; the result is a changelog for outer joins
 	joinInterval                     // time-bounded on two time attributes; state cleaned by the watermark
 	joinWindow                       // equal window_start and window_end of the same windowing on both sides
+	joinTemporal                     // FOR SYSTEM_TIME AS OF the left's time attribute: a versioned right side
 )
 
 // joinNode joins two inputs. Its columns are the left's then the right's. Until analyze runs (after the WHERE
@@ -44,8 +46,12 @@ type joinNode struct {
 	leftKeys, rightKeys []int
 	// residual is what remains of cond besides the keys (and the time bounds), over out; nil when nothing.
 	residual expr.Expr
-	// interval: leftTime + lower <= rightTime <= leftTime + upper (microseconds).
+	// interval: leftTime + lower <= rightTime <= leftTime + upper (microseconds). temporal: leftTime is the
+	// column of FOR SYSTEM_TIME AS OF, rightTime the versions' time.
 	leftTime, rightTime int
+	// temporal: the right side was written `r FOR SYSTEM_TIME AS OF col` (asOfP is where col is).
+	temporal bool
+	asOfP    int
 	lower, upper        int64
 	// window: the window columns of each side.
 	leftStart, leftEnd, rightStart, rightEnd int
@@ -90,11 +96,29 @@ func (b *binder) bindJoin(t *parser.Join) (node, error) {
 		}
 		return b.bindUnnest(left, u, typ == join.JoinLeft)
 	}
-	right, err := b.joinInput(t.R)
+	var asOf *parser.ColumnRef
+	rt := t.R
+	if tn, ok := t.R.(*parser.TableName); ok && tn.AsOf != nil {
+		c := *tn
+		asOf, c.AsOf, rt = tn.AsOf, nil, &c
+	}
+	right, err := b.joinInput(rt)
 	if err != nil {
 		return nil, err
 	}
 	j := newJoin(typ, left, right, t.P)
+	if asOf != nil {
+		if typ != join.JoinInner && typ != join.JoinLeft {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, t.P, "a join FOR SYSTEM_TIME AS OF is INNER or LEFT, not %s", strings.ToUpper(t.Kind))
+		}
+		// The time is the left input's: bound over its columns alone.
+		e, err := (&exprBinder{sc: &scope{cols: left.columns()}, params: b.params, tz: b.tz, fns: b.fns}).bind(asOf)
+		if err != nil {
+			return nil, err
+		}
+		i, _ := expr.ColumnIndex(e)
+		j.temporal, j.leftTime, j.asOfP = true, i, asOf.P
+	}
 	switch {
 	case len(t.Using) > 0:
 		return b.joinUsing(j, t)
@@ -428,6 +452,26 @@ func (j *joinNode) analyze() (node, error) {
 			"%s has no equality between its two inputs: a streaming join needs at least one (a cross join would keep every row of both inputs forever)", what)
 	}
 
+	if j.temporal {
+		if err := j.temporalJoin(lks, rks, nl); err != nil {
+			return nil, err
+		}
+		if len(residual) > 0 {
+			conds := make([]expr.Expr, len(residual))
+			for i, c := range residual {
+				conds[i] = c.e
+			}
+			j.residual = conds[0]
+			if len(conds) > 1 {
+				var err error
+				if j.residual, err = expr.Call("and", conds...); err != nil {
+					return nil, posErr(err, j.pos)
+				}
+			}
+		}
+		return j.keyColumns(lks, rks)
+	}
+
 	// window join: start = start and end = end of the same windowing
 	j.strategy = joinRegular
 	ls, le, rs, re := -1, -1, -1, -1
@@ -508,6 +552,93 @@ func (j *joinNode) analyze() (node, error) {
 		lks, rks = dropWindowKeys(j, lks, rks)
 	}
 	return j.keyColumns(lks, rks)
+}
+
+// temporalJoin checks a join FOR SYSTEM_TIME AS OF (an event-time temporal join) and finds the versions' time:
+// the AS OF column must be the left's time attribute, and the right side a versioned table read directly (a stream
+// or table with a WATERMARK, under filters and projections), keyed by the join's equalities: on its PRIMARY KEY
+// when it has one (a changelog must), on the equality columns otherwise (every row the next version of its key).
+func (j *joinNode) temporalJoin(lks, rks []expr.Expr, nl int) error {
+	j.strategy = joinTemporal
+	if !attrOf(j.left, j.leftTime).rowtime {
+		return sqlerr.New(sqlerr.FeatureNotSupported, j.asOfP,
+			"FOR SYSTEM_TIME AS OF %s: the column is not a time attribute of the left input (a WATERMARK FOR column); a lookup join over processing time is not supported yet",
+			qualified(j.left.columns()[j.leftTime]))
+	}
+	if r := updatingReason(j.left); r != "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "a temporal join needs an append-only left input, but %s", r)
+	}
+	scan, rt := versionTime(j.right)
+	if rt < 0 {
+		return sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+			"the right side of FOR SYSTEM_TIME AS OF must be a versioned table: a stream or table with a WATERMARK (its version time), read directly; a lookup join (a table without one, looked up by processing time) is not supported yet")
+	}
+	j.rightTime = rt
+	var keyCols []string
+	for k := range rks {
+		ri, ok := expr.ColumnIndex(rks[k])
+		var name string
+		var sc *scanNode
+		if ok {
+			sc, name = scanColumn(j.right, ri-nl)
+		}
+		if sc != scan {
+			return sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+				"a temporal join's equalities must name columns of the versioned table as they are, not %s", rks[k])
+		}
+		keyCols = append(keyCols, name)
+	}
+	pk := scan.obj.PrimaryKey
+	if len(pk) == 0 && updatingReason(j.right) != "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+			"the versioned table %q of a temporal join is a changelog without a PRIMARY KEY: its versions have no key", scan.obj.Name)
+	}
+	if len(pk) > 0 {
+		for _, c := range pk {
+			if !slices.Contains(keyCols, c) {
+				return sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+					"a temporal join must equate every column of the versioned table's PRIMARY KEY (%s) with the left input, and only those: %s is missing",
+					strings.Join(pk, ", "), c)
+			}
+		}
+		for _, c := range keyCols {
+			if !slices.Contains(pk, c) {
+				return sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+					"a temporal join must equate every column of the versioned table's PRIMARY KEY (%s) with the left input, and only those: %s is not in it",
+					strings.Join(pk, ", "), c)
+			}
+		}
+	}
+	return nil
+}
+
+// scanColumn follows column i of n down filters and plain projections to the scan it reads, and names it there.
+func scanColumn(n node, i int) (*scanNode, string) {
+	switch x := n.(type) {
+	case *scanNode:
+		return x, x.out[i].Name
+	case *filterNode:
+		return scanColumn(x.in, i)
+	case *projectNode:
+		if j, ok := expr.ColumnIndex(x.exprs[i]); ok {
+			return scanColumn(x.in, j)
+		}
+		if s, ok := x.in.(*scanNode); ok && s.obj.Watermark != nil && x.out[i].Name == s.obj.Watermark.Column {
+			return s, x.out[i].Name // a computed WATERMARK column of the stream
+		}
+	}
+	return nil, ""
+}
+
+// versionTime finds the versioned table a temporal join's right side reads and the column of its WATERMARK among
+// n's columns; -1 when there is none.
+func versionTime(n node) (*scanNode, int) {
+	for i := range n.columns() {
+		if s, name := scanColumn(n, i); s != nil && s.obj.Watermark != nil && name == s.obj.Watermark.Column {
+			return s, i
+		}
+	}
+	return nil, -1
 }
 
 // dropWindowKeys leaves out of a window join's keys its window_start and window_end equalities when others remain:
@@ -640,6 +771,10 @@ func (j *joinNode) describe() (label string, details []string) {
 		details = append(details, fmt.Sprintf("interval: %s BETWEEN %s AND %s", qualified(rc[j.rightTime]),
 			shifted(qualified(lc[j.leftTime]), j.lower), shifted(qualified(lc[j.leftTime]), j.upper)),
 			"state: rows of both inputs until the watermark passes their bound; append-only")
+	case joinTemporal:
+		label = "TemporalJoin: " + j.typ.String()
+		details = append(details, fmt.Sprintf("as of: %s (versions by %s)", qualified(lc[j.leftTime]), qualified(rc[j.rightTime])),
+			"state: left rows until the watermark passes their time; per key the versions at or above the watermark and the newest below it; append-only")
 	case joinWindow:
 		label = "WindowJoin: " + j.typ.String()
 		details = append(details, "window: "+attrOf(j.left, j.leftStart).window,
@@ -797,6 +932,10 @@ func attrOf(n node, i int) colAttr {
 				return attrOf(x.left, i)
 			}
 			return attrOf(x.right, i-nl)
+		case joinTemporal:
+			if i < nl {
+				return attrOf(x.left, i) // a left row fires once the watermark passed its time: never late below
+			}
 		case joinWindow:
 			if i < nl {
 				if a := attrOf(x.left, i); a.role != roleNone {
@@ -846,7 +985,7 @@ func joinUpdating(j *joinNode) string {
 
 // join lowers a join: both inputs hash-partitioned on their keys into one keyed operator.
 func (l *lowering) join(j *joinNode) (*PNode, error) {
-	if j.strategy != joinRegular {
+	if j.strategy == joinInterval || j.strategy == joinWindow {
 		for _, in := range []node{j.left, j.right} {
 			if r := updatingReason(in); r != "" {
 				kind := "an interval join"
@@ -874,6 +1013,9 @@ func (l *lowering) join(j *joinNode) (*PNode, error) {
 		id = "interval-join"
 		factory, _, err = join.NewIntervalJoin(join.IntervalJoinConfig{JoinSpec: spec,
 			LeftTime: j.leftTime, RightTime: j.rightTime, Lower: j.lower, Upper: j.upper})
+	case joinTemporal:
+		id = "temporal-join"
+		factory, _, err = join.NewTemporalJoin(join.TemporalJoinConfig{JoinSpec: spec, LeftTime: j.leftTime, RightTime: j.rightTime})
 	case joinWindow:
 		id = "window-join"
 		factory, _, err = join.NewWindowJoin(join.WindowJoinConfig{JoinSpec: spec,

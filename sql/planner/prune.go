@@ -379,7 +379,7 @@ func pruneJoin(j *joinNode, used []bool) (node, []int) {
 		markColumns(ru, nl, j.residual)
 	}
 	switch j.strategy {
-	case joinInterval:
+	case joinInterval, joinTemporal:
 		lu[j.leftTime], ru[j.rightTime] = true, true
 	case joinWindow:
 		lu[j.leftStart], lu[j.leftEnd] = true, true
@@ -409,7 +409,7 @@ func pruneJoin(j *joinNode, used []bool) (node, []int) {
 	}
 	c.residual = remap(j.residual, m)
 	switch j.strategy {
-	case joinInterval:
+	case joinInterval, joinTemporal:
 		c.leftTime, c.rightTime = lm[j.leftTime], rm[j.rightTime]
 	case joinWindow:
 		c.leftStart, c.leftEnd = lm[j.leftStart], lm[j.leftEnd]
