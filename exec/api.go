@@ -42,6 +42,9 @@ type TaskContext struct {
 	// replay suppression drops the replayed rows of a receipted interval. It may be called from the goroutine
 	// that runs Commit.
 	Receipt func(id uint64) error
+	// Clock is the job's processing-time clock (JobConfig.Clock): what PROCTIME() reads and what a
+	// processing-time window assigns rows and fires by. Never nil in a running job.
+	Clock ProcessingClock
 }
 
 // Emitter sends an operator's output downstream. Emit takes over the batch's reference; the runtime routes the rows

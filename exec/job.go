@@ -54,6 +54,10 @@ type JobConfig struct {
 	WatermarkMaxDrift time.Duration
 	// Now is the clock latency markers are stamped and timed with; nil: time.Now. Tests pass a fake one.
 	Now func() time.Time
+	// Clock is the processing-time clock (proctime.go): what PROCTIME() reads and processing-time windows fire
+	// by, through TaskContext.Clock and the operators' ProcessingTimer. nil: the wall clock. Tests pass a
+	// ManualClock.
+	Clock ProcessingClock
 
 	// Committed, when set, is called once per Job with a checkpoint it completed (or restored from), before any
 	// sink commits output of that checkpoint: the caller records durably that the job has published, and passes
@@ -106,6 +110,9 @@ func (c *JobConfig) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Clock == nil {
+		c.Clock = WallClock{}
 	}
 	if c.RestartBudget == 0 {
 		c.RestartBudget = 10
@@ -1110,6 +1117,7 @@ func (inc *incarnation) newSubtask(g *Graph, cfg JobConfig, n *Node, sub int, ba
 		Log:         cfg.Logger.With("subtask", string(pid)),
 		Errors:      &s.st.bad,
 		Late:        &s.st.late,
+		Clock:       cfg.Clock,
 	}
 	if inc.restored > 0 {
 		// What the restored snapshot holds: the state size until the next checkpoint, and the files the next one
@@ -1150,7 +1158,12 @@ func (s *subtask) runOperator(op Operator, ins []*input, canUnalign bool) error 
 			return st.Start(s.out)
 		}
 	}
+	var timers *timerService
+	if pt, ok := op.(ProcessingTimer); ok {
+		timers = &timerService{op: pt, clock: s.inc.job.cfg.Clock, out: s.out}
+	}
 	return s.runInputs(ins, canUnalign, open, op.Close, handlers{
+		timers:      timers,
 		hold:        hold,
 		process:     func(logical int, b Batch) error { return op.Process(logical, b, s.out) },
 		onWatermark: func(wm int64) error { return op.OnWatermark(wm, s.out) },
@@ -1228,6 +1241,7 @@ func (s *subtask) runSink(sink Sink, ins []*input) error {
 // runInputs restores the runner's own state, opens the operator or sink, and runs it to the end of its inputs.
 func (s *subtask) runInputs(ins []*input, canUnalign bool, open func(*TaskContext) error, close func() error, h handlers) (err error) {
 	r := newInputRunner(s.inc.ctx, s, ins, canUnalign, h)
+	r.timers = h.timers
 	s.inputWM = func() int64 { return r.combined }
 	if err := r.restore(); err != nil {
 		r.release()

@@ -448,6 +448,8 @@ type handlers struct {
 	// hold maps the combined input watermark to the one forwarded (an operator that emits rows older than its
 	// input watermark holds it back); nil forwards it as it is.
 	hold func(wm int64) int64
+	// timers, for an operator that is a ProcessingTimer, fires its processing-time timers; nil otherwise.
+	timers *timerService
 }
 
 type inputRunner struct {
@@ -462,6 +464,8 @@ type inputRunner struct {
 	rr       int
 	cases    []reflect.SelectCase
 	caseIdx  []int
+	// timers is set when the operator is a ProcessingTimer (proctime.go).
+	timers *timerService
 }
 
 func newInputRunner(ctx context.Context, s *subtask, inputs []*input, canUnalign bool, h handlers) *inputRunner {
@@ -561,9 +565,15 @@ func (r *inputRunner) run() error {
 		if r.allClosed() {
 			break
 		}
+		if err := r.timers.fire(); err != nil {
+			return err
+		}
 		i, e, err := r.next()
 		if err != nil {
 			return err
+		}
+		if i < 0 {
+			continue // a processing-time timer is due: fired at the top of the loop
 		}
 		r.s.st.startBusy()
 		err = r.handle(i, e)
@@ -668,7 +678,7 @@ func endsWithControl(q []Element) bool {
 }
 
 // next returns the next element to handle: queued elements first (round robin over unpaused inputs), then a
-// blocking receive on the unpaused inputs with empty queues.
+// blocking receive on the unpaused inputs with empty queues, which a due processing-time timer ends with i = -1.
 func (r *inputRunner) next() (int, Element, error) {
 	n := len(r.inputs)
 	for k := 0; k < n; k++ {
@@ -709,6 +719,7 @@ func (r *inputRunner) next() (int, Element, error) {
 	}
 	var i int
 	var e Element
+	timer := r.timers.waitChan()
 	switch len(r.caseIdx) {
 	case 0:
 		return 0, Element{}, fmt.Errorf("%s: no input to read (alignment wedged)", r.s.pid)
@@ -716,14 +727,22 @@ func (r *inputRunner) next() (int, Element, error) {
 		i = r.caseIdx[0]
 		select {
 		case e = <-r.inputs[i].ch.c:
+		case <-timer:
+			return -1, Element{}, nil
 		case <-r.ctx.Done():
 			return 0, Element{}, r.ctx.Err()
 		}
 	default:
 		r.cases = append(r.cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.ctx.Done())})
+		if timer != nil {
+			r.cases = append(r.cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer)})
+		}
 		chosen, v, _ := reflect.Select(r.cases)
 		if chosen == len(r.caseIdx) {
 			return 0, Element{}, r.ctx.Err()
+		}
+		if chosen > len(r.caseIdx) {
+			return -1, Element{}, nil
 		}
 		i = r.caseIdx[chosen]
 		e = v.Interface().(Element)

@@ -151,6 +151,11 @@ type WindowAggConfig struct {
 	// windows of its wall time, whose bounds are the instants at which the wall clock shows them (expr.FromLocal).
 	// nil: on the epoch's clock (UTC). Sessions are gaps of time, the same in every zone.
 	Zone *time.Location
+	// ProcTime makes the windows processing-time windows (TimeCol a PROCTIME() attribute): a row belongs to the
+	// windows of the subtask's processing time when it arrives (TaskContext.Clock), not to those of its
+	// TimeCol value, and a window fires when that clock passes its end (exec.ProcessingTimer), not on the
+	// watermark, which passes the operator untouched. At end of input every open window fires.
+	ProcTime bool
 }
 
 // zoned reports whether windows are laid out on a zone's wall clock.
@@ -177,6 +182,9 @@ func NewWindowAggregate(cfg WindowAggConfig, inputSchema *arrow.Schema) (func(su
 	p, err := planWindowAgg(cfg, inputSchema)
 	if err != nil {
 		return nil, nil, err
+	}
+	if cfg.ProcTime {
+		return func(int) exec.Operator { return &procWindowAgg{newWindowAgg(p)} }, p.out, nil
 	}
 	return func(int) exec.Operator { return newWindowAgg(p) }, p.out, nil
 }

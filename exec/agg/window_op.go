@@ -392,11 +392,24 @@ func (w *windowAgg) Process(_ int, b exec.Batch, _ exec.Emitter) error {
 	}
 	w.kgs.Start(b)
 	defer w.kgs.End()
-	tsCol, ok := b.Rec.Column(w.p.cfg.TimeCol).(*array.Timestamp)
-	if !ok {
-		return fmt.Errorf("window aggregate: time column is %s", b.Rec.Column(w.p.cfg.TimeCol).DataType())
+	var tsCol arrow.Array // nil: no NULL times (processing time)
+	var ts []int64
+	if w.p.cfg.ProcTime {
+		// Every row of the batch arrives now. Never before the time fired up to (a wall clock set back across a
+		// restart): such rows go to the next window instead of being late.
+		now := max(w.ctx.Clock.Now().UnixMicro(), w.wm)
+		ts = slices.Grow(w.tsScratch[:0], n)[:n]
+		for i := range ts {
+			ts[i] = now
+		}
+		w.tsScratch = ts
+	} else {
+		tc, ok := b.Rec.Column(w.p.cfg.TimeCol).(*array.Timestamp)
+		if !ok {
+			return fmt.Errorf("window aggregate: time column is %s", b.Rec.Column(w.p.cfg.TimeCol).DataType())
+		}
+		tsCol, ts = tc, rowcodec.Micros(tc, &w.tsScratch)
 	}
-	ts := rowcodec.Micros(tsCol, &w.tsScratch)
 	if err := w.keys.Load(&w.p.keyEnc, b.Rec, w.p.cfg.Keys); err != nil {
 		return err
 	}
@@ -512,7 +525,7 @@ func (w *windowAgg) panesAt(t int64, dst []*pane) (_ []*pane, lo, hi int64) {
 func (w *windowAgg) assignWindows(n int, ts []int64, tsCol arrow.Array) error {
 	panes := w.paneBuf[:0]
 	lo, hi := int64(1), int64(0) // empty: the first row computes its panes
-	tsNulls := tsCol.NullN() > 0
+	tsNulls := tsCol != nil && tsCol.NullN() > 0
 	mode := w.p.keyEnc.Mode
 	keyNulls := w.keys.Nulls
 	ints := w.keys.Ints
@@ -627,7 +640,7 @@ func (w *windowAgg) setSessions(g int32, list []int32) {
 // after them, so its id is not reused within the batch.
 func (w *windowAgg) assignSessions(n int, ts []int64, tsCol arrow.Array) error {
 	gap := w.p.cfg.Gap
-	tsNulls := tsCol.NullN() > 0
+	tsNulls := tsCol != nil && tsCol.NullN() > 0
 	var late, bad int64
 	for i := 0; i < n; i++ {
 		if tsNulls && tsCol.IsNull(i) {
@@ -687,6 +700,12 @@ func (w *windowAgg) assignSessions(n int, ts []int64, tsCol arrow.Array) error {
 }
 
 func (w *windowAgg) OnWatermark(wm int64, out exec.Emitter) error {
+	return w.fire(wm, out)
+}
+
+// fire emits and forgets every window whose end is at most wm (the watermark; the processing time for
+// processing-time windows).
+func (w *windowAgg) fire(wm int64, out exec.Emitter) error {
 	if wm <= w.wm {
 		return nil
 	}
@@ -842,4 +861,41 @@ func (w *windowAgg) Close() error {
 		w.out = nil
 	}
 	return nil
+}
+
+// procWindowAgg is a window aggregate of processing-time windows (WindowAggConfig.ProcTime): rows are assigned by
+// the clock at arrival (Process), windows fire by the clock (exec.ProcessingTimer). Its "watermark" (w.wm, kept
+// in state as for event time) is the processing time it fired up to. Event-time watermarks pass by, except the
+// last one (end of input), which fires every open window. The open windows are state like event-time windows:
+// after a restore the runner finds the earliest end through NextProcessingTime, and fires those already past at
+// once.
+type procWindowAgg struct{ *windowAgg }
+
+var (
+	_ exec.Operator        = procWindowAgg{}
+	_ exec.ProcessingTimer = procWindowAgg{}
+)
+
+func (w procWindowAgg) Open(ctx *exec.TaskContext) error {
+	if ctx.Clock == nil {
+		c := *ctx
+		c.Clock = exec.WallClock{}
+		ctx = &c
+	}
+	return w.windowAgg.Open(ctx)
+}
+
+func (w procWindowAgg) OnWatermark(wm int64, out exec.Emitter) error {
+	if wm != exec.MaxWatermark {
+		return nil
+	}
+	return w.fire(wm, out)
+}
+
+func (w procWindowAgg) NextProcessingTime() (int64, bool) {
+	return w.nextFire, w.nextFire != math.MaxInt64
+}
+
+func (w procWindowAgg) OnProcessingTime(now int64, out exec.Emitter) error {
+	return w.fire(now, out)
 }

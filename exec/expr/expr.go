@@ -38,6 +38,9 @@ type Context struct {
 	Alloc     memory.Allocator // nil: memory.DefaultAllocator
 	Mode      ErrorMode
 	BadValues *exec.Counter // may be nil
+	// Clock is what PROCTIME() reads (the subtask's processing-time clock, exec.TaskContext.Clock); nil: the wall
+	// clock.
+	Clock exec.ProcessingClock
 
 	cc context.Context // arrow compute's context carrying Alloc, made once
 	// users are the open instances of the user functions evaluated with this Context (user.go).

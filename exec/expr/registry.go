@@ -147,7 +147,7 @@ func (c *callExpr) children() []Expr { return c.args }
 // Postgres' planner folds it, so `x % (NULL - y)` cannot fail on x.
 func fold(e Expr) Expr {
 	w, ok := e.(withArgs)
-	if !ok {
+	if !ok || IsProcTime(e) { // PROCTIME() is the time of each batch, not of planning
 		return e
 	}
 	if c, ok := e.(*callExpr); ok && c.strict {

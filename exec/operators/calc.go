@@ -76,7 +76,7 @@ type calc struct {
 var _ exec.Operator = (*calc)(nil)
 
 func (c *calc) Open(tc *exec.TaskContext) error {
-	c.ctx = expr.Context{Alloc: tc.Alloc, Mode: c.cfg.Mode, BadValues: tc.Errors}
+	c.ctx = expr.Context{Alloc: tc.Alloc, Mode: c.cfg.Mode, BadValues: tc.Errors, Clock: tc.Clock}
 	ectx := compute.DefaultExecCtx()
 	ectx.NumParallel = 1 // one goroutine per subtask: arrow must not fan out over columns
 	c.cc = compute.WithAllocator(compute.SetExecCtx(context.Background(), ectx), tc.Alloc)

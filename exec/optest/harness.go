@@ -391,6 +391,8 @@ type Harness struct {
 	Steps     int
 	inBarrier bool
 	emitErr   error
+	// Clock is the processing-time clock the operator gets (TaskContext.Clock); nil: the wall clock.
+	Clock exec.ProcessingClock
 }
 
 // NewHarness returns a harness for operators of newOp reading inputs of schemas; open starts the operator.
@@ -422,7 +424,10 @@ func (h *Harness) Open(restorePath string, restored uint64) error {
 		KeyGroups: state.KeyGroupRange{Start: 0, End: state.DefaultKeyGroups}, MaxKeyGroups: state.DefaultKeyGroups,
 		State: h.Backend, Restored: restored, Alloc: h.mem,
 		IsCompleted: func(uint64) bool { return true },
-		Errors:      &h.Errs, Late: &h.Late,
+		Errors:      &h.Errs, Late: &h.Late, Clock: h.Clock,
+	}
+	if ctx.Clock == nil {
+		ctx.Clock = exec.WallClock{}
 	}
 	h.Op = h.newOp(0)
 	if err := h.Op.Open(ctx); err != nil {
@@ -535,6 +540,31 @@ func (h *Harness) Advance(wm int64) error {
 		}
 	}
 	return nil
+}
+
+// FireTimers does what the runtime does between two elements for an exec.ProcessingTimer: while its next timer is
+// due on h.Clock, OnProcessingTime with the clock's time. It returns the number of calls.
+func (h *Harness) FireTimers() (int, error) {
+	pt, ok := h.Op.(exec.ProcessingTimer)
+	if !ok {
+		return 0, fmt.Errorf("harness: %T has no processing-time timers", h.Op)
+	}
+	n := 0
+	for {
+		due, ok := pt.NextProcessingTime()
+		now := h.Clock.Now().UnixMicro()
+		if !ok || now < due {
+			return n, nil
+		}
+		if n > 100 {
+			return n, fmt.Errorf("harness: timer %d still due after %d calls at %d", due, n, now)
+		}
+		n++
+		h.Steps++
+		if err := h.check(pt.OnProcessingTime(now, h)); err != nil {
+			return n, err
+		}
+	}
 }
 
 // finish sends end of input: every input at +infinity.

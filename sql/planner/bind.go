@@ -682,8 +682,9 @@ func (b *binder) bindWindowTVF(t *parser.WindowTVF) (node, error) {
 		}
 		durs[i] = us
 	}
-	w := &windowTVFNode{in: in, timeCol: t.TimeCol}
+	w := &windowTVFNode{in: in, timeCol: t.TimeCol, timeColP: t.TimeColP}
 	w.win.TimeCol = tc
+	w.win.ProcTime = isProcTime(in, tc) // processing-time windows: fired by the clock, not the watermark
 	if expr.IsTimestampTZ(cols[tc].Type) {
 		w.win.Zone = b.tz // windows of local days and hours (exec/agg WindowAggConfig.Zone)
 	}

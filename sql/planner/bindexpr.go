@@ -28,6 +28,8 @@ type exprBinder struct {
 	tz *time.Location
 	// fns resolves user-defined functions and records those used (function.go); nil: none are known.
 	fns *funcScope
+	// noProcTime, when set, names where PROCTIME() is refused (a WATERMARK expression).
+	noProcTime string
 }
 
 // posErr attaches pos to an error without one (expression binding errors come without positions).
@@ -363,7 +365,16 @@ func (b *exprBinder) bindFunc(e *parser.Func) (expr.Expr, error) {
 	}
 	name := strings.TrimPrefix(e.Name, "pg_catalog.")
 	switch name {
-	case "current_timestamp", "now", "localtimestamp", "current_date", "proctime":
+	case "proctime":
+		// Flink's processing-time attribute: the wall-clock time the row is processed at (exec.ProcessingClock).
+		if len(args) != 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedFunction, e.P, "PROCTIME() takes no arguments")
+		}
+		if b.noProcTime != "" {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P, "PROCTIME() is not allowed in %s", b.noProcTime)
+		}
+		return expr.ProcTime(), nil
+	case "current_timestamp", "now", "localtimestamp", "current_date":
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, e.P,
 			"%s() is not supported: results must be a function of the input (use event time)", name)
 	case "char_length", "character_length":

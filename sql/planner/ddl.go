@@ -157,7 +157,17 @@ func StreamObject(env Env, cs *parser.CreateStream) (*catalog.Object, error) {
 		if all[i].Type.ID() != arrow.TIMESTAMP {
 			return nil, sqlerr.New(sqlerr.DatatypeMismatch, w.ColP, "WATERMARK FOR column %q must be a TIMESTAMP, not %s", w.Column, expr.TypeName(all[i].Type))
 		}
-		e, err := (&exprBinder{sc: sc}).bind(w.Expr)
+		if cols[i].Computed != "" {
+			comp, err := computedColumns(cols, pcols)
+			if err != nil {
+				return nil, err
+			}
+			if expr.IsProcTime(comp[i]) {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, w.ColP,
+					"WATERMARK FOR a processing-time attribute (%q is PROCTIME()): processing time has no watermark; declare it on an event-time column", w.Column)
+			}
+		}
+		e, err := (&exprBinder{sc: sc, noProcTime: "a WATERMARK expression"}).bind(w.Expr)
 		if err != nil {
 			return nil, err
 		}

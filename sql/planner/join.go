@@ -504,6 +504,10 @@ func (j *joinNode) analyze() (node, error) {
 				continue
 			}
 			l, r := lo.bound.leftCol, lo.bound.rightCol
+			if isProcTime(j.left, l) || isProcTime(j.right, r) {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+					"an interval join on a processing-time attribute (PROCTIME()) is not supported: bound the join by event-time attributes (WATERMARK FOR columns)")
+			}
 			if !attrOf(j.left, l).rowtime || !attrOf(j.right, r).rowtime {
 				continue
 			}
@@ -846,9 +850,16 @@ const (
 // windowing, named by window (the window's definition, the same for the two inputs of a window join).
 type colAttr struct {
 	rowtime bool
-	role    colRole
-	window  string
+	// proctime: a processing-time attribute (PROCTIME(), as a stream's computed column or a view's column):
+	// what processing-time windows and lookup joins take; no watermark follows it.
+	proctime bool
+	role     colRole
+	window   string
 }
+
+// isProcTime reports whether column i of n is a processing-time attribute: PROCTIME() (a stream's computed
+// column `p AS PROCTIME()`, or a SELECT's) passed through unchanged.
+func isProcTime(n node, i int) bool { return attrOf(n, i).proctime }
 
 // attrOf finds the attributes of column i of n by following it down the plan.
 func attrOf(n node, i int) colAttr {
@@ -870,6 +881,9 @@ func attrOf(n node, i int) colAttr {
 	case *projectNode:
 		if j, ok := expr.ColumnIndex(x.exprs[i]); ok {
 			return attrOf(x.in, j)
+		}
+		if expr.IsProcTime(x.exprs[i]) {
+			return colAttr{proctime: true}
 		}
 		// A computed WATERMARK column of a stream (scan's projection): its time attribute.
 		if s, ok := x.in.(*scanNode); ok && s.obj.Watermark != nil && !s.updating && x.out[i].Name == s.obj.Watermark.Column {
@@ -914,6 +928,11 @@ func attrOf(n node, i int) colAttr {
 				}
 				return a
 			}
+			return colAttr{}
+		}
+		if x.cfg.ProcTime {
+			// A processing-time window's bounds are plain values downstream: no watermark follows them, so
+			// nothing can fire or join by them as windows.
 			return colAttr{}
 		}
 		switch i {

@@ -61,6 +61,8 @@ type windowTVFNode struct {
 	in      node
 	win     agg.WindowAggConfig // Kind, TimeCol (in in's columns) and sizes
 	timeCol string
+	// timeColP is the position of the DESCRIPTOR's column, for errors.
+	timeColP int
 	// partition holds SESSION's PARTITION BY columns (indexes into in's columns).
 	partition []int
 	out       []Col
@@ -151,6 +153,11 @@ func explainExprs(es []expr.Expr, cols []Col) string {
 }
 
 func windowLabel(cfg agg.WindowAggConfig, timeCol string) string {
+	if cfg.ProcTime {
+		c := cfg
+		c.ProcTime = false
+		return windowLabel(c, timeCol) + " on processing time"
+	}
 	d := func(us int64) string { return formatInterval(us) }
 	if cfg.Zone != nil && cfg.Zone != time.UTC && cfg.Kind != agg.WindowSession {
 		c := cfg

@@ -119,6 +119,10 @@ func (b *binder) bindOver(in node, sc *scope, items []parser.SelectItem, grouped
 		return nil, nil, err
 	}
 	tc, ok := expr.ColumnIndex(ox)
+	if ok && isProcTime(in, tc) {
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, o.P,
+			"OVER ORDER BY a processing-time attribute (PROCTIME()) is not supported: order by an event-time attribute (a stream's WATERMARK column)")
+	}
 	if !ok || o.Desc || !attrOf(in, tc).rowtime {
 		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, o.P,
 			"OVER needs ORDER BY a time attribute (a stream's WATERMARK column), ascending: rows are taken in time order as the watermark passes them")

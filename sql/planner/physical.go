@@ -390,6 +390,8 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		case n.group:
 			label = "GroupAggregate"
 			details = append(details, "emits: a changelog (+I a new group, -U/+U a changed result, -D a group whose rows were all retracted)")
+		case !n.global && n.cfg.ProcTime:
+			details = append(details, "fires: when the subtask's processing-time clock passes window_end (rows go to the windows of their arrival time); at end of input")
 		case !n.global:
 			details = append(details, "fires: when the watermark passes window_end; late rows are dropped and counted")
 		}
@@ -407,7 +409,7 @@ func (l *lowering) lower(n node) (*PNode, error) {
 		if n.keys > 0 && !n.global {
 			pn.partitioned = keys // the output starts with the group keys
 		}
-		if !n.group && !n.global {
+		if !n.group && !n.global && !n.cfg.ProcTime {
 			// agg.WindowAggregate fires a window when the watermark reaches its end (end <= wm), drops rows for
 			// windows already fired, and forwards the watermark unchanged; window_end follows window_start.
 			pn.rowTime, pn.hasRowTime = n.keys+1, true

@@ -334,7 +334,7 @@ func finalOverUnbounded(root node, unbounded []*scanNode) (agg *aggNode, windowe
 			switch {
 			case x.global && any:
 				agg = x
-			case !x.global && !x.group && noWM:
+			case !x.global && !x.group && noWM && !x.cfg.ProcTime: // processing-time windows close by the clock
 				agg, windowed = x, true
 			}
 		}

@@ -60,6 +60,10 @@ func (b *binder) bindSelect(s *parser.SelectCore, wantOrder bool) (node, *select
 			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, s.P,
 				"a SESSION window must be aggregated: GROUP BY window_start, window_end (sessions end only when they close)")
 		}
+		if tvf.win.ProcTime {
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, tvf.timeColP,
+				"a window table function over a processing-time attribute (PROCTIME()) must be aggregated in the same SELECT: GROUP BY window_start, window_end")
+		}
 		input = &assignNode{tvf: tvf}
 	}
 	sc := &scope{cols: inCols}
@@ -371,6 +375,10 @@ func (b *binder) bindAggregate(s *parser.SelectCore, input node, sc *scope, tvf 
 		cfg, timeExpr, winLabel, err = b.legacyWindow(legacy, sc)
 		if err != nil {
 			return nil, nil, err
+		}
+		if tc, ok := expr.ColumnIndex(timeExpr); ok && isProcTime(input, tc) {
+			cfg.ProcTime = true
+			winLabel = windowLabel(cfg, sc.cols[tc].Name)
 		}
 	case we != nil:
 		// GROUP BY window_start, window_end (under any names) of rows windowed upstream: the same windows again,
