@@ -114,6 +114,9 @@ type JobSpec struct {
 	Targets []string `json:"targets,omitempty"`
 	// Reads names the objects the job reads (after view expansion: streams and materialized views).
 	Reads []string `json:"reads"`
+	// Views names the views the job's statement expanded: its re-deployment plans the statement again and needs
+	// them, so they cannot be dropped while it runs.
+	Views []string `json:"views,omitempty"`
 	// Functions names the user-defined functions the job's plan inlined or calls: its re-deployment plans the
 	// statement again and needs them.
 	Functions []string `json:"functions,omitempty"`
@@ -394,7 +397,7 @@ func (c *Catalog) dependents(name string) Dependents {
 		if o := c.objects[name]; o != nil && o.Kind == MaterializedView && o.Job == j.ID {
 			continue // the view's own job goes with the view
 		}
-		if slices.Contains(j.Reads, name) || j.Writes(name) {
+		if slices.Contains(j.Reads, name) || slices.Contains(j.Views, name) || j.Writes(name) {
 			d.Jobs = append(d.Jobs, j.ID)
 		}
 	}

@@ -407,7 +407,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 	if err != nil {
 		return nil, err
 	}
-	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads,
+	spec := &catalog.JobSpec{ID: id, Statement: parser.Format(st), Target: p.Target, Reads: p.Reads, Views: p.Views,
 		Functions: p.Functions, Settings: m}
 	return s.launch("INSERT 0 0", spec, p)
 }
@@ -594,7 +594,7 @@ func (s *Session) startStatementSet(set []*parser.Insert) (*Result, error) {
 	}
 	parts = append(parts, "END")
 	spec := &catalog.JobSpec{ID: id, Statement: strings.Join(parts, ";\n"), Target: p.Target, Targets: p.Targets,
-		Reads: p.Reads, Functions: p.Functions, Settings: m}
+		Reads: p.Reads, Views: p.Views, Functions: p.Functions, Settings: m}
 	return s.launch("COMMIT", spec, p) // END's tag in Postgres
 }
 
