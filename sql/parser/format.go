@@ -351,8 +351,17 @@ func (f *formatter) query(q *Query) {
 			f.WriteString(")")
 		}
 		f.WriteString(" ")
+		if startsWithValues(q.Body) {
+			// WITH ... VALUES does not parse (WITH takes a SELECT or a parenthesized query): (VALUES ...) does
+			f.WriteString("(")
+			f.body(q.Body, false)
+			f.WriteString(")")
+		} else {
+			f.body(q.Body, false)
+		}
+	} else {
+		f.body(q.Body, false)
 	}
-	f.body(q.Body, false)
 	if len(q.OrderBy) > 0 {
 		f.WriteString(" ORDER BY ")
 		f.orderItems(q.OrderBy)
@@ -394,6 +403,20 @@ func setOpLevel(b QueryBody) int {
 		return 1
 	}
 	return 3
+}
+
+// startsWithValues reports whether a body's first query is a VALUES list.
+func startsWithValues(b QueryBody) bool {
+	for {
+		switch x := b.(type) {
+		case *Values:
+			return true
+		case *SetOp:
+			b = x.L
+		default:
+			return false
+		}
+	}
 }
 
 // body prints a query body; paren puts a body that is more than a SELECT in parentheses.
