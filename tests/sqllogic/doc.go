@@ -13,8 +13,10 @@
 //	statement error <regexp>          it fails; the regexp is matched against "<SQLSTATE> <line>:<col> <message>"
 //	                                  (without "<line>:<col> " when the error has no position)
 //	query <types> [rowsort|valuesort] the rows after ---- are the result; one letter per column (I integer,
-//	                                  R decimal or float, T text, B boolean, D timestamp/date/interval); values are
-//	                                  separated by one space, NULL is NULL and an empty string is (empty)
+//	                                  R decimal or float, T text, B boolean, D timestamp/date/interval, X any value,
+//	                                  written * in the expected rows: one that varies from run to run, as
+//	                                  SUBSCRIBE's logical time); values are separated by one space, NULL is NULL and
+//	                                  an empty string is (empty)
 //	query error <regexp>              as statement error
 //	flush                             FLUSH: every job checkpoints and commits
 //	sleep <duration>                  wait (e.g. for a datagen job to make progress)
