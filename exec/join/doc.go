@@ -48,8 +48,9 @@
 // row's time. It shares the time joins' row table, row encoding and output. It owns the waiting left rows (until
 // the watermark passes their time) and each key's versions (all at or above the watermark, plus the newest below
 // it unless that is a tombstone): KeyedKey(kg, 1+side, seq) holds time, flags, key and row bytes,
-// OperatorKey("temporaljoin/meta") the watermark and the next arrival number. It must never emit a left row before
-// the watermark passes its time, keep a version no on-time left row can still need, or take in a late row.
+// OperatorKey("temporaljoin/meta") the watermark and the next arrival number (a version's time is at least the
+// watermark at its arrival). It must never emit a left row before the watermark passes its time, keep a version
+// no on-time left row can still need, or take in a late left row.
 //
 // # Regular join
 //

@@ -19,9 +19,10 @@ import (
 //
 //   - Inputs: input 0 is the left side, append-only (another row kind fails the operator); input 1 the right side,
 //     a changelog whose key (RightKeys) identifies a version: an Insert or UpdateAfter row is the version of its
-//     key valid from its RightTime on, a Delete row ends the key at its RightTime (a tombstone version), an
-//     UpdateBefore row is ignored (the UpdateAfter that follows it is the new version). An append-only right input
-//     is a versioned table too: each row is the next version of its key. Both inputs are routed by a hash
+//     key valid from its time on, a Delete row ends the key from its time on (a tombstone version), an
+//     UpdateBefore row is ignored (the UpdateAfter that follows it is the new version). A right row's time is its
+//     RightTime, or the combined watermark at its arrival when that is greater (below).  An append-only right
+//     input is a versioned table too: each row is the next version of its key. Both inputs are routed by a hash
 //     exchange on their keys (exec.HashKeys); a row of a key group outside TaskContext.KeyGroups fails.
 //   - Match: the version of a left row at time t is the right row of its key (keys equal, a NULL key never
 //     matches) with the greatest time <= t, the later arrival among equal times; none when there is no such row
@@ -29,10 +30,12 @@ import (
 //     row otherwise, a LEFT join emits it padded with NULLs. Only JoinInner and JoinLeft are accepted.
 //   - Watermark convention (the interval join's): at watermark wm a row with time >= wm may still arrive. A left
 //     row waits until the combined watermark passes its time (wm > t): then every on-time version at or below t
-//     has arrived, and the row fires. A row of either side below the combined watermark at arrival is late
-//     (dropped, counted in TaskContext.Late): a late version could change what rows already fired saw, and
-//     cleanup (below) may already have dropped the versions it would be compared with. An UpdateBefore row is
-//     ignored before that check. A NULL time on either side is dropped and counted in TaskContext.Errors.
+//     has arrived, and the row fires. A left row below the combined watermark at arrival is late (dropped,
+//     counted in TaskContext.Late). A right row below it takes effect at the watermark instead: it is the version
+//     of every left row not fired yet (all at or above the watermark) and of none that fired. A table's UPDATE
+//     that keeps a row's time, or a DELETE (whose row carries the time of the version it ends), thus applies to
+//     every row the join has not emitted, and cleanup (below) never drops a version that a later arrival would
+//     be compared with. A NULL time on either side is dropped and counted in TaskContext.Errors.
 //   - Output: JoinOutputSchema, inserts only, emitted in OnWatermark in (left time, left arrival) order; batches
 //     hold at most emitRows rows. A fired row's left time is >= the watermark forwarded before (it was not late
 //     and had not fired), so the watermark is forwarded unchanged: the left time column is never late downstream.
@@ -236,8 +239,11 @@ func (j *temporalJoin) Process(input int, b exec.Batch, _ exec.Emitter) error {
 		}
 		ts := times[i]
 		if ts < j.wm {
-			late++
-			continue
+			if s == 0 {
+				late++
+				continue
+			}
+			ts = j.wm
 		}
 		kg, null, ok, err := j.admit(s, i, nullKey)
 		if err != nil {

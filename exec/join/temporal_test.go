@@ -50,12 +50,12 @@ var temporalScript = []any{
 	// Key 1 keeps only 101, the newest version below 6; key 2 and every fired left row are gone.
 	optest.Check(optest.Keyed(1)),
 	rightKinds([][]any{jr(1, "00:00:07", 101), jr(1, "00:00:09", 103)}, exec.Delete, exec.Insert),
-	optest.Left(jl(1, "00:00:06", "a5"), // 101
+	optest.Left(jl(1, "00:00:06", "a5"), // 999 (below: it takes effect at the watermark, 6)
 		jl(1, "00:00:08", "a6"),      // the tombstone at 7: no version
 		jl(1, "00:00:09", "a7"),      // 103
 		jl(1, "00:00:05.5", "late")), // below the watermark
 	rightKinds([][]any{jr(1, "00:00:09", 103), jr(1, "00:00:10", 104), jr(1, "00:00:05", 999)},
-		exec.UpdateBefore, exec.UpdateAfter, exec.Insert), // the -U is ignored; 999 is late
+		exec.UpdateBefore, exec.UpdateAfter, exec.Insert), // the -U is ignored; 999 at 5 < 6 counts from 6
 	optest.Left(jl(1, "00:00:10", "a8")), // 104
 	optest.AllWM("00:00:20"),
 	optest.Check(optest.Keyed(1)), // 104 alone
@@ -66,7 +66,7 @@ func TestTemporalJoinTypes(t *testing.T) {
 	r := func(ts, b string) string { return outRight("1", ts, b) }
 	a1 := joinedPair(l("00:00:03", "a1"), r("00:00:02", "102"))
 	a2 := joinedPair(l("00:00:05", "a2"), r("00:00:05", "101"))
-	a5 := joinedPair(l("00:00:06", "a5"), r("00:00:05", "101"))
+	a5 := joinedPair(l("00:00:06", "a5"), r("00:00:05", "999"))
 	a7 := joinedPair(l("00:00:09", "a7"), r("00:00:09", "103"))
 	a8 := joinedPair(l("00:00:10", "a8"), r("00:00:10", "104"))
 	a0 := joinedPair(l("00:00:00", "a0"), nullSide)
@@ -76,11 +76,33 @@ func TestTemporalJoinTypes(t *testing.T) {
 	inner := append([]any{}, temporalScript...)
 	inner[4] = optest.Check(optest.Emitted(0))
 	optest.RunScriptCase(t, optest.ScriptCase{Name: "INNER", Schemas: intervalSchemas, Script: inner,
-		Op: temporalOp(t, temporalConfig(JoinInner)), Want: []string{a1, a2, a5, a7, a8}, Late: 2, TimeCols: []int{1}})
+		Op: temporalOp(t, temporalConfig(JoinInner)), Want: []string{a1, a2, a5, a7, a8}, Late: 1, TimeCols: []int{1}})
 	// (time, arrival) order: a0 (0), a1 (3), a3 and a4 (4), a2 (5), ...
 	optest.RunScriptCase(t, optest.ScriptCase{Name: "LEFT", Schemas: intervalSchemas, Script: temporalScript,
-		Op: temporalOp(t, temporalConfig(JoinLeft)), Want: []string{a0, a1, a3, a4, a2, a5, a6, a7, a8}, Late: 2,
+		Op: temporalOp(t, temporalConfig(JoinLeft)), Want: []string{a0, a1, a3, a4, a2, a5, a6, a7, a8}, Late: 1,
 		TimeCols: []int{1}})
+}
+
+// A right row below the watermark (a table's DELETE carries the time of the version it ends) takes effect at the
+// watermark: for every left row not fired yet, and for none that fired.
+func TestTemporalJoinLateRight(t *testing.T) {
+	script := []any{
+		optest.Right(jr(1, "00:00:01", 100)),
+		optest.Left(jl(1, "00:00:05", "a1")),
+		optest.AllWM("00:00:03"),
+		rightKinds([][]any{jr(1, "00:00:01", 100)}, exec.Delete), // ends key 1 from 3: a1 (5) has not fired
+		optest.Left(jl(1, "00:00:02.5", "late")),                 // a left row below the watermark is late
+		optest.AllWM("00:00:06"),                                 // a1 fires: no version
+		optest.Right(jr(1, "00:00:02", 200)),                     // counts from 6
+		optest.Left(jl(1, "00:00:07", "a2")),                     // 200
+		optest.Left(jl(1, "00:00:06", "a3")),                     // 200 (6 <= 6)
+	}
+	optest.RunScriptCase(t, optest.ScriptCase{Name: "late right", Schemas: intervalSchemas, Script: script,
+		Op: temporalOp(t, temporalConfig(JoinLeft)), Late: 1, TimeCols: []int{1}, Want: []string{
+			joinedPair(outLeft("1", "00:00:05", "a1"), nullSide),
+			joinedPair(outLeft("1", "00:00:06", "a3"), outRight("1", "00:00:02", "200")),
+			joinedPair(outLeft("1", "00:00:07", "a2"), outRight("1", "00:00:02", "200")),
+		}})
 }
 
 // A residual condition is checked against the version found: a left row whose version fails it does not fall back
@@ -112,7 +134,7 @@ func TestTemporalJoinConfig(t *testing.T) {
 }
 
 // TestTemporalJoinModel compares the join with a brute-force model over the whole input: random versions (inserts,
-// deletes, update pairs, out of order within the watermark's delay, some late), random left rows, watermarks of
+// deletes, update pairs, out of order within the watermark's delay, some below it), random left rows, watermarks of
 // each input advancing separately, and every batch shape with restores.
 func TestTemporalJoinModel(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
@@ -215,7 +237,7 @@ func TestTemporalJoinModel(t *testing.T) {
 		var want []string
 		var late int64
 		for i := range evs {
-			if evs[i].kind != exec.UpdateBefore && evs[i].ts < evs[i].wmAtArr {
+			if evs[i].side == 0 && evs[i].ts < evs[i].wmAtArr {
 				late++
 			}
 		}
@@ -226,12 +248,14 @@ func TestTemporalJoinModel(t *testing.T) {
 				best := -1
 				if l.key != nil {
 					for k, r := range evs {
-						// versions that arrived before this watermark step, on time, of the key, at or before l
-						if r.side != 1 || r.kind == exec.UpdateBefore || r.ts < r.wmAtArr || r.key != l.key ||
-							r.ts > l.ts || r.arrival >= arrived[s] {
+						// versions that arrived before this watermark step, of the key, in effect at l's time (a
+						// version counts from its time or the watermark at its arrival, the later)
+						eff := max(r.ts, r.wmAtArr)
+						if r.side != 1 || r.kind == exec.UpdateBefore || r.key != l.key || eff > l.ts ||
+							r.arrival >= arrived[s] {
 							continue
 						}
-						if best < 0 || r.ts > evs[best].ts || r.ts == evs[best].ts && k > best {
+						if best < 0 || eff > max(evs[best].ts, evs[best].wmAtArr) || eff == max(evs[best].ts, evs[best].wmAtArr) && k > best {
 							best = k
 						}
 					}
