@@ -164,10 +164,68 @@ func hashColumn(col arrow.Array, acc []uint64, first bool) error {
 			v := c.Value(i)
 			mix(i, state.CombineHash(state.MixInt64(uint64(v.HighBits())), state.MixInt64(v.LowBits())))
 		}
+	case *array.Struct, *array.List, *array.LargeList, *array.Map:
+		hs, err := nestedHashes(col)
+		if err != nil {
+			return err
+		}
+		for i, h := range hs {
+			mix(i, h)
+		}
 	default:
 		return fmt.Errorf("type %s cannot be a key", col.DataType())
 	}
 	return nil
+}
+
+// nestedHashes hashes each row of a ROW, ARRAY or MAP column (a GROUP BY key) from its parts' hashes: a ROW's
+// fields in order, an ARRAY's length then its elements, a MAP's length then each key and value; a NULL part
+// hashes as NULL does. Equal values (as their canonical key bytes, rowcodec's nested.go, have it) hash alike.
+func nestedHashes(col arrow.Array) ([]uint64, error) {
+	hs := make([]uint64, col.Len())
+	switch c := col.(type) {
+	case *array.Struct:
+		for k := 0; k < c.NumField(); k++ {
+			if err := hashColumn(c.Field(k), hs, false); err != nil {
+				return nil, err
+			}
+		}
+		return hs, nil
+	case *array.Map: // a Map is a List: first
+		parts := make([]uint64, c.Keys().Len())
+		items := make([]uint64, c.Items().Len())
+		if err := hashColumn(c.Keys(), parts, false); err != nil {
+			return nil, err
+		}
+		if err := hashColumn(c.Items(), items, false); err != nil {
+			return nil, err
+		}
+		for j := range parts {
+			parts[j] = state.CombineHash(parts[j], items[j])
+		}
+		foldParts(hs, c, parts)
+		return hs, nil
+	case array.ListLike:
+		parts := make([]uint64, c.ListValues().Len())
+		if err := hashColumn(c.ListValues(), parts, false); err != nil {
+			return nil, err
+		}
+		foldParts(hs, c, parts)
+		return hs, nil
+	}
+	return nil, fmt.Errorf("type %s cannot be a key", col.DataType())
+}
+
+// foldParts sets hs[i] to the hash of row i's length and parts.
+func foldParts(hs []uint64, l array.ListLike, parts []uint64) {
+	for i := range hs {
+		lo, hi := l.ValueOffsets(i)
+		h := state.MixInt64(uint64(hi - lo))
+		for _, p := range parts[lo:hi] {
+			h = state.CombineHash(h, p)
+		}
+		hs[i] = h
+	}
 }
 
 // floatKeyBits is the bits a float key hashes by: -0 and +0 are one key, and so is every NaN (whatever its

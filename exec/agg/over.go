@@ -113,7 +113,7 @@ func NewOverAggregate(cfg OverConfig, in *arrow.Schema) (func(subtask int) exec.
 		if c < 0 || c >= in.NumFields() {
 			return nil, nil, bad("partition column %d out of range", c)
 		}
-		if !rowcodec.KeyType(in.Field(c).Type) {
+		if !rowcodec.GroupKeyType(in.Field(c).Type) {
 			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos, "cannot partition by %q of type %s", in.Field(c).Name, in.Field(c).Type)
 		}
 		partTypes = append(partTypes, in.Field(c).Type)

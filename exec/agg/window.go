@@ -222,7 +222,7 @@ func planKeys(in *arrow.Schema, cols []int, role, verb string, internalf func(fo
 			return nil, nil, err
 		}
 		f := in.Field(k)
-		if !rowcodec.KeyType(f.Type) {
+		if !rowcodec.GroupKeyType(f.Type) {
 			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, sqlerr.NoPos,
 				"cannot %s %s column %q", verb, f.Type, f.Name)
 		}

@@ -9,6 +9,9 @@
 //   - Row bytes (RowEncoding): the same format over every column of a row, keeping a float -0, so a retraction
 //     names exactly the row that was emitted and a value prints as it was written. A group keeps its first row's
 //     spelling of its key where that differs (-0): KeyRows.ExactOf.
+//   - Nested values (nested.go): a ROW, ARRAY or MAP of row types encodes from its parts, so rows that carry one
+//     go into the joins', Top-N's and OVER windows' state and back, and it can be a GROUP BY or PARTITION BY key
+//     (GroupKeyType); its bytes do not sort like it, so it is never a join key or an ORDER BY key.
 //   - Decoding back into Arrow builders (Encoding.DecodeKey, DecodeValue), and the KeyInt fast path (one
 //     integer-like key column found by int64: Int64Values, AppendIntKey, CompareIntKeys, AppendGroups).
 //   - Decoding into named fields in text form for readers of state outside the job (Encoding.AppendFields: the

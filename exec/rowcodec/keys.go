@@ -82,7 +82,8 @@ func KeyType(t arrow.DataType) bool {
 
 // RowType reports whether the canonical codec encodes values of t and decodes them back, so that a row with a
 // column of type t can be kept as canonical bytes (the joins' and Top-N's rows). Fixed-width values sort like their
-// bytes; Top-N makes strings and binary do so by escaping them.
+// bytes; Top-N makes strings and binary do so by escaping them. A nested value (nested.go) is kept and decoded but
+// does not sort like its bytes.
 func RowType(t arrow.DataType) bool {
 	if IntLike(t) {
 		return true
@@ -92,7 +93,7 @@ func RowType(t arrow.DataType) bool {
 		arrow.BINARY, arrow.LARGE_BINARY:
 		return true
 	}
-	return false
+	return Nested(t) && nestedRowType(t)
 }
 
 // RowEncoding is the encoding of whole rows of sc: every column with a NULL marker (the key format over all
@@ -320,6 +321,9 @@ func NewValueAppender(arr arrow.Array, scratch *[]int64, exact bool) (ValueAppen
 	case *array.LargeBinary:
 		return func(dst []byte, i int) []byte { return AppendLenPrefixed(dst, UnsafeString(a.Value(i))) }, nil
 	}
+	if app, err := newNestedAppender(arr, exact); app != nil || err != nil {
+		return app, err
+	}
 	return nil, fmt.Errorf("window aggregate: no canonical encoding for %s", arr.DataType())
 }
 
@@ -375,6 +379,9 @@ func DecodeValue(b array.Builder, t arrow.DataType, src []byte) ([]byte, error) 
 		}
 		b.Append(src[0] != 0)
 		return src[1:], nil
+	}
+	if rest, ok, err := decodeNested(b, t, src); ok {
+		return rest, err
 	}
 	n, w := binary.Uvarint(src)
 	if w <= 0 || uint64(len(src)-w) < n {
@@ -455,12 +462,16 @@ func (k *KeyRows) Load(e *Encoding, rec arrow.RecordBatch, cols []int) error {
 				return err
 			}
 			k.appnds = append(k.appnds, a)
-			if nz := negZeroes(rec.Column(ci)); nz != nil && !e.Exact {
+			var nz func(i int) bool
+			if !e.Exact {
+				nz = negZeroes(rec.Column(ci))
+			}
+			if nz != nil {
 				if exact == nil {
 					exact = slices.Clone(k.appnds[:c])
 				}
 				negZero = append(negZero, nz)
-				a, _ = NewValueAppender(rec.Column(ci), nil, true) // a float: no scratch, no error
+				a, _ = NewValueAppender(rec.Column(ci), nil, true) // a float or a nested value: no scratch, no error
 			}
 			if exact != nil {
 				exact = append(exact, a)
@@ -512,7 +523,8 @@ func (k *KeyRows) BytesOf(i int) []byte { return k.buf[k.offs[i]:k.offs[i+1]] }
 // ExactOf returns the row bytes of row i's key when they differ from its key bytes (a float -0), else "".
 func (k *KeyRows) ExactOf(i int) string { return k.exact[i] }
 
-// negZeroes returns whether row i of a float array is -0 (NULLs are not), or nil for other types.
+// negZeroes returns whether row i of a float array is -0 (NULLs are not), or of a nested array with a float inside
+// whether its key and row bytes differ (a -0 somewhere in it), or nil for other types.
 func negZeroes(arr arrow.Array) func(i int) bool {
 	switch a := arr.(type) {
 	case *array.Float64:
@@ -520,7 +532,43 @@ func negZeroes(arr arrow.Array) func(i int) bool {
 	case *array.Float32:
 		return func(i int) bool { return a.IsValid(i) && NegZero(float64(a.Value(i))) }
 	}
-	return nil
+	if !Nested(arr.DataType()) || !hasFloat(arr.DataType()) {
+		return nil
+	}
+	key, err1 := newNestedAppender(arr, false)
+	row, err2 := newNestedAppender(arr, true)
+	if key == nil || row == nil || err1 != nil || err2 != nil {
+		return nil // the caller's own appender reports the error
+	}
+	var kb, rb []byte
+	return func(i int) bool {
+		if arr.IsNull(i) {
+			return false
+		}
+		kb, rb = key(kb[:0], i), row(rb[:0], i)
+		return string(kb) != string(rb)
+	}
+}
+
+// hasFloat reports whether a float is part of t.
+func hasFloat(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case *arrow.Float32Type, *arrow.Float64Type:
+		return true
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			if hasFloat(f.Type) {
+				return true
+			}
+		}
+	case *arrow.MapType:
+		return hasFloat(t.KeyType()) || hasFloat(t.ItemType())
+	case *arrow.ListType:
+		return hasFloat(t.Elem())
+	case *arrow.LargeListType:
+		return hasFloat(t.Elem())
+	}
+	return false
 }
 
 // AppendIntKey appends the canonical key bytes of a KeyInt key.

@@ -74,7 +74,12 @@ func (b *binder) bindRank(in node, sc *scope, items []parser.SelectItem, grouped
 			if !ok {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "%s's %s must be columns; compute expressions in a subquery", call, what)
 			}
-			if !rowcodec.KeyType(x.Type()) {
+			// A partition key is compared for equality only; an ORDER BY key must sort like its bytes.
+			keyOK := rowcodec.KeyType
+			if what == "PARTITION BY keys" {
+				keyOK = rowcodec.GroupKeyType
+			}
+			if !keyOK(x.Type()) {
 				return 0, sqlerr.New(sqlerr.FeatureNotSupported, e.Pos(), "%s's %s cannot be of type %s", call, what, expr.TypeName(x.Type()))
 			}
 			return c, nil
