@@ -52,6 +52,13 @@
 // watermark at its arrival). It must never emit a left row before the watermark passes its time, keep a version
 // no on-time left row can still need, or take in a late left row.
 //
+// # Lookup join
+//
+// NewLookupJoin (lookup.go) is Flink's lookup join (FOR SYSTEM_TIME AS OF a processing-time attribute): one input,
+// each batch's distinct keys looked up in an external table (exec.LookupTable, built by a connector) with one
+// query, through a per-subtask LRU cache bounded by rows with a TTL. It owns that cache and nothing else: no state
+// backend entries, nothing in a checkpoint (a restored job looks its keys up again).
+//
 // # Regular join
 //
 // NewJoin (regular.go) is the unbounded equi-join over two changelogs (Flink's regular join); the contract and the
