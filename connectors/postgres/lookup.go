@@ -330,4 +330,3 @@ func (l *pgLookup) Close() error {
 	}
 	return nil
 }
-
