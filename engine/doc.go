@@ -14,6 +14,11 @@
 // Decisions: INSERT INTO <internal stream> VALUES appends one durable segment before it returns (no job), and
 // one over 1 MB sent alone is parsed and bound in pieces of 4096 rows (insertInPieces) so that its memory is a
 // small multiple of its text;
+// INSERT ... VALUES into a table (a stream without a connector that has a PRIMARY KEY), UPDATE and DELETE go
+// through the table's streamlog.Table (table.go): its current rows, folded from its log at the table's first
+// statement after an open, from which each statement computes its changes and appends them as one durable segment
+// before it returns (a failed statement changes nothing; statements on one table are serialized); DROP and Close
+// release the rows;
 // INSERT ... SELECT and CREATE MATERIALIZED VIEW start a job and return at once with their command tag and the
 // job's id as a notice ("started job job-3"); a bounded job that finished is not re-deployed, nor is a FAILED one
 // (the catalog records its failure; FLUSH fails while it is FAILED; ALTER JOB <id> RESUME restarts it from its

@@ -142,6 +142,12 @@ func (s *Session) resultColumns(ctx context.Context, st parser.Stmt, params *pla
 			return nil, err
 		}
 		return nil, nil // a job's id comes as a notice
+	case *parser.Update:
+		_, err := planner.PlanUpdate(s.e, st, ps) // binding infers the parameters' types
+		return nil, err
+	case *parser.Delete:
+		_, err := planner.PlanDelete(s.e, st, ps)
+		return nil, err
 	case *parser.Subscribe, *parser.Fetch:
 		return s.cursorColumns(st)
 	case *parser.Show, *parser.Describe, *parser.Explain:

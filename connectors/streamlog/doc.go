@@ -12,6 +12,11 @@
 // leaves (an ad-hoc SELECT of a materialized view). Its Progress lets FLUSH wait until a job has read everything
 // committed before it checkpoints.
 //
+// A Table (table.go) is a table's current rows keyed by its primary key, folded from its log (a table's log holds
+// its changelog): Upsert (INSERT) and Change (UPDATE, DELETE) compute a statement's changes from the rows, append
+// them as one segment, and only then apply them, so a failed statement changes nothing; the log stays the only
+// durable copy, and the rows held are compacted once most of them were replaced.
+//
 // A Tail (tail.go) is a subscriber's reader (SUBSCRIBE): the view's rows as of the frontier (the writing job's
 // last checkpoint whose commit every sink subtask finished: Advance), then each later checkpoint's changes
 // stamped with its id, and progress; the lag of its position in bytes (BytesFrom); Drop ends it. The log keeps

@@ -146,6 +146,13 @@ func Walk(n any, fn func(Expr)) {
 			query(s.Query)
 		case *Select:
 			query(s.Query)
+		case *Update:
+			for _, a := range s.Set {
+				expr(a.Value)
+			}
+			expr(s.Where)
+		case *Delete:
+			expr(s.Where)
 		case *Explain:
 			if s.Stmt != nil {
 				stmt(s.Stmt)

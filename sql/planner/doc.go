@@ -27,6 +27,11 @@
 //     configuration), is the node already there, whose output then feeds both readers; EXPLAIN prints a shared
 //     node once and "(shared, above)" where it is read again (q5's count per auction and window);
 //   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR;
+//   - tables (table.go; catalog.Object.IsTable: a stream without a connector that has a PRIMARY KEY): a scan of
+//     one is updating (its log is a changelog; a bounded scan folds it into the current rows), a job may not write
+//     one, and UPDATE and DELETE are bound over its columns into a TableChange (WHERE, and SET cast to each
+//     column's type; a key column is not assignable, a subquery is refused) that the engine evaluates over the
+//     rows it holds;
 //   - user-defined functions (function.go): a SQL function's call is inlined (its body bound with the arguments,
 //     cast to the parameter types, standing for the parameters; the result cast to the return type; recursion
 //     stops at depth 32), a wasm function's is an expr.UserCall whose module the Env gives (WasmFunctions); the

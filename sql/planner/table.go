@@ -157,13 +157,17 @@ func PlanUpdate(env Env, st *parser.Update, s Settings) (*TableChange, error) {
 		if err := noSubquery(a.Value, "SET"); err != nil {
 			return nil, err
 		}
+		t := eb.sc.cols[k].Type
+		n, untyped := s.Params.isUntyped(a.Value) // SET col = $n: $n is of col's type
+		if untyped {
+			s.Params.infer(n, t)
+		}
 		v, err := eb.bind(a.Value)
 		if err != nil {
 			return nil, posErr(err, a.Value.Pos())
 		}
-		t := eb.sc.cols[k].Type
 		if !arrow.TypeEqual(v.Type(), t) {
-			if !assignable(v.Type(), t) {
+			if !untyped && !assignable(v.Type(), t) {
 				e := sqlerr.New(sqlerr.DatatypeMismatch, a.Value.Pos(), "column %q is of type %s but expression is of type %s",
 					a.Column, expr.TypeName(t), expr.TypeName(v.Type()))
 				e.Hint = "You will need to rewrite or cast the expression."

@@ -27,7 +27,8 @@ import (
 //     watermarks: a case that does is marked `# pg: skip <why>` on the line before it);
 //   - a table (CREATE STREAM/TABLE with a PRIMARY KEY, no WITH) is Postgres' table with that key, and an INSERT
 //     into it is INSERT ... ON CONFLICT (key) DO UPDATE SET every other column to EXCLUDED's (clinksql's INSERT
-//     upserts; Postgres' errors on a second row of one statement with the same key, so such a case is skipped);
+//     replaces the row of an existing key whole; Postgres errors on a second row of one statement with the same
+//     key, so such a case is skipped);
 //     DROP MATERIALIZED VIEW is DROP VIEW;
 //   - flush, restart, wait and sleep do nothing; cases that expect an error are not run.
 //
@@ -74,7 +75,7 @@ var (
 	notEnforced  = regexp.MustCompile(`(?i)\s+NOT\s+ENFORCED`)
 	createMV     = regexp.MustCompile(`(?i)^\s*CREATE\s+MATERIALIZED\s+VIEW`)
 	dropMV       = regexp.MustCompile(`(?i)^\s*DROP\s+MATERIALIZED\s+VIEW`)
-	insertInto   = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+(\w+)\s*(?:\(([^)]*)\))?\s*(VALUES\b.*?);?\s*$`)
+	insertInto   = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+(\w+)\s*(?:\([^)]*\))?\s*VALUES\b.*$`)
 	primaryKey   = regexp.MustCompile(`(?is)^(?:CONSTRAINT\s+\w+\s+)?PRIMARY\s+KEY\s*\(([^)]*)\)`)
 )
 
@@ -90,12 +91,10 @@ func translatePostgres(sql string, tables map[string]pgTable) string {
 	}
 	if m := insertInto.FindStringSubmatch(sql); m != nil {
 		if t, ok := tables[strings.ToLower(m[1])]; ok {
-			cols := t.cols
-			if m[2] != "" {
-				cols = splitNames(m[2])
-			}
+			// Every other column, also those the INSERT leaves out (EXCLUDED's is their default, NULL): the new
+			// row replaces the old one whole, as clinksql's upsert does.
 			var set []string
-			for _, c := range cols {
+			for _, c := range t.cols {
 				if !slices.Contains(t.key, c) {
 					set = append(set, c+" = EXCLUDED."+c)
 				}
