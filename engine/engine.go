@@ -87,6 +87,9 @@ type Engine struct {
 	subscriptions subscriptions
 	// tables are the current rows of the tables read so far (table.go).
 	tables tables
+	// clock is every job's processing-time clock: the wall clock unless a test set it (testclock.go).
+	clock       engineClock
+	testClockMu sync.Mutex
 }
 
 // runningJob is a deployed continuous job.
@@ -148,6 +151,11 @@ func Open(cfg Config) (*Engine, error) {
 		selectLog: slog.New(errorsOnly{cfg.Logger.Handler()}),
 		logs:      map[string]*streamlog.Log{}, jobs: map[string]*runningJob{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
+	if err := e.clock.open(dir); err != nil {
+		cancel()
+		lock.Close()
+		return nil, err
+	}
 	e.jobsMetric = newJobsCollector(e)
 	if err := cfg.Registry.Register(e.jobsMetric); err != nil {
 		e.log.Warn("engine metrics not registered (a registry shared with another engine?)", "err", err)
@@ -471,6 +479,7 @@ func (e *Engine) startJob(spec *catalog.JobSpec, p *planner.Physical) error {
 		LatencyMarkerInterval: cmp.Or(s.latency, e.cfg.LatencyMarkerInterval),
 		WatermarkMaxDrift:     s.maxDrift,
 		AfterCommit:           e.viewCommitted(spec), // a view's subscribers' frontier
+		Clock:                 &e.clock,
 	}
 	if s.adaptive {
 		cfg.Adaptive = &checkpoint.AdaptiveConfig{}

@@ -201,6 +201,12 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		}
 		return &Result{Tag: "FLUSH"}, nil
 	case *parser.Set:
+		if st.Name == TestingClockSetting && !st.Default {
+			if err := s.e.setTestingClock(st.Value); err != nil {
+				return nil, withPos(err, st.NameP)
+			}
+			return &Result{Tag: "SET"}, nil
+		}
 		if err := s.vars.set(st.Name, st.Value, st.Default); err != nil {
 			return nil, withPos(err, st.NameP)
 		}
@@ -669,7 +675,7 @@ func (e *Engine) runSelect(ctx context.Context, p *planner.Physical) error {
 	dir := e.newSelectDir()
 	defer os.RemoveAll(dir)
 	job, err := exec.NewJob(g, exec.JobConfig{Name: "select", Dir: dir, Alloc: e.cfg.Alloc, Logger: e.selectLog,
-		RestartBudget: -1, CheckpointMode: checkpoint.Aligned})
+		RestartBudget: -1, CheckpointMode: checkpoint.Aligned, Clock: &e.clock})
 	if err != nil {
 		return err
 	}

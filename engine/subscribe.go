@@ -310,7 +310,7 @@ func (sub *subscription) startTemp(ctx context.Context, s *Session, q *parser.Qu
 	}
 	job, err := exec.NewJob(g, exec.JobConfig{Name: name, Dir: filepath.Join(dir, "job"), Alloc: e.cfg.Alloc,
 		Logger: e.selectLog, CheckpointInterval: js.interval, CheckpointMode: js.mode, StateCacheBytes: js.stateCache,
-		WatermarkMaxDrift: js.maxDrift, RestartBudget: -1, AfterCommit: l.Advance})
+		WatermarkMaxDrift: js.maxDrift, RestartBudget: -1, AfterCommit: l.Advance, Clock: &e.clock})
 	if err != nil {
 		return fail(err)
 	}

@@ -102,9 +102,10 @@ func (c *ManualClock) Advance(d time.Duration) {
 }
 
 // ProcessingTimer is implemented by operators that act when processing time passes a point (a processing-time
-// window's end). The input runner asks NextProcessingTime between elements and, while the operator waits for
-// input, waits for that time too; once the job's clock has reached it, it calls OnProcessingTime with the clock's
-// time (microseconds), on the subtask's goroutine like every other call. The operator fires what is due and may
+// window's end). The input runner asks NextProcessingTime before it handles each element and, while the operator
+// waits for input, waits for that time too; once the job's clock has reached it, it calls OnProcessingTime with
+// the clock's time (microseconds), on the subtask's goroutine like every other call. So an element that arrives
+// after the clock passed a timer's time - a barrier injected after a test moved the clock - finds it fired. The operator fires what is due and may
 // emit. The timers are the operator's own state: it keeps what they stand for (its open windows) in its
 // checkpointed state, so after a restore NextProcessingTime gives them again, and those already due fire at once.
 //

@@ -565,15 +565,17 @@ func (r *inputRunner) run() error {
 		if r.allClosed() {
 			break
 		}
-		if err := r.timers.fire(); err != nil {
-			return err
-		}
 		i, e, err := r.next()
 		if err != nil {
 			return err
 		}
+		// Due processing-time timers fire before the element is handled: a barrier injected after the clock
+		// passed a window's end then finds the window fired, so what a checkpoint holds follows the clock.
+		if err := r.timers.fire(); err != nil {
+			return err
+		}
 		if i < 0 {
-			continue // a processing-time timer is due: fired at the top of the loop
+			continue // woken by a timer, not an element
 		}
 		r.s.st.startBusy()
 		err = r.handle(i, e)

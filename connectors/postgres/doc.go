@@ -1,5 +1,6 @@
 // Package postgres is the PostgreSQL sink (connector = 'postgres' in CREATE SINK, Flink JDBC's option names
-// where it has one): rows into an existing table, exactly once, by Postgres' own two-phase commit. It owns the
+// where it has one) and lookup source (connector = 'postgres' in CREATE STREAM: a table read by key by a lookup
+// join, never scanned; lookup.go says how it queries, and which options it takes). The sink: rows into an existing table, exactly once, by Postgres' own two-phase commit. It owns the
 // sink's options (ConfigFromOptions), its checks of the server and the table (describe, at CREATE, at INSERT and
 // at every Open), the binary COPY encoding (encode.go), the upsert buffer (upsert.go) and the 2PC protocol
 // (sink.go). It uses pgx/v5 (pgconn's CopyFrom) and never the engine's state.

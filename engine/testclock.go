@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/state"
+	"github.com/clinksql/clinksql/sqlerr"
+)
+
+// The processing-time clock of the engine's jobs (exec.JobConfig.Clock): the wall clock, unless a test set it by
+// hand. Tests drive processing-time windows with `SET testing.processing_time = '<timestamp>'` (UTC): from then on
+// every job of the engine reads that time, which only a later SET moves (forward; an earlier time is ignored). The
+// setting is kept in <data>/testing-processing-time, so a restarted engine - also a `clinksql serve` started
+// again by the pgwire tests - redeploys its jobs on the same hand-set clock rather than the wall clock. It is for
+// tests: a server whose clock stands still never fires a processing-time window. Nothing in production sets it.
+
+// TestingClockSetting is the name of the setting.
+const TestingClockSetting = "testing.processing_time"
+
+const testingClockFile = "testing-processing-time"
+
+// engineClock is the clock every job of an engine gets: the wall clock until a test installs a manual one (which
+// jobs already running follow too: they hold this, not the clock behind it).
+type engineClock struct {
+	manual atomic.Pointer[exec.ManualClock]
+}
+
+var _ exec.ProcessingClock = (*engineClock)(nil)
+
+func (c *engineClock) Now() time.Time {
+	if m := c.manual.Load(); m != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (c *engineClock) Until(t time.Time) <-chan struct{} {
+	if m := c.manual.Load(); m != nil {
+		return m.Until(t)
+	}
+	return exec.WallClock{}.Until(t)
+}
+
+// openTestingClock installs the hand-set clock an earlier run of the data directory left, if any.
+func (c *engineClock) open(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, testingClockFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	if err != nil {
+		return errors.New(testingClockFile + ": " + err.Error())
+	}
+	c.manual.Store(exec.NewManualClock(t))
+	return nil
+}
+
+// setTestingClock carries out SET testing.processing_time = value.
+func (e *Engine) setTestingClock(value string) error {
+	t, err := time.ParseInLocation("2006-01-02 15:04:05.999999", strings.TrimSpace(value), time.UTC)
+	if err != nil {
+		return sqlerr.New(sqlerr.InvalidDatetime, sqlerr.NoPos,
+			"%s takes a timestamp 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC), not %q", TestingClockSetting, value)
+	}
+	e.testClockMu.Lock()
+	defer e.testClockMu.Unlock()
+	m := e.clock.manual.Load()
+	if m == nil {
+		m = exec.NewManualClock(t)
+	}
+	if t.After(m.Now()) || e.clock.manual.Load() == nil {
+		// Durable before any job can read it: a restart must not find the clock behind what a checkpoint saw.
+		if err := state.WriteFsyncRename(state.OS, filepath.Join(e.dir, testingClockFile),
+			[]byte(t.UTC().Format(time.RFC3339Nano))); err != nil {
+			return err
+		}
+	}
+	e.clock.manual.Store(m)
+	m.Set(t)
+	return nil
+}
