@@ -27,6 +27,7 @@ const (
 	WrongObjectType        = "42809"
 	DatatypeMismatch       = "42804"
 	GroupingError          = "42803"
+	WindowingError         = "42P20" // windowing_error: OVER w without a window w, a window named twice
 	InvalidParameter       = "22023" // invalid_parameter_value: a bad option or SET value
 	DependentObjects       = "2BP01" // dependent_objects_still_exist: DROP without CASCADE
 	FeatureNotSupported    = "0A000"

@@ -547,7 +547,10 @@ type Func struct {
 
 // WindowSpec is OVER (PARTITION BY ... ORDER BY ... [frame]).
 type WindowSpec struct {
-	P           int
+	P int
+	// Ref is the name of a window of the query's WINDOW clause (OVER w) while the query is converted; it is
+	// resolved into that window's definition before Parse returns, so a parsed statement never has one.
+	Ref         string
 	PartitionBy []Expr
 	OrderBy     []OrderItem
 	// Frame is nil when not written (SQL's default: RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW with ORDER

@@ -179,6 +179,8 @@ type conv struct {
 	cur int // the rewritten token every node still to convert starts at or after
 	// bodyDepth is the parenthesis depth of the SELECT or set operator of the query body converted last.
 	bodyDepth int
+	// winRefs are the OVER w of the SELECT being converted, resolved at its WINDOW clause.
+	winRefs []*WindowSpec
 }
 
 // idx is the rewritten token at offset off.
@@ -503,7 +505,9 @@ func (c *conv) selectCore(s *ast.SelectStmt) (QueryBody, error) {
 	}
 	c.cur = k + 1
 	depth := c.rw.toks[k].depth
-	defer func() { c.bodyDepth = depth }()
+	outerRefs := c.winRefs
+	c.winRefs = nil
+	defer func() { c.bodyDepth, c.winRefs = depth, outerRefs }()
 	sc := &SelectCore{P: c.origAt(k), Distinct: s.Distinct}
 	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
 		return nil, c.unsupported(c.findKw("for", depth), "FOR UPDATE")
@@ -581,10 +585,86 @@ func (c *conv) selectCore(s *ast.SelectStmt) (QueryBody, error) {
 			return nil, err
 		}
 	}
-	if len(s.WindowSpecs) > 0 {
-		return nil, c.unsupported(c.findKw("window", depth), "the WINDOW clause")
+	if len(s.WindowSpecs) > 0 || len(c.winRefs) > 0 {
+		if len(s.WindowSpecs) > 0 {
+			k := c.findKw("window", depth)
+			if k < 0 {
+				return nil, c.errAt(c.cur)
+			}
+			c.cur = k + 1
+		}
+		if err := c.namedWindows(s.WindowSpecs, c.winRefs); err != nil {
+			return nil, err
+		}
 	}
 	return sc, nil
+}
+
+// windowSpec converts the definition of a window whose "(" is rewritten token open (OVER (...) or WINDOW w AS
+// (...)); its frame is the one the rewrite took out of the text at that "(" (parser.frames).
+func (c *conv) windowSpec(spec *ast.WindowSpec, open int) (*WindowSpec, error) {
+	if spec.Frame != nil {
+		return nil, c.unsupported(open, "a window frame")
+	}
+	ws := &WindowSpec{P: c.origAt(open - 1), Frame: c.p.frames[c.origAt(open)]}
+	if spec.PartitionBy != nil {
+		for _, it := range spec.PartitionBy.Items {
+			e, err := c.expr(it.Expr)
+			if err != nil {
+				return nil, err
+			}
+			ws.PartitionBy = append(ws.PartitionBy, e)
+		}
+	}
+	if spec.OrderBy != nil {
+		var err error
+		if ws.OrderBy, err = c.orderBy(spec.OrderBy.Items); err != nil {
+			return nil, err
+		}
+	}
+	return ws, nil
+}
+
+// namedWindows converts the WINDOW clause of a SELECT (cur is past its keyword) and resolves
+// the OVER w of that SELECT (refs) against it: each takes a copy of its window's definition, at its own position.
+// A name defined twice is 42P20 (as in Postgres), and so is an OVER w without a window w.
+func (c *conv) namedWindows(specs []ast.WindowSpec, refs []*WindowSpec) error {
+	defs := map[string]*WindowSpec{}
+	for i := range specs {
+		spec := &specs[i]
+		name := c.find(func(t rtok) bool { return strings.EqualFold(t.val, spec.Name.O) }, -1)
+		open := c.find(func(t rtok) bool { return t.kind == Op && t.text == "(" }, -1)
+		if name < 0 || open < 0 {
+			return c.errAt(c.cur)
+		}
+		if spec.Name.L == "" || spec.Ref.L != "" || spec.OnlyAlias {
+			return c.unsupported(open, "a window that extends a named window (WINDOW w AS (v ...))")
+		}
+		if _, dup := defs[spec.Name.L]; dup {
+			return sqlerr.New(sqlerr.WindowingError, c.origAt(name), "window %q is already defined", spec.Name.L)
+		}
+		c.cur = open + 1
+		ws, err := c.windowSpec(spec, open)
+		if err != nil {
+			return err
+		}
+		ws.P = c.origAt(name)
+		defs[spec.Name.L] = ws
+		depth := c.rw.toks[open].depth
+		if end := c.find(func(t rtok) bool { return t.kind == Op && t.text == ")" }, depth); end >= 0 {
+			c.cur = end + 1
+		}
+	}
+	for _, r := range refs {
+		def, ok := defs[r.Ref]
+		if !ok {
+			return sqlerr.New(sqlerr.WindowingError, r.P, "window %q does not exist", r.Ref)
+		}
+		p := r.P
+		*r = *def
+		r.P = p
+	}
+	return nil
 }
 
 // values converts TiDB's VALUES ROW(...), ROW(...), rewrite.go's form of VALUES (...), (...).
@@ -1288,27 +1368,20 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		o := c.findKw("over", -1)
 		c.cur = max(c.cur, o+1)
 		spec := n.Spec
-		if spec.Name.L != "" || spec.Ref.L != "" || spec.OnlyAlias {
-			return nil, c.unsupported(o, "a named window")
+		if spec.OnlyAlias {
+			// OVER w: resolved against the WINDOW clause at the end of its SELECT (selectCore)
+			ws := &WindowSpec{P: c.origAt(o), Ref: spec.Name.L}
+			c.cur = max(c.cur, o+2)
+			c.winRefs = append(c.winRefs, ws)
+			f.Over = ws
+			return f, nil
 		}
-		if spec.Frame != nil {
-			return nil, c.unsupported(o, "a window frame")
+		if spec.Name.L != "" || spec.Ref.L != "" {
+			return nil, c.unsupported(o, "a window that extends a named window (OVER (w ...))")
 		}
-		ws := &WindowSpec{P: c.origAt(o), Frame: c.p.frames[c.origAt(o+1)]}
-		if spec.PartitionBy != nil {
-			for _, it := range spec.PartitionBy.Items {
-				e, err := c.expr(it.Expr)
-				if err != nil {
-					return nil, err
-				}
-				ws.PartitionBy = append(ws.PartitionBy, e)
-			}
-		}
-		if spec.OrderBy != nil {
-			var err error
-			if ws.OrderBy, err = c.orderBy(spec.OrderBy.Items); err != nil {
-				return nil, err
-			}
+		ws, err := c.windowSpec(&spec, o+1)
+		if err != nil {
+			return nil, err
 		}
 		f.Over = ws
 		return f, nil

@@ -1288,7 +1288,7 @@ func (p *parser) overParen(i int) int {
 			d++
 		case isOp(p.toks[k], "("):
 			if d == 0 {
-				if k > 0 && p.kwAt(k-1, "over") {
+				if k > 0 && p.kwAt(k-1, "over") || p.windowDefParen(k) {
 					return k
 				}
 				return -1
@@ -1297,6 +1297,31 @@ func (p *parser) overParen(i int) int {
 		}
 	}
 	return -1
+}
+
+// windowDefParen reports whether token k, a "(", opens a window definition of a WINDOW clause: `WINDOW w AS (`,
+// or `, w AS (` after the ")" of another definition.
+func (p *parser) windowDefParen(k int) bool {
+	for k >= 3 && p.kwAt(k-1, "as") && p.toks[k-2].Kind == Ident {
+		if p.kwAt(k-3, "window") {
+			return true
+		}
+		if k < 5 || !isOp(p.toks[k-3], ",") || !isOp(p.toks[k-4], ")") {
+			return false
+		}
+		d, j := 0, k-4
+		for ; j >= 0; j-- {
+			if isOp(p.toks[j], ")") {
+				d++
+			} else if isOp(p.toks[j], "(") {
+				if d--; d == 0 {
+					break
+				}
+			}
+		}
+		k = j
+	}
+	return false
 }
 
 // frame parses a window frame, ROWS|RANGE <bound> or ROWS|RANGE BETWEEN <bound> AND <bound>, at token i inside the
