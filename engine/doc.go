@@ -5,6 +5,10 @@
 // sink), FLUSH, SHOW/DESCRIBE/EXPLAIN, DROP, and the session variables (SET), of which the job settings
 // (checkpoint.interval, checkpoint.mode, parallelism, errors.mode) apply to jobs started afterwards.
 //
+// Every job reads the engine's one processing-time clock (testclock.go): the wall clock, unless a test set it with
+// SET testing.processing_time = '<UTC timestamp>', which switches every job to a hand-moved exec.ManualClock and
+// is kept in <data>/testing-processing-time so that a restart redeploys the jobs on it.
+//
 // Results leave as Postgres text forms (textform.Rows), NULL as nil, so every front end prints the same
 // values. A SELECT streams its rows to the caller's RowWriter (Run, RunStmt, RunPrepared) batch by batch as its
 // dataflow produces them, unless its result is final only at its end (ORDER BY, an updating result): those are

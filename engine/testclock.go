@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/clinksql/clinksql/exec"
-	"github.com/clinksql/clinksql/state"
 	"github.com/clinksql/clinksql/sqlerr"
+	"github.com/clinksql/clinksql/state"
 )
 
 // The processing-time clock of the engine's jobs (exec.JobConfig.Clock): the wall clock, unless a test set it by

@@ -85,6 +85,17 @@
 // of the leading sources in the state downstream. It must never hold a subtask for one that has no watermark, is
 // idle or has finished.
 //
+// # Processing time (proctime.go)
+//
+// A job has one processing-time clock (JobConfig.Clock, in every TaskContext): the wall clock, or a ManualClock
+// that tests move. PROCTIME() reads it (expr.Context.Clock), and an operator that acts when it passes a point
+// implements ProcessingTimer: its input runner calls OnProcessingTime once the clock reached NextProcessingTime,
+// checked before each element it handles and waited for (ProcessingClock.Until) while it waits for input. Timers
+// are not a runtime structure: the operator's own checkpointed state says what they are (a processing-time
+// window's open windows), so a restore gives them back and fires at once those already due. A timer never fires
+// inside OnBarrier, and an element handled after the clock passed a timer's time - a barrier among them - comes
+// after what that timer emitted.
+//
 // # Latency markers (latency.go)
 //
 // With JobConfig.LatencyMarkerInterval set, a source subtask stamps a marker (JobConfig.Now, Unix nanoseconds)

@@ -42,6 +42,11 @@
 //     SQLSTATE 22003 errors; a float SUM or AVG whose finite sum reaches an infinity follows WindowAggConfig.Mode
 //     (22003, or the result NULL and counted in TaskContext.Errors).
 //
+// Processing-time windows (WindowAggConfig.ProcTime, window_op.go procWindowAgg) are the same operator with
+// another clock: a batch's rows go to the windows of TaskContext.Clock when it arrives (never before the time
+// already fired up to), and windows fire by exec.ProcessingTimer when the clock passes their end, or at end of
+// input; event-time watermarks pass them by. OperatorKey("window/wm") then holds the processing time fired up to.
+//
 // Not yet: Flink's slice sharing for HOP/CUMULATE (a row is added to each of its windows, size/slide updates per
 // row), per-key early firing, allowed lateness, and retracting input.
 //

@@ -82,6 +82,8 @@
 //	             (yyyy-MM-dd HH:mm:ss.SSS) or MySQL's (%Y-%m-%d %H:%i:%s); "date_trunc"(unit, ts);
 //	             "to_timestamp"(text [, pattern]) and "to_timestamp"(epoch seconds)
 //	cast         "cast"(x, NULL of the target type), the same as Cast
+//	time         ProcTime() (not a Call name: PROCTIME(), TIMESTAMPTZ, the Context's Clock once per batch,
+//	             never folded; IsProcTime tells it)
 //
 // Text forms (CAST to TEXT, ||) are Postgres' (textform.go, shared with exec/textform's CSV/JSON output),
 // except that a BOOLEAN cast to text is 'true'/'false' as in Postgres.

@@ -55,9 +55,10 @@ import (
 	"github.com/clinksql/clinksql/exec/wasm/wasmtest"
 )
 
-// unsupported are the queries of the suite that do not run, with the reason.
+// unsupported are the queries of the suite that do not run, with the reason. (q12 runs: its processing-time
+// windows depend on the wall clock, so only its throughput is reported; no output of any query is compared here,
+// and scripts/nexmark-reference leaves q12 out of the checked suites for that reason.)
 var unsupported = map[string]string{
-	"q12": "processing-time windows (PROCTIME()) are not supported",
 	"q13": "a lookup join on a side input (FOR SYSTEM_TIME AS OF) is not supported",
 }
 

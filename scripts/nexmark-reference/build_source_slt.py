@@ -16,6 +16,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+# q12 is left out: its processing-time windows are those of the wall clock when the bids arrive, so its rows differ
+# from run to run (tests/sqllogic/testdata/proctime.slt checks processing-time windows on a hand-set clock).
 QUERIES = ["q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10", "q11", "q14", "q15", "q16", "q17", "q18", "q19",
            "q20", "q21", "q22"]
 NULL = "<<NULL>>"

@@ -26,7 +26,13 @@
 //     reading the same nodes over the same exchanges, described alike by EXPLAIN (which names its whole
 //     configuration), is the node already there, whose output then feeds both readers; EXPLAIN prints a shared
 //     node once and "(shared, above)" where it is read again (q5's count per auction and window);
-//   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR;
+//   - DDL checks (ddl.go): column types, WITH options per connector, WATERMARK FOR (never on a PROCTIME() column);
+//   - time attributes (join.go attrOf): a column is an event-time attribute (rowtime: a stream's WATERMARK FOR
+//     column, an event-time window aggregate's window_end) or a processing-time attribute (proctime, isProcTime:
+//     PROCTIME() as a computed column or a SELECT's column), followed down projections, filters and unions. A
+//     window over a processing-time attribute is planned as a processing-time window (agg.WindowAggConfig.
+//     ProcTime: no row time for the sink, its bounds no attributes downstream); the event-time constructs (OVER
+//     ORDER BY, interval joins, unaggregated window TVFs) refuse one with 0A000;
 //   - tables (table.go; catalog.Object.IsTable: a stream without a connector that has a PRIMARY KEY): a scan of
 //     one is updating (its log is a changelog; a bounded scan folds it into the current rows), a job may not write
 //     one, and UPDATE and DELETE are bound over its columns into a TableChange (WHERE, and SET cast to each
