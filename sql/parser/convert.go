@@ -1445,7 +1445,7 @@ func (c *conv) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 				return nil, err
 			}
 			f, ok := agg.(*Func)
-			if !ok || f.Over != nil || f.Filter != nil {
+			if !ok || f.Filter != nil {
 				return nil, c.unsupported(k, "FILTER on something that is not an aggregate call")
 			}
 			if f.Filter, err = c.expr(n.Args[1]); err != nil {

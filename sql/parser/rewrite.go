@@ -1007,12 +1007,29 @@ func (r *rewriter) filter(i, hi int) (int, bool, error) {
 		return 0, false, syntaxErrorTok(p.toks[close])
 	}
 	r.wrap(start, &placeholder{filter: true}, t.Pos)
+	// agg(...) FILTER (WHERE c) OVER (...) | OVER w: the OVER clause goes with the aggregate, inside the call
+	// (clink$N(agg(...) OVER (...), c)), where TiDB reads a window function.
+	end := close + 1
+	if p.kwAt(end, "over") {
+		overEnd := end + 2 // OVER w
+		if isOp(p.at(end+1), "(") {
+			if overEnd = p.matchParen(end+1) + 1; overEnd <= 0 || overEnd > hi {
+				return 0, false, syntaxErrorTok(p.at(hi))
+			}
+		} else if !isName(p.at(end+1)) || overEnd > hi {
+			return 0, false, syntaxErrorTok(p.at(end + 1))
+		}
+		if err := r.rewrite(end, overEnd); err != nil {
+			return 0, false, err
+		}
+		end = overEnd
+	}
 	r.push(r.synth(",", Op, p.toks[i+2].Pos))
 	if err := r.rewrite(i+3, close); err != nil {
 		return 0, false, err
 	}
 	r.push(rtok{text: ")", kind: Op, val: ")", orig: p.toks[close].Pos})
-	return close + 1, true, nil
+	return end, true, nil
 }
 
 // nulls rewrites ORDER BY x [ASC|DESC] NULLS FIRST|LAST to clink$N(x) [ASC|DESC].

@@ -140,8 +140,10 @@ func (b *binder) bindOver(in node, sc *scope, items []parser.SelectItem, grouped
 	for _, f := range calls {
 		fn := agg.OverFunc{Filter: -1, Default: -1, Arg: -1, Name: f.Name}
 		switch {
+		case f.Name == "lag" && f.Filter != nil:
+			return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, f.P, "FILTER is not implemented for non-aggregate window functions")
 		case f.Name == "lag":
-			if f.Star || f.Distinct || f.Filter != nil || len(f.Args) < 1 || len(f.Args) > 3 {
+			if f.Star || f.Distinct || len(f.Args) < 1 || len(f.Args) > 3 {
 				return nil, nil, sqlerr.New(sqlerr.UndefinedFunction, f.P, "LAG takes (value [, offset [, default]])")
 			}
 			x, err := eb.bind(f.Args[0])
