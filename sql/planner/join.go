@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/connectors"
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/agg"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -24,6 +26,7 @@ const (
 	joinInterval                     // time-bounded on two time attributes; state cleaned by the watermark
 	joinWindow                       // equal window_start and window_end of the same windowing on both sides
 	joinTemporal                     // FOR SYSTEM_TIME AS OF the left's time attribute: a versioned right side
+	joinLookup                       // FOR SYSTEM_TIME AS OF a processing-time attribute: a table read by key
 )
 
 // joinNode joins two inputs. Its columns are the left's then the right's. Until analyze runs (after the WHERE
@@ -49,10 +52,10 @@ type joinNode struct {
 	// interval: leftTime + lower <= rightTime <= leftTime + upper (microseconds). temporal: leftTime is the
 	// column of FOR SYSTEM_TIME AS OF, rightTime the versions' time.
 	leftTime, rightTime int
+	lower, upper        int64
 	// temporal: the right side was written `r FOR SYSTEM_TIME AS OF col` (asOfP is where col is).
 	temporal bool
 	asOfP    int
-	lower, upper        int64
 	// window: the window columns of each side.
 	leftStart, leftEnd, rightStart, rightEnd int
 	out                                      []Col
@@ -563,6 +566,11 @@ func (j *joinNode) analyze() (node, error) {
 // or table with a WATERMARK, under filters and projections), keyed by the join's equalities: on its PRIMARY KEY
 // when it has one (a changelog must), on the equality columns otherwise (every row the next version of its key).
 func (j *joinNode) temporalJoin(lks, rks []expr.Expr, nl int) error {
+	if scan, ok := j.right.(*scanNode); ok {
+		if _, ok := connectors.LookupOf(scan.obj.Connector()); ok && scan.obj.Kind == catalog.Stream {
+			return j.lookupJoin(scan, lks, rks, nl)
+		}
+	}
 	j.strategy = joinTemporal
 	if !attrOf(j.left, j.leftTime).rowtime {
 		return sqlerr.New(sqlerr.FeatureNotSupported, j.asOfP,
@@ -611,6 +619,42 @@ func (j *joinNode) temporalJoin(lks, rks []expr.Expr, nl int) error {
 					"a temporal join must equate every column of the versioned table's PRIMARY KEY (%s) with the left input, and only those: %s is not in it",
 					strings.Join(pk, ", "), c)
 			}
+		}
+	}
+	return nil
+}
+
+// lookupJoin checks a join FOR SYSTEM_TIME AS OF over a stream of a lookup connector (a table of an external
+// database read by key): the AS OF column must be a processing-time attribute of the left, the left append-only,
+// and every equality's right side a column of the table. A left key of another type is cast to the table's, so
+// the table's columns are compared as they are (and its index serves).
+func (j *joinNode) lookupJoin(scan *scanNode, lks, rks []expr.Expr, nl int) error {
+	j.strategy = joinLookup
+	if !isProcTime(j.left, j.leftTime) {
+		return sqlerr.New(sqlerr.FeatureNotSupported, j.asOfP,
+			"FOR SYSTEM_TIME AS OF %s: %q (connector '%s') is read by key when each row arrives (a lookup join): the column must be a processing-time attribute of the left input (a column AS PROCTIME())",
+			qualified(j.left.columns()[j.leftTime]), scan.obj.Name, scan.obj.Connector())
+	}
+	if r := updatingReason(j.left); r != "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "a lookup join needs an append-only left input, but %s", r)
+	}
+	for k := range rks {
+		if name, _ := expr.CallName(rks[k]); name == "cast" {
+			// The binder widened the table's column to the other side's type: compare in the column's instead.
+			if c := expr.Children(rks[k])[0]; func() bool { _, ok := expr.ColumnIndex(c); return ok }() {
+				rks[k] = c
+			}
+		}
+		if _, ok := expr.ColumnIndex(rks[k]); !ok {
+			return sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
+				"a lookup join's equalities must name columns of %q as they are, not %s", scan.obj.Name, rks[k])
+		}
+		if !arrow.TypeEqual(lks[k].Type(), rks[k].Type()) {
+			c, err := expr.Cast(lks[k], rks[k].Type())
+			if err != nil {
+				return posErr(err, j.pos)
+			}
+			lks[k] = c
 		}
 	}
 	return nil
@@ -775,6 +819,10 @@ func (j *joinNode) describe() (label string, details []string) {
 		details = append(details, fmt.Sprintf("interval: %s BETWEEN %s AND %s", qualified(rc[j.rightTime]),
 			shifted(qualified(lc[j.leftTime]), j.lower), shifted(qualified(lc[j.leftTime]), j.upper)),
 			"state: rows of both inputs until the watermark passes their bound; append-only")
+	case joinLookup:
+		label = "LookupJoin: " + j.typ.String()
+		details = append(details, "as of: "+qualified(lc[j.leftTime])+" (processing time: the table as it is when a batch is looked up)",
+			"state: none (a cache of looked-up keys, not checkpointed); append-only")
 	case joinTemporal:
 		label = "TemporalJoin: " + j.typ.String()
 		details = append(details, fmt.Sprintf("as of: %s (versions by %s)", qualified(lc[j.leftTime]), qualified(rc[j.rightTime])),
@@ -951,9 +999,9 @@ func attrOf(n node, i int) colAttr {
 				return attrOf(x.left, i)
 			}
 			return attrOf(x.right, i-nl)
-		case joinTemporal:
+		case joinTemporal, joinLookup:
 			if i < nl {
-				return attrOf(x.left, i) // a left row fires once the watermark passed its time: never late below
+				return attrOf(x.left, i) // temporal: a left row fires once the watermark passed its time; lookup: at once
 			}
 		case joinWindow:
 			if i < nl {
@@ -1014,6 +1062,9 @@ func (l *lowering) join(j *joinNode) (*PNode, error) {
 				return nil, sqlerr.New(sqlerr.FeatureNotSupported, j.pos, "%s needs append-only inputs, but %s", kind, r)
 			}
 		}
+	}
+	if j.strategy == joinLookup {
+		return l.lookupJoin(j)
 	}
 	left, err := l.lower(j.left)
 	if err != nil {
@@ -1077,5 +1128,34 @@ func (l *lowering) join(j *joinNode) (*PNode, error) {
 			pn.rowTime, pn.hasRowTime = len(j.left.columns())+j.rightEnd, true
 		}
 	}
+	return l.add(pn), nil
+}
+
+// lookupJoin lowers a lookup join: one operator after the left input, querying the table its connector builds.
+func (l *lowering) lookupJoin(j *joinNode) (*PNode, error) {
+	scan := j.right.(*scanNode)
+	lk, _ := connectors.LookupOf(scan.obj.Connector())
+	left, err := l.lower(j.left)
+	if err != nil {
+		return nil, err
+	}
+	spec := connectorSpec(scan.obj.Name, schemaOf(scan.out), scan.obj.Columns, scan.obj.PrimaryKey)
+	plan, err := lk.BuildLookup(spec, dataOptions(scan.obj.Options), j.rightKeys, connectorEnv(l.env, l.settings))
+	if err != nil {
+		return nil, posErr(err, j.pos)
+	}
+	js := j.spec()
+	js.Mode = l.settings.Errors
+	factory, _, err := join.NewLookupJoin(join.LookupJoinConfig{JoinSpec: js, Table: plan.New, CacheRows: plan.CacheRows,
+		CacheTTL: plan.CacheTTL, MaxRetries: plan.MaxRetries})
+	if err != nil {
+		return nil, posErr(err, j.pos)
+	}
+	label, details := j.describe()
+	details = append(details, plan.Details...)
+	pn := &PNode{ID: "lookup-join", Kind: exec.OperatorNode, Parallelism: left.Parallelism,
+		Inputs: []PEdge{{From: left, Exchange: exec.ForwardExchange()}}, Label: label, Details: details,
+		newOperator: factory}
+	pn.partitioned = left.partitioned // each left row stays where it is, its columns first
 	return l.add(pn), nil
 }

@@ -381,6 +381,11 @@ func pruneJoin(j *joinNode, used []bool) (node, []int) {
 	switch j.strategy {
 	case joinInterval, joinTemporal:
 		lu[j.leftTime], ru[j.rightTime] = true, true
+	case joinLookup:
+		lu[j.leftTime] = true // EXPLAIN names it
+		for i := range ru {
+			ru[i] = true // the table is queried for the stream's columns as declared
+		}
 	case joinWindow:
 		lu[j.leftStart], lu[j.leftEnd] = true, true
 		ru[j.rightStart], ru[j.rightEnd] = true, true
@@ -411,6 +416,8 @@ func pruneJoin(j *joinNode, used []bool) (node, []int) {
 	switch j.strategy {
 	case joinInterval, joinTemporal:
 		c.leftTime, c.rightTime = lm[j.leftTime], rm[j.rightTime]
+	case joinLookup:
+		c.leftTime = lm[j.leftTime] // the table's columns are all kept
 	case joinWindow:
 		c.leftStart, c.leftEnd = lm[j.leftStart], lm[j.leftEnd]
 		c.rightStart, c.rightEnd = rm[j.rightStart], rm[j.rightEnd]
