@@ -102,7 +102,12 @@ func lookupConfig(schema *arrow.Schema, opts map[string]string) (lookupOptions, 
 	for _, f := range schema.Fields() {
 		switch f.Type.ID() {
 		case arrow.BOOL, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128,
-			arrow.STRING, arrow.DATE32, arrow.TIMESTAMP:
+			arrow.STRING, arrow.DATE32:
+		case arrow.TIMESTAMP:
+			if !expr.IsTimestampTZ(f.Type) {
+				break
+			}
+			fallthrough
 		default:
 			return lo, connectors.ColumnError(f.Name, "postgres lookup: column %s of type %s is not supported (BOOLEAN, integers, REAL, DOUBLE, DECIMAL, VARCHAR, DATE and TIMESTAMP are)", f.Name, f.Type)
 		}
