@@ -105,3 +105,52 @@ func TestProcTimeWindowClockBack(t *testing.T) {
 		t.Fatalf("got %v, want %v", h.Rows, want)
 	}
 }
+
+// TestProcTimeWindowKinds: CUMULATE and SESSION on processing time. Rows arrive at 1, 3 and 14 (seconds); by hand:
+// CUMULATE(step 5 s, size 10 s) gives [0, 5) with the rows at 1 and 3, [0, 10) with them too, [10, 15) with the
+// row at 14 and [10, 20) with it (each fired when the clock passes its end: 5, 10, 15, end of input); SESSION(gap
+// 5 s) per key gives key 1 [1, 8) (rows at 1 and 3: 3 + 5 = 8) and [14, 19) for the row at 14.
+func TestProcTimeWindowKinds(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		cfg  WindowAggConfig
+		want []string
+	}{
+		{"cumulate", WindowAggConfig{Kind: WindowCumulate, Step: 5 * sec, Size: 10 * sec}, []string{
+			"1|" + day + "00:00:00|" + day + "00:00:05|2|3",
+			"1|" + day + "00:00:00|" + day + "00:00:10|2|3",
+			"1|" + day + "00:00:10|" + day + "00:00:15|1|4",
+			"1|" + day + "00:00:10|" + day + "00:00:20|1|4",
+		}},
+		{"session", WindowAggConfig{Kind: WindowSession, Gap: 5 * sec}, []string{
+			"1|" + day + "00:00:01|" + day + "00:00:08|2|3",
+			"1|" + day + "00:00:14|" + day + "00:00:19|1|4",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.TimeCol, cfg.Keys, cfg.Aggs, cfg.ProcTime = colTS, []int{colK}, countSum, true
+			clock := exec.NewManualClock(t0.Add(time.Second))
+			h := optest.NewHarness(t, windowOp(t, cfg, windowEvents), false, windowEvents)
+			h.Clock = clock
+			optest.Must(t, h.Open("", 0))
+			at := func(s, v int) {
+				t.Helper()
+				clock.Set(t0.Add(time.Duration(s) * time.Second))
+				_, err := h.FireTimers()
+				optest.Must(t, err)
+				optest.Must(t, h.Process(0, [][]any{ev(1, "1999-01-01 00:00:00", v)}, nil))
+			}
+			at(1, 1)
+			at(3, 2)
+			optest.Must(t, h.Barrier(true))
+			at(14, 4)
+			optest.Must(t, h.Finish())
+			optest.Must(t, h.Close())
+			if !slices.Equal(h.Rows, tc.want) {
+				t.Fatalf("got\n%v\nwant\n%v", h.Rows, tc.want)
+			}
+		})
+	}
+}
