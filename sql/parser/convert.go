@@ -1095,6 +1095,10 @@ func (c *conv) expr(n ast.ExprNode) (Expr, error) {
 		return c.expr(n.Expr)
 	case *ast.ColumnNameExpr:
 		p, _ := c.leaf(n.OriginTextPosition())
+		if ph := c.rw.ph[n.Name.Name.O]; ph != nil && (ph.tvf != nil || ph.unnest != nil) {
+			// a window TVF or UNNEST the rewrite took out of the text, where a value is expected
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, p, "a table function is only allowed in FROM")
+		}
 		if n.Name.Schema.O != "" {
 			// t.r.f: field f of ROW column r of t (schemas have no columns of their own here).
 			return &Func{P: p, Name: "field", Args: []Expr{&ColumnRef{P: p, Table: n.Name.Schema.O, Name: n.Name.Table.O},
