@@ -63,7 +63,7 @@ func loadSideInput(ctx context.Context) error {
 	defer conn.Close(context.Background())
 	for _, q := range []string{
 		`DROP TABLE IF EXISTS nexmark_side_input`,
-		`CREATE TABLE nexmark_side_input (key bigint PRIMARY KEY, val text)`,
+		`CREATE TABLE nexmark_side_input (key bigint PRIMARY KEY, value text)`,
 		`INSERT INTO nexmark_side_input SELECT k, 'side-' || k FROM generate_series(0, 9999) AS k`,
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
