@@ -18,7 +18,8 @@
 // Decisions: INSERT INTO <internal stream> VALUES appends one durable segment before it returns (no job), and
 // one over 1 MB sent alone is parsed and bound in pieces of 4096 rows (insertInPieces) so that its memory is a
 // small multiple of its text;
-// INSERT ... VALUES into a table (a stream without a connector that has a PRIMARY KEY), UPDATE and DELETE go
+// INSERT ... VALUES (or a one-off INSERT ... SELECT, run as an ad-hoc SELECT and gathered) into a table (a stream
+// without a connector that has a PRIMARY KEY), UPDATE and DELETE go
 // through the table's streamlog.Table (table.go): its current rows, folded from its log at the table's first
 // statement after an open, from which each statement computes its changes and appends them as one durable segment
 // before it returns (a failed statement changes nothing; statements on one table are serialized); DROP and Close

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -136,6 +137,10 @@ func (s *Session) resultColumns(ctx context.Context, st parser.Stmt, params *pla
 					r.Release()
 				}
 				return nil, nil
+			}
+			if target.IsTable() {
+				_, err := planner.PlanTableInsert(s.e, st, target, ps, func(b exec.Batch) error { b.Release(); return nil })
+				return nil, err
 			}
 		}
 		if _, err := planner.PlanInsert(s.e, st, ps); err != nil {

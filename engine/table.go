@@ -10,6 +10,8 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/connectors/streamlog"
+	"github.com/clinksql/clinksql/exec"
+	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -140,4 +142,64 @@ func (s *Session) changeTable(ctx context.Context, st parser.Stmt, params *plann
 		return nil, tableErr(err, c.Pos)
 	}
 	return &Result{Tag: fmt.Sprintf("%s %d", tag, n)}, nil
+}
+
+// insertSelect runs INSERT INTO table SELECT ... as one statement: the query runs to its end (an ad-hoc
+// SELECT's dataflow), its rows are gathered (at most max_result_memory of them; a changelog folded), and then
+// upserted at once, so the statement is atomic like an INSERT ... VALUES.
+func (s *Session) insertSelect(ctx context.Context, st *parser.Insert, target *catalog.Object, ps planner.Settings) (*Result, error) {
+	ps.Errors = expr.ErrorsFail // a bad value fails the statement (SQLSTATE 22xxx), as in an ad-hoc SELECT
+	var (
+		mu    sync.Mutex
+		got   []exec.Batch
+		bytes int64
+	)
+	release := func() {
+		for _, b := range got {
+			b.Release()
+		}
+		got = nil
+	}
+	defer release()
+	limit := s.vars.limit("max_result_memory")
+	p, err := planner.PlanTableInsert(s.e, st, target, ps, func(b exec.Batch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if b.Rows() == 0 {
+			b.Release()
+			return nil
+		}
+		got = append(got, b)
+		for _, c := range b.Rec.Columns() {
+			bytes += int64(c.Data().SizeInBytes())
+		}
+		if limit > 0 && bytes > limit {
+			return sqlerr.New(sqlerr.OutOfMemory, sqlerr.NoPos, "the rows of INSERT INTO %q ... SELECT outgrew max_result_memory (%d bytes)", target.Name, limit)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.e.runSelect(ctx, p); err != nil {
+		return nil, err
+	}
+	rows := got
+	if p.Updating {
+		folded, err := streamlog.Consolidate(s.e.cfg.Alloc, got)
+		if err != nil {
+			return nil, err
+		}
+		release()
+		got, rows = folded, folded
+	}
+	recs := make([]arrow.RecordBatch, 0, len(rows))
+	for _, b := range rows {
+		if b.Kinds != nil {
+			return nil, sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "INSERT INTO %q ... SELECT: a retraction in an append-only result", target.Name)
+		}
+		b.Rec.Retain()
+		recs = append(recs, b.Rec)
+	}
+	return s.upsertValues(target, recs, st.Query.P) // releases recs
 }

@@ -170,3 +170,23 @@ func TestTableConcurrentStatements(t *testing.T) {
 	equalLines(t, "rows", rows(t, s, `SELECT COUNT(*), SUM(n) FROM c`), []string{"22|60"})
 	equalLines(t, "view", rows(t, s, `SELECT * FROM total`), []string{"60"})
 }
+
+// pins: INSERT INTO table SELECT ... is one statement: its tag counts the rows, a failure anywhere in the query
+// (a division by zero) inserts nothing, and a self-read sees the rows before the statement.
+func TestTableInsertSelect(t *testing.T) {
+	dir := t.TempDir()
+	_, s := testEngine(t, dir)
+	mustExec(t, s, `CREATE TABLE t (k INT PRIMARY KEY, n BIGINT)`)
+	mustExec(t, s, `INSERT INTO t VALUES (1, 1), (2, 2)`)
+	n := segments(t, dir)
+	if got := execErr(t, s, `INSERT INTO t SELECT k + 10, 10 / (n - 2) FROM t`); got[:5] != "22012" {
+		t.Fatalf("division by zero: %s", got)
+	}
+	if segments(t, dir) != n {
+		t.Fatal("a failed INSERT ... SELECT appended a segment")
+	}
+	if got := tag(t, s, `INSERT INTO t SELECT k + 1, n * 10 FROM t`); got != "INSERT 0 2" {
+		t.Fatalf("tag %q", got)
+	}
+	equalLines(t, "rows", rows(t, s, `SELECT * FROM t ORDER BY k`), []string{"1|1", "2|10", "3|20"})
+}

@@ -422,3 +422,9 @@ func allInserts(ks []exec.RowKind) bool {
 	}
 	return true
 }
+
+// Consolidate folds a changelog into the rows it leaves, as insert-only batches (new references; the caller
+// keeps its own): what an INSERT INTO a table ... SELECT whose result is updating inserts.
+func Consolidate(alloc memory.Allocator, in []exec.Batch) ([]exec.Batch, error) {
+	return consolidate(alloc, in)
+}

@@ -37,7 +37,8 @@
 //     one is updating (its log is a changelog; a bounded scan folds it into the current rows), a job may not write
 //     one, and UPDATE and DELETE are bound over its columns into a TableChange (WHERE, and SET cast to each
 //     column's type; a key column is not assignable, a subquery is refused) that the engine evaluates over the
-//     rows it holds;
+//     rows it holds; INSERT INTO table SELECT is planned as an ad-hoc SELECT whose rows, cast to the table's
+//     columns, the engine upserts at its end (PlanTableInsert);
 //   - user-defined functions (function.go): a SQL function's call is inlined (its body bound with the arguments,
 //     cast to the parameter types, standing for the parameters; the result cast to the return type; recursion
 //     stops at depth 32), a wasm function's is an expr.UserCall whose module the Env gives (WasmFunctions); the

@@ -181,9 +181,10 @@ func (l *lowering) insert(b *binder, ins *parser.Insert) (root node, target *cat
 		return nil, nil, false, sqlerr.New(sqlerr.WrongObjectType, ins.TargetP,
 			"cannot insert into stream %q: its rows come from connector '%s'", target.Name, target.Connector())
 	case target.IsTable():
-		// A job's sink appends what it is given; a table's rows replace each other by key (the engine's statements).
-		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP, "a table (%q) takes INSERT ... VALUES, UPDATE and DELETE; a continuous INSERT ... SELECT into it is not supported", target.Name)
-		e.Hint = "Keep the query's result as a materialized view, or insert its rows with INSERT ... VALUES."
+		// A job's sink appends what it is given; a table's rows replace each other by key (the engine's statements,
+		// PlanTableInsert for INSERT ... SELECT).
+		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP, "a table (%q) changes by statement; a job cannot write it", target.Name)
+		e.Hint = "Keep the query's result as a materialized view."
 		return nil, nil, false, e
 	}
 	var bq *boundQuery

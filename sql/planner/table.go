@@ -8,7 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/catalog"
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
+	"github.com/clinksql/clinksql/exec/operators"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
 )
@@ -230,4 +232,52 @@ func (c *TableChange) Eval(mem memory.Allocator, rec arrow.RecordBatch) (picked 
 		x.Release()
 	}
 	return picked, out, nil
+}
+
+// PlanTableInsert plans INSERT INTO table SELECT ... as one statement: the query runs to its end over bounded
+// inputs (as an ad-hoc SELECT does), its rows cast to the table's columns go to deliver, and the engine upserts
+// them all at the end. A query over an unbounded source is refused (a table's rows come by statement, never from
+// a job), and so are ORDER BY and LIMIT, and an aggregate without GROUP BY (whose one row over no input the
+// dataflow does not produce). When the plan is Updating, what deliver gets is a changelog to fold first.
+func PlanTableInsert(env Env, ins *parser.Insert, target *catalog.Object, s Settings, deliver func(exec.Batch) error) (*Physical, error) {
+	b := &binder{env: env, cat: env.Catalog(), fns: newFuncScope(env), bounded: true, params: s.Params, tz: s.TimeZone}
+	bq, err := b.bindQuery(ins.Query)
+	if err != nil {
+		return nil, err
+	}
+	if len(bq.order) > 0 || bq.limit >= 0 || bq.offset > 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.Query.P, "ORDER BY, LIMIT and OFFSET are not supported in INSERT INTO a table ... SELECT")
+	}
+	if _, global, err := emptyAggregateRow(bq.root, memory.DefaultAllocator); err != nil {
+		return nil, err
+	} else if global {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, ins.Query.P, "an aggregate without GROUP BY is not supported in INSERT INTO a table ... SELECT")
+	}
+	root, err := assignTo(bq.root, target, ins, b.tz)
+	if err != nil {
+		return nil, err
+	}
+	root = pruneRoot(pushdown(root))
+	l := &lowering{env: env, settings: s.norm(), bounded: true, ids: map[string]int{}, allBounded: true}
+	top, err := l.lower(root)
+	if err != nil {
+		return nil, err
+	}
+	p := l.physical(b)
+	if !p.Bounded {
+		e := sqlerr.New(sqlerr.FeatureNotSupported, ins.TargetP,
+			"INSERT INTO table %q ... SELECT runs once over bounded inputs, and this SELECT reads an unbounded source", target.Name)
+		e.Hint = "A table's rows change by statement; keep a continuous query's result as a materialized view."
+		return nil, e
+	}
+	p.Target = target.Name
+	p.Columns = root.columns()
+	p.Visible = len(p.Columns)
+	p.Updating = updatingReason(root) != ""
+	p.Limit = -1
+	l.add(&PNode{ID: "result", Kind: exec.SinkNode, Parallelism: top.Parallelism, Label: "Result", Client: true,
+		Inputs:  []PEdge{{From: top, Exchange: exec.ForwardExchange()}},
+		newSink: func(int) exec.Sink { return operators.NewResultSink(deliver) }})
+	p.Nodes = l.nodes
+	return p, nil
 }

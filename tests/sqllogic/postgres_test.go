@@ -75,7 +75,7 @@ var (
 	notEnforced  = regexp.MustCompile(`(?i)\s+NOT\s+ENFORCED`)
 	createMV     = regexp.MustCompile(`(?i)^\s*CREATE\s+MATERIALIZED\s+VIEW`)
 	dropMV       = regexp.MustCompile(`(?i)^\s*DROP\s+MATERIALIZED\s+VIEW`)
-	insertInto   = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+(\w+)\s*(?:\([^)]*\))?\s*VALUES\b.*$`)
+	insertInto   = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+(\w+)\s*(?:\([^)]*\))?\s*(?:VALUES|SELECT|WITH)\b.*$`)
 	primaryKey   = regexp.MustCompile(`(?is)^(?:CONSTRAINT\s+\w+\s+)?PRIMARY\s+KEY\s*\(([^)]*)\)`)
 )
 
