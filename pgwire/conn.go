@@ -682,7 +682,13 @@ func (c *conn) sendRows(cols []engine.Column, formats []int16, rows [][]*string)
 			}
 			if formats != nil && j < len(formats) && formats[j] == 1 {
 				// Never nil: an empty value is not NULL.
-				b, err := appendBinary(make([]byte, 0, 8), cols[j].OID, *v)
+				var b []byte
+				var err error
+				if nestedBinary(cols[j].Type) {
+					b, err = appendNestedBinary(make([]byte, 0, 64), cols[j].Type, *v)
+				} else {
+					b, err = appendBinary(make([]byte, 0, 8), cols[j].OID, *v)
+				}
 				if err != nil {
 					return sqlerr.New(sqlerr.InternalError, sqlerr.NoPos, "column %q: %v", cols[j].Name, err)
 				}

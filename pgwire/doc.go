@@ -16,7 +16,8 @@
 //   - value formats: results leave the engine as Postgres text (engine.Result), which is sent as is or, when the
 //     client asks for binary, parsed back by the column's OID and encoded as Postgres' send functions do (bool,
 //     int2/4/8, float4/8, numeric in base 10000, text/varchar, bytea, date and timestamp from 2000-01-01,
-//     interval); binary parameters are decoded to text for ExecutePrepared;
+//     interval; nested.go: an ARRAY as array_send, a ROW as record_send, parsed back guided by the column's Arrow
+//     type); binary parameters are decoded to text for ExecutePrepared;
 //   - errors: every *sqlerr.Error becomes an ErrorResponse with its SQLSTATE, detail, hint and position (a
 //     character position into the statement text, as Postgres counts it); connection-level failures are FATAL;
 //   - cancellation: each session has a process id and a random secret key (BackendKeyData); a CancelRequest

@@ -148,7 +148,7 @@ func resultFormats(codes []int16, cols []engine.Column) ([]int16, error) {
 		return nil, err
 	}
 	for i, f := range formats {
-		if f == 1 && !hasBinary(cols[i].OID) {
+		if f == 1 && !hasBinary(cols[i].OID) && !nestedBinary(cols[i].Type) {
 			return nil, sqlerr.New(sqlerr.UndefinedFunction, sqlerr.NoPos, "no binary output function available for type %s (column %q)", typeName(cols[i].OID), cols[i].Name)
 		}
 	}
