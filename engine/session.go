@@ -402,6 +402,9 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, params *planner
 		if target.IsTable() {
 			return s.insertSelect(ctx, st, target, ps) // table.go
 		}
+		if target.IsTable() {
+			return s.insertSelect(ctx, st, target, ps) // table.go
+		}
 	}
 	if params != nil && len(params.Given) > 0 {
 		// A job re-plans its statement at every open, where the values are gone.
