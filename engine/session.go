@@ -201,8 +201,8 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		}
 		return &Result{Tag: "FLUSH"}, nil
 	case *parser.Set:
-		if st.Name == TestingClockSetting && !st.Default {
-			if err := s.e.setTestingClock(st.Value); err != nil {
+		if st.Name == TestingClockSetting {
+			if err := s.e.setTestingClock(st.Value, st.Default); err != nil {
 				return nil, withPos(err, st.NameP)
 			}
 			return &Result{Tag: "SET"}, nil
@@ -212,7 +212,11 @@ func (s *Session) execute(ctx context.Context, st parser.Stmt, params *planner.P
 		}
 		return &Result{Tag: "SET"}, nil
 	case *parser.Reset:
-		if st.Name == "all" {
+		if st.Name == TestingClockSetting {
+			if err := s.e.setTestingClock("", true); err != nil {
+				return nil, err
+			}
+		} else if st.Name == "all" {
 			s.vars = newVars()
 		} else if err := s.vars.set(st.Name, "", true); err != nil {
 			return nil, err

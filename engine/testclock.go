@@ -18,7 +18,8 @@ import (
 // every job of the engine reads that time, which only a later SET moves (forward; an earlier time is ignored). The
 // setting is kept in <data>/testing-processing-time, so a restarted engine - also a `clinksql serve` started
 // again by the pgwire tests - redeploys its jobs on the same hand-set clock rather than the wall clock. It is for
-// tests: a server whose clock stands still never fires a processing-time window. Nothing in production sets it.
+// tests: a server whose clock stands still never fires a processing-time window. Nothing in production sets it;
+// RESET testing.processing_time (or SET ... TO DEFAULT) returns every job to the wall clock.
 
 // TestingClockSetting is the name of the setting.
 const TestingClockSetting = "testing.processing_time"
@@ -64,8 +65,18 @@ func (c *engineClock) open(dir string) error {
 	return nil
 }
 
-// setTestingClock carries out SET testing.processing_time = value.
-func (e *Engine) setTestingClock(value string) error {
+// setTestingClock carries out SET testing.processing_time = value, or with wall (SET ... TO DEFAULT, RESET) the
+// return to the wall clock: the file goes, and every job reads the wall clock again.
+func (e *Engine) setTestingClock(value string, wall bool) error {
+	if wall {
+		e.testClockMu.Lock()
+		defer e.testClockMu.Unlock()
+		if err := os.Remove(filepath.Join(e.dir, testingClockFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		e.clock.manual.Store(nil)
+		return nil
+	}
 	t, err := time.ParseInLocation("2006-01-02 15:04:05.999999", strings.TrimSpace(value), time.UTC)
 	if err != nil {
 		return sqlerr.New(sqlerr.InvalidDatetime, sqlerr.NoPos,
