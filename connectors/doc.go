@@ -2,7 +2,9 @@
 // contract each one keeps: one small interface per direction (Source, Sink). A connector is one package
 // (connectors/datagen, connectors/file, ...) that registers itself from init; connectors/all imports every one,
 // and the planner imports connectors/all and looks connectors up by name (LookupSource, LookupSink). The planner
-// never switches on a connector's name.
+// never switches on a connector's name. A source connector whose streams are tables of an external system read by
+// key also implements Lookup (lookup.go; LookupOf finds it): a lookup join queries it per batch, and its Build
+// refuses a scan.
 //
 // A connector declares:
 //

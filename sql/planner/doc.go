@@ -33,6 +33,11 @@
 //     window over a processing-time attribute is planned as a processing-time window (agg.WindowAggConfig.
 //     ProcTime: no row time for the sink, its bounds no attributes downstream); the event-time constructs (OVER
 //     ORDER BY, interval joins, unaggregated window TVFs) refuse one with 0A000;
+//   - joins FOR SYSTEM_TIME AS OF (join.go temporalJoin, lookupJoin): over a stream of a lookup connector
+//     (connectors.LookupOf) with a processing-time attribute, a lookup join (one operator after the left input,
+//     its table built by the connector); otherwise an event-time temporal join, whose AS OF column must be the
+//     left's rowtime and whose right side a stream or table with a WATERMARK read directly (the version time),
+//     keyed on its PRIMARY KEY (every column, and only those, equated with the left) or on the equalities;
 //   - tables (table.go; catalog.Object.IsTable: a stream without a connector that has a PRIMARY KEY): a scan of
 //     one is updating (its log is a changelog; a bounded scan folds it into the current rows), a job may not write
 //     one, and UPDATE and DELETE are bound over its columns into a TableChange (WHERE, and SET cast to each

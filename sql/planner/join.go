@@ -574,7 +574,7 @@ func (j *joinNode) temporalJoin(lks, rks []expr.Expr, nl int) error {
 	j.strategy = joinTemporal
 	if !attrOf(j.left, j.leftTime).rowtime {
 		return sqlerr.New(sqlerr.FeatureNotSupported, j.asOfP,
-			"FOR SYSTEM_TIME AS OF %s: the column is not a time attribute of the left input (a WATERMARK FOR column); a lookup join over processing time is not supported yet",
+			"FOR SYSTEM_TIME AS OF %s: the column is not a time attribute of the left input (a WATERMARK FOR column); joins as of processing time (PROCTIME()) are lookup joins, over a stream of a lookup connector (connector = 'postgres')",
 			qualified(j.left.columns()[j.leftTime]))
 	}
 	if r := updatingReason(j.left); r != "" {
@@ -583,7 +583,7 @@ func (j *joinNode) temporalJoin(lks, rks []expr.Expr, nl int) error {
 	scan, rt := versionTime(j.right)
 	if rt < 0 {
 		return sqlerr.New(sqlerr.FeatureNotSupported, j.pos,
-			"the right side of FOR SYSTEM_TIME AS OF must be a versioned table: a stream or table with a WATERMARK (its version time), read directly; a lookup join (a table without one, looked up by processing time) is not supported yet")
+			"the right side of FOR SYSTEM_TIME AS OF must be a versioned table (a stream or table with a WATERMARK, its version time, read directly) or a stream of a lookup connector (connector = 'postgres')")
 	}
 	j.rightTime = rt
 	var keyCols []string
