@@ -10,6 +10,7 @@ import (
 
 	"github.com/clinksql/clinksql/catalog"
 	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sql/planner"
@@ -228,6 +229,11 @@ func (s *Session) explain(st *parser.Explain, params *planner.Params) (*Result, 
 	case *parser.Select:
 		p, err = planner.PlanSelect(s.e, inner.Query, ps, nil)
 	case *parser.Insert:
+		if target, ok := s.e.cat.Get(inner.Target); ok && target.IsTable() {
+			// A table's INSERT runs once, as an ad-hoc SELECT whose rows the engine upserts (table.go).
+			p, err = planner.PlanTableInsert(s.e, inner, target, ps, func(b exec.Batch) error { b.Release(); return nil })
+			break
+		}
 		p, err = planner.PlanInsert(s.e, inner, ps)
 	case *parser.CreateView:
 		if !inner.Materialized {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -189,4 +190,8 @@ func TestTableInsertSelect(t *testing.T) {
 		t.Fatalf("tag %q", got)
 	}
 	equalLines(t, "rows", rows(t, s, `SELECT * FROM t ORDER BY k`), []string{"1|1", "2|10", "3|20"})
+	if plan := strings.Join(rows(t, s, `EXPLAIN INSERT INTO t SELECT k, n FROM t`), "\n"); !strings.Contains(plan, "Result: upserted into table t") ||
+		!strings.Contains(plan, "reads: the table's current rows") {
+		t.Fatalf("EXPLAIN:\n%s", plan)
+	}
 }

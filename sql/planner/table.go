@@ -2,6 +2,7 @@ package planner
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -275,8 +276,9 @@ func PlanTableInsert(env Env, ins *parser.Insert, target *catalog.Object, s Sett
 	p.Visible = len(p.Columns)
 	p.Updating = updatingReason(root) != ""
 	p.Limit = -1
-	l.add(&PNode{ID: "result", Kind: exec.SinkNode, Parallelism: top.Parallelism, Label: "Result", Client: true,
-		Inputs:  []PEdge{{From: top, Exchange: exec.ForwardExchange()}},
+	l.add(&PNode{ID: "result", Kind: exec.SinkNode, Parallelism: top.Parallelism, Label: "Result: upserted into table " + target.Name,
+		Details: []string{"writes: every row by the key [" + strings.Join(target.PrimaryKey, ", ") + "] once the query ended, as one statement"},
+		Client:  true, Inputs: []PEdge{{From: top, Exchange: exec.ForwardExchange()}},
 		newSink: func(int) exec.Sink { return operators.NewResultSink(deliver) }})
 	p.Nodes = l.nodes
 	return p, nil
