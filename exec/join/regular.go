@@ -859,7 +859,7 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 		return err
 	}
 	j.ctx = ctx
-	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors}
+	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors, Clock: ctx.Clock}
 	j.cc = computeCtx(ctx.Alloc)
 	j.ints, j.strs = newIntTable(), map[string]*keyState{}
 	j.epoch, j.wbEpoch = firstEpoch, firstEpoch

@@ -345,7 +345,7 @@ func (b *timeJoin) open(ctx *exec.TaskContext, restore func(kg, side int, uk, v 
 		return err
 	}
 	b.ctx = ctx
-	b.ectx = expr.Context{Alloc: ctx.Alloc, Mode: b.spec.spec.Mode, BadValues: ctx.Errors}
+	b.ectx = expr.Context{Alloc: ctx.Alloc, Mode: b.spec.spec.Mode, BadValues: ctx.Errors, Clock: ctx.Clock}
 	b.out = pairOutput{spec: b.spec, ctx: ctx}
 	b.wm = exec.MinWatermark
 	if v, ok, err := ctx.State.Get(b.meta); err != nil {
