@@ -186,6 +186,12 @@ func TestTableInsertSelect(t *testing.T) {
 	if segments(t, dir) != n {
 		t.Fatal("a failed INSERT ... SELECT appended a segment")
 	}
+	// Key 2's old row (n = 2) is replaced, not gone from memory yet: the UPDATE must not divide by its n - 2.
+	mustExec(t, s, `INSERT INTO t VALUES (2, 12)`)
+	if got := tag(t, s, `UPDATE t SET n = 100 / (n - 2) WHERE k = 2`); got != "UPDATE 1" {
+		t.Fatalf("tag %q", got)
+	}
+	mustExec(t, s, `INSERT INTO t VALUES (2, 2)`)
 	if got := tag(t, s, `INSERT INTO t SELECT k + 1, n * 10 FROM t`); got != "INSERT 0 2" {
 		t.Fatalf("tag %q", got)
 	}

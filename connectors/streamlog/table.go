@@ -215,26 +215,38 @@ func (t *Table) Upsert(recs []arrow.RecordBatch) (int64, error) {
 	return n, t.add(out[nOld:])
 }
 
-// Change applies an UPDATE or a DELETE: eval gets each batch of rows the table holds (current or not; the others
-// are ignored) and says which rows the statement picks and, for an UPDATE, gives the batch's rows with their new
-// values (nil for a DELETE), each row's key unchanged. A picked current row is retracted (update-before or delete)
+// Change applies an UPDATE or a DELETE: eval gets the table's current rows batch by batch and says which rows the
+// statement picks and, for an UPDATE, gives the batch's rows with their new values (nil for a DELETE), each row's
+// key unchanged. A picked current row is retracted (update-before or delete)
 // and, for an UPDATE, its new row follows (update-after). It returns the number of rows changed.
 func (t *Table) Change(eval func(arrow.RecordBatch) (picked []bool, updated arrow.RecordBatch, err error)) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []exec.Batch
 	defer func() { releaseBatches(out) }()
-	type change struct{ rec, olds, news int } // news -1: a delete
+	type change struct{ olds, news int } // news -1: a delete
 	var changes []change
 	n := int64(0)
-	for ri, rec := range t.recs {
+	for ri, all := range t.recs {
+		// Only the current rows are evaluated: a replaced row's values must not fail the statement (a division
+		// by zero) nor be counted.
+		rec, err := t.current(ri)
+		if err != nil {
+			return 0, err
+		}
+		if rec == nil {
+			continue
+		}
+		if rec != all {
+			defer rec.Release()
+		}
 		var mine []int32
 		picked, updated, err := eval(rec)
 		if err != nil {
 			return 0, err
 		}
 		for i, p := range picked {
-			if p && t.alive[ri][i] {
+			if p {
 				mine = append(mine, int32(i))
 			}
 		}
@@ -245,7 +257,7 @@ func (t *Table) Change(eval func(arrow.RecordBatch) (picked []bool, updated arro
 			continue
 		}
 		n += int64(len(mine))
-		c := change{rec: ri, news: -1}
+		c := change{news: -1}
 		kind := exec.Delete
 		if updated != nil {
 			kind = exec.UpdateBefore
@@ -290,6 +302,28 @@ func (t *Table) Change(eval func(arrow.RecordBatch) (picked []bool, updated arro
 		}
 	}
 	return n, t.add(added)
+}
+
+// current returns the current rows of held batch ri: the batch itself when every row of it is current (no new
+// reference), a new batch of them otherwise, nil when it has none.
+func (t *Table) current(ri int) (arrow.RecordBatch, error) {
+	var rows []int32
+	for i, ok := range t.alive[ri] {
+		if ok {
+			rows = append(rows, int32(i))
+		}
+	}
+	switch len(rows) {
+	case 0:
+		return nil, nil
+	case len(t.alive[ri]):
+		return t.recs[ri], nil
+	}
+	b, err := exec.TakeRows(context.Background(), t.alloc, exec.Batch{Rec: t.recs[ri]}, rows)
+	if err != nil {
+		return nil, err
+	}
+	return b.Rec, nil
 }
 
 // take returns rows of rec as a batch of kind.
@@ -381,22 +415,18 @@ func (t *Table) compact() error {
 func (t *Table) Rows(fn func(arrow.RecordBatch) error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for ri, rec := range t.recs {
-		var rows []int32
-		for i, ok := range t.alive[ri] {
-			if ok {
-				rows = append(rows, int32(i))
-			}
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		b, err := exec.TakeRows(context.Background(), t.alloc, exec.Batch{Rec: rec}, rows)
+	for ri, all := range t.recs {
+		rec, err := t.current(ri)
 		if err != nil {
 			return err
 		}
-		err = fn(b.Rec)
-		b.Rec.Release()
+		if rec == nil {
+			continue
+		}
+		err = fn(rec)
+		if rec != all {
+			rec.Release()
+		}
 		if err != nil {
 			return err
 		}

@@ -252,3 +252,37 @@ func TestTableCompacts(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 }
+
+// pins: UPDATE and DELETE see only the current rows: a replaced row still held (not yet compacted) is neither
+// evaluated (its values must not fail the statement) nor counted.
+func TestTableChangeSeesOnlyCurrentRows(t *testing.T) {
+	mem := connectortest.CheckedAlloc(t)
+	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
+	connectortest.Must(t, err)
+	tb, err := OpenTable(l, "t", []int{0}, mem)
+	connectortest.Must(t, err)
+	defer tb.Close()
+	if _, err := upsert(t, mem, tb, 1, "bad", 2, "b", 3, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := upsert(t, mem, tb, 1, "good"); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	n, err := tb.Change(func(rec arrow.RecordBatch) ([]bool, arrow.RecordBatch, error) {
+		ss := rec.Column(1).(*array.String)
+		for i := range ss.Len() {
+			if ss.Value(i) == "bad" {
+				return nil, nil, errors.New("evaluated a replaced row")
+			}
+		}
+		seen += int(rec.NumRows())
+		return setS(mem, "u")(rec)
+	})
+	if err != nil || n != 3 || seen != 3 {
+		t.Fatalf("update: %d rows, %d seen, %v", n, seen, err)
+	}
+	if got := tableRows(t, tb); !slices.Equal(got, []string{"1=u", "2=u", "3=u"}) {
+		t.Fatalf("rows %v", got)
+	}
+}
