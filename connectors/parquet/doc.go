@@ -22,5 +22,12 @@
 // BYTE_ARRAY into VARCHAR if it is UTF-8, any BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY into VARBINARY, TIMESTAMP of any
 // unit and legacy INT96 into any timestamp unit (finer units floored; overflow is an error), DECIMAL on any physical
 // type into a DECIMAL with at least its scale and integer digits. The isAdjustedToUTC flag is not checked against
-// the Arrow time zone. Nested and repeated columns are not read.
+// the Arrow time zone. Nested and repeated columns are not read: a nested column in a source's schema is 0A000,
+// while flat columns beside nested ones in a file read as usual.
+//
+// # Nested columns in the sink
+//
+// nested.go: a ROW is a group of its fields in their order, an ARRAY the LIST logical type in the 3-level form, a
+// MAP the MAP logical type (key required, value optional), nesting freely; each leaf is a Parquet column, written
+// from values with repetition and definition levels that the sink computes from the Arrow arrays.
 package parquet

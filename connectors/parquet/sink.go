@@ -96,6 +96,9 @@ type parquetEncoder struct {
 	schema  *parquet.Schema
 	opts    []parquet.WriterOption
 	cols    []pqColumn
+	nested  []*pqNested // per column: its tree when nested (nested.go), else nil
+	leafOf  []int       // per column: its first Parquet leaf column
+	leaves  int         // the Parquet leaf columns
 	w       *parquet.Writer
 	writers []*parquet.ColumnWriter
 	// groupRows counts the rows of the open row group.
@@ -116,28 +119,47 @@ func (e *parquetEncoder) Init(schema *arrow.Schema) error {
 	}
 	group := parquet.Group{}
 	order := make([]string, 0, schema.NumFields())
-	e.cols = e.cols[:0]
+	e.cols, e.nested, e.leafOf, e.leaves = e.cols[:0], e.nested[:0], e.leafOf[:0], 0
+	var leafNames []string // per leaf, its column's name
 	for _, f := range schema.Fields() {
 		if _, dup := group[f.Name]; dup {
 			return fmt.Errorf("duplicate column name %q", f.Name)
 		}
-		node, col, err := parquetNode(f.Type)
+		first := e.leaves
+		var node parquet.Node
+		var col pqColumn
+		var tree *pqNested
+		var err error
+		switch f.Type.ID() {
+		case arrow.STRUCT, arrow.LIST, arrow.MAP:
+			node, tree, err = nestedNode(f.Type, f.Nullable, &e.leaves, 0)
+		default:
+			node, col, err = parquetNode(f.Type)
+			if f.Nullable {
+				node, col.optional = parquet.Optional(node), true
+			} else {
+				node = parquet.Required(node)
+			}
+			e.leaves++
+		}
 		if err != nil {
 			return fmt.Errorf("column %s: %w", f.Name, err)
 		}
-		if f.Nullable {
-			node, col.optional = parquet.Optional(node), true
-		} else {
-			node = parquet.Required(node)
-		}
 		group[f.Name] = node
 		order = append(order, f.Name)
-		e.cols = append(e.cols, col)
+		e.cols, e.nested, e.leafOf = append(e.cols, col), append(e.nested, tree), append(e.leafOf, first)
+		for range e.leaves - first {
+			leafNames = append(leafNames, f.Name)
+		}
 	}
 	e.schema = parquet.NewSchema("schema", newOrderedGroup(group, order))
-	for i, path := range e.schema.Columns() {
-		if len(path) != 1 || path[0] != order[i] {
-			return fmt.Errorf("parquet column %d is %v, want %s", i, path, order[i])
+	paths := e.schema.Columns()
+	if len(paths) != e.leaves {
+		return fmt.Errorf("parquet schema has %d columns, want %d", len(paths), e.leaves)
+	}
+	for i, path := range paths {
+		if path[0] != leafNames[i] || (len(path) != 1 && e.nested[slices.Index(order, path[0])] == nil) {
+			return fmt.Errorf("parquet column %d is %v, want one of %s", i, path, leafNames[i])
 		}
 	}
 	e.opts = []parquet.WriterOption{e.schema, parquet.Compression(codec), parquet.CreatedBy("clinksql", "", "")}
@@ -248,8 +270,8 @@ func (e *parquetEncoder) Begin(w io.Writer) error {
 	// A fresh writer per file: a transaction that failed half-way leaves nothing behind for the next one.
 	e.w = parquet.NewWriter(w, e.opts...)
 	e.writers = e.w.ColumnWriters()
-	if len(e.writers) != len(e.cols) {
-		return fmt.Errorf("parquet writer has %d columns, schema %d", len(e.writers), len(e.cols))
+	if len(e.writers) != e.leaves {
+		return fmt.Errorf("parquet writer has %d columns, schema %d", len(e.writers), e.leaves)
 	}
 	e.groupRows = 0
 	return nil
@@ -261,11 +283,18 @@ func (e *parquetEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 		// Cut row groups at exactly RowGroupRows.
 		end = min(off+pqChunk, n, off+int(e.cfg.RowGroupRows-e.groupRows))
 		for c := range e.cols {
-			vals, err := e.values(c, rec.Column(c), off, end)
+			if e.nested[c] != nil {
+				if err := e.writeNested(e.nested[c], rec.Column(c), off, end); err != nil {
+					return fmt.Errorf("column %s: %w", rec.ColumnName(c), err)
+				}
+				continue
+			}
+			leaf := e.leafOf[c]
+			vals, err := e.values(c, leaf, rec.Column(c), off, end)
 			if err != nil {
 				return fmt.Errorf("column %s: %w", rec.ColumnName(c), err)
 			}
-			if _, err := e.writers[c].WriteRowValues(vals); err != nil {
+			if _, err := e.writers[leaf].WriteRowValues(vals); err != nil {
 				return fmt.Errorf("column %s: %w", rec.ColumnName(c), err)
 			}
 		}
@@ -280,10 +309,10 @@ func (e *parquetEncoder) Write(rec arrow.RecordBatch, _ []exec.RowKind) error {
 	return nil
 }
 
-// values converts rows [off, end) of column c into parquet values, column at a time: one type switch per chunk,
-// then a tight loop over the Arrow buffer. Values of byte-array columns point into the Arrow buffers; the column
-// writer copies them before values returns again.
-func (e *parquetEncoder) values(c int, arr arrow.Array, off, end int) ([]parquet.Value, error) {
+// values converts rows [off, end) of flat column c, Parquet column leaf, into parquet values, column at a time:
+// one type switch per chunk, then a tight loop over the Arrow buffer. Values of byte-array columns point into the
+// Arrow buffers; the column writer copies them before values returns again.
+func (e *parquetEncoder) values(c, leaf int, arr arrow.Array, off, end int) ([]parquet.Value, error) {
 	col := e.cols[c]
 	vals := e.vals[:0]
 	if cap(vals) < end-off {
@@ -413,12 +442,12 @@ func (e *parquetEncoder) values(c int, arr arrow.Array, off, end int) ([]parquet
 	// free of them. The loops read whatever the buffer holds under a null slot; those values are replaced.
 	for i := range vals {
 		vals[i].SetDefinitionLevel(def)
-		vals[i].SetColumnIndex(c)
+		vals[i].SetColumnIndex(leaf)
 	}
 	if hasNulls {
 		for i := off; i < end; i++ {
 			if arr.IsNull(i) {
-				vals[i-off] = parquet.NullValue().Level(0, 0, c)
+				vals[i-off] = parquet.NullValue().Level(0, 0, leaf)
 			}
 		}
 	}
