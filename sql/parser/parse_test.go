@@ -474,7 +474,7 @@ func FuzzParse(f *testing.F) {
 		"WITH t (a) AS (VALUES (1)) SELECT a || b + c * d - e || f, concat(a, b) || c FROM t WHERE a IN (VALUES (1))",
 		"EXPLAIN SELECT 1", "SELECT", "(", "SELECT (((", "::", "SELECT a::", "SELECT 1 FILTER (WHERE", "TABLE(TUMBLE(",
 		"VALUES (", "SELECT E'\\", "SELECT * FROM (SELECT 1) v(",
-		"WITH A(A)AS(VALUES(0))(VALUES(0))", // found by the fuzzer: formatted, the VALUES body keeps its parentheses
+		"WITH A(A)AS(VALUES(0))(VALUES(0))",             // found by the fuzzer: formatted, the VALUES body keeps its parentheses
 		"SELECT TABLE(TUMBLE(TABLE A,DESCRIPTOR(A),0))", // found by the fuzzer: a table function outside FROM
 	}
 	for _, s := range seeds {
