@@ -151,6 +151,17 @@ SELECT * FROM q11 ORDER BY bid_count DESC, bidder, starttime LIMIT 5;
 -- check IIDD
 SELECT * FROM q11 WHERE bidder IN (1000, 1030, 1049) ORDER BY bidder, starttime;
 
+-- ## q12
+-- q12 (a processing-time TUMBLE of 10 s per bidder, on the test clock set to 2026-01-02 12:00:03 before the view
+-- started and never moved): every bid is in one window, which fires at the end of input.
+-- check IRRRDD
+SELECT COUNT(*), SUM(bid_count), SUM(MOD(bidder * 7919 + bid_count * 104729, 1000003)), MAX(bid_count),
+  MIN(starttime), MAX(endtime)
+FROM q12;
+
+-- check II
+SELECT bidder, bid_count FROM q12 ORDER BY bid_count DESC, bidder LIMIT 5;
+
 -- ## q14
 -- q14 (projection with a user-defined function, filter on 0.908 * price): count_char(extra, 'c') is a wasm function
 -- in the engine, a SQL function in Postgres. Every bid of the data is between 23:59:30 and 00:00:50, so

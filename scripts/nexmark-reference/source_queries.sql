@@ -24,10 +24,12 @@
 --   * q10 writes files; the engine's checks read them back through file streams (q10_all over every file,
 --     q10_2359 and q10_0000 over one partition's directory, q10_*_success over its _SUCCESS file, empty): here
 --     those are views of bid with the partition the sink computes, to_char(dateTime, 'YYYY-MM-DD' | 'HH24:MI').
+--   * q12's processing-time TUMBLE runs on the test clock, set to 2026-01-02 12:00:03 UTC and never moved, so
+--     every bid is in the window [12:00:00, 12:00:10) of that day (TIMESTAMPTZ in the view, as PROCTIME()).
 --   * q14's UDF count_char(s, c) (the occurrences of c's first character in s; a wasm function in the engine) is a
 --     SQL function here, and HOUR(ts) is EXTRACT(HOUR FROM ts).
 
-DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q6, nexmark_q6_final, nexmark_q6_bids, q7, q8, q9, q10_all, q10_2359, q10_0000, q10_2359_success, q10_0000_success, q11, q14, q15, q16, q17, q18, q19, q20, q21, q22,
+DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q6, nexmark_q6_final, nexmark_q6_bids, q7, q8, q9, q10_all, q10_2359, q10_0000, q10_2359_success, q10_0000_success, q11, q12, q14, q15, q16, q17, q18, q19, q20, q21, q22,
   bid_tumble10, bid_hop2_10, person_tumble10, auction_tumble10;
 
 CREATE VIEW bid_tumble10 AS
@@ -213,6 +215,15 @@ SELECT
     max(dateTime) + INTERVAL '10' SECOND as endtime
 FROM numbered
 GROUP BY bidder, session;
+
+CREATE VIEW q12 AS
+SELECT
+    bidder,
+    count(*) as bid_count,
+    TIMESTAMPTZ '2026-01-02 12:00:00+00' AS starttime,
+    TIMESTAMPTZ '2026-01-02 12:00:10+00' AS endtime
+FROM bid
+GROUP BY bidder;
 
 CREATE OR REPLACE FUNCTION count_char(s TEXT, c TEXT) RETURNS BIGINT LANGUAGE SQL IMMUTABLE STRICT
   RETURN length(s) - length(replace(s, left(c, 1), ''));
