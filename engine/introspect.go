@@ -1033,7 +1033,12 @@ func attributeValues(it selItem) (colSpec, bool) {
 		}}, true
 	case "attnum":
 		return colSpec{intCol(it.name, catalog.OIDInt2), func(r *row) *string { return str(strconv.Itoa(r.col + 1)) }}, true
-	case "attnotnull", "atthasdef", "attisdropped":
+	case "attnotnull":
+		// A table's key columns are NOT NULL (a NULL in one is refused); every other column takes NULL.
+		return colSpec{boolCol(it.name), func(r *row) *string {
+			return boolStr(r.obj.IsTable() && slices.Contains(r.obj.PrimaryKey, r.obj.Columns[r.col].Name))
+		}}, true
+	case "atthasdef", "attisdropped":
 		return constBool(it, false), true
 	case "attidentity", "attgenerated", "attcompression":
 		return constText(it, str("")), true
@@ -1381,8 +1386,8 @@ func recogniseFieldMetadata(n string, _ *introQuery) func(*Session, []*string) (
 		}
 		return project(items, rs, func(it selItem) (colSpec, bool) {
 			switch it.key {
-			case "attnotnull", "attidentity":
-				return constBool(it, false), true // nullable; not an identity or serial column
+			case "attidentity":
+				return constBool(it, false), true // not an identity or serial column
 			}
 			if sp, ok := attributeValues(it); ok {
 				return sp, true

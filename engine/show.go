@@ -196,8 +196,14 @@ func (s *Session) describe(st *parser.Describe) (*Result, error) {
 	t := newTable("column_name", "data_type", "is_nullable", "extra")
 	for _, c := range o.Columns {
 		var extra []string
+		nullable := "YES"
 		if slices.Contains(o.PrimaryKey, c.Name) {
-			extra = append(extra, "PRIMARY KEY NOT ENFORCED")
+			if o.IsTable() {
+				// A table's key is checked: its INSERTs upsert by it, and a NULL in it is refused.
+				extra, nullable = append(extra, "PRIMARY KEY"), "NO"
+			} else {
+				extra = append(extra, "PRIMARY KEY NOT ENFORCED")
+			}
 		}
 		if d := c.Definition(); d != "" {
 			extra = append(extra, d)
@@ -208,7 +214,7 @@ func (s *Session) describe(st *parser.Describe) (*Result, error) {
 		if o.Watermark != nil && o.Watermark.Column == c.Name {
 			extra = append(extra, "WATERMARK AS "+o.Watermark.Expr)
 		}
-		t.add(c.Name, c.Type.String(), "YES", strings.Join(extra, " "))
+		t.add(c.Name, c.Type.String(), nullable, strings.Join(extra, " "))
 	}
 	return t.result("DESCRIBE"), nil
 }

@@ -39,6 +39,7 @@ func TestTableStatementsAcrossRestart(t *testing.T) {
 	if got := tag(t, s, `CREATE TABLE t (k INT PRIMARY KEY, v VARCHAR, n BIGINT)`); got != "CREATE TABLE" {
 		t.Fatalf("create: %q", got)
 	}
+	equalLines(t, "describe", rows(t, s, `DESCRIBE t`), []string{"k|INT|NO|PRIMARY KEY", "v|VARCHAR|YES|", "n|BIGINT|YES|"})
 	mustExec(t, s, `CREATE MATERIALIZED VIEW per_v AS SELECT v, COUNT(*) AS c, SUM(n) AS total FROM t GROUP BY v`)
 	for _, c := range []struct{ sql, tag string }{
 		{`INSERT INTO t VALUES (1, 'a', 10), (2, 'a', 20), (3, 'b', 30)`, "INSERT 0 3"},
@@ -200,4 +201,15 @@ func TestTableInsertSelect(t *testing.T) {
 		!strings.Contains(plan, "reads: the table's current rows") {
 		t.Fatalf("EXPLAIN:\n%s", plan)
 	}
+}
+
+// pins: psql's \d shows a table's key columns NOT NULL (pg_attribute.attnotnull), the others nullable.
+func TestTablePsqlDescribeNotNull(t *testing.T) {
+	_, s := testEngine(t, t.TempDir())
+	mustExec(t, s, `CREATE TABLE clicks (user_id BIGINT, url VARCHAR, ts TIMESTAMP(3), PRIMARY KEY (user_id))`)
+	_, details := describe(t, s, "d-clicks.sql")
+	equalLines(t, "columns", resultLines(details[1]), []string{
+		"user_id|bigint|NULL|t|NULL||",
+		"url|character varying|NULL|f|NULL||",
+		"ts|timestamp(3) without time zone|NULL|f|NULL||"})
 }
