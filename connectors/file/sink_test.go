@@ -301,8 +301,8 @@ func TestFileSinkConfigErrorsAtOpen(t *testing.T) {
 	if err := NewSink(SinkConfig{Path: t.TempDir(), Format: "csv", Schema: noText}).Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
 		t.Error("a list of float16 accepted by the csv sink")
 	}
-	list := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
-	if err := parquet.NewSink(parquet.SinkConfig{Path: t.TempDir(), Schema: list}).Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
-		t.Error("list column accepted by the parquet sink")
+	// The Parquet sink writes an ARRAY as a LIST now; an element type without a Parquet form still fails at Open.
+	if err := parquet.NewSink(parquet.SinkConfig{Path: t.TempDir(), Schema: noText}).Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
+		t.Error("a list of float16 accepted by the parquet sink")
 	}
 }
