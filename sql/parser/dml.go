@@ -63,6 +63,9 @@ func (p *parser) update(start int) (Stmt, error) {
 			break
 		}
 	}
+	if p.isKw("from") {
+		return nil, notSupported(p.peek().Pos, "UPDATE ... FROM is not supported; UPDATE reads the table's own columns")
+	}
 	if s.Where, err = p.dmlWhere(end); err != nil {
 		return nil, err
 	}
@@ -97,7 +100,10 @@ func (p *parser) dmlAlias(next string) (string, error) {
 		a, _, err := p.name()
 		return a, err
 	}
-	if t := p.peek(); t.Kind == Ident && !isKw(t, next) && !isKw(t, "where") {
+	if p.isKw("using") {
+		return "", notSupported(p.peek().Pos, "DELETE ... USING is not supported; DELETE reads the table's own columns")
+	}
+	if t := p.peek(); t.Kind == Ident && !isKw(t, next) && !isKw(t, "where") && !isKw(t, "returning") {
 		a, _, err := p.name()
 		return a, err
 	}
@@ -108,11 +114,15 @@ func (p *parser) dmlAlias(next string) (string, error) {
 func (p *parser) dmlWhere(end int) (Expr, error) {
 	var where Expr
 	if p.eatKw("where") {
+		hi := p.clauseEnd(p.i, end, false)
 		var err error
-		if where, err = p.parseExpr(p.i, end); err != nil {
+		if where, err = p.parseExpr(p.i, hi); err != nil {
 			return nil, err
 		}
-		p.i = end
+		p.i = hi
+	}
+	if p.isKw("returning") {
+		return nil, notSupported(p.peek().Pos, "RETURNING is not supported")
 	}
 	if p.i != end {
 		return nil, p.syntaxErrorAt(p.i)
@@ -121,7 +131,8 @@ func (p *parser) dmlWhere(end int) (Expr, error) {
 }
 
 // clauseEnd is the index of the first token at or after i, outside parentheses, that ends an expression of a
-// SET list: a "," (when comma), WHERE, or end.
+// SET list or a WHERE: a "," (when comma, in a SET list), WHERE, FROM or RETURNING, or end. (FROM inside an
+// expression, EXTRACT(x FROM y), is inside parentheses.)
 func (p *parser) clauseEnd(i, end int, comma bool) int {
 	depth := 0
 	for ; i < end; i++ {
@@ -131,7 +142,7 @@ func (p *parser) clauseEnd(i, end int, comma bool) int {
 			depth++
 		case isOp(t, ")") || isOp(t, "]"):
 			depth--
-		case depth == 0 && (comma && isOp(t, ",") || isKw(t, "where")):
+		case depth == 0 && (comma && (isOp(t, ",") || isKw(t, "where") || isKw(t, "from")) || isKw(t, "returning")):
 			return i
 		}
 	}

@@ -308,6 +308,16 @@ func (p *parser) insert(start int) (Stmt, error) {
 	if p.i == end {
 		return nil, p.syntaxErrorAt(p.i)
 	}
+	for k := p.i; k+1 < end; k++ {
+		if p.kwAt(k, "on") && p.kwAt(k+1, "conflict") {
+			e := notSupported(p.toks[k].Pos, "INSERT ... ON CONFLICT is not supported").(*sqlerr.Error)
+			e.Hint = "An INSERT into a table (a stream with a PRIMARY KEY) replaces the row of an existing key: it is an upsert already."
+			return nil, e
+		}
+		if p.kwAt(k, "returning") {
+			return nil, notSupported(p.toks[k].Pos, "RETURNING is not supported")
+		}
+	}
 	if s.Query, err = p.parseQuery(p.i, end); err != nil {
 		return nil, err
 	}
