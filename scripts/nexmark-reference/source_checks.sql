@@ -162,6 +162,18 @@ FROM q12;
 -- check II
 SELECT bidder, bid_count FROM q12 ORDER BY bid_count DESC, bidder LIMIT 5;
 
+-- ## q13
+-- q13 (a lookup join of every bid, at its processing time, with the PostgreSQL side input keyed by
+-- mod(auction, 10000)): every bid finds its row, the value names the key.
+-- check IRRRR
+SELECT COUNT(*), SUM(price), SUM(MOD(auction * 7919 + bidder * 104729 + price, 1000003)),
+  SUM(MOD(price, 1009) * EXTRACT(EPOCH FROM dateTime)), SUM(LENGTH(value) * MOD(auction, 101))
+FROM q13;
+
+-- check ITTI
+SELECT COUNT(DISTINCT auction), MIN(value), MAX(value), SUM(CASE WHEN value = 'side-' || CAST(MOD(auction, 10000) AS VARCHAR) THEN 1 ELSE 0 END)
+FROM q13;
+
 -- ## q14
 -- q14 (projection with a user-defined function, filter on 0.908 * price): count_char(extra, 'c') is a wasm function
 -- in the engine, a SQL function in Postgres. Every bid of the data is between 23:59:30 and 00:00:50, so

@@ -26,10 +26,12 @@
 --     those are views of bid with the partition the sink computes, to_char(dateTime, 'YYYY-MM-DD' | 'HH24:MI').
 --   * q12's processing-time TUMBLE runs on the test clock, set to 2026-01-02 12:00:03 UTC and never moved, so
 --     every bid is in the window [12:00:00, 12:00:10) of that day (TIMESTAMPTZ in the view, as PROCTIME()).
+--   * q13's side input is the table nexmark-bench creates (key 0..9999, value 'side-<key>'), here a table of the
+--     reference server too; its lookup join at processing time is an inner join (the table never changes).
 --   * q14's UDF count_char(s, c) (the occurrences of c's first character in s; a wasm function in the engine) is a
 --     SQL function here, and HOUR(ts) is EXTRACT(HOUR FROM ts).
 
-DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q6, nexmark_q6_final, nexmark_q6_bids, q7, q8, q9, q10_all, q10_2359, q10_0000, q10_2359_success, q10_0000_success, q11, q12, q14, q15, q16, q17, q18, q19, q20, q21, q22,
+DROP VIEW IF EXISTS q0, q1, q2, q3, q4, q5, q6, nexmark_q6_final, nexmark_q6_bids, q7, q8, q9, q10_all, q10_2359, q10_0000, q10_2359_success, q10_0000_success, q11, q12, q13, q14, q15, q16, q17, q18, q19, q20, q21, q22,
   bid_tumble10, bid_hop2_10, person_tumble10, auction_tumble10;
 
 CREATE VIEW bid_tumble10 AS
@@ -224,6 +226,14 @@ SELECT
     TIMESTAMPTZ '2026-01-02 12:00:10+00' AS endtime
 FROM bid
 GROUP BY bidder;
+
+DROP TABLE IF EXISTS nexmark_side_input;
+CREATE TABLE nexmark_side_input (key bigint PRIMARY KEY, value text);
+INSERT INTO nexmark_side_input SELECT k, 'side-' || k FROM generate_series(0, 9999) AS k;
+
+CREATE VIEW q13 AS
+SELECT B.auction, B.bidder, B.price, B.dateTime, S.value
+FROM bid AS B JOIN nexmark_side_input AS S ON mod(B.auction, 10000) = S.key;
 
 CREATE OR REPLACE FUNCTION count_char(s TEXT, c TEXT) RETURNS BIGINT LANGUAGE SQL IMMUTABLE STRICT
   RETURN length(s) - length(replace(s, left(c, 1), ''));

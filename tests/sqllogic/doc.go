@@ -23,6 +23,9 @@
 //	restart                           close the engine (jobs stop gracefully) and open it again on the same data
 //	                                  directory; jobs resume from their last completed checkpoint
 //	wait                              wait until every job over bounded inputs has finished
+//	external postgres                 the statements up to the next blank line run on a PostgreSQL 15 server of the
+//	                                  file's own (package pgtest, started on first use), whose URL ${PG_URL} stands
+//	                                  for in the file's statements: a lookup join's table (nexmark_source.slt's q13)
 //
 // A statement runs until a blank line (or ---- for queries). Expected results are derived by hand or from a
 // reference database (the comments say which), never copied from our own output unchecked.

@@ -18,6 +18,7 @@ import (
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/sql/parser"
 	"github.com/clinksql/clinksql/sqlerr"
+	"github.com/clinksql/clinksql/tests/pgtest"
 )
 
 // Each file runs twice: in process (engine.Session) and over pgwire (a real `clinksql serve` process, through
@@ -157,6 +158,15 @@ func parseFile(t *testing.T, path string) []record {
 				r.expTo = i
 			}
 		case "flush", "restart", "wait":
+		case "external":
+			if len(fields) != 2 || fields[1] != "postgres" {
+				t.Fatalf("%s:%d: external postgres", path, i+1)
+			}
+			var sql []string
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
+				sql = append(sql, lines[i])
+			}
+			r.sql = strings.Join(sql, "\n")
 		case "sleep":
 			if len(fields) != 2 {
 				t.Fatalf("%s:%d: sleep <duration>", path, i+1)
@@ -210,12 +220,27 @@ func runFile(t *testing.T, path string, newTarget func(t *testing.T, dir string)
 	}
 	ctx := context.Background()
 	queries := 0
+	var external *pgtest.Postgres // started by the first external postgres or ${PG_URL}
+	startExternal := func() *pgtest.Postgres {
+		if external == nil {
+			external = pgtest.StartT(t, pgtest.Options{})
+		}
+		return external
+	}
 	for _, r := range recs {
 		where := fmt.Sprintf("%s:%d", path, r.line)
 		if onPostgres && (r.pgSkip || r.errRE != "") {
 			continue
 		}
+		if strings.Contains(r.sql, "${PG_URL}") {
+			r.sql = strings.ReplaceAll(r.sql, "${PG_URL}", startExternal().DSN())
+		}
 		switch r.kind {
+		case "external":
+			conn := startExternal().ConnectT(t)
+			if _, err := conn.PgConn().Exec(ctx, r.sql).ReadAll(); err != nil {
+				t.Fatalf("%s: external postgres: %v", where, err)
+			}
 		case "flush":
 			fctx, cancel := context.WithTimeout(ctx, time.Minute)
 			_, err := tg.exec(fctx, "FLUSH")
