@@ -7,7 +7,8 @@
 //
 // Every job reads the engine's one processing-time clock (testclock.go): the wall clock, unless a test set it with
 // SET testing.processing_time = '<UTC timestamp>', which switches every job to a hand-moved exec.ManualClock and
-// is kept in <data>/testing-processing-time so that a restart redeploys the jobs on it.
+// is kept in <data>/testing-processing-time so that a restart redeploys the jobs on it. Only an engine opened with
+// Config.Testing (serve --testing) takes the setting or opens a directory that has that file.
 //
 // Results leave as Postgres text forms (textform.Rows), NULL as nil, so every front end prints the same
 // values. A SELECT streams its rows to the caller's RowWriter (Run, RunStmt, RunPrepared) batch by batch as its

@@ -50,6 +50,10 @@ type Config struct {
 	// this often (exec.JobConfig.LatencyMarkerInterval); the sinks' clinksql_sink_latency_seconds histograms then
 	// show the time from a row leaving its source to its result reaching the sink. 0: off.
 	LatencyMarkerInterval time.Duration
+	// Testing allows the settings only tests may use (SET testing.processing_time, which stops the wall clock of
+	// every processing-time window); `clinksql serve --testing` sets it. Without it the
+	// setting is refused, and a data directory left on a test clock does not open.
+	Testing bool
 }
 
 // Engine runs statements against one data directory. It owns the catalog, the internal streams' logs and the
@@ -151,7 +155,7 @@ func Open(cfg Config) (*Engine, error) {
 		selectLog: slog.New(errorsOnly{cfg.Logger.Handler()}),
 		logs:      map[string]*streamlog.Log{}, jobs: map[string]*runningJob{}}
 	_ = os.RemoveAll(filepath.Join(dir, "tmp")) // ad-hoc SELECTs of an earlier process
-	if err := e.clock.open(dir); err != nil {
+	if err := e.clock.open(dir, cfg.Testing); err != nil {
 		cancel()
 		lock.Close()
 		return nil, err

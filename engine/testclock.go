@@ -49,13 +49,19 @@ func (c *engineClock) Until(t time.Time) <-chan struct{} {
 }
 
 // openTestingClock installs the hand-set clock an earlier run of the data directory left, if any.
-func (c *engineClock) open(dir string) error {
+func (c *engineClock) open(dir string, testing bool) error {
 	b, err := os.ReadFile(filepath.Join(dir, testingClockFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if !testing {
+		// its processing-time windows would wait for a clock nobody moves
+		return sqlerr.New(sqlerr.InvalidJobState, sqlerr.NoPos, "data directory %s runs on a test clock (SET %s): "+
+			"open it with --testing, or delete %s to return its jobs to the wall clock", dir, TestingClockSetting,
+			filepath.Join(dir, testingClockFile))
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
 	if err != nil {
@@ -68,6 +74,10 @@ func (c *engineClock) open(dir string) error {
 // setTestingClock carries out SET testing.processing_time = value, or with wall (SET ... TO DEFAULT, RESET) the
 // return to the wall clock: the file goes, and every job reads the wall clock again.
 func (e *Engine) setTestingClock(value string, wall bool) error {
+	if !e.cfg.Testing {
+		return sqlerr.New(sqlerr.InsufficientPriv, sqlerr.NoPos, "%s is for tests: the server must be started with --testing",
+			TestingClockSetting)
+	}
 	if wall {
 		e.testClockMu.Lock()
 		defer e.testClockMu.Unlock()

@@ -52,6 +52,8 @@ cancels running statements, stops the jobs with a final checkpoint and exits 0.`
 	f.StringVar(&o.tlsCert, "tls-cert", "", "a PEM certificate: clients may then use TLS (with --tls-key)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	f.StringVar(&o.logLevel, "log-level", "info", "the least severe log lines printed: debug, info, warn or error")
+	f.BoolVar(&o.testing, "testing", false, "allow the settings only tests use (SET testing.processing_time)")
+	_ = f.MarkHidden("testing")
 	return cmd
 }
 
@@ -61,6 +63,7 @@ type serveOptions struct {
 	allow, users      []string
 	usersFile         string
 	logLevel          string
+	testing           bool
 	tlsCert, tlsKey   string
 	shutdownTimeout   time.Duration
 	engineCloseTimout time.Duration
@@ -126,7 +129,8 @@ func runServe(stdout, stderr io.Writer, o serveOptions) error {
 			httpURL = "https://" + hs.Addr().String()
 		}
 	}
-	e, err := engine.Open(engine.Config{DataDir: o.dataDir, AllowPaths: o.allow, Logger: log.With("component", "engine")})
+	e, err := engine.Open(engine.Config{DataDir: o.dataDir, AllowPaths: o.allow, Logger: log.With("component", "engine"),
+		Testing: o.testing})
 	if err != nil {
 		stopHTTP()
 		return err

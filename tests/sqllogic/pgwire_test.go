@@ -77,7 +77,7 @@ func newPgwireTarget(t *testing.T, bin, dir string) target {
 }
 
 func (p *pgwireTarget) start() {
-	srv, err := testserver.Start(p.bin, p.dir)
+	srv, err := testserver.Start(p.bin, p.dir, "--testing")
 	if err != nil {
 		p.t.Fatal(err)
 	}

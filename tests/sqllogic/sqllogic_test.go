@@ -350,7 +350,7 @@ func newInprocTarget(t *testing.T, dir string) target {
 }
 
 func (p *inprocTarget) open() {
-	e, err := engine.Open(engine.Config{DataDir: p.dir, Alloc: p.mem})
+	e, err := engine.Open(engine.Config{DataDir: p.dir, Alloc: p.mem, Testing: true})
 	if err != nil {
 		p.t.Fatalf("open engine: %v", err)
 	}
