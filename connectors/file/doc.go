@@ -12,7 +12,9 @@
 // 2026-01-01 00:00:01.5 (microseconds at most, no trailing zeros, nanoseconds truncated); DATE 2026-01-01; DECIMAL with
 // exactly its scale; BYTEA \x hex; INTERVAL in the postgres IntervalStyle. CSV follows COPY ... CSV: NULL is an empty
 // field, an empty string is "", a header line only with 'csv.header'. JSON lines hold one object per row with NULL as
-// null, numbers and booleans as JSON values and the other types as strings in their text form.
+// null, numbers and booleans as JSON values, a ROW as an object, an ARRAY as an array and a MAP as an object keyed
+// by its keys' text (as Postgres' to_json), and the other types as strings in their text form; CSV writes a nested
+// value in its Postgres text form. The source does not read nested columns.
 //
 // # File sources (CSV, JSON lines)
 //
