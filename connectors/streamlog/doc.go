@@ -15,7 +15,7 @@
 // A Table (table.go) is a table's current rows keyed by its primary key, folded from its log (a table's log holds
 // its changelog): Upsert (INSERT) and Change (UPDATE, DELETE) compute a statement's changes from the rows, append
 // them as one segment, and only then apply them, so a failed statement changes nothing; the log stays the only
-// durable copy, and the rows held are compacted once most of them were replaced.
+// durable copy, and the rows held are compacted once most of them were replaced or many small batches piled up.
 //
 // A Tail (tail.go) is a subscriber's reader (SUBSCRIBE): the view's rows as of the frontier (the writing job's
 // last checkpoint whose commit every sink subtask finished: Advance), then each later checkpoint's changes

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
@@ -361,46 +362,75 @@ func (t *Table) add(bs []exec.Batch) error {
 	return t.compact()
 }
 
-// compact rewrites the held batches down to the current rows once most rows held are not current, so memory
-// follows the table's size rather than its history.
+// compact rewrites the held batches down to the current rows, merged into batches of up to compactRows rows,
+// once most rows held are no longer current or the statements left many small batches (each INSERT adds one),
+// so that memory follows the table's size rather than its history and UPDATE evaluates few batches.
 func (t *Table) compact() error {
-	if t.dead <= len(t.index) && t.dead < 1<<16 || t.dead == 0 {
+	// Full batches of a large table are never merged further, so they do not count against maxHeldBatches.
+	if t.dead <= len(t.index) && t.dead < 1<<16 && len(t.recs) <= maxHeldBatches+len(t.index)/compactRows || len(t.recs) == 0 {
 		return nil
 	}
 	var recs []arrow.RecordBatch
-	var alive [][]bool
-	index := map[string]rowRef{}
-	for ri, rec := range t.recs {
-		var rows []int32
-		for i, ok := range t.alive[ri] {
-			if ok {
-				rows = append(rows, int32(i))
-			}
+	release := func() {
+		for _, r := range recs {
+			r.Release()
 		}
-		if len(rows) == 0 {
+	}
+	var pending []arrow.RecordBatch // current rows not merged yet (owned)
+	rows := 0
+	merge := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		rec, err := concatRecords(t.alloc, pending)
+		for _, r := range pending {
+			r.Release()
+		}
+		pending, rows = nil, 0
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+		return nil
+	}
+	for ri, all := range t.recs {
+		rec, err := t.current(ri)
+		if err != nil {
+			release()
+			return err
+		}
+		if rec == nil {
 			continue
 		}
-		b, err := exec.TakeRows(context.Background(), t.alloc, exec.Batch{Rec: rec}, rows)
-		if err != nil {
-			for _, r := range recs {
-				r.Release()
+		if rec == all {
+			rec.Retain()
+		}
+		if rows > 0 && rows+int(rec.NumRows()) > compactRows {
+			if err := merge(); err != nil {
+				rec.Release()
+				release()
+				return err
 			}
+		}
+		pending = append(pending, rec)
+		rows += int(rec.NumRows())
+	}
+	if err := merge(); err != nil {
+		release()
+		return err
+	}
+	var alive [][]bool
+	index := map[string]rowRef{}
+	for ri, rec := range recs {
+		keys, err := t.keys(rec)
+		if err != nil {
+			release()
 			return err
 		}
-		keys, err := t.keys(b.Rec)
-		if err != nil {
-			b.Rec.Release()
-			for _, r := range recs {
-				r.Release()
-			}
-			return err
-		}
-		nr := len(recs)
-		recs = append(recs, b.Rec)
 		a := make([]bool, len(keys))
 		for i, k := range keys {
 			a[i] = true
-			index[k] = rowRef{nr, i}
+			index[k] = rowRef{ri, i}
 		}
 		alive = append(alive, a)
 	}
@@ -409,6 +439,46 @@ func (t *Table) compact() error {
 	}
 	t.recs, t.alive, t.index, t.dead = recs, alive, index, 0
 	return nil
+}
+
+const (
+	// maxHeldBatches is how many batches a table holds before compact merges them.
+	maxHeldBatches = 256
+	// compactRows is the size of the batches compact merges rows into (a larger batch is kept as it is).
+	compactRows = 64 << 10
+)
+
+// concatRecords is one record of the rows of recs (one schema), in order; a single record is returned with a new
+// reference.
+func concatRecords(alloc memory.Allocator, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(recs) == 1 {
+		recs[0].Retain()
+		return recs[0], nil
+	}
+	cols := make([]arrow.Array, recs[0].NumCols())
+	n := int64(0)
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	for c := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		a, err := array.Concatenate(parts, alloc)
+		if err != nil {
+			for _, x := range cols[:c] {
+				x.Release()
+			}
+			return nil, err
+		}
+		cols[c] = a
+	}
+	out := array.NewRecordBatch(recs[0].Schema(), cols, n)
+	for _, a := range cols {
+		a.Release()
+	}
+	return out, nil
 }
 
 // Rows calls fn with each batch of current rows (shared: fn must not keep them past its return).

@@ -286,3 +286,37 @@ func TestTableChangeSeesOnlyCurrentRows(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 }
+
+// pins: many one-row INSERTs of new keys (no row replaced) are merged into few batches, rows and keys intact.
+func TestTableMergesSmallBatches(t *testing.T) {
+	mem := connectortest.CheckedAlloc(t)
+	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
+	connectortest.Must(t, err)
+	tb, err := OpenTable(l, "t", []int{0}, mem)
+	connectortest.Must(t, err)
+	defer tb.Close()
+	var want []string
+	for i := range maxHeldBatches + 10 {
+		if _, err := upsert(t, mem, tb, i, fmt.Sprint("v", i)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf("%d=v%d", i, i))
+	}
+	if held := len(tb.recs); held > 20 {
+		t.Fatalf("%d batches held", held)
+	}
+	slices.Sort(want)
+	if got := tableRows(t, tb); !slices.Equal(got, want) {
+		t.Fatalf("rows %v", got)
+	}
+	// The keys still find their rows: an upsert replaces, an update and a delete pick by key.
+	if _, err := upsert(t, mem, tb, 5, "new"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := tb.Change(deleteIDs(6, 7)); err != nil || n != 2 {
+		t.Fatalf("delete: %d %v", n, err)
+	}
+	if got := tb.Len(); got != maxHeldBatches+8 {
+		t.Fatalf("%d rows", got)
+	}
+}
