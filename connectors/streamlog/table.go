@@ -139,6 +139,9 @@ func (t *Table) Len() int {
 func (t *Table) Upsert(recs []arrow.RecordBatch) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.open(); err != nil {
+		return 0, err
+	}
 	type pick struct {
 		ref rowRef // into recs
 		k   string
@@ -223,6 +226,9 @@ func (t *Table) Upsert(recs []arrow.RecordBatch) (int64, error) {
 func (t *Table) Change(eval func(arrow.RecordBatch) (picked []bool, updated arrow.RecordBatch, err error)) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.open(); err != nil {
+		return 0, err
+	}
 	var out []exec.Batch
 	defer func() { releaseBatches(out) }()
 	type change struct{ olds, news int } // news -1: a delete
@@ -485,6 +491,9 @@ func concatRecords(alloc memory.Allocator, recs []arrow.RecordBatch) (arrow.Reco
 func (t *Table) Rows(fn func(arrow.RecordBatch) error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.open(); err != nil {
+		return err
+	}
 	for ri, all := range t.recs {
 		rec, err := t.current(ri)
 		if err != nil {
@@ -504,7 +513,15 @@ func (t *Table) Rows(fn func(arrow.RecordBatch) error) error {
 	return nil
 }
 
-// Close releases the rows.
+// open refuses a statement on a Table that Close released (its table was dropped while the statement started).
+func (t *Table) open() error {
+	if t.index == nil {
+		return sqlerr.New(sqlerr.UndefinedTable, sqlerr.NoPos, "relation %q was dropped", t.name)
+	}
+	return nil
+}
+
+// Close releases the rows; statements after it fail with 42P01.
 func (t *Table) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()

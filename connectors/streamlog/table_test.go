@@ -320,3 +320,24 @@ func TestTableMergesSmallBatches(t *testing.T) {
 		t.Fatalf("%d rows", got)
 	}
 }
+
+// pins: a statement on a Table closed under it (its table dropped) fails with 42P01 instead of touching
+// released rows.
+func TestTableClosed(t *testing.T) {
+	mem := connectortest.CheckedAlloc(t)
+	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
+	connectortest.Must(t, err)
+	tb, err := OpenTable(l, "t", []int{0}, mem)
+	connectortest.Must(t, err)
+	if _, err := upsert(t, mem, tb, 1, "a"); err != nil {
+		t.Fatal(err)
+	}
+	tb.Close()
+	var se *sqlerr.Error
+	if _, err := upsert(t, mem, tb, 2, "b"); !errors.As(err, &se) || se.Code != sqlerr.UndefinedTable {
+		t.Fatalf("upsert after close: %v", err)
+	}
+	if _, err := tb.Change(deleteIDs(1)); !errors.As(err, &se) || se.Code != sqlerr.UndefinedTable {
+		t.Fatalf("delete after close: %v", err)
+	}
+}
