@@ -242,7 +242,7 @@ func NewColumnIn(arr arrow.Array, loc *time.Location) (Column, error) {
 // quoting rules of nested values' elements
 const (
 	arrayQuote  = iota // Postgres' array_out: NULL bare, quotes for empty, blanks, {},"\ and the word NULL
-	rowQuote           // record_out: quotes for empty, blanks, (),"\ (a NULL field is written by the caller)
+	rowQuote           // record_out: quotes for empty, blanks, (),"\, doubles " and \ (a NULL field: nothing)
 	nestedArray        // an array inside an array: as it is
 )
 
@@ -278,7 +278,12 @@ func appendElem(dst []byte, col *Column, j int, rule int) []byte {
 	dst = append(dst[:start], '"')
 	for _, b := range elem {
 		if b == '"' || b == '\\' {
-			dst = append(dst, '\\')
+			// array_out escapes them with a backslash, record_out doubles them
+			if rule == rowQuote {
+				dst = append(dst, b)
+			} else {
+				dst = append(dst, '\\')
+			}
 		}
 		dst = append(dst, b)
 	}
