@@ -26,29 +26,18 @@ var sideNames = [2]string{"left row", "right row"}
 
 // DecodeState decodes one kept row: its arrival number, key and row time, whether it matched, and its columns.
 func (j *intervalJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, error) {
-	side := int(id) - 1
-	if side < 0 || side > 1 || len(uk) != 8 || len(v) < 8 {
-		return exec.StateEntry{}, rowcodec.ErrState
-	}
-	flags, key, row, err := parseRowValue(v[8:])
-	if err != nil {
-		return exec.StateEntry{}, err
-	}
-	e := exec.StateEntry{Kind: sideNames[side], Key: []exec.StateField{exec.Field("seq", binary.BigEndian.Uint64(uk))}}
-	if e.Key, err = j.p.timeSpec.appendKey(e.Key, side, key, flags); err != nil {
-		return exec.StateEntry{}, err
-	}
-	e.Value = []exec.StateField{exec.Field("row_time_us", int64(binary.BigEndian.Uint64(v))),
-		exec.Field("matched", flags&flagMatched != 0)}
-	if e.Value, err = appendRow(e.Value, j.p.schemas[side], &j.p.rowEnc[side], row); err != nil {
-		return exec.StateEntry{}, err
-	}
-	return e, nil
+	return j.p.decodeTimedRow(id, uk, v, sideNames, "matched", flagMatched)
 }
 
 // DecodeState decodes one kept row: a waiting left row or a version, its arrival number, key and time, whether it
 // is a tombstone, and its columns.
 func (j *temporalJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, error) {
+	return j.p.decodeTimedRow(id, uk, v, [2]string{"waiting left row", "version"}, "tombstone", flagTombstone)
+}
+
+// decodeTimedRow decodes one kept row of a join whose rows are kept by arrival number with their time (the
+// interval and the temporal join): kinds names each side's rows, flag the row flag shown as the field flagName.
+func (p *timeSpec) decodeTimedRow(id byte, uk, v []byte, kinds [2]string, flagName string, flag uint8) (exec.StateEntry, error) {
 	side := int(id) - 1
 	if side < 0 || side > 1 || len(uk) != 8 || len(v) < 8 {
 		return exec.StateEntry{}, rowcodec.ErrState
@@ -57,14 +46,13 @@ func (j *temporalJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, erro
 	if err != nil {
 		return exec.StateEntry{}, err
 	}
-	e := exec.StateEntry{Kind: [2]string{"waiting left row", "version"}[side],
-		Key: []exec.StateField{exec.Field("seq", binary.BigEndian.Uint64(uk))}}
-	if e.Key, err = j.p.timeSpec.appendKey(e.Key, side, key, flags); err != nil {
+	e := exec.StateEntry{Kind: kinds[side], Key: []exec.StateField{exec.Field("seq", binary.BigEndian.Uint64(uk))}}
+	if e.Key, err = p.appendKey(e.Key, side, key, flags); err != nil {
 		return exec.StateEntry{}, err
 	}
 	e.Value = []exec.StateField{exec.Field("row_time_us", int64(binary.BigEndian.Uint64(v))),
-		exec.Field("tombstone", flags&flagTombstone != 0)}
-	if e.Value, err = appendRow(e.Value, j.p.schemas[side], &j.p.rowEnc[side], row); err != nil {
+		exec.Field(flagName, flags&flag != 0)}
+	if e.Value, err = appendRow(e.Value, p.schemas[side], &p.rowEnc[side], row); err != nil {
 		return exec.StateEntry{}, err
 	}
 	return e, nil
