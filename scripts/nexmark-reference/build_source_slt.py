@@ -161,10 +161,11 @@ def postgres_rows(sql, ncols):
 COMBINED_HEADER = """\
 # The queries and checks of nexmark_source.slt, over Nexmark's combined event table instead of one stream per
 # table: Flink's published DDL (one `datagen` table with event_type, a ROW per event type and the computed dateTime
-# with its WATERMARK, then the person, auction and bid views over it) with the same generator options (4000
-# events, seed 2, 50 events per second from 2026-01-01 23:59:30), so the same events, and the same expected rows:
-# those that Postgres 15 computed from the per-table streams (see nexmark_source.slt). The combined table's one
-# watermark follows every event type, and all its events come in event-time order, so no row is late here either.
+# with its WATERMARK, then the person, auction and bid views over it: bench/nexmark/ddl_combined.sql) with the
+# same generator options (4000 events, seed 2, 50 events per second from 2026-01-01 23:59:30), so the same events,
+# and the same expected rows: those that Postgres 15 computed from the per-table streams (see
+# nexmark_source.slt). The combined table's one watermark follows every event type, and all its events come in
+# event-time order, so no row is late here either.
 #
 # GENERATED: do not edit by hand. Regenerate with
 #   scripts/nexmark-reference/run_source.sh combined > tests/sqllogic/testdata/nexmark_source_combined.slt
@@ -174,8 +175,17 @@ COMBINED_HEADER = """\
 def main():
     combined = sys.argv[1:] == ["combined"]
     out = [COMBINED_HEADER if combined else HEADER]
-    ddl_file = "source_ddl_combined.sql" if combined else "source_ddl.sql"
-    ddl = open(os.path.join(HERE, ddl_file)).read().strip().split("\n\n")
+    if combined:
+        # the bench's combined DDL with this file's generator options in place of its event count
+        text = open(os.path.join(ROOT, "bench", "nexmark", "ddl_combined.sql")).read()
+        text = re.sub(r"^--.*\n", "", text, flags=re.M)
+        bench_opts = "'events.num' = '${EVENTS}'"
+        assert bench_opts in text
+        text = text.replace(bench_opts, "'events.num' = '4000', 'seed' = '2',\n"
+                            "    'first-event.rate' = '50', 'base-time' = '2026-01-01 23:59:30'")
+    else:
+        text = open(os.path.join(HERE, "source_ddl.sql")).read()
+    ddl = text.strip().split("\n\n")
     out.append("# q13's side input, in the file's own PostgreSQL server.\nexternal postgres\n%s\n" % SIDE_INPUT)
     for stmt in ddl:
         out.append("statement ok\n%s\n" % stmt.strip().rstrip(";"))

@@ -5,7 +5,8 @@
 #   scripts/nexmark-reference/run_source.sh > tests/sqllogic/testdata/nexmark_source.slt
 #   scripts/nexmark-reference/run_source.sh combined > tests/sqllogic/testdata/nexmark_source_combined.slt
 #                                     the same queries and expected rows over the combined event table
-#                                     (source_ddl_combined.sql: Flink's DDL with the same generator options)
+#                                     (bench/nexmark/ddl_combined.sql, Flink's DDL, with the same generator
+#                                     options)
 #
 # 1. exports the rows of the three streams of source_ddl.sql with the engine itself
 #    (`bin/clinksql exec --format csv -c 'SELECT * FROM <stream>'`; `make build` when the binary is missing;
