@@ -571,12 +571,8 @@ func (c *conv) selectCore(s *ast.SelectStmt) (QueryBody, error) {
 		if s.GroupBy.Rollup {
 			return nil, c.unsupported(c.cur, "WITH ROLLUP")
 		}
-		for _, it := range s.GroupBy.Items {
-			e, err := c.expr(it.Expr)
-			if err != nil {
-				return nil, err
-			}
-			sc.GroupBy = append(sc.GroupBy, e)
+		if sc.GroupBy, err = c.byExprs(s.GroupBy.Items); err != nil {
+			return nil, err
 		}
 	}
 	if s.Having != nil {
@@ -600,6 +596,19 @@ func (c *conv) selectCore(s *ast.SelectStmt) (QueryBody, error) {
 	return sc, nil
 }
 
+// byExprs converts the expressions of a GROUP BY or PARTITION BY list.
+func (c *conv) byExprs(items []*ast.ByItem) ([]Expr, error) {
+	out := make([]Expr, 0, len(items))
+	for _, it := range items {
+		e, err := c.expr(it.Expr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // windowSpec converts the definition of a window whose "(" is rewritten token open (OVER (...) or WINDOW w AS
 // (...)); its frame is the one the rewrite took out of the text at that "(" (parser.frames).
 func (c *conv) windowSpec(spec *ast.WindowSpec, open int) (*WindowSpec, error) {
@@ -608,12 +617,9 @@ func (c *conv) windowSpec(spec *ast.WindowSpec, open int) (*WindowSpec, error) {
 	}
 	ws := &WindowSpec{P: c.origAt(open - 1), Frame: c.p.frames[c.origAt(open)]}
 	if spec.PartitionBy != nil {
-		for _, it := range spec.PartitionBy.Items {
-			e, err := c.expr(it.Expr)
-			if err != nil {
-				return nil, err
-			}
-			ws.PartitionBy = append(ws.PartitionBy, e)
+		var err error
+		if ws.PartitionBy, err = c.byExprs(spec.PartitionBy.Items); err != nil {
+			return nil, err
 		}
 	}
 	if spec.OrderBy != nil {
