@@ -222,8 +222,9 @@ func (b *pebbleBackend) maybeCompact() {
 		defer b.compactWG.Done()
 		defer b.compacting.Store(false)
 		// One compaction per range of overlapping tables, that is per stripe (writeTables), one after the other:
-		// Close cancels the ones not started and waits for the running one only. An error that matters (I/O,
-		// corruption) reaches the store's fault through Pebble's event listener; a cancelled compaction is none.
+		// Close stops the store's compaction gate, then cancels the ones not started and waits for the running
+		// one only (compactgate.go says why in that order). An error that matters (I/O, corruption) reaches the
+		// store's fault through Pebble's event listener; a cancelled compaction is none.
 		_ = b.db.Compact(b.compactCtx, []byte{}, compactEnd, true)
 	}()
 }
@@ -274,7 +275,9 @@ func pebbleOptions(mustExist bool, fault *storeFault, fsys vfs.FS) *pebble.Optio
 	// entry is rewritten about twice in all. Reads pay for the deeper L0 only for the keys the key filter lets
 	// through.
 	o.DisableAutomaticCompactions = true // maybeCompact decides
-	o.L0StopWritesThreshold = 1000       // nothing is written through the memtable: never stall an ingest
+	// One compaction at a time, and a scheduler that Close can stop before it cancels one (compactgate.go).
+	o.Experimental.CompactionScheduler = &compactionGate{}
+	o.L0StopWritesThreshold = 1000 // nothing is written through the memtable: never stall an ingest
 	o.LBaseMaxBytes = 1 << 30
 	// Compactions write large tables (64 MB in Lbase): far fewer tables to keep open and to look a key up in.
 	o.TargetFileSizes[0] = 32 << 20
@@ -561,6 +564,9 @@ func (b *pebbleBackend) Close() error {
 	b.closed = true
 	b.pending, b.gens, b.reads, b.dirty, b.dirtyRuns = nil, nil, nil, newMemtable(), nil
 	b.mu.Unlock()
+	if g, ok := b.popts.Experimental.CompactionScheduler.(*compactionGate); ok {
+		g.stop() // before the cancel: see compactionGate
+	}
 	b.compactCancel()
 	b.compactWG.Wait()
 	if err := b.db.Close(); err != nil {
