@@ -1,8 +1,6 @@
 package parquet
 
 import (
-	"fmt"
-
 	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -65,11 +63,6 @@ func sourceConfig(spec connectors.Spec, opts map[string]string, env connectors.E
 // converts to the declared one (42804 naming the file, the column and both types).
 func ValidateSource(cfg SourceConfig) error {
 	for _, f := range cfg.Schema.Fields() {
-		switch f.Type.ID() {
-		case arrow.STRUCT, arrow.LIST, arrow.MAP:
-			return &connectors.ConfigError{Code: sqlerr.FeatureNotSupported, Column: f.Name, Msg: fmt.Sprintf(
-				"parquet source: column %s: nested columns (%s) are not read from Parquet yet", f.Name, expr.TypeName(f.Type))}
-		}
 		if !pqSourceType(f.Type) {
 			return connectors.ColumnError(f.Name, "parquet source: column %s: type %s cannot be read from Parquet", f.Name, expr.TypeName(f.Type))
 		}

@@ -22,8 +22,9 @@
 // BYTE_ARRAY into VARCHAR if it is UTF-8, any BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY into VARBINARY, TIMESTAMP of any
 // unit and legacy INT96 into any timestamp unit (finer units floored; overflow is an error), DECIMAL on any physical
 // type into a DECIMAL with at least its scale and integer digits. The isAdjustedToUTC flag is not checked against
-// the Arrow time zone. Nested and repeated columns are not read: a nested column in a source's schema is 0A000,
-// while flat columns beside nested ones in a file read as usual.
+// the Arrow time zone. Nested columns (ROW, ARRAY, MAP) are assembled from their leaves' repetition and definition
+// levels (nestedread.go), from the sink's files and other writers'; the file's own markings give the levels, never
+// the declared type.
 //
 // # Nested columns in the sink
 //

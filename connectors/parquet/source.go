@@ -327,6 +327,9 @@ type pqCursor struct {
 	pages parquet.Pages
 	page  parquet.Page // the page values are being read from, nil between pages
 	vals  parquet.ValueReader
+
+	// A nested column's leaves, each with the values read ahead of the assembly (nestedread.go); pages is unused.
+	leaves []pqLeafCursor
 }
 
 // openFile opens one file through the task's file system and plans its columns; only to check them, it skips
@@ -416,27 +419,54 @@ func (of *pqOpenFile) openGroup(g int, skip int64) error {
 	chunks := of.groups[g].ColumnChunks()
 	of.cursors = of.cursors[:0]
 	for i := range of.cols {
-		leaf := of.cols[i].leaf
-		if leaf >= len(chunks) {
-			return fmt.Errorf("row group %d has %d columns, column %s is number %d", g, len(chunks), of.cols[i].name, leaf)
-		}
-		of.cursors = append(of.cursors, pqCursor{pages: chunks[leaf].Pages()})
-		if skip > 0 {
-			if err := of.cursors[i].pages.SeekToRow(skip); err != nil {
-				return fmt.Errorf("column %s: seek to row %d of row group %d: %w", of.cols[i].name, skip, g, err)
+		col := &of.cols[i]
+		if col.nested != nil {
+			of.cursors = append(of.cursors, pqCursor{leaves: make([]pqLeafCursor, len(col.leaves))})
+			for k, leaf := range col.leaves {
+				pages, err := of.groupPages(chunks, g, col, leaf, skip)
+				if err != nil {
+					return err
+				}
+				of.cursors[i].leaves[k].pages = pages
 			}
+			continue
 		}
+		pages, err := of.groupPages(chunks, g, col, col.leaf, skip)
+		if err != nil {
+			return err
+		}
+		of.cursors = append(of.cursors, pqCursor{pages: pages})
 	}
 	return nil
+}
+
+// groupPages opens the pages of one leaf column of row group g at row skip.
+func (of *pqOpenFile) groupPages(chunks []parquet.ColumnChunk, g int, col *pqReadCol, leaf int, skip int64) (parquet.Pages, error) {
+	if leaf >= len(chunks) {
+		return nil, fmt.Errorf("row group %d has %d columns, column %s has number %d", g, len(chunks), col.name, leaf)
+	}
+	pages := chunks[leaf].Pages()
+	if skip > 0 {
+		if err := pages.SeekToRow(skip); err != nil {
+			pages.Close()
+			return nil, fmt.Errorf("column %s: seek to row %d of row group %d: %w", col.name, skip, g, err)
+		}
+	}
+	return pages, nil
 }
 
 func (of *pqOpenFile) closeCursors() {
 	for i := range of.cursors {
 		c := &of.cursors[i]
+		for k := range c.leaves {
+			c.leaves[k].close()
+		}
 		if c.page != nil {
 			parquet.Release(c.page)
 		}
-		c.pages.Close()
+		if c.pages != nil {
+			c.pages.Close()
+		}
 		*c = pqCursor{}
 	}
 	of.cursors = of.cursors[:0]
@@ -481,7 +511,11 @@ func (s *parquetSource) read(n int) (rec arrow.RecordBatch, err error) {
 		}
 		k := min(left, of.groupLeft)
 		for c := range of.cols {
-			if err := s.readColumn(c, int(k)); err != nil {
+			read := s.readColumn
+			if of.cols[c].nested != nil {
+				read = s.readNested
+			}
+			if err := read(c, int(k)); err != nil {
 				return nil, fmt.Errorf("column %s: %w", of.cols[c].name, err)
 			}
 		}
@@ -569,6 +603,11 @@ type pqReadCol struct {
 	perSec   int64 // pcInt96: the column unit's ticks per second
 	rescale  int32 // decimals: how many digits the scale grows by
 	prec     int32 // decimals: the column's precision
+
+	// A nested column (ROW, ARRAY or MAP): its tree, and the file's column index of each of its leaves (leaf is
+	// then unused). nestedread.go.
+	nested *pqReadNode
+	leaves []int
 }
 
 // pqSourceType reports whether the source can produce an Arrow type at all.
@@ -580,6 +619,18 @@ func pqSourceType(t arrow.DataType) bool {
 	case arrow.DECIMAL128:
 		dt := t.(*arrow.Decimal128Type)
 		return dt.Precision >= 1 && dt.Precision <= 38 && dt.Scale >= 0 && dt.Scale <= dt.Precision
+	case arrow.STRUCT:
+		for _, f := range t.(*arrow.StructType).Fields() {
+			if !pqSourceType(f.Type) {
+				return false
+			}
+		}
+		return true
+	case arrow.MAP:
+		m := t.(*arrow.MapType)
+		return pqSourceType(m.KeyType()) && pqSourceType(m.ItemType())
+	case arrow.LIST:
+		return pqSourceType(t.(*arrow.ListType).Elem())
 	}
 	return false
 }
@@ -609,22 +660,32 @@ func planPQColumn(sch *parquet.Schema, field arrow.Field) (pqReadCol, error) {
 	if node == nil {
 		return pqReadCol{}, fmt.Errorf("no column %q (the file has %s)", field.Name, strings.Join(names, ", "))
 	}
+	switch field.Type.ID() {
+	case arrow.STRUCT, arrow.LIST, arrow.MAP:
+		return planPQNested(sch, node, field)
+	}
 	if !node.Leaf() || node.Repeated() {
-		return pqReadCol{}, fmt.Errorf("column %s is nested or repeated, which the source does not read", field.Name)
+		return pqReadCol{}, fmt.Errorf("column %s is a nested or repeated Parquet column, not a %s", field.Name, field.Type)
 	}
 	leaf, ok := sch.Lookup(field.Name)
 	if !ok {
 		return pqReadCol{}, fmt.Errorf("no leaf column %q", field.Name)
 	}
+	return planPQLeaf(node, field.Name, leaf.ColumnIndex, field.Type, field.Nullable)
+}
+
+// planPQLeaf decides how the values of a leaf column (number leaf of the file) convert to Arrow type target; name
+// names it in errors.
+func planPQLeaf(node parquet.Node, name string, leaf int, target arrow.DataType, nullable bool) (pqReadCol, error) {
+	field := arrow.Field{Name: name, Type: target, Nullable: nullable}
 	t := node.Type()
 	kind := t.Kind()
 	var lt any
 	if l := t.LogicalType(); l != nil {
 		lt = l.Value
 	}
-	col := pqReadCol{name: field.Name, leaf: leaf.ColumnIndex, target: field.Type, nullable: field.Nullable}
-	why := ""
-	ok = false
+	col := pqReadCol{name: field.Name, leaf: leaf, target: field.Type, nullable: field.Nullable}
+	why, ok := "", false
 	switch field.Type.ID() {
 	case arrow.BOOL:
 		col.conv, ok = pcBool, kind == parquet.Boolean

@@ -273,8 +273,12 @@ func TestParquetSourceErrors(t *testing.T) {
 		t.Errorf("narrowing: %v", err)
 	}
 	list := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
-	if err := open(list); err == nil || !strings.Contains(err.Error(), "cannot be read from Parquet") {
-		t.Errorf("list column: %v", err)
+	if err := open(list); err == nil || !strings.Contains(err.Error(), "id is not a Parquet LIST") {
+		t.Errorf("list column over a flat one: %v", err)
+	}
+	flat := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.MapOf(arrow.PrimitiveTypes.Int64, arrow.Null)}}, nil)
+	if err := open(flat); err == nil || !strings.Contains(err.Error(), "cannot be read from Parquet") {
+		t.Errorf("a map of an unreadable type: %v", err)
 	}
 	src := NewSource(SourceConfig{Path: filepath.Join(dir, "nope"), Schema: connectortest.KVSchema})
 	if err := src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})); err == nil {
