@@ -137,6 +137,19 @@ type pqForeignNested struct {
 	M     map[string]int32     `parquet:"m"`
 	Deep  [][]pqForeignInner   `parquet:"deep,list"`
 	Skip  map[string][]float64 `parquet:"skip"`
+	// Groups of one repeated field that the declared ARRAYs read as the legacy 2-level lists of the Parquet spec:
+	// the repeated field is the element when it is a leaf, a group of several fields, or a group named "array".
+	L1 struct {
+		X []int32 `parquet:"x"`
+	} `parquet:"l1"`
+	L2 struct {
+		E []pqForeignInner `parquet:"e"`
+	} `parquet:"l2"`
+	L3 struct {
+		Array []struct {
+			X int32 `parquet:"x"`
+		} `parquet:"array"`
+	} `parquet:"l3"`
 }
 
 type pqForeignInner struct {
@@ -177,6 +190,13 @@ func TestParquetSourceForeignNested(t *testing.T) {
 			row.Deep = append(row.Deep, l)
 		}
 		row.Skip = map[string][]float64{"a": {1, 2}}
+		for j := range r.IntN(3) {
+			row.L1.X = append(row.L1.X, int32(j))
+			row.L2.E = append(row.L2.E, inner())
+			row.L3.Array = append(row.L3.Array, struct {
+				X int32 `parquet:"x"`
+			}{int32(10 + j)})
+		}
 		rows = append(rows, row)
 	}
 	f, err := os.Create(path)
@@ -196,6 +216,9 @@ func TestParquetSourceForeignNested(t *testing.T) {
 		{Name: "opt", Type: x, Nullable: true},
 		{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), Nullable: true},
 		{Name: "deep", Type: arrow.ListOf(arrow.ListOf(x)), Nullable: true},
+		{Name: "l1", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "l2", Type: arrow.ListOf(x), Nullable: true},
+		{Name: "l3", Type: arrow.ListOf(x), Nullable: true},
 	}, nil)
 	src := openPQSource(t, mem, SourceConfig{Path: path, Schema: schema, BatchRows: 300}, nil, 0, 1)
 	recs, _ := connectortest.DrainBounded(t, src, 300)
@@ -234,6 +257,9 @@ func TestParquetSourceForeignNested(t *testing.T) {
 			list(len(row.Deep), func(j int) string {
 				return list(len(row.Deep[j]), func(k int) string { return innerCanon(row.Deep[j][k]) })
 			}),
+			list(len(row.L1.X), func(j int) string { return fmt.Sprint(row.L1.X[j]) }),
+			list(len(row.L2.E), func(j int) string { return innerCanon(row.L2.E[j]) }),
+			list(len(row.L3.Array), func(j int) string { return fmt.Sprintf("(%d)", row.L3.Array[j].X) }),
 		}, " | ")
 		var parts []string
 		for c := range schema.NumFields() {
