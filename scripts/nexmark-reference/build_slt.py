@@ -9,6 +9,7 @@ queries/qN.sql at commit eb6c5a81318c537d832e6f3764b80463c0017358, the version w
 `dateTime`): only `INSERT INTO nexmark_qN` became `CREATE MATERIALIZED VIEW qN AS` and the final `;` went.
 """
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -102,6 +103,103 @@ FROM (
 WHERE rownum <= 1""",
 }
 
+# q6 (adapted), q10, q12, q13 and q14 as bench/nexmark runs them (the texts of nexmark_source.slt), each a list of
+# statements; q12's view B is shared with q13.
+SETUP = {
+    "q6": ["""CREATE VIEW nexmark_q6_bids AS
+SELECT A.id, A.seller, B.price, B.dateTime
+FROM auction AS A JOIN bid AS B
+  ON A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.dateTime + INTERVAL '20' SECOND
+  AND B.dateTime <= A.expires""", """CREATE VIEW nexmark_q6_final AS
+SELECT MAX(price) AS final, seller, window_start, window_end
+FROM TABLE(TUMBLE(TABLE nexmark_q6_bids, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+GROUP BY id, seller, window_start, window_end""", """CREATE MATERIALIZED VIEW q6 (seller, avg_price) AS
+SELECT
+    Q.seller,
+    AVG(Q.final) OVER
+        (PARTITION BY Q.seller ORDER BY Q.window_end ROWS BETWEEN 10 PRECEDING AND CURRENT ROW)
+FROM nexmark_q6_final AS Q"""],
+    "q10": ["""CREATE SINK nexmark_q10 (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3), extra VARCHAR,
+  dt VARCHAR, hm VARCHAR)
+  PARTITIONED BY (dt, hm)
+  WITH (connector = 'file', path = 'out/q10', format = 'csv',
+        'sink.partition-commit.trigger' = 'partition-time', 'sink.partition-commit.delay' = '1 min',
+        'sink.partition-commit.policy.kind' = 'success-file',
+        'partition.time-extractor.timestamp-pattern' = '$dt $hm:00')""", """INSERT INTO nexmark_q10
+SELECT auction, bidder, price, dateTime, extra, DATE_FORMAT(dateTime, 'yyyy-MM-dd'), DATE_FORMAT(dateTime, 'HH:mm')
+FROM bid"""],
+    "q12": ["SET testing.processing_time = '2026-01-02 12:00:03'",
+            "CREATE VIEW B AS SELECT *, PROCTIME() as p_time FROM bid", """CREATE MATERIALIZED VIEW q12 AS
+SELECT
+    bidder,
+    count(*) as bid_count,
+    window_start AS starttime,
+    window_end AS endtime
+FROM TABLE(
+        TUMBLE(TABLE B, DESCRIPTOR(p_time), INTERVAL '10' SECOND))
+GROUP BY bidder, window_start, window_end"""],
+    "q13": ["""CREATE STREAM side_input (key BIGINT, `value` VARCHAR) WITH (connector = 'postgres', url = '${PG_URL}',
+  'table-name' = 'nexmark_fixture_side', 'lookup.cache.max-rows' = '10000', 'lookup.cache.ttl' = '1 min')""",
+            """CREATE MATERIALIZED VIEW q13 AS
+SELECT
+    B.auction,
+    B.bidder,
+    B.price,
+    B.dateTime,
+    S.`value`
+FROM B
+JOIN side_input FOR SYSTEM_TIME AS OF B.p_time as S
+ON mod(B.auction, 10000) = S.key"""],
+    "q14": ["CREATE FUNCTION count_char(s VARCHAR, c VARCHAR) RETURNS BIGINT LANGUAGE wasm AS 'udf/countchar.wasm'",
+            """CREATE MATERIALIZED VIEW q14 AS
+SELECT
+    auction,
+    bidder,
+    0.908 * price as price,
+    CASE
+        WHEN HOUR(dateTime) >= 8 AND HOUR(dateTime) <= 18 THEN 'dayTime'
+        WHEN HOUR(dateTime) <= 6 OR HOUR(dateTime) >= 20 THEN 'nightTime'
+        ELSE 'otherTime'
+    END AS bidTimeType,
+    dateTime,
+    extra,
+    count_char(extra, 'c') AS c_counts
+FROM bid
+WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000"""],
+}
+
+# The checks of those queries: (name of the run.sh section, column types, the engine's query, note, phases).
+CHECKS = [
+    ("q6_counts", "II", "SELECT seller, COUNT(*) FROM q6 GROUP BY seller",
+     "q6 (adapted, see bench/nexmark/q6.sql: each auction's best bid per 10 s window of its first 20 s, then AVG\n"
+     "# over the seller's last 11 such rows by window_end), final state only (its phase-1 state depends on when the\n"
+     "# interval join's watermark lets windows fire): the rows per seller.", (2,)),
+    ("q6_avgs", "IRI", "SELECT seller, avg_price, COUNT(*) FROM q6\n"
+     "WHERE seller NOT IN (SELECT seller FROM nexmark_q6_final GROUP BY seller, window_end HAVING COUNT(*) > 1)\n"
+     "GROUP BY seller, avg_price",
+     "q6: a seller's rows of one window_end come in no defined order (in Flink too), which changes the averages of\n"
+     "# the rows after them: the exact averages of the sellers without such ties.", (2,)),
+    ("q10_all", "IRRRDD", "SELECT COUNT(*), SUM(price), SUM(MOD(auction * 7919 + bidder * 104729 + price, 1000003)),\n"
+     "  SUM(LENGTH(extra) * MOD(price, 101)), MIN(dateTime), MAX(dateTime)\nFROM q10_all",
+     "q10 (a CSV sink partitioned by day and minute): every bid so far is in the files committed by the FLUSH.",
+     (1, 2)),
+    ("q10_0000", "IRRRDD", "SELECT COUNT(*), SUM(price), SUM(MOD(auction * 7919 + bidder * 104729 + price, 1000003)),\n"
+     "  SUM(LENGTH(extra) * MOD(price, 101)), MIN(dateTime), MAX(dateTime)\nFROM q10_0000",
+     "q10: the partition dt=2026-01-01/hm=00:00 holds the bids of that minute (all but the far-future one).", (1, 2)),
+    ("q12", "IIDD", "SELECT * FROM q12",
+     "q12 (processing-time TUMBLE 10 s per bidder on the test clock): phase 1 was inserted at 12:00:03 and its\n"
+     "# window [12:00:00, 12:00:10) fired when the clock moved to 12:00:13 after it; phase 2 at 12:00:13, its window\n"
+     "# [12:00:10, 12:00:20) fired at 12:00:23.", (1, 2)),
+    ("q13", "IRRRI", "SELECT COUNT(*), SUM(price), SUM(MOD(auction * 7919 + bidder * 104729 + price, 1000003)),\n"
+     "  SUM(LENGTH(value) * MOD(auction, 101)),\n"
+     "  SUM(CASE WHEN value = 'side-' || CAST(MOD(auction, 10000) AS VARCHAR) THEN 1 ELSE 0 END)\nFROM q13",
+     "q13 (a lookup join of every bid, at its processing time, with the side input in Postgres): every bid finds\n"
+     "# its row, the value names the key.", (1, 2)),
+    ("q14", "IIRTDTI", "SELECT * FROM q14",
+     "q14 (projection with the wasm UDF count_char, filter on 0.908 * price): the bids between 1.1M and 55M; all\n"
+     "# are at hour 0, so nightTime.", (1, 2)),
+]
+
 TYPES = {"q3": "TTTI", "q4": "IR", "q5": "II", "q7": "IIIDT", "q8": "ITD", "q9": "ITTIIDDIITIIIDT"}
 
 NOTES = {
@@ -123,6 +221,10 @@ HEADER = """\
 # that quotes `dateTime`), each as a materialized view: only `INSERT INTO nexmark_qN` became
 # `CREATE MATERIALIZED VIEW qN AS` and the trailing `;` went. The tables are streams fed by INSERT ... VALUES with
 # the nexmark columns and `WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND`.
+# Then q6 (adapted), q10, q12, q13 and q14 as bench/nexmark runs them (as nexmark_source.slt has them): q10's
+# partitions are read back by file streams, q12 runs on the test clock (SET testing.processing_time, moved after
+# each phase), q13's side input is a table of the file's own PostgreSQL server (the runner's `external
+# postgres`), q14's count_char is the wasm module the runner puts into the data directory.
 #
 # GENERATED: do not edit by hand. The fixture comes from scripts/nexmark-reference/gen.py (seeded, Python 3
 # standard library) and every expected row from Postgres 15 via scripts/nexmark-reference/run.sh (the Postgres
@@ -131,7 +233,8 @@ HEADER = """\
 #
 # The fixture: 20 persons, 30 auctions and ~300 bids between 2026-01-01 00:00:00 and 00:01:00, every time with a
 # non-zero millisecond part (never on a window boundary; no watermark equals a window end) and all distinct;
-# bid prices distinct but for one deliberate tie on auction 2010 (q9 takes the earlier bid). Each stream is
+# bid prices distinct but for one deliberate tie on auction 2010 (q9 takes the earlier bid), every sixth one large
+# (for q14's filter). Each stream is
 # inserted in event-time order, in six chunks of 10 s (the order of the three streams varies per chunk), so no
 # row is ever late. Phase 1 is the first three chunks; then FLUSH, the results, a restart, the same results;
 # phase 2 is the other three chunks plus one row at 00:05:00.x on every stream, which moves every watermark
@@ -158,7 +261,7 @@ def main():
             results[phase][name] = []
         elif phase and name:
             results[phase][name].append(line)
-    assert all(len(results[p]) == 6 for p in (1, 2)), "run.sh output incomplete"
+    assert all(len(results[p]) == 6 + len(CHECKS) for p in (1, 2)), "run.sh output incomplete"
 
     out = [HEADER]
     out.append("# Watermarks (max event time - 4 s), from gen.py summary:")
@@ -187,14 +290,33 @@ CREATE STREAM bid (
   extra VARCHAR,
   WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND)
 """)
+    out.append("""# q13's side input, in the file's own PostgreSQL server (named apart from nexmark_source.slt's).
+external postgres
+DROP TABLE IF EXISTS nexmark_fixture_side;
+CREATE TABLE nexmark_fixture_side (key bigint PRIMARY KEY, value text);
+INSERT INTO nexmark_fixture_side SELECT k, 'side-' || k FROM generate_series(0, 9999) AS k
+""")
     for q in ("q3", "q4", "q5", "q7", "q8", "q9"):
         out.append("statement ok\nCREATE MATERIALIZED VIEW %s AS %s\n" % (q, QUERIES[q]))
+    for q in ("q6", "q10", "q12", "q13", "q14"):
+        for stmt in SETUP[q]:
+            if not stmt.startswith(("CREATE SINK", "CREATE STREAM")):
+                # this file's streams spell the column `dateTime` (case-sensitive), as the published texts do
+                stmt = re.sub(r"(?<![`\w])dateTime\b", "`dateTime`", stmt)
+            out.append("statement ok\n%s\n" % stmt)
 
     def checks(phase, label):
         for q in ("q3", "q4", "q5", "q7", "q8", "q9"):
             out.append("# %s %s" % (label, NOTES[q]))
             out.append("query %s rowsort\nSELECT * FROM %s\n----" % (TYPES[q], q))
             out.extend(results[phase][q])
+            out.append("")
+        for name, types, query, note, phases in CHECKS:
+            if phase not in phases:
+                continue
+            out.append("# %s %s" % (label, note))
+            out.append("query %s rowsort\n%s\n----" % (types, query))
+            out.extend(results[phase][name])
             out.append("")
 
     out.append("# ---------- phase 1 ----------\n")
@@ -204,6 +326,27 @@ CREATE STREAM bid (
             continue
         out.append("statement ok\n%s\n" % text if kind == "sql" else kind + "\n")
     out.append("flush\n")
+    out.append("""# q12's window of phase 1 fires: the clock passes its end (every bid has been through its operators: FLUSHed).
+statement ok
+SET testing.processing_time = '2026-01-02 12:00:13'
+
+flush
+
+# q10's files so far, read back (the directories exist once a checkpoint committed files into them).
+statement ok
+CREATE STREAM q10_all (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3), extra VARCHAR)
+  WITH (connector = 'file', format = 'csv', path = 'out/q10/dt=*/hm=*/*.csv')
+
+statement ok
+CREATE STREAM q10_0000 (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3), extra VARCHAR)
+  WITH (connector = 'file', format = 'csv', path = 'out/q10/dt=2026-01-01/hm=00%3A00')
+
+# The partition 00:00 is not committed yet: the bid watermark (00:00:25.95) is short of its end plus the delay
+# (00:01:00 + 1 min), so it has no _SUCCESS file.
+statement error ^58P01 .*_SUCCESS
+CREATE STREAM q10_0000_success (x VARCHAR)
+  WITH (connector = 'file', format = 'csv', path = 'out/q10/dt=2026-01-01/hm=00%3A00/_SUCCESS')
+""")
     checks(1, "[phase 1]")
     out.append("# The views were checkpointed by the FLUSH; after a restart they resume from there.\n")
     out.append("restart\n")
@@ -214,6 +357,26 @@ CREATE STREAM bid (
             continue
         out.append("statement ok\n%s\n" % text if kind == "sql" else kind + "\n")
     out.append("flush\n")
+    out.append("""statement ok
+SET testing.processing_time = '2026-01-02 12:00:23'
+
+flush
+
+# The partition 00:00 is committed (the watermark, 00:04:56.3, passed 00:02:00): its _SUCCESS file is there, empty;
+# the far-future bid's partition 00:05 is not.
+statement ok
+CREATE STREAM q10_0000_success (x VARCHAR)
+  WITH (connector = 'file', format = 'csv', path = 'out/q10/dt=2026-01-01/hm=00%3A00/_SUCCESS')
+
+query I
+SELECT COUNT(*) FROM q10_0000_success
+----
+0
+
+statement error ^58P01 .*_SUCCESS
+CREATE STREAM q10_0005_success (x VARCHAR)
+  WITH (connector = 'file', format = 'csv', path = 'out/q10/dt=2026-01-01/hm=00%3A05/_SUCCESS')
+""")
     checks(2, "[final]")
     persons, auctions, bids, _ = gen.generate()
     out.append("# The streams hold every row (the far-future ones included).")

@@ -16,7 +16,9 @@ Design (so that every query has a non-trivial, unambiguous result):
     chunks of 10 s; phase 1 = chunks 1..3 (times < 30 s), phase 2 = chunks 4..6 plus one row far in the future
     (00:05:00.x) on every stream, which moves every watermark past every window of the data;
   - bid prices are distinct, except one deliberate tie (same auction, same price, different times) that q9
-    breaks with `dateTime ASC`; so MAX (q7) and ROW_NUMBER (q9) can never pick between equal rows;
+    breaks with `dateTime ASC`; so MAX (q7) and ROW_NUMBER (q9) can never pick between equal rows; every sixth
+    price is large, so that q14's filter (0.908 * price between 1M and 50M) keeps some bids, and the extras hold
+    0 to 3 'c's for its count_char;
   - sellers often create auctions in the 10 s window they registered in (q8), category 10 is frequent and
     OR/ID/CA sellers exist (q3), a few auctions get many bids (q5), some bids fall after their auction expired
     (excluded by q4 and q9).
@@ -98,9 +100,12 @@ def generate():
         a = rnd.choices(open_, weights)[0]
         bidder = rnd.choice([p for p in persons if p["ms"] <= ms] or persons[:1])
         ch = rnd.choice(CHANNELS)
-        bids.append(dict(auction=a["id"], bidder=bidder["id"], price=prices[i], channel=ch,
+        # every sixth bid is large (x 1000 + 7: still distinct), so that q14's filter 0.908 * price in (1M, 50M)
+        # keeps some; extras hold 0 to 3 'c's for q14's count_char
+        price = prices[i] * 1000 + 7 if i % 6 == 2 else prices[i]
+        bids.append(dict(auction=a["id"], bidder=bidder["id"], price=price, channel=ch,
                          url="https://www.nexmark.com/%s/item.htm?query=%d" % (ch.lower(), i % 7), ms=ms,
-                         extra="b%d" % i))
+                         extra="b%d%s" % (i, "c" * (i % 7 % 4))))
 
     # the deliberate price tie for q9: the winning price of one auction repeated by a later bid on it, within
     # its open interval (so `dateTime ASC` decides), with a fresh time and a price no other bid has

@@ -7,3 +7,6 @@ CREATE TABLE auction (id BIGINT, itemName VARCHAR, description VARCHAR, initialB
                       dateTime TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR);
 CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR,
                   dateTime TIMESTAMP(3), extra VARCHAR);
+-- q14's UDF (Flink's CountChar, a wasm function in the engine): the occurrences of c's first character in s.
+CREATE OR REPLACE FUNCTION count_char(s TEXT, c TEXT) RETURNS BIGINT LANGUAGE SQL IMMUTABLE STRICT
+  RETURN length(s) - length(replace(s, left(c, 1), ''));
