@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +22,8 @@ func FsyncEnabled() bool {
 // rename itself survives a crash. A nil return means both the bytes and the name are durable. Both fsyncs are
 // strict: the seed made the directory fsync best-effort, but a COMPLETED marker that a power loss takes back while
 // the sinks' (strictly synced) commits survive makes the restore publish the interval twice. An error after the
-// rename leaves the file under its final name, possibly not durable; the caller decides what to do with it.
+// rename leaves the file under its final name, possibly not durable, and is ErrNotSynced; the caller decides what to
+// do with it.
 func WriteFsyncRename(fsys FS, path string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+".part")
@@ -51,11 +53,15 @@ func WriteFsyncRename(fsys FS, path string, data []byte) error {
 	}
 	if FsyncEnabled() {
 		if err := syncDir(fsys, dir); err != nil {
-			return fmt.Errorf("durable write %s: fsync directory: %w", path, err)
+			return fmt.Errorf("durable write %s: %w: %w", path, ErrNotSynced, err)
 		}
 	}
 	return nil
 }
+
+// ErrNotSynced is a WriteFsyncRename that renamed its file into place but could not fsync the directory: the file
+// is there under its name, and a crash may or may not take the name back.
+var ErrNotSynced = errors.New("renamed into place, but the directory fsync failed")
 
 // syncDir fsyncs a directory, coalescing concurrent requests on the real file system: when every participant of
 // a checkpoint renames its snapshot into the same directory at once, one fsync that starts after a rename covers

@@ -52,6 +52,9 @@ type Log struct {
 	next    uint64            // the next segment's sequence number
 	names   map[uint64]string // seq -> file name
 	changed chan struct{}     // closed and replaced when a segment arrives
+	// broken is set when an append could neither make its segment durable nor take it back (undoLocked): whether
+	// segment next exists after a crash is unknown, so the log takes no more segments until it is opened again.
+	broken error
 
 	// For subscribers (tail.go), under mu: frontier is the highest checkpoint of the writing job whose commit
 	// every sink subtask finished (Advance; at Open, the highest checkpoint a segment names); notify is closed and
@@ -231,14 +234,39 @@ func (l *Log) Append(bs ...exec.Batch) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.broken != nil {
+		return l.broken
+	}
 	seq := l.next
 	name := segmentName(seq, "")
 	if err := state.WriteFsyncRename(l.fsys, filepath.Join(l.dir, name), buf.Bytes()); err != nil {
+		if errors.Is(err, state.ErrNotSynced) {
+			return l.undoLocked(name, err)
+		}
 		return err
 	}
 	l.publishedLocked(seq, name)
 	l.recordLast(seq)
 	return nil
+}
+
+// undoLocked takes back a segment that was renamed into place but whose directory fsync failed (cause), so that the
+// failed append changes nothing, even after a crash: it removes the file and fsyncs the directory again. It returns
+// cause when that worked; otherwise the segment may come back after a crash or not, and the log is broken: this
+// append and every later one fail with an error naming the segment (a restart reads what the disk holds).
+func (l *Log) undoLocked(name string, cause error) error {
+	path := filepath.Join(l.dir, name)
+	err := l.fsys.Remove(path)
+	if err == nil {
+		err = l.fsys.SyncDir(l.dir)
+	}
+	if err == nil {
+		return cause
+	}
+	l.broken = fmt.Errorf("stream log segment %s: an append failed and could not be taken back (%v), so whether its "+
+		"rows are stored is known only after a restart; the log takes no more rows until then: %w", path, err, cause)
+	slog.Error("stream log: a failed append could not be taken back", "segment", path, "err", cause, "undo", err)
+	return l.broken
 }
 
 // commitStaged renames a staged, durable transaction file in as the next segment. A source that no longer exists
@@ -247,6 +275,9 @@ func (l *Log) Append(bs ...exec.Batch) error {
 func (l *Log) commitStaged(src, txn string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.broken != nil {
+		return l.broken
+	}
 	seq := l.next
 	name := segmentName(seq, txn)
 	err := l.fsys.RenameNoReplace(src, filepath.Join(l.dir, name))

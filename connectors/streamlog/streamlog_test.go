@@ -2,9 +2,12 @@ package streamlog
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -188,5 +191,85 @@ func TestLogRefusesDamage(t *testing.T) {
 				t.Fatalf("%v, want a CorruptError naming %s", err, want)
 			}
 		})
+	}
+}
+
+// syncDirFaults passes everything to the OS but fails the next syncs directory fsyncs and removes removals.
+type syncDirFaults struct {
+	state.FS
+	syncs, removes int
+}
+
+func (f *syncDirFaults) SyncDir(name string) error {
+	if f.syncs > 0 {
+		f.syncs--
+		return state.ErrInjected
+	}
+	return f.FS.SyncDir(name)
+}
+
+func (f *syncDirFaults) Remove(name string) error {
+	if f.removes > 0 {
+		f.removes--
+		return state.ErrInjected
+	}
+	return f.FS.Remove(name)
+}
+
+// pins: an append whose segment was renamed into place but whose directory fsync failed reports a failure and
+// changes nothing, after a restart too (before, the segment stayed: the failed INSERT's rows appeared after a
+// restart, or were overwritten by the next append's segment of the same number); and when the segment cannot be
+// taken back, the log refuses every later append, naming the segment, instead of appending after a segment a
+// crash may or may not keep.
+func TestLogAppendNotSyncedIsTakenBack(t *testing.T) {
+	t.Setenv("CLINK_STATE_FSYNC", "1")
+	mem := connectortest.CheckedAlloc(t)
+	dir := t.TempDir()
+	fsys := &syncDirFaults{FS: state.OS}
+	l, err := Create(fsys, dir, connectortest.KVSchema)
+	connectortest.Must(t, err)
+	appendIDs := func(l *Log, ids ...int64) error {
+		b := connectortest.KVBatch(mem, ids...)
+		defer b.Release()
+		return l.Append(b)
+	}
+	stored := func() []int64 {
+		t.Helper()
+		l2, err := Open(state.OS, dir, connectortest.KVSchema)
+		connectortest.Must(t, err)
+		src := NewSource(SourceConfig{Log: l2, Bounded: true})
+		connectortest.Must(t, src.Open(connectortest.NewTask(mem, connectortest.TaskOpts{})))
+		defer src.Close()
+		return drainSource(t, src)
+	}
+	connectortest.Must(t, appendIDs(l, 1))
+
+	fsys.syncs = 1
+	if err := appendIDs(l, 2); !errors.Is(err, state.ErrNotSynced) || !errors.Is(err, state.ErrInjected) {
+		t.Fatalf("append with a failed directory fsync: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, segmentName(2, ""))); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the failed append's segment is still there: %v", err)
+	}
+	if l.Next() != 2 {
+		t.Fatalf("Next = %d after a failed append, want 2", l.Next())
+	}
+	connectortest.Must(t, appendIDs(l, 3))
+	if got := stored(); !slices.Equal(got, []int64{1, 3}) {
+		t.Fatalf("stored after a taken-back append: %v", got)
+	}
+
+	// The removal fails too: the segment stays, and the log refuses further appends until it is opened again.
+	fsys.syncs, fsys.removes = 1, 1
+	err = appendIDs(l, 4)
+	if !errors.Is(err, state.ErrNotSynced) || !strings.Contains(err.Error(), "could not be taken back") ||
+		!strings.Contains(err.Error(), segmentName(3, "")) {
+		t.Fatalf("append that could not be taken back: %v", err)
+	}
+	if err2 := appendIDs(l, 5); err2 == nil || err2.Error() != err.Error() {
+		t.Fatalf("append after a broken one: %v", err2)
+	}
+	if got := stored(); !slices.Equal(got, []int64{1, 3, 4}) {
+		t.Fatalf("stored after the broken append (its segment stayed): %v", got)
 	}
 }
