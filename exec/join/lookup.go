@@ -99,6 +99,7 @@ type lookupJoin struct {
 	dec  [2]rowDecoder
 	cand *array.RecordBuilder // residual candidates
 	cdec [2]rowDecoder
+	ectx expr.Context // the residual's: the job's clock for PROCTIME(), user functions opened once
 
 	// Per batch.
 	keys, left, rkeys, rrows rowcodec.KeyRows
@@ -116,6 +117,7 @@ func (j *lookupJoin) Open(ctx *exec.TaskContext) error {
 	j.table = j.p.cfg.Table(j.sub)
 	j.cache = newLookupCache(j.p.cfg.CacheRows, j.p.cfg.CacheTTL)
 	j.cc = computeCtx(ctx.Alloc)
+	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.spec.Mode, BadValues: ctx.Errors, Clock: ctx.Clock}
 	j.found = map[string][][]byte{}
 	j.asked = map[string]bool{}
 	return nil
@@ -319,7 +321,7 @@ func (j *lookupJoin) residual() ([]bool, error) {
 		if rec.NumRows() == 0 {
 			return nil
 		}
-		res, err := p.spec.Residual.Eval(&expr.Context{Alloc: j.ctx.Alloc, Mode: p.spec.Mode, BadValues: j.ctx.Errors}, rec)
+		res, err := p.spec.Residual.Eval(&j.ectx, rec)
 		if err != nil {
 			return err
 		}
@@ -380,6 +382,7 @@ func (j *lookupJoin) Close() error {
 		}
 	}
 	j.out, j.cand = nil, nil
+	j.ectx.Close()
 	if j.table != nil {
 		err := j.table.Close()
 		j.table = nil

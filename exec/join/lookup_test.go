@@ -160,3 +160,25 @@ func TestLookupCacheBounds(t *testing.T) {
 }
 
 func expr64s(s string) expr.Expr { return expr.String(s) }
+
+// pins: the residual condition reads the job's processing-time clock (a hand-set one here, years after the wall
+// clock): before, it read the wall clock, so PROCTIME() in a lookup join's ON differed from the rest of the job.
+func TestLookupJoinResidualReadsTheJobClock(t *testing.T) {
+	t0 := time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)
+	cfg := lookupConfig(JoinInner, &fakeTable{rows: map[int64][]string{1: {"x"}}})
+	// PROCTIME() > 2039-01-01: true on the job's clock, false on the wall clock.
+	cfg.Residual = callExpr(t, ">", expr.ProcTime(), expr.TimestampTZ(t0.AddDate(-1, 0, 0).UnixMicro()))
+	f, _, err := NewLookupJoin(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := optest.NewHarness(t, f, false, lookupLeft)
+	h.Clock = exec.NewManualClock(t0)
+	optest.Must(t, h.Open("", 0))
+	optest.Must(t, h.Process(0, [][]any{[]any{1, "a1"}}, nil))
+	optest.Must(t, h.Finish())
+	optest.Must(t, h.Close())
+	if want := []string{"1|a1|1|x"}; !slices.Equal(h.Rows, want) {
+		t.Fatalf("rows %v, want %v", h.Rows, want)
+	}
+}
