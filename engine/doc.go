@@ -48,7 +48,8 @@
 // What it shows of its jobs has one source (observe.go: JobInfos, OperatorInfos, EdgeInfos, CheckpointInfos, Ready):
 // SHOW JOBS, SHOW CHECKPOINTS, EXPLAIN ANALYZE, the HTTP API and the system relations clink_catalog.jobs, operators,
 // edges and checkpoints (systables.go: one column per JSON field of those types, a snapshot the planner takes
-// through Env.SystemTable when it plans a SELECT) all read it.
+// through Env.SystemTable when it plans a SELECT) all read it. clink_catalog.functions and subscriptions are built
+// the same way from FunctionInfos and SubscriptionInfos.
 //
 // PlanJob is the one way a job's statement is planned again (its re-deployment, and clinksql state-cat, which plans
 // against PlanOnlyEnv: the catalog alone, no engine, no lock, no log opened).

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,7 +85,10 @@ type CopyWriter interface {
 // subscription is one SUBSCRIBE: what it reads, and its reader.
 type subscription struct {
 	e        *Engine
-	what     string // "materialized view \"v\"" or "the query", for messages
+	id       int64     // its number in the engine (clink_catalog.subscriptions)
+	text     string    // the SUBSCRIBE statement
+	started  time.Time // when it started
+	what     string    // "materialized view \"v\"" or "the query", for messages
 	cols     []Column
 	progress bool
 	zone     *time.Location
@@ -93,9 +98,10 @@ type subscription struct {
 	storages []string
 	temp     *tempView
 
-	mu      sync.Mutex // tail, pending, err, onEnd
+	mu      sync.Mutex // tail, pending, sent, err, onEnd
 	tail    *streamlog.Tail
 	pending [][]*string
+	sent    int64         // rows handed to the client
 	err     error         // why it ended; nil while it runs
 	ended   chan struct{} // closed with err set
 	onEnd   func()        // told when it ends (a streaming writer's RowAborter)
@@ -104,6 +110,7 @@ type subscription struct {
 // tempView is the job and log of SUBSCRIBE over a query.
 type tempView struct {
 	e    *Engine
+	name string // subscribe-<n>, its job's name
 	job  *exec.Job
 	key  string // the log's key in Engine.logs
 	dir  string
@@ -114,9 +121,10 @@ type tempView struct {
 
 // subscriptions are an engine's running subscriptions (Close and DROP end them).
 type subscriptions struct {
-	mu  sync.Mutex
-	all map[*subscription]struct{}
-	seq int // numbers temporary views
+	mu     sync.Mutex
+	all    map[*subscription]struct{}
+	seq    int   // numbers temporary views
+	lastID int64 // numbers subscriptions
 }
 
 func (e *Engine) subs() *subscriptions { return &e.subscriptions }
@@ -134,6 +142,8 @@ func (s *subscriptions) add(e *Engine, sub *subscription) error {
 	if s.all == nil {
 		s.all = map[*subscription]struct{}{}
 	}
+	s.lastID++
+	sub.id = s.lastID
 	s.all[sub] = struct{}{}
 	return nil
 }
@@ -148,7 +158,7 @@ func (s *Session) subscribe(ctx context.Context, st *parser.Subscribe) (*subscri
 		return nil, sqlerr.New(codeAdminShutdown, sqlerr.NoPos, "the engine is shutting down")
 	}
 	sub := &subscription{e: e, progress: st.Progress, zone: s.vars.zone(), maxLag: s.vars.limit("max_subscribe_lag"),
-		ended: make(chan struct{})}
+		ended: make(chan struct{}), text: cmp.Or(st.SQL(), parser.Format(st)), started: time.Now()}
 	var columns []catalog.Column
 	if st.Query == nil {
 		obj, ok := e.cat.Get(st.Name)
@@ -292,7 +302,7 @@ func (sub *subscription) startTemp(ctx context.Context, s *Session, q *parser.Qu
 		os.RemoveAll(dir)
 		return err
 	}
-	t := &tempView{e: e, key: obj.Storage, dir: dir}
+	t := &tempView{e: e, name: name, key: obj.Storage, dir: dir}
 	e.mu.Lock()
 	e.logs[t.key] = l
 	e.mu.Unlock()
@@ -501,6 +511,7 @@ func (sub *subscription) fetch(ctx context.Context, max int, wait time.Duration)
 			}
 			rows := sub.pending[:n:n]
 			sub.pending = sub.pending[n:]
+			sub.sent += int64(n)
 			if len(sub.pending) == 0 {
 				sub.pending = nil
 			}
@@ -614,6 +625,39 @@ func (s *subscriptions) list() []*subscription {
 	out := make([]*subscription, 0, len(s.all))
 	for sub := range s.all {
 		out = append(out, sub)
+	}
+	slices.SortFunc(out, func(a, b *subscription) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
+
+// SubscriptionInfo is one running SUBSCRIBE as clink_catalog.subscriptions shows it.
+type SubscriptionInfo struct {
+	ID        int64     `json:"subscription_id"`
+	Statement string    `json:"statement"`
+	Target    string    `json:"target"` // what it reads: materialized view "v", view "w", stream "s" or the query
+	StartedAt time.Time `json:"started_at"`
+	// TemporaryJob is the job a SUBSCRIBE to anything but a materialized view runs (docs/subscribe.md); empty
+	// otherwise.
+	TemporaryJob string `json:"temporary_job"`
+	RowsSent     int64  `json:"rows_sent"`     // rows handed to the client, progress rows included
+	LagBytes     int64  `json:"lag_bytes"`     // changelog not yet handed to the client
+	MaxLagBytes  int64  `json:"max_lag_bytes"` // max_subscribe_lag: past it the subscription is cut off
+}
+
+// SubscriptionInfos lists the running subscriptions, oldest first.
+func (e *Engine) SubscriptionInfos() []SubscriptionInfo {
+	var out []SubscriptionInfo
+	for _, sub := range e.subs().list() {
+		sub.mu.Lock()
+		if sub.err == nil {
+			info := SubscriptionInfo{ID: sub.id, Statement: sub.text, Target: sub.what, StartedAt: sub.started,
+				RowsSent: sub.sent, LagBytes: sub.tail.Lag(), MaxLagBytes: sub.maxLag}
+			if sub.temp != nil {
+				info.TemporaryJob = sub.temp.name
+			}
+			out = append(out, info)
+		}
+		sub.mu.Unlock()
 	}
 	return out
 }

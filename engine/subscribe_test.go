@@ -93,6 +93,9 @@ func TestSubscribeSnapshotThenChanges(t *testing.T) {
 	if res[0].Tag != "FETCH 2" {
 		t.Fatalf("tag %q", res[0].Tag)
 	}
+	// A materialized view's subscription runs no job of its own; the statement is the cursor's query.
+	equalLines(t, "clink_catalog.subscriptions", rows(t, s, `SELECT statement, target, temporary_job, rows_sent
+		FROM clink_catalog.subscriptions`), []string{`SUBSCRIBE TO counts|materialized view "counts"||2`})
 
 	// Nothing new: a FETCH with a timeout returns no rows.
 	equalLines(t, "nothing yet", rows(t, s, `FETCH ALL c WITH (timeout = '10ms')`), nil)
@@ -329,9 +332,17 @@ func TestSubscribeQueryAndStream(t *testing.T) {
 	mustExec(t, s, `FLUSH`)
 	_, rest = oneTime(t, "change", splitSubRows(t, w.next(t, 1)), t0)
 	equalLines(t, "change", rest, []string{"1|d|10"})
+	// The subscription and its temporary job show in clink_catalog.subscriptions while it runs, with the rows
+	// handed out (the snapshot's two and the change); not a job of the catalog.
+	want := "1|SUBSCRIBE (SELECT url, user_id * 10 AS x FROM clicks WHERE user_id = 1)|the query|subscribe-1|3|0|t"
+	equalLines(t, "clink_catalog.subscriptions", rows(t, s, `SELECT subscription_id, statement, target, temporary_job,
+		rows_sent, lag_bytes, started_at > TIMESTAMP '2026-01-01 00:00:00' FROM clink_catalog.subscriptions`), []string{want})
 	cancel()
 	if err := waitErr(t, done); sqlerr.Code(err) != sqlerr.QueryCanceled {
 		t.Fatalf("after cancel: %v", err)
+	}
+	if got := rows(t, s, `SELECT * FROM clink_catalog.subscriptions`); len(got) != 0 {
+		t.Fatalf("clink_catalog.subscriptions after cancel: %v", got)
 	}
 	if tmp, _ := filepath.Glob(filepath.Join(dir, "tmp", "subscribe-*")); len(tmp) != 0 {
 		t.Fatalf("temporary views left after cancel: %v", tmp)
@@ -345,6 +356,8 @@ func TestSubscribeQueryAndStream(t *testing.T) {
 	if got := splitSubRows(t, w.next(t, 1)); got[0].rest != "1|7" {
 		t.Fatalf("stream snapshot: %v", got)
 	}
+	equalLines(t, "clink_catalog.subscriptions", rows(t, s, `SELECT subscription_id, target, temporary_job, rows_sent
+		FROM clink_catalog.subscriptions`), []string{`2|stream "other"|subscribe-2|1`})
 	mustExec(t, s, `DROP STREAM other`)
 	if err := waitErr(t, done); sqlerr.Code(err) != sqlerr.UndefinedTable || !strings.Contains(err.Error(), `stream "other" was dropped`) {
 		t.Fatalf("after DROP: %v", err)

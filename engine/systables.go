@@ -24,11 +24,12 @@ var systemTables = map[string]struct {
 	row  reflect.Type
 	rows func(e *Engine) any // a slice of the row type
 }{
-	"jobs":        {reflect.TypeFor[JobInfo](), func(e *Engine) any { return e.JobInfos() }},
-	"operators":   {reflect.TypeFor[OperatorInfo](), func(e *Engine) any { return everyJobOf(e, e.OperatorInfos) }},
-	"edges":       {reflect.TypeFor[EdgeInfo](), func(e *Engine) any { return everyJobOf(e, e.EdgeInfos) }},
-	"checkpoints": {reflect.TypeFor[CheckpointInfo](), func(e *Engine) any { return e.CheckpointInfos("") }},
-	"functions":   {reflect.TypeFor[FunctionInfo](), func(e *Engine) any { return e.FunctionInfos() }},
+	"jobs":          {reflect.TypeFor[JobInfo](), func(e *Engine) any { return e.JobInfos() }},
+	"operators":     {reflect.TypeFor[OperatorInfo](), func(e *Engine) any { return everyJobOf(e, e.OperatorInfos) }},
+	"edges":         {reflect.TypeFor[EdgeInfo](), func(e *Engine) any { return everyJobOf(e, e.EdgeInfos) }},
+	"checkpoints":   {reflect.TypeFor[CheckpointInfo](), func(e *Engine) any { return e.CheckpointInfos("") }},
+	"functions":     {reflect.TypeFor[FunctionInfo](), func(e *Engine) any { return e.FunctionInfos() }},
+	"subscriptions": {reflect.TypeFor[SubscriptionInfo](), func(e *Engine) any { return e.SubscriptionInfos() }},
 }
 
 // everyJobOf concatenates per-job rows over the jobs of the catalog, in SHOW JOBS order.
