@@ -143,31 +143,24 @@ ORDER BY 1;
 -- after phase 2, when every window of the data has fired and the OVER window has emitted every row): each seller's
 -- row count, and the exact averages (round(avg(x::numeric(60,30)) OVER w, 16)) of the sellers without two rows of
 -- one window_end, whose order neither engine defines.
-\echo '-- q6_counts'
+CREATE OR REPLACE TEMP VIEW q6_final AS
 WITH b AS (
   SELECT A.id, A.seller, B.price, B.dateTime
   FROM auction AS A JOIN bid AS B
     ON A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.dateTime + INTERVAL '20' SECOND
     AND B.dateTime <= A.expires
-), f AS (
-  SELECT MAX(price) AS final, seller, date_bin('10 seconds', dateTime, TIMESTAMP '1970-01-01') + INTERVAL '10' SECOND AS window_end
-  FROM b GROUP BY id, seller, date_bin('10 seconds', dateTime, TIMESTAMP '1970-01-01')
 )
-SELECT seller, COUNT(*) FROM f
+SELECT MAX(price) AS final, seller, date_bin('10 seconds', dateTime, TIMESTAMP '1970-01-01') + INTERVAL '10' SECOND AS window_end
+FROM b GROUP BY id, seller, date_bin('10 seconds', dateTime, TIMESTAMP '1970-01-01');
+
+\echo '-- q6_counts'
+SELECT seller, COUNT(*) FROM q6_final
 WHERE window_end <= least((SELECT max(dateTime) FROM bid), (SELECT max(dateTime) FROM auction)) - INTERVAL '4' SECOND
 GROUP BY seller ORDER BY 1;
 
 \echo '-- q6_avgs'
-WITH b AS (
-  SELECT A.id, A.seller, B.price, B.dateTime
-  FROM auction AS A JOIN bid AS B
-    ON A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.dateTime + INTERVAL '20' SECOND
-    AND B.dateTime <= A.expires
-), f AS (
-  SELECT MAX(price) AS final, seller, date_bin('10 seconds', dateTime, TIMESTAMP '1970-01-01') + INTERVAL '10' SECOND AS window_end
-  FROM b GROUP BY id, seller, date_bin('10 seconds', dateTime, TIMESTAMP '1970-01-01')
-), fired AS (
-  SELECT * FROM f
+WITH fired AS (
+  SELECT * FROM q6_final
   WHERE window_end <= least((SELECT max(dateTime) FROM bid), (SELECT max(dateTime) FROM auction)) - INTERVAL '4' SECOND
 ), q6 AS (
   SELECT seller, round(AVG(final::numeric(60,30)) OVER
@@ -175,7 +168,7 @@ WITH b AS (
   FROM fired
 )
 SELECT seller, avg_price, COUNT(*) FROM q6
-WHERE seller NOT IN (SELECT seller FROM f GROUP BY seller, window_end HAVING COUNT(*) > 1)
+WHERE seller NOT IN (SELECT seller FROM q6_final GROUP BY seller, window_end HAVING COUNT(*) > 1)
 GROUP BY seller, avg_price ORDER BY 1, 2;
 
 -- q10: the bids its partitioned CSV sink committed, read back: all of them (every checkpoint's files are
