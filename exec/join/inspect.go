@@ -39,10 +39,10 @@ func (j *temporalJoin) DecodeState(id byte, uk, v []byte) (exec.StateEntry, erro
 // interval and the temporal join): kinds names each side's rows, flag the row flag shown as the field flagName.
 func (p *timeSpec) decodeTimedRow(id byte, uk, v []byte, kinds [2]string, flagName string, flag uint8) (exec.StateEntry, error) {
 	side := int(id) - 1
-	if side < 0 || side > 1 || len(uk) != 8 || len(v) < 8 {
+	if side < 0 || side > 1 || len(uk) != 8 {
 		return exec.StateEntry{}, rowcodec.ErrState
 	}
-	flags, key, row, err := parseRowValue(v[8:])
+	ts, flags, key, row, err := parseTimedValue(v)
 	if err != nil {
 		return exec.StateEntry{}, err
 	}
@@ -50,7 +50,7 @@ func (p *timeSpec) decodeTimedRow(id byte, uk, v []byte, kinds [2]string, flagNa
 	if e.Key, err = p.appendKey(e.Key, side, key, flags); err != nil {
 		return exec.StateEntry{}, err
 	}
-	e.Value = []exec.StateField{exec.Field("row_time_us", int64(binary.BigEndian.Uint64(v))),
+	e.Value = []exec.StateField{exec.Field("row_time_us", ts),
 		exec.Field(flagName, flags&flag != 0)}
 	if e.Value, err = appendRow(e.Value, p.schemas[side], &p.rowEnc[side], row); err != nil {
 		return exec.StateEntry{}, err

@@ -161,11 +161,10 @@ func (j *intervalJoin) Open(ctx *exec.TaskContext) error {
 
 // restoreRow rebuilds one kept row from its backend entry.
 func (j *intervalJoin) restoreRow(kg, side int, uk, v []byte) error {
-	if len(uk) != 8 || len(v) < 8 {
+	if len(uk) != 8 {
 		return rowcodec.ErrState
 	}
-	ts := int64(binary.BigEndian.Uint64(v))
-	flags, key, row, err := parseRowValue(v[8:])
+	ts, flags, key, row, err := parseTimedValue(v)
 	if err != nil {
 		return err
 	}

@@ -151,11 +151,10 @@ func (j *temporalJoin) Open(ctx *exec.TaskContext) error {
 
 // restoreRow rebuilds one row from its backend entry; a key group's rows of a side come in arrival order.
 func (j *temporalJoin) restoreRow(kg, side int, uk, v []byte) error {
-	if len(uk) != 8 || len(v) < 8 {
+	if len(uk) != 8 {
 		return rowcodec.ErrState
 	}
-	ts := int64(binary.BigEndian.Uint64(v))
-	flags, key, row, err := parseRowValue(v[8:])
+	ts, flags, key, row, err := parseTimedValue(v)
 	if err != nil {
 		return err
 	}

@@ -297,6 +297,16 @@ func parseRowValue(v []byte) (flags uint8, key, row []byte, err error) {
 	return flags, key, v[1+w+int(n):], nil
 }
 
+// parseTimedValue splits the backend value of a timed row (timeJoin.timed: the interval and the temporal join): its
+// time, then parseRowValue's parts.
+func parseTimedValue(v []byte) (ts int64, flags uint8, key, row []byte, err error) {
+	if len(v) < 8 {
+		return 0, 0, nil, nil, rowcodec.ErrState
+	}
+	flags, key, row, err = parseRowValue(v[8:])
+	return int64(binary.BigEndian.Uint64(v)), flags, key, row, err
+}
+
 // parseGroupKey rebuilds a group key from its canonical bytes.
 func parseGroupKey(mode rowcodec.KeyMode, key []byte) (i int64, s string, err error) {
 	if mode != rowcodec.KeyInt {
