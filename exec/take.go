@@ -97,6 +97,54 @@ func TakeColumn(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Arr
 	return gather(alloc, col, rows, valueRows)
 }
 
+// ColumnTaker takes the same rows from several columns, as TakeColumn does (a row of -1 gives NULL), for every
+// column type: what TakeColumn does not gather goes through arrow-go's take kernel, whose index array is built once
+// for all the columns. Release frees it.
+type ColumnTaker struct {
+	cc    context.Context // carries alloc, for the kernel
+	alloc memory.Allocator
+	rows  []int32
+	idx   arrow.Array
+}
+
+// NewColumnTaker returns a taker of rows on alloc.
+func NewColumnTaker(alloc memory.Allocator, rows []int32) *ColumnTaker {
+	return &ColumnTaker{cc: compute.WithAllocator(context.Background(), alloc), alloc: alloc, rows: rows}
+}
+
+// Take returns the taker's rows of col as a new array.
+func (t *ColumnTaker) Take(col arrow.Array) (arrow.Array, error) {
+	if a := TakeColumn(t.alloc, col, t.rows); a != nil {
+		return a, nil
+	}
+	if t.idx == nil {
+		b := array.NewInt32Builder(t.alloc)
+		b.Reserve(len(t.rows))
+		for _, r := range t.rows {
+			if r < 0 {
+				b.UnsafeAppendBoolToBitmap(false)
+			} else {
+				b.UnsafeAppend(r)
+			}
+		}
+		t.idx = b.NewArray()
+		b.Release()
+	}
+	a, err := compute.TakeArray(t.cc, col, t.idx)
+	if err != nil {
+		return nil, fmt.Errorf("take: %w", err)
+	}
+	return a, nil
+}
+
+// Release frees the kernel's index array, if one was built.
+func (t *ColumnTaker) Release() {
+	if t.idx != nil {
+		t.idx.Release()
+		t.idx = nil
+	}
+}
+
 // gather takes rows of col into a new array, or returns nil for a type it does not handle. A row of -1 is NULL
 // (col has at least one row); valueRows is rows with every -1 replaced by 0 (rows itself when none is -1), for the
 // fixed-width and boolean gathers, whose value at a NULL is hidden by the validity bitmap; a string's is empty.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -93,7 +92,6 @@ type lookupJoin struct {
 	ctx   *exec.TaskContext
 	table exec.LookupTable
 	cache *lookupCache
-	cc    context.Context
 
 	out  *array.RecordBuilder
 	dec  [2]rowDecoder
@@ -107,7 +105,7 @@ type lookupJoin struct {
 	keyOf                    []string // per left row: its key's canonical bytes ("" for a NULL key)
 	found                    map[string][][]byte
 	asked                    map[string]bool // the keys of reps
-	reps                     []int64         // a left row of each key to look up
+	reps                     []int32         // a left row of each key to look up
 }
 
 var _ exec.Operator = (*lookupJoin)(nil)
@@ -116,7 +114,6 @@ func (j *lookupJoin) Open(ctx *exec.TaskContext) error {
 	j.ctx = ctx
 	j.table = j.p.cfg.Table(j.sub)
 	j.cache = newLookupCache(j.p.cfg.CacheRows, j.p.cfg.CacheTTL)
-	j.cc = computeCtx(ctx.Alloc)
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.spec.Mode, BadValues: ctx.Errors, Clock: ctx.Clock}
 	j.found = map[string][][]byte{}
 	j.asked = map[string]bool{}
@@ -174,7 +171,7 @@ func (j *lookupJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 		}
 		j.found[k] = nil
 		j.asked[k] = true
-		j.reps = append(j.reps, int64(i))
+		j.reps = append(j.reps, int32(i))
 	}
 	if len(j.reps) > 0 {
 		if err := j.lookup(rec, now); err != nil {
@@ -187,11 +184,8 @@ func (j *lookupJoin) Process(input int, b exec.Batch, out exec.Emitter) error {
 // lookup queries the keys of the rows in reps and records their rows in found and the cache.
 func (j *lookupJoin) lookup(rec arrow.RecordBatch, now time.Time) error {
 	p := j.p
-	idx := array.NewInt64Builder(j.ctx.Alloc)
-	idx.AppendValues(j.reps, nil)
-	ia := idx.NewArray()
-	idx.Release()
-	defer ia.Release()
+	taker := exec.NewColumnTaker(j.ctx.Alloc, j.reps)
+	defer taker.Release()
 	cols := make([]arrow.Array, len(p.keys[0]))
 	defer func() {
 		for _, c := range cols {
@@ -201,7 +195,7 @@ func (j *lookupJoin) lookup(rec arrow.RecordBatch, now time.Time) error {
 		}
 	}()
 	for c, k := range p.keys[0] {
-		a, err := compute.TakeArray(j.cc, rec.Column(k), ia)
+		a, err := taker.Take(rec.Column(k))
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package join
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/clinksql/clinksql/exec"
 	"github.com/clinksql/clinksql/exec/expr"
@@ -131,7 +129,6 @@ type regularJoin struct {
 	p             *regularPlan
 	ctx           *exec.TaskContext
 	ectx          expr.Context
-	cc            context.Context
 
 	// The working set: both sides' entries of a key, by key value (one integer-like key column) or canonical key
 	// bytes.
@@ -860,7 +857,6 @@ func (j *regularJoin) Open(ctx *exec.TaskContext) error {
 	}
 	j.ctx = ctx
 	j.ectx = expr.Context{Alloc: ctx.Alloc, Mode: j.p.cfg.Mode, BadValues: ctx.Errors, Clock: ctx.Clock}
-	j.cc = computeCtx(ctx.Alloc)
 	j.ints, j.strs = newIntTable(), map[string]*keyState{}
 	j.epoch, j.wbEpoch = firstEpoch, firstEpoch
 	j.stored = nil
@@ -1704,26 +1700,16 @@ func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []i
 		}
 	}
 	take := func(r arrow.RecordBatch, idx []int32) error {
-		var idxArr arrow.Array // for arrow's kernel, made on first use
-		defer func() {
-			if idxArr != nil {
-				idxArr.Release()
-			}
-		}()
+		taker := exec.NewColumnTaker(j.ctx.Alloc, idx)
+		defer taker.Release()
 		for c := range int(r.NumCols()) {
 			if need != nil && !need[len(cols)] {
 				cols = append(cols, array.MakeArrayOfNull(j.ctx.Alloc, r.Column(c).DataType(), n))
 				continue
 			}
-			a := exec.TakeColumn(j.ctx.Alloc, r.Column(c), idx)
-			if a == nil {
-				if idxArr == nil {
-					idxArr = j.indexArray(idx)
-				}
-				var err error
-				if a, err = compute.TakeArray(j.cc, r.Column(c), idxArr); err != nil {
-					return fmt.Errorf("regular join: take: %w", err)
-				}
+			a, err := taker.Take(r.Column(c))
+			if err != nil {
+				return fmt.Errorf("regular join: %w", err)
 			}
 			cols = append(cols, a)
 		}
@@ -1744,21 +1730,6 @@ func (j *regularJoin) gather(s int, rec, prec arrow.RecordBatch, probe, part []i
 	out := array.NewRecordBatch(j.p.out, cols, int64(n))
 	release()
 	return out, nil
-}
-
-// indexArray builds Take indices, -1 as NULL.
-func (j *regularJoin) indexArray(idx []int32) arrow.Array {
-	b := array.NewInt32Builder(j.ctx.Alloc)
-	defer b.Release()
-	b.Reserve(len(idx))
-	for _, v := range idx {
-		if v < 0 {
-			b.AppendNull()
-			continue
-		}
-		b.Append(v)
-	}
-	return b.NewArray()
 }
 
 // emitOutput builds and emits the batch's output rows, in batches of at most chunkRows rows; a batch of inserts

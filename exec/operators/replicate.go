@@ -1,12 +1,10 @@
 package operators
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/clinksql/clinksql/exec"
 )
@@ -34,7 +32,6 @@ type replicate struct {
 	exec.Stateless
 	schema *arrow.Schema
 	ctx    *exec.TaskContext
-	cc     context.Context
 	rows   []int32
 	kinds  []exec.RowKind
 }
@@ -43,7 +40,6 @@ var _ exec.Operator = (*replicate)(nil)
 
 func (o *replicate) Open(ctx *exec.TaskContext) error {
 	o.ctx = ctx
-	o.cc = compute.WithAllocator(context.Background(), ctx.Alloc)
 	return nil
 }
 
@@ -93,25 +89,12 @@ func (o *replicate) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			c.Release()
 		}
 	}()
-	var idx arrow.Array
-	defer func() {
-		if idx != nil {
-			idx.Release()
-		}
-	}()
+	taker := exec.NewColumnTaker(o.ctx.Alloc, o.rows)
+	defer taker.Release()
 	for c := range o.schema.NumFields() {
-		a := exec.TakeColumn(o.ctx.Alloc, b.Rec.Column(c), o.rows)
-		if a == nil {
-			if idx == nil {
-				ib := array.NewInt32Builder(o.ctx.Alloc)
-				ib.AppendValues(o.rows, nil)
-				idx = ib.NewArray()
-				ib.Release()
-			}
-			var err error
-			if a, err = compute.TakeArray(o.cc, b.Rec.Column(c), idx); err != nil {
-				return fmt.Errorf("replicate: take: %w", err)
-			}
+		a, err := taker.Take(b.Rec.Column(c))
+		if err != nil {
+			return fmt.Errorf("replicate: %w", err)
 		}
 		cols = append(cols, a)
 	}

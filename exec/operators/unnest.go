@@ -1,13 +1,11 @@
 package operators
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/clinksql/clinksql/exec"
 )
@@ -71,7 +69,6 @@ type unnest struct {
 	schema *arrow.Schema
 	nIn    int // the columns repeated
 	ctx    *exec.TaskContext
-	cc     context.Context
 
 	rows, elems []int32
 	kinds       []exec.RowKind
@@ -81,7 +78,6 @@ var _ exec.Operator = (*unnest)(nil)
 
 func (o *unnest) Open(ctx *exec.TaskContext) error {
 	o.ctx = ctx
-	o.cc = compute.WithAllocator(context.Background(), ctx.Alloc)
 	return nil
 }
 
@@ -140,36 +136,24 @@ func (o *unnest) Process(_ int, b exec.Batch, out exec.Emitter) error {
 			c.Release()
 		}
 	}()
-	take := func(src arrow.Array, idx []int32) error {
-		a := exec.TakeColumn(o.ctx.Alloc, src, idx)
-		if a == nil {
-			ib := array.NewInt32Builder(o.ctx.Alloc)
-			for _, v := range idx {
-				if v < 0 {
-					ib.AppendNull()
-				} else {
-					ib.Append(v)
-				}
-			}
-			ia := ib.NewArray()
-			ib.Release()
-			var err error
-			a, err = compute.TakeArray(o.cc, src, ia)
-			ia.Release()
-			if err != nil {
-				return fmt.Errorf("unnest: take: %w", err)
-			}
+	rows, elems := exec.NewColumnTaker(o.ctx.Alloc, o.rows), exec.NewColumnTaker(o.ctx.Alloc, o.elems)
+	defer rows.Release()
+	defer elems.Release()
+	take := func(t *exec.ColumnTaker, src arrow.Array) error {
+		a, err := t.Take(src)
+		if err != nil {
+			return fmt.Errorf("unnest: %w", err)
 		}
 		cols = append(cols, a)
 		return nil
 	}
 	for c := range o.nIn {
-		if err := take(b.Rec.Column(c), o.rows); err != nil {
+		if err := take(rows, b.Rec.Column(c)); err != nil {
 			return err
 		}
 	}
 	for _, v := range values {
-		if err := take(v, o.elems); err != nil {
+		if err := take(elems, v); err != nil {
 			return err
 		}
 	}
