@@ -97,6 +97,44 @@ func TakeColumn(alloc memory.Allocator, col arrow.Array, rows []int32) arrow.Arr
 	return gather(alloc, col, rows, valueRows)
 }
 
+// ConcatRecords returns one record of schema holding the rows of recs (of that schema) in order; recs keep their
+// references. A single record of that very schema comes back with a new reference, no copy.
+func ConcatRecords(alloc memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(recs) == 0 {
+		b := array.NewRecordBuilder(alloc, schema)
+		defer b.Release()
+		return b.NewRecordBatch(), nil
+	}
+	if len(recs) == 1 && recs[0].Schema().Equal(schema) {
+		recs[0].Retain()
+		return recs[0], nil
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	n := int64(0)
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	parts := make([]arrow.Array, len(recs))
+	for c := range cols {
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		a, err := array.Concatenate(parts, alloc)
+		if err != nil {
+			for _, x := range cols[:c] {
+				x.Release()
+			}
+			return nil, err
+		}
+		cols[c] = a
+	}
+	out := array.NewRecordBatch(schema, cols, n)
+	for _, a := range cols {
+		a.Release()
+	}
+	return out, nil
+}
+
 // ColumnTaker takes the same rows from several columns, as TakeColumn does (a row of -1 gives NULL), for every
 // column type: what TakeColumn does not gather goes through arrow-go's take kernel, whose index array is built once
 // for all the columns. Release frees it.

@@ -502,29 +502,8 @@ func OpenSource(t testing.TB, src exec.Source, ctx *exec.TaskContext, offset []b
 func Concat(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) arrow.RecordBatch {
 	t.Helper()
 	defer ReleaseAll(recs)
-	if len(recs) == 0 {
-		b := array.NewRecordBuilder(mem, schema)
-		defer b.Release()
-		return b.NewRecordBatch()
-	}
-	cols := make([]arrow.Array, schema.NumFields())
-	rows := int64(0)
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for c := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for i, r := range recs {
-			parts[i] = r.Column(c)
-		}
-		col, err := array.Concatenate(parts, mem)
-		Must(t, err)
-		cols[c] = col
-	}
-	rec := array.NewRecordBatch(schema, cols, rows)
-	for _, c := range cols {
-		c.Release()
-	}
+	rec, err := exec.ConcatRecords(mem, schema, recs)
+	Must(t, err)
 	return rec
 }
 

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/exec"
@@ -388,7 +387,7 @@ func (t *Table) compact() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		rec, err := concatRecords(t.alloc, pending)
+		rec, err := exec.ConcatRecords(t.alloc, pending[0].Schema(), pending)
 		for _, r := range pending {
 			r.Release()
 		}
@@ -453,39 +452,6 @@ const (
 	// compactRows is the size of the batches compact merges rows into (a larger batch is kept as it is).
 	compactRows = 64 << 10
 )
-
-// concatRecords is one record of the rows of recs (one schema), in order; a single record is returned with a new
-// reference.
-func concatRecords(alloc memory.Allocator, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	cols := make([]arrow.Array, recs[0].NumCols())
-	n := int64(0)
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	for c := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for i, r := range recs {
-			parts[i] = r.Column(c)
-		}
-		a, err := array.Concatenate(parts, alloc)
-		if err != nil {
-			for _, x := range cols[:c] {
-				x.Release()
-			}
-			return nil, err
-		}
-		cols[c] = a
-	}
-	out := array.NewRecordBatch(recs[0].Schema(), cols, n)
-	for _, a := range cols {
-		a.Release()
-	}
-	return out, nil
-}
 
 // Rows calls fn with each batch of current rows (shared: fn must not keep them past its return).
 func (t *Table) Rows(fn func(arrow.RecordBatch) error) error {
