@@ -260,17 +260,11 @@ func (s *Session) dropFunctions(ctx context.Context, st *parser.Drop) (*Result, 
 		if err != nil {
 			return nil, withPos(err, st.NamesP[i])
 		}
-		s.e.stopJobs(plan.Jobs)
-		if err := s.e.cat.Remove(plan); err != nil {
+		more, err := s.e.applyDrop(ctx, plan)
+		if err != nil {
 			return nil, err
 		}
-		for _, o := range plan.Objects {
-			s.e.dropStorage(o)
-		}
-		for _, f := range plan.Functions {
-			s.e.removeModule(f)
-		}
-		notices = append(notices, s.e.releaseAfterDrop(ctx, plan.Objects, plan.Jobs)...)
+		notices = append(notices, more...)
 	}
 	return &Result{Tag: "DROP FUNCTION", Notices: notices}, nil
 }

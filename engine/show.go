@@ -336,6 +336,23 @@ func (s *Session) explainAnalyze(st *parser.Explain) (*Result, error) {
 	return t.result("EXPLAIN"), nil
 }
 
+// applyDrop carries out a drop plan (DROP STREAM/VIEW/SINK/..., DROP FUNCTION): it stops the jobs the plan names,
+// removes its objects and functions from the catalog, deletes their storage and modules, and returns the notices of
+// releasing what the jobs held.
+func (e *Engine) applyDrop(ctx context.Context, plan catalog.DropPlan) ([]string, error) {
+	e.stopJobs(plan.Jobs)
+	if err := e.cat.Remove(plan); err != nil {
+		return nil, err
+	}
+	for _, o := range plan.Objects {
+		e.dropStorage(o)
+	}
+	for _, f := range plan.Functions {
+		e.removeModule(f)
+	}
+	return e.releaseAfterDrop(ctx, plan.Objects, plan.Jobs), nil
+}
+
 func (s *Session) drop(ctx context.Context, st *parser.Drop) (*Result, error) {
 	if st.Kind == "FUNCTION" {
 		return s.dropFunctions(ctx, st)
@@ -353,14 +370,11 @@ func (s *Session) drop(ctx context.Context, st *parser.Drop) (*Result, error) {
 		if err != nil {
 			return nil, withPos(err, st.NamesP[i])
 		}
-		s.e.stopJobs(plan.Jobs)
-		if err := s.e.cat.Remove(plan); err != nil {
+		more, err := s.e.applyDrop(ctx, plan)
+		if err != nil {
 			return nil, err
 		}
-		for _, o := range plan.Objects {
-			s.e.dropStorage(o)
-		}
-		notices = append(notices, s.e.releaseAfterDrop(ctx, plan.Objects, plan.Jobs)...)
+		notices = append(notices, more...)
 	}
 	return &Result{Tag: "DROP " + st.Kind, Notices: notices}, nil
 }
