@@ -235,11 +235,7 @@ func TestTableFailedStatementChangesNothing(t *testing.T) {
 // pins: the rows held are compacted once most of them are retracted, and the table stays the same through it.
 func TestTableCompacts(t *testing.T) {
 	mem := connectortest.CheckedAlloc(t)
-	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
-	connectortest.Must(t, err)
-	tb, err := OpenTable(l, "t", []int{0}, mem)
-	connectortest.Must(t, err)
-	defer tb.Close()
+	_, tb := newKVTable(t, mem)
 	for i := range 20 {
 		if _, err := upsert(t, mem, tb, 1, fmt.Sprint("a", i), 2, fmt.Sprint("b", i)); err != nil {
 			t.Fatal(err)
@@ -257,11 +253,7 @@ func TestTableCompacts(t *testing.T) {
 // evaluated (its values must not fail the statement) nor counted.
 func TestTableChangeSeesOnlyCurrentRows(t *testing.T) {
 	mem := connectortest.CheckedAlloc(t)
-	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
-	connectortest.Must(t, err)
-	tb, err := OpenTable(l, "t", []int{0}, mem)
-	connectortest.Must(t, err)
-	defer tb.Close()
+	_, tb := newKVTable(t, mem)
 	if _, err := upsert(t, mem, tb, 1, "bad", 2, "b", 3, "c"); err != nil {
 		t.Fatal(err)
 	}
@@ -290,11 +282,7 @@ func TestTableChangeSeesOnlyCurrentRows(t *testing.T) {
 // pins: many one-row INSERTs of new keys (no row replaced) are merged into few batches, rows and keys intact.
 func TestTableMergesSmallBatches(t *testing.T) {
 	mem := connectortest.CheckedAlloc(t)
-	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
-	connectortest.Must(t, err)
-	tb, err := OpenTable(l, "t", []int{0}, mem)
-	connectortest.Must(t, err)
-	defer tb.Close()
+	_, tb := newKVTable(t, mem)
 	var want []string
 	for i := range maxHeldBatches + 10 {
 		if _, err := upsert(t, mem, tb, i, fmt.Sprint("v", i)); err != nil {
@@ -340,4 +328,15 @@ func TestTableClosed(t *testing.T) {
 	if _, err := tb.Change(deleteIDs(1)); !errors.As(err, &se) || se.Code != sqlerr.UndefinedTable {
 		t.Fatalf("delete after close: %v", err)
 	}
+}
+
+// newKVTable is a table keyed by id over a new log of connectortest.KVSchema, closed when the test ends.
+func newKVTable(t *testing.T, mem memory.Allocator) (*Log, *Table) {
+	t.Helper()
+	l, err := Create(state.OS, t.TempDir(), connectortest.KVSchema)
+	connectortest.Must(t, err)
+	tb, err := OpenTable(l, "t", []int{0}, mem)
+	connectortest.Must(t, err)
+	t.Cleanup(func() { tb.Close() })
+	return l, tb
 }
