@@ -507,6 +507,24 @@ func Concat(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arr
 	return rec
 }
 
+// SortedLines writes rows in text form (textform.Rows, engine.Result.Rows) as "a|b|NULL" lines, sorted.
+func SortedLines(rows [][]*string) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		parts := make([]string, len(r))
+		for i, v := range r {
+			if v == nil {
+				parts[i] = "NULL"
+			} else {
+				parts[i] = *v
+			}
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	slices.Sort(out)
+	return out
+}
+
 func ReleaseAll(recs []arrow.RecordBatch) {
 	for _, r := range recs {
 		r.Release()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/engine"
 	"github.com/clinksql/clinksql/internal/enginetest"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -15,22 +16,11 @@ import (
 )
 
 func resultRows(res []*engine.Result) []string {
-	var out []string
+	var rows [][]*string
 	for _, r := range res {
-		for _, row := range r.Rows {
-			parts := make([]string, len(row))
-			for i, v := range row {
-				if v == nil {
-					parts[i] = "NULL"
-				} else {
-					parts[i] = *v
-				}
-			}
-			out = append(out, strings.Join(parts, "|"))
-		}
+		rows = append(rows, r.Rows...)
 	}
-	slices.Sort(out)
-	return out
+	return connectortest.SortedLines(rows)
 }
 
 // A lookup join through the engine against Postgres 15: a materialized view joins each order with the row of the

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clinksql/clinksql/connectors"
+	"github.com/clinksql/clinksql/connectors/connectortest"
 	"github.com/clinksql/clinksql/exec/optest"
 	"github.com/clinksql/clinksql/exec/textform"
 	"github.com/clinksql/clinksql/sqlerr"
@@ -28,20 +29,7 @@ func lookupRows(t *testing.T, rec arrow.RecordBatch) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, r := range rows {
-		parts := make([]string, len(r))
-		for i, v := range r {
-			if v == nil {
-				parts[i] = "NULL"
-			} else {
-				parts[i] = *v
-			}
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	slices.Sort(out)
-	return out
+	return connectortest.SortedLines(rows)
 }
 
 // A lookup against a real Postgres 15: one key column and two, values of every supported type read back
