@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -124,13 +123,7 @@ func TestParquetSinkNested(t *testing.T) {
 	path := filepath.Join(dir, "j1-sink-0-1.parquet")
 
 	// parquet-go's reader: the logical types, and every row.
-	f, err := os.Open(path)
-	connectortest.Must(t, err)
-	defer f.Close()
-	st, err := f.Stat()
-	connectortest.Must(t, err)
-	pf, err := parquet.OpenFile(f, st.Size())
-	connectortest.Must(t, err)
+	pf := openPQFile(t, path)
 	if pf.NumRows() != int64(len(want)) || len(pf.RowGroups()) != 5 {
 		t.Fatalf("%d rows in %d row groups", pf.NumRows(), len(pf.RowGroups()))
 	}

@@ -3,7 +3,6 @@ package parquet
 import (
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,13 +40,7 @@ func partBatch(mem memory.Allocator, days []arrow.Date32, ids ...int64) exec.Bat
 // returns its ids.
 func readIDs(t *testing.T, path string) []int64 {
 	t.Helper()
-	f, err := os.Open(path)
-	connectortest.Must(t, err)
-	defer f.Close()
-	st, err := f.Stat()
-	connectortest.Must(t, err)
-	pf, err := parquet.OpenFile(f, st.Size())
-	connectortest.Must(t, err)
+	pf := openPQFile(t, path)
 	var names []string
 	for _, fl := range pf.Schema().Fields() {
 		names = append(names, fl.Name())

@@ -166,13 +166,7 @@ func TestParquetSinkRoundTrip(t *testing.T) {
 	connectortest.Must(t, s.Close())
 
 	path := filepath.Join(dir, "j1-sink-0-3.parquet")
-	f, err := os.Open(path)
-	connectortest.Must(t, err)
-	defer f.Close()
-	st, err := f.Stat()
-	connectortest.Must(t, err)
-	pf, err := parquet.OpenFile(f, st.Size())
-	connectortest.Must(t, err)
+	pf := openPQFile(t, path)
 	if pf.NumRows() != total {
 		t.Fatalf("%d rows, want %d", pf.NumRows(), total)
 	}
@@ -331,4 +325,17 @@ func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// openPQFile opens a file with parquet-go's reader, closed when the test ends.
+func openPQFile(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	connectortest.Must(t, err)
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	connectortest.Must(t, err)
+	pf, err := parquet.OpenFile(f, st.Size())
+	connectortest.Must(t, err)
+	return pf
 }
